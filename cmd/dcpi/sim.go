@@ -1,0 +1,259 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"dcpi/config"
+	"dcpi/hwsim"
+	"dcpi/hwsim/alpha"
+	"dcpi/workloads"
+)
+
+func init() { subcommands = append(subcommands, newSimCommand) }
+
+func newSimCommand() *cobra.Command {
+	sim := &cobra.Command{
+		Use:   "sim",
+		Short: "Run Alpha Linux programs on a simulated multiprocessor 21164 host",
+	}
+	sim.AddCommand(newSimRunCommand())
+	return sim
+}
+
+func newSimRunCommand() *cobra.Command {
+	var (
+		stats bool
+		mix   string
+		trace bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run [flags] FILE [args...]",
+		Short: "Run an Alpha ELF executable (or an embedded workload) on a simulated host",
+		Long: `Run a static Alpha Linux executable on a simulated multiprocessor Alpha host.
+
+FILE is a path to an ELF file, or the name of an embedded workload
+(` + strings.Join(workloadNames(), ", ") + `).
+Every embedded workload is also present in the simulated file system as
+/bin/NAME, so programs can exec one another.
+
+The program's standard output and error pass through, and dcpi exits with
+its exit status (128+N if signal N killed it). --stats adds, on standard
+error, instructions executed, simulated time and the host's speed.
+
+--mix NAME runs a named set of embedded workloads at once, spread across the
+CPUs (mixes: ` + strings.Join(mixNames(), ", ") + `).`,
+		Example: `  dcpi sim run stream
+  dcpi sim run --cpus 1 --stats ./a.out 10
+  dcpi sim run --mix default --stats`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if mix == "" && len(args) == 0 {
+				return fmt.Errorf("need a FILE to run, or --mix NAME")
+			}
+			if mix != "" && len(args) > 0 {
+				return fmt.Errorf("--mix runs embedded workloads; it takes no FILE")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			hc, err := machineConfig(cfg.Sim)
+			if err != nil {
+				return err
+			}
+			hc.Stdout, hc.Stderr, hc.Stdin = cmd.OutOrStdout(), cmd.ErrOrStderr(), os.Stdin
+			if trace {
+				hc.Trace = cmd.ErrOrStderr()
+			}
+			return runSim(cmd.ErrOrStderr(), hc, args, mix, stats)
+		},
+	}
+	f := cmd.Flags()
+	f.SetInterspersed(false) // flags after FILE belong to the program
+	f.Int("cpus", 4, "number of simulated CPUs")
+	f.Uint64("seed", 1, "seed for everything random on the machine")
+	f.String("model", "ev5", "CPU model: ev5 (21164), ev56, pca56, ev6, ev67")
+	f.BoolVar(&stats, "stats", false, "print instructions, simulated time and host speed on stderr")
+	f.StringVar(&mix, "mix", "", "run the named mix of embedded workloads")
+	f.BoolVar(&trace, "strace", false, "trace system calls on stderr")
+	return cmd
+}
+
+// loadConfig reads --config, the environment and the flags bound to keys.
+func loadConfig(cmd *cobra.Command) (config.Config, error) {
+	l := config.NewLoader()
+	for key, flag := range map[string]string{"sim.cpus": "cpus", "sim.seed": "seed", "sim.model": "model"} {
+		if fl := cmd.Flags().Lookup(flag); fl != nil {
+			if err := l.BindFlag(key, fl); err != nil {
+				return config.Config{}, err
+			}
+		}
+	}
+	file, _ := cmd.Flags().GetString("config")
+	return l.Load(file)
+}
+
+// machineConfig turns the sim section into a machine configuration, with
+// every embedded workload at /bin/NAME.
+func machineConfig(s config.Sim) (hwsim.Config, error) {
+	model, err := alpha.ModelByName(s.Model)
+	if err != nil {
+		return hwsim.Config{}, fmt.Errorf("config: sim.model: %w", err)
+	}
+	hc := hwsim.DefaultConfig()
+	hc.CPUs, hc.Model, hc.Seed = s.CPUs, model, s.Seed
+	hc.ClockHz = uint64(s.ClockMHz) * 1_000_000
+	hc.Quantum, hc.TimeSlice, hc.PIDMax = s.Quantum, s.TimeSlice, s.PIDMax
+	hc.Hostname, hc.MaxMemory = s.Hostname, s.MaxMemMB<<20
+	hc.Files = map[string][]byte{}
+	for _, w := range workloads.All() {
+		data, err := workloads.Binary(w.Name)
+		if err != nil {
+			return hwsim.Config{}, err
+		}
+		hc.Files["/bin/"+w.Name] = data
+	}
+	return hc, hc.Validate()
+}
+
+func runSim(stderr io.Writer, hc hwsim.Config, args []string, mix string, stats bool) error {
+	type job struct {
+		path string
+		argv []string
+	}
+	var jobs []job
+	if mix != "" {
+		names, ok := workloads.Mixes()[mix]
+		if !ok {
+			return fmt.Errorf("no mix %q (mixes: %s)", mix, strings.Join(mixNames(), ", "))
+		}
+		for _, n := range names {
+			w, _ := workloadByName(n)
+			jobs = append(jobs, job{path: "/bin/" + n, argv: append([]string{"/bin/" + n}, w.DefaultArgs...)})
+		}
+	} else {
+		p, err := programPath(hc.Files, args[0])
+		if err != nil {
+			return err
+		}
+		jobs = append(jobs, job{path: p, argv: append([]string{p}, args[1:]...)})
+	}
+
+	m, err := hwsim.New(hc)
+	if err != nil {
+		return err
+	}
+	env := []string{"PATH=/bin", "HOME=/", "TERM=dumb", "LANG=C"}
+	var procs []*hwsim.Process
+	for _, j := range jobs {
+		p, err := m.Spawn(j.path, j.argv, env)
+		if err != nil {
+			return fmt.Errorf("run %s: %w", j.path, err)
+		}
+		procs = append(procs, p)
+	}
+	start := time.Now()
+	m.Run(0)
+	elapsed := time.Since(start)
+	if stats {
+		printSimStats(stderr, m, procs, elapsed)
+	}
+	status := procs[0].ExitStatus()
+	for _, p := range procs[1:] {
+		if status == 0 {
+			status = p.ExitStatus()
+		}
+	}
+	if code := exitCode(status); code != 0 {
+		return exitError{code: code}
+	}
+	return nil
+}
+
+// exitCode maps a wait status to a shell exit code.
+func exitCode(status int) int {
+	if sig := status & 0x7f; sig != 0 {
+		return 128 + sig
+	}
+	return status >> 8 & 0xff
+}
+
+// programPath installs FILE in the simulated file system and returns its
+// simulated path: an existing host file goes to /bin/BASENAME, otherwise
+// FILE must name an embedded workload.
+func programPath(files map[string][]byte, file string) (string, error) {
+	data, err := os.ReadFile(file)
+	if err == nil {
+		p := "/bin/" + path.Base(file)
+		files[p] = data
+		return p, nil
+	}
+	if _, ok := workloadByName(file); ok {
+		return "/bin/" + file, nil
+	}
+	return "", fmt.Errorf("%s: not a file, nor an embedded workload (%s)", file, strings.Join(workloadNames(), ", "))
+}
+
+func printSimStats(w io.Writer, m *hwsim.Machine, procs []*hwsim.Process, elapsed time.Duration) {
+	var insns, busy uint64
+	cpus := m.CPUStats()
+	for _, c := range cpus {
+		insns += c.Retired
+		busy += c.Busy
+	}
+	simSec := m.Seconds(m.Now())
+	fmt.Fprintf(w, "\n--- dcpi sim stats ---\n")
+	fmt.Fprintf(w, "instructions      %d\n", insns)
+	fmt.Fprintf(w, "simulated time    %.6f s (%d cycles at %d MHz, %d CPUs)\n", simSec, m.Now(), m.Config().ClockHz/1_000_000, len(cpus))
+	fmt.Fprintf(w, "host time         %.3f s\n", elapsed.Seconds())
+	if elapsed > 0 {
+		fmt.Fprintf(w, "host speed        %.1f M simulated instructions/s\n", float64(insns)/elapsed.Seconds()/1e6)
+	}
+	fmt.Fprintf(w, "%-4s %14s %14s %14s %10s %9s\n", "cpu", "instructions", "busy cycles", "idle cycles", "switches", "syscalls")
+	for _, c := range cpus {
+		fmt.Fprintf(w, "%-4d %14d %14d %14d %10d %9d\n", c.CPU, c.Retired, c.Busy, c.Idle, c.ContextSwitches, c.Syscalls)
+	}
+	fmt.Fprintf(w, "%-6s %-22s %14s %9s %11s %8s\n", "pid", "program", "instructions", "syscalls", "pagefaults", "status")
+	for _, p := range procs {
+		fmt.Fprintf(w, "%-6d %-22s %14d %9d %11d %8d\n", p.PID, p.Path, p.Retired, p.Syscalls, p.PageFaults, exitCode(p.ExitStatus()))
+	}
+	for _, f := range m.Faults() {
+		fmt.Fprintf(w, "fault: %s\n", f)
+	}
+}
+
+func workloadByName(name string) (workloads.Workload, bool) {
+	for _, w := range workloads.All() {
+		if w.Name == name {
+			return w, true
+		}
+	}
+	return workloads.Workload{}, false
+}
+
+func workloadNames() []string {
+	var names []string
+	for _, w := range workloads.All() {
+		names = append(names, w.Name)
+	}
+	return names
+}
+
+func mixNames() []string {
+	var names []string
+	for n := range workloads.Mixes() {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,138 @@
+// Package config is the typed configuration of every dcpi role, read with
+// viper from a file, DCPI_* environment variables and command-line flags,
+// in increasing order of precedence, and validated with errors that name
+// the offending key.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// Sim configures a simulated host (package hwsim).
+type Sim struct {
+	CPUs      int    `mapstructure:"cpus"`
+	Model     string `mapstructure:"model"`
+	ClockMHz  int    `mapstructure:"clock_mhz"`
+	Seed      uint64 `mapstructure:"seed"`
+	Quantum   uint64 `mapstructure:"quantum"`
+	TimeSlice uint64 `mapstructure:"time_slice"`
+	PIDMax    int    `mapstructure:"pid_max"`
+	Hostname  string `mapstructure:"hostname"`
+	MaxMemMB  uint64 `mapstructure:"max_memory_mb"`
+}
+
+// Config is the whole configuration file.
+type Config struct {
+	Sim Sim `mapstructure:"sim"`
+}
+
+// Defaults returns the embedded default configuration.
+func Defaults() Config {
+	return Config{Sim: Sim{
+		CPUs: 4, Model: "ev5", ClockMHz: 333, Seed: 1, Quantum: 20_000,
+		TimeSlice: 3_330_000, PIDMax: 32768, Hostname: "alpha0", MaxMemMB: 4096,
+	}}
+}
+
+// Loader reads a Config. Flags bound with BindFlag override the file and the
+// environment.
+type Loader struct {
+	v *viper.Viper
+}
+
+// NewLoader returns a loader seeded with the defaults and the DCPI_
+// environment prefix (DCPI_SIM_CPUS sets sim.cpus).
+func NewLoader() *Loader {
+	v := viper.New()
+	d := Defaults()
+	v.SetDefault("sim.cpus", d.Sim.CPUs)
+	v.SetDefault("sim.model", d.Sim.Model)
+	v.SetDefault("sim.clock_mhz", d.Sim.ClockMHz)
+	v.SetDefault("sim.seed", d.Sim.Seed)
+	v.SetDefault("sim.quantum", d.Sim.Quantum)
+	v.SetDefault("sim.time_slice", d.Sim.TimeSlice)
+	v.SetDefault("sim.pid_max", d.Sim.PIDMax)
+	v.SetDefault("sim.hostname", d.Sim.Hostname)
+	v.SetDefault("sim.max_memory_mb", d.Sim.MaxMemMB)
+	v.SetEnvPrefix("DCPI")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	return &Loader{v: v}
+}
+
+// BindFlag makes flag, when set, override key.
+func (l *Loader) BindFlag(key string, flag *pflag.Flag) error {
+	if flag == nil {
+		return fmt.Errorf("config: no flag for %s", key)
+	}
+	return l.v.BindPFlag(key, flag)
+}
+
+// Load reads file (if not empty) and returns the validated configuration.
+func (l *Loader) Load(file string) (Config, error) {
+	if file != "" {
+		l.v.SetConfigFile(file)
+		if err := l.v.ReadInConfig(); err != nil {
+			var nf viper.ConfigFileNotFoundError
+			if errors.As(err, &nf) {
+				return Config{}, fmt.Errorf("config: %s: not found", file)
+			}
+			return Config{}, fmt.Errorf("config: %s: %w", file, err)
+		}
+		if err := checkKeys(l.v.AllKeys()); err != nil {
+			return Config{}, fmt.Errorf("config: %s: %w", file, err)
+		}
+	}
+	var c Config
+	if err := l.v.UnmarshalExact(&c); err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// known lists every key a file may set, so a misspelt key is an error
+// rather than a silently ignored setting.
+var known = map[string]bool{
+	"sim.cpus": true, "sim.model": true, "sim.clock_mhz": true, "sim.seed": true,
+	"sim.quantum": true, "sim.time_slice": true, "sim.pid_max": true,
+	"sim.hostname": true, "sim.max_memory_mb": true,
+}
+
+func checkKeys(keys []string) error {
+	for _, k := range keys {
+		if !known[k] {
+			return fmt.Errorf("unknown key %q", k)
+		}
+	}
+	return nil
+}
+
+// Validate reports the first invalid setting, naming its key.
+func (c Config) Validate() error {
+	s := c.Sim
+	switch {
+	case s.CPUs < 1 || s.CPUs > 64:
+		return fmt.Errorf("config: sim.cpus = %d: want 1 to 64", s.CPUs)
+	case s.ClockMHz < 1 || s.ClockMHz > 10_000:
+		return fmt.Errorf("config: sim.clock_mhz = %d: want 1 to 10000", s.ClockMHz)
+	case s.Quantum < 100:
+		return fmt.Errorf("config: sim.quantum = %d: want at least 100 cycles", s.Quantum)
+	case s.TimeSlice < s.Quantum:
+		return fmt.Errorf("config: sim.time_slice = %d: shorter than sim.quantum (%d)", s.TimeSlice, s.Quantum)
+	case s.PIDMax < 300 || s.PIDMax > 4_194_304:
+		return fmt.Errorf("config: sim.pid_max = %d: want 300 to 4194304", s.PIDMax)
+	case s.MaxMemMB < 1:
+		return fmt.Errorf("config: sim.max_memory_mb = %d: want at least 1", s.MaxMemMB)
+	case s.Model == "":
+		return fmt.Errorf("config: sim.model is empty")
+	}
+	return nil
+}

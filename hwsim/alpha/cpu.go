@@ -1,0 +1,320 @@
+package alpha
+
+import "fmt"
+
+// TrapKind says why a CPU stopped executing user code.
+type TrapKind uint8
+
+// Traps and stops. The OS layer (package hwsim) turns each into a system
+// call, a signal or a fault report.
+const (
+	TrapNone       TrapKind = iota
+	TrapSyscall             // CALL_PAL callsys: the OS handles the system call
+	TrapSegv                // unmapped address or permission: SIGSEGV
+	TrapIllegal             // reserved opcode or missing extension: SIGILL
+	TrapUnimpl              // an instruction hwsim does not implement
+	TrapBreakpoint          // bpt/bugchk: SIGTRAP
+	TrapGentrap             // gentrap: SIGFPE (glibc raises integer division by zero this way)
+	TrapArith               // an arithmetic trap the program enabled: SIGFPE
+	TrapHalt                // a PAL call user mode may not make: SIGILL
+)
+
+var trapNames = [...]string{"none", "syscall", "segmentation fault", "illegal instruction",
+	"unimplemented instruction", "breakpoint", "gentrap", "arithmetic trap", "privileged PAL call"}
+
+func (k TrapKind) String() string {
+	if int(k) < len(trapNames) {
+		return trapNames[k]
+	}
+	return fmt.Sprintf("trap(%d)", k)
+}
+
+// Trap describes the event that stopped execution.
+type Trap struct {
+	Kind TrapKind
+	PC   uint64 // the instruction that trapped
+	Addr uint64 // faulting data address, for TrapSegv
+	Word uint32 // the instruction word, for TrapIllegal and TrapUnimpl
+	Code uint64 // gentrap code (a0), or PAL function
+}
+
+func (t Trap) String() string {
+	switch t.Kind {
+	case TrapSegv:
+		return fmt.Sprintf("%s at pc %#x, address %#x", t.Kind, t.PC, t.Addr)
+	case TrapIllegal, TrapUnimpl:
+		return fmt.Sprintf("%s at pc %#x: encoding %#08x", t.Kind, t.PC, t.Word)
+	case TrapGentrap:
+		return fmt.Sprintf("%s %d at pc %#x", t.Kind, int64(t.Code), t.PC)
+	}
+	return fmt.Sprintf("%s at pc %#x", t.Kind, t.PC)
+}
+
+// Context is the architectural state of one thread of user execution: what
+// the OS saves and restores at a context switch.
+type Context struct {
+	R      [32]uint64
+	F      [32]uint64
+	PC     uint64
+	FPCR   FPCR
+	Unique uint64 // the PAL "unique" value: glibc's thread pointer
+}
+
+const tlbEntries = 64
+
+type tlbEntry struct {
+	tag  uint64 // vpn+1; zero means empty
+	page *Page
+}
+
+// CPU is one Alpha processor executing user code of one address space at a
+// time. It is not safe for concurrent use: each CPU belongs to one host
+// goroutine at a time.
+type CPU struct {
+	// R and F are the register files, with a slot for SinkReg past the 32
+	// architectural registers; R[31] and F[31] always read as zero.
+	R    [64]uint64
+	F    [64]uint64
+	PC   uint64
+	FPCR FPCR
+	// Unique is the PAL process-unique value (rduniq/wruniq).
+	Unique uint64
+
+	Model Model
+	AS    *AddressSpace
+
+	// Retired counts instructions completed since the CPU was made.
+	Retired uint64
+	// Cycle is the cycle counter RPCC reads; the OS advances it.
+	Cycle uint64
+
+	// Trap is set when Run stops for anything but an exhausted budget.
+	Trap Trap
+
+	// lock is the LDx_L/STx_C lock flag and the locked address's quadword.
+	lockValid bool
+	lockAddr  uint64
+
+	// codeStale is set when a store dropped the decoding of a page, so the
+	// interpreter must fetch through the page table again.
+	codeStale bool
+
+	asGen uint64 // AS.gen the TLBs were filled under
+	rtlb  [tlbEntries]tlbEntry
+	wtlb  [tlbEntries]tlbEntry
+}
+
+// NewCPU returns a CPU of model m with no address space.
+func NewCPU(m Model) *CPU { return &CPU{Model: m} }
+
+// Load switches the CPU to ctx in address space as (a context switch).
+func (c *CPU) Load(ctx *Context, as *AddressSpace) {
+	copy(c.R[:32], ctx.R[:])
+	copy(c.F[:32], ctx.F[:])
+	c.R[31], c.F[31] = 0, 0
+	c.PC, c.FPCR, c.Unique = ctx.PC, ctx.FPCR, ctx.Unique
+	c.lockValid = false
+	// Always start with empty translations: the process may have run on
+	// another CPU since, and pages may have been shared, copied or decoded.
+	c.AS = as
+	c.flushTLB()
+}
+
+// Save stores the CPU's architectural state into ctx.
+func (c *CPU) Save(ctx *Context) {
+	copy(ctx.R[:], c.R[:32])
+	copy(ctx.F[:], c.F[:32])
+	ctx.PC, ctx.FPCR, ctx.Unique = c.PC, c.FPCR, c.Unique
+}
+
+func (c *CPU) flushTLB() {
+	c.rtlb = [tlbEntries]tlbEntry{}
+	c.wtlb = [tlbEntries]tlbEntry{}
+	if c.AS != nil {
+		c.asGen = c.AS.gen
+	}
+}
+
+// readPage translates vpn for a load, filling the read TLB.
+func (c *CPU) readPage(vpn uint64) *Page {
+	e := &c.rtlb[vpn%tlbEntries]
+	if e.tag == vpn+1 {
+		return e.page
+	}
+	p := c.AS.page(vpn)
+	if p == nil || p.perm&PermR == 0 {
+		return nil
+	}
+	*e = tlbEntry{tag: vpn + 1, page: p}
+	return p
+}
+
+// writePage translates vpn for a store. Only private pages without decoded
+// code enter the write TLB, so its hits need no further checks.
+func (c *CPU) writePage(vpn uint64) *Page {
+	e := &c.wtlb[vpn%tlbEntries]
+	if e.tag == vpn+1 {
+		return e.page
+	}
+	gen := c.AS.gen
+	p, ok := c.AS.writablePage(vpn)
+	if !ok {
+		return nil
+	}
+	if c.AS.gen != gen {
+		c.flushTLB() // privatizing replaced a page other entries may name
+	}
+	if p.code.Load() != nil {
+		p.code.Store(nil)
+		c.codeStale = true
+	}
+	c.wtlb[vpn%tlbEntries] = tlbEntry{tag: vpn + 1, page: p}
+	return p
+}
+
+// Aligned accesses never cross a page; unaligned ones are completed the way
+// Linux's unaligned-access fixup completes them, byte by byte.
+
+func (c *CPU) load64(a uint64) (uint64, bool) {
+	if a&7 == 0 {
+		if p := c.readPage(a >> PageShift); p != nil {
+			return p.W[(a&pageMask)>>3], true
+		}
+		return 0, false
+	}
+	return c.loadUnaligned(a, 8)
+}
+
+func (c *CPU) load32(a uint64) (uint32, bool) {
+	if a&3 == 0 {
+		if p := c.readPage(a >> PageShift); p != nil {
+			return uint32(p.W[(a&pageMask)>>3] >> ((a & 4) * 8)), true
+		}
+		return 0, false
+	}
+	v, ok := c.loadUnaligned(a, 4)
+	return uint32(v), ok
+}
+
+func (c *CPU) load16(a uint64) (uint16, bool) {
+	if a&1 == 0 {
+		if p := c.readPage(a >> PageShift); p != nil {
+			return uint16(p.W[(a&pageMask)>>3] >> ((a & 6) * 8)), true
+		}
+		return 0, false
+	}
+	v, ok := c.loadUnaligned(a, 2)
+	return uint16(v), ok
+}
+
+func (c *CPU) load8(a uint64) (uint8, bool) {
+	if p := c.readPage(a >> PageShift); p != nil {
+		return uint8(p.W[(a&pageMask)>>3] >> ((a & 7) * 8)), true
+	}
+	return 0, false
+}
+
+func (c *CPU) loadUnaligned(a uint64, n int) (uint64, bool) {
+	var v uint64
+	for i := n - 1; i >= 0; i-- {
+		b, ok := c.load8(a + uint64(i))
+		if !ok {
+			c.Trap.Addr = a + uint64(i)
+			return 0, false
+		}
+		v = v<<8 | uint64(b)
+	}
+	return v, true
+}
+
+func (c *CPU) store64(a, v uint64) bool {
+	if a&7 == 0 {
+		if p := c.writePage(a >> PageShift); p != nil {
+			p.W[(a&pageMask)>>3] = v
+			return true
+		}
+		return false
+	}
+	return c.storeUnaligned(a, v, 8)
+}
+
+func (c *CPU) store32(a uint64, v uint32) bool {
+	if a&3 == 0 {
+		if p := c.writePage(a >> PageShift); p != nil {
+			w := &p.W[(a&pageMask)>>3]
+			sh := (a & 4) * 8
+			*w = *w&^(0xffffffff<<sh) | uint64(v)<<sh
+			return true
+		}
+		return false
+	}
+	return c.storeUnaligned(a, uint64(v), 4)
+}
+
+func (c *CPU) store16(a uint64, v uint16) bool {
+	if a&1 == 0 {
+		if p := c.writePage(a >> PageShift); p != nil {
+			w := &p.W[(a&pageMask)>>3]
+			sh := (a & 6) * 8
+			*w = *w&^(0xffff<<sh) | uint64(v)<<sh
+			return true
+		}
+		return false
+	}
+	return c.storeUnaligned(a, uint64(v), 2)
+}
+
+func (c *CPU) store8(a uint64, v uint8) bool {
+	if p := c.writePage(a >> PageShift); p != nil {
+		setPageByte(p, a, v)
+		return true
+	}
+	return false
+}
+
+func (c *CPU) storeUnaligned(a, v uint64, n int) bool {
+	// Check every byte's page first so a faulting store changes nothing.
+	for i := 0; i < n; i++ {
+		if c.writePage((a+uint64(i))>>PageShift) == nil {
+			c.Trap.Addr = a + uint64(i)
+			return false
+		}
+	}
+	for i := 0; i < n; i++ {
+		c.store8(a+uint64(i), uint8(v>>(8*i)))
+	}
+	return true
+}
+
+// fetchPage returns the decoded instructions of the page holding pc,
+// decoding it on first use. Pages are shared between CPUs after fork, so
+// the decoded form is published atomically; two CPUs racing to decode the
+// same page produce identical arrays and either may win.
+func (c *CPU) fetchPage(pc uint64) *codePage {
+	p := c.AS.page(pc >> PageShift)
+	if p == nil || p.perm&PermX == 0 {
+		return nil
+	}
+	if cp := p.code.Load(); cp != nil && cp.model == c.Model.Name {
+		return cp
+	}
+	cp := &codePage{model: c.Model.Name}
+	for i := range cp.insn {
+		w := p.W[i>>1] >> ((i & 1) * 32)
+		cp.insn[i] = Decode(uint32(w), c.Model)
+	}
+	p.code.Store(cp)
+	// Any write translation to this page must now go through writePage
+	// again so that a store drops the decoding.
+	c.wtlb[(pc>>PageShift)%tlbEntries] = tlbEntry{}
+	return cp
+}
+
+// FetchWord reads the instruction word at pc (for fault reports and tools).
+func (c *CPU) FetchWord(pc uint64) (uint32, bool) {
+	p := c.AS.page(pc >> PageShift)
+	if p == nil {
+		return 0, false
+	}
+	return uint32(p.W[(pc&pageMask)>>3] >> ((pc & 4) * 8)), true
+}

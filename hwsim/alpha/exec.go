@@ -1,0 +1,639 @@
+package alpha
+
+import "math/bits"
+
+// PAL functions user code may call (Linux/Alpha OSF PALcode); see
+// ALPHA-NOTES.md.
+const (
+	PalBPT     = 0x80
+	PalBUGCHK  = 0x81
+	PalCALLSYS = 0x83
+	PalIMB     = 0x86
+	PalRDUNIQ  = 0x9e
+	PalWRUNIQ  = 0x9f
+	PalGENTRAP = 0xaa
+	PalCLRFEN  = 0xae
+)
+
+// Run executes up to budget instructions and returns how many completed.
+// It stops early, with c.Trap set, at a system call, a fault or any other
+// event the OS must see; the trapping instruction is not counted, and for
+// a system call c.PC already points past the CALL_PAL, as the PALcode
+// leaves it.
+func (c *CPU) Run(budget uint64) uint64 {
+	c.Trap = Trap{}
+	if c.asGen != c.AS.gen {
+		c.flushTLB()
+	}
+	var (
+		r       = &c.R
+		f       = &c.F
+		done    uint64
+		code    *codePage
+		codeVPN = ^uint64(0)
+	)
+	for done < budget {
+		pc := c.PC
+		if pc>>PageShift != codeVPN || c.codeStale {
+			c.codeStale = false
+			code = c.fetchPage(pc)
+			if code == nil {
+				c.Trap = Trap{Kind: TrapSegv, PC: pc, Addr: pc}
+				break
+			}
+			codeVPN = pc >> PageShift
+		}
+		d := &code.insn[(pc&pageMask)>>2]
+		c.PC = pc + 4
+
+		// Operand b of the operate format: a register or the literal.
+		b := uint64(d.Imm)
+		if !d.Lit {
+			b = r[d.Rb&63]
+		}
+		a := r[d.Ra&63]
+
+		switch d.Op {
+		// Loads and stores. The effective address is Rb + displacement;
+		// for these b is the base register (Lit is never set).
+		case OpLDA:
+			r[d.Ra&63] = b + uint64(d.Imm)
+		case OpLDAH:
+			r[d.Ra&63] = b + uint64(d.Imm)
+		case OpLDQ:
+			v, ok := c.load64(b + uint64(d.Imm))
+			if !ok {
+				c.segv(pc, b+uint64(d.Imm))
+				return done
+			}
+			r[d.Ra&63] = v
+		case OpLDL:
+			v, ok := c.load32(b + uint64(d.Imm))
+			if !ok {
+				c.segv(pc, b+uint64(d.Imm))
+				return done
+			}
+			r[d.Ra&63] = uint64(int64(int32(v)))
+		case OpLDWU:
+			v, ok := c.load16(b + uint64(d.Imm))
+			if !ok {
+				c.segv(pc, b+uint64(d.Imm))
+				return done
+			}
+			r[d.Ra&63] = uint64(v)
+		case OpLDBU:
+			v, ok := c.load8(b + uint64(d.Imm))
+			if !ok {
+				c.segv(pc, b+uint64(d.Imm))
+				return done
+			}
+			r[d.Ra&63] = uint64(v)
+		case OpLDQU:
+			ea := (b + uint64(d.Imm)) &^ 7
+			v, ok := c.load64(ea)
+			if !ok {
+				c.segv(pc, ea)
+				return done
+			}
+			r[d.Ra&63] = v
+		case OpLDLL, OpLDQL:
+			ea := b + uint64(d.Imm)
+			var v uint64
+			var ok bool
+			if d.Op == OpLDLL {
+				var w uint32
+				w, ok = c.load32(ea)
+				v = uint64(int64(int32(w)))
+			} else {
+				v, ok = c.load64(ea)
+			}
+			if !ok {
+				c.segv(pc, ea)
+				return done
+			}
+			r[d.Ra&63] = v
+			c.lockValid, c.lockAddr = true, ea&^15
+		case OpSTQ:
+			if !c.store64(b+uint64(d.Imm), a) {
+				c.segv(pc, b+uint64(d.Imm))
+				return done
+			}
+		case OpSTL:
+			if !c.store32(b+uint64(d.Imm), uint32(a)) {
+				c.segv(pc, b+uint64(d.Imm))
+				return done
+			}
+		case OpSTW:
+			if !c.store16(b+uint64(d.Imm), uint16(a)) {
+				c.segv(pc, b+uint64(d.Imm))
+				return done
+			}
+		case OpSTB:
+			if !c.store8(b+uint64(d.Imm), uint8(a)) {
+				c.segv(pc, b+uint64(d.Imm))
+				return done
+			}
+		case OpSTQU:
+			ea := (b + uint64(d.Imm)) &^ 7
+			if !c.store64(ea, a) {
+				c.segv(pc, ea)
+				return done
+			}
+		case OpSTLC, OpSTQC:
+			ea := b + uint64(d.Imm)
+			success := c.lockValid && c.lockAddr == ea&^15
+			c.lockValid = false
+			if success {
+				var ok bool
+				if d.Op == OpSTLC {
+					ok = c.store32(ea, uint32(a))
+				} else {
+					ok = c.store64(ea, a)
+				}
+				if !ok {
+					c.segv(pc, ea)
+					return done
+				}
+			}
+			if d.Ra != 31 {
+				r[d.Ra&63] = b2u(success)
+			}
+
+		case OpLDS, OpLDF:
+			v, ok := c.load32(b + uint64(d.Imm))
+			if !ok {
+				c.segv(pc, b+uint64(d.Imm))
+				return done
+			}
+			if d.Op == OpLDS {
+				f[d.Ra&63] = LdsToReg(v)
+			} else {
+				f[d.Ra&63] = LdfToReg(v)
+			}
+		case OpLDT, OpLDG:
+			v, ok := c.load64(b + uint64(d.Imm))
+			if !ok {
+				c.segv(pc, b+uint64(d.Imm))
+				return done
+			}
+			if d.Op == OpLDG {
+				v = LdgToReg(v)
+			}
+			f[d.Ra&63] = v
+		case OpSTS, OpSTF:
+			v := RegToSts(f[d.Ra&63])
+			if d.Op == OpSTF {
+				v = RegToStf(f[d.Ra&63])
+			}
+			if !c.store32(b+uint64(d.Imm), v) {
+				c.segv(pc, b+uint64(d.Imm))
+				return done
+			}
+		case OpSTT, OpSTG:
+			v := f[d.Ra&63]
+			if d.Op == OpSTG {
+				v = RegToStg(v)
+			}
+			if !c.store64(b+uint64(d.Imm), v) {
+				c.segv(pc, b+uint64(d.Imm))
+				return done
+			}
+
+		// Control flow.
+		case OpBR:
+			r[d.Ra&63] = pc + 4
+			c.PC = pc + 4 + uint64(d.Imm)
+		case OpBEQ:
+			if a == 0 {
+				c.PC = pc + 4 + uint64(d.Imm)
+			}
+		case OpBNE:
+			if a != 0 {
+				c.PC = pc + 4 + uint64(d.Imm)
+			}
+		case OpBLT:
+			if int64(a) < 0 {
+				c.PC = pc + 4 + uint64(d.Imm)
+			}
+		case OpBLE:
+			if int64(a) <= 0 {
+				c.PC = pc + 4 + uint64(d.Imm)
+			}
+		case OpBGT:
+			if int64(a) > 0 {
+				c.PC = pc + 4 + uint64(d.Imm)
+			}
+		case OpBGE:
+			if int64(a) >= 0 {
+				c.PC = pc + 4 + uint64(d.Imm)
+			}
+		case OpBLBC:
+			if a&1 == 0 {
+				c.PC = pc + 4 + uint64(d.Imm)
+			}
+		case OpBLBS:
+			if a&1 != 0 {
+				c.PC = pc + 4 + uint64(d.Imm)
+			}
+		case OpFBEQ, OpFBNE, OpFBLT, OpFBLE, OpFBGT, OpFBGE:
+			if fpCond(d.Op, f[d.Ra&63]) {
+				c.PC = pc + 4 + uint64(d.Imm)
+			}
+		case OpJMP:
+			// Read the target before writing the link: Ra may equal Rb.
+			target := r[d.Rb&63] &^ 3
+			r[d.Ra&63] = pc + 4
+			c.PC = target
+
+		// Integer arithmetic.
+		case OpADDL:
+			r[d.Rc&63] = sext32(a + b)
+		case OpS4ADDL:
+			r[d.Rc&63] = sext32(a<<2 + b)
+		case OpS8ADDL:
+			r[d.Rc&63] = sext32(a<<3 + b)
+		case OpSUBL:
+			r[d.Rc&63] = sext32(a - b)
+		case OpS4SUBL:
+			r[d.Rc&63] = sext32(a<<2 - b)
+		case OpS8SUBL:
+			r[d.Rc&63] = sext32(a<<3 - b)
+		case OpADDQ:
+			r[d.Rc&63] = a + b
+		case OpS4ADDQ:
+			r[d.Rc&63] = a<<2 + b
+		case OpS8ADDQ:
+			r[d.Rc&63] = a<<3 + b
+		case OpSUBQ:
+			r[d.Rc&63] = a - b
+		case OpS4SUBQ:
+			r[d.Rc&63] = a<<2 - b
+		case OpS8SUBQ:
+			r[d.Rc&63] = a<<3 - b
+		case OpADDLV, OpSUBLV, OpADDQV, OpSUBQV, OpMULLV, OpMULQV:
+			var v uint64
+			var ovf bool
+			switch d.Op {
+			case OpADDLV:
+				v, ovf = AddLV(a, b)
+			case OpSUBLV:
+				v, ovf = SubLV(a, b)
+			case OpADDQV:
+				v, ovf = AddQV(a, b)
+			case OpSUBQV:
+				v, ovf = SubQV(a, b)
+			case OpMULLV:
+				v, ovf = MulLV(a, b)
+			default:
+				v, ovf = MulQV(a, b)
+			}
+			r[d.Rc&63] = v
+			if ovf {
+				// Integer overflow traps after writing the result.
+				c.Trap = Trap{Kind: TrapArith, PC: pc}
+				r[31] = 0
+				return done
+			}
+		case OpCMPEQ:
+			r[d.Rc&63] = b2u(a == b)
+		case OpCMPLT:
+			r[d.Rc&63] = b2u(int64(a) < int64(b))
+		case OpCMPLE:
+			r[d.Rc&63] = b2u(int64(a) <= int64(b))
+		case OpCMPULT:
+			r[d.Rc&63] = b2u(a < b)
+		case OpCMPULE:
+			r[d.Rc&63] = b2u(a <= b)
+		case OpCMPBGE:
+			r[d.Rc&63] = Cmpbge(a, b)
+
+		// Logical and conditional moves.
+		case OpAND:
+			r[d.Rc&63] = a & b
+		case OpBIC:
+			r[d.Rc&63] = a &^ b
+		case OpBIS:
+			r[d.Rc&63] = a | b
+		case OpORNOT:
+			r[d.Rc&63] = a | ^b
+		case OpXOR:
+			r[d.Rc&63] = a ^ b
+		case OpEQV:
+			r[d.Rc&63] = a ^ ^b
+		case OpCMOVLBS:
+			if a&1 != 0 {
+				r[d.Rc&63] = b
+			}
+		case OpCMOVLBC:
+			if a&1 == 0 {
+				r[d.Rc&63] = b
+			}
+		case OpCMOVEQ:
+			if a == 0 {
+				r[d.Rc&63] = b
+			}
+		case OpCMOVNE:
+			if a != 0 {
+				r[d.Rc&63] = b
+			}
+		case OpCMOVLT:
+			if int64(a) < 0 {
+				r[d.Rc&63] = b
+			}
+		case OpCMOVGE:
+			if int64(a) >= 0 {
+				r[d.Rc&63] = b
+			}
+		case OpCMOVLE:
+			if int64(a) <= 0 {
+				r[d.Rc&63] = b
+			}
+		case OpCMOVGT:
+			if int64(a) > 0 {
+				r[d.Rc&63] = b
+			}
+		case OpAMASK:
+			// AMASK clears the bits of features the CPU has.
+			r[d.Rc&63] = b &^ uint64(c.Model.Ext)
+		case OpIMPLVER:
+			r[d.Rc&63] = c.Model.Implver
+
+		// Shifts and byte manipulation.
+		case OpSLL:
+			r[d.Rc&63] = a << (b & 63)
+		case OpSRL:
+			r[d.Rc&63] = a >> (b & 63)
+		case OpSRA:
+			r[d.Rc&63] = uint64(int64(a) >> (b & 63))
+		case OpEXTBL:
+			r[d.Rc&63] = ExtBL(a, b)
+		case OpEXTWL:
+			r[d.Rc&63] = ExtWL(a, b)
+		case OpEXTLL:
+			r[d.Rc&63] = ExtLL(a, b)
+		case OpEXTQL:
+			r[d.Rc&63] = ExtQL(a, b)
+		case OpEXTWH:
+			r[d.Rc&63] = ExtWH(a, b)
+		case OpEXTLH:
+			r[d.Rc&63] = ExtLH(a, b)
+		case OpEXTQH:
+			r[d.Rc&63] = ExtQH(a, b)
+		case OpINSBL:
+			r[d.Rc&63] = InsBL(a, b)
+		case OpINSWL:
+			r[d.Rc&63] = InsWL(a, b)
+		case OpINSLL:
+			r[d.Rc&63] = InsLL(a, b)
+		case OpINSQL:
+			r[d.Rc&63] = InsQL(a, b)
+		case OpINSWH:
+			r[d.Rc&63] = InsWH(a, b)
+		case OpINSLH:
+			r[d.Rc&63] = InsLH(a, b)
+		case OpINSQH:
+			r[d.Rc&63] = InsQH(a, b)
+		case OpMSKBL:
+			r[d.Rc&63] = MskBL(a, b)
+		case OpMSKWL:
+			r[d.Rc&63] = MskWL(a, b)
+		case OpMSKLL:
+			r[d.Rc&63] = MskLL(a, b)
+		case OpMSKQL:
+			r[d.Rc&63] = MskQL(a, b)
+		case OpMSKWH:
+			r[d.Rc&63] = MskWH(a, b)
+		case OpMSKLH:
+			r[d.Rc&63] = MskLH(a, b)
+		case OpMSKQH:
+			r[d.Rc&63] = MskQH(a, b)
+		case OpZAP:
+			r[d.Rc&63] = Zap(a, b)
+		case OpZAPNOT:
+			r[d.Rc&63] = Zapnot(a, b)
+
+		// Multiplies.
+		case OpMULL:
+			r[d.Rc&63] = sext32(a * b)
+		case OpMULQ:
+			r[d.Rc&63] = a * b
+		case OpUMULH:
+			hi, _ := bits.Mul64(a, b)
+			r[d.Rc&63] = hi
+
+		// Opcode 0x1C extensions.
+		case OpSEXTB:
+			r[d.Rc&63] = uint64(int64(int8(b)))
+		case OpSEXTW:
+			r[d.Rc&63] = uint64(int64(int16(b)))
+		case OpCTPOP:
+			r[d.Rc&63] = uint64(bits.OnesCount64(b))
+		case OpCTLZ:
+			r[d.Rc&63] = uint64(bits.LeadingZeros64(b))
+		case OpCTTZ:
+			r[d.Rc&63] = uint64(bits.TrailingZeros64(b))
+		case OpPERR:
+			r[d.Rc&63] = Perr(a, b)
+		case OpUNPKBW:
+			r[d.Rc&63] = Unpkbw(b)
+		case OpUNPKBL:
+			r[d.Rc&63] = Unpkbl(b)
+		case OpPKWB:
+			r[d.Rc&63] = Pkwb(b)
+		case OpPKLB:
+			r[d.Rc&63] = Pklb(b)
+		case OpMINSB8:
+			r[d.Rc&63] = Minsb8(a, b)
+		case OpMINSW4:
+			r[d.Rc&63] = Minsw4(a, b)
+		case OpMINUB8:
+			r[d.Rc&63] = Minub8(a, b)
+		case OpMINUW4:
+			r[d.Rc&63] = Minuw4(a, b)
+		case OpMAXUB8:
+			r[d.Rc&63] = Maxub8(a, b)
+		case OpMAXUW4:
+			r[d.Rc&63] = Maxuw4(a, b)
+		case OpMAXSB8:
+			r[d.Rc&63] = Maxsb8(a, b)
+		case OpMAXSW4:
+			r[d.Rc&63] = Maxsw4(a, b)
+		case OpFTOIT:
+			r[d.Rc&63] = f[d.Ra&63]
+		case OpFTOIS:
+			r[d.Rc&63] = Ftois(f[d.Ra&63])
+
+		// Floating point. Fa and Fb come from the FP file.
+		case OpITOFT:
+			f[d.Rc&63] = a
+		case OpITOFS:
+			f[d.Rc&63] = Itofs(a)
+		case OpITOFF:
+			f[d.Rc&63] = LdfToReg(uint32(a))
+		case OpSQRTS:
+			f[d.Rc&63] = SqrtS(f[d.Rb&63], c.rounding(d), &c.FPCR)
+		case OpSQRTT:
+			f[d.Rc&63] = SqrtT(f[d.Rb&63], c.rounding(d), &c.FPCR)
+		case OpADDS:
+			f[d.Rc&63] = AddS(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
+		case OpSUBS:
+			f[d.Rc&63] = SubS(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
+		case OpMULS:
+			f[d.Rc&63] = MulS(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
+		case OpDIVS:
+			f[d.Rc&63] = DivS(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
+		case OpADDT:
+			f[d.Rc&63] = AddT(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
+		case OpSUBT:
+			f[d.Rc&63] = SubT(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
+		case OpMULT:
+			f[d.Rc&63] = MulT(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
+		case OpDIVT:
+			f[d.Rc&63] = DivT(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
+		case OpCMPTUN:
+			f[d.Rc&63] = CmpTUn(f[d.Ra&63], f[d.Rb&63], &c.FPCR)
+		case OpCMPTEQ:
+			f[d.Rc&63] = CmpTEq(f[d.Ra&63], f[d.Rb&63], &c.FPCR)
+		case OpCMPTLT:
+			f[d.Rc&63] = CmpTLt(f[d.Ra&63], f[d.Rb&63], &c.FPCR)
+		case OpCMPTLE:
+			f[d.Rc&63] = CmpTLe(f[d.Ra&63], f[d.Rb&63], &c.FPCR)
+		case OpCVTTS:
+			f[d.Rc&63] = CvtTS(f[d.Rb&63], c.rounding(d), &c.FPCR)
+		case OpCVTST:
+			f[d.Rc&63] = CvtST(f[d.Rb&63], &c.FPCR)
+		case OpCVTTQ:
+			f[d.Rc&63] = CvtTQ(f[d.Rb&63], c.rounding(d), &c.FPCR)
+		case OpCVTQS:
+			f[d.Rc&63] = CvtQS(f[d.Rb&63], c.rounding(d), &c.FPCR)
+		case OpCVTQT:
+			f[d.Rc&63] = CvtQT(f[d.Rb&63], c.rounding(d), &c.FPCR)
+		case OpCVTLQ:
+			f[d.Rc&63] = CvtLQ(f[d.Rb&63])
+		case OpCVTQL:
+			f[d.Rc&63] = CvtQL(f[d.Rb&63])
+		case OpCPYS:
+			f[d.Rc&63] = Cpys(f[d.Ra&63], f[d.Rb&63])
+		case OpCPYSN:
+			f[d.Rc&63] = Cpysn(f[d.Ra&63], f[d.Rb&63])
+		case OpCPYSE:
+			f[d.Rc&63] = Cpyse(f[d.Ra&63], f[d.Rb&63])
+		case OpMTFPCR:
+			c.FPCR = FPCR(f[d.Ra&63])
+		case OpMFFPCR:
+			f[d.Ra&63] = uint64(c.FPCR)
+		case OpFCMOVEQ, OpFCMOVNE, OpFCMOVLT, OpFCMOVGE, OpFCMOVLE, OpFCMOVGT:
+			if fpCond(d.Op, f[d.Ra&63]) {
+				f[d.Rc&63] = f[d.Rb&63]
+			}
+
+		// Barriers, hints and counters: no functional effect here.
+		case OpTRAPB, OpEXCB, OpMB, OpWMB, OpFETCH, OpECB, OpWH64:
+		case OpRPCC:
+			r[d.Ra&63] = c.Cycle & 0xffffffff
+		case OpRC, OpRS:
+			// The 21164 keeps an "interrupt flag" per CPU for these; user
+			// code never uses them meaningfully.
+			r[d.Ra&63] = 0
+
+		case OpCallPal:
+			if !c.pal(pc, uint32(d.Imm)) {
+				return done
+			}
+			if c.codeStale {
+				codeVPN = ^uint64(0)
+			}
+
+		case OpInvalid, OpUnimpl:
+			w, _ := c.FetchWord(pc)
+			kind := TrapIllegal
+			if d.Op == OpUnimpl {
+				kind = TrapUnimpl
+			}
+			c.Trap = Trap{Kind: kind, PC: pc, Word: w}
+			c.PC = pc
+			return done
+		}
+		done++
+		c.Retired++
+	}
+	if c.Trap.Kind != TrapNone {
+		c.PC = c.Trap.PC
+	}
+	return done
+}
+
+// pal executes a CALL_PAL and reports whether execution continues.
+func (c *CPU) pal(pc uint64, fn uint32) bool {
+	switch fn {
+	case PalCALLSYS:
+		c.Trap = Trap{Kind: TrapSyscall, PC: pc}
+		c.Retired++ // the call itself completes; the OS resumes after it
+		return false
+	case PalRDUNIQ:
+		c.R[0] = c.Unique
+	case PalWRUNIQ:
+		c.Unique = c.R[16]
+	case PalIMB:
+		// Instruction memory barrier: make stores visible to fetch.
+		c.codeStale = true
+	case PalCLRFEN:
+		// Clearing the FP-enable bit only matters to the kernel's lazy FP
+		// context switching, which this OS does not do.
+	case PalBPT, PalBUGCHK:
+		c.Trap = Trap{Kind: TrapBreakpoint, PC: pc, Code: uint64(fn)}
+		c.PC = pc
+		return false
+	case PalGENTRAP:
+		c.Trap = Trap{Kind: TrapGentrap, PC: pc, Code: c.R[16]}
+		c.PC = pc
+		return false
+	default:
+		w, _ := c.FetchWord(pc)
+		c.Trap = Trap{Kind: TrapHalt, PC: pc, Word: w, Code: uint64(fn)}
+		c.PC = pc
+		return false
+	}
+	return true
+}
+
+func (c *CPU) segv(pc, addr uint64) {
+	c.Trap = Trap{Kind: TrapSegv, PC: pc, Addr: addr}
+	c.PC = pc
+	c.R[SinkReg] = 0
+}
+
+// rounding resolves an FP instruction's rounding qualifier, reading the
+// FPCR's dynamic rounding field for /D.
+func (c *CPU) rounding(d *Decoded) Rounding {
+	if d.Qual&3 == 3 {
+		return c.FPCR.RoundingMode()
+	}
+	return qualRounding[d.Qual&3]
+}
+
+func fpCond(op Op, v uint64) bool {
+	switch op {
+	case OpFBEQ, OpFCMOVEQ:
+		return FEq(v)
+	case OpFBNE, OpFCMOVNE:
+		return FNe(v)
+	case OpFBLT, OpFCMOVLT:
+		return FLt(v)
+	case OpFBLE, OpFCMOVLE:
+		return FLe(v)
+	case OpFBGT, OpFCMOVGT:
+		return FGt(v)
+	default:
+		return FGe(v)
+	}
+}
+
+func sext32(v uint64) uint64 { return uint64(int64(int32(v))) }
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}

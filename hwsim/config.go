@@ -1,0 +1,83 @@
+package hwsim
+
+import (
+	"fmt"
+	"io"
+
+	"dcpi/hwsim/alpha"
+)
+
+// Config describes a simulated host. The zero value is not valid; start
+// from DefaultConfig.
+type Config struct {
+	// Hostname is what uname reports.
+	Hostname string
+	// CPUs is the number of processors (default 4).
+	CPUs int
+	// Model is the CPU implementation (default the 21164, EV5).
+	Model alpha.Model
+	// ClockHz is the processor clock (default 333 MHz, the paper's hosts).
+	ClockHz uint64
+	// Seed makes everything random on the machine (getrandom, AT_RANDOM)
+	// reproducible: the same machine, seed and inputs give the same run.
+	Seed uint64
+	// Quantum is how many cycles each CPU runs before the next CPU takes
+	// its turn; CPUs meet at every quantum boundary, where processes move
+	// between run queues. Smaller is finer interleaving, larger is faster.
+	Quantum uint64
+	// TimeSlice is how many cycles a process runs before a CPU with other
+	// runnable processes preempts it.
+	TimeSlice uint64
+	// PIDMax is the largest PID before allocation wraps around and reuses
+	// free PIDs, as Linux's pid_max does (default 32768).
+	PIDMax int
+	// BootTime is the wall-clock time, in Unix seconds, at cycle zero.
+	BootTime int64
+	// Stdout and Stderr receive what simulated processes write to file
+	// descriptors 1 and 2; nil discards it. Stdin is read by fd 0.
+	Stdout, Stderr io.Writer
+	Stdin          io.Reader
+	// Files is the simulated file system: absolute path to contents. exec
+	// finds programs here.
+	Files map[string][]byte
+	// MaxMemory caps the simulated pages of all processes, in bytes; an
+	// allocation beyond it fails with ENOMEM rather than exhausting the host.
+	MaxMemory uint64
+	// Trace, if set, receives one line per system call (an strace).
+	Trace io.Writer
+}
+
+// DefaultConfig returns the configuration of a 4-CPU 333 MHz 21164 host.
+func DefaultConfig() Config {
+	return Config{
+		Hostname:  "alpha0",
+		CPUs:      4,
+		Model:     alpha.EV5,
+		ClockHz:   333_000_000,
+		Seed:      1,
+		Quantum:   20_000,
+		TimeSlice: 3_330_000, // 10 ms at 333 MHz
+		PIDMax:    32768,
+		BootTime:  1_767_225_600, // 2026-01-01T00:00:00Z
+		MaxMemory: 4 << 30,
+	}
+}
+
+// Validate reports the first problem with c.
+func (c *Config) Validate() error {
+	switch {
+	case c.CPUs < 1 || c.CPUs > 64:
+		return fmt.Errorf("hwsim: cpus = %d: want 1 to 64", c.CPUs)
+	case c.Model.Name == "":
+		return fmt.Errorf("hwsim: no CPU model")
+	case c.ClockHz < 1_000_000:
+		return fmt.Errorf("hwsim: clock %d Hz: want at least 1 MHz", c.ClockHz)
+	case c.Quantum < 100:
+		return fmt.Errorf("hwsim: quantum %d cycles: want at least 100", c.Quantum)
+	case c.TimeSlice < c.Quantum:
+		return fmt.Errorf("hwsim: time slice %d cycles is shorter than the quantum %d", c.TimeSlice, c.Quantum)
+	case c.PIDMax < 300 || c.PIDMax > 4_194_304:
+		return fmt.Errorf("hwsim: pid_max %d: want 300 to 4194304", c.PIDMax)
+	}
+	return nil
+}

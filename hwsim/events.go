@@ -1,0 +1,77 @@
+package hwsim
+
+import "fmt"
+
+// EventKind is the kind of a process event.
+type EventKind uint8
+
+// Process events, in the order a process meets them.
+const (
+	// EventFork: PID was created by PPID and inherits its image mappings.
+	EventFork EventKind = iota + 1
+	// EventMap: an image was mapped into PID (at exec, for the executable;
+	// DCPI's modified loader reported shared libraries the same way).
+	EventMap
+	// EventExec: PID replaced its address space; earlier mappings are gone.
+	EventExec
+	// EventExit: PID exited; its PID may be reused after this.
+	EventExit
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventFork:
+		return "fork"
+	case EventMap:
+		return "map"
+	case EventExec:
+		return "exec"
+	case EventExit:
+		return "exit"
+	}
+	return fmt.Sprintf("event(%d)", k)
+}
+
+// Event is what DCPI's loader hooks and exec recognizer told the daemon: a
+// process changed which images are mapped where. Events are delivered in
+// simulation order; Cycle orders them against samples taken on CPU.
+type Event struct {
+	Kind  EventKind
+	Cycle uint64 // machine time, in cycles
+	CPU   int
+	PID   int
+	PPID  int // for EventFork
+	// For EventMap: the image and where it lies.
+	ImageID string // content identity ("buildid:..." or "sha256:...")
+	Path    string
+	Base    uint64 // lowest mapped address of the image
+	Size    uint64 // bytes from Base to the end of its last segment
+	// Status is the wait status for EventExit.
+	Status int
+}
+
+func (e Event) String() string {
+	switch e.Kind {
+	case EventFork:
+		return fmt.Sprintf("%d cpu%d fork pid %d from %d", e.Cycle, e.CPU, e.PID, e.PPID)
+	case EventMap:
+		return fmt.Sprintf("%d cpu%d map pid %d %s at %#x+%#x %s", e.Cycle, e.CPU, e.PID, e.Path, e.Base, e.Size, e.ImageID)
+	case EventExec:
+		return fmt.Sprintf("%d cpu%d exec pid %d %s", e.Cycle, e.CPU, e.PID, e.Path)
+	case EventExit:
+		return fmt.Sprintf("%d cpu%d exit pid %d status %#x", e.Cycle, e.CPU, e.PID, e.Status)
+	}
+	return e.Kind.String()
+}
+
+// EventSink receives process events. It is called synchronously from the
+// simulation, so it must not block for long.
+type EventSink interface {
+	ProcessEvent(Event)
+}
+
+// EventFunc adapts a function to EventSink.
+type EventFunc func(Event)
+
+// ProcessEvent calls f.
+func (f EventFunc) ProcessEvent(e Event) { f(e) }

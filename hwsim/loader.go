@@ -1,0 +1,101 @@
+package hwsim
+
+import (
+	"fmt"
+
+	"dcpi/hwsim/alpha"
+	"dcpi/hwsim/elfimage"
+)
+
+// exec replaces p's program with im: a new address space holding the
+// image's segments and an initial stack, and registers set for its entry.
+// Nothing of p changes if it fails.
+func (m *Machine) exec(p *Process, c *cpuState, path string, im *elfimage.Image, argv, envp []string) error {
+	as := alpha.NewAddressSpace()
+	var vmas []vma
+	var lo, hi uint64 = ^uint64(0), 0
+	for _, s := range im.Segments {
+		perm := segPerm(s.Flags)
+		start, end := s.Vaddr&^pageMask, (s.Vaddr+s.Memsz+pageMask)&^pageMask
+		as.Map(start, end-start, perm)
+		if err := as.WriteBytes(s.Vaddr, s.Data); err != nil {
+			return fmt.Errorf("exec %s: segment at %#x: %w", path, s.Vaddr, err)
+		}
+		vmas = append(vmas, vma{start: start, end: end, perm: perm, kind: vmaImage})
+		lo, hi = min(lo, start), max(hi, s.Vaddr+s.Memsz)
+	}
+	// Pages of adjacent segments may coincide; Map kept the last perm, so
+	// give shared pages the union.
+	for i := range vmas {
+		for j := range vmas {
+			if i != j && vmas[i].start < vmas[j].end && vmas[j].start < vmas[i].end {
+				vmas[i].perm |= vmas[j].perm
+			}
+		}
+	}
+	for _, v := range vmas {
+		as.Protect(v.start, v.end-v.start, v.perm)
+	}
+
+	var random [16]byte
+	m.rand.Read(random[:])
+	ap := elfimage.DefaultAuxParams()
+	ap.HWCap = uint64(m.cfg.Model.Ext)
+	ap.UID, ap.EUID, ap.GID, ap.EGID = 1000, 1000, 1000, 1000
+	auxv := elfimage.AuxVector(im, ap)
+	mem, sp, err := elfimage.BuildStack(stackTop, argv, envp, auxv, m.cfg.Model.Name, random, path)
+	if err != nil {
+		return fmt.Errorf("exec %s: %w", path, err)
+	}
+	if stackTop-sp > stackMax/2 {
+		return fmt.Errorf("exec %s: arguments and environment too large (%d bytes)", path, stackTop-sp)
+	}
+	stackLo := uint64(stackTop - stackMax)
+	vmas = append(vmas, vma{start: stackLo, end: stackTop, perm: alpha.PermR | alpha.PermW, kind: vmaStack})
+	as.Map(sp&^pageMask, stackTop-(sp&^pageMask), alpha.PermR|alpha.PermW)
+	if err := as.WriteBytes(sp, mem); err != nil {
+		return fmt.Errorf("exec %s: stack: %w", path, err)
+	}
+
+	// Commit: from here nothing fails.
+	if p.as != nil {
+		p.as.Release()
+	}
+	p.as = as
+	p.vmas = nil
+	for _, v := range vmas {
+		p.addVMA(v)
+	}
+	heap := (hi + pageMask) &^ pageMask
+	p.brkLo, p.brk = heap, heap
+	p.Path, p.Argv, p.Image = path, append([]string(nil), argv...), im
+	p.execCount++
+	p.ctx = alpha.Context{PC: im.Entry, FPCR: initialFPCR}
+	p.ctx.R[30] = sp
+	p.ctx.R[27] = im.Entry // pv holds the procedure's address at entry
+	p.clearTID = 0
+
+	cyc := m.cycleOf(c)
+	m.emit(Event{Kind: EventExec, Cycle: cyc, CPU: c.id, PID: p.PID, Path: path})
+	m.emit(Event{Kind: EventMap, Cycle: cyc, CPU: c.id, PID: p.PID, ImageID: im.ID.String(),
+		Path: path, Base: lo, Size: hi - lo})
+	return nil
+}
+
+// initialFPCR is the FPCR Linux gives a new thread: dynamic rounding to
+// nearest and every trap disabled, so IEEE default results are produced.
+const initialFPCR = alpha.FPCRDynNormal | alpha.FPCRTrapsDisabled
+
+func segPerm(f elfimage.Perm) alpha.Perm {
+	var p alpha.Perm
+	if f&elfimage.PermR != 0 {
+		p |= alpha.PermR
+	}
+	if f&elfimage.PermW != 0 {
+		p |= alpha.PermW
+	}
+	if f&elfimage.PermX != 0 {
+		p |= alpha.PermX
+	}
+	return p
+}

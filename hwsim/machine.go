@@ -1,0 +1,362 @@
+package hwsim
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sort"
+
+	"dcpi/hwsim/alpha"
+	"dcpi/hwsim/elfimage"
+)
+
+// Machine is one simulated host: CPUs, processes and the simulated kernel
+// that runs them. A Machine is driven by one goroutine; its CPUs take turns
+// in fixed order, one quantum each, so a run is a function of the
+// configuration, the seed and the inputs alone.
+type Machine struct {
+	cfg  Config
+	cpus []*cpuState
+
+	procs   map[int]*Process // every process not yet reaped, by PID
+	lastPID int
+	now     uint64 // machine time at the last quantum boundary, in cycles
+
+	sinks  []EventSink
+	images map[string]*elfimage.Image // parsed programs, by path
+	rand   *rand.ChaCha8
+
+	pages   uint64 // resident pages, for MaxMemory
+	faults  []Fault
+	stdout  io.Writer
+	stderr  io.Writer
+	stdin   io.Reader
+	lastRun uint64
+}
+
+// cpuState is a CPU and what the simulated kernel keeps per CPU.
+type cpuState struct {
+	id   int
+	cpu  *alpha.CPU
+	cur  *Process
+	runq []*Process
+
+	// Cycle is this CPU's clock; at a quantum boundary every CPU's clock
+	// equals the machine's.
+	cycle uint64
+
+	Retired, Idle, Busy uint64
+	ContextSwitches     uint64
+	Syscalls            uint64
+}
+
+// Fault records a process killed by a fault the program did not expect to
+// survive: an unimplemented instruction, an illegal one, a bad address.
+type Fault struct {
+	PID  int
+	Path string
+	Trap alpha.Trap
+}
+
+func (f Fault) String() string { return fmt.Sprintf("pid %d (%s): %s", f.PID, f.Path, f.Trap) }
+
+// New returns a machine with no processes.
+func New(cfg Config) (*Machine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	var seed [32]byte
+	for i := 0; i < 8; i++ {
+		seed[i] = byte(cfg.Seed >> (8 * i))
+	}
+	m := &Machine{
+		cfg:    cfg,
+		procs:  make(map[int]*Process),
+		images: make(map[string]*elfimage.Image),
+		rand:   rand.NewChaCha8(seed),
+		stdout: orDiscard(cfg.Stdout),
+		stderr: orDiscard(cfg.Stderr),
+		stdin:  cfg.Stdin,
+	}
+	for i := 0; i < cfg.CPUs; i++ {
+		m.cpus = append(m.cpus, &cpuState{id: i, cpu: alpha.NewCPU(cfg.Model)})
+	}
+	return m, nil
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+// Config returns the machine's configuration.
+func (m *Machine) Config() Config { return m.cfg }
+
+// Subscribe adds a receiver of process events.
+func (m *Machine) Subscribe(s EventSink) { m.sinks = append(m.sinks, s) }
+
+func (m *Machine) emit(e Event) {
+	for _, s := range m.sinks {
+		s.ProcessEvent(e)
+	}
+}
+
+// Now returns machine time in cycles.
+func (m *Machine) Now() uint64 { return m.now }
+
+// Seconds converts cycles to simulated seconds.
+func (m *Machine) Seconds(cycles uint64) float64 { return float64(cycles) / float64(m.cfg.ClockHz) }
+
+// Faults returns the processes killed by faults so far.
+func (m *Machine) Faults() []Fault { return m.faults }
+
+// ErrNoProgram is returned by Spawn for a path the file system lacks.
+var ErrNoProgram = errors.New("no such program")
+
+// Spawn starts a new top-level process running path (looked up in
+// Config.Files) with argv and envp, placed on the least loaded CPU. argv[0]
+// defaults to path.
+func (m *Machine) Spawn(path string, argv, envp []string) (*Process, error) {
+	im, err := m.image(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(argv) == 0 {
+		argv = []string{path}
+	}
+	pid, ok := m.allocPID()
+	if !ok {
+		return nil, fmt.Errorf("spawn %s: no free PID", path)
+	}
+	p := &Process{PID: pid, rlimitStack: stackMax, StartCycle: m.now}
+	c := m.leastLoaded()
+	if err := m.exec(p, c, path, im, argv, envp); err != nil {
+		return nil, err
+	}
+	m.procs[pid] = p
+	m.enqueue(c, p)
+	return p, nil
+}
+
+// image returns the parsed program at path.
+func (m *Machine) image(path string) (*elfimage.Image, error) {
+	if im, ok := m.images[path]; ok {
+		return im, nil
+	}
+	data, ok := m.cfg.Files[path]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", path, ErrNoProgram)
+	}
+	im, err := elfimage.Parse(data, path)
+	if err != nil {
+		return nil, err
+	}
+	m.images[path] = im
+	return im, nil
+}
+
+// allocPID returns the next free PID after the last one given, wrapping at
+// PIDMax to 300 as Linux does (PIDs below 300 are for daemons).
+func (m *Machine) allocPID() (int, bool) {
+	pid := m.lastPID
+	for range m.cfg.PIDMax {
+		pid++
+		if pid > m.cfg.PIDMax {
+			pid = 300
+		}
+		if _, used := m.procs[pid]; !used {
+			m.lastPID = pid
+			return pid, true
+		}
+	}
+	return 0, false
+}
+
+// Process returns the live or zombie process with pid, or nil.
+func (m *Machine) Process(pid int) *Process { return m.procs[pid] }
+
+// Live reports how many processes have not been reaped.
+func (m *Machine) Live() int { return len(m.procs) }
+
+// Run runs the machine until every process has exited, or until limit
+// cycles of machine time have passed if limit is not zero. It reports
+// whether processes remain.
+func (m *Machine) Run(limit uint64) bool {
+	for len(m.procs) > 0 {
+		if limit != 0 && m.now >= limit {
+			return true
+		}
+		m.round()
+	}
+	return false
+}
+
+// RunFor runs the machine for about cycles more cycles of machine time (a
+// whole number of quanta) and reports whether processes remain.
+func (m *Machine) RunFor(cycles uint64) bool {
+	return m.Run(m.now + cycles)
+}
+
+// round runs every CPU for one quantum, in CPU order, then moves work
+// between CPUs.
+func (m *Machine) round() {
+	end := m.now + m.cfg.Quantum
+	m.wakeSleepers()
+	for _, c := range m.cpus {
+		m.runCPU(c, end)
+	}
+	m.now = end
+	m.balance()
+}
+
+// runCPU runs CPU c's processes until its clock reaches end.
+func (m *Machine) runCPU(c *cpuState, end uint64) {
+	for c.cycle < end {
+		if c.cur == nil && !m.dispatch(c) {
+			c.Idle += end - c.cycle
+			c.cycle = end
+			return
+		}
+		p := c.cur
+		budget := min(end-c.cycle, p.sliceLeft)
+		c.cpu.Cycle = c.cycle
+		n := c.cpu.Run(budget)
+		// Until the 21164 timing model arrives each instruction is one
+		// cycle; a trapping instruction still takes its cycle.
+		spent := n
+		if c.cpu.Trap.Kind != alpha.TrapNone {
+			spent++
+		}
+		c.cycle += spent
+		c.Busy += spent
+		c.Retired += n
+		p.Retired += n
+		p.Cycles += spent
+		p.sliceLeft -= min(p.sliceLeft, spent)
+
+		if c.cpu.Trap.Kind != alpha.TrapNone {
+			m.trap(c, p)
+		}
+		if c.cur == p && p.sliceLeft == 0 {
+			if len(c.runq) > 0 {
+				m.deschedule(c)
+				c.runq = append(c.runq, p)
+			}
+			p.sliceLeft = m.cfg.TimeSlice
+		}
+	}
+}
+
+// dispatch makes the head of c's run queue current.
+func (m *Machine) dispatch(c *cpuState) bool {
+	if len(c.runq) == 0 {
+		return false
+	}
+	p := c.runq[0]
+	c.runq = c.runq[1:]
+	c.cur = p
+	p.cpu = c.id
+	if p.sliceLeft == 0 {
+		p.sliceLeft = m.cfg.TimeSlice
+	}
+	c.cpu.Load(&p.ctx, p.as)
+	c.ContextSwitches++
+	return true
+}
+
+// deschedule saves the current process of c and leaves c without one.
+func (m *Machine) deschedule(c *cpuState) {
+	c.cpu.Save(&c.cur.ctx)
+	c.cur = nil
+}
+
+func (m *Machine) enqueue(c *cpuState, p *Process) {
+	p.cpu = c.id
+	c.runq = append(c.runq, p)
+}
+
+// load is a CPU's queue length counting its running process.
+func (c *cpuState) load() int {
+	n := len(c.runq)
+	if c.cur != nil {
+		n++
+	}
+	return n
+}
+
+// leastLoaded returns the CPU with the fewest processes, lowest id first.
+func (m *Machine) leastLoaded() *cpuState {
+	best := m.cpus[0]
+	for _, c := range m.cpus[1:] {
+		if c.load() < best.load() {
+			best = c
+		}
+	}
+	return best
+}
+
+// balance gives each idle CPU a waiting process from the busiest queue,
+// the pull side of Linux's load balancing.
+func (m *Machine) balance() {
+	for _, idle := range m.cpus {
+		if idle.load() != 0 {
+			continue
+		}
+		var from *cpuState
+		for _, c := range m.cpus {
+			if len(c.runq) > 0 && (from == nil || len(c.runq) > len(from.runq)) {
+				from = c
+			}
+		}
+		if from == nil {
+			return
+		}
+		p := from.runq[len(from.runq)-1]
+		from.runq = from.runq[:len(from.runq)-1]
+		m.enqueue(idle, p)
+	}
+}
+
+// wakeSleepers makes runnable every sleeping process whose time has come.
+func (m *Machine) wakeSleepers() {
+	pids := make([]int, 0)
+	for pid, p := range m.procs {
+		if p.state == ProcWaiting && p.sleeping && p.wakeAt <= m.now {
+			pids = append(pids, pid)
+		}
+	}
+	sort.Ints(pids) // map order is random; wake order must not be
+	for _, pid := range pids {
+		p := m.procs[pid]
+		p.sleeping = false
+		m.wake(p)
+	}
+}
+
+// wake makes a waiting process runnable on the CPU it last ran on.
+func (m *Machine) wake(p *Process) {
+	p.state = ProcRunnable
+	m.enqueue(m.cpus[p.cpu], p)
+}
+
+// CPUStats is what one CPU did.
+type CPUStats struct {
+	CPU             int
+	Retired         uint64 // instructions
+	Busy, Idle      uint64 // cycles
+	ContextSwitches uint64
+	Syscalls        uint64
+}
+
+// CPUStats returns per-CPU statistics.
+func (m *Machine) CPUStats() []CPUStats {
+	out := make([]CPUStats, len(m.cpus))
+	for i, c := range m.cpus {
+		out[i] = CPUStats{CPU: i, Retired: c.Retired, Busy: c.Busy, Idle: c.Idle,
+			ContextSwitches: c.ContextSwitches, Syscalls: c.Syscalls}
+	}
+	return out
+}

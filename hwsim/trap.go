@@ -1,0 +1,119 @@
+package hwsim
+
+import (
+	"fmt"
+
+	"dcpi/hwsim/alpha"
+)
+
+// Signal numbers of Linux/Alpha (asm/signal.h) for the signals the
+// simulated kernel delivers.
+const (
+	sigTRAP = 5
+	sigABRT = 6
+	sigFPE  = 8
+	sigKILL = 9
+	sigSEGV = 11
+	sigILL  = 4
+	sigBUS  = 10
+)
+
+// trap handles the event that stopped c's current process p.
+func (m *Machine) trap(c *cpuState, p *Process) {
+	t := c.cpu.Trap
+	switch t.Kind {
+	case alpha.TrapSyscall:
+		m.syscall(c, p)
+	case alpha.TrapSegv:
+		if m.demandPage(p, t.Addr) {
+			return // the faulting instruction runs again
+		}
+		m.fatal(c, p, sigSEGV, t)
+	case alpha.TrapIllegal, alpha.TrapHalt, alpha.TrapUnimpl:
+		m.fatal(c, p, sigILL, t)
+	case alpha.TrapBreakpoint:
+		m.fatal(c, p, sigTRAP, t)
+	case alpha.TrapGentrap, alpha.TrapArith:
+		m.fatal(c, p, sigFPE, t)
+	default:
+		m.fatal(c, p, sigKILL, t)
+	}
+}
+
+// demandPage maps the page holding addr if it lies in one of p's areas and
+// is not mapped yet: the demand-zero page fault. A fault on a page that is
+// mapped is a protection violation and is not handled here.
+func (m *Machine) demandPage(p *Process, addr uint64) bool {
+	v := p.findVMA(addr)
+	if v == nil || p.as.Mapped(addr) || v.perm == 0 {
+		return false
+	}
+	if uint64(p.as.PageCount()+1)*pageSize > m.cfg.MaxMemory {
+		return false
+	}
+	p.as.Map(addr&^pageMask, pageSize, v.perm)
+	p.PageFaults++
+	return true
+}
+
+// fatal kills p with sig for trap t: the default action of SIGSEGV, SIGILL,
+// SIGFPE and SIGTRAP, which no simulated program handles.
+func (m *Machine) fatal(c *cpuState, p *Process, sig int, t alpha.Trap) {
+	m.faults = append(m.faults, Fault{PID: p.PID, Path: p.Path, Trap: t})
+	fmt.Fprintf(m.stderr, "hwsim: pid %d (%s) killed by signal %d: %s\n", p.PID, p.Path, sig, t)
+	m.exit(c, p, sig)
+}
+
+// exit ends p with wait status status. p must be c's current process, or
+// c is nil.
+func (m *Machine) exit(c *cpuState, p *Process, status int) {
+	if c != nil && c.cur == p {
+		c.cur = nil
+	}
+	if p.clearTID != 0 {
+		// CLONE_CHILD_CLEARTID: the kernel zeroes the TID word at exit.
+		m.userWrite(p, p.clearTID, make([]byte, 4))
+	}
+	p.as.Release()
+	p.state = ProcZombie
+	p.status = status
+	p.ExitCycle = m.cycleOf(c)
+	m.emit(Event{Kind: EventExit, Cycle: p.ExitCycle, CPU: p.cpu, PID: p.PID, Status: status})
+
+	for _, child := range p.children {
+		child.parent = nil
+		if child.state == ProcZombie {
+			m.reap(child)
+		}
+	}
+	p.children = nil
+	if p.parent == nil {
+		m.reap(p)
+		return
+	}
+	if w := p.parent; w.state == ProcWaiting && !w.sleeping && (w.waitingFor == -1 || w.waitingFor == p.PID) {
+		m.wake(w) // it re-executes wait4 and finds p
+	}
+}
+
+// reap frees a zombie's PID.
+func (m *Machine) reap(p *Process) {
+	p.state = ProcDead
+	delete(m.procs, p.PID)
+	if par := p.parent; par != nil {
+		for i, ch := range par.children {
+			if ch == p {
+				par.children = append(par.children[:i], par.children[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+// cycleOf is the current time on CPU c, or machine time.
+func (m *Machine) cycleOf(c *cpuState) uint64 {
+	if c == nil {
+		return m.now
+	}
+	return c.cycle
+}
