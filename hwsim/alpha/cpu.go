@@ -60,7 +60,7 @@ type Context struct {
 	Unique uint64 // the PAL "unique" value: glibc's thread pointer
 }
 
-const tlbEntries = 64
+const tlbEntries = 256
 
 type tlbEntry struct {
 	tag  uint64 // vpn+1; zero means empty

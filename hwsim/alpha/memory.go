@@ -3,7 +3,6 @@ package alpha
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"sync/atomic"
 )
 
@@ -73,7 +72,7 @@ var ErrFault = errors.New("memory fault")
 
 // AddressSpace is a process's virtual memory: a sparse set of pages.
 type AddressSpace struct {
-	pages map[uint64]*Page // by virtual page number
+	pages pageTable
 	// gen changes whenever a mapping is removed, replaced or loses write
 	// permission, so CPUs know to discard their cached translations.
 	gen uint64
@@ -81,18 +80,18 @@ type AddressSpace struct {
 
 // NewAddressSpace returns an empty address space.
 func NewAddressSpace() *AddressSpace {
-	return &AddressSpace{pages: make(map[uint64]*Page), gen: 1}
+	return &AddressSpace{gen: 1}
 }
 
 // Map creates zero-filled pages covering [addr, addr+size) with perm.
 // Pages already mapped in the range get perm and keep their contents.
 func (as *AddressSpace) Map(addr, size uint64, perm Perm) {
-	for vpn := addr >> PageShift; vpn < (addr+size+pageMask)>>PageShift; vpn++ {
-		if p, ok := as.pages[vpn]; ok {
+	for vpn := addr >> PageShift; vpn < (addr+size+pageMask)>>PageShift && vpn < VPNLimit; vpn++ {
+		if p := as.pages.get(vpn); p != nil {
 			as.setPerm(vpn, p, perm)
 			continue
 		}
-		as.pages[vpn] = newPage(perm)
+		as.pages.set(vpn, newPage(perm))
 	}
 }
 
@@ -110,9 +109,9 @@ func (as *AddressSpace) setPerm(vpn uint64, p *Page, perm Perm) {
 // Unmap removes every page in [addr, addr+size).
 func (as *AddressSpace) Unmap(addr, size uint64) {
 	for vpn := addr >> PageShift; vpn < (addr+size+pageMask)>>PageShift; vpn++ {
-		if p, ok := as.pages[vpn]; ok {
+		if p := as.pages.get(vpn); p != nil {
 			p.refs.Add(-1)
-			delete(as.pages, vpn)
+			as.pages.set(vpn, nil)
 		}
 	}
 	as.gen++
@@ -123,8 +122,8 @@ func (as *AddressSpace) Unmap(addr, size uint64) {
 func (as *AddressSpace) Protect(addr, size uint64, perm Perm) bool {
 	all := true
 	for vpn := addr >> PageShift; vpn < (addr+size+pageMask)>>PageShift; vpn++ {
-		p, ok := as.pages[vpn]
-		if !ok {
+		p := as.pages.get(vpn)
+		if p == nil {
 			all = false
 			continue
 		}
@@ -135,21 +134,20 @@ func (as *AddressSpace) Protect(addr, size uint64, perm Perm) bool {
 
 // Mapped reports whether the page holding addr is mapped.
 func (as *AddressSpace) Mapped(addr uint64) bool {
-	_, ok := as.pages[addr>>PageShift]
-	return ok
+	return as.pages.get(addr>>PageShift) != nil
 }
 
 // PageCount returns the number of mapped pages.
-func (as *AddressSpace) PageCount() int { return len(as.pages) }
+func (as *AddressSpace) PageCount() int { return as.pages.count }
 
 // Fork returns a copy-on-write copy of the address space: both share every
 // page until one of them writes it.
 func (as *AddressSpace) Fork() *AddressSpace {
-	child := &AddressSpace{pages: make(map[uint64]*Page, len(as.pages)), gen: 1}
-	for vpn, p := range as.pages {
+	child := &AddressSpace{gen: 1}
+	as.pages.each(func(vpn uint64, p *Page) {
 		p.refs.Add(1)
-		child.pages[vpn] = p
-	}
+		child.pages.set(vpn, p)
+	})
 	// The parent's CPUs may hold write translations to pages now shared.
 	as.gen++
 	return child
@@ -157,10 +155,8 @@ func (as *AddressSpace) Fork() *AddressSpace {
 
 // Release drops every page, as when a process exits or execs.
 func (as *AddressSpace) Release() {
-	for vpn, p := range as.pages {
-		p.refs.Add(-1)
-		delete(as.pages, vpn)
-	}
+	as.pages.each(func(vpn uint64, p *Page) { p.refs.Add(-1) })
+	as.pages = pageTable{}
 	as.gen++
 }
 
@@ -172,19 +168,19 @@ func (as *AddressSpace) privatize(vpn uint64, p *Page) *Page {
 		q.code.Store(c) // same bytes, same decoding
 	}
 	p.refs.Add(-1)
-	as.pages[vpn] = q
+	as.pages.set(vpn, q)
 	as.gen++
 	return q
 }
 
 // page returns the page for vpn, or nil.
-func (as *AddressSpace) page(vpn uint64) *Page { return as.pages[vpn] }
+func (as *AddressSpace) page(vpn uint64) *Page { return as.pages.get(vpn) }
 
 // writablePage returns the page for vpn ready for a store: mapped writable,
 // private, with no stale decoded instructions. write reports a permission
 // failure as ok=false.
 func (as *AddressSpace) writablePage(vpn uint64) (*Page, bool) {
-	p := as.pages[vpn]
+	p := as.pages.get(vpn)
 	if p == nil || p.perm&PermW == 0 {
 		return nil, false
 	}
@@ -199,7 +195,7 @@ func (as *AddressSpace) writablePage(vpn uint64) (*Page, bool) {
 func (as *AddressSpace) ReadBytes(addr uint64, b []byte) error {
 	for i := range b {
 		a := addr + uint64(i)
-		p := as.pages[a>>PageShift]
+		p := as.pages.get(a >> PageShift)
 		if p == nil {
 			return fmt.Errorf("read %#x: %w: unmapped", a, ErrFault)
 		}
@@ -214,7 +210,7 @@ func (as *AddressSpace) WriteBytes(addr uint64, b []byte) error {
 	for i := 0; i < len(b); {
 		a := addr + uint64(i)
 		vpn := a >> PageShift
-		p := as.pages[vpn]
+		p := as.pages.get(vpn)
 		if p == nil {
 			return fmt.Errorf("write %#x: %w: unmapped", a, ErrFault)
 		}
@@ -234,7 +230,7 @@ func (as *AddressSpace) ReadString(addr uint64, max int) (string, error) {
 	var b []byte
 	for i := 0; i < max; i++ {
 		a := addr + uint64(i)
-		p := as.pages[a>>PageShift]
+		p := as.pages.get(a >> PageShift)
 		if p == nil {
 			return "", fmt.Errorf("read string %#x: %w: unmapped", a, ErrFault)
 		}
@@ -250,20 +246,14 @@ func (as *AddressSpace) ReadString(addr uint64, max int) (string, error) {
 // Regions returns the mapped ranges, merged where contiguous with equal
 // permissions, in address order (for /proc-style dumps and tests).
 func (as *AddressSpace) Regions() []Region {
-	vpns := make([]uint64, 0, len(as.pages))
-	for vpn := range as.pages {
-		vpns = append(vpns, vpn)
-	}
-	sort.Slice(vpns, func(i, j int) bool { return vpns[i] < vpns[j] })
 	var rs []Region
-	for _, vpn := range vpns {
-		perm := as.pages[vpn].perm
-		if n := len(rs); n > 0 && rs[n-1].End == vpn<<PageShift && rs[n-1].Perm == perm {
+	as.pages.each(func(vpn uint64, p *Page) {
+		if n := len(rs); n > 0 && rs[n-1].End == vpn<<PageShift && rs[n-1].Perm == p.perm {
 			rs[n-1].End += PageSize
-			continue
+			return
 		}
-		rs = append(rs, Region{Start: vpn << PageShift, End: (vpn + 1) << PageShift, Perm: perm})
-	}
+		rs = append(rs, Region{Start: vpn << PageShift, End: (vpn + 1) << PageShift, Perm: p.perm})
+	})
 	return rs
 }
 
@@ -289,12 +279,12 @@ func setPageByte(p *Page, a uint64, v byte) {
 func (as *AddressSpace) Move(from, to, size uint64) {
 	n := (size + pageMask) >> PageShift
 	for i := uint64(0); i < n; i++ {
-		if p, ok := as.pages[from>>PageShift+i]; ok {
-			delete(as.pages, from>>PageShift+i)
-			if old, ok := as.pages[to>>PageShift+i]; ok {
+		if p := as.pages.get(from>>PageShift + i); p != nil {
+			as.pages.set(from>>PageShift+i, nil)
+			if old := as.pages.get(to>>PageShift + i); old != nil {
 				old.refs.Add(-1)
 			}
-			as.pages[to>>PageShift+i] = p
+			as.pages.set(to>>PageShift+i, p)
 		}
 	}
 	as.gen++
