@@ -11,31 +11,15 @@ import (
 // image's segments and an initial stack, and registers set for its entry.
 // Nothing of p changes if it fails.
 func (m *Machine) exec(p *Process, c *cpuState, path string, im *elfimage.Image, argv, envp []string) error {
-	as := alpha.NewAddressSpace()
-	var vmas []vma
-	var lo, hi uint64 = ^uint64(0), 0
-	for _, s := range im.Segments {
-		perm := segPerm(s.Flags)
-		start, end := s.Vaddr&^pageMask, (s.Vaddr+s.Memsz+pageMask)&^pageMask
-		as.Map(start, end-start, perm)
-		if err := as.WriteBytes(s.Vaddr, s.Data); err != nil {
-			return fmt.Errorf("exec %s: segment at %#x: %w", path, s.Vaddr, err)
-		}
-		vmas = append(vmas, vma{start: start, end: end, perm: perm, kind: vmaImage})
-		lo, hi = min(lo, start), max(hi, s.Vaddr+s.Memsz)
+	tmpl, err := m.template(path, im)
+	if err != nil {
+		return err
 	}
-	// Pages of adjacent segments may coincide; Map kept the last perm, so
-	// give shared pages the union.
-	for i := range vmas {
-		for j := range vmas {
-			if i != j && vmas[i].start < vmas[j].end && vmas[j].start < vmas[i].end {
-				vmas[i].perm |= vmas[j].perm
-			}
-		}
-	}
-	for _, v := range vmas {
-		as.Protect(v.start, v.end-v.start, v.perm)
-	}
+	vmas, lo, hi := tmpl.vmas, tmpl.lo, tmpl.hi
+	// Every process running the image starts from a copy-on-write copy of
+	// one pristine template, so text pages, and their decoded
+	// instructions, are shared by all of them, as a page cache shares them.
+	as := tmpl.as.Fork()
 
 	var random [16]byte
 	m.rand.Read(random[:])
@@ -44,16 +28,17 @@ func (m *Machine) exec(p *Process, c *cpuState, path string, im *elfimage.Image,
 	ap.UID, ap.EUID, ap.GID, ap.EGID = 1000, 1000, 1000, 1000
 	auxv := elfimage.AuxVector(im, ap)
 	mem, sp, err := elfimage.BuildStack(stackTop, argv, envp, auxv, m.cfg.Model.Name, random, path)
+	if err == nil && stackTop-sp > stackMax/2 {
+		err = fmt.Errorf("arguments and environment too large (%d bytes)", stackTop-sp)
+	}
 	if err != nil {
+		as.Release()
 		return fmt.Errorf("exec %s: %w", path, err)
 	}
-	if stackTop-sp > stackMax/2 {
-		return fmt.Errorf("exec %s: arguments and environment too large (%d bytes)", path, stackTop-sp)
-	}
 	stackLo := uint64(stackTop - stackMax)
-	vmas = append(vmas, vma{start: stackLo, end: stackTop, perm: alpha.PermR | alpha.PermW, kind: vmaStack})
 	as.Map(sp&^pageMask, stackTop-(sp&^pageMask), alpha.PermR|alpha.PermW)
 	if err := as.WriteBytes(sp, mem); err != nil {
+		as.Release()
 		return fmt.Errorf("exec %s: stack: %w", path, err)
 	}
 
@@ -63,7 +48,7 @@ func (m *Machine) exec(p *Process, c *cpuState, path string, im *elfimage.Image,
 	}
 	p.as = as
 	p.vmas = nil
-	for _, v := range vmas {
+	for _, v := range append(vmas, vma{start: stackLo, end: stackTop, perm: alpha.PermR | alpha.PermW, kind: vmaStack}) {
 		p.addVMA(v)
 	}
 	heap := (hi + pageMask) &^ pageMask
@@ -98,4 +83,45 @@ func segPerm(f elfimage.Perm) alpha.Perm {
 		p |= alpha.PermX
 	}
 	return p
+}
+
+// loadedImage is an image loaded once into an address space of its own,
+// the template every exec of it copies.
+type loadedImage struct {
+	im     *elfimage.Image
+	as     *alpha.AddressSpace
+	vmas   []vma
+	lo, hi uint64 // lowest mapped address; end of the last segment
+}
+
+// template returns the loaded form of im, building it on first use.
+func (m *Machine) template(path string, im *elfimage.Image) (*loadedImage, error) {
+	if t, ok := m.templates[path]; ok && t.im == im {
+		return t, nil
+	}
+	t := &loadedImage{im: im, as: alpha.NewAddressSpace(), lo: ^uint64(0)}
+	for _, s := range im.Segments {
+		perm := segPerm(s.Flags)
+		start, end := s.Vaddr&^pageMask, (s.Vaddr+s.Memsz+pageMask)&^pageMask
+		t.as.Map(start, end-start, perm)
+		if err := t.as.WriteBytes(s.Vaddr, s.Data); err != nil {
+			return nil, fmt.Errorf("exec %s: segment at %#x: %w", path, s.Vaddr, err)
+		}
+		t.vmas = append(t.vmas, vma{start: start, end: end, perm: perm, kind: vmaImage})
+		t.lo, t.hi = min(t.lo, start), max(t.hi, s.Vaddr+s.Memsz)
+	}
+	// Pages of adjacent segments may coincide; Map kept the last perm, so
+	// give shared pages the union.
+	for i := range t.vmas {
+		for j := range t.vmas {
+			if i != j && t.vmas[i].start < t.vmas[j].end && t.vmas[j].start < t.vmas[i].end {
+				t.vmas[i].perm |= t.vmas[j].perm
+			}
+		}
+	}
+	for _, v := range t.vmas {
+		t.as.Protect(v.start, v.end-v.start, v.perm)
+	}
+	m.templates[path] = t
+	return t, nil
 }

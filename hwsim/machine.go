@@ -23,9 +23,10 @@ type Machine struct {
 	lastPID int
 	now     uint64 // machine time at the last quantum boundary, in cycles
 
-	sinks  []EventSink
-	images map[string]*elfimage.Image // parsed programs, by path
-	rand   *rand.ChaCha8
+	sinks     []EventSink
+	images    map[string]*elfimage.Image // parsed programs, by path
+	templates map[string]*loadedImage    // loaded programs, by path
+	rand      *rand.ChaCha8
 
 	pages   uint64 // resident pages, for MaxMemory
 	faults  []Fault
@@ -71,13 +72,14 @@ func New(cfg Config) (*Machine, error) {
 		seed[i] = byte(cfg.Seed >> (8 * i))
 	}
 	m := &Machine{
-		cfg:    cfg,
-		procs:  make(map[int]*Process),
-		images: make(map[string]*elfimage.Image),
-		rand:   rand.NewChaCha8(seed),
-		stdout: orDiscard(cfg.Stdout),
-		stderr: orDiscard(cfg.Stderr),
-		stdin:  cfg.Stdin,
+		cfg:       cfg,
+		procs:     make(map[int]*Process),
+		images:    make(map[string]*elfimage.Image),
+		templates: make(map[string]*loadedImage),
+		rand:      rand.NewChaCha8(seed),
+		stdout:    orDiscard(cfg.Stdout),
+		stderr:    orDiscard(cfg.Stderr),
+		stdin:     cfg.Stdin,
 	}
 	for i := 0; i < cfg.CPUs; i++ {
 		m.cpus = append(m.cpus, &cpuState{id: i, cpu: alpha.NewCPU(cfg.Model)})

@@ -1,0 +1,384 @@
+package elfimage
+
+import (
+	"cmp"
+	"debug/elf"
+	"encoding/binary"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// symIndex holds what Lookup and SymbolFor search. Parse builds it once.
+type symIndex struct {
+	syms []Symbol // Image.Symbols as Parse left them
+
+	// Parallel to syms, for Lookup.
+	end    []uint64 // first address the symbol does not cover
+	class  []uint8  // classSized, classAnchor or classLabel
+	maxEnd []uint64 // maxEnd[i] = max(end[0..i]), to stop backward scans early
+
+	// Every symbol objdump would print, for SymbolFor.
+	dis []disSym
+	// Allocated sections, to find "the section of an address".
+	secs []secRange
+}
+
+// Lookup classes, best first. A sized symbol covers exactly
+// [Addr, Addr+Size). A zero-size function or global label (glibc's assembler
+// routines such as memset have no .size; _start is a bare label) covers up
+// to the next sized symbol or other anchor, skipping the local labels inside
+// it (.Loop, .Lend). A zero-size local label covers up to the next symbol of
+// any kind and is used only when nothing better covers the address.
+const (
+	classSized uint8 = iota + 1
+	classAnchor
+	classLabel
+)
+
+type disSym struct {
+	sym  Symbol
+	sec  int // section header index; -1 for SHN_ABS
+	file bool
+}
+
+type secRange struct {
+	idx        int
+	start, end uint64
+}
+
+const shfTLS = 0x400
+
+// symbols reads the first SHT_SYMTAB, fills Image.Symbols and builds the
+// index. A file without a symbol table (stripped) gets an empty index.
+func (p *parser) symbols() error {
+	im := p.im
+	var dis []disSym
+	var keep []disSym
+	for si := 1; si < len(p.sections); si++ {
+		st := &p.sections[si]
+		if st.Type != shtSymtab {
+			continue
+		}
+		if st.entsize != symSize {
+			return p.errf(ErrMalformed, "symbol table (section %d, %s): entry size %d, want %d", si, st.Name, st.entsize, symSize)
+		}
+		if st.Size%symSize != 0 {
+			return p.errf(ErrMalformed, "symbol table (section %d, %s): size %#x is not a multiple of %d", si, st.Name, st.Size, symSize)
+		}
+		if st.link == 0 || int64(st.link) >= int64(len(p.sections)) {
+			return p.errf(ErrMalformed, "symbol table (section %d, %s): string table link %d out of range (%d sections)",
+				si, st.Name, st.link, len(p.sections))
+		}
+		strSec := &p.sections[st.link]
+		if strSec.Type != shtStrtab {
+			return p.errf(ErrMalformed, "symbol table (section %d, %s): linked section %d has type %v, want SHT_STRTAB",
+				si, st.Name, st.link, elf.SectionType(strSec.Type))
+		}
+		strtab := p.data[strSec.Offset : strSec.Offset+strSec.Size]
+		tab := p.data[st.Offset : st.Offset+st.Size]
+		for i := 0; i < len(tab)/symSize; i++ {
+			e := tab[i*symSize : (i+1)*symSize]
+			nameOff := binary.LittleEndian.Uint32(e[0:])
+			info := e[4]
+			shndx := binary.LittleEndian.Uint16(e[6:])
+			value := binary.LittleEndian.Uint64(e[8:])
+			size := binary.LittleEndian.Uint64(e[16:])
+			name, ok := cstring(strtab, uint64(nameOff))
+			if !ok {
+				return p.errf(ErrMalformed, "symbol %d: name offset %#x is beyond string table %s (%d bytes) or unterminated",
+					i, nameOff, strSec.Name, len(strtab))
+			}
+			typ, bind := info&0xf, info>>4
+			sec := int(shndx)
+			switch {
+			case shndx == shnUndef || shndx == shnCommon:
+				continue
+			case shndx == shnAbs:
+				sec = -1
+			case shndx == shnXindex:
+				return p.errf(ErrUnsupported, "symbol %d (%s): extended section index (SHN_XINDEX)", i, name)
+			case shndx >= shnLoRes:
+				continue // processor- or OS-specific index: not an address in this image
+			case sec >= len(p.sections):
+				return p.errf(ErrMalformed, "symbol %d (%s): section index %d out of range (%d sections)", i, name, shndx, len(p.sections))
+			}
+			if name == "" {
+				continue
+			}
+			var kind SymKind
+			switch typ {
+			case sttNoType:
+				kind = SymNoType
+			case sttObject:
+				kind = SymObject
+			case sttFunc:
+				kind = SymFunc
+			case sttIFunc:
+				kind = SymIFunc
+			case sttTLS:
+				kind = SymTLS // an offset in the TLS block; objdump still uses it
+			default:
+				continue // STT_SECTION, STT_FILE, STT_COMMON: objdump drops these too
+			}
+			d := disSym{
+				sym: Symbol{Name: name, Addr: value, Size: size, Kind: kind,
+					Global: bind != stbLocal, Weak: bind == stbWeak},
+				sec: sec,
+			}
+			dis = append(dis, d)
+			if sec < 0 || kind == SymTLS {
+				continue
+			}
+			s := &p.sections[sec]
+			code := (kind == SymFunc || kind == SymIFunc) && s.Flags&shfAlloc != 0 || s.Flags&shfExecInstr != 0
+			if code {
+				keep = append(keep, d)
+			}
+		}
+		break // only one SHT_SYMTAB is allowed; use the first
+	}
+	for i := range dis {
+		dis[i].file = isFileSymbol(dis[i].sym.Name)
+	}
+	slices.SortStableFunc(dis, compareSyms)
+	slices.SortStableFunc(keep, compareSyms)
+	im.Symbols = make([]Symbol, len(keep))
+	for i := range keep {
+		im.Symbols[i] = keep[i].sym
+	}
+
+	idx := &symIndex{dis: dis}
+	for i := 1; i < len(p.sections); i++ {
+		s := &p.sections[i]
+		if s.Flags&shfAlloc != 0 && s.Flags&shfTLS == 0 && s.Size > 0 {
+			idx.secs = append(idx.secs, secRange{idx: i, start: s.Addr, end: s.Addr + s.Size})
+		}
+	}
+	secEnd := make([]uint64, len(keep))
+	for i := range keep {
+		secEnd[i] = ^uint64(0)
+		s := &p.sections[keep[i].sec]
+		if keep[i].sym.Addr >= s.Addr && s.Size > 0 {
+			secEnd[i] = s.Addr + s.Size
+		}
+	}
+	idx.buildLookup(im.Symbols, secEnd)
+	im.idx = idx
+	return nil
+}
+
+// isFileSymbol is objdump's heuristic for names that are really file names.
+func isFileSymbol(n string) bool {
+	return len(n) > 2 && n[len(n)-2] == '.' && (n[len(n)-1] == 'o' || n[len(n)-1] == 'a')
+}
+
+// compareSyms orders symbols by address and, at one address, best name first,
+// following objdump's compare_symbols (binutils objdump.c): real names before
+// gcc2_compiled-style markers and file names, functions before objects before
+// the rest, global before weak, weak before local, larger size first, names
+// starting with '.' last, then by name. (objdump's first tie-break, "in the
+// section being disassembled", depends on the address asked for; SymbolFor
+// applies it at query time.)
+func compareSyms(a, b disSym) int {
+	if c := cmp.Compare(a.sym.Addr, b.sym.Addr); c != 0 {
+		return c
+	}
+	an, bn := a.sym.Name, b.sym.Name
+	if c := cmpBool(isCompiledMarker(an), isCompiledMarker(bn)); c != 0 {
+		return c
+	}
+	if c := cmpBool(a.file, b.file); c != 0 {
+		return c
+	}
+	af := a.sym.Kind == SymFunc || a.sym.Kind == SymIFunc
+	bf := b.sym.Kind == SymFunc || b.sym.Kind == SymIFunc
+	if c := cmpBool(!af, !bf); c != 0 {
+		return c
+	}
+	if c := cmpBool(a.sym.Kind != SymObject, b.sym.Kind != SymObject); c != 0 {
+		return c
+	}
+	if c := cmpBool(!a.sym.Global, !b.sym.Global); c != 0 { // local later
+		return c
+	}
+	if c := cmpBool(a.sym.Weak, b.sym.Weak); c != 0 { // BSF_GLOBAL (not weak) first
+		return c
+	}
+	if c := cmp.Compare(b.sym.Size, a.sym.Size); c != 0 { // larger first
+		return c
+	}
+	if c := cmpBool(strings.HasPrefix(an, "."), strings.HasPrefix(bn, ".")); c != 0 {
+		return c
+	}
+	return strings.Compare(an, bn)
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+func isCompiledMarker(n string) bool {
+	return strings.Contains(n, "gnu_compiled") || strings.Contains(n, "gcc2_compiled")
+}
+
+func lookupClass(s *Symbol) uint8 {
+	switch {
+	case s.Size > 0:
+		return classSized
+	case s.Kind == SymFunc || s.Kind == SymIFunc || s.Global:
+		return classAnchor
+	}
+	return classLabel
+}
+
+// buildLookup computes each symbol's covered range (see the class comments).
+// syms is sorted by address; secEnd bounds each zero-size symbol by the end
+// of its section.
+func (idx *symIndex) buildLookup(syms []Symbol, secEnd []uint64) {
+	idx.syms = syms
+	n := len(syms)
+	idx.end = make([]uint64, n)
+	idx.class = make([]uint8, n)
+	idx.maxEnd = make([]uint64, n)
+	const none = ^uint64(0)
+	nextAnchor, nextAny := none, none
+	for hi := n; hi > 0; {
+		lo := hi - 1
+		for lo > 0 && syms[lo-1].Addr == syms[hi-1].Addr {
+			lo--
+		}
+		anchor := false
+		for i := lo; i < hi; i++ {
+			s := &syms[i]
+			c := lookupClass(s)
+			idx.class[i] = c
+			switch c {
+			case classSized:
+				idx.end[i] = s.Addr + s.Size
+				if idx.end[i] < s.Addr {
+					idx.end[i] = none // saturate
+				}
+				anchor = true
+			case classAnchor:
+				idx.end[i] = min(nextAnchor, secEnd[i])
+				anchor = true
+			default:
+				idx.end[i] = min(nextAny, secEnd[i])
+			}
+		}
+		nextAny = syms[lo].Addr
+		if anchor {
+			nextAnchor = syms[lo].Addr
+		}
+		hi = lo
+	}
+	var m uint64
+	for i := range idx.end {
+		m = max(m, idx.end[i])
+		idx.maxEnd[i] = m
+	}
+}
+
+// index returns the Image's lookup index. An Image that did not come from
+// Parse gets a temporary index over a sorted copy of its Symbols, with
+// zero-size symbols unbounded by sections.
+func (im *Image) index() *symIndex {
+	if im.idx != nil {
+		return im.idx
+	}
+	idx := &symIndex{}
+	for _, s := range im.Symbols {
+		idx.dis = append(idx.dis, disSym{sym: s, sec: -1, file: isFileSymbol(s.Name)})
+	}
+	slices.SortStableFunc(idx.dis, compareSyms)
+	syms := make([]Symbol, len(idx.dis))
+	secEnd := make([]uint64, len(idx.dis))
+	for i := range idx.dis {
+		syms[i] = idx.dis[i].sym
+		secEnd[i] = ^uint64(0)
+	}
+	idx.buildLookup(syms, secEnd)
+	return idx
+}
+
+// Lookup returns the function (or code label) containing addr and addr's
+// offset from its start, searching Symbols by binary search. A sized symbol
+// covers [Addr, Addr+Size) and wins over others (the innermost one if sized
+// symbols nest); a zero-size function or global label extends to the next
+// sized symbol or function; a zero-size local label extends to the next
+// symbol. Addresses in the padding after a sized function match nothing.
+func (im *Image) Lookup(addr uint64) (sym Symbol, offset uint64, ok bool) {
+	idx := im.index()
+	syms := idx.syms
+	i := sort.Search(len(syms), func(i int) bool { return syms[i].Addr > addr }) - 1
+	best := -1
+	// Scanning down, j < best and syms[j].Addr <= syms[best].Addr: j wins
+	// with a better class, or with the same class at the same address (a
+	// lower index is the preferred alias); a farther symbol of the same
+	// class is an outer one and loses.
+	better := func(j int) bool {
+		if best < 0 || idx.class[j] < idx.class[best] {
+			return true
+		}
+		return idx.class[j] == idx.class[best] && syms[j].Addr == syms[best].Addr
+	}
+	for j := i; j >= 0 && idx.maxEnd[j] > addr; j-- {
+		if best >= 0 && idx.class[best] == classSized && syms[j].Addr < syms[best].Addr {
+			break // nothing farther down can beat an inner sized symbol
+		}
+		if idx.end[j] > addr && better(j) {
+			best = j
+		}
+	}
+	if best < 0 {
+		return Symbol{}, 0, false
+	}
+	return syms[best], addr - syms[best].Addr, true
+}
+
+// SymbolFor returns the name and offset a disassembler prints for addr, as
+// <name+0xoff>. It follows objdump: the nearest symbol at or below addr of
+// any type and section (sizes are ignored), preferring, among symbols at that
+// one address, one in the section containing addr, then the order of
+// compareSyms. ok is false if no symbol lies at or below addr.
+func (im *Image) SymbolFor(addr uint64) (name string, offset uint64, ok bool) {
+	idx := im.index()
+	dis := idx.dis
+	i := sort.Search(len(dis), func(i int) bool { return dis[i].sym.Addr > addr }) - 1
+	if i < 0 {
+		return "", 0, false
+	}
+	a := dis[i].sym.Addr
+	first := i
+	for first > 0 && dis[first-1].sym.Addr == a {
+		first--
+	}
+	sec := idx.sectionOf(addr)
+	pick := first
+	for j := first; j <= i; j++ {
+		if dis[j].sec == sec {
+			pick = j
+			break
+		}
+	}
+	return dis[pick].sym.Name, addr - a, true
+}
+
+// sectionOf returns the index of the first allocated, non-TLS section that
+// contains addr, or -2 if none does.
+func (idx *symIndex) sectionOf(addr uint64) int {
+	for _, s := range idx.secs {
+		if addr >= s.start && addr < s.end {
+			return s.idx
+		}
+	}
+	return -2
+}
