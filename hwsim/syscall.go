@@ -128,7 +128,7 @@ func (m *Machine) dispatchSyscall(c *cpuState, p *Process, num uint64, a [6]uint
 	case 2, 66, 312: // fork, vfork, clone
 		flags := a[0]
 		if num != 312 {
-			flags = 17 // SIGCHLD
+			flags = 20 // SIGCHLD on Alpha
 		}
 		return m.sysClone(c, p, flags, a[1], a[2], a[3], a[4])
 	case 7, 365: // osf_wait4, wait4
@@ -252,6 +252,8 @@ func (m *Machine) dispatchSyscall(c *cpuState, p *Process, num uint64, a [6]uint
 			return 0, eINVAL
 		}
 		return 2, m.userWrite(p, a[0], []byte("/\x00"))
+	case 318: // sysinfo
+		return 0, m.userWrite(p, a[0], m.sysinfo(c))
 	case 324: // personality
 		return 0, 0
 	case 396: // sched_getaffinity
@@ -862,4 +864,16 @@ func (m *Machine) sysFstatat(p *Process, dirfd, pathp, buf, flags uint64) (uint6
 	binary.LittleEndian.PutUint32(b[52:], pageSize)
 	binary.LittleEndian.PutUint32(b[56:], 1)
 	return 0, m.userWrite(p, buf, b)
+}
+
+// sysinfo encodes struct sysinfo: uptime, loads, memory in bytes (mem_unit
+// 1) from MaxMemory, and the process count.
+func (m *Machine) sysinfo(c *cpuState) []byte {
+	b := make([]byte, 112)
+	binary.LittleEndian.PutUint64(b[0:], m.cycleOf(c)/m.cfg.ClockHz)
+	binary.LittleEndian.PutUint64(b[32:], m.cfg.MaxMemory) // totalram
+	binary.LittleEndian.PutUint64(b[40:], m.cfg.MaxMemory/2)
+	binary.LittleEndian.PutUint16(b[80:], uint16(min(len(m.procs), 0xffff)))
+	binary.LittleEndian.PutUint32(b[104:], 1) // mem_unit
+	return b
 }
