@@ -17,10 +17,14 @@ const (
 	TrapGentrap             // gentrap: SIGFPE (glibc raises integer division by zero this way)
 	TrapArith               // an arithmetic trap the program enabled: SIGFPE
 	TrapHalt                // a PAL call user mode may not make: SIGILL
+	TrapSimcall             // kernel mode CALL_PAL cserve: a request to the simulator
+	TrapReturn              // kernel mode CALL_PAL rti or retsys: back to user mode
+	TrapEvent               // the cycle counter reached the next event
 )
 
 var trapNames = [...]string{"none", "syscall", "segmentation fault", "illegal instruction",
-	"unimplemented instruction", "breakpoint", "gentrap", "arithmetic trap", "privileged PAL call"}
+	"unimplemented instruction", "breakpoint", "gentrap", "arithmetic trap", "privileged PAL call",
+	"simulator call", "return from kernel", "event"}
 
 func (k TrapKind) String() string {
 	if int(k) < len(trapNames) {
@@ -67,6 +71,21 @@ type tlbEntry struct {
 	page *Page
 }
 
+// tlbSet is the translations of one mode. Kernel and user mode keep
+// separate sets, so a translation filled in kernel mode, where kernel pages
+// are reachable, is never used by user code.
+type tlbSet struct {
+	r, w [tlbEntries]tlbEntry
+}
+
+// KernelBase is where the kernel's address space begins: addresses at or
+// above it are translated through CPU.KAS and only in kernel mode. It lies
+// above Linux/Alpha's user TASK_SIZE and inside the 21164's 43-bit virtual
+// address space.
+const KernelBase = 0x60000000000
+
+const kernelVPN = KernelBase >> PageShift
+
 // CPU is one Alpha processor executing user code of one address space at a
 // time. It is not safe for concurrent use: each CPU belongs to one host
 // goroutine at a time.
@@ -81,7 +100,17 @@ type CPU struct {
 	Unique uint64
 
 	Model Model
-	AS    *AddressSpace
+	// ID is the CPU number WHAMI reports.
+	ID int
+	// AS is the current process's address space, nil when none runs.
+	AS *AddressSpace
+	// KAS is the kernel's address space, shared by every CPU: addresses
+	// from KernelBase up, reachable in kernel mode only.
+	KAS *AddressSpace
+	// Kernel is set while the CPU runs in kernel mode.
+	Kernel bool
+	// IPL is the interrupt priority level (SWPIPL).
+	IPL uint8
 
 	// Retired counts instructions completed since the CPU was made.
 	Retired uint64
@@ -99,13 +128,40 @@ type CPU struct {
 	// interpreter must fetch through the page table again.
 	codeStale bool
 
-	asGen uint64 // AS.gen the TLBs were filled under
-	rtlb  [tlbEntries]tlbEntry
-	wtlb  [tlbEntries]tlbEntry
+	asGen uint64  // AS.gen the TLBs were filled under
+	tlb   *tlbSet // the current mode's
+	utlb  tlbSet
+	ktlb  tlbSet
 }
 
 // NewCPU returns a CPU of model m with no address space.
-func NewCPU(m Model) *CPU { return &CPU{Model: m} }
+func NewCPU(m Model) *CPU {
+	c := &CPU{Model: m}
+	c.tlb = &c.utlb
+	return c
+}
+
+// SetMode switches between user and kernel mode.
+func (c *CPU) SetMode(kernel bool) {
+	c.Kernel = kernel
+	if kernel {
+		c.tlb = &c.ktlb
+	} else {
+		c.tlb = &c.utlb
+	}
+}
+
+// asFor returns the address space that translates vpn in the current mode,
+// or nil.
+func (c *CPU) asFor(vpn uint64) *AddressSpace {
+	if vpn >= kernelVPN {
+		if !c.Kernel {
+			return nil
+		}
+		return c.KAS
+	}
+	return c.AS
+}
 
 // Load switches the CPU to ctx in address space as (a context switch).
 func (c *CPU) Load(ctx *Context, as *AddressSpace) {
@@ -128,8 +184,8 @@ func (c *CPU) Save(ctx *Context) {
 }
 
 func (c *CPU) flushTLB() {
-	c.rtlb = [tlbEntries]tlbEntry{}
-	c.wtlb = [tlbEntries]tlbEntry{}
+	c.utlb = tlbSet{}
+	c.ktlb = tlbSet{}
 	if c.AS != nil {
 		c.asGen = c.AS.gen
 	}
@@ -137,11 +193,15 @@ func (c *CPU) flushTLB() {
 
 // readPage translates vpn for a load, filling the read TLB.
 func (c *CPU) readPage(vpn uint64) *Page {
-	e := &c.rtlb[vpn%tlbEntries]
+	e := &c.tlb.r[vpn%tlbEntries]
 	if e.tag == vpn+1 {
 		return e.page
 	}
-	p := c.AS.page(vpn)
+	as := c.asFor(vpn)
+	if as == nil {
+		return nil
+	}
+	p := as.page(vpn)
 	if p == nil || p.perm&PermR == 0 {
 		return nil
 	}
@@ -152,23 +212,27 @@ func (c *CPU) readPage(vpn uint64) *Page {
 // writePage translates vpn for a store. Only private pages without decoded
 // code enter the write TLB, so its hits need no further checks.
 func (c *CPU) writePage(vpn uint64) *Page {
-	e := &c.wtlb[vpn%tlbEntries]
+	e := &c.tlb.w[vpn%tlbEntries]
 	if e.tag == vpn+1 {
 		return e.page
 	}
-	gen := c.AS.gen
-	p, ok := c.AS.writablePage(vpn)
+	as := c.asFor(vpn)
+	if as == nil {
+		return nil
+	}
+	gen := as.gen
+	p, ok := as.writablePage(vpn)
 	if !ok {
 		return nil
 	}
-	if c.AS.gen != gen {
+	if as.gen != gen {
 		c.flushTLB() // privatizing replaced a page other entries may name
 	}
 	if p.code.Load() != nil {
 		p.code.Store(nil)
 		c.codeStale = true
 	}
-	c.wtlb[vpn%tlbEntries] = tlbEntry{tag: vpn + 1, page: p}
+	c.tlb.w[vpn%tlbEntries] = tlbEntry{tag: vpn + 1, page: p}
 	return p
 }
 
@@ -291,7 +355,11 @@ func (c *CPU) storeUnaligned(a, v uint64, n int) bool {
 // the decoded form is published atomically; two CPUs racing to decode the
 // same page produce identical arrays and either may win.
 func (c *CPU) fetchPage(pc uint64) *codePage {
-	p := c.AS.page(pc >> PageShift)
+	as := c.asFor(pc >> PageShift)
+	if as == nil {
+		return nil
+	}
+	p := as.page(pc >> PageShift)
 	if p == nil || p.perm&PermX == 0 {
 		return nil
 	}
@@ -306,13 +374,18 @@ func (c *CPU) fetchPage(pc uint64) *codePage {
 	p.code.Store(cp)
 	// Any write translation to this page must now go through writePage
 	// again so that a store drops the decoding.
-	c.wtlb[(pc>>PageShift)%tlbEntries] = tlbEntry{}
+	c.utlb.w[(pc>>PageShift)%tlbEntries] = tlbEntry{}
+	c.ktlb.w[(pc>>PageShift)%tlbEntries] = tlbEntry{}
 	return cp
 }
 
 // FetchWord reads the instruction word at pc (for fault reports and tools).
 func (c *CPU) FetchWord(pc uint64) (uint32, bool) {
-	p := c.AS.page(pc >> PageShift)
+	as := c.asFor(pc >> PageShift)
+	if as == nil {
+		return 0, false
+	}
+	p := as.page(pc >> PageShift)
 	if p == nil {
 		return 0, false
 	}

@@ -13,6 +13,15 @@ const (
 	PalWRUNIQ  = 0x9f
 	PalGENTRAP = 0xaa
 	PalCLRFEN  = 0xae
+
+	// Privileged (kernel mode) PAL functions of the OSF/1 PALcode that the
+	// simulated kernel uses.
+	PalCSERVE = 0x09 // console service: here, a call into the simulator
+	PalSWPIPL = 0x35
+	PalRDPS   = 0x36
+	PalWHAMI  = 0x3c
+	PalRETSYS = 0x3d
+	PalRTI    = 0x3f
 )
 
 // Run executes up to budget instructions and returns how many completed.
@@ -22,7 +31,7 @@ const (
 // leaves it.
 func (c *CPU) Run(budget uint64) uint64 {
 	c.Trap = Trap{}
-	if c.asGen != c.AS.gen {
+	if c.AS != nil && c.asGen != c.AS.gen {
 		c.flushTLB()
 	}
 	var (
@@ -588,6 +597,35 @@ func (c *CPU) pal(pc uint64, fn uint32) bool {
 		c.Trap = Trap{Kind: TrapGentrap, PC: pc, Code: c.R[16]}
 		c.PC = pc
 		return false
+	default:
+		if c.Kernel && fn < 0x40 {
+			return c.privilegedPal(pc, fn)
+		}
+		w, _ := c.FetchWord(pc)
+		c.Trap = Trap{Kind: TrapHalt, PC: pc, Word: w, Code: uint64(fn)}
+		c.PC = pc
+		return false
+	}
+	return true
+}
+
+// privilegedPal executes a kernel-mode PAL call.
+func (c *CPU) privilegedPal(pc uint64, fn uint32) bool {
+	switch fn {
+	case PalCSERVE:
+		c.Trap = Trap{Kind: TrapSimcall, PC: pc, Code: c.R[16]}
+		c.Retired++
+		return false
+	case PalRETSYS, PalRTI:
+		c.Trap = Trap{Kind: TrapReturn, PC: pc, Code: uint64(fn)}
+		c.Retired++
+		return false
+	case PalSWPIPL:
+		c.R[0], c.IPL = uint64(c.IPL), uint8(c.R[16]&7)
+	case PalRDPS:
+		c.R[0] = uint64(c.IPL) << 8
+	case PalWHAMI:
+		c.R[0] = uint64(c.ID)
 	default:
 		w, _ := c.FetchWord(pc)
 		c.Trap = Trap{Kind: TrapHalt, PC: pc, Word: w, Code: uint64(fn)}
