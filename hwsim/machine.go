@@ -28,28 +28,33 @@ type Machine struct {
 	templates map[string]*loadedImage    // loaded programs, by path
 	rand      *rand.ChaCha8
 
-	pages   uint64 // resident pages, for MaxMemory
-	faults  []Fault
-	stdout  io.Writer
-	stderr  io.Writer
-	stdin   io.Reader
-	lastRun uint64
+	kern       *kernel
+	tickCycles uint64
+	faults     []Fault
+	stdout     io.Writer
+	stderr     io.Writer
+	stdin      io.Reader
+	lastRun    uint64
 }
 
-// cpuState is a CPU and what the simulated kernel keeps per CPU.
+// cpuState is a CPU and what the simulator keeps per CPU.
 type cpuState struct {
 	id   int
 	cpu  *alpha.CPU
-	cur  *Process
+	cur  *Process // the process the CPU runs, in user mode or in vmunix
 	runq []*Process
 
-	// Cycle is this CPU's clock; at a quantum boundary every CPU's clock
+	// cycle is this CPU's clock; at a quantum boundary every CPU's clock
 	// equals the machine's.
-	cycle uint64
+	cycle       uint64
+	nextTick    uint64 // cycle of the next clock interrupt
+	tickPending bool   // a tick deferred until vmunix returns to user mode
+	halted      bool   // waiting in wtint
+	loaded      *Process
 
-	Retired, Idle, Busy uint64
-	ContextSwitches     uint64
-	Syscalls            uint64
+	Retired                          uint64
+	User, Kernel, Idle               uint64 // cycles
+	ContextSwitches, Syscalls, Ticks uint64
 }
 
 // Fault records a process killed by a fault the program did not expect to
@@ -81,8 +86,21 @@ func New(cfg Config) (*Machine, error) {
 		stderr:    orDiscard(cfg.Stderr),
 		stdin:     cfg.Stdin,
 	}
+	if cfg.CPUs > maxKernelCPUs {
+		return nil, fmt.Errorf("hwsim: %d CPUs: vmunix supports %d", cfg.CPUs, maxKernelCPUs)
+	}
+	k, err := loadKernel()
+	if err != nil {
+		return nil, err
+	}
+	m.kern = k
+	m.tickCycles = cfg.ClockHz / HZ
+	k.putU64(k.timeslice, max(1, cfg.TimeSlice/m.tickCycles))
 	for i := 0; i < cfg.CPUs; i++ {
-		m.cpus = append(m.cpus, &cpuState{id: i, cpu: alpha.NewCPU(cfg.Model)})
+		c := &cpuState{id: i, cpu: alpha.NewCPU(cfg.Model), nextTick: m.tickCycles}
+		c.cpu.ID, c.cpu.KAS = i, k.as
+		m.cpus = append(m.cpus, c)
+		m.enterIdle(c)
 	}
 	return m, nil
 }
@@ -214,70 +232,82 @@ func (m *Machine) round() {
 	m.balance()
 }
 
-// runCPU runs CPU c's processes until its clock reaches end.
+// runCPU runs CPU c until its clock reaches end: user code, vmunix, and
+// the waits of its idle loop.
 func (m *Machine) runCPU(c *cpuState, end uint64) {
 	for c.cycle < end {
-		if c.cur == nil && !m.dispatch(c) {
-			c.Idle += end - c.cycle
-			c.cycle = end
-			return
+		if c.cycle >= c.nextTick {
+			c.nextTick += m.tickCycles
+			switch {
+			case c.halted:
+				c.halted = false
+				m.timerInterrupt(c, false)
+			case !c.cpu.Kernel:
+				m.timerInterrupt(c, true)
+			case m.inIdle(c):
+				m.timerInterrupt(c, false)
+			default:
+				// The kernel is busy (vmunix runs system calls with
+				// interrupts deferred): take the tick on the way out.
+				c.tickPending = true
+			}
 		}
-		p := c.cur
-		budget := min(end-c.cycle, p.sliceLeft)
+		until := min(end, c.nextTick)
+		if c.halted {
+			c.Idle += until - c.cycle
+			c.cycle = until
+			continue
+		}
+		p, kernel := c.cur, c.cpu.Kernel
 		c.cpu.Cycle = c.cycle
-		n := c.cpu.Run(budget)
-		// Until the 21164 timing model arrives each instruction is one
-		// cycle; a trapping instruction still takes its cycle.
+		n := c.cpu.Run(until - c.cycle)
 		spent := n
 		if c.cpu.Trap.Kind != alpha.TrapNone {
-			spent++
+			spent++ // the trapping instruction's cycle
 		}
 		c.cycle += spent
-		c.Busy += spent
 		c.Retired += n
-		p.Retired += n
-		p.Cycles += spent
-		p.sliceLeft -= min(p.sliceLeft, spent)
-
-		if c.cpu.Trap.Kind != alpha.TrapNone {
-			m.trap(c, p)
+		switch {
+		case p == nil:
+			c.Idle += spent
+		case kernel:
+			c.Kernel += spent
+			p.KernelCycles += spent
+		default:
+			c.User += spent
 		}
-		if c.cur == p && p.sliceLeft == 0 {
-			if len(c.runq) > 0 {
-				m.deschedule(c)
-				c.runq = append(c.runq, p)
-			}
-			p.sliceLeft = m.cfg.TimeSlice
+		if p != nil {
+			p.Retired += n
+			p.Cycles += spent
+		}
+		switch c.cpu.Trap.Kind {
+		case alpha.TrapNone, alpha.TrapEvent:
+		case alpha.TrapSyscall:
+			c.Syscalls++
+			p.Syscalls++
+			m.enterKernel(c, m.kern.entSys)
+		case alpha.TrapSimcall:
+			m.simcall(c)
+		case alpha.TrapReturn:
+			m.returnToUser(c)
+		case alpha.TrapWait:
+			c.halted = true
+		default:
+			m.trap(c, p, kernel)
+		}
+		if c.cur == nil && !c.cpu.Kernel {
+			m.enterIdle(c) // the process died in user mode
 		}
 	}
 }
 
-// dispatch makes the head of c's run queue current.
-func (m *Machine) dispatch(c *cpuState) bool {
-	if len(c.runq) == 0 {
-		return false
-	}
-	p := c.runq[0]
-	c.runq = c.runq[1:]
-	c.cur = p
-	p.cpu = c.id
-	if p.sliceLeft == 0 {
-		p.sliceLeft = m.cfg.TimeSlice
-	}
-	c.cpu.Load(&p.ctx, p.as)
-	c.ContextSwitches++
-	return true
-}
-
-// deschedule saves the current process of c and leaves c without one.
-func (m *Machine) deschedule(c *cpuState) {
-	c.cpu.Save(&c.cur.ctx)
-	c.cur = nil
-}
-
+// enqueue puts p on c's run queue and tells c's idle loop, if it idles.
 func (m *Machine) enqueue(c *cpuState, p *Process) {
 	p.cpu = c.id
 	c.runq = append(c.runq, p)
+	if c.cur == nil {
+		m.setNeedResched(c, true)
+	}
 }
 
 // load is a CPU's queue length counting its running process.
@@ -346,19 +376,22 @@ func (m *Machine) wake(p *Process) {
 
 // CPUStats is what one CPU did.
 type CPUStats struct {
-	CPU             int
-	Retired         uint64 // instructions
-	Busy, Idle      uint64 // cycles
-	ContextSwitches uint64
-	Syscalls        uint64
+	CPU     int
+	Retired uint64 // instructions, user and kernel
+	// Cycles by what the CPU was doing: running user code, running vmunix
+	// for a process, or idle (vmunix's idle loop and its waits).
+	User, Kernel, Idle uint64
+	ContextSwitches    uint64
+	Syscalls           uint64
+	Ticks              uint64 // clock interrupts taken
 }
 
 // CPUStats returns per-CPU statistics.
 func (m *Machine) CPUStats() []CPUStats {
 	out := make([]CPUStats, len(m.cpus))
 	for i, c := range m.cpus {
-		out[i] = CPUStats{CPU: i, Retired: c.Retired, Busy: c.Busy, Idle: c.Idle,
-			ContextSwitches: c.ContextSwitches, Syscalls: c.Syscalls}
+		out[i] = CPUStats{CPU: i, Retired: c.Retired, User: c.User, Kernel: c.Kernel, Idle: c.Idle,
+			ContextSwitches: c.ContextSwitches, Syscalls: c.Syscalls, Ticks: c.Ticks}
 	}
 	return out
 }

@@ -62,10 +62,9 @@ type Process struct {
 	brk    uint64
 	status int // wait status once a zombie
 
-	cpu       int    // CPU whose run queue holds it, or last ran it
-	sliceLeft uint64 // cycles left in its time slice
-	wakeAt    uint64 // for a sleeping process: machine cycle to wake at
-	sleeping  bool   // waiting on wakeAt rather than a child
+	cpu      int    // CPU whose run queue holds it, or last ran it
+	wakeAt   uint64 // for a sleeping process: machine cycle to wake at
+	sleeping bool   // waiting on wakeAt rather than a child
 	// waitingFor is the pid argument of the wait4 the process sleeps in.
 	waitingFor int
 
@@ -75,16 +74,18 @@ type Process struct {
 	clearTID uint64 // CLONE_CHILD_CLEARTID / set_tid_address pointer
 	ieeeFP   uint64 // osf_setsysinfo's software FP control word
 
-	// Accounting, in instructions and cycles.
-	Retired     uint64
-	Cycles      uint64
-	PageFaults  uint64
-	Syscalls    uint64
-	StartCycle  uint64
-	ExitCycle   uint64
-	forkedFrom  int
-	execCount   int
-	rlimitStack uint64
+	// Accounting, in instructions and cycles; Cycles includes KernelCycles,
+	// the time vmunix spent on the process's behalf.
+	Retired      uint64
+	Cycles       uint64
+	KernelCycles uint64
+	PageFaults   uint64
+	Syscalls     uint64
+	StartCycle   uint64
+	ExitCycle    uint64
+	forkedFrom   int
+	execCount    int
+	rlimitStack  uint64
 }
 
 // State returns the process's state.

@@ -44,12 +44,14 @@ const (
 // syscall carries out the system call p made on c (Linux/Alpha convention:
 // number in v0, arguments in a0-a5; result in v0 with a3 = 0, or errno in
 // v0 with a3 = 1).
+//
+// It runs on behalf of vmunix (SIM_SYSCALL), after entSys saved the user
+// context to p.ctx: the registers it reads and writes are p's, not the
+// CPU's, which are vmunix's at this point.
 func (m *Machine) syscall(c *cpuState, p *Process) {
-	r := &c.cpu.R
+	r := &p.ctx.R
 	num := r[0]
 	args := [6]uint64{r[16], r[17], r[18], r[19], r[20], r[21]}
-	p.Syscalls++
-	c.Syscalls++
 	val, err := m.dispatchSyscall(c, p, num, args)
 	if m.cfg.Trace != nil {
 		m.trace(p, num, args, val, err)
@@ -57,9 +59,9 @@ func (m *Machine) syscall(c *cpuState, p *Process) {
 	switch err {
 	case sysNoReturn, sysDone:
 	case sysBlocked:
-		c.cpu.PC -= 4 // re-execute the CALL_PAL when woken
+		p.ctx.PC -= 4 // re-execute the CALL_PAL when woken
 		p.state = ProcWaiting
-		m.deschedule(c)
+		m.setNeedResched(c, true)
 	case 0:
 		r[0], r[19] = val, 0
 	default:
@@ -105,10 +107,10 @@ func (m *Machine) dispatchSyscall(c *cpuState, p *Process, num uint64, a [6]uint
 	case 17: // brk (osf_brk: ENOMEM on failure rather than the old break)
 		return m.sysBrk(p, a[0])
 	case 20: // getxpid: pid in v0, parent's in a4
-		c.cpu.R[0], c.cpu.R[19], c.cpu.R[20] = uint64(p.PID), 0, uint64(p.ppid())
+		p.ctx.R[0], p.ctx.R[19], p.ctx.R[20] = uint64(p.PID), 0, uint64(p.ppid())
 		return 0, sysDone
 	case 24, 47: // getxuid, getxgid: real in v0, effective in a4
-		c.cpu.R[0], c.cpu.R[19], c.cpu.R[20] = 1000, 0, 1000
+		p.ctx.R[0], p.ctx.R[19], p.ctx.R[20] = 1000, 0, 1000
 		return 0, sysDone
 	case 530, 531: // getegid, geteuid
 		return 1000, 0
@@ -197,7 +199,9 @@ func (m *Machine) dispatchSyscall(c *cpuState, p *Process, num uint64, a [6]uint
 		}
 		return m.sysNanosleep(c, p, req)
 	case 334: // sched_yield
-		p.sliceLeft = 0
+		if len(c.runq) > 0 {
+			m.setNeedResched(c, true)
+		}
 		return 0, 0
 	case 364: // getrusage
 		return 0, m.userWrite(p, a[1], m.rusage(p))
@@ -495,8 +499,7 @@ func (m *Machine) sysExecve(c *cpuState, p *Process, pathp, argvp, envp uint64) 
 	if m.exec(p, c, path, im, argv, env) != nil {
 		return 0, e2BIG
 	}
-	c.cpu.Load(&p.ctx, p.as)
-	return 0, sysNoReturn
+	return 0, sysNoReturn // vmunix returns into the new image's context
 }
 
 // Clone flags (linux/sched.h).
@@ -525,7 +528,7 @@ func (m *Machine) sysClone(c *cpuState, p *Process, flags, newsp, ptid, ctid, tl
 		StartCycle: c.cycle, forkedFrom: p.PID,
 	}
 	// The child starts where the parent returns, with v0 = 0 and no error.
-	c.cpu.Save(&child.ctx)
+	child.ctx = p.ctx
 	child.ctx.R[0], child.ctx.R[19], child.ctx.R[20] = 0, 0, 0
 	if newsp != 0 {
 		child.ctx.R[30] = newsp
@@ -548,7 +551,7 @@ func (m *Machine) sysClone(c *cpuState, p *Process, flags, newsp, ptid, ctid, tl
 	target := m.leastLoaded()
 	m.emit(Event{Kind: EventFork, Cycle: c.cycle, CPU: target.id, PID: pid, PPID: p.PID})
 	m.enqueue(target, child)
-	c.cpu.R[20] = 0
+	p.ctx.R[20] = 0
 	return uint64(pid), 0
 }
 
@@ -769,11 +772,11 @@ func (m *Machine) sysNanosleep(c *cpuState, p *Process, req uint64) (uint64, err
 	}
 	cycles := sec*m.cfg.ClockHz + nsec*m.cfg.ClockHz/1e9
 	// Return 0 now and sleep: the call completes when the process wakes.
-	c.cpu.R[0], c.cpu.R[19] = 0, 0
+	p.ctx.R[0], p.ctx.R[19] = 0, 0
 	p.wakeAt = c.cycle + cycles
 	p.sleeping = true
 	p.state = ProcWaiting
-	m.deschedule(c)
+	m.setNeedResched(c, true)
 	return 0, sysDone
 }
 
@@ -795,12 +798,7 @@ func (m *Machine) sysKill(c *cpuState, p *Process, pid, sig int) (uint64, errno)
 		m.exit(c, p, sig)
 		return 0, sysNoReturn
 	}
-	m.unqueue(target)
-	var tc *cpuState
-	if cc := m.cpus[target.cpu]; cc.cur == target {
-		tc = cc
-	}
-	m.exit(tc, target, sig)
+	m.exit(nil, target, sig)
 	return 0, 0
 }
 

@@ -18,15 +18,29 @@ const (
 	sigBUS  = 10
 )
 
-// trap handles the event that stopped c's current process p.
-func (m *Machine) trap(c *cpuState, p *Process) {
+// trap handles a fault of c's current process p, raised in user mode or,
+// if kernel, in vmunix on its behalf.
+func (m *Machine) trap(c *cpuState, p *Process, kernel bool) {
 	t := c.cpu.Trap
+	if p == nil {
+		// vmunix faulted with no process: a bug in the kernel image.
+		m.faults = append(m.faults, Fault{PID: 0, Path: "/vmunix", Trap: t})
+		fmt.Fprintf(m.stderr, "hwsim: cpu %d: vmunix: %s\n", c.id, t)
+		m.enterIdle(c)
+		return
+	}
 	switch t.Kind {
-	case alpha.TrapSyscall:
-		m.syscall(c, p)
 	case alpha.TrapSegv:
 		if m.demandPage(p, t.Addr) {
 			return // the faulting instruction runs again
+		}
+		if kernel {
+			// A kernel access to user memory vmunix did not check first.
+			m.faults = append(m.faults, Fault{PID: p.PID, Path: "/vmunix", Trap: t})
+			fmt.Fprintf(m.stderr, "hwsim: cpu %d: vmunix: %s\n", c.id, t)
+			m.exit(c, p, sigSEGV)
+			m.enterIdle(c)
+			return
 		}
 		m.fatal(c, p, sigSEGV, t)
 	case alpha.TrapIllegal, alpha.TrapHalt, alpha.TrapUnimpl:
@@ -64,11 +78,17 @@ func (m *Machine) fatal(c *cpuState, p *Process, sig int, t alpha.Trap) {
 	m.exit(c, p, sig)
 }
 
-// exit ends p with wait status status. p must be c's current process, or
-// c is nil.
+// exit ends p with wait status status. c is the CPU p made the call on,
+// or nil if another process or the simulator ended it.
 func (m *Machine) exit(c *cpuState, p *Process, status int) {
-	if c != nil && c.cur == p {
-		c.cur = nil
+	m.unqueue(p)
+	if pc := m.cpus[p.cpu]; pc.cur == p {
+		pc.cur = nil
+		pc.loaded = nil
+		if pc != c {
+			m.enterIdle(pc) // it was running elsewhere: that CPU idles now
+		}
+		m.setNeedResched(pc, true)
 	}
 	if p.clearTID != 0 {
 		// CLONE_CHILD_CLEARTID: the kernel zeroes the TID word at exit.

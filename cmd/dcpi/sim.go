@@ -205,27 +205,30 @@ func programPath(files map[string][]byte, file string) (string, error) {
 }
 
 func printSimStats(w io.Writer, m *hwsim.Machine, procs []*hwsim.Process, elapsed time.Duration) {
-	var insns, busy uint64
+	var insns, user, kernel, idle uint64
 	cpus := m.CPUStats()
 	for _, c := range cpus {
 		insns += c.Retired
-		busy += c.Busy
+		user, kernel, idle = user+c.User, kernel+c.Kernel, idle+c.Idle
 	}
+	total := float64(max(1, user+kernel+idle))
 	simSec := m.Seconds(m.Now())
 	fmt.Fprintf(w, "\n--- dcpi sim stats ---\n")
-	fmt.Fprintf(w, "instructions      %d\n", insns)
+	fmt.Fprintf(w, "instructions      %d (user and vmunix)\n", insns)
 	fmt.Fprintf(w, "simulated time    %.6f s (%d cycles at %d MHz, %d CPUs)\n", simSec, m.Now(), m.Config().ClockHz/1_000_000, len(cpus))
+	fmt.Fprintf(w, "cpu time          user %.1f%%  kernel %.1f%%  idle %.1f%%\n",
+		100*float64(user)/total, 100*float64(kernel)/total, 100*float64(idle)/total)
 	fmt.Fprintf(w, "host time         %.3f s\n", elapsed.Seconds())
 	if elapsed > 0 {
 		fmt.Fprintf(w, "host speed        %.1f M simulated instructions/s\n", float64(insns)/elapsed.Seconds()/1e6)
 	}
-	fmt.Fprintf(w, "%-4s %14s %14s %14s %10s %9s\n", "cpu", "instructions", "busy cycles", "idle cycles", "switches", "syscalls")
+	fmt.Fprintf(w, "%-4s %14s %13s %13s %13s %9s %9s %7s\n", "cpu", "instructions", "user cycles", "kernel cycles", "idle cycles", "switches", "syscalls", "ticks")
 	for _, c := range cpus {
-		fmt.Fprintf(w, "%-4d %14d %14d %14d %10d %9d\n", c.CPU, c.Retired, c.Busy, c.Idle, c.ContextSwitches, c.Syscalls)
+		fmt.Fprintf(w, "%-4d %14d %13d %13d %13d %9d %9d %7d\n", c.CPU, c.Retired, c.User, c.Kernel, c.Idle, c.ContextSwitches, c.Syscalls, c.Ticks)
 	}
-	fmt.Fprintf(w, "%-6s %-22s %14s %9s %11s %8s\n", "pid", "program", "instructions", "syscalls", "pagefaults", "status")
+	fmt.Fprintf(w, "%-6s %-20s %14s %13s %13s %9s %10s %6s\n", "pid", "program", "instructions", "cycles", "kernel cycles", "syscalls", "pagefaults", "status")
 	for _, p := range procs {
-		fmt.Fprintf(w, "%-6d %-22s %14d %9d %11d %8d\n", p.PID, p.Path, p.Retired, p.Syscalls, p.PageFaults, exitCode(p.ExitStatus()))
+		fmt.Fprintf(w, "%-6d %-20s %14d %13d %13d %9d %10d %6d\n", p.PID, p.Path, p.Retired, p.Cycles, p.KernelCycles, p.Syscalls, p.PageFaults, exitCode(p.ExitStatus()))
 	}
 	for _, f := range m.Faults() {
 		fmt.Fprintf(w, "fault: %s\n", f)

@@ -14,10 +14,8 @@ package elfimage
 
 import (
 	"cmp"
-	"crypto/sha256"
 	"debug/elf"
 	"encoding/binary"
-	"fmt"
 	"slices"
 )
 
@@ -51,11 +49,12 @@ const (
 	shfAlloc     = 0x2
 	shfExecInstr = 0x4
 
-	sttNoType = 0
-	sttObject = 1
-	sttFunc   = 2
-	sttTLS    = 6
-	sttIFunc  = 10
+	sttNoType  = 0
+	sttObject  = 1
+	sttFunc    = 2
+	sttSection = 3
+	sttTLS     = 6
+	sttIFunc   = 10
 
 	stbLocal = 0
 	stbWeak  = 2
@@ -70,6 +69,9 @@ const (
 const (
 	UserAddrLimit  = 0x40000000000
 	MaxImageMemory = 1 << 30 // bytes, summed over PT_LOAD segments
+	// KernelAddrLimit ends the 21164's 43-bit virtual address space; a
+	// kernel image (ParseKernel) lies in [UserAddrLimit, KernelAddrLimit).
+	KernelAddrLimit = 0x80000000000
 )
 
 // Parse decodes and validates a static ELF64 Alpha executable. path is used
@@ -83,7 +85,20 @@ func Parse(data []byte, path string) (im *Image, err error) {
 			err = newErr(path, ErrMalformed, "internal error while parsing: %v", r)
 		}
 	}()
-	p := &parser{data: data, path: path}
+	p := &parser{data: data, path: path, lo: 0, hi: UserAddrLimit, space: "Linux/Alpha user address space"}
+	return p.parse()
+}
+
+// ParseKernel is Parse for a kernel image, whose segments lie above user
+// space, in [UserAddrLimit, KernelAddrLimit).
+func ParseKernel(data []byte, path string) (im *Image, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			im = nil
+			err = newErr(path, ErrMalformed, "internal error while parsing: %v", r)
+		}
+	}()
+	p := &parser{data: data, path: path, lo: UserAddrLimit, hi: KernelAddrLimit, space: "kernel address space"}
 	return p.parse()
 }
 
@@ -91,15 +106,17 @@ type parser struct {
 	data []byte
 	path string
 	im   *Image
+	// lo and hi bound the addresses segments may occupy; space names the
+	// range in errors.
+	lo, hi uint64
+	space  string
 
-	shnum    int
 	sections []rawSection // index i = section header i (0 is the null section)
 }
 
 type rawSection struct {
 	Section
 	link      uint32
-	info      uint32
 	addralign uint64
 	entsize   uint64
 }
@@ -159,6 +176,9 @@ func (p *parser) parse() (*Image, error) {
 // ident checks e_ident: magic, class, byte order, version, OS ABI.
 func (p *parser) ident() error {
 	d := p.data
+	if len(d) == 0 {
+		return p.errf(ErrNotELF, "no ELF magic: file is empty")
+	}
 	if len(d) < 4 || d[0] != 0x7f || d[1] != 'E' || d[2] != 'L' || d[3] != 'F' {
 		n := min(len(d), 4)
 		return p.errf(ErrNotELF, "no ELF magic (first bytes % x, want 7f 45 4c 46)", d[:n])
@@ -303,9 +323,9 @@ func (p *parser) checkRange(i int, ph rawPhdr) error {
 	if ph.memsz > MaxImageMemory {
 		return p.errf(ErrMalformed, "segment %d (%v): memsz %#x is absurd (limit %#x)", i, name, ph.memsz, MaxImageMemory)
 	}
-	if ph.vaddr > UserAddrLimit || ph.memsz > UserAddrLimit-ph.vaddr {
-		return p.errf(ErrMalformed, "segment %d (%v): [%#x, %#x+%#x) is outside the Linux/Alpha user address space [0, %#x)",
-			i, name, ph.vaddr, ph.vaddr, ph.memsz, uint64(UserAddrLimit))
+	if (ph.vaddr < p.lo && ph.memsz > 0) || ph.vaddr > p.hi || ph.memsz > p.hi-ph.vaddr {
+		return p.errf(ErrMalformed, "segment %d (%v): [%#x, %#x+%#x) is outside the %s [%#x, %#x)",
+			i, name, ph.vaddr, ph.vaddr, ph.memsz, p.space, p.lo, p.hi)
 	}
 	if ph.align > 1 {
 		if ph.align&(ph.align-1) != 0 {
@@ -366,15 +386,19 @@ func (p *parser) segments(phdrs []rawPhdr, phoff uint64) error {
 	}
 
 	// Overlap in memory (sorted copy; ELF asks for ascending vaddr but the
-	// loader does not need it).
-	order := make([]int, len(im.Segments))
-	for i := range order {
-		order[i] = i
+	// loader does not need it). Empty segments occupy nothing and are left
+	// out; among the others, sorted by start, any overlap shows up between
+	// neighbours.
+	var order []int
+	for i := range im.Segments {
+		if im.Segments[i].Memsz > 0 {
+			order = append(order, i)
+		}
 	}
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(im.Segments[a].Vaddr, im.Segments[b].Vaddr) })
 	for k := 1; k < len(order); k++ {
 		a, b := &im.Segments[order[k-1]], &im.Segments[order[k]]
-		if a.Memsz > 0 && b.Memsz > 0 && a.End() > b.Vaddr {
+		if a.End() > b.Vaddr {
 			return p.errf(ErrMalformed, "segments %d [%#x, %#x) and %d [%#x, %#x) overlap in memory",
 				loadIdx[order[k-1]], a.Vaddr, a.End(), loadIdx[order[k]], b.Vaddr, b.End())
 		}
@@ -405,180 +429,4 @@ func (p *parser) segments(phdrs []rawPhdr, phoff uint64) error {
 		return p.errf(ErrMalformed, "entry point %#x is not in the file-backed part of an executable PT_LOAD segment", im.Entry)
 	}
 	return nil
-}
-
-// cstring returns the NUL-terminated string at off in tab.
-func cstring(tab []byte, off uint64) (string, bool) {
-	if off >= uint64(len(tab)) {
-		return "", false
-	}
-	s := tab[off:]
-	for i, c := range s {
-		if c == 0 {
-			return string(s[:i]), true
-		}
-	}
-	return "", false
-}
-
-func (p *parser) sectionHeaders(shoff uint64, shnum, shstrndx int) error {
-	if shnum == 0 {
-		return nil
-	}
-	p.shnum = shnum
-	p.sections = make([]rawSection, shnum)
-	nameOff := make([]uint32, shnum)
-	for i := range p.sections {
-		o := shoff + uint64(i)*shdrSize
-		nameOff[i] = p.u32(o)
-		s := &p.sections[i]
-		s.Type = p.u32(o + 4)
-		s.Flags = p.u64(o + 8)
-		s.Addr = p.u64(o + 16)
-		s.Offset = p.u64(o + 24)
-		s.Size = p.u64(o + 32)
-		s.link = p.u32(o + 40)
-		s.info = p.u32(o + 44)
-		s.addralign = p.u64(o + 48)
-		s.entsize = p.u64(o + 56)
-		if i == 0 || s.Type == shtNobits || s.Type == 0 {
-			continue
-		}
-		if !p.inFile(s.Offset, s.Size) {
-			return p.errf(ErrMalformed, "section %d [%#x, %#x+%#x) extends beyond end of file (%d bytes)",
-				i, s.Offset, s.Offset, s.Size, len(p.data))
-		}
-	}
-	var strtab []byte
-	if shstrndx != shnUndef {
-		st := &p.sections[shstrndx]
-		if st.Type != shtStrtab {
-			return p.errf(ErrMalformed, "section name table (e_shstrndx %d) has type %v, want SHT_STRTAB", shstrndx, elf.SectionType(st.Type))
-		}
-		strtab = p.data[st.Offset : st.Offset+st.Size]
-	}
-	for i := 1; i < shnum; i++ {
-		s := &p.sections[i]
-		if strtab != nil {
-			name, ok := cstring(strtab, uint64(nameOff[i]))
-			if !ok {
-				return p.errf(ErrMalformed, "section %d: name offset %#x is outside the section name table (%d bytes) or unterminated",
-					i, nameOff[i], len(strtab))
-			}
-			s.Name = name
-		}
-		if s.Flags&shfAlloc != 0 && s.Size > 0 && (s.Addr > UserAddrLimit || s.Size > UserAddrLimit-s.Addr) {
-			return p.errf(ErrMalformed, "section %d (%s): [%#x, %#x+%#x) is outside the user address space", i, s.Name, s.Addr, s.Addr, s.Size)
-		}
-		p.im.Sections = append(p.im.Sections, s.Section)
-	}
-	return nil
-}
-
-// text sets TextStart/TextEnd and checks that .text is file-backed.
-func (p *parser) text() error {
-	im := p.im
-	for i := 1; i < len(p.sections); i++ {
-		s := &p.sections[i]
-		if s.Name != ".text" || s.Type == shtNobits {
-			continue
-		}
-		seg, ok := im.SegmentFor(s.Addr)
-		if s.Size > 0 && (!ok || s.Addr-seg.Vaddr > seg.Filesz || s.Size > seg.Filesz-(s.Addr-seg.Vaddr)) {
-			return p.errf(ErrMalformed, "section %d (.text) [%#x, %#x+%#x) is not inside the file-backed part of a PT_LOAD segment",
-				i, s.Addr, s.Addr, s.Size)
-		}
-		if s.Size > 0 && seg.Flags&PermX == 0 {
-			return p.errf(ErrMalformed, "section %d (.text) lies in a segment without execute permission (%v)", i, seg.Flags)
-		}
-		im.TextStart, im.TextEnd = s.Addr, s.Addr+s.Size
-		return nil
-	}
-	for _, s := range im.Segments {
-		if s.Flags&PermX != 0 {
-			im.TextStart, im.TextEnd = s.Vaddr, s.Vaddr+s.Filesz
-			return nil
-		}
-	}
-	return nil
-}
-
-// buildID sets im.ID from the first NT_GNU_BUILD_ID note (in SHT_NOTE
-// sections, or in PT_NOTE segments if the file has no section headers), or
-// from SHA-256 of the file.
-func (p *parser) buildID(phdrs []rawPhdr) error {
-	type area struct {
-		what      string
-		off, size uint64
-		align     uint64
-	}
-	var areas []area
-	if len(p.sections) > 0 {
-		for i := 1; i < len(p.sections); i++ {
-			s := &p.sections[i]
-			if s.Type == shtNote {
-				areas = append(areas, area{fmt.Sprintf("section %d (%s)", i, s.Name), s.Offset, s.Size, s.addralign})
-			}
-		}
-	} else {
-		for i, ph := range phdrs {
-			if ph.typ != ptNote {
-				continue
-			}
-			if !p.inFile(ph.off, ph.filesz) {
-				return p.errf(ErrMalformed, "segment %d (PT_NOTE) file range [%#x, %#x+%#x) extends beyond end of file (%d bytes)",
-					i, ph.off, ph.off, ph.filesz, len(p.data))
-			}
-			areas = append(areas, area{fmt.Sprintf("segment %d (PT_NOTE)", i), ph.off, ph.filesz, ph.align})
-		}
-	}
-	for _, a := range areas {
-		id, err := p.notes(a.what, p.data[a.off:a.off+a.size], a.align)
-		if err != nil {
-			return err
-		}
-		if id != nil {
-			p.im.ID = ImageID{Kind: IDBuildID, Bytes: id}
-			return nil
-		}
-	}
-	sum := sha256.Sum256(p.data)
-	p.im.ID = ImageID{Kind: IDSHA256, Bytes: sum[:]}
-	return nil
-}
-
-// notes walks the notes in b and returns a copy of the GNU build ID, if any.
-// Name and descriptor are padded to 4 bytes, or to 8 when the containing
-// section or segment is 8-aligned (as for .note.gnu.property).
-func (p *parser) notes(what string, b []byte, align uint64) ([]byte, error) {
-	pad := uint64(4)
-	if align == 8 {
-		pad = 8
-	}
-	roundUp := func(n uint64) uint64 { return (n + pad - 1) &^ (pad - 1) }
-	var off uint64
-	n := uint64(len(b))
-	for off < n {
-		if n-off < 12 {
-			return nil, p.errf(ErrMalformed, "%s: truncated note header at offset %#x", what, off)
-		}
-		namesz := uint64(binary.LittleEndian.Uint32(b[off:]))
-		descsz := uint64(binary.LittleEndian.Uint32(b[off+4:]))
-		typ := binary.LittleEndian.Uint32(b[off+8:])
-		off += 12
-		if roundUp(namesz) > n-off {
-			return nil, p.errf(ErrMalformed, "%s: note name (%d bytes) extends past the end", what, namesz)
-		}
-		name := b[off : off+namesz]
-		off += roundUp(namesz)
-		if descsz > n-off {
-			return nil, p.errf(ErrMalformed, "%s: note descriptor (%d bytes) extends past the end", what, descsz)
-		}
-		desc := b[off : off+descsz]
-		off = min(n, off+roundUp(descsz))
-		if typ == ntGNUBuildID && string(name) == "GNU\x00" && len(desc) > 0 {
-			return append([]byte(nil), desc...), nil
-		}
-	}
-	return nil, nil
 }

@@ -37,9 +37,10 @@ const (
 )
 
 type disSym struct {
-	sym  Symbol
-	sec  int // section header index; -1 for SHN_ABS
-	file bool
+	sym     Symbol
+	sec     int  // section header index; -1 for SHN_ABS
+	file    bool // name looks like a file name (objdump sorts these late)
+	section bool // a section symbol (only .plt* and .got* are kept)
 }
 
 type secRange struct {
@@ -84,10 +85,9 @@ func (p *parser) symbols() error {
 			shndx := binary.LittleEndian.Uint16(e[6:])
 			value := binary.LittleEndian.Uint64(e[8:])
 			size := binary.LittleEndian.Uint64(e[16:])
-			name, ok := cstring(strtab, uint64(nameOff))
-			if !ok {
-				return p.errf(ErrMalformed, "symbol %d: name offset %#x is beyond string table %s (%d bytes) or unterminated",
-					i, nameOff, strSec.Name, len(strtab))
+			name, why := cstring(strtab, uint64(nameOff))
+			if why != "" {
+				return p.errf(ErrMalformed, "symbol %d: %s", i, badString(why, uint64(nameOff), "string table "+strSec.Name, len(strtab)))
 			}
 			typ, bind := info&0xf, info>>4
 			sec := int(shndx)
@@ -103,7 +103,7 @@ func (p *parser) symbols() error {
 			case sec >= len(p.sections):
 				return p.errf(ErrMalformed, "symbol %d (%s): section index %d out of range (%d sections)", i, name, shndx, len(p.sections))
 			}
-			if name == "" {
+			if name == "" && typ != sttSection {
 				continue
 			}
 			var kind SymKind
@@ -118,8 +118,15 @@ func (p *parser) symbols() error {
 				kind = SymIFunc
 			case sttTLS:
 				kind = SymTLS // an offset in the TLS block; objdump still uses it
+			case sttSection:
+				// objdump drops section symbols except those of .plt* and
+				// .got* sections, which it names after the section.
+				if sec > 0 && (strings.HasPrefix(p.sections[sec].Name, ".plt") || strings.HasPrefix(p.sections[sec].Name, ".got")) {
+					dis = append(dis, disSym{sym: Symbol{Name: p.sections[sec].Name, Addr: value, Kind: SymNoType}, sec: sec, section: true})
+				}
+				continue
 			default:
-				continue // STT_SECTION, STT_FILE, STT_COMMON: objdump drops these too
+				continue // STT_FILE, STT_COMMON: objdump drops these too
 			}
 			d := disSym{
 				sym: Symbol{Name: name, Addr: value, Size: size, Kind: kind,
@@ -175,11 +182,11 @@ func isFileSymbol(n string) bool {
 
 // compareSyms orders symbols by address and, at one address, best name first,
 // following objdump's compare_symbols (binutils objdump.c): real names before
-// gcc2_compiled-style markers and file names, functions before objects before
-// the rest, global before weak, weak before local, larger size first, names
-// starting with '.' last, then by name. (objdump's first tie-break, "in the
-// section being disassembled", depends on the address asked for; SymbolFor
-// applies it at query time.)
+// gcc2_compiled-style markers, file names and section symbols; functions
+// before objects before the rest; global before weak before local; larger
+// size first; names starting with '.' last; then by name. (objdump's first
+// tie-break, "in the section being disassembled", depends on the address
+// asked for; SymbolFor applies it at query time.)
 func compareSyms(a, b disSym) int {
 	if c := cmp.Compare(a.sym.Addr, b.sym.Addr); c != 0 {
 		return c
@@ -189,6 +196,9 @@ func compareSyms(a, b disSym) int {
 		return c
 	}
 	if c := cmpBool(a.file, b.file); c != 0 {
+		return c
+	}
+	if c := cmpBool(a.section, b.section); c != 0 {
 		return c
 	}
 	af := a.sym.Kind == SymFunc || a.sym.Kind == SymIFunc
@@ -345,10 +355,14 @@ func (im *Image) Lookup(addr uint64) (sym Symbol, offset uint64, ok bool) {
 }
 
 // SymbolFor returns the name and offset a disassembler prints for addr, as
-// <name+0xoff>. It follows objdump: the nearest symbol at or below addr of
-// any type and section (sizes are ignored), preferring, among symbols at that
-// one address, one in the section containing addr, then the order of
-// compareSyms. ok is false if no symbol lies at or below addr.
+// <name+0xoff>. It follows objdump -d: the nearest symbol at or below addr of
+// any type and section (sizes are ignored; TLS symbols count at their TLS
+// offsets; the .got and .plt section symbols count), preferring, among
+// symbols at that one address, one in the section containing addr, then the
+// order of compareSyms. (objdump prefers the section being disassembled; the
+// two agree for references within a section, such as branch targets.) ok is
+// false if no symbol lies at or below addr, where objdump would print
+// <section+0xoff>.
 func (im *Image) SymbolFor(addr uint64) (name string, offset uint64, ok bool) {
 	idx := im.index()
 	dis := idx.dis
@@ -381,4 +395,18 @@ func (idx *symIndex) sectionOf(addr uint64) int {
 		}
 	}
 	return -2
+}
+
+// SymbolNamed finds a symbol of any kind (function, object, label) by name,
+// for callers such as the simulator that locate a kernel's variables.
+func (im *Image) SymbolNamed(name string) (Symbol, bool) {
+	if im.idx == nil {
+		return Symbol{}, false
+	}
+	for _, d := range im.idx.dis {
+		if d.sym.Name == name && !d.section {
+			return d.sym, true
+		}
+	}
+	return Symbol{}, false
 }
