@@ -7,8 +7,10 @@ import (
 	"strings"
 )
 
-// Image is a parsed static ELF64 Alpha executable. Build one with Parse; the
-// lookup methods rely on an index Parse builds.
+// Image is a parsed static ELF64 Alpha executable. Build one with Parse and
+// treat it as read-only: Lookup and SymbolFor use an index Parse builds and
+// are then safe for concurrent use. (An Image assembled by hand still
+// answers them, from a temporary index built on each call.)
 type Image struct {
 	Path  string
 	ID    ImageID // content identity: build ID if the file has one, else SHA-256 of the bytes

@@ -95,7 +95,7 @@ func corruptions(data []byte) []corruption {
 	truncate := func(n int) func(f *elfFile) { return func(f *elfFile) { f.b = f.b[:n] } }
 	text := func(f *elfFile) uint64 { return f.ph64(0, 16) } // start of the text segment
 	cs := []corruption{
-		{"empty", truncate(0), ErrNotELF, "no ELF magic"},
+		{"empty", truncate(0), ErrNotELF, "file is empty"},
 		{"truncate 3", truncate(3), ErrNotELF, "no ELF magic"},
 		{"truncate 10", truncate(10), ErrMalformed, "truncated ELF identification"},
 		{"truncate 16", truncate(16), ErrMalformed, "truncated ELF header"},
@@ -139,6 +139,19 @@ func corruptions(data []byte) []corruption {
 				f.setPh64(1, fo, f.ph64(0, fo))
 			}
 		}, ErrMalformed, "overlap in memory"},
+		{"overlap across an empty segment", func(f *elfFile) { // found by FuzzParse
+			// Sorted by vaddr: [0, 0x2000), an empty segment at 8, [0x10, 0x20).
+			load := func(i int, off, vaddr, filesz, memsz uint64) {
+				f.setPhType(i, ptLoad)
+				f.setPh64(i, 8, off)
+				f.setPh64(i, 16, vaddr)
+				f.setPh64(i, 32, filesz)
+				f.setPh64(i, 40, memsz)
+			}
+			load(f.findPh(0x6474e551), 0, 0, 0, 0x2000) // GNU_STACK
+			load(f.findPh(ptNote), 8, 8, 0, 0)
+			load(f.findPh(0x6474e552), 0x10, 0x10, 0, 0x10) // GNU_RELRO
+		}, ErrMalformed, "overlap in memory"},
 		{"absurd memsz", func(f *elfFile) { f.setPh64(1, 40, 1<<40) }, ErrMalformed, "absurd"},
 		{"absurd total memsz", func(f *elfFile) {
 			f.setPh64(0, 40, 600<<20)
@@ -163,8 +176,8 @@ func corruptions(data []byte) []corruption {
 		{"shstrndx XINDEX", func(f *elfFile) { f.u16(62, 0xffff) }, ErrUnsupported, "SHN_XINDEX"},
 		{"shstrndx out of range", func(f *elfFile) { f.u16(62, 200) }, ErrMalformed, "e_shstrndx"},
 		{"shstrndx not a string table", func(f *elfFile) { f.u16(62, 1) }, ErrMalformed, "want SHT_STRTAB"},
-		{"section name offset", func(f *elfFile) { f.setSh32(2, 0, 0x7fffffff) }, ErrMalformed, "name offset"},
-		{"section beyond EOF", func(f *elfFile) { f.setSh64(2, 24, uint64(len(f.b))) }, ErrMalformed, "section 2"},
+		{"section name offset", func(f *elfFile) { f.setSh32(2, 0, 0x7fffffff) }, ErrMalformed, "section 2: name offset 0x7fffffff is beyond the section name table"},
+		{"section beyond EOF", func(f *elfFile) { f.setSh64(2, 24, uint64(len(f.b))) }, ErrMalformed, "section 2 (.text) [0x2650"},
 		{"section size overflow", func(f *elfFile) { f.setSh64(2, 32, ^uint64(0)) }, ErrMalformed, "section 2"},
 		{".text outside segments", func(f *elfFile) {
 			i := f.findSh(1) // the first PROGBITS section is .text here
@@ -178,7 +191,7 @@ func corruptions(data []byte) []corruption {
 		{"symbol name beyond strtab", func(f *elfFile) {
 			s := f.sh[f.findSh(shtSymtab)]
 			f.u32(s.off+5*24, 0xffffff)
-		}, ErrMalformed, "symbol 5: name offset 0xffffff is beyond string table"},
+		}, ErrMalformed, "symbol 5: name offset 0xffffff is beyond string table .strtab"},
 		{"symbol name unterminated", func(f *elfFile) {
 			st := f.sh[f.findSh(shtSymtab)]
 			str := f.sh[st.link]

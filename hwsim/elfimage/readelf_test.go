@@ -114,11 +114,14 @@ type objdumpRef struct {
 	addr   uint64
 	name   string
 	offset uint64
+	header bool   // a "<name>:" heading, not an operand
+	from   uint64 // for an operand, the address of its instruction
 	line   string
 }
 
 var (
 	reDisHeader = regexp.MustCompile(`^([0-9a-f]+) <(.+)>:$`)
+	reDisInsn   = regexp.MustCompile(`^\s*([0-9a-f]+):\t`)
 	reDisRef    = regexp.MustCompile(`\b([0-9a-f]{6,}) <([^>]+?)(?:\+0x([0-9a-f]+))?>`)
 )
 
@@ -132,16 +135,17 @@ func parseObjdump(t testing.TB, out []byte) []objdumpRef {
 	for sc.Scan() {
 		line := sc.Text()
 		if m := reDisHeader.FindStringSubmatch(line); m != nil {
-			refs = append(refs, objdumpRef{addr: hexU(t, m[1]), name: m[2], line: line})
+			refs = append(refs, objdumpRef{addr: hexU(t, m[1]), name: m[2], header: true, line: line})
 			continue
 		}
 		// Instruction lines: "   120000150:\tbytes \tmnemonic\toperands".
+		im := reDisInsn.FindStringSubmatch(line)
 		tab := strings.LastIndexByte(line, '\t')
-		if tab < 0 {
+		if im == nil || tab < 0 {
 			continue
 		}
 		for _, m := range reDisRef.FindAllStringSubmatch(line[tab:], -1) {
-			r := objdumpRef{addr: hexU(t, m[1]), name: m[2], line: line}
+			r := objdumpRef{addr: hexU(t, m[1]), name: m[2], from: hexU(t, im[1]), line: line}
 			if m[3] != "" {
 				r.offset = hexU(t, m[3])
 			}
