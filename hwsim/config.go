@@ -45,6 +45,9 @@ type Config struct {
 	MaxMemory uint64
 	// Trace, if set, receives one line per system call (an strace).
 	Trace io.Writer
+	// Timing runs the 21164 timing model; without it every instruction
+	// takes one cycle (faster, for functional runs).
+	Timing bool
 }
 
 // DefaultConfig returns the configuration of a 4-CPU 333 MHz 21164 host.
@@ -60,6 +63,7 @@ func DefaultConfig() Config {
 		PIDMax:    32768,
 		BootTime:  1_767_225_600, // 2026-01-01T00:00:00Z
 		MaxMemory: 4 << 30,
+		Timing:    true,
 	}
 }
 

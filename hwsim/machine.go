@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"sort"
+	"sync/atomic"
 
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
@@ -30,6 +31,11 @@ type Machine struct {
 
 	kern       *kernel
 	tickCycles uint64
+
+	prof       ProfileConfig
+	handler    CounterHandler
+	ipis       ipiQueue
+	ipiPending atomic.Bool
 	faults     []Fault
 	stdout     io.Writer
 	stderr     io.Writer
@@ -44,17 +50,22 @@ type cpuState struct {
 	cur  *Process // the process the CPU runs, in user mode or in vmunix
 	runq []*Process
 
-	// cycle is this CPU's clock; at a quantum boundary every CPU's clock
-	// equals the machine's.
-	cycle       uint64
+	// The CPU's clock is cpu.Cycle; at a quantum boundary every CPU's
+	// clock has reached the machine's.
 	nextTick    uint64 // cycle of the next clock interrupt
 	tickPending bool   // a tick deferred until vmunix returns to user mode
 	halted      bool   // waiting in wtint
 	loaded      *Process
 
+	prof profCPU
+	ipis []IPIHandler
+
 	Retired                          uint64
 	User, Kernel, Idle               uint64 // cycles
+	Profiling                        uint64 // cycles in counter interrupts and IPIs
 	ContextSwitches, Syscalls, Ticks uint64
+	Interrupts                       [alpha.NumEvents]uint64 // counter interrupts, by event
+	IPIs                             uint64
 }
 
 // Fault records a process killed by a fault the program did not expect to
@@ -99,6 +110,9 @@ func New(cfg Config) (*Machine, error) {
 	for i := 0; i < cfg.CPUs; i++ {
 		c := &cpuState{id: i, cpu: alpha.NewCPU(cfg.Model), nextTick: m.tickCycles}
 		c.cpu.ID, c.cpu.KAS = i, k.as
+		if cfg.Timing {
+			c.cpu.Timing = m.newTiming()
+		}
 		m.cpus = append(m.cpus, c)
 		m.enterIdle(c)
 	}
@@ -224,6 +238,7 @@ func (m *Machine) RunFor(cycles uint64) bool {
 // between CPUs.
 func (m *Machine) round() {
 	end := m.now + m.cfg.Quantum
+	m.takeIPIs()
 	m.wakeSleepers()
 	for _, c := range m.cpus {
 		m.runCPU(c, end)
@@ -232,11 +247,12 @@ func (m *Machine) round() {
 	m.balance()
 }
 
-// runCPU runs CPU c until its clock reaches end: user code, vmunix, and
-// the waits of its idle loop.
+// runCPU runs CPU c until its clock reaches end: user code, vmunix, the
+// waits of its idle loop, and the interrupts that arrive meanwhile.
 func (m *Machine) runCPU(c *cpuState, end uint64) {
-	for c.cycle < end {
-		if c.cycle >= c.nextTick {
+	for c.cpu.Cycle < end {
+		m.runIPIs(c)
+		if c.cpu.Cycle >= c.nextTick {
 			c.nextTick += m.tickCycles
 			switch {
 			case c.halted:
@@ -254,18 +270,22 @@ func (m *Machine) runCPU(c *cpuState, end uint64) {
 		}
 		until := min(end, c.nextTick)
 		if c.halted {
-			c.Idle += until - c.cycle
-			c.cycle = until
+			// Waiting in wtint. The counters still count cycles; an
+			// interrupt due meanwhile is taken at the instruction after
+			// the wtint, the PAL call's blind spot (sec. 4.1.3).
+			next := min(until, c.cpu.PMU.NextDelivery())
+			if next > c.cpu.Cycle {
+				c.Idle += next - c.cpu.Cycle
+				c.cpu.Cycle = next
+			}
+			if next < until {
+				m.counterInterrupt(c)
+			}
 			continue
 		}
-		p, kernel := c.cur, c.cpu.Kernel
-		c.cpu.Cycle = c.cycle
-		n := c.cpu.Run(until - c.cycle)
-		spent := n
-		if c.cpu.Trap.Kind != alpha.TrapNone {
-			spent++ // the trapping instruction's cycle
-		}
-		c.cycle += spent
+		p, kernel, before := c.cur, c.cpu.Kernel, c.cpu.Cycle
+		n := c.cpu.Run(until)
+		spent := c.cpu.Cycle - before
 		c.Retired += n
 		switch {
 		case p == nil:
@@ -281,7 +301,9 @@ func (m *Machine) runCPU(c *cpuState, end uint64) {
 			p.Cycles += spent
 		}
 		switch c.cpu.Trap.Kind {
-		case alpha.TrapNone, alpha.TrapEvent:
+		case alpha.TrapNone:
+		case alpha.TrapEvent:
+			m.counterInterrupt(c)
 		case alpha.TrapSyscall:
 			c.Syscalls++
 			p.Syscalls++
@@ -379,11 +401,14 @@ type CPUStats struct {
 	CPU     int
 	Retired uint64 // instructions, user and kernel
 	// Cycles by what the CPU was doing: running user code, running vmunix
-	// for a process, or idle (vmunix's idle loop and its waits).
-	User, Kernel, Idle uint64
-	ContextSwitches    uint64
-	Syscalls           uint64
-	Ticks              uint64 // clock interrupts taken
+	// for a process, idle (vmunix's idle loop and its waits), or in
+	// counter interrupts and IPIs (the profiler's own cost).
+	User, Kernel, Idle, Profiling uint64
+	ContextSwitches               uint64
+	Syscalls                      uint64
+	Ticks                         uint64 // clock interrupts taken
+	Interrupts                    [alpha.NumEvents]uint64
+	IPIs                          uint64
 }
 
 // CPUStats returns per-CPU statistics.
@@ -391,7 +416,8 @@ func (m *Machine) CPUStats() []CPUStats {
 	out := make([]CPUStats, len(m.cpus))
 	for i, c := range m.cpus {
 		out[i] = CPUStats{CPU: i, Retired: c.Retired, User: c.User, Kernel: c.Kernel, Idle: c.Idle,
-			ContextSwitches: c.ContextSwitches, Syscalls: c.Syscalls, Ticks: c.Ticks}
+			Profiling: c.Profiling, ContextSwitches: c.ContextSwitches, Syscalls: c.Syscalls,
+			Ticks: c.Ticks, Interrupts: c.Interrupts, IPIs: c.IPIs}
 	}
 	return out
 }

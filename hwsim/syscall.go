@@ -54,7 +54,7 @@ func (m *Machine) syscall(c *cpuState, p *Process) {
 	args := [6]uint64{r[16], r[17], r[18], r[19], r[20], r[21]}
 	val, err := m.dispatchSyscall(c, p, num, args)
 	if m.cfg.Trace != nil {
-		m.trace(p, num, args, val, err)
+		m.trace(c, p, num, args, val, err)
 	}
 	switch err {
 	case sysNoReturn, sysDone:
@@ -69,7 +69,7 @@ func (m *Machine) syscall(c *cpuState, p *Process) {
 	}
 }
 
-func (m *Machine) trace(p *Process, num uint64, a [6]uint64, val uint64, err errno) {
+func (m *Machine) trace(c *cpuState, p *Process, num uint64, a [6]uint64, val uint64, err errno) {
 	name := syscallNames[num]
 	if name == "" {
 		name = fmt.Sprintf("syscall_%d", num)
@@ -85,7 +85,7 @@ func (m *Machine) trace(p *Process, num uint64, a [6]uint64, val uint64, err err
 	default:
 		res = fmt.Sprintf("-1 errno %d", err)
 	}
-	fmt.Fprintf(m.cfg.Trace, "[pid %d] %s(%#x, %#x, %#x, %#x) = %s\n", p.PID, name, a[0], a[1], a[2], a[3], res)
+	fmt.Fprintf(m.cfg.Trace, "[cpu%d %d pid %d] %s(%#x, %#x, %#x, %#x) = %s\n", c.id, c.cpu.Cycle, p.PID, name, a[0], a[1], a[2], a[3], res)
 }
 
 func (m *Machine) dispatchSyscall(c *cpuState, p *Process, num uint64, a [6]uint64) (uint64, errno) {
@@ -525,7 +525,7 @@ func (m *Machine) sysClone(c *cpuState, p *Process, flags, newsp, ptid, ctid, tl
 		PID: pid, parent: p, Path: p.Path, Argv: p.Argv, Image: p.Image,
 		as: p.as.Fork(), vmas: append([]vma(nil), p.vmas...),
 		brkLo: p.brkLo, brk: p.brk, ieeeFP: p.ieeeFP, rlimitStack: p.rlimitStack,
-		StartCycle: c.cycle, forkedFrom: p.PID,
+		StartCycle: c.cpu.Cycle, forkedFrom: p.PID,
 	}
 	// The child starts where the parent returns, with v0 = 0 and no error.
 	child.ctx = p.ctx
@@ -549,7 +549,7 @@ func (m *Machine) sysClone(c *cpuState, p *Process, flags, newsp, ptid, ctid, tl
 	p.children = append(p.children, child)
 	m.procs[pid] = child
 	target := m.leastLoaded()
-	m.emit(Event{Kind: EventFork, Cycle: c.cycle, CPU: target.id, PID: pid, PPID: p.PID})
+	m.emit(Event{Kind: EventFork, Cycle: c.cpu.Cycle, CPU: target.id, PID: pid, PPID: p.PID})
 	m.enqueue(target, child)
 	p.ctx.R[20] = 0
 	return uint64(pid), 0
@@ -773,7 +773,7 @@ func (m *Machine) sysNanosleep(c *cpuState, p *Process, req uint64) (uint64, err
 	cycles := sec*m.cfg.ClockHz + nsec*m.cfg.ClockHz/1e9
 	// Return 0 now and sleep: the call completes when the process wakes.
 	p.ctx.R[0], p.ctx.R[19] = 0, 0
-	p.wakeAt = c.cycle + cycles
+	p.wakeAt = c.cpu.Cycle + cycles
 	p.sleeping = true
 	p.state = ProcWaiting
 	m.setNeedResched(c, true)

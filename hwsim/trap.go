@@ -135,5 +135,5 @@ func (m *Machine) cycleOf(c *cpuState) uint64 {
 	if c == nil {
 		return m.now
 	}
-	return c.cycle
+	return c.cpu.Cycle
 }

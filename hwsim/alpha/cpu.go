@@ -20,11 +20,12 @@ const (
 	TrapSimcall             // kernel mode CALL_PAL cserve: a request to the simulator
 	TrapReturn              // kernel mode CALL_PAL rti or retsys: back to user mode
 	TrapEvent               // the cycle counter reached the next event
+	TrapWait                // kernel mode CALL_PAL wtint: idle until an interrupt
 )
 
 var trapNames = [...]string{"none", "syscall", "segmentation fault", "illegal instruction",
 	"unimplemented instruction", "breakpoint", "gentrap", "arithmetic trap", "privileged PAL call",
-	"simulator call", "return from kernel", "event"}
+	"simulator call", "return from kernel", "event", "wait for interrupt"}
 
 func (k TrapKind) String() string {
 	if int(k) < len(trapNames) {
@@ -120,6 +121,11 @@ type CPU struct {
 	// Trap is set when Run stops for anything but an exhausted budget.
 	Trap Trap
 
+	// Timing is the 21164 issue model; nil runs one instruction a cycle.
+	Timing *Timing
+	// PMU is the performance counters.
+	PMU PMU
+
 	// lock is the LDx_L/STx_C lock flag and the locked address's quadword.
 	lockValid bool
 	lockAddr  uint64
@@ -138,6 +144,7 @@ type CPU struct {
 func NewCPU(m Model) *CPU {
 	c := &CPU{Model: m}
 	c.tlb = &c.utlb
+	c.PMU.update()
 	return c
 }
 

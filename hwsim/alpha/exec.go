@@ -21,15 +21,20 @@ const (
 	PalRDPS   = 0x36
 	PalWHAMI  = 0x3c
 	PalRETSYS = 0x3d
+	PalWTINT  = 0x3e
 	PalRTI    = 0x3f
 )
 
-// Run executes up to budget instructions and returns how many completed.
-// It stops early, with c.Trap set, at a system call, a fault or any other
-// event the OS must see; the trapping instruction is not counted, and for
-// a system call c.PC already points past the CALL_PAL, as the PALcode
-// leaves it.
-func (c *CPU) Run(budget uint64) uint64 {
+// Run executes instructions until the cycle counter reaches until, and
+// returns how many it executed. It stops early, with c.Trap set, at a
+// system call, a fault, a PAL call the OS must see, or a performance
+// counter interrupt that is due (TrapEvent). An instruction that would
+// issue at or after until, or after a due interrupt, is not executed: c.PC
+// is left on it, the interrupted instruction. For a system call c.PC
+// already points past the CALL_PAL, as the PALcode leaves it.
+//
+// Without a timing model (c.Timing nil) every instruction takes a cycle.
+func (c *CPU) Run(until uint64) uint64 {
 	c.Trap = Trap{}
 	if c.AS != nil && c.asGen != c.AS.gen {
 		c.flushTLB()
@@ -40,8 +45,15 @@ func (c *CPU) Run(budget uint64) uint64 {
 		done    uint64
 		code    *codePage
 		codeVPN = ^uint64(0)
+		tm      = c.Timing
+		why     [NumStallCauses]uint32
 	)
-	for done < budget {
+	if tm != nil && tm.last < c.Cycle {
+		// Time passed outside the pipeline (a wait, an interrupt, the
+		// kernel's PAL calls): the next instruction starts a new group.
+		tm.last, tm.lastBlock = c.Cycle, ^uint64(0)
+	}
+	for {
 		pc := c.PC
 		if pc>>PageShift != codeVPN || c.codeStale {
 			c.codeStale = false
@@ -53,6 +65,26 @@ func (c *CPU) Run(budget uint64) uint64 {
 			codeVPN = pc >> PageShift
 		}
 		d := &code.insn[(pc&pageMask)>>2]
+
+		at := c.Cycle + 1
+		if tm != nil {
+			at, why = tm.issue(d, pc, r, c.Kernel)
+		}
+		if due := c.PMU.nextDeliver; at >= due && due <= until && c.IPL < counterIPL {
+			c.Trap = Trap{Kind: TrapEvent, PC: pc}
+			break
+		}
+		if at > until {
+			// The instruction issues after the budget: the CPU spends the
+			// rest of it waiting.
+			c.Cycle = max(c.Cycle, until)
+			break
+		}
+		start := c.Cycle
+		if tm != nil {
+			start = tm.last
+		}
+		c.Cycle = at
 		c.PC = pc + 4
 
 		// Operand b of the operate format: a register or the literal.
@@ -61,6 +93,9 @@ func (c *CPU) Run(budget uint64) uint64 {
 			b = r[d.Rb&63]
 		}
 		a := r[d.Ra&63]
+		// The effective address of the memory format (where Lit is never
+		// set and b is the base register).
+		ea := b + uint64(d.Imm)
 
 		switch d.Op {
 		// Loads and stores. The effective address is Rb + displacement;
@@ -563,6 +598,16 @@ func (c *CPU) Run(budget uint64) uint64 {
 			c.PC = pc
 			return done
 		}
+		if tm != nil {
+			at = tm.commit(d, pc, at, ea, c.PC, c.Kernel, &why)
+			c.Cycle = at
+			if tm.events != 1<<EvIssues {
+				c.PMU.record(tm.events, at)
+			}
+			if tm.Truth != nil {
+				tm.Truth.record(pc, at-start, &why, tm.events)
+			}
+		}
 		done++
 		c.Retired++
 	}
@@ -571,6 +616,10 @@ func (c *CPU) Run(budget uint64) uint64 {
 	}
 	return done
 }
+
+// counterIPL is the interrupt priority level of performance counter
+// interrupts: code running at or above it defers them (sec. 4.1.3).
+const counterIPL = 6
 
 // pal executes a CALL_PAL and reports whether execution continues.
 func (c *CPU) pal(pc uint64, fn uint32) bool {
@@ -618,6 +667,10 @@ func (c *CPU) privilegedPal(pc uint64, fn uint32) bool {
 		return false
 	case PalRETSYS, PalRTI:
 		c.Trap = Trap{Kind: TrapReturn, PC: pc, Code: uint64(fn)}
+		c.Retired++
+		return false
+	case PalWTINT:
+		c.Trap = Trap{Kind: TrapWait, PC: pc}
 		c.Retired++
 		return false
 	case PalSWPIPL:

@@ -1,0 +1,411 @@
+package alpha
+
+// The 21164 issue model (ALPHA-NOTES.md, "21164 pipeline"; gcc's ev5.md):
+// in order, up to four instructions a cycle from one naturally aligned
+// 16-byte block, the next block waiting until every instruction of the
+// current one has issued; two integer pipes (E0, E1) and two FP pipes (FA,
+// FM); results ready after each class's latency; the multiplier and the FP
+// divider not pipelined. The memory system (caches, TLBs, write buffer) and
+// branch prediction are behind MemorySystem and BranchUnit, implemented by
+// package hwsim/timing.
+
+// pipes is a set of issue pipes.
+type pipes uint8
+
+const (
+	pE0 pipes = 1 << iota
+	pE1
+	pFA
+	pFM
+	pE01 = pE0 | pE1
+	pFAM = pFA | pFM
+)
+
+// unit is a functional unit that is not pipelined.
+type unit uint8
+
+const (
+	uNone unit = iota
+	uMul
+	uFDiv
+)
+
+// opClass is the static timing of an operation.
+type opClass struct {
+	pipes   pipes
+	lat     uint8 // cycles until the result can be used
+	busy    uint8 // cycles a non-pipelined unit stays busy
+	unit    unit
+	readsA  bool // Ra is a source
+	readsB  bool // Rb is a source (unless the literal is used)
+	fpA     bool // Ra names an FP register
+	fpB     bool
+	writes  uint8 // 0 none, 'a' Ra, 'c' Rc
+	fpDst   bool
+	load    bool
+	store   bool
+	branch  bool // conditional branch: predicted
+	jump    bool // JMP/JSR/RET: predicted with the return stack
+	barrier bool // MB, WMB, TRAPB, EXCB: wait for the write buffer
+}
+
+var classOf [numOps]opClass
+
+func init() {
+	set := func(c opClass, ops ...Op) {
+		for _, op := range ops {
+			classOf[op] = c
+		}
+	}
+	intOp := opClass{pipes: pE01, lat: 1, readsA: true, readsB: true, writes: 'c'}
+	set(intOp, OpADDL, OpS4ADDL, OpS8ADDL, OpSUBL, OpS4SUBL, OpS8SUBL, OpADDQ, OpS4ADDQ,
+		OpS8ADDQ, OpSUBQ, OpS4SUBQ, OpS8SUBQ, OpADDLV, OpSUBLV, OpADDQV, OpSUBQV, OpCMPEQ,
+		OpCMPLT, OpCMPLE, OpCMPULT, OpCMPULE, OpCMPBGE, OpAND, OpBIC, OpBIS, OpORNOT, OpXOR,
+		OpEQV, OpAMASK, OpIMPLVER, OpSEXTB, OpSEXTW)
+	cmov := intOp
+	cmov.lat = 2
+	set(cmov, OpCMOVLBS, OpCMOVLBC, OpCMOVEQ, OpCMOVNE, OpCMOVLT, OpCMOVGE, OpCMOVLE, OpCMOVGT)
+	shift := intOp
+	shift.pipes = pE0
+	set(shift, OpSLL, OpSRL, OpSRA, OpEXTBL, OpEXTWL, OpEXTLL, OpEXTQL, OpEXTWH, OpEXTLH,
+		OpEXTQH, OpINSBL, OpINSWL, OpINSLL, OpINSQL, OpINSWH, OpINSLH, OpINSQH, OpMSKBL,
+		OpMSKWL, OpMSKLL, OpMSKQL, OpMSKWH, OpMSKLH, OpMSKQH, OpZAP, OpZAPNOT, OpCTPOP,
+		OpCTLZ, OpCTTZ)
+	mvi := shift
+	mvi.lat = 2
+	set(mvi, OpPERR, OpUNPKBW, OpUNPKBL, OpPKWB, OpPKLB, OpMINSB8, OpMINSW4, OpMINUB8,
+		OpMINUW4, OpMAXUB8, OpMAXUW4, OpMAXSB8, OpMAXSW4)
+	mul := opClass{pipes: pE0, unit: uMul, readsA: true, readsB: true, writes: 'c'}
+	mul.lat, mul.busy = 8, 4
+	set(mul, OpMULL, OpMULLV)
+	mul.lat, mul.busy = 12, 8
+	set(mul, OpMULQ, OpMULQV)
+	mul.lat, mul.busy = 14, 8
+	set(mul, OpUMULH)
+
+	lda := opClass{pipes: pE01, lat: 1, readsB: true, writes: 'a'}
+	set(lda, OpLDA, OpLDAH)
+	load := opClass{pipes: pE01, lat: 2, readsB: true, writes: 'a', load: true}
+	set(load, OpLDBU, OpLDWU, OpLDL, OpLDQ, OpLDQU, OpLDLL, OpLDQL)
+	fload := load
+	fload.fpDst = true
+	set(fload, OpLDF, OpLDG, OpLDS, OpLDT)
+	store := opClass{pipes: pE0, readsA: true, readsB: true, store: true}
+	set(store, OpSTB, OpSTW, OpSTL, OpSTQ, OpSTQU)
+	stc := store
+	stc.writes, stc.lat = 'a', 2
+	set(stc, OpSTLC, OpSTQC)
+	fstore := store
+	fstore.fpA = true
+	set(fstore, OpSTF, OpSTG, OpSTS, OpSTT)
+	set(opClass{pipes: pE01, lat: 1, readsB: true, load: true}, OpFETCH, OpWH64, OpECB)
+	set(opClass{pipes: pE0, barrier: true}, OpMB, OpWMB, OpTRAPB, OpEXCB)
+	set(opClass{pipes: pE0, lat: 2, writes: 'a'}, OpRPCC, OpRC, OpRS)
+
+	set(opClass{pipes: pE1, readsA: true, branch: true}, OpBEQ, OpBNE, OpBLT, OpBLE, OpBGT,
+		OpBGE, OpBLBC, OpBLBS)
+	set(opClass{pipes: pE1, lat: 1, writes: 'a'}, OpBR)
+	set(opClass{pipes: pE1, lat: 1, readsB: true, writes: 'a', jump: true}, OpJMP)
+	set(opClass{pipes: pFA, readsA: true, fpA: true, branch: true}, OpFBEQ, OpFBNE, OpFBLT,
+		OpFBLE, OpFBGT, OpFBGE)
+	set(opClass{pipes: pE1}, OpCallPal, OpInvalid, OpUnimpl)
+
+	fadd := opClass{pipes: pFA, lat: 4, readsA: true, readsB: true, fpA: true, fpB: true, writes: 'c', fpDst: true}
+	set(fadd, OpADDS, OpSUBS, OpADDT, OpSUBT, OpCMPTUN, OpCMPTEQ, OpCMPTLT, OpCMPTLE,
+		OpCVTTS, OpCVTTQ, OpCVTQS, OpCVTQT, OpCVTST, OpCVTLQ, OpCVTQL, OpFCMOVEQ, OpFCMOVNE,
+		OpFCMOVLT, OpFCMOVGE, OpFCMOVLE, OpFCMOVGT)
+	fmul := fadd
+	fmul.pipes = pFM
+	set(fmul, OpMULS, OpMULT)
+	cpys := fadd
+	cpys.pipes = pFAM
+	set(cpys, OpCPYS, OpCPYSN, OpCPYSE)
+	fdiv := fadd
+	fdiv.unit, fdiv.lat, fdiv.busy = uFDiv, 15, 15
+	set(fdiv, OpDIVS, OpSQRTS)
+	fdiv.lat, fdiv.busy = 22, 22
+	set(fdiv, OpDIVT, OpSQRTT)
+	set(opClass{pipes: pFA, lat: 4, readsA: true, fpA: true, writes: 'a', fpDst: true}, OpMFFPCR)
+	set(opClass{pipes: pFA, lat: 4, readsA: true, fpA: true}, OpMTFPCR)
+	set(opClass{pipes: pE0, lat: 4, readsA: true, writes: 'c', fpDst: true}, OpITOFS, OpITOFF, OpITOFT)
+	set(opClass{pipes: pFA, lat: 4, readsA: true, fpA: true, writes: 'c'}, OpFTOIT, OpFTOIS)
+}
+
+// Stall causes, for ground truth: static ones the code determines, dynamic
+// ones the run does (DCPI paper sec. 6.3 draws the same line).
+type StallCause uint8
+
+// Causes of cycles an instruction waits at the head of the issue queue
+// beyond its one issue cycle.
+const (
+	StallSlot    StallCause = iota // static: pipe conflict or issue-block boundary
+	StallDep                       // static: waiting for a register from an earlier instruction
+	StallUnit                      // static: multiplier or FP divider busy
+	StallICache                    // dynamic: I-cache miss (and ITB miss)
+	StallDCache                    // dynamic: waiting for a load that missed the D-cache
+	StallMispred                   // dynamic: branch mispredict refetch
+	StallWBuf                      // dynamic: write buffer full
+	StallBarrier                   // dynamic: memory barrier draining the write buffer
+	NumStallCauses
+)
+
+var stallNames = [NumStallCauses]string{"slot", "dep", "unit", "icache", "dcache", "mispredict", "wbuf", "barrier"}
+
+func (s StallCause) String() string { return stallNames[s] }
+
+// MemorySystem is the timing of one CPU's caches, TLBs and write buffer.
+type MemorySystem interface {
+	// Fetch is called when execution enters a new 32-byte fetch block.
+	Fetch(pc, cycle uint64, kernel bool) (stall uint64, ev EventSet)
+	// Load returns the load-to-use latency of a load.
+	Load(addr, cycle uint64, kernel bool) (latency uint64, ev EventSet)
+	// Store returns the cycles a store waits for the write buffer.
+	Store(addr, cycle uint64, kernel bool) (stall uint64, ev EventSet)
+	// Barrier returns the cycles a memory barrier waits to drain stores.
+	Barrier(cycle uint64) uint64
+	// Flush forgets translations when the address space changes.
+	Flush()
+}
+
+// BranchUnit predicts branches and returns.
+type BranchUnit interface {
+	// Conditional reports whether the branch at pc, which went the way
+	// taken says, was mispredicted, and trains the predictor.
+	Conditional(pc uint64, taken bool) bool
+	// Call pushes a return address; Return reports whether target was
+	// mispredicted by the return stack.
+	Call(ret uint64)
+	Return(target uint64) bool
+}
+
+// Timing is the 21164 issue model of one CPU.
+type Timing struct {
+	Mem    MemorySystem
+	Branch BranchUnit
+	// MispredictPenalty is the refetch delay after a mispredicted branch.
+	MispredictPenalty uint64
+
+	ready      [2][64]uint64 // per register file, cycle each value is ready
+	readyCause [2][64]StallCause
+	last       uint64 // issue cycle of the previous instruction
+	lastBlock  uint64 // its 16-byte issue block
+	slots      uint8  // instructions issued in cycle last
+	used       pipes  // pipes used in cycle last
+	memOp      uint8  // 1 load, 2 store issued in cycle last
+	fetchLine  uint64 // current 32-byte fetch block + 1; 0 none
+	fetchReady uint64 // no instruction issues before this cycle
+	fetchCause StallCause
+	unitFree   [3]uint64
+	events     EventSet // of the instruction being issued
+
+	// Truth, if not nil, collects ground truth per PC.
+	Truth *GroundTruth
+}
+
+// Restart makes the next instruction issue no earlier than cycle, in a new
+// group, as after an interrupt or a return from the kernel.
+func (t *Timing) Restart(cycle uint64) {
+	t.last = cycle
+	t.lastBlock = ^uint64(0)
+	t.fetchLine = 0
+	t.fetchReady = cycle + 1
+	t.fetchCause = StallSlot
+}
+
+// issue returns the cycle instruction d at pc issues, and records why it
+// waited. It updates fetch state but not the issue state: commit does that
+// once the instruction has executed.
+func (t *Timing) issue(d *Decoded, pc uint64, r *[64]uint64, kernel bool) (uint64, [NumStallCauses]uint32) {
+	var why [NumStallCauses]uint32
+	cl := &classOf[d.Op]
+	t.events = 1 << EvIssues
+
+	// The earliest cycle: with the previous instruction if it is in the
+	// same issue block and a slot is free, else the next cycle.
+	at := t.last + 1
+	block := pc >> 4
+	if block == t.lastBlock && t.slots < 4 {
+		at = t.last
+	}
+	raise := func(to uint64, cause StallCause) {
+		if to > at {
+			why[cause] += uint32(to - at)
+			at = to
+		}
+	}
+	if line := pc>>5 + 1; line != t.fetchLine {
+		t.fetchLine = line
+		stall, ev := t.Mem.Fetch(pc, t.last, kernel)
+		t.events |= ev
+		if stall > 0 && t.last+1+stall > t.fetchReady {
+			// Kept in fetchReady so that an instruction that issues after
+			// an interrupt or a budget stop still waits for its line.
+			t.fetchReady, t.fetchCause = t.last+1+stall, StallICache
+		}
+	}
+	raise(t.fetchReady, t.fetchCause)
+	if cl.readsA {
+		f := b2i(cl.fpA)
+		raise(t.ready[f][d.Ra&63], t.readyCause[f][d.Ra&63])
+	}
+	if cl.readsB && !d.Lit {
+		f := b2i(cl.fpB)
+		raise(t.ready[f][d.Rb&63], t.readyCause[f][d.Rb&63])
+	}
+	if cl.unit != uNone {
+		raise(t.unitFree[cl.unit], StallUnit)
+	}
+	if at == t.last {
+		// Same cycle: the pipe must be free, and a load and a store may
+		// not issue together.
+		free := cl.pipes &^ t.used
+		if free == 0 || (cl.store && t.memOp == 1) || (cl.load && t.memOp == 2) {
+			raise(at+1, StallSlot)
+		}
+	}
+	return at, why
+}
+
+// commit records that d issued at cycle at, with effective address ea and,
+// for branches, whether it was taken (next is the following PC). It
+// returns the cycle the instruction's own issue completes, which a store
+// stalled by the write buffer moves.
+func (t *Timing) commit(d *Decoded, pc, at, ea, next uint64, kernel bool, why *[NumStallCauses]uint32) uint64 {
+	cl := &classOf[d.Op]
+	if at == t.last && pc>>4 == t.lastBlock {
+		t.slots++
+	} else {
+		t.slots, t.used, t.memOp = 1, 0, 0
+	}
+	// Take the first free pipe of the class: E0 before E1, FA before FM.
+	free := cl.pipes &^ t.used
+	t.used |= free & -free
+	lat := uint64(cl.lat)
+	cause := StallDep
+	switch {
+	case cl.load:
+		t.memOp = 1
+		if d.Op != OpFETCH && d.Op != OpWH64 && d.Op != OpECB {
+			l, ev := t.Mem.Load(ea, at, kernel)
+			t.events |= ev.With(EvLoads)
+			lat = l
+			if ev.Has(EvDMiss) {
+				cause = StallDCache
+			}
+		}
+	case cl.store:
+		t.memOp = 2
+		stall, ev := t.Mem.Store(ea, at, kernel)
+		t.events |= ev.With(EvStores)
+		if stall > 0 {
+			why[StallWBuf] += uint32(stall)
+			at += stall
+		}
+	case cl.barrier:
+		if stall := t.Mem.Barrier(at); stall > 0 {
+			why[StallBarrier] += uint32(stall)
+			at += stall
+		}
+	}
+	if cl.unit != uNone {
+		t.unitFree[cl.unit] = at + uint64(cl.busy)
+	}
+	if cl.writes != 0 {
+		reg := d.Rc
+		if cl.writes == 'a' {
+			reg = d.Ra
+		}
+		f := b2i(cl.fpDst)
+		t.ready[f][reg&63] = at + lat
+		t.readyCause[f][reg&63] = cause
+	}
+	t.fetchReady, t.fetchCause = 0, StallSlot
+	switch {
+	case cl.branch:
+		taken := next != pc+4
+		if t.Branch != nil && t.Branch.Conditional(pc, taken) {
+			t.events = t.events.With(EvBranchMP)
+			t.fetchReady, t.fetchCause = at+1+t.MispredictPenalty, StallMispred
+		}
+	case cl.jump:
+		if t.Branch != nil {
+			hint := (d.Imm >> 14) & 3 // not decoded: use the link register
+			_ = hint
+			if d.Ra != SinkReg {
+				t.Branch.Call(pc + 4)
+			} else if t.Branch.Return(next) {
+				t.events = t.events.With(EvBranchMP)
+				t.fetchReady, t.fetchCause = at+1+t.MispredictPenalty, StallMispred
+			}
+		}
+	}
+	t.last, t.lastBlock = at, pc>>4
+	return at
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// GroundTruth is what the simulator knows and the profiler must estimate,
+// per instruction address: how often it executed, the cycles it spent at
+// the head of the issue queue, and why (DCPI's authors had dcpix for this).
+// It is kept apart from the profile path: nothing in the sampling reads it.
+type GroundTruth struct {
+	PCs map[uint64]*PCTruth
+}
+
+// PCTruth is the ground truth of one instruction address.
+type PCTruth struct {
+	Executed   uint64
+	HeadCycles uint64 // cycles at the head of the issue queue, issue cycle included
+	Stall      [NumStallCauses]uint64
+	Events     [NumEvents]uint64
+}
+
+// NewGroundTruth returns an empty collection.
+func NewGroundTruth() *GroundTruth { return &GroundTruth{PCs: make(map[uint64]*PCTruth)} }
+
+func (g *GroundTruth) record(pc, head uint64, why *[NumStallCauses]uint32, ev EventSet) {
+	e := g.PCs[pc]
+	if e == nil {
+		e = &PCTruth{}
+		g.PCs[pc] = e
+	}
+	e.Executed++
+	e.HeadCycles += head
+	for i, w := range why {
+		e.Stall[i] += uint64(w)
+	}
+	for ev != 0 {
+		i := ev & -ev
+		ev &^= i
+		for b := Event(0); b < NumEvents; b++ {
+			if i == 1<<b {
+				e.Events[b]++
+			}
+		}
+	}
+}
+
+// PerfectMemory is a memory system in which everything hits: loads take
+// the D-cache latency and stores never wait.
+type PerfectMemory struct{}
+
+// Fetch never stalls.
+func (PerfectMemory) Fetch(pc, cycle uint64, kernel bool) (uint64, EventSet) { return 0, 0 }
+
+// Load hits the D-cache.
+func (PerfectMemory) Load(addr, cycle uint64, kernel bool) (uint64, EventSet) { return 2, 0 }
+
+// Store never waits.
+func (PerfectMemory) Store(addr, cycle uint64, kernel bool) (uint64, EventSet) { return 0, 0 }
+
+// Barrier never waits.
+func (PerfectMemory) Barrier(cycle uint64) uint64 { return 0 }
+
+// Flush does nothing.
+func (PerfectMemory) Flush() {}

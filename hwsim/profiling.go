@@ -1,0 +1,242 @@
+package hwsim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+
+	"dcpi/hwsim/alpha"
+)
+
+// Sample is what a performance counter interrupt hands the driver: the PC
+// of the oldest instruction in the issue queue when the interrupt was
+// delivered, InterruptSkid cycles after the overflow (DCPI sec. 4.1.2).
+type Sample struct {
+	CPU    int
+	PID    int // 0 when the CPU was idle
+	PC     uint64
+	Event  alpha.Event
+	Kernel bool   // the PC is vmunix's
+	Cycle  uint64 // when the interrupt was delivered
+}
+
+// CounterHandler is the driver's performance counter interrupt handler. It
+// runs on the simulation goroutine, between two instructions of the
+// sampled CPU and atomically with respect to that CPU's other interrupts
+// and IPIs. It returns its own cost in cycles, which the CPU spends before
+// it resumes, so profiling perturbs the host as it did real ones.
+type CounterHandler interface {
+	CounterInterrupt(s Sample) (cycles uint64)
+}
+
+// CounterSpec programs one of the three counters. More than one event
+// makes it multiplexed: it moves to the next event at each of its
+// interrupts, the fine-grained multiplexing of DCPI's "mux" configuration.
+type CounterSpec struct {
+	Events []alpha.Event
+	// Each period is drawn uniformly from [PeriodMin, PeriodMax] at the
+	// end of every interrupt, as DCPI wrote a pseudo-random value into the
+	// counter (sec. 4.1.1).
+	PeriodMin, PeriodMax uint64
+}
+
+// ProfileConfig says what the performance counters count.
+type ProfileConfig struct {
+	Counters []CounterSpec // at most alpha.NumCounters
+	// InterruptCycles is the cost of delivering an interrupt and returning
+	// from it, beyond the handler's own (the paper measured about 214
+	// cycles on a spin loop, sec. 5.2).
+	InterruptCycles uint64
+}
+
+// DefaultProfile is DCPI's default: CYCLES with periods uniform in
+// [60K, 64K] and IMISS, whose period (4K events, +-6%) is an assumption.
+func DefaultProfile() ProfileConfig {
+	return ProfileConfig{
+		Counters: []CounterSpec{
+			{Events: []alpha.Event{alpha.EvCycles}, PeriodMin: 60 * 1024, PeriodMax: 64 * 1024},
+			{Events: []alpha.Event{alpha.EvIMiss}, PeriodMin: 3840, PeriodMax: 4352},
+		},
+		InterruptCycles: 214,
+	}
+}
+
+// MuxProfile is the paper's "mux" configuration: CYCLES on one counter,
+// the other events taking turns on a second.
+func MuxProfile() ProfileConfig {
+	p := DefaultProfile()
+	p.Counters[1].Events = []alpha.Event{alpha.EvIMiss, alpha.EvDMiss, alpha.EvBranchMP, alpha.EvDTBMiss}
+	return p
+}
+
+// Validate reports the first problem with p.
+func (p ProfileConfig) Validate() error {
+	if len(p.Counters) > alpha.NumCounters {
+		return fmt.Errorf("hwsim: %d counters configured; the 21164 has %d", len(p.Counters), alpha.NumCounters)
+	}
+	for i, c := range p.Counters {
+		if len(c.Events) == 0 {
+			return fmt.Errorf("hwsim: counter %d: no events", i)
+		}
+		for _, e := range c.Events {
+			if e >= alpha.NumEvents {
+				return fmt.Errorf("hwsim: counter %d: unknown event %d", i, e)
+			}
+		}
+		if c.PeriodMin < 2*alpha.InterruptSkid || c.PeriodMax < c.PeriodMin || c.PeriodMax > 1<<20 {
+			return fmt.Errorf("hwsim: counter %d: period [%d, %d]: want %d <= min <= max <= %d",
+				i, c.PeriodMin, c.PeriodMax, 2*alpha.InterruptSkid, 1<<20)
+		}
+	}
+	return nil
+}
+
+// profCPU is one CPU's counter programming.
+type profCPU struct {
+	next [alpha.NumCounters]int // index into Events of each counter's current event
+	rand *rand.Rand
+}
+
+// StartProfiling programs every CPU's counters and installs h as the
+// interrupt handler. It must be called from the goroutine that runs the
+// machine, or before Run.
+func (m *Machine) StartProfiling(p ProfileConfig, h CounterHandler) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	m.prof, m.handler = p, h
+	for _, c := range m.cpus {
+		c.prof = profCPU{rand: rand.New(rand.NewPCG(m.cfg.Seed, uint64(c.id)+0x5eed))}
+		for i := range alpha.NumCounters {
+			if i < len(p.Counters) {
+				m.reloadCounter(c, i)
+			} else {
+				c.cpu.PMU.SetCounter(i, 0, 0, c.cpu.Cycle)
+			}
+		}
+	}
+	return nil
+}
+
+// StopProfiling disables every counter.
+func (m *Machine) StopProfiling() {
+	m.handler = nil
+	for _, c := range m.cpus {
+		for i := range alpha.NumCounters {
+			c.cpu.PMU.SetCounter(i, 0, 0, c.cpu.Cycle)
+		}
+	}
+}
+
+// reloadCounter writes counter i a fresh random period, moving a
+// multiplexed counter to its next event.
+func (m *Machine) reloadCounter(c *cpuState, i int) {
+	spec := m.prof.Counters[i]
+	ev := spec.Events[c.prof.next[i]%len(spec.Events)]
+	period := spec.PeriodMin
+	if spec.PeriodMax > spec.PeriodMin {
+		period += c.prof.rand.Uint64N(spec.PeriodMax - spec.PeriodMin + 1)
+	}
+	c.cpu.PMU.SetCounter(i, ev, period, c.cpu.Cycle)
+}
+
+// counterInterrupt delivers the due counter interrupt of c to the driver.
+func (m *Machine) counterInterrupt(c *cpuState) {
+	i, ok := c.cpu.PMU.Pending(^uint64(0))
+	if !ok {
+		return
+	}
+	ev, _ := c.cpu.PMU.Counter(i)
+	deliver := c.cpu.PMU.OverflowCycle(i) + alpha.InterruptSkid
+	start := max(c.cpu.Cycle, deliver)
+	s := Sample{CPU: c.id, PC: c.cpu.PC, Event: ev, Kernel: c.cpu.Kernel, Cycle: start}
+	if c.cur != nil {
+		s.PID = c.cur.PID
+	}
+	c.Interrupts[ev]++
+	cost := m.prof.InterruptCycles
+	if m.handler != nil {
+		cost += m.handler.CounterInterrupt(s)
+	}
+	m.spend(c, start+cost-c.cpu.Cycle, &c.Profiling)
+	c.prof.next[i]++
+	m.reloadCounter(c, i)
+	if c.cpu.Timing != nil {
+		c.cpu.Timing.Restart(c.cpu.Cycle)
+	}
+}
+
+// spend advances c's clock by cycles spent outside instruction execution,
+// counting them in bucket and, when a process is current, as its kernel
+// time.
+func (m *Machine) spend(c *cpuState, cycles uint64, bucket *uint64) {
+	c.cpu.Cycle += cycles
+	*bucket += cycles
+	if p := c.cur; p != nil {
+		p.Cycles += cycles
+		p.KernelCycles += cycles
+	}
+}
+
+// IPIHandler runs on the target CPU of an inter-processor interrupt and
+// returns its cost in cycles.
+type IPIHandler func(cpu int) (cycles uint64)
+
+type ipiRequest struct {
+	cpu int
+	fn  IPIHandler
+}
+
+// ipiQueue holds IPIs sent from other goroutines until the simulation
+// picks them up at the next quantum boundary.
+type ipiQueue struct {
+	mu  sync.Mutex
+	req []ipiRequest
+}
+
+// SendIPI asks CPU cpu to run fn between two of its instructions, at
+// interrupt level, atomically with respect to its counter interrupts
+// (DCPI's flush protocol, sec. 4.2.3, depends on this). It is safe to call
+// from any goroutine; the IPI is delivered when the target CPU next runs
+// after the current quantum, or in the current one if called from the
+// simulation goroutine before the target's turn.
+func (m *Machine) SendIPI(cpu int, fn IPIHandler) error {
+	if cpu < 0 || cpu >= len(m.cpus) {
+		return fmt.Errorf("hwsim: IPI to cpu %d of %d", cpu, len(m.cpus))
+	}
+	m.ipis.mu.Lock()
+	m.ipis.req = append(m.ipis.req, ipiRequest{cpu: cpu, fn: fn})
+	m.ipis.mu.Unlock()
+	m.ipiPending.Store(true)
+	return nil
+}
+
+// takeIPIs moves queued IPIs to their CPUs.
+func (m *Machine) takeIPIs() {
+	if !m.ipiPending.Load() {
+		return
+	}
+	m.ipis.mu.Lock()
+	req := m.ipis.req
+	m.ipis.req = nil
+	m.ipiPending.Store(false)
+	m.ipis.mu.Unlock()
+	for _, r := range req {
+		c := m.cpus[r.cpu]
+		c.ipis = append(c.ipis, r.fn)
+		c.halted = false
+	}
+}
+
+// runIPIs runs c's pending IPI handlers.
+func (m *Machine) runIPIs(c *cpuState) {
+	for len(c.ipis) > 0 {
+		fn := c.ipis[0]
+		c.ipis = c.ipis[1:]
+		c.IPIs++
+		m.spend(c, m.prof.InterruptCycles+fn(c.id), &c.Profiling)
+		if c.cpu.Timing != nil {
+			c.cpu.Timing.Restart(c.cpu.Cycle)
+		}
+	}
+}
