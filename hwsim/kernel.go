@@ -174,7 +174,9 @@ func (m *Machine) simcall(c *cpuState) {
 			p.ctx.R[0], p.ctx.R[19] = a1, a2
 		}
 	case simSchedule:
-		if p != nil { println("schedule", p.PID, p.state, c.cpu.Cycle) }
+		if p != nil {
+			println("schedule", p.PID, p.state, c.cpu.Cycle)
+		}
 		m.schedule(c)
 	case simUserRange:
 		perm := alpha.PermR
