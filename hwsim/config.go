@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"dcpi/hwsim/alpha"
+	"dcpi/hwsim/timing"
 )
 
 // Config describes a simulated host. The zero value is not valid; start
@@ -48,22 +49,26 @@ type Config struct {
 	// Timing runs the 21164 timing model; without it every instruction
 	// takes one cycle (faster, for functional runs).
 	Timing bool
+	// MemoryParams are the caches', TLBs', write buffer's and branch
+	// predictor's parameters (each with its source in package timing).
+	MemoryParams timing.Params
 }
 
 // DefaultConfig returns the configuration of a 4-CPU 333 MHz 21164 host.
 func DefaultConfig() Config {
 	return Config{
-		Hostname:  "alpha0",
-		CPUs:      4,
-		Model:     alpha.EV5,
-		ClockHz:   333_000_000,
-		Seed:      1,
-		Quantum:   20_000,
-		TimeSlice: 3_330_000, // 10 ms at 333 MHz
-		PIDMax:    32768,
-		BootTime:  1_767_225_600, // 2026-01-01T00:00:00Z
-		MaxMemory: 4 << 30,
-		Timing:    true,
+		Hostname:     "alpha0",
+		CPUs:         4,
+		Model:        alpha.EV5,
+		ClockHz:      333_000_000,
+		Seed:         1,
+		Quantum:      20_000,
+		TimeSlice:    3_330_000, // 10 ms at 333 MHz
+		PIDMax:       32768,
+		BootTime:     1_767_225_600, // 2026-01-01T00:00:00Z
+		MaxMemory:    4 << 30,
+		Timing:       true,
+		MemoryParams: timing.DefaultParams(),
 	}
 }
 

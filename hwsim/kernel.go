@@ -134,6 +134,9 @@ func (m *Machine) returnToUser(c *cpuState) {
 	if p != c.loaded {
 		c.ContextSwitches++
 		c.loaded = p
+		if c.mem != nil {
+			c.mem.h.SetASN(asnOf(p))
+		}
 	}
 	c.cpu.SetMode(false)
 	c.cpu.Load(&p.ctx, p.as)
@@ -246,5 +249,22 @@ func (m *Machine) schedule(c *cpuState) {
 		c.cur = c.runq[0]
 		c.runq = c.runq[1:]
 		c.cur.cpu = c.id
+	}
+}
+
+// asnOf is the address-space number the TLBs and I-cache tag p's
+// translations with.
+func asnOf(p *Process) uint8 { return uint8(p.PID%255 + 1) }
+
+// freshASN forgets, on every CPU, the translations cached under the ASN of
+// p, which has a new address space (exec) or a PID that had another one.
+func (m *Machine) freshASN(p *Process) {
+	for _, c := range m.cpus {
+		if c.mem != nil {
+			c.mem.h.FlushASN(asnOf(p))
+		}
+		if c.loaded == p {
+			c.loaded = nil
+		}
 	}
 }

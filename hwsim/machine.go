@@ -59,6 +59,7 @@ type cpuState struct {
 
 	prof profCPU
 	ipis []IPIHandler
+	mem  *memSystem // nil without the timing model
 
 	Retired                          uint64
 	User, Kernel, Idle               uint64 // cycles
@@ -111,7 +112,9 @@ func New(cfg Config) (*Machine, error) {
 		c := &cpuState{id: i, cpu: alpha.NewCPU(cfg.Model), nextTick: m.tickCycles}
 		c.cpu.ID, c.cpu.KAS = i, k.as
 		if cfg.Timing {
-			c.cpu.Timing = m.newTiming()
+			if _, c.mem, err = m.newTiming(c.cpu); err != nil {
+				return nil, err
+			}
 		}
 		m.cpus = append(m.cpus, c)
 		m.enterIdle(c)

@@ -548,6 +548,7 @@ func (m *Machine) sysClone(c *cpuState, p *Process, flags, newsp, ptid, ctid, tl
 	}
 	p.children = append(p.children, child)
 	m.procs[pid] = child
+	m.freshASN(child)
 	target := m.leastLoaded()
 	m.emit(Event{Kind: EventFork, Cycle: c.cpu.Cycle, CPU: target.id, PID: pid, PPID: p.PID})
 	m.enqueue(target, child)

@@ -398,3 +398,27 @@ func (c *CPU) FetchWord(pc uint64) (uint32, bool) {
 	}
 	return uint32(p.W[(pc&pageMask)>>3] >> ((pc & 4) * 8)), true
 }
+
+// dataPhys returns the physical address of a data address the CPU has just
+// accessed (its translation is in the TLB), or the virtual address tagged
+// above the 43-bit space if it is not.
+func (c *CPU) dataPhys(va uint64) uint64 {
+	vpn := va >> PageShift
+	if e := &c.tlb.r[vpn%tlbEntries]; e.tag == vpn+1 {
+		return e.page.frame<<PageShift | va&pageMask
+	}
+	if e := &c.tlb.w[vpn%tlbEntries]; e.tag == vpn+1 {
+		return e.page.frame<<PageShift | va&pageMask
+	}
+	return va | 1<<62
+}
+
+// codePhys returns the physical address of an instruction address.
+func (c *CPU) codePhys(pc uint64) uint64 {
+	if as := c.asFor(pc >> PageShift); as != nil {
+		if p := as.page(pc >> PageShift); p != nil {
+			return p.frame<<PageShift | pc&pageMask
+		}
+	}
+	return pc | 1<<62
+}

@@ -167,7 +167,9 @@ func decode(w uint32) (Decoded, Ext) {
 		return Decoded{Op: branchOps[opc], Ra: dest(ra), Imm: brDisp(w)}, 0
 
 	case opc == 0x1A:
-		return Decoded{Op: OpJMP, Ra: dest(ra), Rb: rb}, 0
+		// Imm keeps the function field: the jump's kind (bits 14-15) and
+		// its target hint (bits 0-13), which the branch predictor uses.
+		return Decoded{Op: OpJMP, Ra: dest(ra), Rb: rb, Imm: int32(w & 0xffff)}, 0
 
 	case opc == 0x18:
 		op, ok := miscOps[w&0xffff]

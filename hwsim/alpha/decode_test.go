@@ -61,7 +61,7 @@ func TestDecodeFields(t *testing.T) {
 		{"cmpult to zero", encOp(0x10, 0x1d, 1, 2, 31), Decoded{Op: OpCMPULT, Ra: 1, Rb: 2, Rc: SinkReg}},
 		{"bsr", encBr(0x34, 26, -1), Decoded{Op: OpBR, Ra: 26, Imm: -4}},
 		{"br max forward", encBr(0x30, 31, 0xfffff), Decoded{Op: OpBR, Ra: SinkReg, Imm: 0xfffff * 4}},
-		{"jsr", 0x6b5b4000, Decoded{Op: OpJMP, Ra: 26, Rb: 27}},
+		{"jsr", 0x6b5b4000, Decoded{Op: OpJMP, Ra: 26, Rb: 27, Imm: 0x4000}},
 		{"addt/sud", encFP(0x16, 0x5e0, 1, 2, 3), Decoded{Op: OpADDT, Ra: 1, Rb: 2, Rc: 3, Qual: 0x5e0 >> 6}},
 		{"cvttq/svc", encFP(0x16, 0x52f, 31, 2, 3), Decoded{Op: OpCVTTQ, Ra: 31, Rb: 2, Rc: 3, Qual: 0x52f >> 6}},
 		{"cvtst/s", encFP(0x16, 0x6ac, 31, 2, 3), Decoded{Op: OpCVTST, Ra: 31, Rb: 2, Rc: 3, Qual: 0x6ac >> 6}},

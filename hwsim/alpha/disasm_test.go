@@ -8,6 +8,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -88,20 +89,33 @@ func disCompare(want, got []byte, maxReports int) *disComparison {
 	c := &disComparison{}
 	wl := strings.Split(string(want), "\n")
 	gl := strings.Split(string(got), "\n")
-	ours := make(map[uint64]string, len(gl))
+	// Key instruction lines by section and address: the sections of a
+	// relocatable file all start at 0.
+	type key struct {
+		sec  string
+		addr uint64
+	}
+	ours := make(map[key]string, len(gl))
+	sec := ""
 	for _, l := range gl {
 		if a, rest, ok := disInsnLine(l); ok {
-			ours[a] = rest
+			ours[key{sec, a}] = rest
+		} else if strings.HasPrefix(l, "Disassembly of section ") {
+			sec = l
 		}
 	}
 	reports := 0
+	sec = ""
 	for i, l := range wl {
 		a, rest, ok := disInsnLine(l)
 		if !ok {
+			if strings.HasPrefix(l, "Disassembly of section ") {
+				sec = l
+			}
 			continue
 		}
 		c.insns++
-		if g, found := ours[a]; !found || g != rest {
+		if g, found := ours[key{sec, a}]; !found || g != rest {
 			c.mismatches++
 			if reports < maxReports {
 				reports++
@@ -157,8 +171,8 @@ func disWorkloadELFs() []string {
 
 // disCompilePrograms compiles a small C program that uses BWX, FIX and CIX
 // candidates (byte and short loads, sqrt, population counts) at -O0..-O3
-// for several CPUs, statically against glibc; nil without the cross
-// compiler.
+// for several CPUs, statically against glibc, and as relocatable objects;
+// nil without the cross compiler.
 func disCompilePrograms(t *testing.T) []string {
 	t.Helper()
 	if _, err := exec.LookPath("alpha-linux-gnu-gcc"); err != nil {
@@ -193,6 +207,16 @@ int main(int argc, char **argv) {
 			}
 			out = append(out, bin)
 		}
+	}
+	// Relocatable objects: section symbols, relocations, one section per
+	// function.
+	for _, o := range []string{"-O0", "-O2"} {
+		obj := filepath.Join(dir, "p"+o+".o")
+		cmd := exec.Command("alpha-linux-gnu-gcc", o, "-mcpu=ev67", "-ffunction-sections", "-c", "-o", obj, src)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("compile %s: %v\n%s", obj, err, b)
+		}
+		out = append(out, obj)
 	}
 	return out
 }
@@ -234,10 +258,11 @@ func TestDisasmWorkloadsMatchObjdump(t *testing.T) {
 }
 
 // TestDisasmCompiledMatchObjdump does the same for programs compiled here
-// for the EV5, EV56, EV6 and EV67 (BWX, FIX, CIX, MVI) at every -O level.
+// for the EV5, EV56, EV6 and EV67 (BWX, FIX, CIX, MVI) at every -O level,
+// and for relocatable objects.
 func TestDisasmCompiledMatchObjdump(t *testing.T) {
 	if testing.Short() {
-		t.Skip("compiles 16 programs")
+		t.Skip("compiles 18 programs")
 	}
 	if !disHaveObjdump() {
 		t.Skip(disObjdump + " not installed")
@@ -683,46 +708,50 @@ func TestDisasmSweepLarge(t *testing.T) {
 
 const disGoldenDir = "testdata/disasm"
 
-// TestDisasmHandpicked checks our listing of a hand-assembled object that
-// holds every instruction format, pseudo-op and qualifier family against
-// objdump's listing of it (committed, so objdump is not needed).
-func TestDisasmHandpicked(t *testing.T) {
-	obj := filepath.Join(disGoldenDir, "handpicked.o")
-	golden := filepath.Join(disGoldenDir, "handpicked.objdump")
-	if *disUpdate && disHaveObjdump() {
-		if _, err := exec.LookPath("alpha-linux-gnu-as"); err == nil {
-			cmd := exec.Command("alpha-linux-gnu-as", "handpicked.s", "-o", "handpicked.o")
+// TestDisasmObjects checks our listings of hand-assembled objects against
+// objdump's listings of them (committed, so objdump is not needed):
+// handpicked holds every instruction format, pseudo-op and qualifier
+// family; edge the layout corner cases (data objects in code, runs of
+// zeros, aliases, unaligned symbols, a section that ends mid-word). With
+// -update, and the binutils installed, the objects are reassembled from
+// their .s files and objdump's listings rewritten.
+func TestDisasmObjects(t *testing.T) {
+	for _, name := range []string{"handpicked", "edge"} {
+		obj := name + ".o"
+		golden := filepath.Join(disGoldenDir, name+".objdump")
+		if *disUpdate && disHaveObjdump() {
+			if _, err := exec.LookPath("alpha-linux-gnu-as"); err == nil {
+				cmd := exec.Command("alpha-linux-gnu-as", name+".s", "-o", obj)
+				cmd.Dir = disGoldenDir
+				if b, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("assemble %s: %v\n%s", name, err, b)
+				}
+			}
+			cmd := exec.Command(disObjdump, "-d", obj)
 			cmd.Dir = disGoldenDir
-			if b, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("assemble: %v\n%s", err, b)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(golden, out, 0o644); err != nil {
+				t.Fatal(err)
 			}
 		}
-		cmd := exec.Command(disObjdump, "-d", "handpicked.o")
-		cmd.Dir = disGoldenDir
-		out, err := cmd.Output()
+		want, err := os.ReadFile(golden)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(golden, out, 0o644); err != nil {
+		data, err := os.ReadFile(filepath.Join(disGoldenDir, obj))
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elf.Open(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var got bytes.Buffer
-	got.WriteString(DisasmFileHeader("handpicked.o"))
-	if err := DisassembleELF(&got, f, DisasmOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if c := disCompare(want, got.Bytes(), 10); c.mismatches > 0 || !bytes.Equal(want, got.Bytes()) {
-		t.Errorf("handpicked.o: %d of %d instructions differ from objdump:\n%s", c.mismatches, c.insns, c.report.String())
+		var got bytes.Buffer
+		if err := DisassembleFile(&got, bytes.NewReader(data), obj, DisasmOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if c := disCompare(want, got.Bytes(), 10); c.mismatches > 0 || !bytes.Equal(want, got.Bytes()) {
+			t.Errorf("%s: %d of %d instructions differ from objdump:\n%s", obj, c.mismatches, c.insns, c.report.String())
+		}
 	}
 }
 
@@ -824,4 +853,195 @@ func TestDisasmForms(t *testing.T) {
 			t.Errorf("Disasm(%#08x, %#x) = %q, want %q", c.word, c.pc, got, c.want)
 		}
 	}
+}
+
+func TestDisasmModelLacks(t *testing.T) {
+	for _, c := range []struct {
+		word  uint32
+		model Model
+		lacks bool
+	}{
+		{0x40220403, EV5, false},  // addq
+		{0x47e10c20, EV5, false},  // amask: base architecture
+		{0x28220000, EV5, true},   // ldbu: BWX
+		{0x28220000, EV56, false}, // ldbu
+		{0x73e10002, EV5, true},   // sextb: BWX
+		{0x53e1f562, EV56, true},  // sqrtt/sui: FIX
+		{0x53e1f562, EV6, false},  // sqrtt/sui
+		{0x703f0e02, EV56, true},  // ftoit: FIX
+		{0x73e10602, EV6, true},   // ctpop: CIX
+		{0x73e10602, EV67, false}, // ctpop
+		{0x7020f7a3, EV56, true},  // maxuw4: MVI
+		{0x7020f7a3, PCA56, false},
+		{0x64000000, EV67, true}, // pal19 (hw_mfpr): PALcode mode only
+		{0x04000000, EV67, true}, // reserved opcode
+		{0x00000083, EV5, false}, // callsys
+	} {
+		if got := (DisasmModel{Model: c.model}).Lacks(c.word); got != c.lacks {
+			t.Errorf("%s Lacks(%#08x %q) = %v, want %v", c.model.Name, c.word, Disasm(c.word, 0, nil), got, c.lacks)
+		}
+	}
+	if ext, ok := DisasmExt(0x28220000); ext != ExtBWX || !ok {
+		t.Errorf("DisasmExt(ldbu) = %#x, %v", ext, ok)
+	}
+	if _, ok := DisasmExt(0x04000000); ok {
+		t.Error("DisasmExt says a reserved opcode is defined")
+	}
+}
+
+// TestDisasmPALModels spot-checks the PALcode flavours (the sweeps compare
+// them all with objdump -m alpha:evN).
+func TestDisasmPALModels(t *testing.T) {
+	for _, c := range []struct {
+		pal  DisasmPAL
+		word uint32
+		want string
+	}{
+		{DisasmPALNone, 0x7bffc000, "pal1e\t0x3ffc000"},
+		{DisasmPALEV5, 0x7bffc000, "hw_rei_stall"},
+		{DisasmPALEV4, 0x7bff8000, "hw_rei"},
+		{DisasmPALEV6, 0x7bffc000, "hw_jcr\t(zero)"},
+		{DisasmPALEV5, 0x64000000, "hw_mfpr\tv0,0"},
+		{DisasmPALEV6, 0x64000000, "pal19\t0"},
+		{DisasmPALEV5, 0x6ca56da5, "hw_ldl/awv\tt4,421(t4)"},
+		{DisasmPALEV4, 0x7c22ffe3, "hw_stq/par\tt0,-29(t1)"},
+		{DisasmPALEV6, 0x6c000000, "hw_ldl/p\tv0,0(v0)"},
+	} {
+		if got := (DisasmModel{PAL: c.pal}).Disasm(c.word, 0, nil); got != c.want {
+			t.Errorf("PAL %d %#08x: %q, want %q", c.pal, c.word, got, c.want)
+		}
+	}
+}
+
+func TestDisassembleFileBadInput(t *testing.T) {
+	var out bytes.Buffer
+	err := DisassembleFile(&out, strings.NewReader("#!/bin/sh\necho hi\n"), "script", DisasmOptions{})
+	if err == nil || !strings.Contains(err.Error(), "not an ELF file") {
+		t.Errorf("script: err %v", err)
+	}
+	// A host ELF file (this test binary) is not Alpha.
+	self, err := os.Open(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer self.Close()
+	if err := DisassembleFile(&out, self, "self", DisasmOptions{}); !errors.Is(err, ErrDisasmNotAlpha) {
+		t.Errorf("host binary: err %v, want ErrDisasmNotAlpha", err)
+	}
+	// Truncations of a real file never panic.
+	data, err := os.ReadFile(filepath.Join(disGoldenDir, "handpicked.o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n < len(data); n += 7 {
+		DisassembleFile(io.Discard, bytes.NewReader(data[:n]), "cut", DisasmOptions{})
+	}
+	if out.Len() != 0 {
+		t.Errorf("printed %q before failing", out.String())
+	}
+	f, err := elf.Open(filepath.Join(disGoldenDir, "handpicked.o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := DisassembleELF(&out, f, DisasmOptions{Sections: []string{".nope"}}); err == nil {
+		t.Error("missing section: no error")
+	}
+}
+
+// FuzzDisasm checks that every word disassembles to one non-empty line on
+// every PALcode flavour, the same through every entry point, and to the
+// .long fallback exactly when the word is undefined.
+func FuzzDisasm(f *testing.F) {
+	for _, w := range []uint32{
+		0x47ff041f, 0x2ffe0000, 0xa43e0008, 0x6bfa8001, 0x00000083,
+		0x5822f403, 0x5c000480, 0x73e10602, 0x28220000, 0x64000000,
+		0x60004000, 0x703f0e02, 0xc3ffffff, 0x04000000, 0x7bffc000,
+	} {
+		f.Add(w)
+	}
+	f.Fuzz(func(t *testing.T, w uint32) {
+		for _, m := range disMachines {
+			d := DisasmModel{PAL: m.pal}
+			for _, sym := range []Symbolizer{nil, disFakeSyms{}} {
+				s := d.Disasm(w, 0x120000000, sym)
+				if s == "" || strings.ContainsAny(s, "\n\x00") || s[0] == '\t' {
+					t.Fatalf("%s %#08x: %q", m.name, w, s)
+				}
+				if a := string(d.AppendDisasm([]byte("x"), w, 0x120000000, sym)); a != "x"+s {
+					t.Fatalf("%s %#08x: AppendDisasm %q, Disasm %q", m.name, w, a, s)
+				}
+			}
+		}
+		s := Disasm(w, 0, nil)
+		_, defined := DisasmExt(w)
+		if defined == strings.HasPrefix(s, ".long ") {
+			t.Fatalf("%#08x: %q, defined %v", w, s, defined)
+		}
+	})
+}
+
+// disBenchText returns the .text words of a workload binary and its address.
+func disBenchText(b *testing.B) (path string, words []uint32, vma uint64) {
+	path = "../../workloads/bin/hello"
+	f, err := elf.Open(path)
+	if err != nil {
+		b.Skip("no workload binary: ", err)
+	}
+	defer f.Close()
+	s := f.Section(".text")
+	data, err := s.Data()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i+4 <= len(data); i += 4 {
+		words = append(words, binary.LittleEndian.Uint32(data[i:]))
+	}
+	return path, words, s.Addr
+}
+
+// BenchmarkDisasm measures instructions per second: one instruction's text
+// (AppendDisasm, no symbols), a whole objdump-format .text listing with
+// labels and <sym+off> targets (DisassembleText), and, as the baseline,
+// alpha-linux-gnu-objdump -d -j .text on the same file.
+func BenchmarkDisasm(b *testing.B) {
+	path, words, vma := disBenchText(b)
+	insnsPerSec := func(b *testing.B, n int) {
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "insns/s")
+	}
+	b.Run("AppendDisasm", func(b *testing.B) {
+		var buf []byte
+		for b.Loop() {
+			for i, w := range words {
+				buf = AppendDisasm(buf[:0], w, vma+4*uint64(i), nil)
+			}
+		}
+		insnsPerSec(b, len(words))
+	})
+	b.Run("DisassembleText", func(b *testing.B) {
+		f, err := elf.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		for b.Loop() {
+			if err := DisassembleText(io.Discard, f); err != nil {
+				b.Fatal(err)
+			}
+		}
+		insnsPerSec(b, len(words))
+	})
+	b.Run("objdump", func(b *testing.B) {
+		if !disHaveObjdump() {
+			b.Skip(disObjdump + " not installed")
+		}
+		for b.Loop() {
+			cmd := exec.Command(disObjdump, "-d", "-j", ".text", path)
+			cmd.Stdout = io.Discard
+			if err := cmd.Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		insnsPerSec(b, len(words))
+	})
 }

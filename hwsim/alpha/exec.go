@@ -68,7 +68,7 @@ func (c *CPU) Run(until uint64) uint64 {
 
 		at := c.Cycle + 1
 		if tm != nil {
-			at, why = tm.issue(d, pc, r, c.Kernel)
+			at, why = tm.issue(d, pc)
 		}
 		if due := c.PMU.nextDeliver; at >= due && due <= until && c.IPL < counterIPL {
 			c.Trap = Trap{Kind: TrapEvent, PC: pc}
@@ -599,7 +599,7 @@ func (c *CPU) Run(until uint64) uint64 {
 			return done
 		}
 		if tm != nil {
-			at = tm.commit(d, pc, at, ea, c.PC, c.Kernel, &why)
+			at = tm.commit(d, pc, at, ea, c.PC, &why)
 			c.Cycle = at
 			if tm.events != 1<<EvIssues {
 				c.PMU.record(tm.events, at)

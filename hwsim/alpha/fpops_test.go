@@ -553,6 +553,7 @@ var fpCases = []fpCase{
 	{"addt neg overflow +inf", AddT, tMax | tSign, tMax | tSign, PlusInf, 0, tMax | tSign, ExcOvf | ExcIne},
 	{"addt max+half ulp /c", AddT, tMax, 0x7c90000000000000, Chopped, 0, tMax, ExcIne},
 	{"addt max+half ulp nearest", AddT, tMax, 0x7c90000000000000, Nearest, 0, tPInf, ExcOvf | ExcIne},
+	{"addt near -MAX + MAX, tie /m (Fast2Sum regression)", AddT, 0xffd6803fffffffff, tMax, MinusInf, 0, 0x7fe4bfdfffffffff, ExcIne},
 	{"addt inf-inf", AddT, tPInf, tNInf, Nearest, 0, tCanonNaN, ExcInv},
 	{"addt inf+1", AddT, tPInf, tOne, Nearest, 0, tPInf, 0},
 	{"addt qnan, snan: Fb wins", AddT, tQNaN | 1, tSNaN, Nearest, 0, tSNaN | tQuiet, ExcInv},

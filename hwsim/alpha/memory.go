@@ -59,10 +59,16 @@ type Page struct {
 	// and dropped by any store to the page (self-modifying code must then
 	// run IMB, as on hardware, before it is guaranteed to see the change).
 	code atomic.Pointer[codePage]
+	// frame is the page's physical frame number, for the caches'
+	// physical indexing.
+	frame uint64
 }
 
+// frames hands out physical frame numbers.
+var frames atomic.Uint64
+
 func newPage(perm Perm) *Page {
-	p := &Page{perm: perm}
+	p := &Page{perm: perm, frame: frames.Add(1)}
 	p.refs.Store(1)
 	return p
 }
@@ -162,7 +168,7 @@ func (as *AddressSpace) Release() {
 
 // privatize gives this address space its own copy of a shared page.
 func (as *AddressSpace) privatize(vpn uint64, p *Page) *Page {
-	q := &Page{W: p.W, perm: p.perm}
+	q := &Page{W: p.W, perm: p.perm, frame: frames.Add(1)}
 	q.refs.Store(1)
 	if c := p.code.Load(); c != nil {
 		q.code.Store(c) // same bytes, same decoding

@@ -153,37 +153,33 @@ var stallNames = [NumStallCauses]string{"slot", "dep", "unit", "icache", "dcache
 
 func (s StallCause) String() string { return stallNames[s] }
 
-// MemorySystem is the timing of one CPU's caches, TLBs and write buffer.
+// MemorySystem is the timing of one CPU's caches, TLBs, write buffer and
+// branch prediction (package hwsim/timing implements it). Physical
+// addresses are the page frames of hwsim's memory: text pages shared by
+// processes running the same image share cache lines, as they did on real
+// machines.
 type MemorySystem interface {
 	// Fetch is called when execution enters a new 32-byte fetch block.
-	Fetch(pc, cycle uint64, kernel bool) (stall uint64, ev EventSet)
-	// Load returns the load-to-use latency of a load.
-	Load(addr, cycle uint64, kernel bool) (latency uint64, ev EventSet)
+	Fetch(vpc, ppc, cycle uint64) (stall uint64, ev EventSet)
+	// Load returns the cycles a load waits to issue (a full miss address
+	// file) and its load-to-use latency.
+	Load(va, pa, cycle uint64) (stall, latency uint64, ev EventSet)
 	// Store returns the cycles a store waits for the write buffer.
-	Store(addr, cycle uint64, kernel bool) (stall uint64, ev EventSet)
+	Store(va, pa, cycle uint64) (stall uint64, ev EventSet)
 	// Barrier returns the cycles a memory barrier waits to drain stores.
 	Barrier(cycle uint64) uint64
-	// Flush forgets translations when the address space changes.
-	Flush()
-}
-
-// BranchUnit predicts branches and returns.
-type BranchUnit interface {
-	// Conditional reports whether the branch at pc, which went the way
-	// taken says, was mispredicted, and trains the predictor.
-	Conditional(pc uint64, taken bool) bool
-	// Call pushes a return address; Return reports whether target was
-	// mispredicted by the return stack.
+	// Branch, Jump and Return resolve control flow and return the refetch
+	// penalty of a misprediction; Call pushes a return address.
+	Branch(pc, target uint64, taken bool) (penalty uint64, ev EventSet)
+	Jump(pc uint64, hint uint16, target uint64) (penalty uint64, ev EventSet)
 	Call(ret uint64)
-	Return(target uint64) bool
+	Return(target uint64) (penalty uint64, ev EventSet)
 }
 
 // Timing is the 21164 issue model of one CPU.
 type Timing struct {
-	Mem    MemorySystem
-	Branch BranchUnit
-	// MispredictPenalty is the refetch delay after a mispredicted branch.
-	MispredictPenalty uint64
+	Mem MemorySystem
+	cpu *CPU
 
 	ready      [2][64]uint64 // per register file, cycle each value is ready
 	readyCause [2][64]StallCause
@@ -215,7 +211,7 @@ func (t *Timing) Restart(cycle uint64) {
 // issue returns the cycle instruction d at pc issues, and records why it
 // waited. It updates fetch state but not the issue state: commit does that
 // once the instruction has executed.
-func (t *Timing) issue(d *Decoded, pc uint64, r *[64]uint64, kernel bool) (uint64, [NumStallCauses]uint32) {
+func (t *Timing) issue(d *Decoded, pc uint64) (uint64, [NumStallCauses]uint32) {
 	var why [NumStallCauses]uint32
 	cl := &classOf[d.Op]
 	t.events = 1 << EvIssues
@@ -235,7 +231,7 @@ func (t *Timing) issue(d *Decoded, pc uint64, r *[64]uint64, kernel bool) (uint6
 	}
 	if line := pc>>5 + 1; line != t.fetchLine {
 		t.fetchLine = line
-		stall, ev := t.Mem.Fetch(pc, t.last, kernel)
+		stall, ev := t.Mem.Fetch(pc, t.cpu.codePhys(pc), t.last)
 		t.events |= ev
 		if stall > 0 && t.last+1+stall > t.fetchReady {
 			// Kept in fetchReady so that an instruction that issues after
@@ -266,11 +262,10 @@ func (t *Timing) issue(d *Decoded, pc uint64, r *[64]uint64, kernel bool) (uint6
 	return at, why
 }
 
-// commit records that d issued at cycle at, with effective address ea and,
-// for branches, whether it was taken (next is the following PC). It
-// returns the cycle the instruction's own issue completes, which a store
-// stalled by the write buffer moves.
-func (t *Timing) commit(d *Decoded, pc, at, ea, next uint64, kernel bool, why *[NumStallCauses]uint32) uint64 {
+// commit records that d issued at cycle at, with effective address ea, and
+// that the next instruction is at next. It returns the cycle the
+// instruction's issue completes, which a stalled store or barrier moves.
+func (t *Timing) commit(d *Decoded, pc, at, ea, next uint64, why *[NumStallCauses]uint32) uint64 {
 	cl := &classOf[d.Op]
 	if at == t.last && pc>>4 == t.lastBlock {
 		t.slots++
@@ -286,8 +281,12 @@ func (t *Timing) commit(d *Decoded, pc, at, ea, next uint64, kernel bool, why *[
 	case cl.load:
 		t.memOp = 1
 		if d.Op != OpFETCH && d.Op != OpWH64 && d.Op != OpECB {
-			l, ev := t.Mem.Load(ea, at, kernel)
+			stall, l, ev := t.Mem.Load(ea, t.cpu.dataPhys(ea), at)
 			t.events |= ev.With(EvLoads)
+			if stall > 0 {
+				why[StallDCache] += uint32(stall)
+				at += stall
+			}
 			lat = l
 			if ev.Has(EvDMiss) {
 				cause = StallDCache
@@ -295,7 +294,7 @@ func (t *Timing) commit(d *Decoded, pc, at, ea, next uint64, kernel bool, why *[
 		}
 	case cl.store:
 		t.memOp = 2
-		stall, ev := t.Mem.Store(ea, at, kernel)
+		stall, ev := t.Mem.Store(ea, t.cpu.dataPhys(ea), at)
 		t.events |= ev.With(EvStores)
 		if stall > 0 {
 			why[StallWBuf] += uint32(stall)
@@ -319,25 +318,34 @@ func (t *Timing) commit(d *Decoded, pc, at, ea, next uint64, kernel bool, why *[
 		t.ready[f][reg&63] = at + lat
 		t.readyCause[f][reg&63] = cause
 	}
-	t.fetchReady, t.fetchCause = 0, StallSlot
+	var penalty uint64
+	var ev EventSet
 	switch {
 	case cl.branch:
-		taken := next != pc+4
-		if t.Branch != nil && t.Branch.Conditional(pc, taken) {
-			t.events = t.events.With(EvBranchMP)
-			t.fetchReady, t.fetchCause = at+1+t.MispredictPenalty, StallMispred
+		penalty, ev = t.Mem.Branch(pc, pc+4+uint64(d.Imm), next != pc+4)
+	case d.Op == OpBR:
+		if d.Ra != SinkReg {
+			t.Mem.Call(pc + 4) // BSR
 		}
 	case cl.jump:
-		if t.Branch != nil {
-			hint := (d.Imm >> 14) & 3 // not decoded: use the link register
-			_ = hint
-			if d.Ra != SinkReg {
-				t.Branch.Call(pc + 4)
-			} else if t.Branch.Return(next) {
-				t.events = t.events.With(EvBranchMP)
-				t.fetchReady, t.fetchCause = at+1+t.MispredictPenalty, StallMispred
-			}
+		switch d.Imm >> 14 & 3 {
+		case 0: // JMP
+			penalty, ev = t.Mem.Jump(pc, uint16(d.Imm)&0x3fff, next)
+		case 1: // JSR
+			penalty, ev = t.Mem.Jump(pc, uint16(d.Imm)&0x3fff, next)
+			t.Mem.Call(pc + 4)
+		case 2: // RET
+			penalty, ev = t.Mem.Return(next)
+		default: // JSR_COROUTINE
+			penalty, ev = t.Mem.Return(next)
+			t.Mem.Call(pc + 4)
 		}
+	}
+	if penalty > 0 {
+		t.events |= ev
+		t.fetchReady, t.fetchCause = at+1+penalty, StallMispred
+	} else if t.fetchReady <= at {
+		t.fetchReady, t.fetchCause = 0, StallSlot
 	}
 	t.last, t.lastBlock = at, pc>>4
 	return at
@@ -391,21 +399,37 @@ func (g *GroundTruth) record(pc, head uint64, why *[NumStallCauses]uint32, ev Ev
 	}
 }
 
-// PerfectMemory is a memory system in which everything hits: loads take
-// the D-cache latency and stores never wait.
+// PerfectMemory is a memory system in which everything hits and every
+// branch is predicted: what is left is the issue model alone.
 type PerfectMemory struct{}
 
 // Fetch never stalls.
-func (PerfectMemory) Fetch(pc, cycle uint64, kernel bool) (uint64, EventSet) { return 0, 0 }
+func (PerfectMemory) Fetch(vpc, ppc, cycle uint64) (uint64, EventSet) { return 0, 0 }
 
 // Load hits the D-cache.
-func (PerfectMemory) Load(addr, cycle uint64, kernel bool) (uint64, EventSet) { return 2, 0 }
+func (PerfectMemory) Load(va, pa, cycle uint64) (uint64, uint64, EventSet) { return 0, 2, 0 }
 
 // Store never waits.
-func (PerfectMemory) Store(addr, cycle uint64, kernel bool) (uint64, EventSet) { return 0, 0 }
+func (PerfectMemory) Store(va, pa, cycle uint64) (uint64, EventSet) { return 0, 0 }
 
 // Barrier never waits.
 func (PerfectMemory) Barrier(cycle uint64) uint64 { return 0 }
 
-// Flush does nothing.
-func (PerfectMemory) Flush() {}
+// Branch is always predicted.
+func (PerfectMemory) Branch(pc, target uint64, taken bool) (uint64, EventSet) { return 0, 0 }
+
+// Jump is always predicted.
+func (PerfectMemory) Jump(pc uint64, hint uint16, target uint64) (uint64, EventSet) { return 0, 0 }
+
+// Call does nothing.
+func (PerfectMemory) Call(ret uint64) {}
+
+// Return is always predicted.
+func (PerfectMemory) Return(target uint64) (uint64, EventSet) { return 0, 0 }
+
+// NewTiming returns the issue model of cpu over mem and installs it.
+func NewTiming(cpu *CPU, mem MemorySystem) *Timing {
+	t := &Timing{Mem: mem, cpu: cpu}
+	cpu.Timing = t
+	return t
+}

@@ -268,14 +268,16 @@ func (h *Hierarchy) Store(va, pa, cycle uint64) (stall uint64, ev Events) {
 		stall, ev = h.p.DTBMissCycles, EvDTBMiss
 	}
 	at := cycle + stall
-	if w := h.wb.Wait(pa, at); w > 0 {
+	wait, merged := h.wb.tryStore(pa, at)
+	if wait > 0 {
+		// Full: the store replays until an entry has been written.
 		h.st.WBFull++
 		ev |= EvWBFull
-		r := h.replay(w)
+		r := h.replay(wait)
 		stall += r
-		at += r
+		h.wb.insert(pa>>h.wb.shift, at+r)
 	}
-	if _, merged := h.wb.Store(pa, at); merged {
+	if merged {
 		h.st.StoresMerged++
 		ev |= EvStoreMerged
 	} else {

@@ -96,19 +96,36 @@ func (w *WriteBuffer) Wait(addr, cycle uint64) uint64 {
 // none is free it waits until the oldest entry has been written, takes
 // that entry then, and returns the cycles it waited.
 func (w *WriteBuffer) Store(addr, cycle uint64) (stall uint64, merged bool) {
-	w.stats.Stores++
+	stall, merged = w.tryStore(addr, cycle)
+	if stall > 0 {
+		w.insert(addr>>w.shift, cycle+stall)
+	}
+	return stall, merged
+}
+
+// tryStore is Store unless the buffer is full, when it stores nothing and
+// returns the cycles until an entry frees (Full is counted, the store not).
+func (w *WriteBuffer) tryStore(addr, cycle uint64) (wait uint64, merged bool) {
 	w.advance(cycle)
 	blk := addr >> w.shift
 	if w.mergeable(blk) {
+		w.stats.Stores++
 		w.stats.Merges++
 		return 0, true
 	}
 	if w.n == len(w.block) {
 		w.stats.Full++
-		stall = w.done[w.head] - cycle
-		cycle += stall
-		w.advance(cycle)
+		return w.done[w.head] - cycle, false
 	}
+	w.insert(blk, cycle)
+	return 0, false
+}
+
+// insert puts block blk into a new entry at cycle, which must find one
+// free once finished entries retire.
+func (w *WriteBuffer) insert(blk, cycle uint64) {
+	w.stats.Stores++
+	w.advance(cycle)
 	start := cycle
 	if w.n > 0 {
 		if f := w.done[w.slot(w.n-1)]; f > start {
@@ -118,7 +135,6 @@ func (w *WriteBuffer) Store(addr, cycle uint64) (stall uint64, merged bool) {
 	i := w.slot(w.n)
 	w.block[i], w.done[i], w.open[i] = blk, start+w.retire, true
 	w.n++
-	return stall, false
 }
 
 // Drain returns the cycles until every entry has been written, as a memory
