@@ -127,8 +127,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("config: sim.quantum = %d: want at least 100 cycles", s.Quantum)
 	case s.TimeSlice < s.Quantum:
 		return fmt.Errorf("config: sim.time_slice = %d: shorter than sim.quantum (%d)", s.TimeSlice, s.Quantum)
-	case s.PIDMax < 300 || s.PIDMax > 4_194_304:
-		return fmt.Errorf("config: sim.pid_max = %d: want 300 to 4194304", s.PIDMax)
+	case s.PIDMax < 301 || s.PIDMax > 4_194_304:
+		return fmt.Errorf("config: sim.pid_max = %d: want 301 to 4194304", s.PIDMax)
 	case s.MaxMemMB < 1:
 		return fmt.Errorf("config: sim.max_memory_mb = %d: want at least 1", s.MaxMemMB)
 	case s.Model == "":

@@ -85,8 +85,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("hwsim: quantum %d cycles: want at least 100", c.Quantum)
 	case c.TimeSlice < c.Quantum:
 		return fmt.Errorf("hwsim: time slice %d cycles is shorter than the quantum %d", c.TimeSlice, c.Quantum)
-	case c.PIDMax < 300 || c.PIDMax > 4_194_304:
-		return fmt.Errorf("hwsim: pid_max %d: want 300 to 4194304", c.PIDMax)
+	case c.PIDMax < 301 || c.PIDMax > 4_194_304:
+		// Linux's PID_MAX_MIN: PIDs wrap to 300, so there must be one above.
+		return fmt.Errorf("hwsim: pid_max %d: want 301 to 4194304", c.PIDMax)
 	}
 	return nil
 }

@@ -178,7 +178,6 @@ func (m *Machine) simcall(c *cpuState) {
 		}
 	case simSchedule:
 		if p != nil {
-			println("schedule", p.PID, p.state, c.cpu.Cycle)
 		}
 		m.schedule(c)
 	case simUserRange:

@@ -176,7 +176,8 @@ func TestDeterminism(t *testing.T) {
 // only after the process holding them has exited.
 func TestPIDReuse(t *testing.T) {
 	cfg := machineWithWorkloads(t, 2)
-	cfg.PIDMax = 300
+	cfg.PIDMax = 400
+	cfg.Timing = false // 500 processes: functional speed is enough here
 	m, err := hwsim.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -199,9 +200,9 @@ func TestPIDReuse(t *testing.T) {
 			delete(live, e.PID)
 		}
 	}))
-	// Start enough drivers to run past pid 300.
+	// Start enough drivers (21 processes each) to run past pid_max.
 	w, _ := workloadDefaults("ccdriver")
-	for i := 0; i < 16; i++ {
+	for i := 0; i < 24; i++ {
 		if _, err := m.Spawn("/bin/ccdriver", append([]string{"/bin/ccdriver"}, w...), nil); err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +212,7 @@ func TestPIDReuse(t *testing.T) {
 		t.Fatalf("a live PID was given out again: %v", bad)
 	}
 	if reused == 0 {
-		t.Fatalf("no PID was reused across %d processes with pid_max 300", len(seen))
+		t.Fatalf("no PID was reused across %d processes with pid_max 400", len(seen))
 	}
 }
 

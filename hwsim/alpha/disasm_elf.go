@@ -3,13 +3,9 @@ package alpha
 import (
 	"bufio"
 	"debug/elf"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"sort"
-	"strconv"
-	"strings"
 )
 
 // ErrDisasmNotAlpha is returned for an ELF file that is not 64-bit

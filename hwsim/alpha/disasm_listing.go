@@ -213,4 +213,3 @@ func disAppendHex16(l []byte, v uint64) []byte {
 	}
 	return l
 }
-

@@ -265,4 +265,3 @@ func (s disSecSymbolizer) SymbolFor(addr uint64) (string, uint64, bool) {
 	// objdump falls back to the section being disassembled.
 	return s.sec.name, addr - s.sec.vma, true
 }
-
