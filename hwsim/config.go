@@ -49,6 +49,9 @@ type Config struct {
 	// Timing runs the 21164 timing model; without it every instruction
 	// takes one cycle (faster, for functional runs).
 	Timing bool
+	// GroundTruth collects, per instruction, what the timing model knows
+	// (Machine.GroundTruth); it slows simulation several times.
+	GroundTruth bool
 	// MemoryParams are the caches', TLBs', write buffer's and branch
 	// predictor's parameters (each with its source in package timing).
 	MemoryParams timing.Params

@@ -106,6 +106,7 @@ func (m *Machine) enterKernel(c *cpuState, entry uint64) {
 		c.cpu.Save(&c.cur.ctx)
 	}
 	c.cpu.SetMode(true)
+	m.setTruth(c)
 	c.cpu.PC = entry
 	c.cpu.R[27] = entry // pv: C entry points compute gp from it
 	c.cpu.R[30] = m.kern.stackTop(c.id)
@@ -140,6 +141,7 @@ func (m *Machine) returnToUser(c *cpuState) {
 	}
 	c.cpu.SetMode(false)
 	c.cpu.Load(&p.ctx, p.as)
+	m.setTruth(c)
 }
 
 // timerInterrupt enters vmunix's entInt for a clock tick.

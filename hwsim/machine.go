@@ -32,6 +32,8 @@ type Machine struct {
 	kern       *kernel
 	tickCycles uint64
 
+	truth map[string]*alpha.GroundTruth // by image path, with Config.GroundTruth
+
 	prof       ProfileConfig
 	handler    CounterHandler
 	ipis       ipiQueue
@@ -106,6 +108,9 @@ func New(cfg Config) (*Machine, error) {
 		return nil, err
 	}
 	m.kern = k
+	if cfg.GroundTruth {
+		m.truth = make(map[string]*alpha.GroundTruth)
+	}
 	m.tickCycles = cfg.ClockHz / HZ
 	k.putU64(k.timeslice, max(1, cfg.TimeSlice/m.tickCycles))
 	for i := 0; i < cfg.CPUs; i++ {
@@ -280,6 +285,9 @@ func (m *Machine) runCPU(c *cpuState, end uint64) {
 			if next > c.cpu.Cycle {
 				c.Idle += next - c.cpu.Cycle
 				c.cpu.Cycle = next
+				if c.cpu.Timing != nil {
+					c.cpu.Timing.Restart(next)
+				}
 			}
 			if next < until {
 				m.counterInterrupt(c)

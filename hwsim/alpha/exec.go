@@ -48,11 +48,6 @@ func (c *CPU) Run(until uint64) uint64 {
 		tm      = c.Timing
 		why     [NumStallCauses]uint32
 	)
-	if tm != nil && tm.last < c.Cycle {
-		// Time passed outside the pipeline (a wait, an interrupt, the
-		// kernel's PAL calls): the next instruction starts a new group.
-		tm.last, tm.lastBlock = c.Cycle, ^uint64(0)
-	}
 	for {
 		pc := c.PC
 		if pc>>PageShift != codeVPN || c.codeStale {
@@ -68,15 +63,24 @@ func (c *CPU) Run(until uint64) uint64 {
 
 		at := c.Cycle + 1
 		if tm != nil {
-			at, why = tm.issue(d, pc)
+			ea := uint64(d.Imm) + r[d.Rb&63] // meaningful for the memory format only
+			at, why = tm.issue(d, pc, ea)
 		}
 		if due := c.PMU.nextDeliver; at >= due && due <= until && c.IPL < counterIPL {
 			c.Trap = Trap{Kind: TrapEvent, PC: pc}
+			if tm != nil && tm.Truth != nil && due > tm.last {
+				// The cycles this instruction has waited so far are its,
+				// though it issues only after the interrupt.
+				tm.Truth.wait(pc, due-tm.last)
+			}
 			break
 		}
 		if at > until {
 			// The instruction issues after the budget: the CPU spends the
-			// rest of it waiting.
+			// rest of it stalled, the instruction still at the head of the
+			// issue queue, where the next Run finds it. (Time spent outside
+			// the pipeline, in interrupts or waits, is for the caller to
+			// declare with Timing.Restart.)
 			c.Cycle = max(c.Cycle, until)
 			break
 		}
@@ -93,9 +97,6 @@ func (c *CPU) Run(until uint64) uint64 {
 			b = r[d.Rb&63]
 		}
 		a := r[d.Ra&63]
-		// The effective address of the memory format (where Lit is never
-		// set and b is the base register).
-		ea := b + uint64(d.Imm)
 
 		switch d.Op {
 		// Loads and stores. The effective address is Rb + displacement;
@@ -599,8 +600,7 @@ func (c *CPU) Run(until uint64) uint64 {
 			return done
 		}
 		if tm != nil {
-			at = tm.commit(d, pc, at, ea, c.PC, &why)
-			c.Cycle = at
+			tm.commit(d, pc, at, c.PC)
 			if tm.events != 1<<EvIssues {
 				c.PMU.record(tm.events, at)
 			}

@@ -192,7 +192,9 @@ type Timing struct {
 	fetchReady uint64 // no instruction issues before this cycle
 	fetchCause StallCause
 	unitFree   [3]uint64
-	events     EventSet // of the instruction being issued
+	events     EventSet   // of the instruction being issued
+	lat        uint64     // its result latency
+	latCause   StallCause // what a consumer waiting for it waits on
 
 	// Truth, if not nil, collects ground truth per PC.
 	Truth *GroundTruth
@@ -209,9 +211,15 @@ func (t *Timing) Restart(cycle uint64) {
 }
 
 // issue returns the cycle instruction d at pc issues, and records why it
-// waited. It updates fetch state but not the issue state: commit does that
-// once the instruction has executed.
-func (t *Timing) issue(d *Decoded, pc uint64) (uint64, [NumStallCauses]uint32) {
+// waited. Memory accesses are timed here, with the effective address ea
+// computed from the registers before execution, so that a load or store
+// the memory system holds back (a full miss address file or write buffer:
+// a replay trap on the 21164) stays at the head of the issue queue while
+// it waits, where counter interrupts find it. issue updates the memory
+// system but not the issue state: commit does that once the instruction
+// has executed. An instruction issued again after an interrupt repeats its
+// access, as a replayed one does.
+func (t *Timing) issue(d *Decoded, pc, ea uint64) (uint64, [NumStallCauses]uint32) {
 	var why [NumStallCauses]uint32
 	cl := &classOf[d.Op]
 	t.events = 1 << EvIssues
@@ -259,27 +267,9 @@ func (t *Timing) issue(d *Decoded, pc uint64) (uint64, [NumStallCauses]uint32) {
 			raise(at+1, StallSlot)
 		}
 	}
-	return at, why
-}
-
-// commit records that d issued at cycle at, with effective address ea, and
-// that the next instruction is at next. It returns the cycle the
-// instruction's issue completes, which a stalled store or barrier moves.
-func (t *Timing) commit(d *Decoded, pc, at, ea, next uint64, why *[NumStallCauses]uint32) uint64 {
-	cl := &classOf[d.Op]
-	if at == t.last && pc>>4 == t.lastBlock {
-		t.slots++
-	} else {
-		t.slots, t.used, t.memOp = 1, 0, 0
-	}
-	// Take the first free pipe of the class: E0 before E1, FA before FM.
-	free := cl.pipes &^ t.used
-	t.used |= free & -free
-	lat := uint64(cl.lat)
-	cause := StallDep
+	t.lat, t.latCause = uint64(cl.lat), StallDep
 	switch {
 	case cl.load:
-		t.memOp = 1
 		if d.Op != OpFETCH && d.Op != OpWH64 && d.Op != OpECB {
 			stall, l, ev := t.Mem.Load(ea, t.cpu.dataPhys(ea), at)
 			t.events |= ev.With(EvLoads)
@@ -287,13 +277,12 @@ func (t *Timing) commit(d *Decoded, pc, at, ea, next uint64, why *[NumStallCause
 				why[StallDCache] += uint32(stall)
 				at += stall
 			}
-			lat = l
+			t.lat = l
 			if ev.Has(EvDMiss) {
-				cause = StallDCache
+				t.latCause = StallDCache
 			}
 		}
 	case cl.store:
-		t.memOp = 2
 		stall, ev := t.Mem.Store(ea, t.cpu.dataPhys(ea), at)
 		t.events |= ev.With(EvStores)
 		if stall > 0 {
@@ -306,6 +295,28 @@ func (t *Timing) commit(d *Decoded, pc, at, ea, next uint64, why *[NumStallCause
 			at += stall
 		}
 	}
+	return at, why
+}
+
+// commit records that d issued at cycle at and that the next instruction
+// is at next.
+func (t *Timing) commit(d *Decoded, pc, at, next uint64) {
+	cl := &classOf[d.Op]
+	if at == t.last && pc>>4 == t.lastBlock {
+		t.slots++
+	} else {
+		t.slots, t.used, t.memOp = 1, 0, 0
+	}
+	// Take the first free pipe of the class: E0 before E1, FA before FM.
+	free := cl.pipes &^ t.used
+	t.used |= free & -free
+	switch {
+	case cl.load:
+		t.memOp = 1
+	case cl.store:
+		t.memOp = 2
+	}
+	lat, cause := t.lat, t.latCause
 	if cl.unit != uNone {
 		t.unitFree[cl.unit] = at + uint64(cl.busy)
 	}
@@ -348,7 +359,6 @@ func (t *Timing) commit(d *Decoded, pc, at, ea, next uint64, why *[NumStallCause
 		t.fetchReady, t.fetchCause = 0, StallSlot
 	}
 	t.last, t.lastBlock = at, pc>>4
-	return at
 }
 
 func b2i(b bool) int {
@@ -432,4 +442,15 @@ func NewTiming(cpu *CPU, mem MemorySystem) *Timing {
 	t := &Timing{Mem: mem, cpu: cpu}
 	cpu.Timing = t
 	return t
+}
+
+// wait adds head-of-queue cycles to pc without an execution: the time an
+// instruction waited before an interrupt took the CPU.
+func (g *GroundTruth) wait(pc, cycles uint64) {
+	e := g.PCs[pc]
+	if e == nil {
+		e = &PCTruth{}
+		g.PCs[pc] = e
+	}
+	e.HeadCycles += cycles
 }
