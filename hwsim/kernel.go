@@ -6,6 +6,7 @@ import (
 
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
+	"dcpi/hwsim/timing"
 	"dcpi/hwsim/vmunix"
 )
 
@@ -42,12 +43,12 @@ type kernel struct {
 	idleLo, idleHi             uint64 // cpu_idle's extent
 }
 
-func loadKernel() (*kernel, error) {
+func loadKernel(frames *alpha.Frames) (*kernel, error) {
 	im, err := elfimage.ParseKernel(vmunix.Image(), vmunix.Path)
 	if err != nil {
 		return nil, fmt.Errorf("vmunix: %w", err)
 	}
-	k := &kernel{im: im, as: alpha.NewAddressSpace()}
+	k := &kernel{im: im, as: alpha.NewAddressSpaceIn(frames)}
 	for _, s := range im.Segments {
 		start, end := s.Vaddr&^pageMask, (s.Vaddr+s.Memsz+pageMask)&^pageMask
 		k.as.Map(start, end-start, segPerm(s.Flags))
@@ -106,6 +107,9 @@ func (m *Machine) enterKernel(c *cpuState, entry uint64) {
 		c.cpu.Save(&c.cur.ctx)
 	}
 	c.cpu.SetMode(true)
+	if c.mem != nil {
+		c.mem.h.SetASN(timing.GlobalASN) // kernel pages are global (ASM)
+	}
 	m.setTruth(c)
 	c.cpu.PC = entry
 	c.cpu.R[27] = entry // pv: C entry points compute gp from it
@@ -135,9 +139,9 @@ func (m *Machine) returnToUser(c *cpuState) {
 	if p != c.loaded {
 		c.ContextSwitches++
 		c.loaded = p
-		if c.mem != nil {
-			c.mem.h.SetASN(asnOf(p))
-		}
+	}
+	if c.mem != nil {
+		c.mem.h.SetASN(asnOf(p))
 	}
 	c.cpu.SetMode(false)
 	c.cpu.Load(&p.ctx, p.as)
@@ -255,7 +259,7 @@ func (m *Machine) schedule(c *cpuState) {
 
 // asnOf is the address-space number the TLBs and I-cache tag p's
 // translations with.
-func asnOf(p *Process) uint8 { return uint8(p.PID%255 + 1) }
+func asnOf(p *Process) uint8 { return uint8(p.PID%254 + 1) } // 0xff is global
 
 // freshASN forgets, on every CPU, the translations cached under the ASN of
 // p, which has a new address space (exec) or a PID that had another one.

@@ -100,7 +100,7 @@ func (m *Machine) template(path string, im *elfimage.Image) (*loadedImage, error
 	if t, ok := m.templates[path]; ok && t.im == im {
 		return t, nil
 	}
-	t := &loadedImage{im: im, as: alpha.NewAddressSpace(), lo: ^uint64(0)}
+	t := &loadedImage{im: im, as: alpha.NewAddressSpaceIn(&m.frames), lo: ^uint64(0)}
 	for _, s := range im.Segments {
 		perm := segPerm(s.Flags)
 		start, end := s.Vaddr&^pageMask, (s.Vaddr+s.Memsz+pageMask)&^pageMask

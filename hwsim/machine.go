@@ -29,6 +29,7 @@ type Machine struct {
 	templates map[string]*loadedImage    // loaded programs, by path
 	rand      *rand.ChaCha8
 
+	frames     alpha.Frames // physical page frames of every address space
 	kern       *kernel
 	tickCycles uint64
 
@@ -59,9 +60,10 @@ type cpuState struct {
 	halted      bool   // waiting in wtint
 	loaded      *Process
 
-	prof profCPU
-	ipis []IPIHandler
-	mem  *memSystem // nil without the timing model
+	prof       profCPU
+	ipis       []IPIHandler
+	seenEvents [alpha.NumEvents]uint64 // PMU totals already charged
+	mem        *memSystem              // nil without the timing model
 
 	Retired                          uint64
 	User, Kernel, Idle               uint64 // cycles
@@ -103,7 +105,7 @@ func New(cfg Config) (*Machine, error) {
 	if cfg.CPUs > maxKernelCPUs {
 		return nil, fmt.Errorf("hwsim: %d CPUs: vmunix supports %d", cfg.CPUs, maxKernelCPUs)
 	}
-	k, err := loadKernel()
+	k, err := loadKernel(&m.frames)
 	if err != nil {
 		return nil, err
 	}
@@ -311,6 +313,7 @@ func (m *Machine) runCPU(c *cpuState, end uint64) {
 			p.Retired += n
 			p.Cycles += spent
 		}
+		m.chargeEvents(c, p)
 		switch c.cpu.Trap.Kind {
 		case alpha.TrapNone:
 		case alpha.TrapEvent:
@@ -420,6 +423,9 @@ type CPUStats struct {
 	Ticks                         uint64 // clock interrupts taken
 	Interrupts                    [alpha.NumEvents]uint64
 	IPIs                          uint64
+	// Events counts memory-system and branch events (misses at each
+	// level, TLB misses, mispredicts), by alpha.Event.
+	Events [alpha.NumEvents]uint64
 }
 
 // CPUStats returns per-CPU statistics.
@@ -428,7 +434,22 @@ func (m *Machine) CPUStats() []CPUStats {
 	for i, c := range m.cpus {
 		out[i] = CPUStats{CPU: i, Retired: c.Retired, User: c.User, Kernel: c.Kernel, Idle: c.Idle,
 			Profiling: c.Profiling, ContextSwitches: c.ContextSwitches, Syscalls: c.Syscalls,
-			Ticks: c.Ticks, Interrupts: c.Interrupts, IPIs: c.IPIs}
+			Ticks: c.Ticks, Interrupts: c.Interrupts, IPIs: c.IPIs, Events: c.cpu.PMU.Totals}
 	}
 	return out
+}
+
+// chargeEvents gives p (or nobody, when idle) the events c's PMU saw since
+// the last charge.
+func (m *Machine) chargeEvents(c *cpuState, p *Process) {
+	t := &c.cpu.PMU.Totals
+	if *t == c.seenEvents {
+		return
+	}
+	if p != nil {
+		for i := range t {
+			p.Events[i] += t[i] - c.seenEvents[i]
+		}
+	}
+	c.seenEvents = *t
 }

@@ -79,6 +79,7 @@ type Process struct {
 	Retired      uint64
 	Cycles       uint64
 	KernelCycles uint64
+	Events       [alpha.NumEvents]uint64 // misses and mispredicts, by alpha.Event
 	PageFaults   uint64
 	Syscalls     uint64
 	StartCycle   uint64

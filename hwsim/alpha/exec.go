@@ -696,11 +696,11 @@ func (c *CPU) segv(pc, addr uint64) {
 
 // rounding resolves an FP instruction's rounding qualifier, reading the
 // FPCR's dynamic rounding field for /D.
+//
+// Without /U, a result that would be denormal is flushed to zero, as the
+// 21164 does in hardware.
 func (c *CPU) rounding(d *Decoded) Rounding {
-	if d.Qual&3 == 3 {
-		return c.FPCR.RoundingMode()
-	}
-	return qualRounding[d.Qual&3]
+	return Qual(d.Qual).Rounding(c.FPCR)
 }
 
 func fpCond(op Op, v uint64) bool {

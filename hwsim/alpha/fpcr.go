@@ -145,6 +145,17 @@ func (q Qual) Rounding(c FPCR) Rounding {
 // business: without /S the 21164 raises an imprecise arithmetic trap and
 // Linux sends SIGFPE; with /S Linux completes the instruction in software
 // and signals only if the thread enabled that trap (ieee_state).
+//
+// The arithmetic functions report exceptions only through the sticky FPCR,
+// so an interpreter learns what one instruction raised by clearing the
+// status around the call:
+//
+//	st := c.FPCR & (FPCRStatus | FPCRSum)
+//	c.FPCR &^= FPCRStatus | FPCRSum
+//	r := AddT(fa, fb, q.Rounding(c.FPCR), &c.FPCR)
+//	exc := c.FPCR.Status()
+//	c.FPCR |= st
+//	if q&QualS == 0 && q.Traps(exc) != 0 { /* arithmetic trap */ }
 func (q Qual) Traps(e Exc) Exc {
 	m := ExcInv | ExcDze | ExcOvf
 	if q&QualU != 0 {

@@ -20,8 +20,9 @@ import (
 // the caller's: see Qual.Traps and InputTraps. The rounding argument is the
 // resolved direction, optionally with FlushUnderflow (Qual.Rounding builds
 // it). Results are computed exactly in all four directions: a fast path
-// uses hardware float64 arithmetic with error-free transformations (TwoSum,
-// FMA residuals) when the result is a normal number, and everything else —
+// uses hardware float64 arithmetic with error-free transformations
+// (Fast2Sum, FMA residuals) when the result is a normal number above the
+// least one, and everything else —
 // overflow, underflow, denormals, directed rounding near those edges — goes
 // through an integer round-and-pack that needs no floating point at all.
 //
@@ -39,6 +40,11 @@ import (
 //     raises UNF and INE. qemu flushes tininess-before-rounding, keeps the
 //     sign and raises nothing.
 //   - SUM is set with any status bit (sec. 4.7.8); qemu never sets it.
+//   - Every exception detected is recorded, whether or not the qualifiers
+//     enable its trap. qemu drops INE for /S instructions without /I and for
+//     CVTQS/CVTQT without /I, but records it for other non-/S ones.
+//   - LDF/STF follow handbook table 2-1; qemu 7.2's are broken (see
+//     LdfToReg).
 
 const (
 	tSign       = 1 << 63
@@ -96,7 +102,9 @@ func RegToSts(r uint64) uint32 {
 }
 
 // LdfToReg maps a VAX F_floating memory datum (two swapped 16-bit words) to
-// register format (LDF, handbook table 2-1).
+// register format (LDF, handbook table 2-1). qemu 7.2 is not a reference
+// here: its LDF masks with 0x3fffff, ORing fraction bits into <61:59>, and
+// maps exponent 0 to 0x380; its STF converts the address, not the register.
 func LdfToReg(m uint32) uint64 {
 	e := uint64(m >> 7 & 0xff)
 	switch {

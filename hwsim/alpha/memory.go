@@ -64,11 +64,13 @@ type Page struct {
 	frame uint64
 }
 
-// frames hands out physical frame numbers.
-var frames atomic.Uint64
+// Frames hands out physical frame numbers for one machine's memory, so
+// that cache indexing, and with it timing, depends only on what that
+// machine did.
+type Frames struct{ next atomic.Uint64 }
 
-func newPage(perm Perm) *Page {
-	p := &Page{perm: perm, frame: frames.Add(1)}
+func (f *Frames) newPage(perm Perm) *Page {
+	p := &Page{perm: perm, frame: f.next.Add(1)}
 	p.refs.Store(1)
 	return p
 }
@@ -78,7 +80,8 @@ var ErrFault = errors.New("memory fault")
 
 // AddressSpace is a process's virtual memory: a sparse set of pages.
 type AddressSpace struct {
-	pages pageTable
+	pages  pageTable
+	frames *Frames
 	// gen changes whenever a mapping is removed, replaced or loses write
 	// permission, so CPUs know to discard their cached translations.
 	gen uint64
@@ -86,7 +89,13 @@ type AddressSpace struct {
 
 // NewAddressSpace returns an empty address space.
 func NewAddressSpace() *AddressSpace {
-	return &AddressSpace{gen: 1}
+	return NewAddressSpaceIn(new(Frames))
+}
+
+// NewAddressSpaceIn returns an empty address space whose pages take their
+// frames from f.
+func NewAddressSpaceIn(f *Frames) *AddressSpace {
+	return &AddressSpace{gen: 1, frames: f}
 }
 
 // Map creates zero-filled pages covering [addr, addr+size) with perm.
@@ -97,7 +106,7 @@ func (as *AddressSpace) Map(addr, size uint64, perm Perm) {
 			as.setPerm(vpn, p, perm)
 			continue
 		}
-		as.pages.set(vpn, newPage(perm))
+		as.pages.set(vpn, as.frames.newPage(perm))
 	}
 }
 
@@ -149,7 +158,7 @@ func (as *AddressSpace) PageCount() int { return as.pages.count }
 // Fork returns a copy-on-write copy of the address space: both share every
 // page until one of them writes it.
 func (as *AddressSpace) Fork() *AddressSpace {
-	child := &AddressSpace{gen: 1}
+	child := &AddressSpace{gen: 1, frames: as.frames}
 	as.pages.each(func(vpn uint64, p *Page) {
 		p.refs.Add(1)
 		child.pages.set(vpn, p)
@@ -168,7 +177,7 @@ func (as *AddressSpace) Release() {
 
 // privatize gives this address space its own copy of a shared page.
 func (as *AddressSpace) privatize(vpn uint64, p *Page) *Page {
-	q := &Page{W: p.W, perm: p.perm, frame: frames.Add(1)}
+	q := &Page{W: p.W, perm: p.perm, frame: as.frames.next.Add(1)}
 	q.refs.Store(1)
 	if c := p.code.Load(); c != nil {
 		q.code.Store(c) // same bytes, same decoding

@@ -1,6 +1,9 @@
 package alpha
 
-import "fmt"
+import (
+	"fmt"
+	"math/bits"
+)
 
 // Event is something a 21164 performance counter can count
 // (ALPHA-NOTES.md, "Performance counters"; oprofile's ev5 event list).
@@ -77,6 +80,9 @@ type PMU struct {
 	c [NumCounters]counter
 	// nextDeliver is the earliest deliverAt of any counter, or ^0.
 	nextDeliver uint64
+	// Totals counts every event the CPU has seen, counted or not, except
+	// cycles and issues, which the caller knows.
+	Totals [NumEvents]uint64
 }
 
 // SetCounter programs counter i to count event e and overflow after period
@@ -110,6 +116,9 @@ func (p *PMU) OverflowCycle(i int) uint64 { return p.c[i].overflow }
 
 // record counts the events of one instruction issued at cycle.
 func (p *PMU) record(ev EventSet, cycle uint64) {
+	for s := ev &^ (1 << EvIssues); s != 0; s &= s - 1 {
+		p.Totals[bits.TrailingZeros32(uint32(s))]++
+	}
 	for i := range p.c {
 		c := &p.c[i]
 		if !c.enabled || c.event == EvCycles || !ev.Has(c.event) || c.deliverAt != 0 {

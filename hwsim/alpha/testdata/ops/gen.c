@@ -12,9 +12,12 @@
  * operates a and b are Fa and Fb in register format, fpcr_in is written
  * with MT_FPCR before and fpcr_out read with MF_FPCR after. For loads a is
  * the memory datum, for stores the register. There are no STF vectors:
- * qemu 7.2's STF converts the address instead of the register. For integer operates fpcr_in is
- * 0 and fpcr_out is 1 when the /V form trapped. "trap" as the result means
- * the instruction raised SIGFPE (qemu enables the IOV trap in user mode).
+ * qemu 7.2's STF converts the address instead of the register. For integer
+ * operates fpcr_in is 0 and fpcr_out is 1 when the /V form trapped. "trap"
+ * as the result means the instruction raised SIGFPE: qemu does that for a
+ * non-/S instruction whose qualifiers enable an exception it raised (here
+ * only CVTQL/V overflowing); /S instructions run with every FPCR trap
+ * disabled, as Linux starts a program, and never trap.
  *
  * Inputs are edge values and a fixed linear congruential generator, so the
  * output is deterministic.
