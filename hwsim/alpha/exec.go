@@ -82,6 +82,12 @@ func (c *CPU) Run(until uint64) uint64 {
 			// the pipeline, in interrupts or waits, is for the caller to
 			// declare with Timing.Restart.)
 			c.Cycle = max(c.Cycle, until)
+			if tm != nil && until > tm.last {
+				if tm.Truth != nil {
+					tm.Truth.wait(pc, until-tm.last)
+				}
+				tm.last = until
+			}
 			break
 		}
 		start := c.Cycle
