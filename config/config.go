@@ -24,6 +24,11 @@ type Sim struct {
 	PIDMax    int    `mapstructure:"pid_max"`
 	Hostname  string `mapstructure:"hostname"`
 	MaxMemMB  uint64 `mapstructure:"max_memory_mb"`
+	Timing    bool   `mapstructure:"timing"`
+	// Memory overrides fields of the 21164 memory-system parameters
+	// (hwsim/timing.Params, e.g. bcache_size: 2097152, mispredict_penalty:
+	// 6); keys are the field names in snake case.
+	Memory map[string]any `mapstructure:"memory"`
 }
 
 // Config is the whole configuration file.
@@ -35,7 +40,7 @@ type Config struct {
 func Defaults() Config {
 	return Config{Sim: Sim{
 		CPUs: 4, Model: "ev5", ClockMHz: 333, Seed: 1, Quantum: 20_000,
-		TimeSlice: 3_330_000, PIDMax: 32768, Hostname: "alpha0", MaxMemMB: 4096,
+		TimeSlice: 3_330_000, PIDMax: 32768, Hostname: "alpha0", MaxMemMB: 4096, Timing: true,
 	}}
 }
 
@@ -59,6 +64,7 @@ func NewLoader() *Loader {
 	v.SetDefault("sim.pid_max", d.Sim.PIDMax)
 	v.SetDefault("sim.hostname", d.Sim.Hostname)
 	v.SetDefault("sim.max_memory_mb", d.Sim.MaxMemMB)
+	v.SetDefault("sim.timing", d.Sim.Timing)
 	v.SetEnvPrefix("DCPI")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
@@ -103,11 +109,14 @@ func (l *Loader) Load(file string) (Config, error) {
 var known = map[string]bool{
 	"sim.cpus": true, "sim.model": true, "sim.clock_mhz": true, "sim.seed": true,
 	"sim.quantum": true, "sim.time_slice": true, "sim.pid_max": true,
-	"sim.hostname": true, "sim.max_memory_mb": true,
+	"sim.hostname": true, "sim.max_memory_mb": true, "sim.timing": true,
 }
 
 func checkKeys(keys []string) error {
 	for _, k := range keys {
+		if strings.HasPrefix(k, "sim.memory.") {
+			continue // checked against the parameter table by the simulator
+		}
 		if !known[k] {
 			return fmt.Errorf("unknown key %q", k)
 		}

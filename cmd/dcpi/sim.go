@@ -30,9 +30,10 @@ func newSimCommand() *cobra.Command {
 
 func newSimRunCommand() *cobra.Command {
 	var (
-		stats bool
-		mix   string
-		trace bool
+		stats     bool
+		mix       string
+		trace     bool
+		truthFile string
 	)
 	cmd := &cobra.Command{
 		Use:   "run [flags] FILE [args...]",
@@ -75,7 +76,8 @@ CPUs (mixes: ` + strings.Join(mixNames(), ", ") + `).`,
 			if trace {
 				hc.Trace = cmd.ErrOrStderr()
 			}
-			return runSim(cmd.ErrOrStderr(), hc, args, mix, stats)
+			hc.GroundTruth = truthFile != ""
+			return runSim(cmd.ErrOrStderr(), hc, args, mix, stats, truthFile)
 		},
 	}
 	f := cmd.Flags()
@@ -86,13 +88,15 @@ CPUs (mixes: ` + strings.Join(mixNames(), ", ") + `).`,
 	f.BoolVar(&stats, "stats", false, "print instructions, simulated time and host speed on stderr")
 	f.StringVar(&mix, "mix", "", "run the named mix of embedded workloads")
 	f.BoolVar(&trace, "strace", false, "trace system calls on stderr")
+	f.Bool("timing", true, "run the 21164 timing model (false: one cycle per instruction, several times faster)")
+	f.StringVar(&truthFile, "truth", "", "write per-instruction ground truth (executions, head-of-queue cycles, stalls, events) to this file")
 	return cmd
 }
 
 // loadConfig reads --config, the environment and the flags bound to keys.
 func loadConfig(cmd *cobra.Command) (config.Config, error) {
 	l := config.NewLoader()
-	for key, flag := range map[string]string{"sim.cpus": "cpus", "sim.seed": "seed", "sim.model": "model"} {
+	for key, flag := range map[string]string{"sim.cpus": "cpus", "sim.seed": "seed", "sim.model": "model", "sim.timing": "timing"} {
 		if fl := cmd.Flags().Lookup(flag); fl != nil {
 			if err := l.BindFlag(key, fl); err != nil {
 				return config.Config{}, err
@@ -115,6 +119,10 @@ func machineConfig(s config.Sim) (hwsim.Config, error) {
 	hc.ClockHz = uint64(s.ClockMHz) * 1_000_000
 	hc.Quantum, hc.TimeSlice, hc.PIDMax = s.Quantum, s.TimeSlice, s.PIDMax
 	hc.Hostname, hc.MaxMemory = s.Hostname, s.MaxMemMB<<20
+	hc.Timing = s.Timing
+	if err := applyMemoryParams(&hc.MemoryParams, s.Memory); err != nil {
+		return hwsim.Config{}, err
+	}
 	hc.Files = map[string][]byte{}
 	for _, w := range workloads.All() {
 		data, err := workloads.Binary(w.Name)
@@ -126,7 +134,7 @@ func machineConfig(s config.Sim) (hwsim.Config, error) {
 	return hc, hc.Validate()
 }
 
-func runSim(stderr io.Writer, hc hwsim.Config, args []string, mix string, stats bool) error {
+func runSim(stderr io.Writer, hc hwsim.Config, args []string, mix string, stats bool, truthFile string) error {
 	type job struct {
 		path string
 		argv []string
@@ -168,6 +176,19 @@ func runSim(stderr io.Writer, hc hwsim.Config, args []string, mix string, stats 
 	if stats {
 		printSimStats(stderr, m, procs, elapsed)
 	}
+	if truthFile != "" {
+		f, err := os.Create(truthFile)
+		if err != nil {
+			return err
+		}
+		err = m.WriteGroundTruth(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("ground truth: %w", err)
+		}
+	}
 	status := procs[0].ExitStatus()
 	for _, p := range procs[1:] {
 		if status == 0 {
@@ -205,34 +226,52 @@ func programPath(files map[string][]byte, file string) (string, error) {
 }
 
 func printSimStats(w io.Writer, m *hwsim.Machine, procs []*hwsim.Process, elapsed time.Duration) {
-	var insns, user, kernel, idle uint64
+	var insns, user, kernel, idle, prof uint64
 	cpus := m.CPUStats()
 	for _, c := range cpus {
 		insns += c.Retired
-		user, kernel, idle = user+c.User, kernel+c.Kernel, idle+c.Idle
+		user, kernel, idle, prof = user+c.User, kernel+c.Kernel, idle+c.Idle, prof+c.Profiling
 	}
-	total := float64(max(1, user+kernel+idle))
+	total := float64(max(1, user+kernel+idle+prof))
 	simSec := m.Seconds(m.Now())
 	fmt.Fprintf(w, "\n--- dcpi sim stats ---\n")
 	fmt.Fprintf(w, "instructions      %d (user and vmunix)\n", insns)
 	fmt.Fprintf(w, "simulated time    %.6f s (%d cycles at %d MHz, %d CPUs)\n", simSec, m.Now(), m.Config().ClockHz/1_000_000, len(cpus))
-	fmt.Fprintf(w, "cpu time          user %.1f%%  kernel %.1f%%  idle %.1f%%\n",
+	fmt.Fprintf(w, "cpu time          user %.1f%%  kernel (vmunix) %.1f%%  idle %.1f%%\n",
 		100*float64(user)/total, 100*float64(kernel)/total, 100*float64(idle)/total)
 	fmt.Fprintf(w, "host time         %.3f s\n", elapsed.Seconds())
 	if elapsed > 0 {
 		fmt.Fprintf(w, "host speed        %.1f M simulated instructions/s\n", float64(insns)/elapsed.Seconds()/1e6)
 	}
-	fmt.Fprintf(w, "%-4s %14s %13s %13s %13s %9s %9s %7s\n", "cpu", "instructions", "user cycles", "kernel cycles", "idle cycles", "switches", "syscalls", "ticks")
+	fmt.Fprintf(w, "\n%-4s %12s %11s %11s %11s %6s %8s %8s %8s %8s %7s %7s %8s %6s %6s\n", "cpu", "instructions",
+		"user cyc", "kernel cyc", "idle cyc", "CPI", "imiss", "dmiss", "smiss", "bmiss", "itbmiss", "dtbmiss",
+		"mispred", "switch", "ticks")
 	for _, c := range cpus {
-		fmt.Fprintf(w, "%-4d %14d %13d %13d %13d %9d %9d %7d\n", c.CPU, c.Retired, c.User, c.Kernel, c.Idle, c.ContextSwitches, c.Syscalls, c.Ticks)
+		ev := c.Events
+		fmt.Fprintf(w, "%-4d %12d %11d %11d %11d %6s %8d %8d %8d %8d %7d %7d %8d %6d %6d\n", c.CPU, c.Retired,
+			c.User, c.Kernel, c.Idle, cpi(c.User+c.Kernel, c.Retired), ev[alpha.EvIMiss], ev[alpha.EvDMiss],
+			ev[alpha.EvSMiss], ev[alpha.EvBMiss], ev[alpha.EvITBMiss], ev[alpha.EvDTBMiss], ev[alpha.EvBranchMP],
+			c.ContextSwitches, c.Ticks)
 	}
-	fmt.Fprintf(w, "%-6s %-20s %14s %13s %13s %9s %10s %6s\n", "pid", "program", "instructions", "cycles", "kernel cycles", "syscalls", "pagefaults", "status")
+	fmt.Fprintf(w, "\n%-6s %-15s %12s %11s %11s %6s %8s %8s %8s %8s %7s %7s %8s %6s\n", "pid", "program", "instructions",
+		"cycles", "kernel cyc", "CPI", "imiss", "dmiss", "smiss", "bmiss", "itbmiss", "dtbmiss", "mispred", "status")
 	for _, p := range procs {
-		fmt.Fprintf(w, "%-6d %-20s %14d %13d %13d %9d %10d %6d\n", p.PID, p.Path, p.Retired, p.Cycles, p.KernelCycles, p.Syscalls, p.PageFaults, exitCode(p.ExitStatus()))
+		ev := p.Events
+		fmt.Fprintf(w, "%-6d %-15s %12d %11d %11d %6s %8d %8d %8d %8d %7d %7d %8d %6d\n", p.PID, path.Base(p.Path),
+			p.Retired, p.Cycles, p.KernelCycles, cpi(p.Cycles, p.Retired), ev[alpha.EvIMiss], ev[alpha.EvDMiss],
+			ev[alpha.EvSMiss], ev[alpha.EvBMiss], ev[alpha.EvITBMiss], ev[alpha.EvDTBMiss], ev[alpha.EvBranchMP],
+			exitCode(p.ExitStatus()))
 	}
 	for _, f := range m.Faults() {
 		fmt.Fprintf(w, "fault: %s\n", f)
 	}
+}
+
+func cpi(cycles, insns uint64) string {
+	if insns == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", float64(cycles)/float64(insns))
 }
 
 func workloadByName(name string) (workloads.Workload, bool) {
