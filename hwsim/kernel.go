@@ -120,6 +120,7 @@ func (m *Machine) enterKernel(c *cpuState, entry uint64) {
 func (m *Machine) enterIdle(c *cpuState) {
 	c.cur = nil
 	m.enterKernel(c, m.kern.cpuIdle)
+	c.cpu.IPL = 0
 }
 
 // returnToUser is PALcode's retsys/rti: resume the current process in user
@@ -144,6 +145,7 @@ func (m *Machine) returnToUser(c *cpuState) {
 		c.mem.h.SetASN(asnOf(p))
 	}
 	c.cpu.SetMode(false)
+	c.cpu.IPL = 0
 	c.cpu.Load(&p.ctx, p.as)
 	m.setTruth(c)
 }
@@ -151,6 +153,7 @@ func (m *Machine) returnToUser(c *cpuState) {
 // timerInterrupt enters vmunix's entInt for a clock tick.
 func (m *Machine) timerInterrupt(c *cpuState, fromUser bool) {
 	m.enterKernel(c, m.kern.entInt)
+	c.cpu.IPL = 5   // the clock's level: counter interrupts (6) still come
 	c.cpu.R[16] = 1 // clock
 	c.cpu.R[17] = b2u(fromUser)
 	c.Ticks++

@@ -100,22 +100,26 @@ func firstDiff(got, want string) string {
 }
 
 // BenchmarkMachine runs whole workloads through the machine — interpreter,
-// page faults, system calls, scheduling — and reports simulated
+// vmunix, page faults, scheduling — functionally (one cycle per
+// instruction) and with the 21164 timing model, and reports simulated
 // instructions per second of host time.
 func BenchmarkMachine(b *testing.B) {
-	for _, name := range []string{"matmul", "hashdb", "ccdriver"} {
-		b.Run(name, func(b *testing.B) {
-			cfg := machineWithWorkloads(b, 1)
-			args, _ := workloadDefaults(name)
-			b.ReportAllocs()
-			var insns uint64
-			for i := 0; i < b.N; i++ {
-				r := runWorkload(b, cfg, name, args...)
-				for _, c := range r.m.CPUStats() {
-					insns += c.Retired
+	for _, timed := range []bool{false, true} {
+		for _, name := range []string{"matmul", "hashdb", "ccdriver"} {
+			b.Run(fmt.Sprintf("%s/timing=%v", name, timed), func(b *testing.B) {
+				cfg := machineWithWorkloads(b, 1)
+				cfg.Timing = timed
+				args, _ := workloadDefaults(name)
+				b.ReportAllocs()
+				var insns uint64
+				for i := 0; i < b.N; i++ {
+					r := runWorkload(b, cfg, name, args...)
+					for _, c := range r.m.CPUStats() {
+						insns += c.Retired
+					}
 				}
-			}
-			b.ReportMetric(float64(insns)/b.Elapsed().Seconds()/1e6, "Minsn/s")
-		})
+				b.ReportMetric(float64(insns)/b.Elapsed().Seconds()/1e6, "Minsn/s")
+			})
+		}
 	}
 }

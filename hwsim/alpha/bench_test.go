@@ -50,6 +50,27 @@ func BenchmarkExecute(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(insns), "ns/insn")
 }
 
+// BenchmarkExecuteTimed is BenchmarkExecute with the 21164 issue model over
+// a perfect memory system: the cost of timing itself.
+func BenchmarkExecuteTimed(b *testing.B) {
+	c := loadProgram(EV5, codeBase, append(benchLoop, halt), dataBase)
+	NewTiming(c, PerfectMemory{})
+	const iters = 1 << 20
+	b.ReportAllocs()
+	b.ResetTimer()
+	var insns uint64
+	for i := 0; i < b.N; i++ {
+		c.PC = codeBase
+		c.R[1], c.R[3], c.R[6], c.R[7] = iters, dataBase, PageSize-1, dataBase
+		insns += c.Run(^uint64(0))
+		if c.Trap.Kind != TrapSyscall {
+			b.Fatalf("stopped with %v", c.Trap)
+		}
+	}
+	b.ReportMetric(float64(insns)/b.Elapsed().Seconds()/1e6, "Minsn/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(insns), "ns/insn")
+}
+
 // BenchmarkNativeLoop is the baseline: the same computation as benchLoop
 // written in Go, per "instruction" of the simulated loop (10 per
 // iteration), so the two figures compare directly.

@@ -66,6 +66,11 @@ func (c *CPU) Run(until uint64) uint64 {
 			ea := uint64(d.Imm) + r[d.Rb&63] // meaningful for the memory format only
 			at, why = tm.issue(d, pc, ea)
 		}
+		// One comparison on the common path: limit is the earlier of the
+		// budget's end and a deliverable counter interrupt.
+		if at < c.limit(until) {
+			goto execute
+		}
 		if due := c.PMU.nextDeliver; at >= due && due <= until && c.IPL < counterIPL {
 			c.Trap = Trap{Kind: TrapEvent, PC: pc}
 			if tm != nil && tm.Truth != nil && due > tm.last {
@@ -90,6 +95,7 @@ func (c *CPU) Run(until uint64) uint64 {
 			}
 			break
 		}
+	execute:
 		start := c.Cycle
 		if tm != nil {
 			start = tm.last
@@ -621,6 +627,15 @@ func (c *CPU) Run(until uint64) uint64 {
 		c.PC = c.Trap.PC
 	}
 	return done
+}
+
+// limit returns the first cycle at which an instruction may not simply
+// issue: past the budget, or at a counter interrupt that may be taken.
+func (c *CPU) limit(until uint64) uint64 {
+	if due := c.PMU.nextDeliver; due <= until && c.IPL < counterIPL {
+		return due
+	}
+	return until + 1
 }
 
 // counterIPL is the interrupt priority level of performance counter
