@@ -22,6 +22,7 @@ const (
 	simSchedule     = 5
 	simUserRange    = 6
 	simTick         = 7
+	simPageFault    = 8
 )
 
 // HZ is Linux/Alpha's clock tick rate.
@@ -38,9 +39,9 @@ type kernel struct {
 	im *elfimage.Image
 	as *alpha.AddressSpace
 
-	entSys, entInt, cpuIdle    uint64
-	cpuData, stacks, timeslice uint64
-	idleLo, idleHi             uint64 // cpu_idle's extent
+	entSys, entInt, entMM, cpuIdle uint64
+	cpuData, stacks, timeslice     uint64
+	idleLo, idleHi                 uint64 // cpu_idle's extent
 }
 
 func loadKernel(frames *alpha.Frames) (*kernel, error) {
@@ -57,7 +58,7 @@ func loadKernel(frames *alpha.Frames) (*kernel, error) {
 		}
 	}
 	for name, dst := range map[string]*uint64{
-		"entSys": &k.entSys, "entInt": &k.entInt, "cpu_idle": &k.cpuIdle,
+		"entSys": &k.entSys, "entInt": &k.entInt, "entMM": &k.entMM, "cpu_idle": &k.cpuIdle,
 		"cpu_data": &k.cpuData, "kernel_stacks": &k.stacks, "timeslice_ticks": &k.timeslice,
 	} {
 		sym, ok := im.SymbolNamed(name)
@@ -196,6 +197,13 @@ func (m *Machine) simcall(c *cpuState) {
 		}
 		if p == nil || m.touch(p, a1, a2, perm) != 0 {
 			v0 = negErrno(eFAULT)
+		}
+	case simPageFault:
+		v0 = 1
+		if p != nil && m.demandPage(p, a1) {
+			v0 = 0
+		} else if p != nil {
+			m.fatal(c, p, sigSEGV, alpha.Trap{Kind: alpha.TrapSegv, PC: p.ctx.PC, Addr: a1})
 		}
 	case simTick:
 		// Time-driven work of the simulated kernel happens at quantum

@@ -31,8 +31,16 @@ func (m *Machine) trap(c *cpuState, p *Process, kernel bool) {
 	}
 	switch t.Kind {
 	case alpha.TrapSegv:
+		if !kernel && p.findVMA(t.Addr) != nil && !p.as.Mapped(t.Addr) {
+			// A page not present yet: vmunix's page-fault path maps it
+			// (through the simulator) and clears it; the faulting
+			// instruction runs again after rti.
+			m.enterKernel(c, m.kern.entMM)
+			c.cpu.R[16] = t.Addr
+			return
+		}
 		if m.demandPage(p, t.Addr) {
-			return // the faulting instruction runs again
+			return // a kernel access to a user page not present yet
 		}
 		if kernel {
 			// A kernel access to user memory vmunix did not check first.

@@ -61,4 +61,18 @@ entInt:
 	call_pal 0x3f		/* rti */
 	.end	entInt
 
+/* entMM: a0 holds the faulting address of a user access to a page not
+ * yet present. */
+	.globl	entMM
+	.ent	entMM
+entMM:
+	SAVE_ALL
+	br	$29, 1f
+1:	ldgp	$29, 0($29)
+	jsr	$26, do_page_fault
+	ldgp	$29, 0($26)
+	RESTORE_ALL
+	call_pal 0x3f		/* rti */
+	.end	entMM
+
 	.section .note.GNU-stack,"",@progbits

@@ -22,6 +22,7 @@
 #define SIM_SCHEDULE      5 /* choose the process this CPU runs next */
 #define SIM_USER_RANGE    6 /* (address, length, write) -> 0 or -EFAULT */
 #define SIM_TICK          7 /* the clock ticked on this CPU */
+#define SIM_PAGEFAULT     8 /* (address) -> 0 mapped, else the process was killed */
 
 #define EFAULT 14
 #define EINVAL 22
@@ -234,6 +235,32 @@ void do_entInt(long type, long from_user)
 	if (type == 1)
 		timer_interrupt(me, cd, from_user);
 	if (cd->need_resched && from_user)
+		schedule(cd);
+}
+
+/* clear_page zeroes a newly mapped page, as Linux does before a process
+ * may see it. */
+static void __attribute__((noinline)) clear_page(unsigned long addr)
+{
+	unsigned long *p = (unsigned long *)(addr & ~8191UL);
+	for (int i = 0; i < 8192 / 8; i += 4) {
+		p[i] = 0;
+		p[i + 1] = 0;
+		p[i + 2] = 0;
+		p[i + 3] = 0;
+	}
+}
+
+/* do_page_fault handles a user access to a page of one of the process's
+ * areas that is not present yet: the simulator maps it (or kills the
+ * process if the address is in no area), and the kernel clears it. */
+void do_page_fault(unsigned long addr)
+{
+	struct cpu_data *cd = &cpu_data[whami()];
+
+	if (simcall(SIM_PAGEFAULT, addr, 0, 0) == 0)
+		clear_page(addr);
+	if (cd->need_resched)
 		schedule(cd);
 }
 
