@@ -41,6 +41,13 @@ type Event struct {
 	CPU   int
 	PID   int
 	PPID  int // for EventFork
+	// Incarnation names one image of one process: it changes at fork and
+	// at exec and is never reused by a machine, so unlike a PID it says
+	// which mappings a sample was taken under (samples carry it too).
+	Incarnation uint32
+	// ParentIncarnation is, for EventFork, the parent's; for EventExec,
+	// the process's previous one.
+	ParentIncarnation uint32
 	// For EventMap: the image and where it lies.
 	ImageID string // content identity ("buildid:..." or "sha256:...")
 	Path    string

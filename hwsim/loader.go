@@ -62,9 +62,13 @@ func (m *Machine) exec(p *Process, c *cpuState, path string, im *elfimage.Image,
 	m.freshASN(p)
 
 	cyc := m.cycleOf(c)
-	m.emit(Event{Kind: EventExec, Cycle: cyc, CPU: c.id, PID: p.PID, Path: path})
+	prev := p.Incarnation
+	m.lastInc++
+	p.Incarnation = m.lastInc
+	m.emit(Event{Kind: EventExec, Cycle: cyc, CPU: c.id, PID: p.PID, Path: path,
+		Incarnation: p.Incarnation, ParentIncarnation: prev})
 	m.emit(Event{Kind: EventMap, Cycle: cyc, CPU: c.id, PID: p.PID, ImageID: im.ID.String(),
-		Path: path, Base: lo, Size: hi - lo})
+		Path: path, Base: lo, Size: hi - lo, Incarnation: p.Incarnation})
 	return nil
 }
 

@@ -22,6 +22,7 @@ type Machine struct {
 
 	procs   map[int]*Process // every process not yet reaped, by PID
 	lastPID int
+	lastInc uint32 // the last process incarnation handed out
 	now     uint64 // machine time at the last quantum boundary, in cycles
 
 	sinks     []EventSink

@@ -50,9 +50,11 @@ const (
 // Process is a simulated Linux process: one thread, one address space.
 type Process struct {
 	PID, PPID int
-	Path      string
-	Argv      []string
-	Image     *elfimage.Image
+	// Incarnation changes at fork and exec (see Event.Incarnation).
+	Incarnation uint32
+	Path        string
+	Argv        []string
+	Image       *elfimage.Image
 
 	state  ProcState
 	ctx    alpha.Context

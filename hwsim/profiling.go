@@ -12,12 +12,14 @@ import (
 // of the oldest instruction in the issue queue when the interrupt was
 // delivered, InterruptSkid cycles after the overflow (DCPI sec. 4.1.2).
 type Sample struct {
-	CPU    int
-	PID    int // 0 when the CPU was idle
-	PC     uint64
-	Event  alpha.Event
-	Kernel bool   // the PC is vmunix's
-	Cycle  uint64 // when the interrupt was delivered
+	CPU int
+	PID int // 0 when the CPU was idle
+	// Incarnation is the process image's (Event.Incarnation); 0 when idle.
+	Incarnation uint32
+	PC          uint64
+	Event       alpha.Event
+	Kernel      bool   // the PC is vmunix's
+	Cycle       uint64 // when the interrupt was delivered
 }
 
 // CounterHandler is the driver's performance counter interrupt handler. It
@@ -151,7 +153,7 @@ func (m *Machine) counterInterrupt(c *cpuState) {
 	start := max(c.cpu.Cycle, deliver)
 	s := Sample{CPU: c.id, PC: c.cpu.PC, Event: ev, Kernel: c.cpu.Kernel, Cycle: start}
 	if c.cur != nil {
-		s.PID = c.cur.PID
+		s.PID, s.Incarnation = c.cur.PID, c.cur.Incarnation
 	}
 	c.Interrupts[ev]++
 	cost := m.prof.InterruptCycles

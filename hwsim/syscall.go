@@ -550,7 +550,10 @@ func (m *Machine) sysClone(c *cpuState, p *Process, flags, newsp, ptid, ctid, tl
 	m.procs[pid] = child
 	m.freshASN(child)
 	target := m.leastLoaded()
-	m.emit(Event{Kind: EventFork, Cycle: c.cpu.Cycle, CPU: target.id, PID: pid, PPID: p.PID})
+	m.lastInc++
+	child.Incarnation = m.lastInc
+	m.emit(Event{Kind: EventFork, Cycle: c.cpu.Cycle, CPU: target.id, PID: pid, PPID: p.PID,
+		Incarnation: child.Incarnation, ParentIncarnation: p.Incarnation})
 	m.enqueue(target, child)
 	p.ctx.R[20] = 0
 	return uint64(pid), 0

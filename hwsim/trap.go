@@ -106,7 +106,8 @@ func (m *Machine) exit(c *cpuState, p *Process, status int) {
 	p.state = ProcZombie
 	p.status = status
 	p.ExitCycle = m.cycleOf(c)
-	m.emit(Event{Kind: EventExit, Cycle: p.ExitCycle, CPU: p.cpu, PID: p.PID, Status: status})
+	m.emit(Event{Kind: EventExit, Cycle: p.ExitCycle, CPU: p.cpu, PID: p.PID, Status: status,
+		Incarnation: p.Incarnation})
 
 	for _, child := range p.children {
 		child.parent = nil
