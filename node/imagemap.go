@@ -1,0 +1,123 @@
+package node
+
+import (
+	"sort"
+	"sync"
+
+	"dcpi/hwsim"
+	"dcpi/hwsim/alpha"
+)
+
+// Mapping is one image mapped into a process: DCPI's loader and exec
+// recognizer reported these (sec. 4.3.2).
+type Mapping struct {
+	Base, Size uint64
+	Image      string // content identity: "buildid:..." or "sha256:..."
+	Path       string
+}
+
+// procImages is what one process incarnation had mapped, and whether it
+// has ended (exec or exit): an ended incarnation's map is kept until every
+// sample it could have left in a driver table has been drained.
+type procImages struct {
+	pid      int
+	maps     []Mapping // sorted by Base
+	endedGen uint64    // flush generation at which it ended; 0 while live
+}
+
+// ImageMaps is the daemon's image map of every process, keyed by process
+// incarnation rather than PID (hwsim.Event.Incarnation): a PID is reused
+// once its process exits, but an incarnation is not, so a sample is
+// attributed to the mappings in force when it was taken even if it is
+// drained from the driver after the PID was given to another process.
+// Events arrive on the simulation goroutine and lookups on the daemon's,
+// so it is guarded by a mutex; nothing on the interrupt path touches it.
+type ImageMaps struct {
+	mu     sync.Mutex
+	procs  map[uint32]*procImages
+	kernel Mapping // vmunix: every address from alpha.KernelBase up
+	gen    uint64  // completed full flushes
+}
+
+// NewImageMaps returns an empty map; kernel describes vmunix.
+func NewImageMaps(kernel Mapping) *ImageMaps {
+	return &ImageMaps{procs: make(map[uint32]*procImages), kernel: kernel, gen: 1}
+}
+
+// ProcessEvent applies a loader event (it is an hwsim.EventSink).
+func (im *ImageMaps) ProcessEvent(e hwsim.Event) {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	switch e.Kind {
+	case hwsim.EventFork:
+		child := &procImages{pid: e.PID}
+		if parent := im.procs[e.ParentIncarnation]; parent != nil {
+			child.maps = append([]Mapping(nil), parent.maps...)
+		}
+		im.procs[e.Incarnation] = child
+	case hwsim.EventExec:
+		if old := im.procs[e.ParentIncarnation]; old != nil && old.endedGen == 0 {
+			old.endedGen = im.gen
+		}
+		im.procs[e.Incarnation] = &procImages{pid: e.PID}
+	case hwsim.EventMap:
+		p := im.procs[e.Incarnation]
+		if p == nil {
+			p = &procImages{pid: e.PID}
+			im.procs[e.Incarnation] = p
+		}
+		m := Mapping{Base: e.Base, Size: e.Size, Image: e.ImageID, Path: e.Path}
+		i := sort.Search(len(p.maps), func(i int) bool { return p.maps[i].Base >= m.Base })
+		p.maps = append(p.maps, Mapping{})
+		copy(p.maps[i+1:], p.maps[i:])
+		p.maps[i] = m
+	case hwsim.EventExit:
+		if p := im.procs[e.Incarnation]; p != nil && p.endedGen == 0 {
+			p.endedGen = im.gen
+		}
+	}
+}
+
+// Resolve maps a sample's incarnation and PC to the image it lies in, with
+// the PC's offset from the image's base, and the process's PID.
+func (im *ImageMaps) Resolve(inc uint32, pc uint64) (m Mapping, offset uint64, pid int, ok bool) {
+	if pc >= alpha.KernelBase {
+		k := im.kernel
+		if pc-k.Base < k.Size {
+			return k, pc - k.Base, 0, true
+		}
+		return Mapping{}, 0, 0, false
+	}
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	p := im.procs[inc]
+	if p == nil {
+		return Mapping{}, 0, 0, false
+	}
+	i := sort.Search(len(p.maps), func(i int) bool { return p.maps[i].Base > pc }) - 1
+	if i < 0 || pc-p.maps[i].Base >= p.maps[i].Size {
+		return Mapping{}, 0, p.pid, false
+	}
+	return p.maps[i], pc - p.maps[i].Base, p.pid, true
+}
+
+// FlushCompleted records that every driver table and buffer has been
+// drained and processed since the last call, and forgets incarnations
+// that ended before the previous flush: no sample of theirs can remain.
+func (im *ImageMaps) FlushCompleted() {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	for inc, p := range im.procs {
+		if p.endedGen != 0 && p.endedGen < im.gen {
+			delete(im.procs, inc)
+		}
+	}
+	im.gen++
+}
+
+// Len returns how many incarnations the map holds (live and ended).
+func (im *ImageMaps) Len() int {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	return len(im.procs)
+}

@@ -1,0 +1,61 @@
+package node
+
+import (
+	"testing"
+
+	"dcpi/hwsim"
+	"dcpi/hwsim/alpha"
+)
+
+func TestImageMapsFollowForkExecExitAndPIDReuse(t *testing.T) {
+	kern := Mapping{Base: alpha.KernelBase, Size: 0x10000, Image: "buildid:kern", Path: "/vmunix"}
+	im := NewImageMaps(kern)
+	ev := func(e hwsim.Event) { im.ProcessEvent(e) }
+	// pid 7 execs /bin/a (incarnation 1), forks pid 8 (2), which execs
+	// /bin/b (3); pid 7 exits, and pid 7 is reused by a new process that
+	// execs /bin/c (incarnation 5).
+	ev(hwsim.Event{Kind: hwsim.EventExec, PID: 7, Incarnation: 1})
+	ev(hwsim.Event{Kind: hwsim.EventMap, PID: 7, Incarnation: 1, Base: 0x120000000, Size: 0x10000, ImageID: "a", Path: "/bin/a"})
+	ev(hwsim.Event{Kind: hwsim.EventFork, PID: 8, PPID: 7, Incarnation: 2, ParentIncarnation: 1})
+	ev(hwsim.Event{Kind: hwsim.EventExec, PID: 8, Incarnation: 3, ParentIncarnation: 2})
+	ev(hwsim.Event{Kind: hwsim.EventMap, PID: 8, Incarnation: 3, Base: 0x120000000, Size: 0x20000, ImageID: "b", Path: "/bin/b"})
+	ev(hwsim.Event{Kind: hwsim.EventExit, PID: 7, Incarnation: 1})
+	ev(hwsim.Event{Kind: hwsim.EventFork, PID: 7, PPID: 8, Incarnation: 4, ParentIncarnation: 3})
+	ev(hwsim.Event{Kind: hwsim.EventExec, PID: 7, Incarnation: 5, ParentIncarnation: 4})
+	ev(hwsim.Event{Kind: hwsim.EventMap, PID: 7, Incarnation: 5, Base: 0x120000000, Size: 0x8000, ImageID: "c", Path: "/bin/c"})
+
+	for _, tc := range []struct {
+		inc   uint32
+		pc    uint64
+		image string
+		off   uint64
+		pid   int
+		ok    bool
+	}{
+		{1, 0x120000040, "a", 0x40, 7, true},  // the first pid 7, after it exited
+		{2, 0x120000040, "a", 0x40, 8, true},  // the child before its exec: its parent's image
+		{3, 0x120018000, "b", 0x18000, 8, true},
+		{5, 0x120000040, "c", 0x40, 7, true},  // the reused pid 7
+		{5, 0x120009000, "", 0, 7, false},     // beyond /bin/c
+		{9, 0x120000040, "", 0, 0, false},     // an incarnation never seen
+		{0, alpha.KernelBase + 0x100, "buildid:kern", 0x100, 0, true},
+		{3, alpha.KernelBase + 0x20000, "", 0, 0, false},
+	} {
+		m, off, pid, ok := im.Resolve(tc.inc, tc.pc)
+		if ok != tc.ok || m.Image != tc.image || off != tc.off || pid != tc.pid {
+			t.Errorf("Resolve(%d, %#x) = %q %#x pid %d %v; want %q %#x pid %d %v", tc.inc, tc.pc, m.Image, off, pid, ok, tc.image, tc.off, tc.pid, tc.ok)
+		}
+	}
+	// Ended incarnations survive one full flush and go at the next.
+	im.FlushCompleted()
+	if _, _, _, ok := im.Resolve(1, 0x120000040); !ok {
+		t.Fatal("incarnation 1 forgotten after one flush: samples taken before its exit may still be in a table")
+	}
+	im.FlushCompleted()
+	if _, _, _, ok := im.Resolve(1, 0x120000040); ok {
+		t.Fatal("incarnation 1 still kept after two flushes")
+	}
+	if _, _, _, ok := im.Resolve(5, 0x120000040); !ok {
+		t.Fatal("a live incarnation was forgotten")
+	}
+}
