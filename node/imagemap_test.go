@@ -32,12 +32,12 @@ func TestImageMapsFollowForkExecExitAndPIDReuse(t *testing.T) {
 		pid   int
 		ok    bool
 	}{
-		{1, 0x120000040, "a", 0x40, 7, true},  // the first pid 7, after it exited
-		{2, 0x120000040, "a", 0x40, 8, true},  // the child before its exec: its parent's image
+		{1, 0x120000040, "a", 0x40, 7, true}, // the first pid 7, after it exited
+		{2, 0x120000040, "a", 0x40, 8, true}, // the child before its exec: its parent's image
 		{3, 0x120018000, "b", 0x18000, 8, true},
-		{5, 0x120000040, "c", 0x40, 7, true},  // the reused pid 7
-		{5, 0x120009000, "", 0, 7, false},     // beyond /bin/c
-		{9, 0x120000040, "", 0, 0, false},     // an incarnation never seen
+		{5, 0x120000040, "c", 0x40, 7, true}, // the reused pid 7
+		{5, 0x120009000, "", 0, 7, false},    // beyond /bin/c
+		{9, 0x120000040, "", 0, 0, false},    // an incarnation never seen
 		{0, alpha.KernelBase + 0x100, "buildid:kern", 0x100, 0, true},
 		{3, alpha.KernelBase + 0x20000, "", 0, 0, false},
 	} {
