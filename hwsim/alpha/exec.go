@@ -46,7 +46,6 @@ func (c *CPU) Run(until uint64) uint64 {
 		code    *codePage
 		codeVPN = ^uint64(0)
 		tm      = c.Timing
-		why     [NumStallCauses]uint32
 	)
 	for {
 		pc := c.PC
@@ -64,7 +63,7 @@ func (c *CPU) Run(until uint64) uint64 {
 		at := c.Cycle + 1
 		if tm != nil {
 			ea := uint64(d.Imm) + r[d.Rb&63] // meaningful for the memory format only
-			at, why = tm.issue(d, pc, ea)
+			at = tm.issue(d, pc, ea)
 		}
 		// One comparison on the common path: limit is the earlier of the
 		// budget's end and a deliverable counter interrupt.
@@ -617,7 +616,7 @@ func (c *CPU) Run(until uint64) uint64 {
 				c.PMU.record(tm.events, at)
 			}
 			if tm.Truth != nil {
-				tm.Truth.record(pc, at-start, &why, tm.events)
+				tm.Truth.record(pc, at-start, &tm.why, tm.events)
 			}
 		}
 		done++

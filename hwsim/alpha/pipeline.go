@@ -192,9 +192,10 @@ type Timing struct {
 	fetchReady uint64 // no instruction issues before this cycle
 	fetchCause StallCause
 	unitFree   [3]uint64
-	events     EventSet   // of the instruction being issued
-	lat        uint64     // its result latency
-	latCause   StallCause // what a consumer waiting for it waits on
+	events     EventSet               // of the instruction being issued
+	why        [NumStallCauses]uint32 // its stall cycles by cause
+	lat        uint64                 // its result latency
+	latCause   StallCause             // what a consumer waiting for it waits on
 
 	// Truth, if not nil, collects ground truth per PC.
 	Truth *GroundTruth
@@ -219,8 +220,8 @@ func (t *Timing) Restart(cycle uint64) {
 // system but not the issue state: commit does that once the instruction
 // has executed. An instruction issued again after an interrupt repeats its
 // access, as a replayed one does.
-func (t *Timing) issue(d *Decoded, pc, ea uint64) (uint64, [NumStallCauses]uint32) {
-	var why [NumStallCauses]uint32
+func (t *Timing) issue(d *Decoded, pc, ea uint64) uint64 {
+	t.why = [NumStallCauses]uint32{}
 	cl := &classOf[d.Op]
 	t.events = 1 << EvIssues
 
@@ -230,12 +231,6 @@ func (t *Timing) issue(d *Decoded, pc, ea uint64) (uint64, [NumStallCauses]uint3
 	block := pc >> 4
 	if block == t.lastBlock && t.slots < 4 {
 		at = t.last
-	}
-	raise := func(to uint64, cause StallCause) {
-		if to > at {
-			why[cause] += uint32(to - at)
-			at = to
-		}
 	}
 	if line := pc>>5 + 1; line != t.fetchLine {
 		t.fetchLine = line
@@ -247,24 +242,24 @@ func (t *Timing) issue(d *Decoded, pc, ea uint64) (uint64, [NumStallCauses]uint3
 			t.fetchReady, t.fetchCause = t.last+1+stall, StallICache
 		}
 	}
-	raise(t.fetchReady, t.fetchCause)
+	t.raise(&at, t.fetchReady, t.fetchCause)
 	if cl.readsA {
 		f := b2i(cl.fpA)
-		raise(t.ready[f][d.Ra&63], t.readyCause[f][d.Ra&63])
+		t.raise(&at, t.ready[f][d.Ra&63], t.readyCause[f][d.Ra&63])
 	}
 	if cl.readsB && !d.Lit {
 		f := b2i(cl.fpB)
-		raise(t.ready[f][d.Rb&63], t.readyCause[f][d.Rb&63])
+		t.raise(&at, t.ready[f][d.Rb&63], t.readyCause[f][d.Rb&63])
 	}
 	if cl.unit != uNone {
-		raise(t.unitFree[cl.unit], StallUnit)
+		t.raise(&at, t.unitFree[cl.unit], StallUnit)
 	}
 	if at == t.last {
 		// Same cycle: the pipe must be free, and a load and a store may
 		// not issue together.
 		free := cl.pipes &^ t.used
 		if free == 0 || (cl.store && t.memOp == 1) || (cl.load && t.memOp == 2) {
-			raise(at+1, StallSlot)
+			t.raise(&at, at+1, StallSlot)
 		}
 	}
 	t.lat, t.latCause = uint64(cl.lat), StallDep
@@ -274,7 +269,7 @@ func (t *Timing) issue(d *Decoded, pc, ea uint64) (uint64, [NumStallCauses]uint3
 			stall, l, ev := t.Mem.Load(ea, t.cpu.dataPhys(ea), at)
 			t.events |= ev.With(EvLoads)
 			if stall > 0 {
-				why[StallDCache] += uint32(stall)
+				t.why[StallDCache] += uint32(stall)
 				at += stall
 			}
 			t.lat = l
@@ -286,16 +281,25 @@ func (t *Timing) issue(d *Decoded, pc, ea uint64) (uint64, [NumStallCauses]uint3
 		stall, ev := t.Mem.Store(ea, t.cpu.dataPhys(ea), at)
 		t.events |= ev.With(EvStores)
 		if stall > 0 {
-			why[StallWBuf] += uint32(stall)
+			t.why[StallWBuf] += uint32(stall)
 			at += stall
 		}
 	case cl.barrier:
 		if stall := t.Mem.Barrier(at); stall > 0 {
-			why[StallBarrier] += uint32(stall)
+			t.why[StallBarrier] += uint32(stall)
 			at += stall
 		}
 	}
-	return at, why
+	return at
+}
+
+// raise delays the issue cycle *at to to, if later, charging the cycles
+// to cause.
+func (t *Timing) raise(at *uint64, to uint64, cause StallCause) {
+	if to > *at {
+		t.why[cause] += uint32(to - *at)
+		*at = to
+	}
 }
 
 // commit records that d issued at cycle at and that the next instruction
