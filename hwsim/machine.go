@@ -245,6 +245,15 @@ func (m *Machine) RunFor(cycles uint64) bool {
 	return m.Run(m.now + cycles)
 }
 
+// Idle runs the machine for about cycles more cycles even when no process
+// is left, so that its CPUs keep taking interrupts and IPIs (a daemon
+// finishing a flush needs them).
+func (m *Machine) Idle(cycles uint64) {
+	for end := m.now + cycles; m.now < end; {
+		m.round()
+	}
+}
+
 // round runs every CPU for one quantum, in CPU order, then moves work
 // between CPUs.
 func (m *Machine) round() {

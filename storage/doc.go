@@ -1,7 +1,46 @@
 // Package storage is the Pebble schema of the profile database: epochs ×
 // events × images × offsets (× host) → counts, written with merge operators
 // and batches, read through narrow interfaces. It is the only importer of
-// Pebble.
+// Pebble. It owns keys, values and their checks; it does not own what an
+// epoch means (the coordinator) or how profiles are analyzed (analysis).
 //
-// Status: issue 5; this package holds nothing yet.
+// DCPI kept one file per image and event in a directory per epoch (sec.
+// 4.3.3 of the paper); here the same hierarchy is a key prefix, so an epoch,
+// an event of an epoch, or an image of an event is one contiguous key range.
+//
+// # Key schema (schema version 1)
+//
+// Integers are big-endian and fixed-width so that keys sort numerically. An
+// image is its 34-byte wire.ImageKey. A host is its name and a 0x00 byte
+// (wire forbids control characters in host names), so "a" sorts before
+// "ab". Values marked "merged" are 8-byte big-endian uint64 counters written
+// only with Pebble merges through the counter Merger (addition, saturating at
+// 2^64-1), so no write reads.
+//
+//	'c' epoch:8 event:1 image:34 offset:8 host\0 pid:4  → samples (merged)
+//	'f' epoch:8 event:1 image:34 offset:8               → samples over all hosts and PIDs (merged)
+//	's' epoch:8 event:1 host\0 class:1                  → samples per host, class 'k' attributed, 'u' unknown (merged)
+//	'u' epoch:8 event:1 host\0 pid:4 pc:8               → unattributed samples, the "unknown" profile (merged)
+//	'd' epoch:8 host\0 name                             → named drop counter (merged)
+//	'a' host\0 cpu:2                                    → highest contiguous batch Seq applied (8 bytes, Set)
+//	'i' image:34                                        → wire.ImageRecord encoding (Set)
+//	'e' epoch:8                                         → epoch record: version 1, state, start ns, end ns (Set)
+//	'm' "schema"                                        → "dcpi-profile-db/1" (Set once)
+//
+// 'c' is the profile proper, with the host dimension (and the PID where the
+// daemon keeps per-process profiles, else 0). 'f' is its roll-up over hosts
+// and PIDs, written in the same Pebble batch, so a fleet-wide query reads one
+// key per (epoch, event, image, offset) rather than one per host. 's' and
+// 'd' let Totals check conservation (samples generated = stored + dropped)
+// without scanning profiles.
+//
+// # Batches and redelivery
+//
+// ApplyBatch writes a wire.Batch's counts, its unknown samples and drops, and
+// the new applied Seq of its (Host, CPU) in one Pebble batch: either all of
+// it is durable or none is. A batch whose Seq is at or below the applied Seq
+// is a redelivery and changes nothing. A batch whose Seq skips ahead is
+// refused with ErrSeqGap, also changing nothing: the publisher keeps a
+// stream in order, so a gap means a batch was lost upstream, and the caller
+// must redeliver from the missing Seq rather than have the loss hidden.
 package storage

@@ -1,0 +1,351 @@
+package node
+
+import (
+	"fmt"
+	"sync"
+
+	"dcpi/hwsim"
+	"dcpi/hwsim/elfimage"
+	"dcpi/hwsim/vmunix"
+	"dcpi/wire"
+)
+
+// Publisher receives what a node produces: each image's record once, and
+// sample batches. The cluster transport and the local Pebble sink are the
+// two implementations.
+type Publisher interface {
+	PublishImage(r *wire.ImageRecord) error
+	PublishBatch(b *wire.Batch) error
+}
+
+// Config configures a node.
+type Config struct {
+	Host    string
+	Epoch   uint64
+	Driver  DriverConfig
+	Profile hwsim.ProfileConfig
+	// FlushEvery is the simulated time, in cycles, between full drains of
+	// every CPU's table (the paper's 5- and 10-minute intervals are
+	// real-time defaults; simulations want a fraction of a second).
+	FlushEvery uint64
+	// IPICycles is the modelled cost of each flush IPI on its CPU.
+	IPICycles uint64
+	// PerProcess lists image paths whose profiles keep the PID.
+	PerProcess []string
+	// Images holds the programs the machine runs, by path, for their
+	// symbol tables in the image records.
+	Images map[string][]byte
+}
+
+// DefaultConfig drains every 0.1 simulated second at 333 MHz.
+func DefaultConfig() Config {
+	return Config{Host: "alpha0", Epoch: 1, Driver: DefaultDriverConfig(), Profile: hwsim.DefaultProfile(),
+		FlushEvery: 33_300_000, IPICycles: 1000}
+}
+
+// Node is one host's agent: DCPI's driver on every CPU of a simulated
+// machine, and the daemon that drains the drivers, attributes samples to
+// images and publishes batches. The machine runs on the caller's goroutine
+// (Run); the daemon runs on its own and reaches each CPU's driver only
+// through IPIs, following the protocol in driver_flush.go.
+type Node struct {
+	cfg     Config
+	m       *hwsim.Machine
+	drivers []*Driver
+	maps    *ImageMaps
+	att     *attributor
+	pub     Publisher
+	kernel  *elfimage.Image
+
+	wake chan struct{} // a buffer filled: drain buffers
+
+	// Daemon-side state.
+	seq        []uint64 // next batch sequence number per CPU
+	lastCycle  []uint64
+	dropsSeen  []uint64
+	published  map[string]bool
+	buf        []Entry
+	stats      DaemonStats
+	statsMu    sync.Mutex
+	publishErr error
+}
+
+// DaemonStats is what the daemon did.
+type DaemonStats struct {
+	Batches, Entries, Samples, Unknown uint64
+	Images                             int
+	FullDrains, BufferDrains           uint64
+}
+
+// New attaches a node to m: it programs the counters, installs the
+// drivers' interrupt handler, and follows m's loader events.
+func New(m *hwsim.Machine, cfg Config, pub Publisher) (*Node, error) {
+	if err := cfg.Driver.Validate(); err != nil {
+		return nil, err
+	}
+	kim, err := elfimage.ParseKernel(vmunix.Image(), vmunix.Path)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := ^uint64(0), uint64(0)
+	for _, s := range kim.Segments {
+		lo, hi = min(lo, s.Vaddr), max(hi, s.Vaddr+s.Memsz)
+	}
+	n := &Node{cfg: cfg, m: m, pub: pub, kernel: kim, wake: make(chan struct{}, 1), published: map[string]bool{}}
+	n.maps = NewImageMaps(Mapping{Base: lo, Size: hi - lo, Image: kim.ID.String(), Path: vmunix.Path})
+	n.att = newAttributor(n.maps, cfg.PerProcess)
+	cpus := m.Config().CPUs
+	for range cpus {
+		d, err := NewDriver(cfg.Driver)
+		if err != nil {
+			return nil, err
+		}
+		n.drivers = append(n.drivers, d)
+	}
+	n.seq, n.lastCycle, n.dropsSeen = make([]uint64, cpus), make([]uint64, cpus), make([]uint64, cpus)
+	for i := range n.seq {
+		n.seq[i] = 1
+	}
+	m.Subscribe(n.maps)
+	if err := m.StartProfiling(cfg.Profile, n); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// CounterInterrupt is the performance counter interrupt handler: the
+// driver's hot path, keyed by the process incarnation.
+func (n *Node) CounterInterrupt(s hwsim.Sample) uint64 {
+	cost, full := n.drivers[s.CPU].Sample(s.Incarnation, s.PC, uint8(s.Event))
+	if full {
+		select {
+		case n.wake <- struct{}{}:
+		default:
+		}
+	}
+	return cost
+}
+
+// Run runs the machine until every process has exited or limit cycles of
+// simulated time have passed (0: no limit), with the daemon draining
+// concurrently, then drains everything and publishes the last batches.
+func (n *Node) Run(limit uint64) error {
+	flushReq := make(chan struct{}, 1)
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() { done <- n.daemon(flushReq, stop) }()
+
+	const chunk = 1_000_000 // cycles between looks at the clock
+	next := n.m.Now() + n.cfg.FlushEvery
+	for {
+		if limit != 0 && n.m.Now() >= limit {
+			break
+		}
+		if !n.m.RunFor(chunk) {
+			break
+		}
+		if n.m.Now() >= next {
+			next += n.cfg.FlushEvery
+			select {
+			case flushReq <- struct{}{}:
+			default:
+			}
+		}
+	}
+	// Keep the CPUs taking IPIs until the daemon has finished whatever
+	// handshake it is in.
+	close(stop)
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return err
+			}
+			return n.finalDrain()
+		default:
+			n.m.Idle(n.m.Config().Quantum)
+		}
+	}
+}
+
+// daemon drains buffers when woken and everything when asked, until stop.
+func (n *Node) daemon(flushReq, stop <-chan struct{}) error {
+	for {
+		select {
+		case <-stop:
+			return nil
+		case <-n.wake:
+			if err := n.drainBuffers(stop); err != nil {
+				return err
+			}
+		case <-flushReq:
+			if err := n.drainAll(stop); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// ipi runs fn on cpu's driver and waits for it, or gives up at stop.
+func (n *Node) ipi(cpu int, stop <-chan struct{}, fn func(d *Driver)) bool {
+	ack := make(chan struct{})
+	d := n.drivers[cpu]
+	n.m.SendIPI(cpu, func(int) uint64 {
+		fn(d)
+		close(ack)
+		return n.cfg.IPICycles
+	})
+	select {
+	case <-ack:
+		return true
+	case <-stop:
+		// The machine is winding down but still takes IPIs (Run idles it
+		// until the daemon returns), so the handshake completes.
+		<-ack
+		return true
+	}
+}
+
+// drainBuffers takes every full overflow buffer (buffer-full wake-up).
+func (n *Node) drainBuffers(stop <-chan struct{}) error {
+	n.stats.BufferDrains++
+	for cpu, d := range n.drivers {
+		n.ipi(cpu, stop, func(d *Driver) { d.HandOff(false) })
+		n.buf = n.buf[:0]
+		for {
+			var ok bool
+			if n.buf, ok = d.TakeFull(n.buf); !ok {
+				break
+			}
+		}
+		var dropped uint64
+		n.ipi(cpu, stop, func(d *Driver) { d.Release(); dropped = d.Stats().Dropped })
+		if err := n.publish(cpu, n.buf, dropped); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drainAll flushes every CPU's table and buffers by the full protocol.
+func (n *Node) drainAll(stop <-chan struct{}) error {
+	n.stats.FullDrains++
+	for cpu, d := range n.drivers {
+		n.ipi(cpu, stop, func(d *Driver) { d.BeginFlush() })
+		n.buf = d.DrainTable(n.buf[:0])
+		n.ipi(cpu, stop, func(d *Driver) { d.EndFlush(); d.HandOff(true) })
+		for {
+			var ok bool
+			if n.buf, ok = d.TakeFull(n.buf); !ok {
+				break
+			}
+		}
+		var dropped uint64
+		n.ipi(cpu, stop, func(d *Driver) { d.Release(); dropped = d.Stats().Dropped })
+		if err := n.publish(cpu, n.buf, dropped); err != nil {
+			return err
+		}
+	}
+	n.maps.FlushCompleted()
+	return nil
+}
+
+// finalDrain empties every driver with the machine stopped: nothing runs
+// on the CPUs, so the CPU-side calls are made directly.
+func (n *Node) finalDrain() error {
+	for cpu, d := range n.drivers {
+		d.BeginFlush()
+		buf := d.DrainTable(nil)
+		d.EndFlush()
+		d.HandOff(true)
+		for {
+			var ok bool
+			if buf, ok = d.TakeFull(buf); !ok {
+				break
+			}
+		}
+		d.Release()
+		if err := n.publish(cpu, buf, d.Stats().Dropped); err != nil {
+			return err
+		}
+	}
+	n.maps.FlushCompleted()
+	return nil
+}
+
+// publish attributes one CPU's drained entries and publishes them as a
+// batch, with image records for images not yet published.
+func (n *Node) publish(cpu int, entries []Entry, dropped uint64) error {
+	newImages, err := n.att.add(entries)
+	if err != nil {
+		return err
+	}
+	for _, m := range newImages {
+		if err := n.publishImage(m); err != nil {
+			return err
+		}
+	}
+	var drops map[string]uint64
+	if d := dropped - n.dropsSeen[cpu]; d > 0 {
+		drops = map[string]uint64{"driver.overflow_full": d}
+	}
+	n.dropsSeen[cpu] = dropped
+	if len(entries) == 0 && drops == nil {
+		return nil
+	}
+	end := n.m.Now()
+	b := n.att.batch(n.cfg.Host, n.cfg.Epoch, uint16(cpu), n.seq[cpu], n.lastCycle[cpu], end, drops)
+	n.seq[cpu]++
+	n.lastCycle[cpu] = end
+	n.statsMu.Lock()
+	n.stats.Batches++
+	n.stats.Entries += uint64(len(b.Entries) + len(b.Unknown))
+	for _, u := range b.Unknown {
+		n.stats.Unknown += u.Count
+	}
+	n.stats.Samples += b.Total()
+	n.statsMu.Unlock()
+	return n.pub.PublishBatch(b)
+}
+
+func (n *Node) publishImage(m Mapping) error {
+	if n.published[m.Image] {
+		return nil
+	}
+	n.published[m.Image] = true
+	key, err := wire.ParseImageKey(m.Image)
+	if err != nil {
+		return err
+	}
+	r := &wire.ImageRecord{Version: wire.Version, Key: key, Path: m.Path}
+	var im *elfimage.Image
+	if m.Path == vmunix.Path {
+		im, r.Size = n.kernel, uint64(len(vmunix.Image()))
+	} else if data, ok := n.cfg.Images[m.Path]; ok {
+		if im, err = elfimage.Parse(data, m.Path); err != nil {
+			return fmt.Errorf("node: image %s: %w", m.Path, err)
+		}
+		r.Size = uint64(len(data))
+	}
+	if im != nil {
+		r.TextStart, r.TextEnd = im.TextStart, im.TextEnd
+		for _, s := range im.Symbols {
+			r.Symbols = append(r.Symbols, wire.Symbol{Name: s.Name, Addr: s.Addr, Size: s.Size})
+		}
+	}
+	n.statsMu.Lock()
+	n.stats.Images++
+	n.statsMu.Unlock()
+	return n.pub.PublishImage(r)
+}
+
+// Stats returns the daemon's counters and each driver's; call it after Run.
+func (n *Node) Stats() (DaemonStats, []DriverStats) {
+	n.statsMu.Lock()
+	defer n.statsMu.Unlock()
+	ds := make([]DriverStats, len(n.drivers))
+	for i, d := range n.drivers {
+		ds[i] = d.Stats()
+	}
+	return n.stats, ds
+}

@@ -1,0 +1,199 @@
+package storage
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"dcpi/wire"
+)
+
+var seedFlag = flag.Uint64("seed", 0, "seed for randomized tests (0: time-based)")
+
+func testRand(t testing.TB) *rand.Rand {
+	seed := *seedFlag
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (replay with -seed %d)", seed, seed)
+	return rand.New(rand.NewPCG(seed, seed^0x5851f42d4c957f2d))
+}
+
+func openTest(t testing.TB) (*DB, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "db")
+	db, err := Open(dir, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, dir
+}
+
+func key(i int) wire.ImageKey {
+	k, err := wire.NewImageKey(wire.KindBuildID, []byte(fmt.Sprintf("image-%04d", i)))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+// batch builds a normalized, valid batch.
+func batch(host string, cpu uint16, seq, epoch uint64, entries []wire.Entry, unknown []wire.UnknownEntry, drops map[string]uint64) *wire.Batch {
+	b := &wire.Batch{Version: wire.Version, Host: host, CPU: cpu, Seq: seq, Epoch: epoch, Entries: entries, Unknown: unknown, Drops: drops}
+	b.Normalize()
+	return b
+}
+
+// randBatch builds a batch over a small space of keys, so batches collide
+// and merges add up.
+func randBatch(r *rand.Rand, host string, cpu uint16, seq uint64, maxEntries int) *wire.Batch {
+	var es []wire.Entry
+	for range r.IntN(maxEntries + 1) {
+		e := wire.Entry{Image: key(r.IntN(5)), Event: uint8(r.IntN(3)), Offset: 4 * uint64(r.IntN(64)), Count: 1 + uint64(r.IntN(100))}
+		if r.IntN(5) == 0 {
+			e.PID = uint32(1 + r.IntN(3))
+		}
+		es = append(es, e)
+	}
+	var us []wire.UnknownEntry
+	for range r.IntN(3) {
+		us = append(us, wire.UnknownEntry{PID: uint32(r.IntN(4)), PC: uint64(r.IntN(8)) * 4, Event: uint8(r.IntN(3)), Count: 1 + uint64(r.IntN(10))})
+	}
+	var drops map[string]uint64
+	if r.IntN(3) == 0 {
+		drops = map[string]uint64{"driver.overflow_full": uint64(r.IntN(5)), "daemon.unmapped": uint64(r.IntN(2))}
+	}
+	return batch(host, cpu, seq, uint64(r.IntN(3)), es, us, drops)
+}
+
+// model is the database as a map: what the tests compare against.
+type model struct {
+	counts  map[Record]uint64 // Count field zero in keys
+	unknown map[UnknownRecord]uint64
+	drops   map[[3]string]uint64 // epoch, host, name
+	applied map[streamID]uint64
+}
+
+func newModel() *model {
+	return &model{counts: map[Record]uint64{}, unknown: map[UnknownRecord]uint64{}, drops: map[[3]string]uint64{}, applied: map[streamID]uint64{}}
+}
+
+// apply mirrors ApplyBatch; it returns what ApplyBatch should.
+func (m *model) apply(b *wire.Batch) (applied, gap bool) {
+	id := streamID{b.Host, b.CPU}
+	switch have := m.applied[id]; {
+	case b.Seq <= have:
+		return false, false
+	case b.Seq != have+1:
+		return false, true
+	}
+	m.applied[id] = b.Seq
+	for _, e := range b.Entries {
+		m.counts[Record{Epoch: b.Epoch, Event: e.Event, Image: e.Image, Offset: e.Offset, Host: b.Host, PID: e.PID}] += e.Count
+	}
+	for _, u := range b.Unknown {
+		m.unknown[UnknownRecord{Epoch: b.Epoch, Event: u.Event, Host: b.Host, PID: u.PID, PC: u.PC}] += u.Count
+	}
+	for name, n := range b.Drops {
+		if n != 0 {
+			m.drops[[3]string{fmt.Sprint(b.Epoch), b.Host, name}] += n
+		}
+	}
+	return true, false
+}
+
+func in[T comparable](list []T, v T) bool {
+	if list == nil {
+		return true
+	}
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+type profKey struct {
+	image  wire.ImageKey
+	offset uint64
+	event  uint8
+	host   string
+}
+
+// profile is what Profile(q) should report.
+func (m *model) profile(q Query) map[profKey]uint64 {
+	out := map[profKey]uint64{}
+	for r, n := range m.counts {
+		if !in(q.Epochs, r.Epoch) || !in(q.Events, r.Event) || !in(q.Hosts, r.Host) || !in(q.Images, r.Image) || !in(q.PIDs, r.PID) {
+			continue
+		}
+		k := profKey{r.Image, r.Offset, r.Event, r.Host}
+		if q.Hosts == nil {
+			k.host = ""
+		}
+		out[k] += n
+	}
+	return out
+}
+
+func (m *model) totals(q Query) (samples, unknown uint64, drops map[string]uint64) {
+	for _, n := range m.profile(q) {
+		samples += n
+	}
+	if q.Images == nil {
+		for r, n := range m.unknown {
+			if in(q.Epochs, r.Epoch) && in(q.Events, r.Event) && in(q.Hosts, r.Host) && in(q.PIDs, r.PID) {
+				unknown += n
+			}
+		}
+	}
+	drops = map[string]uint64{}
+	for k, n := range m.drops {
+		var e uint64
+		fmt.Sscan(k[0], &e)
+		if in(q.Epochs, e) && in(q.Hosts, k[1]) {
+			drops[k[2]] += n
+		}
+	}
+	return samples, unknown, drops
+}
+
+func readProfile(t testing.TB, db *DB, q Query) map[profKey]uint64 {
+	t.Helper()
+	out := map[profKey]uint64{}
+	var last *profKey
+	err := db.Profile(q, func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error {
+		k := profKey{image, offset, event, host}
+		if _, dup := out[k]; dup {
+			t.Errorf("Profile reported %+v twice", k)
+		}
+		if last != nil && !profLess(*last, k) {
+			t.Errorf("Profile order: %+v after %+v", k, *last)
+		}
+		last = &k
+		out[k] = count
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Profile(%+v): %v", q, err)
+	}
+	return out
+}
+
+func profLess(a, b profKey) bool {
+	if a.event != b.event {
+		return a.event < b.event
+	}
+	if c := a.image.Compare(b.image); c != 0 {
+		return c < 0
+	}
+	if a.offset != b.offset {
+		return a.offset < b.offset
+	}
+	return a.host < b.host
+}

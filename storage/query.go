@@ -1,0 +1,598 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"dcpi/wire"
+)
+
+// Query selects part of the database. A nil list selects everything along
+// its dimension; a non-nil empty list selects nothing.
+type Query struct {
+	Epochs []uint64
+	Events []uint8
+	Hosts  []string
+	Images []wire.ImageKey
+	// PIDs selects per-process counts (those the daemon keeps for the
+	// images its configuration names); PID 0 is every sample not kept per
+	// process.
+	PIDs []uint32
+}
+
+// Record is one stored count: the finest grain of the database.
+type Record struct {
+	Epoch  uint64
+	Event  uint8
+	Image  wire.ImageKey
+	Offset uint64
+	Host   string
+	PID    uint32
+	Count  uint64
+}
+
+// UnknownRecord is one count of the unknown profile: samples no image map
+// covered.
+type UnknownRecord struct {
+	Epoch uint64
+	Event uint8
+	Host  string
+	PID   uint32
+	PC    uint64
+	Count uint64
+}
+
+// filter is a Query prepared for scanning: sorted, deduplicated lists and
+// sets.
+type filter struct {
+	epochs []uint64 // nil: all
+	events []uint8  // nil: all
+	evset  [256]bool
+	images []wire.ImageKey // nil: all
+	imset  map[wire.ImageKey]bool
+	hosts  map[string]bool // nil: all
+	pids   map[uint32]bool // nil: all
+	none   bool            // some list is empty: nothing matches
+}
+
+func newFilter(q *Query) *filter {
+	f := &filter{}
+	if q.Epochs != nil {
+		f.epochs = slices.Compact(slices.Sorted(slices.Values(q.Epochs)))
+		f.none = f.none || len(f.epochs) == 0
+	}
+	if q.Events != nil {
+		f.events = slices.Compact(slices.Sorted(slices.Values(q.Events)))
+		for _, e := range f.events {
+			f.evset[e] = true
+		}
+		f.none = f.none || len(f.events) == 0
+	}
+	if q.Images != nil {
+		f.images = slices.CompactFunc(slices.SortedFunc(slices.Values(q.Images), wire.ImageKey.Compare),
+			func(a, b wire.ImageKey) bool { return a == b })
+		f.imset = map[wire.ImageKey]bool{}
+		for _, k := range f.images {
+			f.imset[k] = true
+		}
+		f.none = f.none || len(f.images) == 0
+	}
+	if q.Hosts != nil {
+		f.hosts = map[string]bool{}
+		for _, h := range q.Hosts {
+			f.hosts[h] = true
+		}
+		f.none = f.none || len(f.hosts) == 0
+	}
+	if q.PIDs != nil {
+		f.pids = map[uint32]bool{}
+		for _, p := range q.PIDs {
+			f.pids[p] = true
+		}
+		f.none = f.none || len(f.pids) == 0
+	}
+	return f
+}
+
+func (f *filter) event(e uint8) bool { return f.events == nil || f.evset[e] }
+func (f *filter) host(h string) bool { return f.hosts == nil || f.hosts[h] }
+func (f *filter) pid(p uint32) bool  { return f.pids == nil || f.pids[p] }
+func (f *filter) nextEvent(e uint8) (uint8, bool) {
+	i, _ := slices.BinarySearch(f.events, e+1)
+	if e == 255 || i == len(f.events) {
+		return 0, false
+	}
+	return f.events[i], true
+}
+
+// nextImage is the first selected image after k.
+func (f *filter) nextImage(k []byte) (wire.ImageKey, bool) {
+	i, _ := slices.BinarySearchFunc(f.images, k, func(a wire.ImageKey, k []byte) int { return bytes.Compare(a[:], k) })
+	for i < len(f.images) && bytes.Equal(f.images[i][:], k) {
+		i++
+	}
+	if i == len(f.images) {
+		return wire.ImageKey{}, false
+	}
+	return f.images[i], true
+}
+
+// epochsOf returns the epochs to scan in table: the query's, or every epoch
+// present, found by skipping from one epoch's prefix to the next.
+func (db *DB) epochsOf(table byte, f *filter) ([]uint64, error) {
+	if f.epochs != nil {
+		return f.epochs, nil
+	}
+	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: []byte{table}, UpperBound: []byte{table + 1}})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []uint64
+	for ok := it.First(); ok; {
+		k := it.Key()
+		if len(k) < 1+8 {
+			return nil, fmt.Errorf("%w: key %x: short", ErrCorrupt, k)
+		}
+		e := binary.BigEndian.Uint64(k[1:])
+		out = append(out, e)
+		if e == ^uint64(0) {
+			break
+		}
+		ok = it.SeekGE(appendU64([]byte{table}, e+1))
+	}
+	return out, it.Error()
+}
+
+// cursor walks one epoch of the 'c' or 'f' table, skipping to the next
+// selected event or image with a seek instead of reading past rows.
+type cursor struct {
+	it    *pebble.Iterator
+	table byte
+	epoch uint64
+	f     *filter
+	count uint64
+	gkey  []byte // the current key's grouping part (aliases the iterator)
+	host  bool   // group by host
+	err   error
+}
+
+func (db *DB) newCursor(table byte, epoch uint64, f *filter, byHost bool) (*cursor, error) {
+	lo := appendU64([]byte{table}, epoch)
+	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
+	if err != nil {
+		return nil, err
+	}
+	c := &cursor{it: it, table: table, epoch: epoch, f: f, host: byHost}
+	if len(f.events) > 0 {
+		it.SeekGE(countsPrefix(table, epoch, f.events[0], wire.ImageKey{}, 0, 2))
+	} else {
+		it.First()
+	}
+	return c, nil
+}
+
+// settle moves forward to the first selected row at or after the
+// iterator's position; false at the end or on error (c.err).
+func (c *cursor) settle() bool {
+	f := c.f
+	for c.it.Valid() {
+		k := c.it.Key()
+		if len(k) < offHost {
+			c.err = fmt.Errorf("%w: counts key %x: short", ErrCorrupt, k)
+			return false
+		}
+		ev := k[offEvent]
+		if !f.event(ev) {
+			nev, ok := f.nextEvent(ev)
+			if !ok {
+				return false
+			}
+			c.it.SeekGE(countsPrefix(c.table, c.epoch, nev, wire.ImageKey{}, 0, 2))
+			continue
+		}
+		if f.images != nil && !f.imset[wire.ImageKey(k[offImage:offOffset])] {
+			if img, ok := f.nextImage(k[offImage:offOffset]); ok {
+				c.it.SeekGE(countsPrefix(c.table, c.epoch, ev, img, 0, 3))
+			} else if nev, ok := f.nextEvent(ev); ok {
+				c.it.SeekGE(countsPrefix(c.table, c.epoch, nev, wire.ImageKey{}, 0, 2))
+			} else if f.events == nil && ev < 255 {
+				c.it.SeekGE(countsPrefix(c.table, c.epoch, ev+1, wire.ImageKey{}, 0, 2))
+			} else {
+				return false
+			}
+			continue
+		}
+		c.gkey = k[offEvent:]
+		if c.table == tCounts {
+			host, rest, ok := cutHost(k[offHost:])
+			if !ok || len(rest) != 4 {
+				c.err = fmt.Errorf("%w: counts key %x: bad host or pid", ErrCorrupt, k)
+				return false
+			}
+			if !f.host(host) || !f.pid(binary.BigEndian.Uint32(rest)) {
+				c.it.Next()
+				continue
+			}
+			if c.host {
+				c.gkey = k[offEvent : len(k)-4]
+			} else {
+				c.gkey = k[offEvent:offHost]
+			}
+		} else if len(k) != offHost {
+			c.err = fmt.Errorf("%w: fleet key %x: %d bytes, want %d", ErrCorrupt, k, len(k), offHost)
+			return false
+		}
+		v, err := c.it.ValueAndErr()
+		if err != nil {
+			c.err = fmt.Errorf("storage: read %x: %w", k, err)
+			return false
+		}
+		if c.count, c.err = decodeCount(k, v); c.err != nil {
+			return false
+		}
+		return true
+	}
+	if err := c.it.Error(); err != nil {
+		c.err = fmt.Errorf("storage: scan: %w", err)
+	}
+	return false
+}
+
+func (c *cursor) next() bool {
+	c.it.Next()
+	return c.settle()
+}
+
+// Profile calls fn once per (image, offset, event, host) that q selects, in
+// order of (event, image, offset, host), with the count summed over the
+// selected epochs and PIDs. When q.Hosts is nil the count is summed over
+// hosts too and host is "": a fleet-wide profile, read from the roll-up
+// (one key per offset, whatever the number of hosts) unless q.PIDs is set.
+// fn must not call Close; an error from fn stops the scan and is returned.
+func (db *DB) Profile(q Query, fn func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error) error {
+	if err := db.use(false); err != nil {
+		return err
+	}
+	defer db.mu.RUnlock()
+	f := newFilter(&q)
+	if f.none {
+		return nil
+	}
+	table, byHost := byte(tFleet), q.Hosts != nil
+	if byHost || q.PIDs != nil {
+		table = tCounts
+	}
+	epochs, err := db.epochsOf(table, f)
+	if err != nil {
+		return fmt.Errorf("storage: profile: %w", err)
+	}
+	var cs []*cursor
+	defer func() {
+		for _, c := range cs {
+			c.it.Close()
+		}
+	}()
+	for _, e := range epochs {
+		c, err := db.newCursor(table, e, f, byHost)
+		if err != nil {
+			return fmt.Errorf("storage: profile: %w", err)
+		}
+		cs = append(cs, c)
+	}
+	// Merge the epochs' ordered streams, summing rows with equal grouping
+	// keys (within an epoch they are adjacent: PIDs, or hosts when summed).
+	h := cursorHeap{}
+	for _, c := range cs {
+		if c.settle() {
+			h = append(h, c)
+		} else if c.err != nil {
+			return c.err
+		}
+	}
+	h.init()
+	var cur []byte
+	for len(h) > 0 {
+		cur = append(cur[:0], h[0].gkey...)
+		var sum uint64
+		for len(h) > 0 && bytes.Equal(h[0].gkey, cur) {
+			c := h[0]
+			s, carry := bits.Add64(sum, c.count, 0)
+			if carry != 0 {
+				s = ^uint64(0)
+			}
+			sum = s
+			if c.next() {
+				h.fix(0)
+			} else {
+				if c.err != nil {
+					return c.err
+				}
+				h.pop()
+			}
+		}
+		// cur: event image offset [host \0]
+		var img wire.ImageKey
+		copy(img[:], cur[1:1+keyLen])
+		off := binary.BigEndian.Uint64(cur[1+keyLen:])
+		host := ""
+		if byHost {
+			host = string(cur[1+keyLen+8 : len(cur)-1])
+		}
+		if err := fn(img, off, cur[0], host, sum); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cursorHeap is a min-heap of cursors by grouping key.
+type cursorHeap []*cursor
+
+func (h cursorHeap) less(i, j int) bool { return bytes.Compare(h[i].gkey, h[j].gkey) < 0 }
+
+func (h cursorHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h cursorHeap) fix(i int) { h.down(i) }
+
+func (h *cursorHeap) pop() {
+	old := *h
+	n := len(old) - 1
+	old[0] = old[n]
+	*h = old[:n]
+	h.down(0)
+}
+
+func (h cursorHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// Records calls fn for every stored count q selects, unsummed, in key order:
+// epoch, event, image, offset, host, PID.
+func (db *DB) Records(q Query, fn func(Record) error) error {
+	if err := db.use(false); err != nil {
+		return err
+	}
+	defer db.mu.RUnlock()
+	f := newFilter(&q)
+	if f.none {
+		return nil
+	}
+	epochs, err := db.epochsOf(tCounts, f)
+	if err != nil {
+		return fmt.Errorf("storage: records: %w", err)
+	}
+	for _, e := range epochs {
+		c, err := db.newCursor(tCounts, e, f, true)
+		if err != nil {
+			return fmt.Errorf("storage: records: %w", err)
+		}
+		for ok := c.settle(); ok; ok = c.next() {
+			row, err := decodeCountsKey(c.it.Key())
+			if err != nil {
+				c.it.Close()
+				return err
+			}
+			r := Record{Epoch: row.epoch, Event: row.event, Image: row.image, Offset: row.offset, Host: row.host, PID: row.pid, Count: c.count}
+			if err := fn(r); err != nil {
+				c.it.Close()
+				return err
+			}
+		}
+		c.it.Close()
+		if c.err != nil {
+			return c.err
+		}
+	}
+	return nil
+}
+
+// Unknown calls fn for every count of the unknown profile that q selects, in
+// key order: epoch, event, host, PID, PC. Unknown samples have no image, so
+// a query that lists images selects none.
+func (db *DB) Unknown(q Query, fn func(UnknownRecord) error) error {
+	if err := db.use(false); err != nil {
+		return err
+	}
+	defer db.mu.RUnlock()
+	f := newFilter(&q)
+	if f.none || f.images != nil {
+		return nil
+	}
+	return db.scanTable(tUnknown, f, func(k, v []byte) error {
+		if len(k) < 10 {
+			return fmt.Errorf("%w: unknown key %x: short", ErrCorrupt, k)
+		}
+		r := UnknownRecord{Epoch: binary.BigEndian.Uint64(k[1:]), Event: k[9]}
+		host, rest, ok := cutHost(k[10:])
+		if !ok || len(rest) != 12 {
+			return fmt.Errorf("%w: unknown key %x: bad host, pid or pc", ErrCorrupt, k)
+		}
+		r.Host, r.PID, r.PC = host, binary.BigEndian.Uint32(rest), binary.BigEndian.Uint64(rest[4:])
+		if !f.event(r.Event) || !f.host(r.Host) || !f.pid(r.PID) {
+			return nil
+		}
+		n, err := decodeCount(k, v)
+		if err != nil {
+			return err
+		}
+		r.Count = n
+		return fn(r)
+	})
+}
+
+// scanTable calls fn for each key of table in the selected epochs (every
+// table but 'a', 'i', 'm' starts with the epoch).
+func (db *DB) scanTable(table byte, f *filter, fn func(k, v []byte) error) error {
+	var ranges [][2][]byte
+	if f.epochs == nil {
+		ranges = append(ranges, [2][]byte{{table}, {table + 1}})
+	} else {
+		for _, e := range f.epochs {
+			lo := appendU64([]byte{table}, e)
+			ranges = append(ranges, [2][]byte{lo, prefixEnd(lo)})
+		}
+	}
+	for _, r := range ranges {
+		it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: r[0], UpperBound: r[1]})
+		if err != nil {
+			return err
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			v, err := it.ValueAndErr()
+			if err != nil {
+				it.Close()
+				return fmt.Errorf("storage: read %x: %w", it.Key(), err)
+			}
+			if err := fn(it.Key(), v); err != nil {
+				it.Close()
+				return err
+			}
+		}
+		err = it.Error()
+		it.Close()
+		if err != nil {
+			return fmt.Errorf("storage: scan: %w", err)
+		}
+	}
+	return nil
+}
+
+// Totals sums what q selects, for conservation checks: samples stored with
+// an image, samples stored as unknown, and each drop counter. Unknown
+// samples have no image, so a query listing images counts none; drops have
+// neither event, image nor PID, so only q's epochs and hosts select them.
+// Without images or PIDs in q, samples and unknown come from the per-host
+// summary, not from a scan of the profiles.
+func (db *DB) Totals(q Query) (samples, unknown uint64, drops map[string]uint64, err error) {
+	if err := db.use(false); err != nil {
+		return 0, 0, nil, err
+	}
+	f := newFilter(&q)
+	drops = map[string]uint64{}
+	add := func(s *uint64, n uint64) {
+		v, c := bits.Add64(*s, n, 0)
+		if c != 0 {
+			v = ^uint64(0)
+		}
+		*s = v
+	}
+	summary := f.images == nil && f.pids == nil
+	if summary && !f.none {
+		err = db.scanTable(tSummary, f, func(k, v []byte) error {
+			if len(k) < 11 {
+				return fmt.Errorf("%w: summary key %x: short", ErrCorrupt, k)
+			}
+			host, rest, ok := cutHost(k[10:])
+			if !ok || len(rest) != 1 || (rest[0] != classKnow && rest[0] != classUnkn) {
+				return fmt.Errorf("%w: summary key %x: bad host or class", ErrCorrupt, k)
+			}
+			if !f.event(k[9]) || !f.host(host) {
+				return nil
+			}
+			n, err := decodeCount(k, v)
+			if err != nil {
+				return err
+			}
+			if rest[0] == classKnow {
+				add(&samples, n)
+			} else {
+				add(&unknown, n)
+			}
+			return nil
+		})
+	}
+	if err == nil && !(q.Epochs != nil && len(q.Epochs) == 0) && !(q.Hosts != nil && len(q.Hosts) == 0) {
+		err = db.scanTable(tDrops, f, func(k, v []byte) error {
+			if len(k) < 10 {
+				return fmt.Errorf("%w: drop key %x: short", ErrCorrupt, k)
+			}
+			host, name, ok := cutHost(k[9:])
+			if !ok || wire.CheckDropName(string(name)) != nil {
+				return fmt.Errorf("%w: drop key %x: bad host or name", ErrCorrupt, k)
+			}
+			if !f.host(host) {
+				return nil
+			}
+			n, err := decodeCount(k, v)
+			if err != nil {
+				return err
+			}
+			s := drops[string(name)]
+			add(&s, n)
+			drops[string(name)] = s
+			return nil
+		})
+	}
+	db.mu.RUnlock()
+	if err != nil {
+		return 0, 0, nil, fmt.Errorf("storage: totals: %w", err)
+	}
+	if !summary {
+		// Profiles carry images and PIDs; the summary does not.
+		err = db.Profile(q, func(_ wire.ImageKey, _ uint64, _ uint8, _ string, n uint64) error {
+			add(&samples, n)
+			return nil
+		})
+		if err == nil && f.images == nil {
+			err = db.Unknown(q, func(r UnknownRecord) error {
+				add(&unknown, r.Count)
+				return nil
+			})
+		}
+		if err != nil {
+			return 0, 0, nil, fmt.Errorf("storage: totals: %w", err)
+		}
+	}
+	return samples, unknown, drops, nil
+}
+
+// Hosts lists the hosts that have applied batches, sorted.
+func (db *DB) Hosts() ([]string, error) {
+	if err := db.use(false); err != nil {
+		return nil, err
+	}
+	defer db.mu.RUnlock()
+	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: []byte{tApplied}, UpperBound: []byte{tApplied + 1}})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var hosts []string
+	for ok := it.First(); ok; {
+		host, rest, okh := cutHost(it.Key()[1:])
+		if !okh || len(rest) != 2 {
+			return nil, fmt.Errorf("%w: applied key %x", ErrCorrupt, it.Key())
+		}
+		hosts = append(hosts, host)
+		// Skip this host's other CPUs.
+		ok = it.SeekGE(prefixEnd(appendHost([]byte{tApplied}, host)))
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("storage: hosts: %w", err)
+	}
+	return hosts, nil // key order is name order: NUL ends each name
+}

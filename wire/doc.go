@@ -1,0 +1,45 @@
+// Package wire holds the messages that cross process boundaries: the sample
+// Batch a node's daemon publishes and the ImageRecord it publishes once per
+// image. Nodes, aggregators, the coordinator and the local sink all import it;
+// it imports nothing of the project. It owns the formats and their checks,
+// not their transport or storage.
+//
+// # Encoding (version 1)
+//
+// Every message is self-contained and self-checking:
+//
+//	magic    4 bytes   "DCPB" (Batch) or "DCPR" (ImageRecord)
+//	version  2 bytes   big-endian, = Version
+//	body     ...       uvarints (minimal encoding only), bytes, strings
+//	crc      4 bytes   big-endian CRC-32C (Castagnoli) of magic..body
+//
+// A string is a uvarint length and its bytes. An ImageKey is its kind byte,
+// its length byte and that many ID bytes.
+//
+// Batch body:
+//
+//	host epoch cpu seq start end
+//	ngroups, per group (one image, entries sorted by event, offset, PID):
+//	    imagekey n, n × (event:1 byte, offset delta, pid, count)
+//	nunknown, each: pid pc event:1 byte count
+//	ndrops, each (sorted by name): name count
+//
+// The offset delta is from the previous entry of the same group and event (0
+// at a group's or an event's first entry), so a dense profile costs about four
+// bytes an entry. Integers must be minimally encoded and lists must be in
+// their canonical order, so a message has exactly one encoding:
+// Unmarshal∘Marshal is the identity on bytes, which the fuzz targets check.
+//
+// ImageRecord body:
+//
+//	imagekey path size textstart textend nsym, each: name addr size
+//
+// # Outside input
+//
+// Decoders take bytes from the network. They check the magic, the version
+// (ErrVersion), the size cap and the checksum before parsing, every length
+// and count against the caps below and against the bytes left before
+// allocating, and the decoded message against the same rules Marshal
+// enforces (ErrInvalid). Every failure is an error that names the field; no
+// input panics.
+package wire
