@@ -113,6 +113,13 @@ const hashMul = 0x9E3779B97F4A7C15
 // (Fibonacci hashing): consecutive PCs of a loop, the same PC in two
 // processes, and the same PC under two events land in unrelated buckets.
 // Cost: two shifts, a rotate, two XORs and a multiply.
+//
+// On dense runs of PCs, which is what profiles are made of, Fibonacci
+// hashing spreads keys more evenly than random placement would (a 4-way
+// table as full as it has entries sees a quarter to a sixth of a random
+// hash's bucket overflows); PCs a large power of two apart (64 bytes or
+// more) it spreads up to about 2.3 times worse than random
+// (TestHashSpreadsProfileKeys).
 func hashKey(pid uint32, pc uint64, event uint8) uint64 {
 	k := pc>>2 ^ bits.RotateLeft64(uint64(pid)<<8|uint64(event), 40)
 	return k * hashMul

@@ -156,6 +156,30 @@ func simulateOne(t *Trace, design Design) (Result, error) {
 	return r, nil
 }
 
+// CompulsoryMisses counts the samples whose key (process key, PC, event)
+// the trace has not shown on their CPU before: every design misses on
+// them, so CompulsoryMisses/len(Samples) is a floor under any design's
+// miss rate, and the part of a miss rate that associativity, replacement
+// policy and size can remove is what lies above it.
+func CompulsoryMisses(t *Trace) uint64 {
+	type key struct {
+		cpu   int
+		inc   uint32
+		pc    uint64
+		event uint8
+	}
+	seen := make(map[key]struct{})
+	var n uint64
+	for _, s := range t.Samples {
+		k := key{s.CPU, s.Key(), s.PC, s.Event}
+		if _, ok := seen[k]; !ok {
+			seen[k] = struct{}{}
+			n++
+		}
+	}
+	return n
+}
+
 // DesignVariant is one associativity and policy of Designs.
 type DesignVariant struct {
 	Assoc  int

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"dcpi/hwsim"
+	"dcpi/node"
+	"dcpi/storage"
+	"dcpi/workloads"
+)
+
+func init() { subcommands = append(subcommands, newNodeCommand) }
+
+func newNodeCommand() *cobra.Command {
+	var (
+		mix      string
+		names    []string
+		seconds  float64
+		dbDir    string
+		stats    bool
+		flushSec float64
+		entries  int
+		assoc    int
+		policy   string
+	)
+	cmd := &cobra.Command{
+		Use:   "node",
+		Short: "Run a simulated host with DCPI's driver and daemon, profiling into a local database",
+		Long: `Run a simulated multiprocessor Alpha host with the embedded workloads and
+profile it as DCPI did: a driver on every CPU counts (process, PC, event)
+samples in a 4-way hash table and overflow buffer pair, and the daemon
+drains them (by IPI, sec. 4.2.3), attributes samples to images through
+the loader's image maps, and writes per-image profiles to a Pebble
+database (--db) through package storage.
+
+--stats prints what Table 4 of the paper reports: samples, the table's
+miss (eviction) rate, the aggregation factor, the handler's modelled cost
+per sample on the hit and miss paths, and the daemon's cost per sample.`,
+		Example: `  dcpi node --mix default --seconds 0.5 --stats
+  dcpi node --workloads ccdriver,sort --db /tmp/prof`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			hc, err := machineConfig(cfg.Sim)
+			if err != nil {
+				return err
+			}
+			hc.Stdout, hc.Stderr = io.Discard, cmd.ErrOrStderr()
+			progs, err := nodePrograms(mix, names)
+			if err != nil {
+				return err
+			}
+			ncfg := node.DefaultConfig()
+			ncfg.Host, ncfg.Images = cfg.Sim.Hostname, hc.Files
+			if entries > 0 {
+				ncfg.Driver.TableEntries = entries
+			}
+			if assoc > 0 {
+				ncfg.Driver.Assoc = assoc
+			}
+			if policy != "" {
+				if ncfg.Driver.Policy, err = node.ParsePolicy(policy); err != nil {
+					return err
+				}
+			}
+			ncfg.FlushEvery = uint64(flushSec * float64(hc.ClockHz))
+			return runNode(cmd.OutOrStdout(), hc, ncfg, progs, seconds, dbDir, stats)
+		},
+	}
+	f := cmd.Flags()
+	f.Int("cpus", 4, "number of simulated CPUs")
+	f.Uint64("seed", 1, "seed for everything random on the machine")
+	f.String("model", "ev5", "CPU model")
+	f.Bool("timing", true, "run the 21164 timing model")
+	f.StringVar(&mix, "mix", "", "run the named mix of embedded workloads (default: \"default\")")
+	f.StringSliceVar(&names, "workloads", nil, "run these embedded workloads (comma-separated)")
+	f.Float64Var(&seconds, "seconds", 0, "stop after this much simulated time (0: when the programs finish)")
+	f.StringVar(&dbDir, "db", "dcpi-db", "directory of the local Pebble profile database")
+	f.BoolVar(&stats, "stats", false, "print Table-4-like driver and daemon figures")
+	f.Float64Var(&flushSec, "flush-every", 0.1, "simulated seconds between full drains of the driver tables")
+	f.IntVar(&entries, "table-entries", 0, "entries per CPU hash table (default 16384)")
+	f.IntVar(&assoc, "assoc", 0, "table associativity: 4, 6 or 8 (default 4)")
+	f.StringVar(&policy, "policy", "", "replacement: round-robin (DCPI's) or swap-to-front (sec. 5.4)")
+	for _, sub := range nodeSubcommands {
+		cmd.AddCommand(sub())
+	}
+	return cmd
+}
+
+func nodePrograms(mix string, names []string) ([]string, error) {
+	if len(names) > 0 {
+		for _, n := range names {
+			if _, ok := workloadByName(n); !ok {
+				return nil, fmt.Errorf("no embedded workload %q (have %s)", n, strings.Join(workloadNames(), ", "))
+			}
+		}
+		return names, nil
+	}
+	if mix == "" {
+		mix = "default"
+	}
+	progs, ok := workloads.Mixes()[mix]
+	if !ok {
+		return nil, fmt.Errorf("no mix %q (mixes: %s)", mix, strings.Join(mixNames(), ", "))
+	}
+	return progs, nil
+}
+
+func runNode(w io.Writer, hc hwsim.Config, ncfg node.Config, progs []string, seconds float64, dbDir string, stats bool) error {
+	m, err := hwsim.New(hc)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dbDir, 0o755); err != nil {
+		return err
+	}
+	db, err := storage.Open(dbDir, storage.Options{NoSync: true})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	n, err := node.New(m, ncfg, node.LocalSink{DB: db})
+	if err != nil {
+		return err
+	}
+	for _, name := range progs {
+		wl, _ := workloadByName(name)
+		if _, err := m.Spawn("/bin/"+name, append([]string{"/bin/" + name}, wl.DefaultArgs...), nil); err != nil {
+			return err
+		}
+	}
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	limit := uint64(0)
+	if seconds > 0 {
+		limit = uint64(seconds * float64(hc.ClockHz))
+	}
+	if err := n.Run(limit); err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	if stats {
+		printNodeStats(w, m, n, elapsed)
+	}
+	fmt.Fprintf(w, "profiles written to %s\n", dbDir)
+	return nil
+}
+
+func printNodeStats(w io.Writer, m *hwsim.Machine, n *node.Node, elapsed time.Duration) {
+	ds, drivers := n.Stats()
+	var delivered uint64
+	for _, c := range m.CPUStats() {
+		for _, v := range c.Interrupts {
+			delivered += v
+		}
+	}
+	var tot node.DriverStats
+	for _, d := range drivers {
+		tot.Samples += d.Samples
+		tot.Hits += d.Hits
+		tot.Misses += d.Misses
+		tot.Evictions += d.Evictions
+		tot.EntriesOut += d.EntriesOut
+		tot.SamplesOut += d.SamplesOut
+		tot.Dropped += d.Dropped
+		tot.CyclesHit += d.CyclesHit
+		tot.CyclesMiss += d.CyclesMiss
+	}
+	div := func(a, b uint64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return float64(a) / float64(b)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Fprintf(w, "--- dcpi node stats (cf. Table 4) ---\n")
+	fmt.Fprintf(w, "simulated time          %.3f s on %d CPUs\n", m.Seconds(m.Now()), len(drivers))
+	fmt.Fprintf(w, "samples                 %d delivered, %d published, %d dropped, %d unknown (%.3f%%)\n",
+		delivered, ds.Samples, tot.Dropped, ds.Unknown, 100*div(ds.Unknown, ds.Samples))
+	fmt.Fprintf(w, "hash table miss rate    %.1f%% (%d misses, %d evictions)\n", 100*div(tot.Misses, tot.Samples), tot.Misses, tot.Evictions)
+	fmt.Fprintf(w, "aggregation factor      %.1f samples per entry leaving the driver\n", div(ds.Samples, ds.Entries))
+	fmt.Fprintf(w, "handler cost            %.0f cycles/sample avg (hit %.0f, miss %.0f), modelled\n",
+		div(tot.CyclesHit+tot.CyclesMiss, tot.Hits+tot.Misses), div(tot.CyclesHit, tot.Hits), div(tot.CyclesMiss, tot.Misses))
+	fmt.Fprintf(w, "daemon                  %d batches, %d full drains, %d buffer drains, %d images\n",
+		ds.Batches, ds.FullDrains, ds.BufferDrains, ds.Images)
+	fmt.Fprintf(w, "host time               %.2f s; Go heap in use %.1f MB\n", elapsed.Seconds(), float64(ms.HeapInuse)/(1<<20))
+}

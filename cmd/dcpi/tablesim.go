@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"dcpi/hwsim"
+	"dcpi/node"
+	"dcpi/workloads"
+)
+
+// nodeSubcommands are the subcommands of `dcpi node`: each file that adds
+// one appends its constructor here in init, and the node command adds
+// every entry.
+var nodeSubcommands []func() *cobra.Command
+
+func init() { nodeSubcommands = append(nodeSubcommands, newNodeTablesimCommand) }
+
+func newNodeTablesimCommand() *cobra.Command {
+	var (
+		names     []string
+		mix       string
+		traceFile string
+		record    string
+		seconds   float64
+		sizesKB   []int
+		profile   string
+	)
+	cmd := &cobra.Command{
+		Use:   "tablesim",
+		Short: "Compare driver table designs on a sample trace (DCPI sec. 5.4)",
+		Long: `Replay a trace of counter interrupts against designs of the driver's
+aggregation table — 4-, 6- and 8-way, round-robin replacement (DCPI's) or
+swap-to-front with insert-at-front (sec. 5.4's proposal), several sizes —
+and print for each its miss and eviction rates, how many samples an entry
+leaving the table carries, and the modelled cost per sample of the handler,
+the daemon and the whole (interrupt delivery included), compared with the
+4-way round-robin table of the same memory.
+
+The trace is recorded by running embedded workloads on a simulated host
+(--workloads or --mix; the "default" mix if neither is given) for --seconds
+of simulated time, restarting programs that finish, or read from --trace.
+--record saves the recorded trace.
+
+Table sizes are memory on the modelled Alpha: a 6-way table packs six
+entries into a 64-byte line, so it holds 1.5 times the entries of a 4-way
+table of the same size; an 8-way bucket spans two lines.`,
+		Example: `  dcpi node tablesim
+  dcpi node tablesim --workloads ccdriver,ccdriver,ccdriver,ccdriver --seconds 2
+  dcpi node tablesim --mix processes --record processes.trace
+  dcpi node tablesim --trace processes.trace --sizes 4,16,64,256`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if traceFile != "" && (len(names) > 0 || mix != "" || record != "") {
+				return fmt.Errorf("--trace replays a recorded trace; it takes no --workloads, --mix or --record")
+			}
+			if len(names) > 0 && mix != "" {
+				return fmt.Errorf("give --workloads or --mix, not both")
+			}
+			if seconds < 0 {
+				return fmt.Errorf("--seconds %v: want zero (run each program once) or more", seconds)
+			}
+			var lines []int
+			for _, kb := range sizesKB {
+				if kb < 1 || kb > 1<<20 {
+					return fmt.Errorf("--sizes: %d KB: want 1 to %d", kb, 1<<20)
+				}
+				lines = append(lines, kb*1024/64)
+			}
+			out := cmd.OutOrStdout()
+			var tr *node.Trace
+			var err error
+			if traceFile != "" {
+				tr, err = readTraceFile(traceFile)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "trace %s: %d samples on %d CPUs\n", traceFile, len(tr.Samples), tr.CPUs)
+			} else {
+				tr, err = recordTablesimTrace(cmd, out, names, mix, record, seconds, profile)
+				if err != nil {
+					return err
+				}
+			}
+			if len(tr.Samples) == 0 {
+				return fmt.Errorf("the trace holds no samples")
+			}
+			floor := node.CompulsoryMisses(tr)
+			fmt.Fprintf(out, "compulsory misses (a key's first sample on its CPU): %d, %.2f%% of samples, the floor under every miss rate\n\n",
+				floor, 100*float64(floor)/float64(len(tr.Samples)))
+			start := time.Now()
+			rs, err := node.Simulate(tr, node.Designs(lines, node.DefaultVariants()))
+			if err != nil {
+				return err
+			}
+			if err := node.WriteResults(out, rs); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "\nsimulated %d designs in %.2f s\n", len(rs), time.Since(start).Seconds())
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&names, "workloads", nil, "embedded workloads to run at once, comma-separated (a name may repeat)")
+	f.StringVar(&mix, "mix", "", "a named mix of embedded workloads (mixes: "+strings.Join(mixNames(), ", ")+")")
+	f.StringVar(&traceFile, "trace", "", "replay this trace file instead of recording one")
+	f.StringVar(&record, "record", "", "write the recorded trace to this file")
+	f.Float64Var(&seconds, "seconds", 1, "simulated seconds to record, restarting programs that finish (0: run each once)")
+	f.IntSliceVar(&sizesKB, "sizes", []int{16, 64, 256}, "table sizes to simulate, in KB of the modelled Alpha's memory (DCPI: 256)")
+	f.StringVar(&profile, "profile", "default", "counter configuration: default (CYCLES and IMISS), cycles, mux")
+	f.Int("cpus", 4, "number of simulated CPUs")
+	f.Uint64("seed", 1, "seed for everything random on the machine")
+	f.Bool("timing", true, "run the 21164 timing model (IMISS samples need it)")
+	return cmd
+}
+
+// recordTablesimTrace runs the workloads and returns their trace, saving
+// it to record if that is set.
+func recordTablesimTrace(cmd *cobra.Command, out io.Writer, names []string, mix, record string, seconds float64, profile string) (*node.Trace, error) {
+	if len(names) == 0 {
+		if mix == "" {
+			mix = "default"
+		}
+		var ok bool
+		if names, ok = workloads.Mixes()[mix]; !ok {
+			return nil, fmt.Errorf("no mix %q (mixes: %s)", mix, strings.Join(mixNames(), ", "))
+		}
+	}
+	var programs [][]string
+	for _, n := range names {
+		w, ok := workloadByName(n)
+		if !ok {
+			return nil, fmt.Errorf("no workload %q (workloads: %s)", n, strings.Join(workloadNames(), ", "))
+		}
+		programs = append(programs, w.Argv())
+	}
+	cfg, err := loadConfig(cmd)
+	if err != nil {
+		return nil, err
+	}
+	hc, err := machineConfig(cfg.Sim)
+	if err != nil {
+		return nil, err
+	}
+	var prof hwsim.ProfileConfig
+	switch profile {
+	case "default":
+		prof = hwsim.DefaultProfile()
+	case "cycles":
+		prof = hwsim.DefaultProfile()
+		prof.Counters = prof.Counters[:1]
+	case "mux":
+		prof = hwsim.MuxProfile()
+	default:
+		return nil, fmt.Errorf("--profile %q: want default, cycles or mux", profile)
+	}
+	var buf bytes.Buffer
+	start := time.Now()
+	sum, err := node.RecordTrace(&buf, node.RecordOptions{
+		Machine:  hc,
+		Profile:  prof,
+		Programs: programs,
+		Env:      []string{"PATH=/bin", "HOME=/", "TERM=dumb", "LANG=C"},
+		Cycles:   uint64(seconds * float64(hc.ClockHz)),
+	})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "recorded %s (%s profile) on %d CPUs: %.2f simulated s, %d programs started, %d samples, %d bytes (host %.1f s)\n",
+		strings.Join(names, ","), profile, hc.CPUs, float64(sum.Cycles)/float64(hc.ClockHz), sum.Processes, sum.Samples,
+		buf.Len(), time.Since(start).Seconds())
+	if record != "" {
+		if err := os.WriteFile(record, buf.Bytes(), 0o644); err != nil {
+			return nil, fmt.Errorf("record trace: %w", err)
+		}
+	}
+	return node.ReadTrace(&buf)
+}
+
+func readTraceFile(path string) (*node.Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tr, err := node.ReadTrace(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return tr, nil
+}
