@@ -3,6 +3,7 @@ package node
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"dcpi/hwsim"
 	"dcpi/hwsim/elfimage"
@@ -75,6 +76,8 @@ type DaemonStats struct {
 	Batches, Entries, Samples, Unknown uint64
 	Images                             int
 	FullDrains, BufferDrains           uint64
+	// HostNanos is host time spent attributing and publishing.
+	HostNanos uint64
 }
 
 // New attaches a node to m: it programs the counters, installs the
@@ -218,9 +221,9 @@ func (n *Node) drainBuffers(stop <-chan struct{}) error {
 				break
 			}
 		}
-		var dropped uint64
-		n.ipi(cpu, stop, func(d *Driver) { d.Release(); dropped = d.Stats().Dropped })
-		if err := n.publish(cpu, n.buf, dropped); err != nil {
+		var dropped, now uint64
+		n.ipi(cpu, stop, func(d *Driver) { d.Release(); dropped, now = d.Stats().Dropped, n.m.Now() })
+		if err := n.publish(cpu, n.buf, dropped, now); err != nil {
 			return err
 		}
 	}
@@ -240,9 +243,9 @@ func (n *Node) drainAll(stop <-chan struct{}) error {
 				break
 			}
 		}
-		var dropped uint64
-		n.ipi(cpu, stop, func(d *Driver) { d.Release(); dropped = d.Stats().Dropped })
-		if err := n.publish(cpu, n.buf, dropped); err != nil {
+		var dropped, now uint64
+		n.ipi(cpu, stop, func(d *Driver) { d.Release(); dropped, now = d.Stats().Dropped, n.m.Now() })
+		if err := n.publish(cpu, n.buf, dropped, now); err != nil {
 			return err
 		}
 	}
@@ -265,7 +268,7 @@ func (n *Node) finalDrain() error {
 			}
 		}
 		d.Release()
-		if err := n.publish(cpu, buf, d.Stats().Dropped); err != nil {
+		if err := n.publish(cpu, buf, d.Stats().Dropped, n.m.Now()); err != nil {
 			return err
 		}
 	}
@@ -275,7 +278,17 @@ func (n *Node) finalDrain() error {
 
 // publish attributes one CPU's drained entries and publishes them as a
 // batch, with image records for images not yet published.
-func (n *Node) publish(cpu int, entries []Entry, dropped uint64) error {
+//
+// dropped is the driver's drop count and now the machine time, both read
+// on the CPU (in the IPI that ended the drain): the daemon never reads the
+// machine directly.
+func (n *Node) publish(cpu int, entries []Entry, dropped, now uint64) error {
+	start := time.Now()
+	defer func() {
+		n.statsMu.Lock()
+		n.stats.HostNanos += uint64(time.Since(start))
+		n.statsMu.Unlock()
+	}()
 	newImages, err := n.att.add(entries)
 	if err != nil {
 		return err
@@ -293,7 +306,7 @@ func (n *Node) publish(cpu int, entries []Entry, dropped uint64) error {
 	if len(entries) == 0 && drops == nil {
 		return nil
 	}
-	end := n.m.Now()
+	end := now
 	b := n.att.batch(n.cfg.Host, n.cfg.Epoch, uint16(cpu), n.seq[cpu], n.lastCycle[cpu], end, drops)
 	n.seq[cpu]++
 	n.lastCycle[cpu] = end

@@ -194,5 +194,7 @@ func printNodeStats(w io.Writer, m *hwsim.Machine, n *node.Node, elapsed time.Du
 		div(tot.CyclesHit+tot.CyclesMiss, tot.Hits+tot.Misses), div(tot.CyclesHit, tot.Hits), div(tot.CyclesMiss, tot.Misses))
 	fmt.Fprintf(w, "daemon                  %d batches, %d full drains, %d buffer drains, %d images\n",
 		ds.Batches, ds.FullDrains, ds.BufferDrains, ds.Images)
+	fmt.Fprintf(w, "daemon cost             %.0f host ns/sample (attribution and publishing, Pebble included)\n",
+		div(ds.HostNanos, ds.Samples))
 	fmt.Fprintf(w, "host time               %.2f s; Go heap in use %.1f MB\n", elapsed.Seconds(), float64(ms.HeapInuse)/(1<<20))
 }
