@@ -97,7 +97,9 @@ func TestCorruptValues(t *testing.T) {
 		{"short counter", func() []byte { return countsKey(nil, 0, &ent[0], "h") }, []byte{1, 2, 3}, false,
 			func(db *DB) error { return db.Records(Query{}, func(Record) error { return nil }) }},
 		{"short merge operand", func() []byte { return fleetKey(nil, 0, &ent[0]) }, []byte{1}, true,
-			func(db *DB) error { return db.Profile(Query{}, func(wire.ImageKey, uint64, uint8, string, uint64) error { return nil }) }},
+			func(db *DB) error {
+				return db.Profile(Query{}, func(wire.ImageKey, uint64, uint8, string, uint64) error { return nil })
+			}},
 		{"bad counts key", func() []byte { return []byte{tCounts, 0, 0, 0, 0, 0, 0, 0, 0, 1} }, make([]byte, 8), false,
 			func(db *DB) error { return db.Records(Query{}, func(Record) error { return nil }) }},
 		{"summary counter", func() []byte { return summaryKey(0, 0, "h", classKnow) }, []byte{9}, false,

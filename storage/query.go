@@ -56,6 +56,7 @@ type filter struct {
 	images []wire.ImageKey // nil: all
 	imset  map[wire.ImageKey]bool
 	hosts  map[string]bool // nil: all
+	hostl  []string        // hosts, sorted
 	pids   map[uint32]bool // nil: all
 	none   bool            // some list is empty: nothing matches
 }
@@ -87,6 +88,7 @@ func newFilter(q *Query) *filter {
 		for _, h := range q.Hosts {
 			f.hosts[h] = true
 		}
+		f.hostl = slices.Compact(slices.Sorted(slices.Values(q.Hosts)))
 		f.none = f.none || len(f.hosts) == 0
 	}
 	if q.PIDs != nil {
@@ -108,6 +110,19 @@ func (f *filter) nextEvent(e uint8) (uint8, bool) {
 		return 0, false
 	}
 	return f.events[i], true
+}
+
+// nextHost is the first selected host after h (in key order, which is
+// string order).
+func (f *filter) nextHost(h string) (string, bool) {
+	i, found := slices.BinarySearch(f.hostl, h)
+	if found {
+		i++
+	}
+	if i == len(f.hostl) {
+		return "", false
+	}
+	return f.hostl[i], true
 }
 
 // nextImage is the first selected image after k.
@@ -215,7 +230,18 @@ func (c *cursor) settle() bool {
 				c.err = fmt.Errorf("%w: counts key %x: bad host or pid", ErrCorrupt, k)
 				return false
 			}
-			if !f.host(host) || !f.pid(binary.BigEndian.Uint32(rest)) {
+			if !f.host(host) {
+				// Skip to the next selected host at this offset, or
+				// to the next offset: with many hosts and few
+				// selected, most rows are never read.
+				if h, ok := f.nextHost(host); ok {
+					c.it.SeekGE(appendHost(bytes.Clone(k[:offHost]), h))
+				} else {
+					c.it.SeekGE(prefixEnd(k[:offHost]))
+				}
+				continue
+			}
+			if !f.pid(binary.BigEndian.Uint32(rest)) {
 				c.it.Next()
 				continue
 			}

@@ -341,12 +341,6 @@ func (b *Batch) UnmarshalBinary(data []byte) error {
 	nb.End = d.uvarint("end")
 
 	groups := d.count("image groups", MaxEntries, minGroupBytes)
-	if groups > 0 {
-		// Every entry takes at least minEntryBytes, so this is the
-		// most the groups can hold; the per-group counts below are
-		// checked against the same cap as they add up.
-		nb.Entries = make([]Entry, 0, min(d.left()/minEntryBytes, MaxEntries))
-	}
 	for g := 0; g < groups && d.err == nil; g++ {
 		img := d.imageKey("group image")
 		if d.err == nil && g > 0 && img.Compare(nb.Entries[len(nb.Entries)-1].Image) <= 0 {
@@ -357,6 +351,9 @@ func (b *Batch) UnmarshalBinary(data []byte) error {
 		if d.err == nil && n == 0 {
 			d.fail(ErrInvalid, "group %d: no entries", g)
 		}
+		// n fits in the bytes left (count checked it), so growing by
+		// it allocates at most 16 times the input, amortized over groups.
+		nb.Entries = slices.Grow(nb.Entries, n)
 		var prev uint64
 		for k := 0; k < n && d.err == nil; k++ {
 			e := Entry{Image: img}
