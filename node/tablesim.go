@@ -253,11 +253,18 @@ func WriteResults(w io.Writer, rs []Result) error {
 		if b, ok := base[tableBytes(c)]; ok && b > 0 {
 			vs = fmt.Sprintf("%+.1f%%", 100*(r.TotalPerSample()/b-1))
 		}
-		fmt.Fprintf(tw, "%dKB\t%d\t%d\t%v\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t\n",
-			tableBytes(c)/1024, c.TableEntries, c.Assoc, c.Policy, 100*r.MissRate(), 100*r.EvictionRate(),
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%v\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t\n",
+			sizeString(tableBytes(c)), c.TableEntries, c.Assoc, c.Policy, 100*r.MissRate(), 100*r.EvictionRate(),
 			r.Aggregation(), r.HandlerPerSample(), r.DaemonPerSample(), r.TotalPerSample(), vs)
 	}
 	return tw.Flush()
+}
+
+func sizeString(bytes int) string {
+	if bytes%1024 != 0 {
+		return fmt.Sprintf("%dB", bytes)
+	}
+	return fmt.Sprintf("%dKB", bytes/1024)
 }
 
 // RecordOptions says what to run to record a trace.

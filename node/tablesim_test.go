@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // syntheticTrace is a deterministic trace shaped like a profile: per CPU,
 // a few processes, each with a hot loop (a few dozen PCs sampled often) and
@@ -86,7 +86,7 @@ func TestSimulate(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden := filepath.Join("testdata", "tablesim.golden")
-	if *update {
+	if *updateGolden {
 		if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
