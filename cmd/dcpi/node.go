@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/hwsim"
+	"dcpi/hwsim/alpha"
 	"dcpi/node"
 	"dcpi/storage"
 	"dcpi/workloads"
@@ -29,6 +30,8 @@ func newNodeCommand() *cobra.Command {
 		entries  int
 		assoc    int
 		policy   string
+		events   []string
+		mux      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "node",
@@ -73,6 +76,9 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 				}
 			}
 			ncfg.FlushEvery = uint64(flushSec * float64(hc.ClockHz))
+			if ncfg.Profile, err = profileFromFlags(events, mux); err != nil {
+				return err
+			}
 			return runNode(cmd.OutOrStdout(), hc, ncfg, progs, seconds, dbDir, stats)
 		},
 	}
@@ -90,6 +96,8 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 	f.IntVar(&entries, "table-entries", 0, "entries per CPU hash table (default 16384)")
 	f.IntVar(&assoc, "assoc", 0, "table associativity: 4, 6 or 8 (default 4)")
 	f.StringVar(&policy, "policy", "", "replacement: round-robin (DCPI's) or swap-to-front (sec. 5.4)")
+	f.StringSliceVar(&events, "events", []string{"cycles", "imiss"}, "events to count: the first on its own counter (periods 60K-64K for cycles), the rest on a second")
+	f.BoolVar(&mux, "mux", false, "the paper's mux configuration: cycles, and imiss, dmiss, branchmp, dtbmiss taking turns")
 	for _, sub := range nodeSubcommands {
 		cmd.AddCommand(sub())
 	}
@@ -197,4 +205,41 @@ func printNodeStats(w io.Writer, m *hwsim.Machine, n *node.Node, elapsed time.Du
 	fmt.Fprintf(w, "daemon cost             %.0f host ns/sample (attribution and publishing, Pebble included)\n",
 		div(ds.HostNanos, ds.Samples))
 	fmt.Fprintf(w, "host time               %.2f s; Go heap in use %.1f MB\n", elapsed.Seconds(), float64(ms.HeapInuse)/(1<<20))
+}
+
+// profileFromFlags builds the counter programming: the first event alone on
+// one counter, the others multiplexed on a second, each non-cycle event
+// with the default event period.
+func profileFromFlags(events []string, mux bool) (hwsim.ProfileConfig, error) {
+	if mux {
+		return hwsim.MuxProfile(), nil
+	}
+	p := hwsim.DefaultProfile()
+	if len(events) == 0 {
+		return p, fmt.Errorf("--events: name at least one event")
+	}
+	var evs []alpha.Event
+	for _, name := range events {
+		e, err := alpha.EventByName(strings.TrimSpace(name))
+		if err != nil {
+			return p, fmt.Errorf("--events: %w", err)
+		}
+		evs = append(evs, e)
+	}
+	cycles, other := p.Counters[0], p.Counters[1]
+	spec := func(e alpha.Event) hwsim.CounterSpec {
+		if e == alpha.EvCycles {
+			return cycles
+		}
+		s := other
+		s.Events = []alpha.Event{e}
+		return s
+	}
+	p.Counters = []hwsim.CounterSpec{spec(evs[0])}
+	if len(evs) > 1 {
+		second := spec(evs[1])
+		second.Events = evs[1:]
+		p.Counters = append(p.Counters, second)
+	}
+	return p, p.Validate()
 }

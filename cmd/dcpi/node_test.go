@@ -31,7 +31,19 @@ func TestNodeCommandProfilesIntoPebble(t *testing.T) {
 	if samples == 0 || !strings.Contains(out, "published") {
 		t.Fatalf("database holds %d samples", samples)
 	}
-	if _, _, err := run(t, "node", "--workloads", "nope", "--db", dir); err == nil || !strings.Contains(err.Error(), `no embedded workload "nope"`) {
-		t.Fatalf("bad workload: %v", err)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--workloads", "nope"}, `no embedded workload "nope"`},
+		{[]string{"--events", "bogus"}, `unknown event "bogus"`},
+		{[]string{"--events", "cycles,imiss,dmiss,branchmp", "--workloads", "sort", "--cpus", "1", "--timing=false", "--seconds", "0.01"}, ""},
+		{[]string{"--mux", "--workloads", "sort", "--cpus", "1", "--timing=false", "--seconds", "0.01"}, ""},
+		{[]string{"--assoc", "5"}, "assoc"},
+	} {
+		_, _, err := run(t, append([]string{"node", "--db", filepath.Join(t.TempDir(), "x")}, tc.args...)...)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("dcpi node %v: err %v, want %q", tc.args, err, tc.want)
+		}
 	}
 }
