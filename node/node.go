@@ -178,19 +178,19 @@ func (n *Node) daemon(flushReq, stop <-chan struct{}) error {
 		case <-stop:
 			return nil
 		case <-n.wake:
-			if err := n.drainBuffers(stop); err != nil {
+			if err := n.drainBuffers(); err != nil {
 				return err
 			}
 		case <-flushReq:
-			if err := n.drainAll(stop); err != nil {
+			if err := n.drainAll(); err != nil {
 				return err
 			}
 		}
 	}
 }
 
-// ipi runs fn on cpu's driver and waits for it, or gives up at stop.
-func (n *Node) ipi(cpu int, stop <-chan struct{}, fn func(d *Driver)) bool {
+// ipi runs fn on cpu's driver and waits for it to finish.
+func (n *Node) ipi(cpu int, fn func(d *Driver)) {
 	ack := make(chan struct{})
 	d := n.drivers[cpu]
 	n.m.SendIPI(cpu, func(int) uint64 {
@@ -198,32 +198,17 @@ func (n *Node) ipi(cpu int, stop <-chan struct{}, fn func(d *Driver)) bool {
 		close(ack)
 		return n.cfg.IPICycles
 	})
-	select {
-	case <-ack:
-		return true
-	case <-stop:
-		// The machine is winding down but still takes IPIs (Run idles it
-		// until the daemon returns), so the handshake completes.
-		<-ack
-		return true
-	}
+	// Even once stop is closed the machine keeps taking IPIs (Run idles
+	// it until the daemon returns), so the handshake always completes.
+	<-ack
 }
 
 // drainBuffers takes every full overflow buffer (buffer-full wake-up).
-func (n *Node) drainBuffers(stop <-chan struct{}) error {
+func (n *Node) drainBuffers() error {
 	n.stats.BufferDrains++
 	for cpu, d := range n.drivers {
-		n.ipi(cpu, stop, func(d *Driver) { d.HandOff(false) })
-		n.buf = n.buf[:0]
-		for {
-			var ok bool
-			if n.buf, ok = d.TakeFull(n.buf); !ok {
-				break
-			}
-		}
-		var dropped, now uint64
-		n.ipi(cpu, stop, func(d *Driver) { d.Release(); dropped, now = d.Stats().Dropped, n.m.Now() })
-		if err := n.publish(cpu, n.buf, dropped, now); err != nil {
+		n.ipi(cpu, func(d *Driver) { d.HandOff(false) })
+		if err := n.takeBuffers(cpu, d, n.buf[:0]); err != nil {
 			return err
 		}
 	}
@@ -231,26 +216,33 @@ func (n *Node) drainBuffers(stop <-chan struct{}) error {
 }
 
 // drainAll flushes every CPU's table and buffers by the full protocol.
-func (n *Node) drainAll(stop <-chan struct{}) error {
+func (n *Node) drainAll() error {
 	n.stats.FullDrains++
 	for cpu, d := range n.drivers {
-		n.ipi(cpu, stop, func(d *Driver) { d.BeginFlush() })
-		n.buf = d.DrainTable(n.buf[:0])
-		n.ipi(cpu, stop, func(d *Driver) { d.EndFlush(); d.HandOff(true) })
-		for {
-			var ok bool
-			if n.buf, ok = d.TakeFull(n.buf); !ok {
-				break
-			}
-		}
-		var dropped, now uint64
-		n.ipi(cpu, stop, func(d *Driver) { d.Release(); dropped, now = d.Stats().Dropped, n.m.Now() })
-		if err := n.publish(cpu, n.buf, dropped, now); err != nil {
+		n.ipi(cpu, func(d *Driver) { d.BeginFlush() })
+		buf := d.DrainTable(n.buf[:0])
+		n.ipi(cpu, func(d *Driver) { d.EndFlush(); d.HandOff(true) })
+		if err := n.takeBuffers(cpu, d, buf); err != nil {
 			return err
 		}
 	}
 	n.maps.FlushCompleted()
 	return nil
+}
+
+// takeBuffers appends the buffers cpu has handed off to buf, gives them
+// back by IPI, and publishes the lot.
+func (n *Node) takeBuffers(cpu int, d *Driver, buf []Entry) error {
+	for {
+		var ok bool
+		if buf, ok = d.TakeFull(buf); !ok {
+			break
+		}
+	}
+	n.buf = buf
+	var dropped, now uint64
+	n.ipi(cpu, func(d *Driver) { d.Release(); dropped, now = d.Stats().Dropped, n.m.Now() })
+	return n.publish(cpu, buf, dropped, now)
 }
 
 // finalDrain empties every driver with the machine stopped: nothing runs
