@@ -79,7 +79,7 @@ type handler func(d *Driver, pid uint32, pc uint64, event uint8) (cost uint64, b
 //     the counter interrupt or an IPI handler (hwsim.Machine.SendIPI), or
 //     any goroutine when the CPU is not running and has been synchronized
 //     with. They never run concurrently with one another.
-//   - Daemon side: DrainTable, TakeFull. One daemon goroutine, only after
+//   - Daemon side: DrainTable, TakeFull, Delivered. One daemon goroutine, only after
 //     it has seen complete (through a channel the IPI function sends on)
 //     the last IPI it sent to this driver. DrainTable only between a
 //     BeginFlush and the EndFlush after it; TakeFull after a HandOff.
@@ -163,11 +163,6 @@ func (d *Driver) saturated(s *slot, j int) (uint64, bool) {
 	d.stats.CyclesHit += cost
 	return cost, full
 }
-
-// matches reports whether s holds (tag's PID and event, pc) with a count
-// in [1, CountMax]: key^tag is then the count, and an empty slot's 0 wraps
-// around in the subtraction, so one compare tests both.
-func matches(s *slot, tag, pc uint64) bool { return s.pc == pc && (s.key^tag)-1 < CountMax }
 
 // sampleRoundRobin4 is the handler for DCPI's own table, 4-way
 // round-robin, with the bucket's four compares unrolled.

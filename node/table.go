@@ -50,11 +50,10 @@ func tagOf(pid uint32, event uint8) uint64 {
 	return uint64(pid)<<32 | uint64(event)<<countBits
 }
 
-// matchCount returns the slot's count when the slot holds (pid, event) at
-// its PC: key^tag is then the count, and a count in [1, CountMax] passes
-// the test below with one compare (an empty slot gives 0, which wraps).
-// Otherwise the result is outside [1, CountMax].
-func matchCount(s *slot, tag uint64) uint64 { return s.key ^ tag }
+// matches reports whether s holds (tag's PID and event, pc) with a count
+// in [1, CountMax]: key^tag is then the count, and an empty slot's 0 wraps
+// around in the subtraction, so one compare tests both.
+func matches(s *slot, tag, pc uint64) bool { return s.pc == pc && (s.key^tag)-1 < CountMax }
 
 func (s slot) live() bool { return s.key&countMask != 0 }
 

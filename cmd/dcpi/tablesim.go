@@ -31,6 +31,7 @@ func newNodeTablesimCommand() *cobra.Command {
 		seconds   float64
 		sizesKB   []int
 		profile   string
+		rate      uint64
 	)
 	cmd := &cobra.Command{
 		Use:   "tablesim",
@@ -83,7 +84,7 @@ table of the same size; an 8-way bucket spans two lines.`,
 				}
 				fmt.Fprintf(out, "trace %s: %d samples on %d CPUs\n", traceFile, len(tr.Samples), tr.CPUs)
 			} else {
-				tr, err = recordTablesimTrace(cmd, out, names, mix, record, seconds, profile)
+				tr, err = recordTablesimTrace(cmd, out, names, mix, record, seconds, profile, rate)
 				if err != nil {
 					return err
 				}
@@ -114,6 +115,7 @@ table of the same size; an 8-way bucket spans two lines.`,
 	f.Float64Var(&seconds, "seconds", 1, "simulated seconds to record, restarting programs that finish (0: run each once)")
 	f.IntSliceVar(&sizesKB, "sizes", []int{16, 64, 256}, "table sizes to simulate, in KB of the modelled Alpha's memory (DCPI: 256)")
 	f.StringVar(&profile, "profile", "default", "counter configuration: default (CYCLES and IMISS), cycles, mux")
+	f.Uint64Var(&rate, "rate", 1, "sample N times as often as the profile's periods say (more samples per run of a short program)")
 	f.Int("cpus", 4, "number of simulated CPUs")
 	f.Uint64("seed", 1, "seed for everything random on the machine")
 	f.Bool("timing", true, "run the 21164 timing model (IMISS samples need it)")
@@ -122,7 +124,7 @@ table of the same size; an 8-way bucket spans two lines.`,
 
 // recordTablesimTrace runs the workloads and returns their trace, saving
 // it to record if that is set.
-func recordTablesimTrace(cmd *cobra.Command, out io.Writer, names []string, mix, record string, seconds float64, profile string) (*node.Trace, error) {
+func recordTablesimTrace(cmd *cobra.Command, out io.Writer, names []string, mix, record string, seconds float64, profile string, rate uint64) (*node.Trace, error) {
 	if len(names) == 0 {
 		if mix == "" {
 			mix = "default"
@@ -160,6 +162,16 @@ func recordTablesimTrace(cmd *cobra.Command, out io.Writer, names []string, mix,
 	default:
 		return nil, fmt.Errorf("--profile %q: want default, cycles or mux", profile)
 	}
+	if rate < 1 {
+		return nil, fmt.Errorf("--rate %d: want 1 or more", rate)
+	}
+	for i := range prof.Counters {
+		c := &prof.Counters[i]
+		c.PeriodMin, c.PeriodMax = c.PeriodMin/rate, c.PeriodMax/rate
+	}
+	if err := prof.Validate(); err != nil {
+		return nil, fmt.Errorf("--rate %d: %w", rate, err)
+	}
 	var buf bytes.Buffer
 	start := time.Now()
 	sum, err := node.RecordTrace(&buf, node.RecordOptions{
@@ -172,8 +184,8 @@ func recordTablesimTrace(cmd *cobra.Command, out io.Writer, names []string, mix,
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(out, "recorded %s (%s profile) on %d CPUs: %.2f simulated s, %d programs started, %d samples, %d bytes (host %.1f s)\n",
-		strings.Join(names, ","), profile, hc.CPUs, float64(sum.Cycles)/float64(hc.ClockHz), sum.Processes, sum.Samples,
+	fmt.Fprintf(out, "recorded %s (%s profile, rate x%d) on %d CPUs: %.2f simulated s, %d programs started, %d samples, %d bytes (host %.1f s)\n",
+		strings.Join(names, ","), profile, rate, hc.CPUs, float64(sum.Cycles)/float64(hc.ClockHz), sum.Processes, sum.Samples,
 		buf.Len(), time.Since(start).Seconds())
 	if record != "" {
 		if err := os.WriteFile(record, buf.Bytes(), 0o644); err != nil {
