@@ -50,12 +50,8 @@ func loadKernel(frames *alpha.Frames) (*kernel, error) {
 		return nil, fmt.Errorf("vmunix: %w", err)
 	}
 	k := &kernel{im: im, as: alpha.NewAddressSpaceIn(frames)}
-	for _, s := range im.Segments {
-		start, end := s.Vaddr&^pageMask, (s.Vaddr+s.Memsz+pageMask)&^pageMask
-		k.as.Map(start, end-start, segPerm(s.Flags))
-		if err := k.as.WriteBytes(s.Vaddr, s.Data); err != nil {
-			return nil, fmt.Errorf("vmunix: segment at %#x: %w", s.Vaddr, err)
-		}
+	if _, _, _, err := loadSegments(k.as, im); err != nil {
+		return nil, fmt.Errorf("vmunix: %w", err)
 	}
 	for name, dst := range map[string]*uint64{
 		"entSys": &k.entSys, "entInt": &k.entInt, "entMM": &k.entMM, "cpu_idle": &k.cpuIdle,

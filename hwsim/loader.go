@@ -104,29 +104,41 @@ func (m *Machine) template(path string, im *elfimage.Image) (*loadedImage, error
 	if t, ok := m.templates[path]; ok && t.im == im {
 		return t, nil
 	}
-	t := &loadedImage{im: im, as: alpha.NewAddressSpaceIn(&m.frames), lo: ^uint64(0)}
-	for _, s := range im.Segments {
-		perm := segPerm(s.Flags)
-		start, end := s.Vaddr&^pageMask, (s.Vaddr+s.Memsz+pageMask)&^pageMask
-		t.as.Map(start, end-start, perm)
-		if err := t.as.WriteBytes(s.Vaddr, s.Data); err != nil {
-			return nil, fmt.Errorf("exec %s: segment at %#x: %w", path, s.Vaddr, err)
-		}
-		t.vmas = append(t.vmas, vma{start: start, end: end, perm: perm, kind: vmaImage})
-		t.lo, t.hi = min(t.lo, start), max(t.hi, s.Vaddr+s.Memsz)
-	}
-	// Pages of adjacent segments may coincide; Map kept the last perm, so
-	// give shared pages the union.
-	for i := range t.vmas {
-		for j := range t.vmas {
-			if i != j && t.vmas[i].start < t.vmas[j].end && t.vmas[j].start < t.vmas[i].end {
-				t.vmas[i].perm |= t.vmas[j].perm
-			}
-		}
-	}
-	for _, v := range t.vmas {
-		t.as.Protect(v.start, v.end-v.start, v.perm)
+	t := &loadedImage{im: im, as: alpha.NewAddressSpaceIn(&m.frames)}
+	var err error
+	if t.vmas, t.lo, t.hi, err = loadSegments(t.as, im); err != nil {
+		return nil, fmt.Errorf("exec %s: %w", path, err)
 	}
 	m.templates[path] = t
 	return t, nil
+}
+
+// loadSegments maps im's PT_LOAD segments into as with their contents and
+// returns the areas they occupy, the lowest mapped address and the end of
+// the last segment.
+func loadSegments(as *alpha.AddressSpace, im *elfimage.Image) (vmas []vma, lo, hi uint64, err error) {
+	lo = ^uint64(0)
+	for _, s := range im.Segments {
+		perm := segPerm(s.Flags)
+		start, end := s.Vaddr&^pageMask, (s.Vaddr+s.Memsz+pageMask)&^pageMask
+		as.Map(start, end-start, perm)
+		if err := as.WriteBytes(s.Vaddr, s.Data); err != nil {
+			return nil, 0, 0, fmt.Errorf("segment at %#x: %w", s.Vaddr, err)
+		}
+		vmas = append(vmas, vma{start: start, end: end, perm: perm, kind: vmaImage})
+		lo, hi = min(lo, start), max(hi, s.Vaddr+s.Memsz)
+	}
+	// Pages of adjacent segments may coincide; Map kept the last perm, so
+	// give shared pages the union.
+	for i := range vmas {
+		for j := range vmas {
+			if i != j && vmas[i].start < vmas[j].end && vmas[j].start < vmas[i].end {
+				vmas[i].perm |= vmas[j].perm
+			}
+		}
+	}
+	for _, v := range vmas {
+		as.Protect(v.start, v.end-v.start, v.perm)
+	}
+	return vmas, lo, hi, nil
 }
