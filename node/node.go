@@ -58,7 +58,8 @@ type Node struct {
 	pub     Publisher
 	kernel  *elfimage.Image
 
-	wake chan struct{} // a buffer filled: drain buffers
+	wake     chan struct{} // a buffer filled: drain buffers
+	flushReq chan struct{} // drain everything: periodic, or on command
 
 	// Daemon-side state.
 	seq        []uint64 // next batch sequence number per CPU
@@ -94,7 +95,8 @@ func New(m *hwsim.Machine, cfg Config, pub Publisher) (*Node, error) {
 	for _, s := range kim.Segments {
 		lo, hi = min(lo, s.Vaddr), max(hi, s.Vaddr+s.Memsz)
 	}
-	n := &Node{cfg: cfg, m: m, pub: pub, kernel: kim, wake: make(chan struct{}, 1), published: map[string]bool{}}
+	n := &Node{cfg: cfg, m: m, pub: pub, kernel: kim, wake: make(chan struct{}, 1),
+		flushReq: make(chan struct{}, 1), published: map[string]bool{}}
 	n.maps = NewImageMaps(Mapping{Base: lo, Size: hi - lo, Image: kim.ID.String(), Path: vmunix.Path})
 	n.att = newAttributor(n.maps, cfg.PerProcess)
 	cpus := m.Config().CPUs
@@ -133,10 +135,9 @@ func (n *Node) CounterInterrupt(s hwsim.Sample) uint64 {
 // simulated time have passed (0: no limit), with the daemon draining
 // concurrently, then drains everything and publishes the last batches.
 func (n *Node) Run(limit uint64) error {
-	flushReq := make(chan struct{}, 1)
 	stop := make(chan struct{})
 	done := make(chan error, 1)
-	go func() { done <- n.daemon(flushReq, stop) }()
+	go func() { done <- n.daemon(n.flushReq, stop) }()
 
 	const chunk = 1_000_000 // cycles between looks at the clock
 	next := n.m.Now() + n.cfg.FlushEvery
@@ -149,10 +150,7 @@ func (n *Node) Run(limit uint64) error {
 		}
 		if n.m.Now() >= next {
 			next += n.cfg.FlushEvery
-			select {
-			case flushReq <- struct{}{}:
-			default:
-			}
+			n.Flush()
 		}
 	}
 	// Keep the CPUs taking IPIs until the daemon has finished whatever
@@ -168,6 +166,17 @@ func (n *Node) Run(limit uint64) error {
 		default:
 			n.m.Idle(n.m.Config().Quantum)
 		}
+	}
+}
+
+// Flush asks the daemon to drain every CPU's table and buffers now (the
+// paper's daemon did so on command as well as periodically). It does not
+// wait; a request made while one is pending is merged with it. It is safe
+// from any goroutine while Run runs.
+func (n *Node) Flush() {
+	select {
+	case n.flushReq <- struct{}{}:
+	default:
 	}
 }
 
