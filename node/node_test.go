@@ -134,3 +134,33 @@ func workloadArgs(name string) ([]string, bool) {
 	}
 	return nil, false
 }
+
+// TestFlushOnCommand asks for a drain with no periodic ones configured and
+// requires the daemon to have made it.
+func TestFlushOnCommand(t *testing.T) {
+	cfg := hwsim.DefaultConfig()
+	cfg.Timing, cfg.CPUs = false, 1
+	data, _ := workloads.Binary("sort")
+	cfg.Files = map[string][]byte{"/bin/sort": data}
+	m, err := hwsim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ncfg := DefaultConfig()
+	ncfg.FlushEvery = 1 << 62 // never
+	pub := &memPublisher{}
+	n, err := New(m, ncfg, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Spawn("/bin/sort", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	n.Flush()
+	if err := n.Run(0); err != nil {
+		t.Fatal(err)
+	}
+	if ds, _ := n.Stats(); ds.FullDrains != 1 {
+		t.Fatalf("%d full drains, want the 1 asked for", ds.FullDrains)
+	}
+}
