@@ -348,6 +348,24 @@ type DriverStats struct {
 // Cycles is the modelled total of the handler's cycles.
 func (s DriverStats) Cycles() uint64 { return s.CyclesHit + s.CyclesMiss + s.CyclesDirect }
 
+// Add adds o's counters to s, for totals over CPUs or runs.
+func (s *DriverStats) Add(o DriverStats) {
+	s.Samples += o.Samples
+	s.Hits += o.Hits
+	s.Misses += o.Misses
+	s.Fills += o.Fills
+	s.Evictions += o.Evictions
+	s.Saturations += o.Saturations
+	s.DirectWrites += o.DirectWrites
+	s.EntriesOut += o.EntriesOut
+	s.SamplesOut += o.SamplesOut
+	s.Dropped += o.Dropped
+	s.BuffersCompleted += o.BuffersCompleted
+	s.CyclesHit += o.CyclesHit
+	s.CyclesMiss += o.CyclesMiss
+	s.CyclesDirect += o.CyclesDirect
+}
+
 // Stats returns the driver's counters (CPU side: call it on the driver's
 // CPU, e.g. in an IPI handler, or when the simulation is not running).
 func (d *Driver) Stats() DriverStats {

@@ -252,13 +252,7 @@ func TestDriverMatchesModel(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: %s: %v", seed, name, err)
 		}
-		total.Hits += st.Hits
-		total.Fills += st.Fills
-		total.Evictions += st.Evictions
-		total.Saturations += st.Saturations
-		total.DirectWrites += st.DirectWrites
-		total.Dropped += st.Dropped
-		total.BuffersCompleted += st.BuffersCompleted
+		total.Add(st)
 	}
 	// The sequences must have reached every path.
 	t.Logf("over all runs: %+v", total)

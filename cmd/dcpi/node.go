@@ -174,15 +174,7 @@ func printNodeStats(w io.Writer, m *hwsim.Machine, n *node.Node, elapsed time.Du
 	}
 	var tot node.DriverStats
 	for _, d := range drivers {
-		tot.Samples += d.Samples
-		tot.Hits += d.Hits
-		tot.Misses += d.Misses
-		tot.Evictions += d.Evictions
-		tot.EntriesOut += d.EntriesOut
-		tot.SamplesOut += d.SamplesOut
-		tot.Dropped += d.Dropped
-		tot.CyclesHit += d.CyclesHit
-		tot.CyclesMiss += d.CyclesMiss
+		tot.Add(d)
 	}
 	div := func(a, b uint64) float64 {
 		if b == 0 {
