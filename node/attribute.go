@@ -21,6 +21,21 @@ type attributor struct {
 	unknown map[unknownKey]uint64
 	keys    map[string]wire.ImageKey // parsed image identities
 	samples uint64                   // everything added since the last batch
+
+	// byImage counts, per image path, the samples and the driver entries
+	// that carried them: entries per sample is the image's miss rate in
+	// the driver (every entry leaving the driver was created by a miss, or
+	// is a sample written straight to the buffer during a flush), which is
+	// how Table 4 compares workloads.
+	byImage map[string]*ImageFigures
+	peak    int // the most distinct counts one batch has held
+}
+
+// ImageFigures are the daemon's per-image counts: samples attributed to
+// the image, and the driver entries they arrived in.
+type ImageFigures struct {
+	Path             string
+	Samples, Entries uint64
 }
 
 type entryKey struct {
@@ -37,7 +52,8 @@ type unknownKey struct {
 }
 
 func newAttributor(maps *ImageMaps, perProcess []string) *attributor {
-	a := &attributor{maps: maps, perProcess: map[string]bool{}, keys: map[string]wire.ImageKey{}}
+	a := &attributor{maps: maps, perProcess: map[string]bool{}, keys: map[string]wire.ImageKey{},
+		byImage: map[string]*ImageFigures{}}
 	for _, p := range perProcess {
 		a.perProcess[p] = true
 	}
@@ -46,6 +62,7 @@ func newAttributor(maps *ImageMaps, perProcess []string) *attributor {
 }
 
 func (a *attributor) reset() {
+	a.peak = max(a.peak, len(a.counts)+len(a.unknown))
 	a.counts = make(map[entryKey]uint64)
 	a.unknown = make(map[unknownKey]uint64)
 	a.samples = 0
@@ -57,6 +74,17 @@ func (a *attributor) add(entries []Entry) (newImages []Mapping, err error) {
 	for _, e := range entries {
 		a.samples += uint64(e.Count)
 		m, off, pid, ok := a.maps.Resolve(e.PID, e.PC)
+		path := m.Path
+		if !ok {
+			path = "unknown"
+		}
+		f := a.byImage[path]
+		if f == nil {
+			f = &ImageFigures{Path: path}
+			a.byImage[path] = f
+		}
+		f.Samples += uint64(e.Count)
+		f.Entries++
 		if !ok {
 			a.unknown[unknownKey{pid: uint32(pid), pc: e.PC, event: e.Event}] += uint64(e.Count)
 			continue

@@ -3,6 +3,7 @@ package node
 import (
 	"sort"
 	"sync"
+	"unsafe"
 
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
@@ -120,4 +121,17 @@ func (im *ImageMaps) Len() int {
 	im.mu.Lock()
 	defer im.mu.Unlock()
 	return len(im.procs)
+}
+
+// MemoryBytes estimates the map's memory: each incarnation's record and
+// its mappings (the strings are shared with the loader's events).
+func (im *ImageMaps) MemoryBytes() int {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	const perEntry = 8 + 8 // map key and pointer, before Go's map overhead
+	n := 0
+	for _, p := range im.procs {
+		n += perEntry + int(unsafe.Sizeof(*p)) + cap(p.maps)*int(unsafe.Sizeof(Mapping{}))
+	}
+	return n
 }

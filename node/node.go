@@ -1,9 +1,13 @@
 package node
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"dcpi/hwsim"
 	"dcpi/hwsim/elfimage"
@@ -36,6 +40,11 @@ type Config struct {
 	// Images holds the programs the machine runs, by path, for their
 	// symbol tables in the image records.
 	Images map[string][]byte
+	// FirstSeq is, per CPU, the sequence number of the first batch (0 or
+	// missing: 1). A restarted agent continues its streams after what the
+	// profile database has applied, so its batches are not taken for
+	// redeliveries.
+	FirstSeq []uint64
 }
 
 // DefaultConfig drains every 0.1 simulated second at 333 MHz.
@@ -57,12 +66,24 @@ type Node struct {
 	att     *attributor
 	pub     Publisher
 	kernel  *elfimage.Image
+	keep    *keepAlive // programs restarted when they exit (KeepRunning)
+	stopReq atomic.Bool
 
-	wake     chan struct{} // a buffer filled: drain buffers
-	flushReq chan struct{} // drain everything: periodic, or on command
+	wake     chan struct{}   // a buffer filled: drain buffers
+	flushReq chan struct{}   // drain everything: periodic, or on command
+	cutReq   chan cutRequest // drain everything into the epoch, then start the next
+	// daemonDone is closed when the daemon goroutine returns.
+	daemonDone chan struct{}
+
+	// timing measures the handler in host time on one sample in
+	// timingStride, per CPU (touched only on the simulation goroutine).
+	timing  []handlerTiming
+	clockNS float64 // host ns a pair of clock reads costs, subtracted
 
 	// Daemon-side state.
+	epoch      uint64   // the epoch batches are published into
 	seq        []uint64 // next batch sequence number per CPU
+	epochFirst []uint64 // first seq published into the current epoch per CPU (0: none yet)
 	lastCycle  []uint64
 	dropsSeen  []uint64
 	published  map[string]bool
@@ -96,7 +117,8 @@ func New(m *hwsim.Machine, cfg Config, pub Publisher) (*Node, error) {
 		lo, hi = min(lo, s.Vaddr), max(hi, s.Vaddr+s.Memsz)
 	}
 	n := &Node{cfg: cfg, m: m, pub: pub, kernel: kim, wake: make(chan struct{}, 1),
-		flushReq: make(chan struct{}, 1), published: map[string]bool{}}
+		flushReq: make(chan struct{}, 1), cutReq: make(chan cutRequest), daemonDone: make(chan struct{}), published: map[string]bool{},
+		epoch: cfg.Epoch}
 	n.maps = NewImageMaps(Mapping{Base: lo, Size: hi - lo, Image: kim.ID.String(), Path: vmunix.Path})
 	n.att = newAttributor(n.maps, cfg.PerProcess)
 	cpus := m.Config().CPUs
@@ -108,9 +130,18 @@ func New(m *hwsim.Machine, cfg Config, pub Publisher) (*Node, error) {
 		n.drivers = append(n.drivers, d)
 	}
 	n.seq, n.lastCycle, n.dropsSeen = make([]uint64, cpus), make([]uint64, cpus), make([]uint64, cpus)
+	n.epochFirst = make([]uint64, cpus)
 	for i := range n.seq {
 		n.seq[i] = 1
+		if i < len(cfg.FirstSeq) && cfg.FirstSeq[i] > 0 {
+			n.seq[i] = cfg.FirstSeq[i]
+		}
 	}
+	n.timing = make([]handlerTiming, cpus)
+	for i := range n.timing {
+		n.timing[i] = newHandlerTiming()
+	}
+	n.clockNS = clockReadCost()
 	m.Subscribe(n.maps)
 	if err := m.StartProfiling(cfg.Profile, n); err != nil {
 		return nil, err
@@ -119,9 +150,18 @@ func New(m *hwsim.Machine, cfg Config, pub Publisher) (*Node, error) {
 }
 
 // CounterInterrupt is the performance counter interrupt handler: the
-// driver's hot path, keyed by the process incarnation.
+// driver's hot path, keyed by the process incarnation. One sample in
+// timingStride is timed in host nanoseconds, outside the driver, so the
+// handler itself tests nothing.
 func (n *Node) CounterInterrupt(s hwsim.Sample) uint64 {
-	cost, full := n.drivers[s.CPU].Sample(s.Incarnation, s.PC, uint8(s.Event))
+	d, t := n.drivers[s.CPU], &n.timing[s.CPU]
+	var cost uint64
+	var full bool
+	if t.tick++; t.tick%timingStride != 0 {
+		cost, full = d.Sample(s.Incarnation, s.PC, uint8(s.Event))
+	} else {
+		cost, full = t.timed(d, s, n.clockNS)
+	}
 	if full {
 		select {
 		case n.wake <- struct{}{}:
@@ -137,16 +177,29 @@ func (n *Node) CounterInterrupt(s hwsim.Sample) uint64 {
 func (n *Node) Run(limit uint64) error {
 	stop := make(chan struct{})
 	done := make(chan error, 1)
-	go func() { done <- n.daemon(n.flushReq, stop) }()
+	go func() {
+		err := n.daemon(n.flushReq, stop)
+		close(n.daemonDone)
+		done <- err
+	}()
 
+	var runErr error
 	const chunk = 1_000_000 // cycles between looks at the clock
 	next := n.m.Now() + n.cfg.FlushEvery
 	for {
 		if limit != 0 && n.m.Now() >= limit {
 			break
 		}
-		if !n.m.RunFor(chunk) {
+		if !n.m.RunFor(chunk) && n.keep == nil {
 			break
+		}
+		if n.stopReq.Load() {
+			break
+		}
+		if n.keep != nil {
+			if runErr = n.keep.restart(n.m); runErr != nil {
+				break
+			}
 		}
 		if n.m.Now() >= next {
 			next += n.cfg.FlushEvery
@@ -162,12 +215,19 @@ func (n *Node) Run(limit uint64) error {
 			if err != nil {
 				return err
 			}
-			return n.finalDrain()
+			if err := n.finalDrain(); err != nil {
+				return err
+			}
+			return runErr
 		default:
 			n.m.Idle(n.m.Config().Quantum)
 		}
 	}
 }
+
+// Stop makes Run return soon, after its final drain; it is safe from any
+// goroutine.
+func (n *Node) Stop() { n.stopReq.Store(true) }
 
 // Flush asks the daemon to drain every CPU's table and buffers now (the
 // paper's daemon did so on command as well as periodically). It does not
@@ -192,6 +252,12 @@ func (n *Node) daemon(flushReq, stop <-chan struct{}) error {
 			}
 		case <-flushReq:
 			if err := n.drainAll(); err != nil {
+				return err
+			}
+		case req := <-n.cutReq:
+			last, err := n.cut(req.next)
+			req.reply <- cutReply{closed: last, err: err}
+			if err != nil {
 				return err
 			}
 		}
@@ -308,7 +374,10 @@ func (n *Node) publish(cpu int, entries []Entry, dropped, now uint64) error {
 		return nil
 	}
 	end := now
-	b := n.att.batch(n.cfg.Host, n.cfg.Epoch, uint16(cpu), n.seq[cpu], n.lastCycle[cpu], end, drops)
+	b := n.att.batch(n.cfg.Host, n.epoch, uint16(cpu), n.seq[cpu], n.lastCycle[cpu], end, drops)
+	if n.epochFirst[cpu] == 0 {
+		n.epochFirst[cpu] = n.seq[cpu]
+	}
 	n.seq[cpu]++
 	n.lastCycle[cpu] = end
 	n.statsMu.Lock()
@@ -351,6 +420,39 @@ func (n *Node) publishImage(m Mapping) error {
 	n.stats.Images++
 	n.statsMu.Unlock()
 	return n.pub.PublishImage(r)
+}
+
+// ImageFigures returns the daemon's per-image sample and entry counts,
+// sorted by samples, most first; call it after Run.
+func (n *Node) ImageFigures() []ImageFigures {
+	out := make([]ImageFigures, 0, len(n.att.byImage))
+	for _, f := range n.att.byImage {
+		out = append(out, *f)
+	}
+	slices.SortFunc(out, func(a, b ImageFigures) int {
+		if c := cmp.Compare(b.Samples, a.Samples); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Path, b.Path)
+	})
+	return out
+}
+
+// DriverMemoryBytes is one CPU's driver memory: table and buffer pair.
+func (n *Node) DriverMemoryBytes() int { return n.cfg.Driver.MemoryBytes() }
+
+// DaemonMemoryBytes estimates the daemon's memory, as sec. 5.3 accounts
+// it: the buffer it drains a table or buffer pair into, the image maps,
+// and the largest batch it has built. Call it after Run.
+func (n *Node) DaemonMemoryBytes() int {
+	perCount := int(unsafe.Sizeof(entryKey{})) + 8
+	return cap(n.buf)*int(unsafe.Sizeof(Entry{})) + n.maps.MemoryBytes() + n.att.peak*perCount
+}
+
+// HandlerTiming returns the handler's measured host cost, over every CPU;
+// call it after Run.
+func (n *Node) HandlerTiming() HandlerTiming {
+	return summarize(n.timing)
 }
 
 // Stats returns the daemon's counters and each driver's; call it after Run.

@@ -63,7 +63,7 @@ type overflowPair struct {
 }
 
 func newOverflowPair(entries int) overflowPair {
-	o := overflowPair{bufs: [2][]slot{make([]slot, entries), make([]slot, entries)}}
+	o := overflowPair{bufs: [2][]slot{pinned(entries), pinned(entries)}}
 	o.pub[0].seq, o.pub[1].seq = ^uint64(0), ^uint64(0) // never published
 	o.activate(0)
 	return o

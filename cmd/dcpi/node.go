@@ -32,6 +32,7 @@ func newNodeCommand() *cobra.Command {
 		policy   string
 		events   []string
 		mux      bool
+		keep     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "node",
@@ -79,7 +80,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 			if ncfg.Profile, err = profileFromFlags(events, mux); err != nil {
 				return err
 			}
-			return runNode(cmd.OutOrStdout(), hc, ncfg, progs, seconds, dbDir, stats)
+			return runNode(cmd.OutOrStdout(), hc, ncfg, progs, seconds, keep, dbDir, stats)
 		},
 	}
 	f := cmd.Flags()
@@ -90,6 +91,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 	f.StringVar(&mix, "mix", "", "run the named mix of embedded workloads (default: \"default\")")
 	f.StringSliceVar(&names, "workloads", nil, "run these embedded workloads (comma-separated)")
 	f.Float64Var(&seconds, "seconds", 0, "stop after this much simulated time (0: when the programs finish)")
+	f.BoolVar(&keep, "keep-running", false, "start each program again when it exits, so the host stays loaded until --seconds")
 	f.StringVar(&dbDir, "db", "dcpi-db", "directory of the local Pebble profile database")
 	f.BoolVar(&stats, "stats", false, "print Table-4-like driver and daemon figures")
 	f.Float64Var(&flushSec, "flush-every", 0.1, "simulated seconds between full drains of the driver tables")
@@ -123,7 +125,10 @@ func nodePrograms(mix string, names []string) ([]string, error) {
 	return progs, nil
 }
 
-func runNode(w io.Writer, hc hwsim.Config, ncfg node.Config, progs []string, seconds float64, dbDir string, stats bool) error {
+func runNode(w io.Writer, hc hwsim.Config, ncfg node.Config, progs []string, seconds float64, keep bool, dbDir string, stats bool) error {
+	if keep && seconds <= 0 {
+		return fmt.Errorf("--keep-running needs --seconds: the programs would run forever")
+	}
 	m, err := hwsim.New(hc)
 	if err != nil {
 		return err
@@ -142,7 +147,13 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg node.Config, progs []string, sec
 	}
 	for _, name := range progs {
 		wl, _ := workloadByName(name)
-		if _, err := m.Spawn("/bin/"+name, append([]string{"/bin/" + name}, wl.DefaultArgs...), nil); err != nil {
+		argv := append([]string{"/bin/" + name}, wl.DefaultArgs...)
+		if keep {
+			err = n.KeepRunning("/bin/"+name, argv)
+		} else {
+			_, err = m.Spawn("/bin/"+name, argv, nil)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -185,18 +196,28 @@ func printNodeStats(w io.Writer, m *hwsim.Machine, n *node.Node, elapsed time.Du
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	fmt.Fprintf(w, "--- dcpi node stats (cf. Table 4) ---\n")
-	fmt.Fprintf(w, "simulated time          %.3f s on %d CPUs\n", m.Seconds(m.Now()), len(drivers))
+	fmt.Fprintf(w, "simulated time          %.3f s on %d CPUs (%d program restarts)\n", m.Seconds(m.Now()), len(drivers), n.Restarts())
 	fmt.Fprintf(w, "samples                 %d delivered, %d published, %d dropped, %d unknown (%.3f%%)\n",
 		delivered, ds.Samples, tot.Dropped, ds.Unknown, 100*div(ds.Unknown, ds.Samples))
 	fmt.Fprintf(w, "hash table miss rate    %.1f%% (%d misses, %d evictions)\n", 100*div(tot.Misses, tot.Samples), tot.Misses, tot.Evictions)
 	fmt.Fprintf(w, "aggregation factor      %.1f samples per entry leaving the driver\n", div(ds.Samples, ds.Entries))
 	fmt.Fprintf(w, "handler cost            %.0f cycles/sample avg (hit %.0f, miss %.0f), modelled\n",
 		div(tot.CyclesHit+tot.CyclesMiss, tot.Hits+tot.Misses), div(tot.CyclesHit, tot.Hits), div(tot.CyclesMiss, tot.Misses))
+	ht := n.HandlerTiming()
+	fmt.Fprintf(w, "handler host time       %.0f ns/sample hit, %.0f ns/sample miss (medians of %d timed of %d samples; cold caches)\n",
+		ht.MedianHitNanos, ht.MedianMissNano, ht.Hits+ht.Misses, tot.Samples)
 	fmt.Fprintf(w, "daemon                  %d batches, %d full drains, %d buffer drains, %d images\n",
 		ds.Batches, ds.FullDrains, ds.BufferDrains, ds.Images)
 	fmt.Fprintf(w, "daemon cost             %.0f host ns/sample (attribution and publishing, Pebble included)\n",
 		div(ds.HostNanos, ds.Samples))
-	fmt.Fprintf(w, "host time               %.2f s; Go heap in use %.1f MB\n", elapsed.Seconds(), float64(ms.HeapInuse)/(1<<20))
+	fmt.Fprintf(w, "memory                  driver %d KB per CPU; daemon %.1f KB (image maps, attribution, drain buffer), estimated\n",
+		n.DriverMemoryBytes()>>10, float64(n.DaemonMemoryBytes())/1024)
+	fmt.Fprintf(w, "host time               %.2f s; Go heap in use %.1f MB (the simulated machine included)\n", elapsed.Seconds(), float64(ms.HeapInuse)/(1<<20))
+	fmt.Fprintf(w, "\nby image (a miss is an entry leaving the driver: table evictions, flushed entries, direct writes)\n")
+	fmt.Fprintf(w, "%10s %9s %9s %10s  %s\n", "samples", "entries", "miss rate", "samp/entry", "image")
+	for _, f := range n.ImageFigures() {
+		fmt.Fprintf(w, "%10d %9d %8.1f%% %10.1f  %s\n", f.Samples, f.Entries, 100*div(f.Entries, f.Samples), div(f.Samples, f.Entries), f.Path)
+	}
 }
 
 // profileFromFlags builds the counter programming: the first event alone on

@@ -1,0 +1,79 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// ErrNotRunning is returned by CutEpoch when the node's Run is not (or no
+// longer) running its daemon.
+var ErrNotRunning = errors.New("node: not running")
+
+type cutRequest struct {
+	next  uint64
+	reply chan cutReply
+}
+
+type cutReply struct {
+	closed EpochClose
+	err    error
+}
+
+// EpochClose is what a node reports when it leaves an epoch: the epoch, and
+// per CPU the sequence number of the last batch it published into it (0:
+// none). Once the profile database has applied those batches, it holds
+// every sample this node took in the epoch.
+type EpochClose struct {
+	Epoch   uint64
+	LastSeq []uint64
+}
+
+// CutEpoch ends the node's current epoch and starts next (DCPI sec. 4.3.3:
+// epochs are non-overlapping intervals). The daemon drains every CPU's
+// table and buffers by the IPI protocol into the closing epoch, publishes,
+// and only then switches, so every sample is in exactly one epoch: those
+// taken on a CPU before its flush IPI in the old one, those after in the
+// new. It waits for the daemon; it is safe from any goroutine while Run
+// runs.
+func (n *Node) CutEpoch(ctx context.Context, next uint64) (EpochClose, error) {
+	req := cutRequest{next: next, reply: make(chan cutReply, 1)}
+	select {
+	case n.cutReq <- req:
+	case <-n.daemonDone:
+		return EpochClose{}, ErrNotRunning
+	case <-ctx.Done():
+		return EpochClose{}, ctx.Err()
+	}
+	r := <-req.reply // the daemon always answers a request it took
+	return r.closed, r.err
+}
+
+// Epoch returns the epoch the node publishes into; call it from the
+// daemon's side (CutEpoch's caller) or after Run.
+func (n *Node) Epoch() uint64 {
+	n.statsMu.Lock()
+	defer n.statsMu.Unlock()
+	return n.epoch
+}
+
+// cut runs on the daemon goroutine.
+func (n *Node) cut(next uint64) (EpochClose, error) {
+	if next <= n.epoch {
+		return EpochClose{}, fmt.Errorf("node: cut to epoch %d: already in epoch %d", next, n.epoch)
+	}
+	if err := n.drainAll(); err != nil {
+		return EpochClose{}, err
+	}
+	c := EpochClose{Epoch: n.epoch, LastSeq: make([]uint64, len(n.seq))}
+	for cpu := range n.seq {
+		if n.epochFirst[cpu] != 0 {
+			c.LastSeq[cpu] = n.seq[cpu] - 1
+		}
+		n.epochFirst[cpu] = 0
+	}
+	n.statsMu.Lock()
+	n.epoch = next
+	n.statsMu.Unlock()
+	return c, nil
+}
