@@ -33,15 +33,21 @@ type Sim struct {
 
 // Config is the whole configuration file.
 type Config struct {
-	Sim Sim `mapstructure:"sim"`
+	Sim         Sim         `mapstructure:"sim"`
+	NATS        NATS        `mapstructure:"nats"`
+	Coordinator Coordinator `mapstructure:"coordinator"`
+	Aggregator  Aggregator  `mapstructure:"aggregator"`
+	Node        Node        `mapstructure:"node"`
 }
 
 // Defaults returns the embedded default configuration.
 func Defaults() Config {
-	return Config{Sim: Sim{
+	c := Config{Sim: Sim{
 		CPUs: 4, Model: "ev5", ClockMHz: 333, Seed: 1, Quantum: 20_000,
 		TimeSlice: 3_330_000, PIDMax: 32768, Hostname: "alpha0", MaxMemMB: 4096, Timing: true,
 	}}
+	c.NATS, c.Coordinator, c.Aggregator, c.Node = clusterDefaults()
+	return c
 }
 
 // Loader reads a Config. Flags bound with BindFlag override the file and the
@@ -65,6 +71,17 @@ func NewLoader() *Loader {
 	v.SetDefault("sim.hostname", d.Sim.Hostname)
 	v.SetDefault("sim.max_memory_mb", d.Sim.MaxMemMB)
 	v.SetDefault("sim.timing", d.Sim.Timing)
+	for key, val := range map[string]any{
+		"nats.embed_host": d.NATS.EmbedHost, "nats.embed_port": d.NATS.EmbedPort, "nats.stream_replicas": d.NATS.StreamReplicas,
+		"coordinator.id": d.Coordinator.ID, "coordinator.raft_addr": d.Coordinator.RaftAddr,
+		"coordinator.data_dir": d.Coordinator.DataDir, "coordinator.heartbeat_timeout": d.Coordinator.HeartbeatTimeout,
+		"aggregator.fetch_max": d.Aggregator.FetchMax, "aggregator.fetch_wait": d.Aggregator.FetchWait,
+		"aggregator.max_proposal_entries": d.Aggregator.MaxProposalEntries,
+		"node.mix":                        d.Node.Mix, "node.flush_every": d.Node.FlushEvery, "node.heartbeat": d.Node.Heartbeat,
+		"node.max_buffered_mb": d.Node.MaxBufferedMB,
+	} {
+		v.SetDefault(key, val)
+	}
 	v.SetEnvPrefix("DCPI")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
@@ -112,10 +129,19 @@ var known = map[string]bool{
 	"sim.hostname": true, "sim.max_memory_mb": true, "sim.timing": true,
 }
 
+func init() {
+	for _, k := range clusterKeys {
+		known[k] = true
+	}
+}
+
 func checkKeys(keys []string) error {
 	for _, k := range keys {
 		if strings.HasPrefix(k, "sim.memory.") {
 			continue // checked against the parameter table by the simulator
+		}
+		if strings.HasPrefix(k, "node.labels.") {
+			continue // free-form
 		}
 		if !known[k] {
 			return fmt.Errorf("unknown key %q", k)
@@ -143,5 +169,5 @@ func (c Config) Validate() error {
 	case s.Model == "":
 		return fmt.Errorf("config: sim.model is empty")
 	}
-	return nil
+	return c.validateCluster()
 }

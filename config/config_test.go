@@ -63,3 +63,46 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		t.Error("a missing file loaded")
 	}
 }
+
+func TestClusterConfig(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "c.yaml")
+	os.WriteFile(file, []byte(`nats:
+  urls: [nats://a:4222, nats://b:4222]
+coordinator:
+  id: c2
+  raft_addr: 10.0.0.2:7001
+  peers: [c1=10.0.0.1:7001, c2=10.0.0.2:7001, c3=10.0.0.3:7001]
+  heartbeat_timeout: 5s
+node:
+  labels: {rack: r1, role: web}
+  heartbeat: 250ms
+`), 0o644)
+	c, err := NewLoader().Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.NATS.URLs) != 2 || c.Coordinator.ID != "c2" || c.Coordinator.HeartbeatTimeout.Seconds() != 5 ||
+		c.Node.Labels["rack"] != "r1" || c.Node.Heartbeat.Milliseconds() != 250 || c.Aggregator.FetchMax != 256 {
+		t.Fatalf("cluster config %+v %+v %+v %+v", c.NATS, c.Coordinator, c.Node, c.Aggregator)
+	}
+	peers, err := ParsePeers(c.Coordinator.Peers)
+	if err != nil || len(peers) != 3 || peers[2] != [2]string{"c3", "10.0.0.3:7001"} {
+		t.Fatalf("peers %v, %v", peers, err)
+	}
+	for _, tc := range []struct{ body, want string }{
+		{"coordinator:\n  peers: [c1]\n", "want id=host:port"},
+		{"coordinator:\n  peers: [c1=a:1, c1=b:2]\n", `id "c1" twice`},
+		{"coordinator:\n  raft_addr: nohost\n", "coordinator.raft_addr"},
+		{"nats:\n  cert: x.pem\n", "go together"},
+		{"aggregator:\n  max_proposal_entries: 1000000\n", "aggregator.max_proposal_entries"},
+		{"node:\n  heartbeat: 1ms\n", "node.heartbeat"},
+		{"node:\n  bogus: 1\n", `unknown key "node.bogus"`},
+	} {
+		os.WriteFile(file, []byte(tc.body), 0o644)
+		_, err := NewLoader().Load(file)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err %v, want one mentioning %q", tc.body, err, tc.want)
+		}
+	}
+}

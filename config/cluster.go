@@ -1,0 +1,132 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"time"
+)
+
+// NATS configures the connection to the message system. With no URLs, the
+// roles that embed a server (coordinator, demo) start one.
+type NATS struct {
+	URLs []string `mapstructure:"urls"`
+	// Creds is a NATS credentials file (JWT and NKey seed).
+	Creds string `mapstructure:"creds"`
+	// CA, Cert and Key enable TLS: the server's CA, and a client
+	// certificate and key when the server asks for one.
+	CA   string `mapstructure:"ca"`
+	Cert string `mapstructure:"cert"`
+	Key  string `mapstructure:"key"`
+	// Embed* configure the embedded server (when URLs is empty).
+	EmbedHost string `mapstructure:"embed_host"`
+	EmbedPort int    `mapstructure:"embed_port"`
+	// StreamReplicas is the JetStream replication of the batch stream (1
+	// with one server; 3 on a NATS cluster).
+	StreamReplicas int `mapstructure:"stream_replicas"`
+}
+
+// Coordinator configures one replica of the coordinator.
+type Coordinator struct {
+	ID       string `mapstructure:"id"`
+	RaftAddr string `mapstructure:"raft_addr"`
+	DataDir  string `mapstructure:"data_dir"`
+	// Peers are "id=host:port" for every voter when the cluster is first
+	// formed (this replica included); ignored once DataDir holds a log.
+	Peers []string `mapstructure:"peers"`
+	// HeartbeatTimeout is how long a node may be silent before it is no
+	// longer live (and no longer waited for when epochs are sealed).
+	HeartbeatTimeout time.Duration `mapstructure:"heartbeat_timeout"`
+}
+
+// Aggregator configures an aggregator.
+type Aggregator struct {
+	FetchMax           int           `mapstructure:"fetch_max"`
+	FetchWait          time.Duration `mapstructure:"fetch_wait"`
+	MaxProposalEntries int           `mapstructure:"max_proposal_entries"`
+}
+
+// Node configures a node agent in a cluster.
+type Node struct {
+	Labels    map[string]string `mapstructure:"labels"`
+	Mix       string            `mapstructure:"mix"`
+	Workloads []string          `mapstructure:"workloads"`
+	// Seconds of simulated time to run (0: until stopped).
+	Seconds    float64       `mapstructure:"seconds"`
+	FlushEvery float64       `mapstructure:"flush_every"` // simulated seconds between full drains
+	Heartbeat  time.Duration `mapstructure:"heartbeat"`
+	// MaxBufferedMB bounds the batches held while NATS is unreachable.
+	MaxBufferedMB int `mapstructure:"max_buffered_mb"`
+}
+
+func clusterDefaults() (NATS, Coordinator, Aggregator, Node) {
+	return NATS{EmbedHost: "127.0.0.1", EmbedPort: 4222, StreamReplicas: 1},
+		Coordinator{ID: "c1", RaftAddr: "127.0.0.1:7001", DataDir: "dcpi-coord", HeartbeatTimeout: 3 * time.Second},
+		Aggregator{FetchMax: 256, FetchWait: 500 * time.Millisecond, MaxProposalEntries: 40_000},
+		Node{Mix: "default", FlushEvery: 0.1, Heartbeat: 500 * time.Millisecond, MaxBufferedMB: 16}
+}
+
+var clusterKeys = []string{
+	"nats.urls", "nats.creds", "nats.ca", "nats.cert", "nats.key", "nats.embed_host", "nats.embed_port", "nats.stream_replicas",
+	"coordinator.id", "coordinator.raft_addr", "coordinator.data_dir", "coordinator.peers", "coordinator.heartbeat_timeout",
+	"aggregator.fetch_max", "aggregator.fetch_wait", "aggregator.max_proposal_entries",
+	"node.labels", "node.mix", "node.workloads", "node.seconds", "node.flush_every", "node.heartbeat", "node.max_buffered_mb",
+}
+
+// ParsePeers parses "id=host:port" peers.
+func ParsePeers(peers []string) ([][2]string, error) {
+	var out [][2]string
+	seen := map[string]bool{}
+	for _, p := range peers {
+		id, addr, ok := strings.Cut(p, "=")
+		if !ok || id == "" {
+			return nil, fmt.Errorf("coordinator.peers: %q: want id=host:port", p)
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return nil, fmt.Errorf("coordinator.peers: %q: %v", p, err)
+		}
+		if seen[id] {
+			return nil, fmt.Errorf("coordinator.peers: id %q twice", id)
+		}
+		seen[id] = true
+		out = append(out, [2]string{id, addr})
+	}
+	return out, nil
+}
+
+func (c Config) validateCluster() error {
+	n, co, a, nd := c.NATS, c.Coordinator, c.Aggregator, c.Node
+	switch {
+	case n.EmbedPort < 0 || n.EmbedPort > 65535:
+		return fmt.Errorf("config: nats.embed_port = %d: want 0 to 65535", n.EmbedPort)
+	case n.StreamReplicas < 1 || n.StreamReplicas > 5:
+		return fmt.Errorf("config: nats.stream_replicas = %d: want 1 to 5", n.StreamReplicas)
+	case (n.Cert == "") != (n.Key == ""):
+		return fmt.Errorf("config: nats.cert and nats.key go together")
+	case co.ID == "":
+		return fmt.Errorf("config: coordinator.id is empty")
+	case co.HeartbeatTimeout < 100*time.Millisecond:
+		return fmt.Errorf("config: coordinator.heartbeat_timeout = %v: want at least 100ms", co.HeartbeatTimeout)
+	case a.FetchMax < 1 || a.FetchMax > 10_000:
+		return fmt.Errorf("config: aggregator.fetch_max = %d: want 1 to 10000", a.FetchMax)
+	case a.FetchWait <= 0:
+		return fmt.Errorf("config: aggregator.fetch_wait = %v: want a positive duration", a.FetchWait)
+	case a.MaxProposalEntries < 100 || a.MaxProposalEntries > 150_000:
+		return fmt.Errorf("config: aggregator.max_proposal_entries = %d: want 100 to 150000 (a proposal must fit a 1 MB NATS message)", a.MaxProposalEntries)
+	case nd.Seconds < 0:
+		return fmt.Errorf("config: node.seconds = %v: want 0 (no limit) or more", nd.Seconds)
+	case nd.FlushEvery <= 0:
+		return fmt.Errorf("config: node.flush_every = %v: want a positive number of simulated seconds", nd.FlushEvery)
+	case nd.Heartbeat < 10*time.Millisecond:
+		return fmt.Errorf("config: node.heartbeat = %v: want at least 10ms", nd.Heartbeat)
+	case nd.MaxBufferedMB < 1:
+		return fmt.Errorf("config: node.max_buffered_mb = %d: want at least 1", nd.MaxBufferedMB)
+	}
+	if _, _, err := net.SplitHostPort(co.RaftAddr); err != nil {
+		return fmt.Errorf("config: coordinator.raft_addr = %q: %v", co.RaftAddr, err)
+	}
+	if _, err := ParsePeers(co.Peers); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	return nil
+}
