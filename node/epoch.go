@@ -27,6 +27,8 @@ type cutReply struct {
 type EpochClose struct {
 	Epoch   uint64
 	LastSeq []uint64
+	// Next is the epoch the node went on to (CutEpoch's argument).
+	Next uint64
 }
 
 // CutEpoch ends the node's current epoch and starts next (DCPI sec. 4.3.3:
@@ -65,7 +67,7 @@ func (n *Node) cut(next uint64) (EpochClose, error) {
 	if err := n.drainAll(); err != nil {
 		return EpochClose{}, err
 	}
-	c := EpochClose{Epoch: n.epoch, LastSeq: make([]uint64, len(n.seq))}
+	c := EpochClose{Epoch: n.epoch, LastSeq: make([]uint64, len(n.seq)), Next: next}
 	for cpu := range n.seq {
 		if n.epochFirst[cpu] != 0 {
 			c.LastSeq[cpu] = n.seq[cpu] - 1

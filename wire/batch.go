@@ -112,20 +112,23 @@ func (b *Batch) Normalize() {
 }
 
 // mergeSorted sums runs of equal elements (saturating) and drops zeros.
+//
+// It takes elements by index, never a loop variable's address, which would
+// make every element escape to the heap through count.
 func mergeSorted[E any](s []E, eq func(a, b E) bool, count func(*E) *uint64) []E {
 	out := s[:0]
-	for _, e := range s {
-		if len(out) > 0 && eq(out[len(out)-1], e) {
+	for i := range s {
+		if len(out) > 0 && eq(out[len(out)-1], s[i]) {
 			c := count(&out[len(out)-1])
-			*c = satAdd(*c, *count(&e))
+			*c = satAdd(*c, *count(&s[i]))
 			continue
 		}
-		out = append(out, e)
+		out = append(out, s[i])
 	}
 	nz := out[:0]
-	for _, e := range out {
-		if *count(&e) != 0 {
-			nz = append(nz, e)
+	for i := range out {
+		if *count(&out[i]) != 0 {
+			nz = append(nz, out[i])
 		}
 	}
 	return nz

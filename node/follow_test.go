@@ -1,0 +1,158 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"dcpi/hwsim"
+	"dcpi/workloads"
+)
+
+// fakeControl is a coordinator whose epoch moves on when told, and which
+// can be unreachable.
+type fakeControl struct {
+	mu      sync.Mutex
+	epoch   uint64
+	away    bool
+	beats   int
+	acks    map[uint64][]uint64
+	ackList []uint64
+}
+
+func (c *fakeControl) Register(context.Context, string, map[string]string, int) error { return nil }
+
+func (c *fakeControl) Heartbeat(context.Context, string) (uint64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.away {
+		return 0, errors.New("no route to coordinator")
+	}
+	c.beats++
+	return c.epoch, nil
+}
+
+func (c *fakeControl) AckEpoch(_ context.Context, _ string, epoch uint64, last []uint64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.away {
+		return errors.New("no route to coordinator")
+	}
+	c.acks[epoch] = append([]uint64(nil), last...)
+	c.ackList = append(c.ackList, epoch)
+	return nil
+}
+
+func (c *fakeControl) set(f func(c *fakeControl)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(c)
+}
+
+// TestFollowCatchesUp moves the fleet through epochs, once while the node
+// cannot reach the coordinator, and requires an acknowledgement of every
+// epoch, in order, naming the last batch the node published into it.
+func TestFollowCatchesUp(t *testing.T) {
+	cfg := hwsim.DefaultConfig()
+	cfg.Timing, cfg.CPUs = false, 2
+	data, _ := workloads.Binary("sort")
+	cfg.Files = map[string][]byte{"/bin/sort": data}
+	m, err := hwsim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ncfg := DefaultConfig()
+	ncfg.Profile.Counters[0].PeriodMin, ncfg.Profile.Counters[0].PeriodMax = 4000, 4400
+	pub := &memPublisher{}
+	n, err := New(m, ncfg, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := n.KeepRunning("/bin/sort", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctl := &fakeControl{epoch: 1, acks: map[uint64][]uint64{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	runErr := make(chan error, 1)
+	go func() { runErr <- n.Run(0) }()
+	followed := make(chan FollowStats, 1)
+	go func() { followed <- n.Follow(ctx, ctl, nil, 5*time.Millisecond, t.Logf) }()
+
+	waitFor := func(what string, ok func() bool) {
+		deadline := time.Now().Add(20 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	acked := func(e uint64) func() bool {
+		return func() bool {
+			ctl.mu.Lock()
+			defer ctl.mu.Unlock()
+			_, ok := ctl.acks[e]
+			return ok
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	ctl.set(func(c *fakeControl) { c.epoch = 2 })
+	waitFor("ack of epoch 1", acked(1))
+	time.Sleep(50 * time.Millisecond)
+	ctl.set(func(c *fakeControl) { c.away = true })
+	time.Sleep(30 * time.Millisecond)
+	ctl.set(func(c *fakeControl) { c.epoch = 5 }) // cuts to 3, 4, 5 while away
+	time.Sleep(50 * time.Millisecond)
+	if n.Epoch() != 2 {
+		t.Fatalf("node moved to epoch %d while it could not hear the coordinator", n.Epoch())
+	}
+	ctl.set(func(c *fakeControl) { c.away = false })
+	waitFor("acks of epochs 2-4", acked(4))
+	n.Stop()
+	if err := <-runErr; err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	st := <-followed
+
+	if want := []uint64{1, 2, 3, 4}; !equalU64(ctl.ackList, want) {
+		t.Fatalf("acks in order %v, want %v", ctl.ackList, want)
+	}
+	lastIn := map[[2]uint64]uint64{}
+	for _, b := range pub.batches {
+		lastIn[[2]uint64{uint64(b.CPU), b.Epoch}] = b.Seq
+		if b.Epoch == 3 || b.Epoch == 4 {
+			t.Fatalf("batch published into skipped epoch %d", b.Epoch)
+		}
+	}
+	for e := uint64(1); e <= 4; e++ {
+		for cpu, last := range ctl.acks[e] {
+			if got := lastIn[[2]uint64{uint64(cpu), e}]; got != last {
+				t.Errorf("epoch %d cpu %d: acked last seq %d, batches show %d", e, cpu, last, got)
+			}
+		}
+	}
+	if lastIn[[2]uint64{0, 2}] == 0 || lastIn[[2]uint64{0, 5}] == 0 {
+		t.Fatalf("expected batches in epochs 2 and 5: %v", lastIn)
+	}
+	if st.Cuts != 2 || st.Failures == 0 {
+		t.Fatalf("follow stats %+v: want 2 cuts and some failures", st)
+	}
+}
+
+func equalU64(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,93 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// ConnConfig configures a client connection to the embedded server or an
+// external cluster.
+type ConnConfig struct {
+	// URLs are the servers to try (nats:// or tls://); at least one.
+	URLs []string
+	// Name identifies the client in the server's monitoring.
+	Name string
+	// CredsFile is a NATS credentials file (user JWT and NKey seed), for
+	// an external cluster with decentralized auth; empty for none.
+	CredsFile string
+	// CAFile verifies the servers' certificates; CertFile and KeyFile are
+	// the client's own, for mutual TLS. Empty for none.
+	CAFile, CertFile, KeyFile string
+	// ReconnectWait is the pause between reconnect attempts to one server;
+	// 0 means 1 s.
+	ReconnectWait time.Duration
+	// Logf receives connection events (disconnect, reconnect, async
+	// errors); nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// Connect opens a connection that never gives up: it retries the first
+// connection in the background (RetryOnFailedConnect), so a node can start
+// before the server, and reconnects forever (MaxReconnects -1).
+//
+// It disables the client's reconnect buffer: while disconnected, a publish
+// fails at once instead of queueing a copy in the client. The Publisher's
+// own queue is the buffer; it is bounded, ordered and conserving, and a
+// second hidden buffer would fill with copies of every retry.
+func Connect(cfg ConnConfig) (*nats.Conn, error) {
+	if len(cfg.URLs) == 0 {
+		return nil, errors.New("transport: connect: no server URLs")
+	}
+	if (cfg.CertFile == "") != (cfg.KeyFile == "") {
+		return nil, fmt.Errorf("transport: connect: client certificate %q and key %q must be given together", cfg.CertFile, cfg.KeyFile)
+	}
+	wait := cfg.ReconnectWait
+	if wait <= 0 {
+		wait = time.Second
+	}
+	logf := cfg.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	opts := []nats.Option{
+		nats.Name(cfg.Name),
+		nats.MaxReconnects(-1),
+		nats.RetryOnFailedConnect(true),
+		nats.ReconnectWait(wait),
+		nats.ReconnectBufSize(-1),
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			if err != nil {
+				logf("transport: disconnected from %s: %v", nc.ConnectedUrlRedacted(), err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			logf("transport: reconnected to %s", nc.ConnectedUrlRedacted())
+		}),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			if sub != nil {
+				logf("transport: subscription %s: %v", sub.Subject, err)
+				return
+			}
+			logf("transport: %v", err)
+		}),
+	}
+	if cfg.CredsFile != "" {
+		opts = append(opts, nats.UserCredentials(cfg.CredsFile))
+	}
+	if cfg.CAFile != "" {
+		opts = append(opts, nats.RootCAs(cfg.CAFile))
+	}
+	if cfg.CertFile != "" {
+		opts = append(opts, nats.ClientCert(cfg.CertFile, cfg.KeyFile))
+	}
+	urls := strings.Join(cfg.URLs, ",")
+	nc, err := nats.Connect(urls, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("transport: connect to %s: %w", urls, err)
+	}
+	return nc, nil
+}

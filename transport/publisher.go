@@ -1,0 +1,447 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"dcpi/wire"
+)
+
+// PublisherConfig configures a node's Publisher.
+type PublisherConfig struct {
+	// Host is the node's host name: every batch must carry it, and it
+	// names the subject (see CheckHost).
+	Host string
+	// MaxBufferedBytes bounds the queue's memory (encoded bytes plus a
+	// per-message overhead); 0 means DefaultMaxBufferedBytes. Above it,
+	// the oldest unsent batches become tombstones (see outQueue).
+	MaxBufferedBytes int
+	// AckTimeout bounds one attempt to publish one message and have it
+	// acknowledged; 0 means 5 s.
+	AckTimeout time.Duration
+	// MaxBackoff caps the pause between failed attempts, which doubles
+	// from 50 ms; 0 means 2 s.
+	MaxBackoff time.Duration
+	// Logf receives the first failure of a run of failures and the
+	// recovery; nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// DefaultMaxBufferedBytes is the default bound of a Publisher's queue.
+const DefaultMaxBufferedBytes = 16 << 20
+
+const (
+	defaultAckTimeout = 5 * time.Second
+	defaultMaxBackoff = 2 * time.Second
+	minBackoff        = 50 * time.Millisecond
+)
+
+// ErrClosed is returned by a Publisher's methods after Close.
+var ErrClosed = errors.New("transport: publisher closed")
+
+// PublisherStats are a Publisher's counters. At every moment
+//
+//	SamplesAccepted = SamplesPublished + QueuedSamples + Σ Drops
+//
+// so a node's samples are published, still queued, or dropped by name.
+type PublisherStats struct {
+	BatchesAccepted uint64 // batches PublishBatch queued
+	SamplesAccepted uint64 // samples in them
+	// BatchesPublished counts batches JetStream acknowledged, tombstones
+	// included; SamplesPublished the samples they carried.
+	BatchesPublished, SamplesPublished uint64
+	// Tombstones counts batches replaced by tombstones (buffer full, or
+	// too large for the server).
+	Tombstones uint64
+	// DuplicateAcks counts acknowledgements that said the stream already
+	// held the message: a resend after an acknowledgement was lost.
+	DuplicateAcks uint64
+
+	ImagesAccepted uint64 // distinct image records PublishImage queued
+	ImagesUploaded uint64 // written to the bucket
+	ImagesPresent  uint64 // already in the bucket (another node's), not written
+
+	QueuedBatches, QueuedImages int
+	QueuedSamples               uint64
+	QueuedBytes                 int // counted against MaxBufferedBytes
+
+	// Retries counts failed attempts; each is retried after a backoff.
+	Retries uint64
+	// Drops counts samples dropped, by counter name: DropBufferFull,
+	// DropTooLarge. The same counts travel in the tombstones.
+	Drops map[string]uint64
+	// LastError is the last failed attempt's error, "" after a success.
+	LastError string
+}
+
+// Publisher is a node's side of the transport; it implements
+// node.Publisher. PublishBatch and PublishImage only encode and enqueue; one
+// goroutine sends the queue in order, waiting for each JetStream
+// acknowledgement and retrying the head of the queue until it comes. Calls
+// must come in sequence order per (Epoch, CPU); the queue keeps call order.
+type Publisher struct {
+	cfg     PublisherConfig
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	subject string
+
+	mu       sync.Mutex
+	q        *outQueue
+	images   map[string]bool // image names ever accepted
+	st       PublisherStats  // counters not kept by q
+	changed  chan struct{}   // closed and replaced when the queue shrinks or the sender stops
+	wake     chan struct{}   // the queue is not empty
+	closing  bool
+	stopped  bool
+	failing  bool
+	closeErr error
+
+	ctx    context.Context // ends the sender
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	obs jetstream.ObjectStore // sender goroutine only
+}
+
+// Publisher has node.Publisher's method set; the check is spelled out here
+// because transport must not import node (node sits above it in the data
+// flow).
+var _ interface {
+	PublishImage(r *wire.ImageRecord) error
+	PublishBatch(b *wire.Batch) error
+} = (*Publisher)(nil)
+
+// NewPublisher starts a publisher on nc; it needs neither the server nor the
+// stream to exist yet, and sends once they do.
+func NewPublisher(nc *nats.Conn, cfg PublisherConfig) (*Publisher, error) {
+	subject, err := BatchSubject(cfg.Host)
+	if err != nil {
+		return nil, fmt.Errorf("transport: new publisher: %w", err)
+	}
+	if cfg.MaxBufferedBytes < 0 {
+		return nil, fmt.Errorf("transport: new publisher: MaxBufferedBytes %d is negative", cfg.MaxBufferedBytes)
+	}
+	if cfg.MaxBufferedBytes == 0 {
+		cfg.MaxBufferedBytes = DefaultMaxBufferedBytes
+	}
+	if cfg.AckTimeout <= 0 {
+		cfg.AckTimeout = defaultAckTimeout
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = defaultMaxBackoff
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("transport: new publisher: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &Publisher{cfg: cfg, nc: nc, js: js, subject: subject, q: newOutQueue(cfg.MaxBufferedBytes),
+		images: map[string]bool{}, changed: make(chan struct{}), wake: make(chan struct{}, 1),
+		ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	go p.run()
+	return p, nil
+}
+
+// PublishBatch queues b and returns; it never waits for the network. It
+// fails only for a batch that does not validate or is not this host's, or
+// after Close. b may be reused once it returns.
+func (p *Publisher) PublishBatch(b *wire.Batch) error {
+	if b == nil {
+		return errors.New("transport: publish batch: nil batch")
+	}
+	if b.Host != p.cfg.Host {
+		return fmt.Errorf("transport: publish batch: host %q on the publisher of %q", b.Host, p.cfg.Host)
+	}
+	it, err := newBatchItem(b)
+	if err != nil {
+		return fmt.Errorf("transport: publish batch %s: %w", msgID(b.Host, b.Epoch, b.CPU, b.Seq), err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing {
+		return ErrClosed
+	}
+	p.st.BatchesAccepted++
+	p.st.SamplesAccepted += it.samples
+	p.q.push(it)
+	p.signal()
+	return nil
+}
+
+// PublishImage queues r for upload unless this publisher already has; the
+// sender uploads it only if the bucket does not hold its key yet. It never
+// waits for the network.
+func (p *Publisher) PublishImage(r *wire.ImageRecord) error {
+	if r == nil {
+		return errors.New("transport: publish image: nil record")
+	}
+	it, err := newImageItem(r)
+	if err != nil {
+		return fmt.Errorf("transport: publish image %s: %w", r.Key, err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing {
+		return ErrClosed
+	}
+	if p.images[it.name] {
+		return nil
+	}
+	p.images[it.name] = true
+	p.st.ImagesAccepted++
+	p.q.push(it)
+	p.signal()
+	return nil
+}
+
+// signal wakes the sender; p.mu is held.
+func (p *Publisher) signal() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// broadcast wakes Flush; p.mu is held.
+func (p *Publisher) broadcast() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// Flush waits until the queue is empty, every message acknowledged by
+// JetStream, or ctx ends. Messages queued during the call are waited for
+// too, so a producer that never pauses keeps Flush waiting until ctx ends.
+func (p *Publisher) Flush(ctx context.Context) error {
+	for {
+		p.mu.Lock()
+		n, stopped, ch := p.q.len(), p.stopped, p.changed
+		last := p.st.LastError
+		p.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		if stopped {
+			return fmt.Errorf("transport: flush: %w with %d messages unsent", ErrClosed, n)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			p.mu.Lock()
+			n, last = p.q.len(), p.st.LastError
+			p.mu.Unlock()
+			if last == "" {
+				last = "none"
+			}
+			return fmt.Errorf("transport: flush: %d messages still queued (last error: %s): %w", n, last, ctx.Err())
+		}
+	}
+}
+
+// Close refuses new messages, flushes until ctx ends, and stops the sender.
+// It does not close the connection. Whatever is still queued then is
+// abandoned: the error says how many batches and samples, which are then
+// neither published nor counted as dropped (Stats still shows them as
+// queued). Later calls return the first call's result.
+func (p *Publisher) Close(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closing {
+		p.mu.Unlock()
+		<-p.done
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.closeErr
+	}
+	p.closing = true
+	p.mu.Unlock()
+
+	ferr := p.Flush(ctx)
+	p.cancel()
+	<-p.done
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ferr != nil && p.q.len() > 0 {
+		p.closeErr = fmt.Errorf("transport: close: abandoned %d batches (%d samples) and %d images: %w",
+			p.q.queuedBatches, p.q.queuedSamples, p.q.queuedImages, ferr)
+	}
+	return p.closeErr
+}
+
+// Stats returns a snapshot of the counters.
+func (p *Publisher) Stats() PublisherStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.st
+	s.Tombstones = p.q.tombstones
+	s.QueuedBatches, s.QueuedImages = p.q.queuedBatches, p.q.queuedImages
+	s.QueuedSamples, s.QueuedBytes = p.q.queuedSamples, p.q.bytes
+	s.Drops = maps.Clone(p.q.drops)
+	return s
+}
+
+// run is the sender: it sends the head of the queue until acknowledged,
+// then the next, until Close.
+func (p *Publisher) run() {
+	defer func() {
+		p.mu.Lock()
+		p.stopped = true
+		p.broadcast()
+		p.mu.Unlock()
+		close(p.done)
+	}()
+	backoff := minBackoff
+	for {
+		it := p.next()
+		if it == nil {
+			return
+		}
+		err := p.send(it)
+		if p.ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			backoff = minBackoff
+			continue
+		}
+		// Jitter (half the backoff, at random) so that the nodes of a
+		// cluster do not retry in step after the server comes back.
+		pause := backoff/2 + rand.N(backoff/2+1)
+		select {
+		case <-time.After(pause):
+		case <-p.ctx.Done():
+			return
+		}
+		backoff = min(2*backoff, p.cfg.MaxBackoff)
+	}
+}
+
+// next waits for the head of the queue and marks it attempted; nil once the
+// publisher stops.
+func (p *Publisher) next() *item {
+	for {
+		p.mu.Lock()
+		it := p.q.head()
+		p.mu.Unlock()
+		if it != nil {
+			return it
+		}
+		select {
+		case <-p.wake:
+		case <-p.ctx.Done():
+			return nil
+		}
+	}
+}
+
+// errNotConnected: the connection is down and reconnecting; an attempt
+// would fail at once (Connect disables the client's reconnect buffer).
+var errNotConnected = errors.New("not connected to a NATS server (reconnecting)")
+
+// send makes one attempt at the head, it, and records the outcome.
+func (p *Publisher) send(it *item) error {
+	var err error
+	var dup, uploaded bool
+	if !p.nc.IsConnected() {
+		err = fmt.Errorf("publish %s: %w", it.describe(), errNotConnected)
+	} else if it.image {
+		uploaded, err = p.sendImage(it)
+	} else {
+		dup, err = p.sendBatch(it)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err == nil {
+		p.q.pop()
+		switch {
+		case it.image && uploaded:
+			p.st.ImagesUploaded++
+		case it.image:
+			p.st.ImagesPresent++
+		default:
+			p.st.BatchesPublished++
+			p.st.SamplesPublished += it.samples
+			if dup {
+				p.st.DuplicateAcks++
+			}
+		}
+		if p.failing {
+			p.failing = false
+			p.cfg.Logf("transport: publisher %s: sending again after %d failed attempts", p.cfg.Host, p.st.Retries)
+		}
+		p.st.LastError = ""
+		p.broadcast()
+		return nil
+	}
+	if p.ctx.Err() != nil {
+		return err // stopping: not a failure of the server
+	}
+	p.st.Retries++
+	p.st.LastError = err.Error()
+	if !it.image && errors.Is(err, nats.ErrMaxPayload) {
+		// The client refused it before sending, so the server cannot
+		// have it: replace it by its tombstone, which will fit.
+		if terr := p.q.tombstoneHead(DropTooLarge); terr != nil {
+			p.cfg.Logf("transport: publisher %s: %v", p.cfg.Host, terr)
+		} else {
+			p.cfg.Logf("transport: publisher %s: %s larger than the server's limit: replaced by a tombstone", p.cfg.Host, it.describe())
+		}
+	}
+	if !p.failing {
+		p.failing = true
+		p.cfg.Logf("transport: publisher %s: %v (retrying with backoff)", p.cfg.Host, err)
+	}
+	return err
+}
+
+// sendBatch publishes one batch and waits for its acknowledgement.
+func (p *Publisher) sendBatch(it *item) (dup bool, err error) {
+	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.AckTimeout)
+	defer cancel()
+	msg := &nats.Msg{Subject: p.subject, Data: it.data}
+	// Our loop retries with backoff; the client's own retry on "no
+	// responders" would only hide attempts from the counters.
+	ack, err := p.js.PublishMsg(ctx, msg, jetstream.WithMsgID(it.id),
+		jetstream.WithExpectStream(StreamName), jetstream.WithRetryAttempts(0))
+	if err != nil {
+		return false, fmt.Errorf("publish %s: %w", it.describe(), err)
+	}
+	return ack.Duplicate, nil
+}
+
+// sendImage uploads one image record unless the bucket has its name.
+func (p *Publisher) sendImage(it *item) (uploaded bool, err error) {
+	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.AckTimeout)
+	defer cancel()
+	if p.obs == nil {
+		obs, err := p.js.ObjectStore(ctx, ImageBucket)
+		if err != nil {
+			return false, fmt.Errorf("publish %s: open bucket %s: %w", it.describe(), ImageBucket, err)
+		}
+		p.obs = obs
+	}
+	_, err = p.obs.GetInfo(ctx, it.name)
+	if err == nil {
+		return false, nil // content-addressed: same name, same content
+	}
+	if !errors.Is(err, jetstream.ErrObjectNotFound) {
+		return false, fmt.Errorf("publish %s: look up: %w", it.describe(), err)
+	}
+	// Two nodes may both find the name absent and both write it; the
+	// contents are equal, so the second write changes nothing a reader
+	// can see.
+	if _, err := p.obs.PutBytes(ctx, it.name, it.data); err != nil {
+		return false, fmt.Errorf("publish %s: upload: %w", it.describe(), err)
+	}
+	return true, nil
+}
