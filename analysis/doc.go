@@ -2,5 +2,14 @@
 // dcpicalc, dcpistats, dcpidiff — and pprof export, as pure functions over
 // read interfaces of the profile database and the uploaded images.
 //
-// Status: issues 5 and 6; this package holds nothing yet.
+// The boundary is Source: a profile scan and an image lookup, which
+// *storage.DB satisfies for a local database and a cluster query client can
+// satisfy for the coordinator's; MemSource is its in-memory twin for tests.
+// Symbolizer turns an image offset into the procedure that contains it with
+// the symbol table the node uploaded (wire.ImageRecord), caching one table
+// per image. Prof is dcpiprof (sec. 3.1 and Figure 1 of the paper): samples
+// per procedure or per image, a column group per event, sorted by the first.
+//
+// The package does not read files, open databases or print on its own; the
+// dcpi commands do that and hand it a Source and a writer.
 package analysis
