@@ -24,8 +24,9 @@ type ConsumerConfig struct {
 	// MaxAckPending bounds deliveries outstanding across all
 	// aggregators; 0 means the server's default (1000).
 	MaxAckPending int
-	// Hosts, if not empty, limits the consumer to these hosts' subjects.
-	// All aggregators sharing a Durable must pass the same list: each
+	// Hosts, if not empty, limits the consumer to these hosts' subjects
+	// (one filter "dcpi.batch.<host>.>" each, for all their CPUs). All
+	// aggregators sharing a Durable must pass the same list: each
 	// NewConsumer updates the shared consumer's filter.
 	Hosts []string
 }
@@ -56,7 +57,7 @@ func NewConsumer(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig
 	}
 	var filters []string
 	for _, h := range cfg.Hosts {
-		s, err := BatchSubject(h)
+		s, err := hostFilter(h)
 		if err != nil {
 			return nil, fmt.Errorf("transport: consumer %s: %w", cfg.Durable, err)
 		}
@@ -81,11 +82,11 @@ func NewConsumer(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig
 // Fetch returns up to max deliveries: those available now, or, if there
 // are none, the first to arrive within wait and those available with it.
 // An empty result with a nil error means nothing came. A delivery whose
-// payload is not a valid batch of its subject's host has Err set and Batch
-// nil; the caller should Term it. The error is non-nil only when a fetch
-// itself failed or ctx ended; deliveries received before are returned with
-// it. wait should be well under AckWait, since every delivery's AckWait
-// runs from the moment the server sends it.
+// payload is not a valid batch of its subject's host and CPU has Err set
+// and Batch nil; the caller should Term it. The error is non-nil only when
+// a fetch itself failed or ctx ended; deliveries received before are
+// returned with it. wait should be well under AckWait, since every
+// delivery's AckWait runs from the moment the server sends it.
 func (c *Consumer) Fetch(ctx context.Context, max int, wait time.Duration) ([]Delivery, error) {
 	if max <= 0 {
 		return nil, fmt.Errorf("transport: fetch from %s: max %d (want > 0)", c.name, max)
@@ -159,11 +160,13 @@ type Delivery struct {
 	// Batch is the decoded, validated batch; nil when Err is set.
 	Batch *wire.Batch
 	// Err says why the payload is not a batch this subject may carry:
-	// malformed, invalid, or forged (its Host is not the subject's).
+	// malformed, invalid, or forged (its Host or CPU is not the
+	// subject's).
 	Err error
-	// Subject is the message's subject; Host the host it names ("" if it
-	// is not a batch subject).
+	// Subject is the message's subject; Host and CPU the stream it names
+	// ("" and 0 if it is not a batch subject).
 	Subject, Host string
+	CPU           uint16
 	// MsgID is the Nats-Msg-Id header the publisher set.
 	MsgID string
 	// StreamSeq is the message's sequence in the stream.
@@ -178,7 +181,7 @@ type Delivery struct {
 
 func newDelivery(m jetstream.Msg) Delivery {
 	d := Delivery{Subject: m.Subject(), msg: m, MsgID: m.Headers().Get(jetstream.MsgIDHeader)}
-	d.Host, d.Batch, d.Err = decodeDelivery(d.Subject, m.Data())
+	d.Host, d.CPU, d.Batch, d.Err = decodeDelivery(d.Subject, m.Data())
 	if md, err := m.Metadata(); err != nil {
 		if d.Err == nil {
 			d.Batch, d.Err = nil, fmt.Errorf("transport: message on %s: metadata: %w", d.Subject, err)
@@ -190,26 +193,31 @@ func newDelivery(m jetstream.Msg) Delivery {
 }
 
 // ErrForged is wrapped by a Delivery's Err when the batch names another host
-// than its subject. With per-host publish permissions the subject is the
-// authenticated identity, so such a batch is refused rather than credited
-// to the host it claims.
+// or CPU than its subject. With per-host publish permissions the subject's
+// host is the authenticated identity, so such a batch is refused rather
+// than credited to the host it claims; a CPU other than the subject's would
+// hide the batch from LastPublished, which reads each CPU's subject.
 var ErrForged = errors.New("forged batch")
 
 // decodeDelivery decodes a message's payload: outside input, so it checks
-// everything and never panics.
-func decodeDelivery(subject string, data []byte) (host string, b *wire.Batch, err error) {
-	host, err = hostOfSubject(subject)
+// everything and never panics. host and cpu are the subject's, set
+// whenever the subject is a batch subject.
+func decodeDelivery(subject string, data []byte) (host string, cpu uint16, b *wire.Batch, err error) {
+	host, cpu, err = parseSubject(subject)
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	var nb wire.Batch
 	if err := nb.UnmarshalBinary(data); err != nil {
-		return host, nil, fmt.Errorf("transport: message on %s: %w", subject, err)
+		return host, cpu, nil, fmt.Errorf("transport: message on %s: %w", subject, err)
 	}
 	if nb.Host != host {
-		return host, nil, fmt.Errorf("transport: message on %s: %w: batch host %q", subject, ErrForged, nb.Host)
+		return host, cpu, nil, fmt.Errorf("transport: message on %s: %w: batch host %q", subject, ErrForged, nb.Host)
 	}
-	return host, &nb, nil
+	if nb.CPU != cpu {
+		return host, cpu, nil, fmt.Errorf("transport: message on %s: %w: batch CPU %d", subject, ErrForged, nb.CPU)
+	}
+	return host, cpu, &nb, nil
 }
 
 // Ack acknowledges the delivery and waits for the server to confirm it

@@ -12,30 +12,37 @@ import (
 	"dcpi/wire"
 )
 
-// decodeSeeds are messages of several shapes: good batches, a forged one,
-// an image record, and truncations.
+// decodeSeeds are messages of several shapes: good batches, batches forged
+// by host and by CPU, an image record, truncations, and subjects that are
+// not batch subjects.
 func decodeSeeds() (subjects []string, payloads [][]byte) {
 	r := rand.New(rand.NewPCG(5, 6))
 	keys := []wire.ImageKey{randKey(r), randKey(r)}
-	for _, b := range []*wire.Batch{
-		genBatch(r, "alpha0", 1, 0, 1, 0, keys),
-		genBatch(r, "alpha0", 3, 2, 17, 20, keys),
-		genBatch(r, "alpha0", 1, wire.AllCPUs, 9, 200, keys),
-		genBatch(r, "alpha1", 1, 0, 1, 5, keys), // forged on alpha0's subject
+	for _, m := range []struct {
+		b       *wire.Batch
+		subject string
+	}{
+		{genBatch(r, "alpha0", 1, 0, 1, 0, keys), "dcpi.batch.alpha0.0"},
+		{genBatch(r, "alpha0", 3, 2, 17, 20, keys), "dcpi.batch.alpha0.2"},
+		{genBatch(r, "alpha0", 1, wire.AllCPUs, 9, 200, keys), "dcpi.batch.alpha0.65535"},
+		{genBatch(r, "alpha1", 1, 0, 1, 5, keys), "dcpi.batch.alpha0.0"}, // forged host
+		{genBatch(r, "alpha0", 1, 3, 1, 5, keys), "dcpi.batch.alpha0.0"}, // forged CPU
 	} {
-		data, err := b.MarshalBinary()
+		data, err := m.b.MarshalBinary()
 		if err != nil {
 			panic(err)
 		}
 		for _, d := range [][]byte{data, data[:len(data)/2], data[:len(data)-1]} {
-			subjects, payloads = append(subjects, "dcpi.batch.alpha0"), append(payloads, d)
+			subjects, payloads = append(subjects, m.subject), append(payloads, d)
 		}
 	}
 	img, err := genImage(r, keys[0], 3).MarshalBinary()
 	if err != nil {
 		panic(err)
 	}
-	subjects, payloads = append(subjects, "dcpi.batch.alpha0", "dcpi.batch.", "other.subject"), append(payloads, img, payloads[0], payloads[0])
+	subjects = append(subjects, "dcpi.batch.alpha0.0", "dcpi.batch.", "other.subject",
+		"dcpi.batch.alpha0", "dcpi.batch.alpha0.00", "dcpi.batch.alpha0.65536", "dcpi.batch.alpha0.0.1")
+	payloads = append(payloads, img, payloads[0], payloads[0], payloads[0], payloads[0], payloads[0], payloads[0])
 	return subjects, payloads
 }
 
@@ -55,34 +62,40 @@ func TestDecodeTable(t *testing.T) {
 	badVersion[5] = 9 // version 9: refused before the checksum is read
 	flipped := append([]byte(nil), data...)
 	flipped[len(flipped)/2] ^= 0x40
+	forgedCPU, _ := genBatch(r, "alpha0", 4, 2, 2, 30, keys).MarshalBinary()
 	for _, tc := range []struct {
 		name, subject string
 		data          []byte
 		want          error
 	}{
-		{"good", "dcpi.batch.alpha0", data, nil},
-		{"forged host", "dcpi.batch.alpha0", forged, ErrForged},
-		{"empty", "dcpi.batch.alpha0", nil, wire.ErrMalformed},
-		{"text", "dcpi.batch.alpha0", []byte("hello"), wire.ErrMalformed},
-		{"truncated", "dcpi.batch.alpha0", data[:len(data)-3], wire.ErrMalformed},
-		{"bit flip", "dcpi.batch.alpha0", flipped, wire.ErrMalformed},
-		{"version", "dcpi.batch.alpha0", badVersion, wire.ErrVersion},
-		{"image record", "dcpi.batch.alpha0", img, wire.ErrMalformed},
-		{"trailing byte", "dcpi.batch.alpha0", append(append([]byte(nil), data...), 0), wire.ErrMalformed},
-		{"empty host subject", "dcpi.batch.", data, ErrHost},
-		{"foreign subject", "elsewhere.alpha0", data, nil},
-		{"dotted host subject", "dcpi.batch.a.b", data, ErrHost},
+		{"good", "dcpi.batch.alpha0.1", data, nil},
+		{"forged host", "dcpi.batch.alpha0.1", forged, ErrForged},
+		{"forged cpu", "dcpi.batch.alpha0.1", forgedCPU, ErrForged},
+		{"empty", "dcpi.batch.alpha0.1", nil, wire.ErrMalformed},
+		{"text", "dcpi.batch.alpha0.1", []byte("hello"), wire.ErrMalformed},
+		{"truncated", "dcpi.batch.alpha0.1", data[:len(data)-3], wire.ErrMalformed},
+		{"bit flip", "dcpi.batch.alpha0.1", flipped, wire.ErrMalformed},
+		{"version", "dcpi.batch.alpha0.1", badVersion, wire.ErrVersion},
+		{"image record", "dcpi.batch.alpha0.1", img, wire.ErrMalformed},
+		{"trailing byte", "dcpi.batch.alpha0.1", append(append([]byte(nil), data...), 0), wire.ErrMalformed},
+		{"empty host subject", "dcpi.batch..1", data, ErrHost},
+		{"foreign subject", "elsewhere.alpha0.1", data, ErrSubject},
+		{"old per-host subject", "dcpi.batch.alpha0", data, ErrSubject},
+		{"empty cpu", "dcpi.batch.alpha0.", data, ErrSubject},
+		{"cpu leading zero", "dcpi.batch.alpha0.01", data, ErrSubject},
+		{"cpu sign", "dcpi.batch.alpha0.+1", data, ErrSubject},
+		{"cpu hex", "dcpi.batch.alpha0.0x1", data, ErrSubject},
+		{"cpu too large", "dcpi.batch.alpha0.65536", data, ErrSubject},
+		{"cpu wildcard", "dcpi.batch.alpha0.*", data, ErrSubject},
+		{"extra token", "dcpi.batch.alpha0.1.2", data, ErrSubject},
+		{"wildcard host", "dcpi.batch.*.1", data, ErrHost},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			host, b, err := decodeDelivery(tc.subject, tc.data)
+			host, cpu, b, err := decodeDelivery(tc.subject, tc.data)
 			switch {
-			case tc.name == "good":
-				if err != nil || host != "alpha0" || b == nil || b.Total() != good.Total() {
-					t.Fatalf("got %q %v %v", host, b, err)
-				}
-			case tc.name == "foreign subject":
-				if err == nil || b != nil {
-					t.Fatalf("got %v %v, want an error", b, err)
+			case tc.want == nil:
+				if err != nil || host != "alpha0" || cpu != 1 || b == nil || b.Total() != good.Total() {
+					t.Fatalf("got %q %d %v %v", host, cpu, b, err)
 				}
 			case !errors.Is(err, tc.want) || b != nil:
 				t.Fatalf("got batch %v, err %v; want %v", b, err, tc.want)
@@ -100,7 +113,7 @@ func FuzzDecodeDelivery(f *testing.F) {
 		f.Add(subjects[i], payloads[i])
 	}
 	f.Fuzz(func(t *testing.T, subject string, data []byte) {
-		host, b, err := decodeDelivery(subject, data)
+		host, cpu, b, err := decodeDelivery(subject, data)
 		if err != nil {
 			if b != nil {
 				t.Fatalf("batch with error %v", err)
@@ -110,8 +123,8 @@ func FuzzDecodeDelivery(f *testing.F) {
 		if err := b.Validate(); err != nil {
 			t.Fatalf("accepted an invalid batch: %v", err)
 		}
-		if want, err := BatchSubject(b.Host); err != nil || want != subject || host != b.Host {
-			t.Fatalf("accepted batch of %q on %q (host %q, %v)", b.Host, subject, host, err)
+		if want, err := BatchSubject(b.Host, b.CPU); err != nil || want != subject || host != b.Host || cpu != b.CPU {
+			t.Fatalf("accepted batch of %q cpu %d on %q (host %q cpu %d, %v)", b.Host, b.CPU, subject, host, cpu, err)
 		}
 	})
 }

@@ -20,4 +20,14 @@
 // the stream equal what the node produced. JetStream's duplicate window
 // (Nats-Msg-Id) drops resends; storage's applied-sequence record drops any
 // that outlive the window.
+//
+// # Subjects and restarts
+//
+// Each (host, CPU) stream of sequence numbers has its own subject,
+// "dcpi.batch.<host>.<cpu>" (BatchSubject), so that a restarted node agent
+// can ask the stream for the newest batch of each CPU still waiting there
+// (LastPublished) and continue after it and after what storage has applied,
+// never reusing a number; LastPublished says in which order to read the
+// two. An aggregator refuses a batch whose host or CPU is not its
+// subject's (ErrForged).
 package transport

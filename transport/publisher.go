@@ -18,7 +18,7 @@ import (
 // PublisherConfig configures a node's Publisher.
 type PublisherConfig struct {
 	// Host is the node's host name: every batch must carry it, and it
-	// names the subject (see CheckHost).
+	// names the subjects, one per CPU (see CheckHost, BatchSubject).
 	Host string
 	// MaxBufferedBytes bounds the queue's memory (encoded bytes plus a
 	// per-message overhead); 0 means DefaultMaxBufferedBytes. Above it,
@@ -88,10 +88,9 @@ type PublisherStats struct {
 // acknowledgement and retrying the head of the queue until it comes. Calls
 // must come in sequence order per (Epoch, CPU); the queue keeps call order.
 type Publisher struct {
-	cfg     PublisherConfig
-	nc      *nats.Conn
-	js      jetstream.JetStream
-	subject string
+	cfg PublisherConfig
+	nc  *nats.Conn
+	js  jetstream.JetStream
 
 	mu       sync.Mutex
 	q        *outQueue
@@ -122,8 +121,7 @@ var _ interface {
 // NewPublisher starts a publisher on nc; it needs neither the server nor the
 // stream to exist yet, and sends once they do.
 func NewPublisher(nc *nats.Conn, cfg PublisherConfig) (*Publisher, error) {
-	subject, err := BatchSubject(cfg.Host)
-	if err != nil {
+	if err := CheckHost(cfg.Host); err != nil {
 		return nil, fmt.Errorf("transport: new publisher: %w", err)
 	}
 	if cfg.MaxBufferedBytes < 0 {
@@ -146,7 +144,7 @@ func NewPublisher(nc *nats.Conn, cfg PublisherConfig) (*Publisher, error) {
 		return nil, fmt.Errorf("transport: new publisher: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &Publisher{cfg: cfg, nc: nc, js: js, subject: subject, q: newOutQueue(cfg.MaxBufferedBytes),
+	p := &Publisher{cfg: cfg, nc: nc, js: js, q: newOutQueue(cfg.MaxBufferedBytes),
 		images: map[string]bool{}, changed: make(chan struct{}), wake: make(chan struct{}, 1),
 		ctx: ctx, cancel: cancel, done: make(chan struct{})}
 	go p.run()
@@ -408,7 +406,8 @@ func (p *Publisher) send(it *item) error {
 func (p *Publisher) sendBatch(it *item) (dup bool, err error) {
 	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.AckTimeout)
 	defer cancel()
-	msg := &nats.Msg{Subject: p.subject, Data: it.data}
+	// The host was checked by NewPublisher and is every batch's.
+	msg := &nats.Msg{Subject: batchSubject(p.cfg.Host, it.hdr.CPU), Data: it.data}
 	// Our loop retries with backoff; the client's own retry on "no
 	// responders" would only hide attempts from the counters.
 	ack, err := p.js.PublishMsg(ctx, msg, jetstream.WithMsgID(it.id),

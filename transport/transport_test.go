@@ -84,7 +84,8 @@ func TestRoundTrip(t *testing.T) {
 	ds := drain(t, c, 11)
 	got := map[string][]*wire.Batch{}
 	for _, d := range ds {
-		if d.Host != d.Batch.Host || d.NumDelivered != 1 || d.StreamSeq == 0 ||
+		if d.Host != d.Batch.Host || d.CPU != d.Batch.CPU || d.Subject != batchSubject(d.Host, d.CPU) ||
+			d.NumDelivered != 1 || d.StreamSeq == 0 ||
 			d.MsgID != msgID(d.Batch.Host, d.Batch.Epoch, d.Batch.CPU, d.Batch.Seq) {
 			t.Errorf("delivery metadata %+v", d)
 		}
@@ -123,7 +124,7 @@ func TestDuplicateMsgID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	subject, _ := BatchSubject("alpha0")
+	subject, _ := BatchSubject("alpha0", 0)
 	id := msgID("alpha0", 1, 0, 1)
 	for i, wantDup := range []bool{false, true} {
 		ack, err := js.PublishMsg(testCtx(t, 5*time.Second), &nats.Msg{Subject: subject, Data: data}, jetstream.WithMsgID(id))
@@ -302,7 +303,7 @@ func TestTooLarge(t *testing.T) {
 	nc, js := connect(t, ts.url())
 	// The object store needs 128 KiB chunks, so create the stream alone.
 	if _, err := js.CreateOrUpdateStream(testCtx(t, 5*time.Second), jetstream.StreamConfig{Name: StreamName,
-		Subjects: []string{subjectPrefix + "*"}, Retention: jetstream.WorkQueuePolicy, Duplicates: DuplicateWindow}); err != nil {
+		Subjects: []string{streamSubject}, Retention: jetstream.WorkQueuePolicy, Duplicates: DuplicateWindow}); err != nil {
 		t.Fatal(err)
 	}
 	keys := []wire.ImageKey{randKey(r)}
@@ -336,7 +337,8 @@ func TestTooLarge(t *testing.T) {
 }
 
 // TestBadDeliveries: payloads that are not batches, or batches of another
-// host, come out of Fetch with Err set; Term keeps them from coming back.
+// host or CPU, come out of Fetch with Err set; Term keeps them from coming
+// back.
 func TestBadDeliveries(t *testing.T) {
 	r := testRand(t)
 	ts := startTestServer(t, 0)
@@ -347,6 +349,7 @@ func TestBadDeliveries(t *testing.T) {
 	forged := genBatch(r, "alpha1", 1, 0, 1, 10, keys)
 	goodData, _ := good.MarshalBinary()
 	forgedData, _ := forged.MarshalBinary()
+	forgedCPU, _ := genBatch(r, "alpha0", 1, 1, 1, 10, keys).MarshalBinary()
 	imgData, _ := genImage(r, keys[0], 2).MarshalBinary()
 	payloads := []struct {
 		data []byte
@@ -354,12 +357,13 @@ func TestBadDeliveries(t *testing.T) {
 	}{
 		{goodData, nil},
 		{forgedData, ErrForged},
+		{forgedCPU, ErrForged}, // CPU 1's batch on CPU 0's subject
 		{[]byte("not a batch"), wire.ErrMalformed},
 		{nil, wire.ErrMalformed},
 		{goodData[:len(goodData)/2], wire.ErrMalformed},
 		{imgData, wire.ErrMalformed},
 	}
-	subject, _ := BatchSubject("alpha0")
+	subject, _ := BatchSubject("alpha0", 0)
 	for _, pl := range payloads {
 		if _, err := js.PublishMsg(testCtx(t, 5*time.Second), &nats.Msg{Subject: subject, Data: pl.data}); err != nil {
 			t.Fatal(err)
@@ -401,9 +405,13 @@ func TestBadDeliveries(t *testing.T) {
 			}
 		}
 	}
-	// Past AckWait, nothing comes back.
+	// Past AckWait, nothing comes back, and the work queue has let go of
+	// the Termed messages too (LastPublished relies on it).
 	if more, err := c.Fetch(ctx, 10, time.Second); err != nil || len(more) != 0 {
 		t.Errorf("after Term: %d deliveries (%v)", len(more), err)
+	}
+	if n := streamMsgs(t, js); n != 0 {
+		t.Errorf("after Term: stream holds %d messages, want 0", n)
 	}
 }
 
