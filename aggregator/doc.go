@@ -1,7 +1,13 @@
-// Package aggregator consumes sample batches from NATS JetStream, merges
-// them across hosts and time into deltas keyed by epoch, event, image and
-// offset, and proposes them to the coordinator, acknowledging the stream
-// only after the Raft commit.
+// Package aggregator turns the stream of node sample batches into Raft
+// proposals. Merge is the pure part: it folds consecutive batches of each
+// (host, CPU) stream into deltas — still keyed by epoch, event, image,
+// offset and host, so per-host queries stay possible — and groups them
+// into bounded proposals. Aggregator is the loop around it: fetch from a
+// Source (JetStream), propose to the coordinator, and acknowledge each
+// batch only after the proposal that carried it was committed, so a crash
+// anywhere means a redelivery, which the state machine recognizes by
+// (host, CPU, seq) and ignores.
 //
-// Status: issue 5; this package holds nothing yet.
+// Aggregators keep no state that matters: run more of them on the same
+// durable consumer to scale out.
 package aggregator

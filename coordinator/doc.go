@@ -1,6 +1,39 @@
 // Package coordinator is the Raft-replicated owner of the shared profile
-// database: its FSM applies deltas through package storage, and it keeps
-// epochs, fleet membership, the image registry and the query service.
+// database. It owns the replicated state machine (FSM: the commands of the
+// log, their binary encoding, applying them to package storage, snapshots
+// as Pebble checkpoints), epochs and their sealing rule, fleet membership
+// (registration, leader-local liveness), the image registry, and the NATS
+// request/reply service and its Client. It does not own the schema (storage),
+// the message formats of batches and images (wire), consuming the stream or
+// merging batches into deltas (aggregator), or the nodes.
 //
-// Status: issue 5; this package holds nothing yet.
+// # Log entries and replicas
+//
+// Every change is a Command in the Raft log: Ingest (deltas and images),
+// RegisterNode, CutEpoch, AckEpoch, SealEpoch, StartEpochs. Times in them
+// are the leader's clock, read before proposing, so every replica applies
+// the same entry to the same state with the same result. An entry's writes
+// and its log index commit in one Pebble batch; the database is opened
+// without fsync (the Raft log is the durable record), and a restarted
+// replica skips the entries its database already holds. A malformed entry
+// is an error result that changes nothing.
+//
+// # Epochs (DCPI sec. 4.3.3)
+//
+// DCPI keeps profiles in non-overlapping epochs. Here a cut is a log entry:
+// it closes the open epoch (Closing) and opens the next. Nodes learn of it
+// from heartbeat replies, flush their driver and daemon into the closing
+// epoch, and acknowledge with the last batch sequence of each stream. The
+// leader seals the epoch (Sealable) once every live node has acknowledged
+// and every acknowledged batch is applied; dead nodes are not waited for,
+// and an ack that comes after the seal is recorded as late, its batches
+// still landing in their epoch.
+//
+// # Service
+//
+// The leader serves dcpi.coord.propose, .register, .heartbeat, .ack, .cut,
+// .members.add/.remove and linearizable queries (dcpi.coord.lquery.*); any
+// replica serves dcpi.coord.query.* (epochs, nodes, images, applied,
+// totals, profile pages) from its own database. Errors travel in the
+// Dcpi-Error and Dcpi-Error-Code reply headers.
 package coordinator

@@ -68,6 +68,7 @@ type Node struct {
 	kernel  *elfimage.Image
 	keep    *keepAlive // programs restarted when they exit (KeepRunning)
 	stopReq atomic.Bool
+	simNow  atomic.Uint64 // machine time, for progress displays on other goroutines
 
 	wake     chan struct{}   // a buffer filled: drain buffers
 	flushReq chan struct{}   // drain everything: periodic, or on command
@@ -193,6 +194,7 @@ func (n *Node) Run(limit uint64) error {
 		if !n.m.RunFor(chunk) && n.keep == nil {
 			break
 		}
+		n.simNow.Store(n.m.Now())
 		if n.stopReq.Load() {
 			break
 		}
@@ -224,6 +226,10 @@ func (n *Node) Run(limit uint64) error {
 		}
 	}
 }
+
+// SimCycles is how far the simulated machine has run, in cycles, as of
+// Run's last look at the clock; safe from any goroutine.
+func (n *Node) SimCycles() uint64 { return n.simNow.Load() }
 
 // Stop makes Run return soon, after its final drain; it is safe from any
 // goroutine.

@@ -1,10 +1,8 @@
 package storage
 
 import (
-	"cmp"
 	"encoding/binary"
 	"fmt"
-	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -29,90 +27,23 @@ func (db *DB) ApplyBatch(b *wire.Batch) (applied bool, err error) {
 // commit (the form a Raft log entry of many batches wants). Batches are
 // taken in order, each with ApplyBatch's rules, so a group may carry
 // consecutive batches of one stream. applied[i] reports whether bs[i] was
-// new. On any error (an invalid batch, a gap) nothing is written.
+// new. On any error (an invalid batch, a gap) nothing is written. It is
+// ApplyDeltas of one-batch deltas, with a gap an error.
 func (db *DB) ApplyBatches(bs []*wire.Batch) (applied []bool, err error) {
-	if err := db.use(true); err != nil {
-		return nil, err
-	}
-	defer db.mu.RUnlock()
+	ds := make([]Delta, len(bs))
 	for i, b := range bs {
 		if b == nil {
 			return nil, fmt.Errorf("storage: apply batch %d: nil", i)
 		}
-		if err := b.Validate(); err != nil {
-			return nil, fmt.Errorf("storage: apply batch %d (host %q cpu %d seq %d): %w", i, b.Host, b.CPU, b.Seq, err)
-		}
+		ds[i] = Delta{Batch: b}
 	}
-
-	// Lock the streams involved in one global order, so two groups that
-	// share streams cannot deadlock.
-	ids := make([]streamID, 0, len(bs))
-	for _, b := range bs {
-		ids = append(ids, streamID{b.Host, b.CPU})
+	out, err := db.applyDeltas(ds, nil, true)
+	if err != nil {
+		return nil, err
 	}
-	slices.SortFunc(ids, func(x, y streamID) int {
-		if c := cmp.Compare(x.host, y.host); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.cpu, y.cpu)
-	})
-	ids = slices.Compact(ids)
-	streams := make(map[streamID]*stream, len(ids))
-	for _, id := range ids {
-		st := db.stream(id)
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		if !st.loaded {
-			seq, err := db.loadApplied(id)
-			if err != nil {
-				return nil, err
-			}
-			st.seq, st.loaded = seq, true
-		}
-		streams[id] = st
-	}
-
-	next := make(map[streamID]uint64, len(ids)) // applied Seq as of the group so far
-	for id, st := range streams {
-		next[id] = st.seq
-	}
-	pb := db.pdb.NewBatch()
-	defer pb.Close()
-	w := batchWriter{pb: pb}
 	applied = make([]bool, len(bs))
-	for i, b := range bs {
-		id := streamID{b.Host, b.CPU}
-		have := next[id]
-		switch {
-		case b.Seq <= have:
-			continue // redelivery
-		case b.Seq != have+1:
-			return nil, fmt.Errorf("%w: host %q cpu %d: applied through seq %d, got seq %d", ErrSeqGap, b.Host, b.CPU, have, b.Seq)
-		}
-		if err := w.add(b); err != nil {
-			return nil, err
-		}
-		next[id] = b.Seq
-		applied[i] = true
-	}
-	changed := false
-	for _, id := range ids {
-		if next[id] != streams[id].seq {
-			var v [8]byte
-			if err := pb.Set(appliedKey(id.host, id.cpu), encodeCount(&v, next[id]), nil); err != nil {
-				return nil, fmt.Errorf("storage: apply: %w", err)
-			}
-			changed = true
-		}
-	}
-	if !changed {
-		return applied, nil
-	}
-	if err := pb.Commit(db.wo); err != nil {
-		return nil, fmt.Errorf("storage: apply: commit: %w", err)
-	}
-	for _, id := range ids {
-		streams[id].seq = next[id]
+	for i, o := range out {
+		applied[i] = o == Applied
 	}
 	return applied, nil
 }

@@ -25,7 +25,10 @@
 //	'a' host\0 cpu:2                                    → highest contiguous batch Seq applied (8 bytes, Set)
 //	'i' image:34                                        → wire.ImageRecord encoding (Set)
 //	'e' epoch:8                                         → epoch record: version 1, state, start ns, end ns (Set)
+//	'n' host\0                                          → node record: version, CPUs, registered, updated, labels (Set)
+//	'k' epoch:8 host\0                                  → epoch ack: version, flags (late), at, per-stream last Seqs (Set)
 //	'm' "schema"                                        → "dcpi-profile-db/1" (Set once)
+//	'm' "logindex"                                      → the Raft log index the database reflects (8 bytes, Set)
 //
 // 'c' is the profile proper, with the host dimension (and the PID where the
 // daemon keeps per-process profiles, else 0). 'f' is its roll-up over hosts
@@ -43,4 +46,14 @@
 // refused with ErrSeqGap, also changing nothing: the publisher keeps a
 // stream in order, so a gap means a batch was lost upstream, and the caller
 // must redeliver from the missing Seq rather than have the loss hidden.
+//
+// ApplyDeltas takes an aggregator's Deltas: consecutive batches [Seq, Last]
+// of one stream merged into one. It reports an Outcome per delta (Applied,
+// Duplicate, Gap, Overlap) instead of failing on a gap, commits every
+// applied delta of a call in one Pebble batch, and with ApplyDeltasWith
+// commits a Meta (registry records and the Raft log index) in the same
+// batch, so the coordinator's FSM applies a log entry all or nothing.
+//
+// 'n', 'k' and the log index are the coordinator's registry: storage owns
+// their encoding, the coordinator their meaning.
 package storage

@@ -282,6 +282,32 @@ func (c *cursor) next() bool {
 // (one key per offset, whatever the number of hosts) unless q.PIDs is set.
 // fn must not call Close; an error from fn stops the scan and is returned.
 func (db *DB) Profile(q Query, fn func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error) error {
+	return db.ProfileAfter(q, nil, fn)
+}
+
+// ProfileKey is the position of a Profile row: its grouping key. Host is ""
+// when the query sums over hosts.
+type ProfileKey struct {
+	Event  uint8
+	Image  wire.ImageKey
+	Offset uint64
+	Host   string
+}
+
+// gkey is k as a cursor's grouping key.
+func (k *ProfileKey) gkey(byHost bool) []byte {
+	b := append([]byte{k.Event}, k.Image[:]...)
+	b = appendU64(b, k.Offset)
+	if byHost {
+		b = appendHost(b, k.Host)
+	}
+	return b
+}
+
+// ProfileAfter is Profile starting after the row at position after (nil:
+// from the start), for paged reads: each cursor seeks past it, so a page
+// costs the rows it reads, not the rows before it.
+func (db *DB) ProfileAfter(q Query, after *ProfileKey, fn func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error) error {
 	if err := db.use(false); err != nil {
 		return err
 	}
@@ -304,18 +330,29 @@ func (db *DB) Profile(q Query, fn func(image wire.ImageKey, offset uint64, event
 			c.it.Close()
 		}
 	}()
+	var from []byte
+	if after != nil {
+		from = after.gkey(byHost)
+	}
 	for _, e := range epochs {
 		c, err := db.newCursor(table, e, f, byHost)
 		if err != nil {
 			return fmt.Errorf("storage: profile: %w", err)
 		}
 		cs = append(cs, c)
+		if from != nil {
+			c.it.SeekGE(append(appendU64([]byte{table}, e), from...))
+		}
 	}
 	// Merge the epochs' ordered streams, summing rows with equal grouping
 	// keys (within an epoch they are adjacent: PIDs, or hosts when summed).
 	h := cursorHeap{}
 	for _, c := range cs {
-		if c.settle() {
+		ok := c.settle()
+		for ok && from != nil && bytes.Compare(c.gkey, from) <= 0 {
+			ok = c.next()
+		}
+		if ok {
 			h = append(h, c)
 		} else if c.err != nil {
 			return c.err

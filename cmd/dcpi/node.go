@@ -33,6 +33,8 @@ func newNodeCommand() *cobra.Command {
 		events   []string
 		mux      bool
 		keep     bool
+		natsURLs []string
+		labels   map[string]string
 	)
 	cmd := &cobra.Command{
 		Use:   "node",
@@ -48,8 +50,12 @@ database (--db) through package storage.
 miss (eviction) rate, the aggregation factor, the handler's modelled cost
 per sample on the hit and miss paths, and the daemon's cost per sample.`,
 		Example: `  dcpi node --mix default --seconds 0.5 --stats
-  dcpi node --workloads ccdriver,sort --db /tmp/prof`,
+  dcpi node --workloads ccdriver,sort --db /tmp/prof
+  dcpi node --nats nats://127.0.0.1:4222 --host alpha1 --label rack=r1 --seconds 2`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(natsURLs) > 0 {
+				return runClusterNode(cmd, names, events, labels)
+			}
 			cfg, err := loadConfig(cmd)
 			if err != nil {
 				return err
@@ -91,6 +97,9 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 	f.StringVar(&mix, "mix", "", "run the named mix of embedded workloads (default: \"default\")")
 	f.StringSliceVar(&names, "workloads", nil, "run these embedded workloads (comma-separated)")
 	f.Float64Var(&seconds, "seconds", 0, "stop after this much simulated time (0: when the programs finish)")
+	f.StringSliceVar(&natsURLs, "nats", nil, "join a cluster: publish to this NATS server and follow its coordinator's epochs (programs restart as they exit)")
+	f.StringToStringVar(&labels, "label", nil, "labels for the fleet queries, key=value (cluster mode)")
+	f.String("host", "alpha0", "host name (cluster mode: unique in the fleet)")
 	f.BoolVar(&keep, "keep-running", false, "start each program again when it exits, so the host stays loaded until --seconds")
 	f.StringVar(&dbDir, "db", "dcpi-db", "directory of the local Pebble profile database")
 	f.BoolVar(&stats, "stats", false, "print Table-4-like driver and daemon figures")

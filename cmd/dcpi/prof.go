@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,10 +10,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis"
+	"dcpi/coordinator"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -31,6 +34,10 @@ type profFlags struct {
 	by     string
 	limit  int
 	json   bool
+
+	nats         []string
+	labels       map[string]string
+	linearizable bool
 }
 
 // maxEpochRange bounds --epochs A-B: the range becomes a list in the
@@ -49,7 +56,9 @@ are named with the symbol tables the nodes uploaded with their images;
 samples that no symbol covers show as the image's unknown_rtn row.
 
 The profile comes from a local database (--db, as "dcpi node --db" writes
-it), opened read-only. Without filters it covers every epoch, host and
+it), opened read-only, or from the cluster (--nats URL), where any
+coordinator replica answers (--linearizable: the leader, after every
+commit). Without filters it covers every epoch, host and
 process: the fleet-wide profile, read from the database's roll-up over
 hosts. Filters narrow it:
 
@@ -59,6 +68,7 @@ hosts. Filters narrow it:
                             or a content key ("buildid:<hex>"); repeatable
   --pid P                   processes, for images kept per process (PID 0:
                             samples not kept per process); repeatable
+  --label K=V               hosts registered with these labels (cluster)
   --event NAME              events, as columns in this order; the first sorts
                             (default: every event present, cycles first)
 
@@ -72,12 +82,31 @@ table for machines: {"by", "events": [{"event", "name", "total"}], "rows":
   dcpi prof --db /tmp/prof --event imiss --event cycles --limit 10
   dcpi prof --db /tmp/prof --by image
   dcpi prof --db /tmp/prof --image hashdb --epochs 1-3 --host alpha0
-  dcpi prof --db /tmp/prof --json | jq '.rows[0]'`,
+  dcpi prof --db /tmp/fleet/c1      # a stopped coordinator replica's data directory
+  dcpi prof --db /tmp/prof --json | jq '.rows[0]'
+  dcpi prof --nats nats://127.0.0.1:4222 --label rack=r1 --limit 20`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q, err := pf.query()
 			if err != nil {
 				return err
+			}
+			if len(pf.nats) > 0 {
+				ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
+				defer cancel()
+				nc, err := connectNATS(natsConfig(cmd, pf.nats), "dcpi-prof", func(string, ...any) {})
+				if err != nil {
+					return err
+				}
+				defer nc.Close()
+				c := coordinator.NewClient(nc)
+				if err := selectLabels(ctx, c, pf.labels, &q.Filter); err != nil {
+					return err
+				}
+				return runProf(cmd.OutOrStdout(), analysis.NewSymbolizer(clusterSource{ctx: ctx, c: c, linearizable: pf.linearizable}), q, pf.json)
+			}
+			if len(pf.labels) > 0 {
+				return fmt.Errorf("--label: labels live in the cluster's node registry; query the cluster with --nats URL")
 			}
 			src, closeSrc, err := openProfSource(pf)
 			if err != nil {
@@ -98,6 +127,9 @@ table for machines: {"by", "events": [{"event", "name", "total"}], "rows":
 	f.StringVar(&pf.by, "by", "procedure", "one row per `procedure` or per image")
 	f.IntVar(&pf.limit, "limit", 0, "print the top `N` rows and sum the rest (0: all)")
 	f.BoolVar(&pf.json, "json", false, "print JSON for machines")
+	f.StringSliceVar(&pf.nats, "nats", nil, "query the cluster through this NATS server instead of a local --db")
+	f.StringToStringVar(&pf.labels, "label", nil, "only hosts registered with label `key=value` (repeatable; all must match; cluster only)")
+	f.BoolVar(&pf.linearizable, "linearizable", false, "read from the Raft leader after it has applied every commit (cluster only)")
 	return cmd
 }
 
@@ -106,6 +138,9 @@ table for machines: {"by", "events": [{"event", "name", "total"}], "rows":
 // --coordinator/--nats URL, return the coordinator's query client (an
 // analysis.Source) and its close function instead.
 func openProfSource(pf profFlags) (analysis.Source, func() error, error) {
+	if dir, err := coordinator.ProfileDBDir(pf.dbDir); err == nil {
+		pf.dbDir = dir // a (stopped) coordinator replica's data directory
+	}
 	st, err := os.Stat(pf.dbDir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -229,4 +264,33 @@ func runProf(w io.Writer, src analysis.Source, q analysis.ProfQuery, asJSON bool
 		return analysis.WriteJSON(w, t)
 	}
 	return analysis.WriteText(w, t)
+}
+
+// selectLabels narrows q to the hosts whose registered labels include all
+// of labels (intersected with hosts q already names).
+func selectLabels(ctx context.Context, c *coordinator.Client, labels map[string]string, q *storage.Query) error {
+	if len(labels) == 0 {
+		return nil
+	}
+	nodes, err := c.Nodes(ctx)
+	if err != nil {
+		return fmt.Errorf("--label: reading the node registry: %w", err)
+	}
+	var hosts []string
+	for _, n := range nodes {
+		ok := true
+		for k, v := range labels {
+			if n.Labels[k] != v {
+				ok = false
+			}
+		}
+		if ok && (q.Hosts == nil || slices.Contains(q.Hosts, n.Host)) {
+			hosts = append(hosts, n.Host)
+		}
+	}
+	if hosts == nil {
+		hosts = []string{} // selects nothing
+	}
+	q.Hosts = hosts
+	return nil
 }

@@ -1,0 +1,263 @@
+package aggregator
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"dcpi/storage"
+	"dcpi/wire"
+)
+
+// Delivery is one batch taken from the stream, to be acknowledged once
+// stored, handed back (Nak) to be delivered again later, or terminated
+// when it can never be stored.
+type Delivery interface {
+	// Batch is the decoded batch; nil when Err is set.
+	Batch() *wire.Batch
+	// Err says why the message is not a valid batch (malformed, forged).
+	Err() error
+	Ack(ctx context.Context) error
+	Nak(delay time.Duration) error
+	Term(reason string) error
+}
+
+// Source is the stream of batches (JetStream in production).
+type Source interface {
+	Fetch(ctx context.Context, max int, wait time.Duration) ([]Delivery, error)
+}
+
+// Proposer commits deltas and image records through the coordinator's
+// Raft log and reports each delta's outcome once committed.
+type Proposer interface {
+	Propose(ctx context.Context, deltas []storage.Delta, images []*wire.ImageRecord) ([]storage.Outcome, error)
+}
+
+// ImageStore returns an image's record as its node uploaded it.
+type ImageStore interface {
+	FetchImage(ctx context.Context, key wire.ImageKey) (*wire.ImageRecord, error)
+}
+
+// Config configures an Aggregator.
+type Config struct {
+	FetchMax  int           // batches per fetch (default 256)
+	FetchWait time.Duration // how long a fetch waits for the first batch (default 500 ms)
+	Limits    Limits
+	// GapDelay is how long a batch whose predecessor is not stored yet
+	// waits before it is delivered again (default 200 ms).
+	GapDelay time.Duration
+	Logf     func(format string, args ...any)
+}
+
+func (c *Config) defaults() {
+	if c.FetchMax <= 0 {
+		c.FetchMax = 256
+	}
+	if c.FetchWait <= 0 {
+		c.FetchWait = 500 * time.Millisecond
+	}
+	if c.GapDelay <= 0 {
+		c.GapDelay = 200 * time.Millisecond
+	}
+	if c.Logf == nil {
+		c.Logf = func(string, ...any) {}
+	}
+}
+
+// Stats are an aggregator's counters.
+type Stats struct {
+	Fetched uint64 // deliveries taken from the stream
+	Acked   uint64 // batches acknowledged after their commit (new or redelivered)
+	// Samples are those in batches this aggregator saw newly applied (a
+	// commit whose answer was lost looks like a duplicate when it comes
+	// back, so this can fall short; the database is the reference).
+	Samples    uint64
+	EntriesIn  uint64 // entries in the batches fetched
+	EntriesOut uint64 // entries in the deltas proposed
+	Proposals  uint64
+	Rejected   uint64 // malformed or forged messages terminated
+	Gaps       uint64 // batches handed back because a predecessor was missing
+	Overlaps   uint64 // deltas split because part of them was already stored
+}
+
+// Aggregator is the consume-merge-propose-ack loop.
+type Aggregator struct {
+	cfg    Config
+	src    Source
+	coord  Proposer
+	images ImageStore
+	known  map[wire.ImageKey]bool // images committed through this aggregator
+
+	fetched, acked, samples, entriesIn, entriesOut atomic.Uint64
+	proposals, rejected, gaps, overlaps            atomic.Uint64
+}
+
+// New returns an aggregator reading src and proposing to coord.
+func New(cfg Config, src Source, coord Proposer, images ImageStore) *Aggregator {
+	cfg.defaults()
+	return &Aggregator{cfg: cfg, src: src, coord: coord, images: images, known: map[wire.ImageKey]bool{}}
+}
+
+// Stats returns the counters; safe from any goroutine.
+func (a *Aggregator) Stats() Stats {
+	return Stats{Fetched: a.fetched.Load(), Acked: a.acked.Load(), Samples: a.samples.Load(),
+		EntriesIn: a.entriesIn.Load(), EntriesOut: a.entriesOut.Load(), Proposals: a.proposals.Load(),
+		Rejected: a.rejected.Load(), Gaps: a.gaps.Load(), Overlaps: a.overlaps.Load()}
+}
+
+// Run consumes until ctx ends. Errors from the stream or the coordinator
+// are logged and retried; nothing is acknowledged that was not committed.
+func (a *Aggregator) Run(ctx context.Context) error {
+	backoff := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		ds, err := a.src.Fetch(ctx, a.cfg.FetchMax, a.cfg.FetchWait)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			a.cfg.Logf("aggregator: fetch: %v (retrying in %v)", err, backoff)
+			sleep(ctx, backoff)
+			backoff = min(2*backoff, 2*time.Second)
+			continue
+		}
+		backoff = 50 * time.Millisecond
+		a.Handle(ctx, ds)
+	}
+	return nil
+}
+
+// Handle processes one fetch: terminates what is not a valid batch,
+// merges the rest, proposes, and acknowledges what was committed.
+func (a *Aggregator) Handle(ctx context.Context, ds []Delivery) {
+	a.fetched.Add(uint64(len(ds)))
+	var good []Delivery
+	var batches []*wire.Batch
+	for _, d := range ds {
+		if err := d.Err(); err != nil {
+			a.rejected.Add(1)
+			a.cfg.Logf("aggregator: rejected a message: %v", err)
+			if err := d.Term(err.Error()); err != nil {
+				a.cfg.Logf("aggregator: term: %v", err)
+			}
+			continue
+		}
+		good = append(good, d)
+		batches = append(batches, d.Batch())
+		a.entriesIn.Add(uint64(len(d.Batch().Entries) + len(d.Batch().Unknown)))
+	}
+	for _, p := range Merge(batches, a.cfg.Limits) {
+		a.propose(ctx, p, good)
+	}
+}
+
+// propose commits one proposal and settles its deliveries by outcome.
+func (a *Aggregator) propose(ctx context.Context, p Proposal, ds []Delivery) {
+	images := a.imagesFor(ctx, p.Deltas)
+	a.proposals.Add(1)
+	a.entriesOut.Add(uint64(p.Entries()))
+	outcomes, err := a.coord.Propose(ctx, p.Deltas, images)
+	if err == nil && len(outcomes) != len(p.Deltas) {
+		err = fmt.Errorf("coordinator answered %d outcomes for %d deltas", len(outcomes), len(p.Deltas))
+	}
+	if err != nil {
+		// Not committed as far as we know: hand everything back. If it
+		// was committed after all, the redelivery is a Duplicate.
+		if ctx.Err() == nil {
+			a.cfg.Logf("aggregator: propose %d deltas: %v", len(p.Deltas), err)
+		}
+		for _, m := range p.Members {
+			a.nakAll(ds, m, a.cfg.GapDelay)
+		}
+		return
+	}
+	for _, im := range images {
+		a.known[im.Key] = true
+	}
+	for k, o := range outcomes {
+		switch o {
+		case storage.Applied, storage.Duplicate:
+			prevSeq := uint64(0) // members are in seq order; twins are adjacent
+			for _, i := range p.Members[k] {
+				if b := ds[i].Batch(); o == storage.Applied && b.Seq != prevSeq {
+					a.samples.Add(b.Total())
+					prevSeq = b.Seq
+				}
+				if err := ds[i].Ack(ctx); err != nil {
+					a.cfg.Logf("aggregator: ack: %v (the batch will be redelivered and found a duplicate)", err)
+					continue
+				}
+				a.acked.Add(1)
+			}
+		case storage.Gap:
+			a.gaps.Add(uint64(len(p.Members[k])))
+			a.nakAll(ds, p.Members[k], a.cfg.GapDelay)
+		case storage.Overlap:
+			// Part of the run is stored: propose its batches one by one,
+			// and the state machine sorts stored from new.
+			a.overlaps.Add(1)
+			var one []*wire.Batch
+			var idx []int
+			for _, i := range p.Members[k] {
+				one = append(one, ds[i].Batch())
+				idx = append(idx, i)
+			}
+			for _, q := range Merge(one, Limits{MaxDeltaEntries: 1, MaxProposalEntries: a.cfg.Limits.MaxProposalEntries}) {
+				for j := range q.Members {
+					for n := range q.Members[j] {
+						q.Members[j][n] = idx[q.Members[j][n]]
+					}
+				}
+				a.propose(ctx, q, ds)
+			}
+		default:
+			a.cfg.Logf("aggregator: unexpected outcome %v; handing the batches back", o)
+			a.nakAll(ds, p.Members[k], a.cfg.GapDelay)
+		}
+	}
+}
+
+func (a *Aggregator) nakAll(ds []Delivery, members []int, delay time.Duration) {
+	for _, i := range members {
+		if err := ds[i].Nak(delay); err != nil {
+			a.cfg.Logf("aggregator: nak: %v (it will be redelivered when its ack wait ends)", err)
+		}
+	}
+}
+
+// imagesFor returns the records of images the deltas name that this
+// aggregator has not committed yet. An image its node has not uploaded
+// yet is left out: its batches are stored regardless, and the record
+// follows with a later proposal.
+func (a *Aggregator) imagesFor(ctx context.Context, deltas []storage.Delta) []*wire.ImageRecord {
+	if a.images == nil {
+		return nil
+	}
+	var out []*wire.ImageRecord
+	seen := map[wire.ImageKey]bool{}
+	for _, d := range deltas {
+		for i := range d.Batch.Entries {
+			k := d.Batch.Entries[i].Image
+			if a.known[k] || seen[k] {
+				continue
+			}
+			seen[k] = true
+			r, err := a.images.FetchImage(ctx, k)
+			if err != nil {
+				a.cfg.Logf("aggregator: image %v: %v (will try again)", k, err)
+				continue
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

@@ -1,0 +1,300 @@
+package aggregator
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"dcpi/storage"
+	"dcpi/wire"
+)
+
+var seedFlag = flag.Uint64("seed", 0, "seed for randomized tests (0: time-based)")
+
+func testRand(t testing.TB) *rand.Rand {
+	seed := *seedFlag
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (replay with -seed %d)", seed, seed)
+	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+}
+
+func imageKey(i int) wire.ImageKey {
+	k, err := wire.NewImageKey(wire.KindBuildID, []byte(fmt.Sprintf("image-%02d", i)))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+func randBatch(r *rand.Rand, host string, cpu uint16, seq, epoch uint64) *wire.Batch {
+	b := &wire.Batch{Version: wire.Version, Host: host, CPU: cpu, Seq: seq, Epoch: epoch, Start: seq * 10, End: seq*10 + 10}
+	for range r.IntN(30) {
+		b.Entries = append(b.Entries, wire.Entry{Image: imageKey(r.IntN(4)), Event: uint8(r.IntN(2)),
+			Offset: 4 * uint64(r.IntN(50)), Count: 1 + uint64(r.IntN(9))})
+	}
+	if r.IntN(4) == 0 {
+		b.Unknown = append(b.Unknown, wire.UnknownEntry{PID: 7, PC: 0x1200, Count: 2})
+	}
+	if r.IntN(5) == 0 {
+		b.Drops = map[string]uint64{"driver.overflow_full": 3}
+	}
+	b.Normalize()
+	return b
+}
+
+// sum is what a set of batches holds: samples (entries and unknown) and drops.
+func sum(bs []*wire.Batch) (samples, drops uint64) {
+	for _, b := range bs {
+		samples += b.Total()
+		for _, n := range b.Drops {
+			drops += n
+		}
+	}
+	return
+}
+
+func TestMergeFoldsConsecutiveRuns(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var in []*wire.Batch
+	for seq := uint64(1); seq <= 5; seq++ {
+		in = append(in, randBatch(r, "h1", 0, seq, 1))
+	}
+	in = append(in, randBatch(r, "h1", 0, 7, 1))        // a gap: new delta
+	in = append(in, randBatch(r, "h1", 0, 8, 2))        // new epoch: new delta
+	in = append(in, randBatch(r, "h2", 0, 1, 1), in[2]) // another host; a twin of seq 3
+	in = append(in, randBatch(r, "h1", 1, 4, 1))        // another CPU
+	r.Shuffle(len(in), func(i, j int) { in[i], in[j] = in[j], in[i] })
+	before := make([]wire.Batch, len(in))
+	for i, b := range in {
+		before[i] = *b
+	}
+
+	ps := Merge(in, DefaultLimits())
+	if len(ps) != 1 {
+		t.Fatalf("%d proposals, want 1", len(ps))
+	}
+	type span struct {
+		host       string
+		cpu        uint16
+		first, end uint64
+		members    int
+	}
+	var got []span
+	var samples, drops uint64
+	for k, d := range ps[0].Deltas {
+		if err := storage.CheckDelta(d); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, span{d.Batch.Host, d.Batch.CPU, d.Batch.Seq, d.Last, len(ps[0].Members[k])})
+		s, dr := sum([]*wire.Batch{d.Batch})
+		samples, drops = samples+s, drops+dr
+	}
+	want := []span{{"h1", 0, 1, 5, 6}, {"h1", 0, 7, 7, 1}, {"h1", 0, 8, 8, 1}, {"h1", 1, 4, 4, 1}, {"h2", 0, 1, 1, 1}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("deltas %+v\nwant %+v", got, want)
+	}
+	// The twin of seq 3 is acked with its delta but counted once.
+	twin := indexOfTwin(in)
+	ws, wd := sum(append(slices.Clone(in[:twin]), in[twin+1:]...))
+	if samples != ws || drops != wd {
+		t.Fatalf("deltas hold %d samples, %d drops; batches %d, %d", samples, drops, ws, wd)
+	}
+	for i, b := range in {
+		if !batchEqual(&before[i], b) {
+			t.Fatalf("Merge modified its input batch %d", i)
+		}
+	}
+}
+
+// indexOfTwin returns the index of the second occurrence of a repeated pointer.
+func indexOfTwin(in []*wire.Batch) int {
+	seen := map[*wire.Batch]bool{}
+	for i, b := range in {
+		if seen[b] {
+			return i
+		}
+		seen[b] = true
+	}
+	return -1
+}
+
+func batchEqual(a, b *wire.Batch) bool {
+	x, _ := a.MarshalBinary()
+	y, _ := b.MarshalBinary()
+	return string(x) == string(y)
+}
+
+func TestMergeLimits(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var in []*wire.Batch
+	for seq := uint64(1); seq <= 40; seq++ {
+		in = append(in, randBatch(r, "h", 0, seq, 1))
+	}
+	lim := Limits{MaxDeltaEntries: 50, MaxProposalEntries: 120}
+	ps := Merge(in, lim)
+	next := uint64(1)
+	for _, p := range ps {
+		if p.Entries() > lim.MaxProposalEntries && len(p.Deltas) > 1 {
+			t.Fatalf("proposal of %d entries over the limit %d", p.Entries(), lim.MaxProposalEntries)
+		}
+		for _, d := range p.Deltas {
+			if d.Batch.Seq != next {
+				t.Fatalf("delta starts at %d, want %d", d.Batch.Seq, next)
+			}
+			next = d.Last + 1
+		}
+	}
+	if next != 41 || len(ps) < 3 {
+		t.Fatalf("deltas end at %d in %d proposals", next-1, len(ps))
+	}
+}
+
+// memStream is JetStream's work-queue semantics in memory: a fetch takes
+// messages not in flight; Ack removes one; Nak (or an ack wait ending,
+// here: the end of the fetch round) makes it available again.
+type memStream struct {
+	r        *rand.Rand
+	msgs     []*memDelivery
+	inFlight map[*memDelivery]bool
+	acked    int
+	terms    int
+}
+
+type memDelivery struct {
+	s     *memStream
+	b     *wire.Batch
+	err   error
+	gone  bool
+	nakks int
+}
+
+func (d *memDelivery) Batch() *wire.Batch { return d.b }
+func (d *memDelivery) Err() error         { return d.err }
+func (d *memDelivery) Ack(context.Context) error {
+	if d.s.r.IntN(20) == 0 {
+		return errors.New("ack lost") // the commit happened; the message comes back
+	}
+	d.gone = true
+	d.s.acked++
+	return nil
+}
+func (d *memDelivery) Nak(time.Duration) error { d.nakks++; return nil }
+func (d *memDelivery) Term(string) error       { d.gone = true; d.s.terms++; return nil }
+
+func (s *memStream) Fetch(_ context.Context, max int, _ time.Duration) ([]Delivery, error) {
+	var live []*memDelivery
+	for _, m := range s.msgs {
+		if !m.gone {
+			live = append(live, m)
+		}
+	}
+	s.r.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
+	var out []Delivery
+	for _, m := range live[:min(max, len(live))] {
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func (s *memStream) empty() bool {
+	for _, m := range s.msgs {
+		if !m.gone {
+			return false
+		}
+	}
+	return true
+}
+
+// flakyProposer commits to a real database, but sometimes fails before
+// the commit and sometimes loses the answer after it.
+type flakyProposer struct {
+	r  *rand.Rand
+	db *storage.DB
+}
+
+func (p *flakyProposer) Propose(_ context.Context, ds []storage.Delta, _ []*wire.ImageRecord) ([]storage.Outcome, error) {
+	switch p.r.IntN(10) {
+	case 0:
+		return nil, errors.New("leader lost before commit")
+	case 1:
+		if _, err := p.db.ApplyDeltas(ds); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("timeout after commit")
+	}
+	return p.db.ApplyDeltas(ds)
+}
+
+// TestAggregatorConservesUnderRedelivery runs the loop against a stream
+// that delivers out of order, redelivers, loses acks and carries malformed
+// messages, and a proposer that fails before and after commits, and
+// requires the database to hold every batch exactly once.
+func TestAggregatorConservesUnderRedelivery(t *testing.T) {
+	r := testRand(t)
+	db, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := &memStream{r: r}
+	var all []*wire.Batch
+	for h := range 3 {
+		for cpu := range uint16(2) {
+			epoch := uint64(1)
+			for seq := uint64(1); seq <= 30; seq++ {
+				if r.IntN(10) == 0 {
+					epoch++
+				}
+				b := randBatch(r, fmt.Sprintf("host%d", h), cpu, seq, epoch)
+				all = append(all, b)
+				s.msgs = append(s.msgs, &memDelivery{s: s, b: b})
+				if r.IntN(8) == 0 { // published twice
+					s.msgs = append(s.msgs, &memDelivery{s: s, b: b})
+				}
+			}
+		}
+	}
+	for range 5 {
+		s.msgs = append(s.msgs, &memDelivery{s: s, err: errors.New("malformed batch: bad magic")})
+	}
+	a := New(Config{Limits: Limits{MaxDeltaEntries: 60, MaxProposalEntries: 150}}, s, &flakyProposer{r: r, db: db}, nil)
+	ctx := context.Background()
+	for round := 0; !s.empty(); round++ {
+		if round > 2000 {
+			t.Fatalf("stream not drained after %d rounds", round)
+		}
+		ds, _ := s.Fetch(ctx, 1+r.IntN(40), 0)
+		a.Handle(ctx, ds)
+	}
+	wantSamples, wantDrops := sum(all)
+	samples, unknown, drops, err := db.Totals(storage.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotDrops uint64
+	for _, n := range drops {
+		gotDrops += n
+	}
+	if samples+unknown != wantSamples || gotDrops != wantDrops {
+		t.Fatalf("stored %d samples and %d drops; the batches hold %d and %d", samples+unknown, gotDrops, wantSamples, wantDrops)
+	}
+	st := a.Stats()
+	if st.Rejected != 5 || s.terms != 5 {
+		t.Fatalf("%d rejected, %d terminated; want the 5 malformed", st.Rejected, s.terms)
+	}
+	// A commit whose answer was lost is redelivered and found a
+	// duplicate, so the aggregator's own count can only fall short.
+	if st.Samples > wantSamples || st.Samples == 0 {
+		t.Fatalf("aggregator counted %d samples newly applied of %d", st.Samples, wantSamples)
+	}
+	t.Logf("%d batches in %d proposals; %d gaps, %d overlaps; entries %d in, %d out",
+		len(all), st.Proposals, st.Gaps, st.Overlaps, st.EntriesIn, st.EntriesOut)
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+
+	"dcpi/aggregator"
+	"dcpi/coordinator"
+	"dcpi/transport"
+)
+
+func init() { subcommands = append(subcommands, newAggregatorCommand) }
+
+func newAggregatorCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "aggregator",
+		Short: "Consume sample batches from JetStream, merge them, and commit them through the coordinator",
+		Long: `Run an aggregator: a stateless consumer of the nodes' sample batches
+(the JetStream durable consumer "aggregators", shared by every aggregator,
+so run more to scale out). It merges consecutive batches of each host and
+CPU into deltas, proposes them to the coordinator in bounded groups, and
+acknowledges a batch only after the Raft commit of the proposal that
+carried it. A redelivered batch is recognized by its (host, CPU, sequence)
+and changes nothing; a malformed or forged one is rejected with its reason
+logged.`,
+		Example: `  dcpi aggregator --nats nats://127.0.0.1:4222`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadRoleConfig(cmd)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			logf := stderrLog("aggregator: ")
+			nc, err := connectNATS(cfg.NATS, "aggregator", logf)
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			js, err := jetstream.New(nc)
+			if err != nil {
+				return err
+			}
+			cons, err := newConsumerRetrying(ctx, js, logf)
+			if err != nil {
+				return err
+			}
+			src := aggregator.JetStream{Consumer: cons, JS: js}
+			a := aggregator.New(aggregator.Config{FetchMax: cfg.Aggregator.FetchMax, FetchWait: cfg.Aggregator.FetchWait,
+				Limits: aggregator.Limits{MaxProposalEntries: cfg.Aggregator.MaxProposalEntries, MaxDeltaEntries: cfg.Aggregator.MaxProposalEntries / 2},
+				Logf:   logf}, src, coordinator.NewClient(nc), src)
+			logf("consuming %s", transport.StreamName)
+			go func() {
+				t := time.NewTicker(10 * time.Second)
+				defer t.Stop()
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case <-t.C:
+						s := a.Stats()
+						logf("%d batches acked, %d entries in, %d out, %d proposals, %d rejected", s.Acked, s.EntriesIn, s.EntriesOut, s.Proposals, s.Rejected)
+					}
+				}
+			}()
+			return a.Run(ctx)
+		},
+	}
+	cmd.Flags().StringSlice("nats", []string{"nats://127.0.0.1:4222"}, "NATS server(s) of the cluster")
+	return cmd
+}
+
+// newConsumerRetrying waits for the stream (its coordinator may start
+// after the aggregator).
+func newConsumerRetrying(ctx context.Context, js jetstream.JetStream, logf func(string, ...any)) (*transport.Consumer, error) {
+	for {
+		c, err := transport.NewConsumer(ctx, js, transport.ConsumerConfig{})
+		if err == nil {
+			return c, nil
+		}
+		logf("waiting for the stream: %v", err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/spf13/cobra"
+
+	"dcpi/analysis"
+	"dcpi/config"
+	"dcpi/coordinator"
+	"dcpi/storage"
+	"dcpi/transport"
+	"dcpi/wire"
+)
+
+// connectNATS connects a role to the cluster's NATS, as configured.
+func connectNATS(c config.NATS, name string, logf func(string, ...any)) (*nats.Conn, error) {
+	if len(c.URLs) == 0 {
+		return nil, errors.New("no NATS server: set --nats URL (or nats.urls in the configuration)")
+	}
+	return transport.Connect(transport.ConnConfig{URLs: c.URLs, Name: name, CredsFile: c.Creds,
+		CAFile: c.CA, CertFile: c.Cert, KeyFile: c.Key, Logf: logf})
+}
+
+// stderrLog is the roles' logger: time-stamped lines on stderr.
+func stderrLog(prefix string) func(string, ...any) {
+	l := log.New(os.Stderr, prefix, log.LstdFlags|log.Lmicroseconds)
+	return l.Printf
+}
+
+// control adapts the coordinator client to the node's Control.
+type control struct {
+	c      *coordinator.Client
+	labels map[string]string
+	cpus   int
+}
+
+func (c control) Register(ctx context.Context, host string, labels map[string]string, cpus int) error {
+	return c.c.Register(ctx, host, labels, cpus)
+}
+
+func (c control) Heartbeat(ctx context.Context, host string) (uint64, error) {
+	st, err := c.c.Heartbeat(ctx, host)
+	if err != nil {
+		return 0, err
+	}
+	if !st.Registered {
+		// Forgotten (a restored snapshot, say): register again.
+		if err := c.c.Register(ctx, host, c.labels, c.cpus); err != nil {
+			return 0, err
+		}
+	}
+	return st.Epoch, nil
+}
+
+func (c control) AckEpoch(ctx context.Context, host string, epoch uint64, lastSeq []uint64) error {
+	return c.c.AckEpoch(ctx, host, epoch, lastSeq)
+}
+
+// clusterSource reads profiles and images through the coordinator's query
+// service, for the analysis tools.
+type clusterSource struct {
+	ctx          context.Context
+	c            *coordinator.Client
+	linearizable bool
+}
+
+func (s clusterSource) Profile(q storage.Query, fn func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error) error {
+	return s.c.Profile(s.ctx, q, s.linearizable, fn)
+}
+
+func (s clusterSource) Image(key wire.ImageKey) (*wire.ImageRecord, error) {
+	rs, err := s.c.Images(s.ctx, []wire.ImageKey{key})
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("image %v: %w", key, storage.ErrNotFound)
+	}
+	return rs[0], nil
+}
+
+var _ analysis.Source = clusterSource{}
+
+// lastPublished reads, per CPU, the newest batch of host still in the
+// stream.
+func lastPublished(ctx context.Context, nc *nats.Conn, host string, cpus int) ([]uint64, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	return transport.LastPublished(ctx, js, host, cpus)
+}
+
+// natsConfig is the configuration's NATS section with --nats applied when
+// given.
+func natsConfig(cmd *cobra.Command, urls []string) config.NATS {
+	c := config.Defaults().NATS
+	if cfg, err := loadConfig(cmd); err == nil {
+		c = cfg.NATS
+	}
+	if f := cmd.Flags().Lookup("nats"); f != nil && (f.Changed || len(c.URLs) == 0) {
+		c.URLs = urls
+	}
+	return c
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+
+	"dcpi/config"
+	"dcpi/coordinator"
+	"dcpi/transport"
+)
+
+func init() { subcommands = append(subcommands, newCoordinatorCommand) }
+
+func newCoordinatorCommand() *cobra.Command {
+	var natsURLs []string
+	var embed bool
+	cmd := &cobra.Command{
+		Use:   "coordinator",
+		Short: "Run one replica of the Raft-replicated coordinator (and, by default, an embedded NATS server)",
+		Long: `Run one replica of the coordinator: hashicorp/raft with a durable log and
+stable store (raft-wal) and TCP transport, whose state machine applies
+aggregators' deltas to a Pebble profile database, keeps the fleet's
+members and epochs, and answers queries over NATS.
+
+With --embed-nats (the default when no --nats URL is given) the process
+also runs a NATS server with JetStream, storing under DATA_DIR/nats, at
+nats.embed_host:nats.embed_port (127.0.0.1:4222).
+
+A new group is formed from --peers (id=host:port for every voter,
+identical on each) the first time; afterwards the data directory holds
+the membership. Add and remove replicas with "dcpi coordinator add-voter"
+and "dcpi coordinator remove".`,
+		Example: `  dcpi coordinator --id c1 --raft-addr 127.0.0.1:7001 --data-dir /var/dcpi/c1 \
+      --peers c1=127.0.0.1:7001,c2=127.0.0.1:7002,c3=127.0.0.1:7003
+  dcpi coordinator --config examples/coordinator-c2.yaml`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadRoleConfig(cmd)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runCoordinator(ctx, cfg, embed || len(cfg.NATS.URLs) == 0)
+		},
+	}
+	f := cmd.Flags()
+	f.String("id", "c1", "this replica's ID")
+	f.String("raft-addr", "127.0.0.1:7001", "host:port of this replica's Raft transport")
+	f.String("data-dir", "dcpi-coord", "directory of the Raft log, snapshots and the profile database")
+	f.StringSlice("peers", nil, "the initial voters, id=host:port each (used only when the data directory is new)")
+	f.StringSliceVar(&natsURLs, "nats", nil, "NATS server(s) to use instead of an embedded one")
+	f.BoolVar(&embed, "embed-nats", false, "run an embedded NATS server even when --nats is given")
+	f.Int("nats-port", 4222, "port of the embedded NATS server")
+	cmd.AddCommand(membershipCommand("add-voter", "Add a replica to the Raft group (ID HOST:PORT)", 2),
+		membershipCommand("remove", "Remove a replica from the Raft group (ID)", 1))
+	return cmd
+}
+
+// loadRoleConfig reads the configuration with the cluster flags bound.
+func loadRoleConfig(cmd *cobra.Command) (config.Config, error) {
+	l := config.NewLoader()
+	for key, flag := range map[string]string{
+		"coordinator.id": "id", "coordinator.raft_addr": "raft-addr", "coordinator.data_dir": "data-dir",
+		"coordinator.peers": "peers", "nats.urls": "nats", "nats.embed_port": "nats-port",
+		"sim.cpus": "cpus", "sim.seed": "seed", "sim.model": "model", "sim.timing": "timing", "sim.hostname": "host",
+		"node.mix": "mix", "node.workloads": "workloads", "node.seconds": "seconds", "node.flush_every": "flush-every",
+	} {
+		if fl := cmd.Flags().Lookup(flag); fl != nil {
+			if err := l.BindFlag(key, fl); err != nil {
+				return config.Config{}, err
+			}
+		}
+	}
+	file, _ := cmd.Flags().GetString("config")
+	return l.Load(file)
+}
+
+func runCoordinator(ctx context.Context, cfg config.Config, embed bool) error {
+	c := cfg.Coordinator
+	peers, err := config.ParsePeers(c.Peers)
+	if err != nil {
+		return err
+	}
+	logf := stderrLog("coordinator " + c.ID + ": ")
+	urls := cfg.NATS.URLs
+	if embed {
+		srv, err := transport.StartServer(transport.ServerConfig{Dir: filepath.Join(c.DataDir, "nats"),
+			Host: cfg.NATS.EmbedHost, Port: cfg.NATS.EmbedPort, Name: "dcpi-" + c.ID, Logf: logf})
+		if err != nil {
+			return err
+		}
+		defer srv.Shutdown()
+		urls = []string{srv.ClientURL()}
+		logf("embedded NATS server at %s", srv.ClientURL())
+	}
+	ncfg := cfg.NATS
+	ncfg.URLs = urls
+	nc, err := connectNATS(ncfg, "coordinator-"+c.ID, logf)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err = transport.EnsureStream(sctx, js, cfg.NATS.StreamReplicas)
+	cancel()
+	if err != nil {
+		return err
+	}
+	var boot []coordinator.Peer
+	for _, p := range peers {
+		boot = append(boot, coordinator.Peer{ID: p[0], Addr: p[1]})
+	}
+	r, err := coordinator.Start(coordinator.Config{ID: c.ID, RaftAddr: c.RaftAddr, DataDir: c.DataDir,
+		Bootstrap: boot, NATS: nc, HeartbeatTimeout: c.HeartbeatTimeout, Logf: logf})
+	if err != nil {
+		return err
+	}
+	logf("replica %s serving, Raft at %s, data in %s", c.ID, r.Addr(), c.DataDir)
+	<-ctx.Done()
+	logf("shutting down")
+	return r.Shutdown()
+}
+
+func membershipCommand(use, short string, nargs int) *cobra.Command {
+	var natsURLs []string
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ExactArgs(nargs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			nc, err := connectNATS(natsConfig(cmd, natsURLs), "dcpi-membership", func(string, ...any) {})
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			c := coordinator.NewClient(nc)
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			if nargs == 2 {
+				err = c.AddVoter(ctx, args[0], args[1])
+			} else {
+				err = c.RemoveServer(ctx, args[0])
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", use, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %v: committed\n", use, args)
+			return nil
+		},
+	}
+	cmd.Flags().StringSliceVar(&natsURLs, "nats", []string{"nats://127.0.0.1:4222"}, "NATS server(s) of the cluster")
+	return cmd
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"dcpi/coordinator"
+)
+
+func init() { subcommands = append(subcommands, newEpochCommand) }
+
+func newEpochCommand() *cobra.Command {
+	var natsURLs []string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "epoch",
+		Short: "Cut and list the fleet's profile epochs",
+		Long: `Epochs are DCPI's non-overlapping intervals of samples (sec. 4.3.3), cut
+fleet-wide: "dcpi epoch cut" commits a cut through the coordinator's Raft
+log; every node flushes its driver tables by IPI into the closing epoch,
+acknowledges, and continues in the new one; the coordinator seals the
+closing epoch once every live node has acknowledged and its acknowledged
+batches are stored.`,
+	}
+	cmd.PersistentFlags().StringSliceVar(&natsURLs, "nats", []string{"nats://127.0.0.1:4222"}, "NATS server(s) of the cluster")
+	client := func(cmd *cobra.Command) (*coordinator.Client, func(), error) {
+		nc, err := connectNATS(natsConfig(cmd, natsURLs), "dcpi-epoch", func(string, ...any) {})
+		if err != nil {
+			return nil, nil, err
+		}
+		return coordinator.NewClient(nc), nc.Close, nil
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "cut",
+		Short: "Close the current epoch and open the next",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, closeFn, err := client(cmd)
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			next, err := c.CutEpoch(ctx)
+			if err != nil {
+				return fmt.Errorf("epoch cut: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "epoch %d closing, epoch %d open\n", next-1, next)
+			return nil
+		},
+	})
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "Show every epoch: time span, state, and each node's acknowledgement",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, closeFn, err := client(cmd)
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			if asJSON {
+				eps, err := c.Epochs(ctx)
+				if err != nil {
+					return err
+				}
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(eps)
+			}
+			return printEpochs(ctx, cmd.OutOrStdout(), c)
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.AddCommand(list)
+	return cmd
+}
+
+// printEpochs writes the epoch table.
+func printEpochs(ctx context.Context, w io.Writer, c *coordinator.Client) error {
+	eps, err := c.Epochs(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nEpochs:\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "epoch\tstate\tstart\tend\tacknowledged by\twaiting for")
+	for _, e := range eps {
+		var acks []string
+		for _, a := range e.Acks {
+			s := a.Host
+			if a.Late {
+				s += " (late)"
+			}
+			acks = append(acks, s)
+		}
+		slices.Sort(acks)
+		end := "-"
+		if !e.End.IsZero() {
+			end = e.End.Format("15:04:05.000")
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", e.Number, e.State, e.Start.Format("15:04:05.000"), end,
+			orDash(strings.Join(acks, " ")), orDash(strings.Join(e.Waiting, " ")))
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,407 @@
+package coordinator
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"dcpi/storage"
+	"dcpi/wire"
+)
+
+// A Command is one entry of the replicated log: what the FSM applies. Every
+// field comes from the proposer — in particular every time is the leader's
+// clock, read before proposing — so all replicas apply identical entries to
+// identical states and reach identical results.
+type Command interface {
+	kind() byte
+	encode(e *enc) error
+}
+
+// Ingest stores aggregator deltas and image records.
+type Ingest struct {
+	Deltas []storage.Delta
+	Images []*wire.ImageRecord
+}
+
+// RegisterNode adds a host to the fleet or updates its labels and CPUs.
+type RegisterNode struct {
+	Host   string
+	Labels map[string]string
+	CPUs   int
+	At     time.Time
+}
+
+// CutEpoch closes the open epoch at At and opens the next (DCPI sec. 4.3.3:
+// epochs are non-overlapping intervals; here a cut is one log entry, so
+// every replica cuts at the same point of the sample stream).
+type CutEpoch struct{ At time.Time }
+
+// AckEpoch records that Host has flushed everything it sampled in Epoch:
+// LastSeq per stream (storage.EpochAck).
+type AckEpoch struct {
+	Host    string
+	Epoch   uint64
+	LastSeq []uint64
+	At      time.Time
+}
+
+// SealEpoch marks a closing epoch complete.
+type SealEpoch struct {
+	Epoch uint64
+	At    time.Time
+}
+
+// StartEpochs opens epoch 1 at At if there is no epoch yet; a new leader
+// proposes it, so nodes always find an open epoch.
+type StartEpochs struct{ At time.Time }
+
+// Command encoding: version byte, kind byte, body.
+const commandVersion = 1
+
+const (
+	kindIngest   = 1
+	kindRegister = 2
+	kindCut      = 3
+	kindAck      = 4
+	kindSeal     = 5
+	kindStart    = 6
+)
+
+// Caps on commands from outside input, beyond those of wire and storage.
+const (
+	maxDeltas = 1 << 16
+	maxImages = 1 << 12
+)
+
+func (*Ingest) kind() byte       { return kindIngest }
+func (*RegisterNode) kind() byte { return kindRegister }
+func (*CutEpoch) kind() byte     { return kindCut }
+func (*AckEpoch) kind() byte     { return kindAck }
+func (*SealEpoch) kind() byte    { return kindSeal }
+func (*StartEpochs) kind() byte  { return kindStart }
+
+// ErrBadCommand is wrapped by every error about a command's content: the
+// command changed nothing.
+var ErrBadCommand = errors.New("coordinator: bad command")
+
+// EncodeCommand encodes c after checking it as the FSM will (Check), so a
+// proposer learns of a bad command before it reaches the log.
+func EncodeCommand(c Command) ([]byte, error) {
+	if err := Check(c); err != nil {
+		return nil, err
+	}
+	e := &enc{b: []byte{commandVersion, c.kind()}}
+	if err := c.encode(e); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadCommand, err)
+	}
+	return e.b, nil
+}
+
+func (c *Ingest) encode(e *enc) error {
+	e.uvarint(uint64(len(c.Deltas)))
+	for i, d := range c.Deltas {
+		e.uvarint(d.Last)
+		b, err := d.Batch.MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("delta %d: %w", i, err)
+		}
+		e.bytes(b)
+	}
+	e.uvarint(uint64(len(c.Images)))
+	for i, r := range c.Images {
+		b, err := r.MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("image %d: %w", i, err)
+		}
+		e.bytes(b)
+	}
+	return nil
+}
+
+func (c *RegisterNode) encode(e *enc) error {
+	e.str(c.Host)
+	e.uvarint(uint64(c.CPUs))
+	e.time(c.At)
+	e.uvarint(uint64(len(c.Labels)))
+	for _, k := range slices.Sorted(maps.Keys(c.Labels)) {
+		e.str(k)
+		e.str(c.Labels[k])
+	}
+	return nil
+}
+
+func (c *CutEpoch) encode(e *enc) error { e.time(c.At); return nil }
+
+func (c *AckEpoch) encode(e *enc) error {
+	e.str(c.Host)
+	e.uvarint(c.Epoch)
+	e.uvarint(uint64(len(c.LastSeq)))
+	for _, s := range c.LastSeq {
+		e.uvarint(s)
+	}
+	e.time(c.At)
+	return nil
+}
+
+func (c *SealEpoch) encode(e *enc) error {
+	e.uvarint(c.Epoch)
+	e.time(c.At)
+	return nil
+}
+
+func (c *StartEpochs) encode(e *enc) error { e.time(c.At); return nil }
+
+// DecodeCommand decodes and checks a command from outside input (a log
+// entry, a request): any failure is an error wrapping ErrBadCommand, never a
+// panic.
+func DecodeCommand(b []byte) (Command, error) {
+	d := &dec{b: b, what: "command"}
+	if v := d.byte1("version"); d.err == nil && v != commandVersion {
+		return nil, fmt.Errorf("%w: version %d (this build reads %d)", ErrBadCommand, v, commandVersion)
+	}
+	var c Command
+	switch k := d.byte1("kind"); k {
+	case kindIngest:
+		c = decodeIngest(d)
+	case kindRegister:
+		r := &RegisterNode{Host: d.str("host", wire.MaxHostLen)}
+		r.CPUs = int(d.uvarint("cpus", storage.MaxCPUs))
+		r.At = d.time("at")
+		n := d.count("labels", storage.MaxLabels, 2)
+		if n > 0 {
+			r.Labels = make(map[string]string, n)
+		}
+		prev := ""
+		for i := 0; i < n && d.err == nil; i++ {
+			k := d.str("label key", storage.MaxLabelKeyLen)
+			if i > 0 && k <= prev {
+				d.fail("label %q: not after %q", k, prev)
+			}
+			r.Labels[k] = d.str("label value", storage.MaxLabelValLen)
+			prev = k
+		}
+		c = r
+	case kindCut:
+		c = &CutEpoch{At: d.time("at")}
+	case kindAck:
+		a := &AckEpoch{Host: d.str("host", wire.MaxHostLen), Epoch: d.uvarint("epoch", ^uint64(0))}
+		n := d.count("last seqs", storage.MaxCPUs+1, 1)
+		if n > 0 {
+			a.LastSeq = make([]uint64, n)
+		}
+		for i := 0; i < n && d.err == nil; i++ {
+			a.LastSeq[i] = d.uvarint("last seq", ^uint64(0))
+		}
+		a.At = d.time("at")
+		c = a
+	case kindSeal:
+		c = &SealEpoch{Epoch: d.uvarint("epoch", ^uint64(0)), At: d.time("at")}
+	case kindStart:
+		c = &StartEpochs{At: d.time("at")}
+	default:
+		if d.err == nil {
+			return nil, fmt.Errorf("%w: unknown kind %d", ErrBadCommand, k)
+		}
+	}
+	d.end()
+	if d.err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadCommand, d.err)
+	}
+	if err := Check(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func decodeIngest(d *dec) *Ingest {
+	c := &Ingest{}
+	n := d.count("deltas", maxDeltas, 2)
+	if n > 0 {
+		c.Deltas = make([]storage.Delta, 0, n)
+	}
+	for i := 0; i < n && d.err == nil; i++ {
+		last := d.uvarint("delta last", ^uint64(0))
+		p := d.bytes("delta batch", wire.MaxMessageBytes)
+		if d.err != nil {
+			break
+		}
+		b := new(wire.Batch)
+		if err := b.UnmarshalBinary(p); err != nil {
+			d.fail("delta %d: %v", i, err)
+			break
+		}
+		c.Deltas = append(c.Deltas, storage.Delta{Batch: b, Last: last})
+	}
+	n = d.count("images", maxImages, 1)
+	for i := 0; i < n && d.err == nil; i++ {
+		p := d.bytes("image", wire.MaxMessageBytes)
+		if d.err != nil {
+			break
+		}
+		r := new(wire.ImageRecord)
+		if err := r.UnmarshalBinary(p); err != nil {
+			d.fail("image %d: %v", i, err)
+			break
+		}
+		c.Images = append(c.Images, r)
+	}
+	return c
+}
+
+// Check applies the rules a command must meet before the FSM applies it;
+// the error wraps ErrBadCommand.
+func Check(c Command) error {
+	var err error
+	switch c := c.(type) {
+	case *Ingest:
+		if len(c.Deltas) > maxDeltas || len(c.Images) > maxImages {
+			err = fmt.Errorf("%d deltas and %d images (caps %d, %d)", len(c.Deltas), len(c.Images), maxDeltas, maxImages)
+			break
+		}
+		for i, d := range c.Deltas {
+			if e := storage.CheckDelta(d); e != nil {
+				err = fmt.Errorf("delta %d: %w", i, e)
+				break
+			}
+		}
+		for i, r := range c.Images {
+			if r == nil {
+				err = fmt.Errorf("image %d: nil", i)
+				break
+			}
+			if e := r.Validate(); e != nil {
+				err = fmt.Errorf("image %d: %w", i, e)
+				break
+			}
+		}
+	case *RegisterNode:
+		err = storage.CheckNode(&storage.Node{Host: c.Host, Labels: c.Labels, CPUs: c.CPUs, Registered: c.At, Updated: c.At})
+		if err == nil && c.At.IsZero() {
+			err = errors.New("register: no time")
+		}
+	case *CutEpoch:
+		err = checkAt("cut", c.At)
+	case *AckEpoch:
+		err = storage.CheckEpochAck(&storage.EpochAck{Host: c.Host, Epoch: c.Epoch, LastSeq: c.LastSeq, At: c.At})
+		if err == nil && c.Epoch == 0 {
+			err = errors.New("ack: epoch 0")
+		}
+		if err == nil {
+			err = checkAt("ack", c.At)
+		}
+	case *SealEpoch:
+		err = checkAt("seal", c.At)
+		if err == nil && c.Epoch == 0 {
+			err = errors.New("seal: epoch 0")
+		}
+	case *StartEpochs:
+		err = checkAt("start epochs", c.At)
+	case nil:
+		err = errors.New("nil command")
+	default:
+		err = fmt.Errorf("unknown command %T", c)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrBadCommand, err)
+	}
+	return nil
+}
+
+// checkAt: a command's time is set and storable (Unix ns, 1678..2262).
+func checkAt(what string, t time.Time) error {
+	if t.IsZero() {
+		return fmt.Errorf("%s: no time", what)
+	}
+	if !time.Unix(0, t.UnixNano()).Equal(t) {
+		return fmt.Errorf("%s: time %v not storable", what, t)
+	}
+	return nil
+}
+
+// ingestChunk is an encoded Ingest carrying deltas [from, to) of a larger
+// proposal.
+type ingestChunk struct {
+	data     []byte
+	from, to int
+}
+
+// encodeIngestChunks encodes deltas and images as Ingest commands of at most
+// max bytes each, keeping the deltas' order (consecutive deltas of a stream
+// must apply in order). Each delta and image is marshalled once.
+func encodeIngestChunks(deltas []storage.Delta, images []*wire.ImageRecord, max int) ([]ingestChunk, error) {
+	type part struct {
+		last  uint64
+		b     []byte
+		image bool
+	}
+	parts := make([]part, 0, len(deltas)+len(images))
+	for i, d := range deltas {
+		if err := storage.CheckDelta(d); err != nil {
+			return nil, fmt.Errorf("%w: delta %d: %w", ErrBadCommand, i, err)
+		}
+		b, err := d.Batch.MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("%w: delta %d: %w", ErrBadCommand, i, err)
+		}
+		parts = append(parts, part{last: d.Last, b: b})
+	}
+	for i, r := range images {
+		if r == nil {
+			return nil, fmt.Errorf("%w: image %d: nil", ErrBadCommand, i)
+		}
+		b, err := r.MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("%w: image %d: %w", ErrBadCommand, i, err)
+		}
+		parts = append(parts, part{b: b, image: true})
+	}
+	const overhead = 2 + 2*10 // version, kind, two counts
+	var out []ingestChunk
+	emit := func(ps []part, from int) {
+		e := &enc{b: []byte{commandVersion, kindIngest}}
+		nd := 0
+		for _, p := range ps {
+			if !p.image {
+				nd++
+			}
+		}
+		e.uvarint(uint64(nd))
+		for _, p := range ps[:nd] {
+			e.uvarint(p.last)
+			e.bytes(p.b)
+		}
+		e.uvarint(uint64(len(ps) - nd))
+		for _, p := range ps[nd:] {
+			e.bytes(p.b)
+		}
+		out = append(out, ingestChunk{data: e.b, from: from, to: from + nd})
+	}
+	start, size, nd := 0, overhead, 0
+	for i, p := range parts {
+		psize := len(p.b) + 2*10
+		if psize+overhead > max {
+			what := fmt.Sprintf("delta %d", i)
+			if p.image {
+				what = fmt.Sprintf("image %d", i-len(deltas))
+			}
+			return nil, fmt.Errorf("%w: %s encodes to %d bytes, over the %d a request can carry", ErrBadCommand, what, len(p.b), max-overhead)
+		}
+		if size+psize > max || i-start >= maxImages { // under both count caps
+			emit(parts[start:i], nd)
+			for _, q := range parts[start:i] {
+				if !q.image {
+					nd++
+				}
+			}
+			start, size = i, overhead
+		}
+		size += psize
+	}
+	if start < len(parts) || len(out) == 0 {
+		emit(parts[start:], nd)
+	}
+	return out, nil
+}

@@ -1,0 +1,147 @@
+package coordinator
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"dcpi/storage"
+	"dcpi/wire"
+)
+
+var seedFlag = flag.Uint64("seed", 0, "seed for randomized tests (0: time-based)")
+
+func testRand(t testing.TB) *rand.Rand {
+	seed := *seedFlag
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (replay with -seed %d)", seed, seed)
+	return rand.New(rand.NewPCG(seed, seed^0x5851f42d4c957f2d))
+}
+
+func imgKey(i int) wire.ImageKey {
+	k, err := wire.NewImageKey(wire.KindBuildID, []byte(fmt.Sprintf("image-%04d", i)))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+// randDelta builds a normalized delta of stream (host, cpu) covering seqs
+// [first, last] in epoch.
+func randDelta(r *rand.Rand, host string, cpu uint16, first, last, epoch uint64, entries int) storage.Delta {
+	b := &wire.Batch{Version: wire.Version, Host: host, CPU: cpu, Seq: first, Epoch: epoch}
+	for range entries {
+		b.Entries = append(b.Entries, wire.Entry{Image: imgKey(r.IntN(8)), Event: uint8(r.IntN(2)), Offset: 4 * uint64(r.IntN(512)), Count: 1 + uint64(r.IntN(40))})
+	}
+	if r.IntN(4) == 0 {
+		b.Unknown = []wire.UnknownEntry{{PID: 7, PC: 0x1000, Count: 2}}
+		b.Drops = map[string]uint64{"driver.overflow_full": 1}
+	}
+	b.Normalize()
+	return storage.Delta{Batch: b, Last: last}
+}
+
+func imageRec(i int) *wire.ImageRecord {
+	return &wire.ImageRecord{Version: wire.Version, Key: imgKey(i), Path: fmt.Sprintf("/bin/prog%d", i), Size: 4096, TextStart: 0x1000, TextEnd: 0x2000,
+		Symbols: []wire.Symbol{{Name: "main", Addr: 0x1000, Size: 0x100}}}
+}
+
+// dumpDB renders everything a query can see, for comparing replicas.
+func dumpDB(t testing.TB, db *storage.DB) string {
+	t.Helper()
+	var b strings.Builder
+	err := db.Records(storage.Query{}, func(r storage.Record) error {
+		fmt.Fprintf(&b, "rec %d %d %v %d %s %d = %d\n", r.Epoch, r.Event, r.Image, r.Offset, r.Host, r.PID, r.Count)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Profile(storage.Query{}, func(img wire.ImageKey, off uint64, ev uint8, host string, n uint64) error {
+		fmt.Fprintf(&b, "prof %v %d %d = %d\n", img, off, ev, n)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, u, d, err := db.Totals(storage.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&b, "totals %d %d %v\n", s, u, d)
+	eps, err := db.Epochs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range eps {
+		fmt.Fprintf(&b, "epoch %d %v %v %v\n", e.Number, e.State, e.Start.UnixNano(), e.End.UnixNano())
+		acks, err := db.EpochAcks(e.Number)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range acks {
+			fmt.Fprintf(&b, "  ack %s %v late=%v at=%d\n", a.Host, a.LastSeq, a.Late, a.At.UnixNano())
+		}
+	}
+	nodes, err := db.Nodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		fmt.Fprintf(&b, "node %s %d %v %d %d\n", n.Host, n.CPUs, n.Labels, n.Registered.UnixNano(), n.Updated.UnixNano())
+	}
+	hosts, err := db.Hosts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hosts {
+		for _, cpu := range []uint16{0, 1, 2, 3, wire.AllCPUs} {
+			if a, _ := db.Applied(h, cpu); a != 0 {
+				fmt.Fprintf(&b, "applied %s %d = %d\n", h, cpu, a)
+			}
+		}
+	}
+	for i := range 8 {
+		if r, err := db.Image(imgKey(i)); err == nil {
+			fmt.Fprintf(&b, "image %v %s\n", r.Key, r.Path)
+		}
+	}
+	return b.String()
+}
+
+func openTestFSM(t testing.TB) *FSM {
+	t.Helper()
+	f, err := OpenFSM(filepath.Join(t.TempDir(), "fsm"), t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// mustApply applies c as log entry index and returns the result, failing
+// on an error result.
+func mustApply(t testing.TB, f *FSM, index uint64, c Command) any {
+	t.Helper()
+	b, err := EncodeCommand(c)
+	if err != nil {
+		t.Fatalf("encode %T: %v", c, err)
+	}
+	res := f.ApplyCommand(index, b)
+	if err, ok := res.(error); ok {
+		t.Fatalf("apply %T at %d: %v", c, index, err)
+	}
+	return res
+}
+
+func outcomes(res any) []storage.Outcome {
+	o, _ := res.([]storage.Outcome)
+	return slices.Clone(o)
+}

@@ -1,0 +1,266 @@
+package coordinator
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"dcpi/storage"
+	"dcpi/wire"
+)
+
+// NATS subjects of the service. Leader subjects are served by the leader
+// alone (it subscribes when it gains leadership and unsubscribes when it
+// loses it), query subjects by any replica in a queue group.
+const (
+	SubjectPropose       = "dcpi.coord.propose"
+	SubjectRegister      = "dcpi.coord.register"
+	SubjectHeartbeat     = "dcpi.coord.heartbeat"
+	SubjectAck           = "dcpi.coord.ack"
+	SubjectCut           = "dcpi.coord.cut"
+	SubjectMembersAdd    = "dcpi.coord.members.add"
+	SubjectMembersRemove = "dcpi.coord.members.remove"
+	// SubjectQuery + kind: served by any replica from its own database.
+	SubjectQuery = "dcpi.coord.query."
+	// SubjectLinearQuery + kind: served by the leader after it has
+	// confirmed its leadership and applied everything committed before.
+	SubjectLinearQuery = "dcpi.coord.lquery."
+	// subjectReplica + id + ".query." + kind: one replica's queries, so the
+	// pages of one profile come from one database.
+	subjectReplica = "dcpi.coord.replica."
+)
+
+// Query kinds.
+const (
+	QueryEpochs  = "epochs"
+	QueryNodes   = "nodes"
+	QueryImages  = "images"
+	QueryApplied = "applied"
+	QueryTotals  = "totals"
+	QueryProfile = "profile"
+)
+
+// Reply headers carrying an error: its text and its class.
+const (
+	HeaderError     = "Dcpi-Error"
+	HeaderErrorCode = "Dcpi-Error-Code"
+)
+
+// Error classes a reply can carry; the client's errors wrap the matching
+// sentinel.
+const (
+	codeNotLeader  = "not-leader"  // nothing was proposed: retry elsewhere
+	codeUnknown    = "unknown"     // proposed, but the commit was not seen
+	codeBadRequest = "bad-request" // the request breaks a rule: do not retry
+	codeInternal   = "internal"
+)
+
+// Sentinel errors of the service.
+var (
+	// ErrNotLeader: this replica is not the leader (or is shutting down);
+	// nothing was proposed.
+	ErrNotLeader = errors.New("coordinator: not the leader")
+	// ErrUnknownOutcome: a proposal was made but its commit was not seen
+	// (leadership lost, timeout); it may or may not have been applied.
+	ErrUnknownOutcome = errors.New("coordinator: outcome unknown")
+	// ErrBadRequest: the request is malformed or breaks a rule; it changed
+	// nothing.
+	ErrBadRequest = errors.New("coordinator: bad request")
+	// ErrInternal: the replica failed (storage, raft).
+	ErrInternal = errors.New("coordinator: internal error")
+)
+
+// RegisterRequest registers a node.
+type RegisterRequest struct {
+	Host   string
+	Labels map[string]string
+	CPUs   int
+}
+
+// HeartbeatRequest is a node's sign of life.
+type HeartbeatRequest struct{ Host string }
+
+// EpochStatus tells a node where epochs stand: the current (newest) epoch,
+// and the closing epochs it has still to flush into and acknowledge.
+type EpochStatus struct {
+	Epoch      uint64
+	State      storage.EpochState
+	Start      time.Time
+	Pending    []uint64 // closing epochs this host has not acknowledged
+	Registered bool     // false: the host must register (again)
+}
+
+// AckRequest acknowledges an epoch (storage.EpochAck).
+type AckRequest struct {
+	Host    string
+	Epoch   uint64
+	LastSeq []uint64
+}
+
+// AckReply answers an ack.
+type AckReply struct{ Late bool }
+
+// CutReply names the epoch a cut opened.
+type CutReply struct{ Epoch uint64 }
+
+// MemberRequest adds or removes a replica.
+type MemberRequest struct{ ID, Addr string }
+
+// EpochInfo is an epoch with its acknowledgements and, while it is closing,
+// what sealing waits for. Waiting uses the answering replica's view of
+// liveness: the leader's, or on a follower every node counted live.
+type EpochInfo struct {
+	storage.Epoch
+	Acks    []storage.EpochAck
+	Waiting []string
+}
+
+// NodeInfo is a registered node with its liveness, when the answering
+// replica is the leader (LivenessKnown).
+type NodeInfo struct {
+	storage.Node
+	LivenessKnown bool
+	Live          bool
+	LastHeartbeat time.Time // zero if none seen by this leader
+}
+
+// ImagesRequest asks for image records by key.
+type ImagesRequest struct{ Keys []wire.ImageKey }
+
+// ImagesReply carries the records found (wire encoding), in request order,
+// as many as fit in one reply; Next is the index of the first key not
+// looked at (len(Keys) when done).
+type ImagesReply struct {
+	Records [][]byte
+	Next    int
+}
+
+// AppliedRequest asks for a stream's applied Seq.
+type AppliedRequest struct {
+	Host string
+	CPU  uint16
+}
+
+// AppliedReply carries it.
+type AppliedReply struct{ Seq uint64 }
+
+// TotalsReply is storage.Totals.
+type TotalsReply struct {
+	Samples, Unknown uint64
+	Drops            map[string]uint64
+}
+
+// ProfileRequest asks for one page of storage.Profile rows after a position.
+type ProfileRequest struct {
+	Query   storage.Query
+	After   *storage.ProfileKey
+	MaxRows int // 0: the server's page size
+}
+
+// Pages of profile rows stay well under NATS's default 1 MB payload.
+const (
+	pageRows  = 50_000
+	pageBytes = 512 << 10
+)
+
+// ProfileRow is one row of a profile page.
+type ProfileRow struct {
+	Image  wire.ImageKey
+	Offset uint64
+	Event  uint8
+	Host   string
+	Count  uint64
+}
+
+// profile page encoding: version, flags (bit 0: last page), the replica's
+// ID, the row count, then rows; a row's flags say whether its image and
+// host differ from the previous row's (rows come sorted, so they rarely do).
+const pageVersion = 1
+
+type pageEncoder struct {
+	e        enc
+	n        int
+	img      wire.ImageKey
+	host     string
+	lastSize int
+}
+
+func (p *pageEncoder) add(r ProfileRow) {
+	var fl byte
+	if p.n == 0 || r.Image != p.img {
+		fl |= 1
+	}
+	if p.n == 0 || r.Host != p.host {
+		fl |= 2
+	}
+	p.e.byte1(fl)
+	if fl&1 != 0 {
+		p.e.b = append(p.e.b, r.Image[:]...)
+	}
+	if fl&2 != 0 {
+		p.e.str(r.Host)
+	}
+	p.e.byte1(r.Event)
+	p.e.uvarint(r.Offset)
+	p.e.uvarint(r.Count)
+	p.img, p.host = r.Image, r.Host
+	p.n++
+}
+
+func (p *pageEncoder) finish(replica string, last bool) []byte {
+	var h enc
+	h.byte1(pageVersion)
+	if last {
+		h.byte1(1)
+	} else {
+		h.byte1(0)
+	}
+	h.str(replica)
+	h.uvarint(uint64(p.n))
+	return append(h.b, p.e.b...)
+}
+
+type profilePage struct {
+	replica string
+	last    bool
+	rows    []ProfileRow
+}
+
+func decodePage(b []byte) (*profilePage, error) {
+	d := &dec{b: b, what: "profile page"}
+	if v := d.byte1("version"); d.err == nil && v != pageVersion {
+		return nil, fmt.Errorf("%w: profile page version %d", ErrInternal, v)
+	}
+	p := &profilePage{}
+	p.last = d.byte1("flags")&1 != 0
+	p.replica = d.str("replica", 1024)
+	n := d.count("rows", pageRows*4, 4)
+	p.rows = make([]ProfileRow, 0, n)
+	var cur ProfileRow
+	for i := 0; i < n && d.err == nil; i++ {
+		fl := d.byte1("row flags")
+		if i == 0 && fl&3 != 3 {
+			d.fail("first row without image and host")
+		}
+		if fl&1 != 0 {
+			if len(d.b) < len(cur.Image) {
+				d.fail("row %d image: truncated", i)
+				break
+			}
+			copy(cur.Image[:], d.b)
+			d.b = d.b[len(cur.Image):]
+		}
+		if fl&2 != 0 {
+			cur.Host = d.str("host", wire.MaxHostLen)
+		}
+		cur.Event = d.byte1("event")
+		cur.Offset = d.uvarint("offset", ^uint64(0))
+		cur.Count = d.uvarint("count", ^uint64(0))
+		p.rows = append(p.rows, cur)
+	}
+	d.end()
+	if d.err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInternal, d.err)
+	}
+	return p, nil
+}

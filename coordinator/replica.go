@@ -1,0 +1,369 @@
+package coordinator
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/nats-io/nats.go"
+
+	"dcpi/storage"
+)
+
+// Peer is a replica of the Raft group.
+type Peer struct {
+	ID   string
+	Addr string // host:port of its Raft transport
+}
+
+// Config configures a replica.
+type Config struct {
+	ID       string
+	RaftAddr string // host:port to listen on for Raft, TCP; port 0 picks one (see Replica.Addr)
+	DataDir  string
+	// Bootstrap is the initial group, used once when DataDir holds no
+	// Raft state. An entry for this replica with an empty Addr means
+	// its own transport address. Empty: join an existing group (AddVoter).
+	Bootstrap []Peer
+	NATS      *nats.Conn
+	// HeartbeatTimeout is how long a node stays live after its last
+	// heartbeat; 0 means 10 s.
+	HeartbeatTimeout time.Duration
+	Logf             func(string, ...any) // nil: the standard logger
+
+	// RaftTimeout sets Raft's heartbeat and election timeouts (the leader
+	// lease is half of it); 0 keeps Raft's defaults (1 s). Tests shorten it.
+	RaftTimeout time.Duration
+	// SnapshotThreshold and TrailingLogs override Raft's (0: defaults).
+	SnapshotThreshold uint64
+	TrailingLogs      uint64
+	// WALSegmentBytes is the Raft log's segment size; 0 means raft-wal's
+	// 64 MiB. The log is truncated a whole segment at a time, so a
+	// follower far behind gets a snapshot only once its entries' segment
+	// is gone (tests use small segments to see it happen).
+	WALSegmentBytes int
+	// SealInterval is how often the leader evaluates the sealing rule; 0
+	// means 200 ms.
+	SealInterval time.Duration
+}
+
+// Replica is one running coordinator replica: Raft, the FSM and the NATS
+// service.
+type Replica struct {
+	cfg   Config
+	logf  func(string, ...any)
+	fsm   *FSM
+	raft  *raft.Raft
+	trans *raft.NetworkTransport
+	wal   *wal.WAL
+	meta  *metadb.BoltMetaDB
+
+	svc *service
+
+	stop chan struct{}
+	wg   sync.WaitGroup // background loops
+}
+
+// Start opens the replica's stores under cfg.DataDir (raft/ for the log
+// and stable store, snapshots/, db/ for the FSM's database), joins or
+// bootstraps the Raft group and starts serving queries over NATS.
+func Start(cfg Config) (*Replica, error) {
+	if cfg.ID == "" || cfg.RaftAddr == "" || cfg.DataDir == "" || cfg.NATS == nil {
+		return nil, fmt.Errorf("coordinator: start: ID, RaftAddr, DataDir and NATS are required")
+	}
+	if cfg.HeartbeatTimeout <= 0 {
+		cfg.HeartbeatTimeout = 10 * time.Second
+	}
+	if cfg.SealInterval <= 0 {
+		cfg.SealInterval = 200 * time.Millisecond
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = log.Printf
+	}
+	r := &Replica{cfg: cfg, logf: cfg.Logf, stop: make(chan struct{})}
+	if err := r.open(); err != nil {
+		r.closeStores()
+		return nil, fmt.Errorf("coordinator: start %s: %w", cfg.ID, err)
+	}
+	return r, nil
+}
+
+func (r *Replica) open() error {
+	cfg := r.cfg
+	logw := &logWriter{logf: r.logf}
+	raftDir := filepath.Join(cfg.DataDir, "raft")
+	if err := os.MkdirAll(raftDir, 0o755); err != nil {
+		return err
+	}
+	var err error
+	// raft-wal's Close leaves its meta store (a bbolt file, locked) open,
+	// so a replica restarted in-process would wait on the lock forever:
+	// hold the meta store here and close it after the WAL.
+	r.meta = &metadb.BoltMetaDB{}
+	segBytes := cfg.WALSegmentBytes
+	if segBytes <= 0 {
+		segBytes = wal.DefaultSegmentSize
+	}
+	if r.wal, err = wal.Open(raftDir, wal.WithMetaStore(r.meta), wal.WithSegmentSize(segBytes)); err != nil {
+		return fmt.Errorf("raft log: %w", err)
+	}
+	snaps, err := raft.NewFileSnapshotStore(cfg.DataDir, 2, logw)
+	if err != nil {
+		return fmt.Errorf("snapshot store: %w", err)
+	}
+	if r.fsm, err = OpenFSM(filepath.Join(cfg.DataDir, "db"), r.logf); err != nil {
+		return err
+	}
+	// Raft is told not to restore the newest snapshot on start (the
+	// database outlives the process), so restore it here if the database
+	// is behind it: a crash lost unsynced writes, or the db was removed.
+	if list, err := snaps.List(); err != nil {
+		return fmt.Errorf("snapshots: %w", err)
+	} else if len(list) > 0 && list[0].Index > r.fsm.AppliedIndex() {
+		r.logf("coordinator: %s: database at log index %d, snapshot at %d: restoring", cfg.ID, r.fsm.AppliedIndex(), list[0].Index)
+		_, rc, err := snaps.Open(list[0].ID)
+		if err != nil {
+			return fmt.Errorf("open snapshot: %w", err)
+		}
+		if err := r.fsm.Restore(rc); err != nil {
+			return err
+		}
+	}
+	addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
+	if err != nil {
+		return fmt.Errorf("raft address: %w", err)
+	}
+	var advertise net.Addr
+	if addr.Port != 0 && !addr.IP.IsUnspecified() {
+		advertise = addr
+	}
+	if r.trans, err = raft.NewTCPTransport(cfg.RaftAddr, advertise, 3, 10*time.Second, logw); err != nil {
+		return fmt.Errorf("raft transport: %w", err)
+	}
+
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.ID)
+	rc.NoSnapshotRestoreOnStart = true
+	rc.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft " + cfg.ID, Level: hclog.Warn, Output: logw})
+	if cfg.RaftTimeout > 0 {
+		rc.HeartbeatTimeout = cfg.RaftTimeout
+		rc.ElectionTimeout = cfg.RaftTimeout
+		rc.LeaderLeaseTimeout = cfg.RaftTimeout / 2
+	}
+	if cfg.SnapshotThreshold > 0 {
+		rc.SnapshotThreshold = cfg.SnapshotThreshold
+	}
+	if cfg.TrailingLogs > 0 {
+		rc.TrailingLogs = cfg.TrailingLogs
+	}
+	notify := make(chan bool, 16)
+	rc.NotifyCh = notify
+
+	if len(cfg.Bootstrap) > 0 {
+		has, err := raft.HasExistingState(r.wal, r.wal, snaps)
+		if err != nil {
+			return fmt.Errorf("raft state: %w", err)
+		}
+		if !has {
+			var conf raft.Configuration
+			for _, p := range cfg.Bootstrap {
+				a := p.Addr
+				if p.ID == cfg.ID && a == "" {
+					a = string(r.trans.LocalAddr())
+				}
+				conf.Servers = append(conf.Servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(a)})
+			}
+			if err := raft.BootstrapCluster(rc, r.wal, r.wal, snaps, r.trans, conf); err != nil {
+				return fmt.Errorf("bootstrap: %w", err)
+			}
+		}
+	}
+	if r.raft, err = raft.NewRaft(rc, r.fsm, r.wal, r.wal, snaps, r.trans); err != nil {
+		return fmt.Errorf("raft: %w", err)
+	}
+	r.svc = newService(r)
+	if err := r.svc.startQueries(); err != nil {
+		return err
+	}
+	r.wg.Add(1)
+	go r.watchLeadership(notify)
+	return nil
+}
+
+// closeStores releases what open got, after a failed open.
+func (r *Replica) closeStores() {
+	if r.svc != nil {
+		r.svc.stopAll()
+	}
+	if r.raft != nil {
+		r.raft.Shutdown().Error()
+	}
+	if r.trans != nil {
+		r.trans.Close()
+	}
+	if r.wal != nil {
+		r.wal.Close()
+	}
+	if r.meta != nil {
+		r.meta.Close()
+	}
+	if r.fsm != nil {
+		r.fsm.Close()
+	}
+}
+
+// Shutdown stops serving, leaves Raft running no more, and closes the
+// stores. The data directory can be started again.
+func (r *Replica) Shutdown() error {
+	select {
+	case <-r.stop:
+		return nil
+	default:
+	}
+	close(r.stop)
+	r.svc.stopAll()
+	err := r.raft.Shutdown().Error()
+	r.wg.Wait()
+	r.svc.wait()
+	if cerr := r.trans.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := r.wal.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := r.meta.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := r.fsm.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("coordinator: shutdown %s: %w", r.cfg.ID, err)
+	}
+	return nil
+}
+
+// ID is the replica's Raft server ID.
+func (r *Replica) ID() string { return r.cfg.ID }
+
+// Addr is the replica's Raft transport address.
+func (r *Replica) Addr() string { return string(r.trans.LocalAddr()) }
+
+// IsLeader reports whether this replica is the Raft leader.
+func (r *Replica) IsLeader() bool { return r.raft.State() == raft.Leader }
+
+// LeaderID is the current leader's ID as this replica knows it ("" if
+// none).
+func (r *Replica) LeaderID() string {
+	_, id := r.raft.LeaderWithID()
+	return string(id)
+}
+
+// DB is the replica's current database (it changes when a snapshot is
+// restored).
+func (r *Replica) DB() *storage.DB { return r.fsm.DB() }
+
+// FSM is the replica's state machine.
+func (r *Replica) FSM() *FSM { return r.fsm }
+
+// Raft is the replica's Raft instance, for operations this package does
+// not wrap (Snapshot, Stats).
+func (r *Replica) Raft() *raft.Raft { return r.raft }
+
+const membershipTimeout = 10 * time.Second
+
+// AddVoter adds a replica to the group; leader only (ErrNotLeader).
+func (r *Replica) AddVoter(id, addr string) error {
+	if err := r.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, membershipTimeout).Error(); err != nil {
+		return fmt.Errorf("coordinator: add voter %s at %s: %w", id, addr, raftErr(err))
+	}
+	return nil
+}
+
+// RemoveServer removes a replica from the group; leader only.
+func (r *Replica) RemoveServer(id string) error {
+	if err := r.raft.RemoveServer(raft.ServerID(id), 0, membershipTimeout).Error(); err != nil {
+		return fmt.Errorf("coordinator: remove server %s: %w", id, raftErr(err))
+	}
+	return nil
+}
+
+// raftErr classes a Raft error: ErrNotLeader when nothing was proposed,
+// ErrUnknownOutcome when a proposal's fate is unknown.
+func raftErr(err error) error {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress),
+		errors.Is(err, raft.ErrRaftShutdown), errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, raft.ErrNotVoter):
+		return fmt.Errorf("%w: %w", ErrNotLeader, err)
+	case errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrAbortedByRestore):
+		return fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
+	}
+	return fmt.Errorf("%w: %w", ErrInternal, err)
+}
+
+// watchLeadership starts the leader's service when this replica gains
+// leadership and stops it when it loses it.
+func (r *Replica) watchLeadership(notify <-chan bool) {
+	defer r.wg.Done()
+	var lead *leaderTerm
+	stopLead := func() {
+		if lead != nil {
+			lead.stop()
+			lead = nil
+		}
+	}
+	defer stopLead()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case isLeader := <-notify:
+			// Notifications can queue; act on the current state.
+			isLeader = isLeader && r.raft.State() == raft.Leader
+			if isLeader && lead == nil {
+				r.logf("coordinator: %s is the leader", r.cfg.ID)
+				var err error
+				if lead, err = r.svc.lead(); err != nil {
+					r.logf("coordinator: %s: start leader service: %v", r.cfg.ID, err)
+					lead = nil
+				}
+			} else if !isLeader && lead != nil {
+				r.logf("coordinator: %s lost leadership", r.cfg.ID)
+				stopLead()
+			}
+		}
+	}
+}
+
+// logWriter turns the lines of raft's and its stores' loggers into Logf
+// calls.
+type logWriter struct {
+	logf func(string, ...any)
+	mu   sync.Mutex
+	buf  []byte
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		w.logf("%s", w.buf[:i])
+		w.buf = w.buf[i+1:]
+	}
+	return len(p), nil
+}

@@ -1,0 +1,110 @@
+package storage
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestRegistryRoundTrip(t *testing.T) {
+	db, dir := openTest(t)
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	nodes := []Node{
+		{Host: "alpha1", CPUs: 4, Labels: map[string]string{"rack": "r1", "role": ""}, Registered: t0, Updated: t0.Add(time.Second)},
+		{Host: "alpha2", CPUs: 1},
+	}
+	acks := []EpochAck{
+		{Epoch: 3, Host: "alpha1", LastSeq: []uint64{5, 0, 1 << 40, 7, 2}, At: t0},
+		{Epoch: 3, Host: "alpha2", Late: true, At: t0},
+		{Epoch: 4, Host: "alpha1", LastSeq: []uint64{9}},
+	}
+	var m Meta
+	for _, n := range nodes {
+		if err := m.PutNode(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, a := range acks {
+		if err := m.PutEpochAck(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.SetLogIndex(42)
+	if err := db.CommitMeta(&m); err != nil {
+		t.Fatal(err)
+	}
+	check := func(db *DB) {
+		t.Helper()
+		got, err := db.Nodes()
+		if err != nil || !reflect.DeepEqual(got, nodes) {
+			t.Errorf("Nodes = %+v %v\nwant %+v", got, err, nodes)
+		}
+		ga, err := db.EpochAcks(3)
+		if err != nil || !reflect.DeepEqual(ga, acks[:2]) {
+			t.Errorf("EpochAcks(3) = %+v %v", ga, err)
+		}
+		if a, err := db.EpochAck(4, "alpha1"); err != nil || !reflect.DeepEqual(a, acks[2]) {
+			t.Errorf("EpochAck(4) = %+v %v", a, err)
+		}
+		if _, err := db.EpochAck(4, "alpha2"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("missing ack: %v", err)
+		}
+		if n, err := db.Node("alpha1"); err != nil || !reflect.DeepEqual(n, nodes[0]) {
+			t.Errorf("Node = %+v %v", n, err)
+		}
+		if i, err := db.LogIndex(); i != 42 || err != nil {
+			t.Errorf("LogIndex = %d %v", i, err)
+		}
+	}
+	check(db)
+	db.Close()
+	db2, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	check(db2)
+}
+
+func TestRegistryInvalid(t *testing.T) {
+	var m Meta
+	bad := []Node{
+		{Host: "", CPUs: 1},
+		{Host: "a", CPUs: 0},
+		{Host: "a", CPUs: MaxCPUs + 1},
+		{Host: "a", CPUs: 1, Labels: map[string]string{"": "x"}},
+		{Host: "a\x00b", CPUs: 1},
+	}
+	for _, n := range bad {
+		if err := m.PutNode(n); !errors.Is(err, ErrInvalid) {
+			t.Errorf("PutNode(%+v) = %v, want ErrInvalid", n, err)
+		}
+	}
+	if err := m.PutEpochAck(EpochAck{Epoch: 1, Host: "a", LastSeq: make([]uint64, MaxCPUs+2)}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("oversized ack: %v", err)
+	}
+	if m.Len() != 0 {
+		t.Errorf("%d writes collected from invalid records", m.Len())
+	}
+}
+
+// FuzzDecodeRegistry: stored records never panic the decoders.
+func FuzzDecodeRegistry(f *testing.F) {
+	n, _ := encodeNode(&Node{Host: "h", CPUs: 2, Labels: map[string]string{"a": "b"}})
+	a, _ := encodeAck(&EpochAck{Host: "h", Epoch: 1, LastSeq: []uint64{1, 2}})
+	f.Add(n)
+	f.Add(a)
+	f.Fuzz(func(t *testing.T, v []byte) {
+		if n, err := decodeNode("h", v); err == nil {
+			if _, err := encodeNode(&n); err != nil {
+				t.Errorf("decoded node does not encode: %v", err)
+			}
+		}
+		if a, err := decodeAck(1, "h", v); err == nil {
+			if _, err := encodeAck(&a); err != nil {
+				t.Errorf("decoded ack does not encode: %v", err)
+			}
+		}
+	})
+}
