@@ -35,7 +35,8 @@ func imageKey(i int) wire.ImageKey {
 }
 
 func randBatch(r *rand.Rand, host string, cpu uint16, seq, epoch uint64) *wire.Batch {
-	b := &wire.Batch{Version: wire.Version, Host: host, CPU: cpu, Seq: seq, Epoch: epoch, Start: seq * 10, End: seq*10 + 10}
+	b := &wire.Batch{Version: wire.Version, Host: host, CPU: cpu, Seq: seq, Epoch: epoch, Start: seq * 10, End: seq*10 + 10,
+		Delivered: seq * 100, Accounted: seq * 90}
 	for range r.IntN(30) {
 		b.Entries = append(b.Entries, wire.Entry{Image: imageKey(r.IntN(4)), Event: uint8(r.IntN(2)),
 			Offset: 4 * uint64(r.IntN(50)), Count: 1 + uint64(r.IntN(9))})
@@ -96,6 +97,12 @@ func TestMergeFoldsConsecutiveRuns(t *testing.T) {
 		got = append(got, span{d.Batch.Host, d.Batch.CPU, d.Batch.Seq, d.Last, len(ps[0].Members[k])})
 		s, dr := sum([]*wire.Batch{d.Batch})
 		samples, drops = samples+s, drops+dr
+	}
+	for _, d := range ps[0].Deltas {
+		last := max(d.Last, d.Batch.Seq)
+		if d.Batch.Delivered != last*100 || d.Batch.Accounted != last*90 {
+			t.Errorf("delta [%d, %d] carries accounting (%d, %d), want its last batch's", d.Batch.Seq, last, d.Batch.Delivered, d.Batch.Accounted)
+		}
 	}
 	want := []span{{"h1", 0, 1, 5, 6}, {"h1", 0, 7, 7, 1}, {"h1", 0, 8, 8, 1}, {"h1", 1, 4, 4, 1}, {"h2", 0, 1, 1, 1}}
 	if !slices.Equal(got, want) {

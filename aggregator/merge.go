@@ -142,4 +142,7 @@ func fold(dst, b *wire.Batch) {
 		dst.Drops[name] += n
 	}
 	dst.Start, dst.End = min(dst.Start, b.Start), max(dst.End, b.End)
+	// The accounting is cumulative: the later batch's describes the run.
+	dst.Version = max(dst.Version, b.Version)
+	dst.Delivered, dst.Accounted = b.Delivered, b.Accounted
 }

@@ -36,7 +36,7 @@ func fixture() *MemSource {
 		sym("main", base+0x210, 0x50), sym("work", base+0x260, 0xa0), sym("helper", base+0x300, 0)))
 	m.PutImage(rec(2, "/lib/libc", base+0x1000, sym("memcpy", base+0x210, 0x40)))
 	kern := &wire.ImageRecord{Version: wire.Version, Key: testKey(3), Path: "/vmunix",
-		TextStart: 0x60000000150, TextEnd: 0x60000000c2c, Symbols: []wire.Symbol{sym("idle", 0x60000000150, 0xb0)}}
+		TextStart: 0x60000000150, TextEnd: 0x60000000c2c, Base: 0x60000000000, Symbols: []wire.Symbol{sym("idle", 0x60000000150, 0xb0)}}
 	m.PutImage(kern)
 	add := func(epoch uint64, host string, pid uint32, image int, off uint64, ev uint8, n uint64) {
 		m.Add(storage.Record{Epoch: epoch, Event: ev, Image: testKey(image), Offset: off, Host: host, PID: pid, Count: n})

@@ -25,14 +25,14 @@ const UnknownProcedure = "unknown_rtn"
 // The node reports a sample as its PC minus the base of the image's
 // mapping (node.ImageMaps.Resolve), and the loader maps an image at the
 // page-aligned address of its first PT_LOAD segment (hwsim.loadSegments;
-// vmunix's first segment is page-aligned too). The record carries the
-// symbols' link-time addresses and the text range but not that base, so it
-// is inferred as the page containing TextStart: true when .text lies in the
-// first page of the first segment, as in every image the simulator runs
-// (the ELF and program headers precede it there). An image whose .text
-// begins a page or more past its first segment would need the base in the
-// record (wire.ImageRecord has no field for it yet).
+// vmunix's first segment is page-aligned too). Version 2 records carry that
+// base; for version 1 it is inferred as the page containing TextStart: true
+// when .text lies in the first page of the first segment, as in every image
+// the simulator runs (the ELF and program headers precede it there).
 func LoadBase(rec *wire.ImageRecord) uint64 {
+	if rec.Version >= 2 {
+		return rec.Base
+	}
 	return rec.TextStart &^ (alpha.PageSize - 1)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
 	"dcpi/hwsim/vmunix"
 	"dcpi/storage"
@@ -26,7 +27,7 @@ const base = 0x120000000
 
 func rec(i int, path string, textEnd uint64, syms ...wire.Symbol) *wire.ImageRecord {
 	return &wire.ImageRecord{Version: wire.Version, Key: testKey(i), Path: path,
-		TextStart: base + 0x210, TextEnd: textEnd, Symbols: syms}
+		TextStart: base + 0x210, TextEnd: textEnd, Base: base, Symbols: syms}
 }
 
 func sym(name string, addr, size uint64) wire.Symbol {
@@ -40,9 +41,13 @@ func TestLoadBase(t *testing.T) {
 		{0x120002000, 0x120002000},
 		{0, 0},
 	} {
-		if got := LoadBase(&wire.ImageRecord{TextStart: tc.textStart}); got != tc.want {
-			t.Errorf("LoadBase(text %#x) = %#x, want %#x", tc.textStart, got, tc.want)
+		if got := LoadBase(&wire.ImageRecord{Version: 1, TextStart: tc.textStart}); got != tc.want {
+			t.Errorf("LoadBase(version 1, text %#x) = %#x, want %#x", tc.textStart, got, tc.want)
 		}
+	}
+	// Version 2 records say where the image was mapped.
+	if got := LoadBase(&wire.ImageRecord{Version: 2, TextStart: 0x120004210, Base: 0x120000000}); got != 0x120000000 {
+		t.Errorf("LoadBase(version 2) = %#x, want the record's base", got)
 	}
 }
 
@@ -195,7 +200,11 @@ func elfRecord(t *testing.T, data []byte, path string, kernel bool) (*wire.Image
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &wire.ImageRecord{Version: wire.Version, Key: key, Path: path, Size: uint64(len(data)), TextStart: im.TextStart, TextEnd: im.TextEnd}
+	r := &wire.ImageRecord{Version: wire.Version, Key: key, Path: path, Size: uint64(len(data)), TextStart: im.TextStart, TextEnd: im.TextEnd,
+		Base: ^uint64(0)}
+	for _, s := range im.Segments {
+		r.Base = min(r.Base, s.Vaddr&^(alpha.PageSize-1)) // where the loader maps it (node: Mapping.Base)
+	}
 	for _, s := range im.Symbols {
 		r.Symbols = append(r.Symbols, wire.Symbol{Name: s.Name, Addr: s.Addr, Size: s.Size})
 	}

@@ -45,6 +45,10 @@ type Config struct {
 	// profile database has applied, so its batches are not taken for
 	// redeliveries.
 	FirstSeq []uint64
+	// Carried are, per CPU, drop counters a restarted agent reports for
+	// its predecessor (samples its crash lost) in its first batch. They
+	// are not this run's samples, so its Accounted leaves them out.
+	Carried []map[string]uint64
 }
 
 // DefaultConfig drains every 0.1 simulated second at 333 MHz.
@@ -85,6 +89,7 @@ type Node struct {
 	epoch      uint64   // the epoch batches are published into
 	seq        []uint64 // next batch sequence number per CPU
 	epochFirst []uint64 // first seq published into the current epoch per CPU (0: none yet)
+	accounted  []uint64 // samples and drops published per CPU, this run
 	lastCycle  []uint64
 	dropsSeen  []uint64
 	published  map[string]bool
@@ -120,6 +125,7 @@ func New(m *hwsim.Machine, cfg Config, pub Publisher) (*Node, error) {
 	n := &Node{cfg: cfg, m: m, pub: pub, kernel: kim, wake: make(chan struct{}, 1),
 		flushReq: make(chan struct{}, 1), cutReq: make(chan cutRequest), daemonDone: make(chan struct{}), published: map[string]bool{},
 		epoch: cfg.Epoch}
+	n.cfg.Carried = slices.Clone(cfg.Carried) // emptied as reported
 	n.maps = NewImageMaps(Mapping{Base: lo, Size: hi - lo, Image: kim.ID.String(), Path: vmunix.Path})
 	n.att = newAttributor(n.maps, cfg.PerProcess)
 	cpus := m.Config().CPUs
@@ -132,6 +138,7 @@ func New(m *hwsim.Machine, cfg Config, pub Publisher) (*Node, error) {
 	}
 	n.seq, n.lastCycle, n.dropsSeen = make([]uint64, cpus), make([]uint64, cpus), make([]uint64, cpus)
 	n.epochFirst = make([]uint64, cpus)
+	n.accounted = make([]uint64, cpus)
 	for i := range n.seq {
 		n.seq[i] = 1
 		if i < len(cfg.FirstSeq) && cfg.FirstSeq[i] > 0 {
@@ -158,10 +165,14 @@ func (n *Node) CounterInterrupt(s hwsim.Sample) uint64 {
 	d, t := n.drivers[s.CPU], &n.timing[s.CPU]
 	var cost uint64
 	var full bool
-	if t.tick++; t.tick%timingStride != 0 {
-		cost, full = d.Sample(s.Incarnation, s.PC, uint8(s.Event))
-	} else {
+	switch t.tick++; t.tick % timingStride {
+	case 0:
 		cost, full = t.timed(d, s, n.clockNS)
+	case timingStride / 2:
+		t.timeClock(n.clockNS)
+		fallthrough
+	default:
+		cost, full = d.Sample(s.Incarnation, s.PC, uint8(s.Event))
 	}
 	if full {
 		select {
@@ -321,9 +332,10 @@ func (n *Node) takeBuffers(cpu int, d *Driver, buf []Entry) error {
 		}
 	}
 	n.buf = buf
-	var dropped, now uint64
-	n.ipi(cpu, func(d *Driver) { d.Release(); dropped, now = d.Stats().Dropped, n.m.Now() })
-	return n.publish(cpu, buf, dropped, now)
+	var st DriverStats
+	var now uint64
+	n.ipi(cpu, func(d *Driver) { d.Release(); st, now = d.Stats(), n.m.Now() })
+	return n.publish(cpu, buf, st, now)
 }
 
 // finalDrain empties every driver with the machine stopped: nothing runs
@@ -341,7 +353,7 @@ func (n *Node) finalDrain() error {
 			}
 		}
 		d.Release()
-		if err := n.publish(cpu, buf, d.Stats().Dropped, n.m.Now()); err != nil {
+		if err := n.publish(cpu, buf, d.Stats(), n.m.Now()); err != nil {
 			return err
 		}
 	}
@@ -352,10 +364,11 @@ func (n *Node) finalDrain() error {
 // publish attributes one CPU's drained entries and publishes them as a
 // batch, with image records for images not yet published.
 //
-// dropped is the driver's drop count and now the machine time, both read
-// on the CPU (in the IPI that ended the drain): the daemon never reads the
+// st is the driver's counters and now the machine time, both read on the
+// CPU (in the IPI that ended the drain): the daemon never reads the
 // machine directly.
-func (n *Node) publish(cpu int, entries []Entry, dropped, now uint64) error {
+func (n *Node) publish(cpu int, entries []Entry, st DriverStats, now uint64) error {
+	dropped := st.Dropped
 	start := time.Now()
 	defer func() {
 		n.statsMu.Lock()
@@ -376,11 +389,29 @@ func (n *Node) publish(cpu int, entries []Entry, dropped, now uint64) error {
 		drops = map[string]uint64{"driver.overflow_full": d}
 	}
 	n.dropsSeen[cpu] = dropped
+	var ownDrops uint64
+	for _, d := range drops {
+		ownDrops += d
+	}
+	if cpu < len(n.cfg.Carried) && len(n.cfg.Carried[cpu]) > 0 {
+		if drops == nil {
+			drops = map[string]uint64{}
+		}
+		for name, d := range n.cfg.Carried[cpu] {
+			drops[name] += d
+		}
+		n.cfg.Carried[cpu] = nil
+	}
 	if len(entries) == 0 && drops == nil {
 		return nil
 	}
 	end := now
 	b := n.att.batch(n.cfg.Host, n.epoch, uint16(cpu), n.seq[cpu], n.lastCycle[cpu], end, drops)
+	// The accounting a successor needs if this agent dies: every
+	// interrupt delivered so far on this CPU is in a batch, dropped, or
+	// still held by the driver.
+	n.accounted[cpu] += b.Total() + ownDrops
+	b.Delivered, b.Accounted = st.Samples, n.accounted[cpu]
 	if n.epochFirst[cpu] == 0 {
 		n.epochFirst[cpu] = n.seq[cpu]
 	}
@@ -406,7 +437,7 @@ func (n *Node) publishImage(m Mapping) error {
 	if err != nil {
 		return err
 	}
-	r := &wire.ImageRecord{Version: wire.Version, Key: key, Path: m.Path}
+	r := &wire.ImageRecord{Version: wire.Version, Key: key, Path: m.Path, Base: m.Base}
 	var im *elfimage.Image
 	if m.Path == vmunix.Path {
 		im, r.Size = n.kernel, uint64(len(vmunix.Image()))

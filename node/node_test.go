@@ -99,6 +99,25 @@ func TestConservation(t *testing.T) {
 		}
 		seqs[b.CPU] = b.Seq
 	}
+	// Each CPU's last batch, cut after the final drain, accounts for every
+	// interrupt its CPU took; and along the way no batch claims more
+	// accounted than delivered (Validate) or goes backwards.
+	last := map[uint16]*wire.Batch{}
+	for _, b := range pub.batches {
+		if p := last[b.CPU]; p != nil && (b.Delivered < p.Delivered || b.Accounted < p.Accounted) {
+			t.Fatalf("cpu %d: batch %d accounting (%d, %d) behind batch %d's (%d, %d)", b.CPU, b.Seq, b.Delivered, b.Accounted, p.Seq, p.Delivered, p.Accounted)
+		}
+		last[b.CPU] = b
+	}
+	for cpu, c := range m.CPUStats() {
+		var took uint64
+		for _, v := range c.Interrupts {
+			took += v
+		}
+		if b := last[uint16(cpu)]; b == nil || b.Delivered != took || b.Accounted != took {
+			t.Fatalf("cpu %d took %d interrupts; its last batch says delivered %d, accounted %d", cpu, took, b.Delivered, b.Accounted)
+		}
+	}
 	ds, drivers := n.Stats()
 	var evictions uint64
 	for _, d := range drivers {
@@ -162,5 +181,49 @@ func TestFlushOnCommand(t *testing.T) {
 	}
 	if ds, _ := n.Stats(); ds.FullDrains != 1 {
 		t.Fatalf("%d full drains, want the 1 asked for", ds.FullDrains)
+	}
+}
+
+// TestCarriedDrops: a restarted agent reports its predecessor's losses in
+// its first batch on each CPU, outside its own accounting.
+func TestCarriedDrops(t *testing.T) {
+	cfg := hwsim.DefaultConfig()
+	cfg.Timing, cfg.CPUs = false, 2
+	data, _ := workloads.Binary("sort")
+	cfg.Files = map[string][]byte{"/bin/sort": data}
+	m, err := hwsim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ncfg := DefaultConfig()
+	ncfg.FirstSeq = []uint64{7, 3}
+	ncfg.Carried = []map[string]uint64{{"node.crash_lost": 11}, nil}
+	pub := &memPublisher{}
+	n, err := New(m, ncfg, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Spawn("/bin/sort", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Run(0); err != nil {
+		t.Fatal(err)
+	}
+	var lost uint64
+	first := map[uint16]uint64{}
+	for _, b := range pub.batches {
+		if _, ok := first[b.CPU]; !ok {
+			first[b.CPU] = b.Seq
+			if b.CPU == 0 && b.Drops["node.crash_lost"] != 11 {
+				t.Errorf("first batch of cpu 0 carries drops %v, want node.crash_lost 11", b.Drops)
+			}
+		}
+		lost += b.Drops["node.crash_lost"]
+		if b.Accounted > b.Delivered {
+			t.Fatalf("batch %d: accounted %d > delivered %d: carried drops counted as this run's", b.Seq, b.Accounted, b.Delivered)
+		}
+	}
+	if lost != 11 || first[0] != 7 || first[1] != 3 {
+		t.Fatalf("lost %d (want 11 once); first seqs %v (want 7 and 3)", lost, first)
 	}
 }

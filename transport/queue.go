@@ -55,7 +55,7 @@ func newBatchItem(b *wire.Batch) (*item, error) {
 		return nil, err
 	}
 	hdr := wire.Batch{Version: b.Version, Host: b.Host, Epoch: b.Epoch, CPU: b.CPU, Seq: b.Seq,
-		Start: b.Start, End: b.End, Drops: maps.Clone(b.Drops)}
+		Start: b.Start, End: b.End, Drops: maps.Clone(b.Drops), Delivered: b.Delivered, Accounted: b.Accounted}
 	return &item{hdr: hdr, samples: b.Total(), id: msgID(b.Host, b.Epoch, b.CPU, b.Seq), data: data}, nil
 }
 

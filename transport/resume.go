@@ -40,13 +40,30 @@ import (
 // stays until an aggregator Terms it, and until then the stream cannot say
 // where that CPU stands.
 func LastPublished(ctx context.Context, js jetstream.JetStream, host string, cpus int) ([]uint64, error) {
+	bs, err := LastBatches(ctx, js, host, cpus)
+	if err != nil {
+		return nil, err
+	}
+	last := make([]uint64, cpus)
+	for cpu, b := range bs {
+		if b != nil {
+			last[cpu] = b.Seq
+		}
+	}
+	return last, nil
+}
+
+// LastBatches is LastPublished with the batches themselves (nil for a CPU
+// with none held): a restarted agent also reads its predecessor's sample
+// accounting (wire.Batch.Delivered, Accounted) from them.
+func LastBatches(ctx context.Context, js jetstream.JetStream, host string, cpus int) ([]*wire.Batch, error) {
 	if err := CheckHost(host); err != nil {
 		return nil, fmt.Errorf("transport: last published: %w", err)
 	}
 	if cpus < 0 || cpus > wire.AllCPUs {
 		return nil, fmt.Errorf("transport: last published of %s: %d CPUs (want 0..%d)", host, cpus, wire.AllCPUs)
 	}
-	last := make([]uint64, cpus)
+	last := make([]*wire.Batch, cpus)
 	s, err := js.Stream(ctx, StreamName)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return last, nil
@@ -75,24 +92,29 @@ func LastPublishedCPU(ctx context.Context, js jetstream.JetStream, host string, 
 	if err != nil {
 		return 0, fmt.Errorf("transport: last published of %s cpu %d: stream %s: %w", host, cpu, StreamName, err)
 	}
-	return lastPublished(ctx, s, host, cpu)
+	b, err := lastPublished(ctx, s, host, cpu)
+	if err != nil || b == nil {
+		return 0, err
+	}
+	return b.Seq, nil
 }
 
 // lastPublished reads the last message on (host, cpu)'s subject and
-// decodes it. The request goes to the stream leader (the stream does not
-// allow direct gets), so it sees every acknowledged publish.
-func lastPublished(ctx context.Context, s jetstream.Stream, host string, cpu uint16) (uint64, error) {
+// decodes it (nil: none). The request goes to the stream leader (the
+// stream does not allow direct gets), so it sees every acknowledged
+// publish.
+func lastPublished(ctx context.Context, s jetstream.Stream, host string, cpu uint16) (*wire.Batch, error) {
 	subject := batchSubject(host, cpu)
 	m, err := s.GetLastMsgForSubject(ctx, subject)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return 0, nil
+		return nil, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("transport: last published on %s: %w", subject, err)
+		return nil, fmt.Errorf("transport: last published on %s: %w", subject, err)
 	}
 	_, _, b, err := decodeDelivery(m.Subject, m.Data)
 	if err != nil {
-		return 0, fmt.Errorf("transport: last published of %s cpu %d: stream seq %d: %w", host, cpu, m.Sequence, err)
+		return nil, fmt.Errorf("transport: last published of %s cpu %d: stream seq %d: %w", host, cpu, m.Sequence, err)
 	}
-	return b.Seq, nil
+	return b, nil
 }

@@ -39,6 +39,16 @@ type Batch struct {
 	// Drops are named counters of samples lost since the previous batch of
 	// this (Host, CPU), e.g. "driver.overflow_full".
 	Drops map[string]uint64
+
+	// Sample accounting (version 2), cumulative over the publishing agent's
+	// run on this CPU: Delivered counts the interrupts the hardware had
+	// delivered when the batch was cut; Accounted the samples, dropped ones
+	// included, in this run's batches up to and including this one. The
+	// difference is what the driver still held. If the agent dies, its
+	// successor reads the last batch that reached the cluster and reports
+	// Delivered - Accounted as lost in the crash, so every sample the
+	// hardware reported is accounted for. Both are 0 in version 1.
+	Delivered, Accounted uint64
 }
 
 // Entry is one (image, offset, event, PID) count.
@@ -145,8 +155,14 @@ func satAdd(a, b uint64) uint64 {
 // Validate checks every rule of a Batch; Marshal and Unmarshal apply it. The
 // error wraps ErrVersion, ErrTooLarge or ErrInvalid and names the field.
 func (b *Batch) Validate() error {
-	if b.Version != Version {
-		return fmt.Errorf("wire: batch: %w %d (this build writes %d)", ErrVersion, b.Version, Version)
+	if err := checkVersion("batch", b.Version); err != nil {
+		return err
+	}
+	if b.Version < 2 && (b.Delivered != 0 || b.Accounted != 0) {
+		return fmt.Errorf("wire: batch: %w: version %d carries no sample accounting", ErrInvalid, b.Version)
+	}
+	if b.Accounted > b.Delivered {
+		return fmt.Errorf("wire: batch: %w: %d samples accounted of %d delivered", ErrInvalid, b.Accounted, b.Delivered)
 	}
 	if err := checkHost(b.Host); err != nil {
 		return fmt.Errorf("wire: batch: %w", err)
@@ -263,13 +279,17 @@ func (b *Batch) AppendBinary(buf []byte) ([]byte, error) {
 		return nil, err
 	}
 	start := len(buf)
-	buf = appendHeader(buf, batchMagic)
+	buf = appendHeader(buf, batchMagic, b.Version)
 	buf = appendString(buf, b.Host)
 	buf = binary.AppendUvarint(buf, b.Epoch)
 	buf = binary.AppendUvarint(buf, uint64(b.CPU))
 	buf = binary.AppendUvarint(buf, b.Seq)
 	buf = binary.AppendUvarint(buf, b.Start)
 	buf = binary.AppendUvarint(buf, b.End)
+	if b.Version >= 2 {
+		buf = binary.AppendUvarint(buf, b.Delivered)
+		buf = binary.AppendUvarint(buf, b.Accounted)
+	}
 
 	groups := 0
 	for i := range b.Entries {
@@ -330,18 +350,22 @@ func (b *Batch) AppendBinary(buf []byte) ([]byte, error) {
 // *b is left zero.
 func (b *Batch) UnmarshalBinary(data []byte) error {
 	*b = Batch{}
-	body, err := frame(data, batchMagic, "batch")
+	body, v, err := frame(data, batchMagic, "batch")
 	if err != nil {
 		return err
 	}
 	d := &decoder{buf: body, what: "batch"}
-	nb := Batch{Version: Version}
+	nb := Batch{Version: v}
 	nb.Host = d.string("host", MaxHostLen)
 	nb.Epoch = d.uvarint("epoch")
 	nb.CPU = uint16(d.bounded("cpu", 0xFFFF))
 	nb.Seq = d.uvarint("seq")
 	nb.Start = d.uvarint("start")
 	nb.End = d.uvarint("end")
+	if v >= 2 {
+		nb.Delivered = d.uvarint("delivered")
+		nb.Accounted = d.uvarint("accounted")
+	}
 
 	groups := d.count("image groups", MaxEntries, minGroupBytes)
 	for g := 0; g < groups && d.err == nil; g++ {

@@ -141,7 +141,7 @@ func reseal(data []byte) []byte {
 
 // encodeBody frames a hand-written batch body.
 func encodeBody(body ...[]byte) []byte {
-	buf := appendHeader(nil, batchMagic)
+	buf := appendHeader(nil, batchMagic, 1) // the hand-written bodies are version 1
 	for _, b := range body {
 		buf = append(buf, b...)
 	}
@@ -174,7 +174,7 @@ func TestBatchDecodeErrors(t *testing.T) {
 		{"empty", nil, ErrMalformed, "shorter than header"},
 		{"short", good[:9], ErrMalformed, "shorter than header"},
 		{"magic", append([]byte("DCPR"), good[4:]...), ErrMalformed, "magic"},
-		{"version", reseal(append(append([]byte("DCPB"), 0, 2), good[6:]...)), ErrVersion, "version 2"},
+		{"version", reseal(append(append([]byte("DCPB"), 0, 3), good[6:]...)), ErrVersion, "version 3"},
 		{"checksum", append(append([]byte(nil), good[:len(good)-1]...), good[len(good)-1]^1), ErrMalformed, "checksum"},
 		{"flipped body", func() []byte { b := append([]byte(nil), good...); b[10] ^= 0x40; return b }(), ErrMalformed, "checksum"},
 		{"truncated", reseal(append(append([]byte(nil), good[:len(good)-8]...), 0, 0, 0, 0)), ErrMalformed, "truncated"},
@@ -254,5 +254,57 @@ func TestBatchCompact(t *testing.T) {
 	}
 	if per := float64(len(data)) / 1000; per > 4.1 {
 		t.Errorf("%.2f bytes per entry, want about 4", per)
+	}
+}
+
+// TestBatchAccountingAndVersions: version 2 carries the sample accounting;
+// version 1 messages still decode, keep their version and re-encode to the
+// same bytes; the accounting's rules are checked.
+func TestBatchAccountingAndVersions(t *testing.T) {
+	b := sampleBatch()
+	b.Delivered, b.Accounted = 1000, 990
+	data, err := b.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Batch
+	if err := got.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != 2 || got.Delivered != 1000 || got.Accounted != 990 {
+		t.Fatalf("decoded version %d delivered %d accounted %d", got.Version, got.Delivered, got.Accounted)
+	}
+
+	v1 := sampleBatch()
+	v1.Version = 1
+	old, err := v1.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(old) >= len(data) {
+		t.Fatalf("version 1 encoding (%d bytes) not shorter than version 2 (%d)", len(old), len(data))
+	}
+	var back Batch
+	if err := back.UnmarshalBinary(old); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := back.MarshalBinary()
+	if back.Version != 1 || !bytes.Equal(again, old) {
+		t.Fatalf("version 1 batch came back as version %d, re-encoded equal: %v", back.Version, bytes.Equal(again, old))
+	}
+
+	for _, tc := range []struct {
+		name string
+		edit func(b *Batch)
+	}{
+		{"accounted over delivered", func(b *Batch) { b.Delivered, b.Accounted = 5, 6 }},
+		{"accounting in version 1", func(b *Batch) { b.Version, b.Delivered = 1, 5 }},
+		{"version 0", func(b *Batch) { b.Version = 0 }},
+	} {
+		b := sampleBatch()
+		tc.edit(b)
+		if err := b.Validate(); err == nil {
+			t.Errorf("%s: validated", tc.name)
+		}
 	}
 }

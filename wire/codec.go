@@ -7,8 +7,14 @@ import (
 	"hash/crc32"
 )
 
-// Version is the format version this package writes and reads.
-const Version = 1
+// Version is the format version this package writes. It reads every
+// version from MinVersion up; a message keeps the version it was read
+// with, and re-encodes to the same bytes.
+const Version = 2
+
+// MinVersion is the oldest format version this package reads. Version 1
+// lacks the batch's sample accounting and the image record's load base.
+const MinVersion = 1
 
 // Caps on outside input. A decoder rejects anything larger before it
 // allocates for it.
@@ -45,10 +51,18 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// appendHeader starts a message.
-func appendHeader(buf []byte, magic string) []byte {
+// appendHeader starts a message of version v.
+func appendHeader(buf []byte, magic string, v uint16) []byte {
 	buf = append(buf, magic...)
-	return binary.BigEndian.AppendUint16(buf, Version)
+	return binary.BigEndian.AppendUint16(buf, v)
+}
+
+// checkVersion accepts the versions this build reads.
+func checkVersion(what string, v uint16) error {
+	if v < MinVersion || v > Version {
+		return fmt.Errorf("wire: %s: %w %d (this build reads %d to %d)", what, ErrVersion, v, MinVersion, Version)
+	}
+	return nil
 }
 
 // appendTrailer seals the message that starts at buf[start].
@@ -61,25 +75,27 @@ func appendString(buf []byte, s string) []byte {
 	return append(buf, s...)
 }
 
-// frame checks magic, version, size and checksum, and returns the body.
-func frame(data []byte, magic, what string) ([]byte, error) {
+// frame checks magic, version, size and checksum, and returns the body and
+// the version.
+func frame(data []byte, magic, what string) ([]byte, uint16, error) {
 	if len(data) > MaxMessageBytes {
-		return nil, fmt.Errorf("wire: %s: %d bytes: %w (cap %d)", what, len(data), ErrTooLarge, MaxMessageBytes)
+		return nil, 0, fmt.Errorf("wire: %s: %d bytes: %w (cap %d)", what, len(data), ErrTooLarge, MaxMessageBytes)
 	}
 	if len(data) < headerLen+trailerLen {
-		return nil, fmt.Errorf("wire: %s: %w: %d bytes is shorter than header and checksum", what, ErrMalformed, len(data))
+		return nil, 0, fmt.Errorf("wire: %s: %w: %d bytes is shorter than header and checksum", what, ErrMalformed, len(data))
 	}
 	if string(data[:4]) != magic {
-		return nil, fmt.Errorf("wire: %s: %w: magic %q, want %q", what, ErrMalformed, data[:4], magic)
+		return nil, 0, fmt.Errorf("wire: %s: %w: magic %q, want %q", what, ErrMalformed, data[:4], magic)
 	}
-	if v := binary.BigEndian.Uint16(data[4:6]); v != Version {
-		return nil, fmt.Errorf("wire: %s: %w %d (this build reads %d)", what, ErrVersion, v, Version)
+	v := binary.BigEndian.Uint16(data[4:6])
+	if err := checkVersion(what, v); err != nil {
+		return nil, 0, err
 	}
 	n := len(data) - trailerLen
 	if got, want := crc32.Checksum(data[:n], castagnoli), binary.BigEndian.Uint32(data[n:]); got != want {
-		return nil, fmt.Errorf("wire: %s: %w: checksum %08x, computed %08x", what, ErrMalformed, want, got)
+		return nil, 0, fmt.Errorf("wire: %s: %w: checksum %08x, computed %08x", what, ErrMalformed, want, got)
 	}
-	return data[headerLen:n], nil
+	return data[headerLen:n], v, nil
 }
 
 // decoder reads a message body. The first error sticks; later reads return

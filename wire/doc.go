@@ -4,12 +4,13 @@
 // it imports nothing of the project. It owns the formats and their checks,
 // not their transport or storage.
 //
-// # Encoding (version 1)
+// # Encoding (version 2; version 1 is read too)
 //
 // Every message is self-contained and self-checking:
 //
 //	magic    4 bytes   "DCPB" (Batch) or "DCPR" (ImageRecord)
-//	version  2 bytes   big-endian, = Version
+//	version  2 bytes   big-endian, MinVersion..Version; a message re-encodes
+//	                   in the version it was read with
 //	body     ...       uvarints (minimal encoding only), bytes, strings
 //	crc      4 bytes   big-endian CRC-32C (Castagnoli) of magic..body
 //
@@ -18,7 +19,7 @@
 //
 // Batch body:
 //
-//	host epoch cpu seq start end
+//	host epoch cpu seq start end [delivered accounted: version 2]
 //	ngroups, per group (one image, entries sorted by event, offset, PID):
 //	    imagekey n, n × (event:1 byte, offset delta, pid, count)
 //	nunknown, each: pid pc event:1 byte count
@@ -32,7 +33,7 @@
 //
 // ImageRecord body:
 //
-//	imagekey path size textstart textend nsym, each: name addr size
+//	imagekey path size textstart textend [base: version 2] nsym, each: name addr size
 //
 // # Outside input
 //

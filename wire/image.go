@@ -14,7 +14,11 @@ type ImageRecord struct {
 	Path               string // where the publishing node found it
 	Size               uint64 // file bytes
 	TextStart, TextEnd uint64 // the text segment's [start, end) addresses
-	Symbols            []Symbol
+	// Base is the address sample offsets are counted from: the lowest
+	// address the image maps (version 2; 0 in version 1, where readers
+	// must infer it).
+	Base    uint64
+	Symbols []Symbol
 }
 
 // Symbol is one entry of the image's symbol table, in the image's addresses.
@@ -30,8 +34,11 @@ const minSymbolBytes = 4 // name length, one name byte, addr, size
 // Validate checks every rule of an ImageRecord; Marshal and Unmarshal apply
 // it.
 func (r *ImageRecord) Validate() error {
-	if r.Version != Version {
-		return fmt.Errorf("wire: image record: %w %d (this build writes %d)", ErrVersion, r.Version, Version)
+	if err := checkVersion("image record", r.Version); err != nil {
+		return err
+	}
+	if r.Version < 2 && r.Base != 0 {
+		return fmt.Errorf("wire: image record: %w: version %d carries no load base", ErrInvalid, r.Version)
 	}
 	if err := r.Key.Check(); err != nil {
 		return fmt.Errorf("wire: image record: %w: key: %v", ErrInvalid, err)
@@ -72,12 +79,15 @@ func (r *ImageRecord) AppendBinary(buf []byte) ([]byte, error) {
 		return nil, err
 	}
 	start := len(buf)
-	buf = appendHeader(buf, imageMagic)
+	buf = appendHeader(buf, imageMagic, r.Version)
 	buf = r.Key.appendTo(buf)
 	buf = appendString(buf, r.Path)
 	buf = binary.AppendUvarint(buf, r.Size)
 	buf = binary.AppendUvarint(buf, r.TextStart)
 	buf = binary.AppendUvarint(buf, r.TextEnd)
+	if r.Version >= 2 {
+		buf = binary.AppendUvarint(buf, r.Base)
+	}
 	buf = binary.AppendUvarint(buf, uint64(len(r.Symbols)))
 	for i := range r.Symbols {
 		s := &r.Symbols[i]
@@ -95,17 +105,20 @@ func (r *ImageRecord) AppendBinary(buf []byte) ([]byte, error) {
 // error *r is left zero.
 func (r *ImageRecord) UnmarshalBinary(data []byte) error {
 	*r = ImageRecord{}
-	body, err := frame(data, imageMagic, "image record")
+	body, v, err := frame(data, imageMagic, "image record")
 	if err != nil {
 		return err
 	}
 	d := &decoder{buf: body, what: "image record"}
-	nr := ImageRecord{Version: Version}
+	nr := ImageRecord{Version: v}
 	nr.Key = d.imageKey("key")
 	nr.Path = d.string("path", MaxPathLen)
 	nr.Size = d.uvarint("size")
 	nr.TextStart = d.uvarint("text start")
 	nr.TextEnd = d.uvarint("text end")
+	if v >= 2 {
+		nr.Base = d.uvarint("base")
+	}
 	n := d.count("symbols", MaxSymbols, minSymbolBytes)
 	if n > 0 {
 		nr.Symbols = make([]Symbol, 0, n)

@@ -61,7 +61,7 @@ func TestImageRecordErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := func(parts ...[]byte) []byte {
-		buf := appendHeader(nil, imageMagic)
+		buf := appendHeader(nil, imageMagic, 1)
 		for _, p := range parts {
 			buf = append(buf, p...)
 		}

@@ -99,7 +99,7 @@ const textBase = 0x120000000
 // instructions each, covering every offset.
 func (s Spec) ImageRecord(i int) *wire.ImageRecord {
 	r := &wire.ImageRecord{Version: wire.Version, Key: Image(i), Path: fmt.Sprintf("/fleet/img%02d", i),
-		TextStart: textBase, TextEnd: textBase + 4*uint64(s.Offsets)}
+		TextStart: textBase, TextEnd: textBase + 4*uint64(s.Offsets), Base: textBase &^ 0x1fff}
 	for p := 0; p*s.ProcSize < s.Offsets; p++ {
 		r.Symbols = append(r.Symbols, wire.Symbol{Name: fmt.Sprintf("img%02d_proc%04d", i, p),
 			Addr: textBase + 4*uint64(p*s.ProcSize), Size: 4 * uint64(s.ProcSize)})

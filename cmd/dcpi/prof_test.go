@@ -158,7 +158,7 @@ func TestProfCommandByKey(t *testing.T) {
 	}
 	k1 := wire.MustParseImageKey("buildid:0101")
 	k2 := wire.MustParseImageKey("buildid:0202")
-	err = db.PutImage(&wire.ImageRecord{Version: wire.Version, Key: k1, Path: "/bin/app", TextStart: 0x120000000, TextEnd: 0x120001000,
+	err = db.PutImage(&wire.ImageRecord{Version: wire.Version, Key: k1, Path: "/bin/app", TextStart: 0x120000000, TextEnd: 0x120001000, Base: 0x120000000,
 		Symbols: []wire.Symbol{{Name: "main", Addr: 0x120000000, Size: 0x100}}})
 	if err != nil {
 		t.Fatal(err)
