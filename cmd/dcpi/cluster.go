@@ -8,7 +8,6 @@ import (
 	"os"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/spf13/cobra"
 
@@ -88,16 +87,6 @@ func (s clusterSource) Image(key wire.ImageKey) (*wire.ImageRecord, error) {
 }
 
 var _ analysis.Source = clusterSource{}
-
-// lastPublished reads, per CPU, the newest batch of host still in the
-// stream.
-func lastPublished(ctx context.Context, nc *nats.Conn, host string, cpus int) ([]uint64, error) {
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, err
-	}
-	return transport.LastPublished(ctx, js, host, cpus)
-}
 
 // natsConfig is the configuration's NATS section with --nats applied when
 // given.

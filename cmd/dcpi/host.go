@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"dcpi/config"
 	"dcpi/coordinator"
@@ -45,6 +46,8 @@ type clusterHost struct {
 	clock  uint64 // Hz
 	ran    chan error
 	follow chan node.FollowStats
+	// resumed is what the host found of a previous run under its name.
+	resumed resumePoint
 }
 
 // startHost builds and starts a host. Its batch streams continue after
@@ -79,9 +82,11 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 		return nil, fmt.Errorf("host %s: asking the coordinator for the epoch: %w", name, err)
 	}
 	ncfg.Epoch = status.Epoch
-	if ncfg.FirstSeq, err = resumeSeqs(sctx, s.nc, s.coord, name, hc.CPUs); err != nil {
+	rp, err := resume(sctx, s.nc, s.coord, name, hc.CPUs)
+	if err != nil {
 		return nil, fmt.Errorf("host %s: %w", name, err)
 	}
+	ncfg.FirstSeq, ncfg.Carried = rp.first, rp.carried
 	pub, err := transport.NewPublisher(s.nc, transport.PublisherConfig{Host: name, MaxBufferedBytes: s.maxBuffer, Logf: s.logf})
 	if err != nil {
 		return nil, err
@@ -102,7 +107,8 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 			return nil, err
 		}
 	}
-	h := &clusterHost{name: name, m: m, n: n, pub: pub, clock: hc.ClockHz, ran: make(chan error, 1), follow: make(chan node.FollowStats, 1)}
+	h := &clusterHost{name: name, m: m, n: n, pub: pub, clock: hc.ClockHz, ran: make(chan error, 1), follow: make(chan node.FollowStats, 1),
+		resumed: rp}
 	limit := uint64(s.seconds * float64(hc.ClockHz))
 	go func() { h.ran <- n.Run(limit) }()
 	go func() {
@@ -126,22 +132,56 @@ func (h *clusterHost) generated() uint64 {
 	return total
 }
 
-// resumeSeqs finds where each of a host's batch streams continues: past
-// the newest batch still in JetStream and past what the database applied,
-// read in that order (a batch leaves the work-queue stream only after its
-// commit, so nothing can slip between the two reads).
-func resumeSeqs(ctx context.Context, nc *nats.Conn, coord *coordinator.Client, host string, cpus int) ([]uint64, error) {
-	inStream, err := lastPublished(ctx, nc, host, cpus)
+// resumePoint is where a host's streams continue, and what its
+// predecessor left unreported.
+type resumePoint struct {
+	first   []uint64            // per CPU: the next batch sequence number
+	carried []map[string]uint64 // per CPU: node.crash_lost, if any
+	// delivered is what the predecessor's hardware had reported
+	// generating, and lost what of it was neither published nor dropped.
+	delivered, lost uint64
+}
+
+// resume finds where each of a host's batch streams continues: past the
+// newest batch still in JetStream and past what the database applied, read
+// in that order (a batch leaves the work-queue stream only after its
+// commit, so nothing can slip between the two reads). The newer of the
+// two also carries the predecessor's sample accounting: what its driver
+// still held when that batch was cut died with it.
+func resume(ctx context.Context, nc *nats.Conn, coord *coordinator.Client, host string, cpus int) (resumePoint, error) {
+	js, err := jetstream.New(nc)
 	if err != nil {
-		return nil, err
+		return resumePoint{}, err
 	}
-	first := make([]uint64, cpus)
+	inStream, err := transport.LastBatches(ctx, js, host, cpus)
+	if err != nil {
+		return resumePoint{}, err
+	}
+	rp := resumePoint{first: make([]uint64, cpus), carried: make([]map[string]uint64, cpus)}
 	for cpu := range cpus {
-		applied, err := coord.Applied(ctx, host, uint16(cpu))
+		seq, delivered, accounted, err := streamState(ctx, coord, host, uint16(cpu))
 		if err != nil {
-			return nil, fmt.Errorf("applied seq of cpu %d: %w", cpu, err)
+			return resumePoint{}, fmt.Errorf("applied state of cpu %d: %w", cpu, err)
 		}
-		first[cpu] = max(applied, inStream[cpu]) + 1
+		if b := inStream[cpu]; b != nil && b.Seq > seq {
+			seq, delivered, accounted = b.Seq, b.Delivered, b.Accounted
+		}
+		rp.first[cpu] = seq + 1
+		rp.delivered += delivered
+		if lost := delivered - accounted; lost > 0 {
+			rp.carried[cpu] = map[string]uint64{dropCrashLost: lost}
+			rp.lost += lost
+		}
 	}
-	return first, nil
+	return rp, nil
+}
+
+// dropCrashLost counts samples a node agent's hardware reported before the
+// agent died, that it had neither published nor dropped.
+const dropCrashLost = "node.crash_lost"
+
+// streamState is the database's applied state of one stream.
+func streamState(ctx context.Context, coord *coordinator.Client, host string, cpu uint16) (seq, delivered, accounted uint64, err error) {
+	seq, err = coord.Applied(ctx, host, cpu)
+	return seq, 0, 0, err
 }
