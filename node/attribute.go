@@ -1,7 +1,9 @@
 package node
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"dcpi/wire"
 )
@@ -19,8 +21,13 @@ type attributor struct {
 
 	counts  map[entryKey]uint64
 	unknown map[unknownKey]uint64
-	keys    map[string]wire.ImageKey // parsed image identities
-	samples uint64                   // everything added since the last batch
+	// Images are interned: an entry key holds a small index, so the
+	// counts map hashes 24 bytes, not a 34-byte image key, and the batch
+	// sorts by precomputed rank instead of comparing keys.
+	index   map[string]uint32 // image identity -> index into images
+	images  []wire.ImageKey
+	run     []counted // batch's scratch
+	samples uint64    // everything added since the last batch
 
 	// byImage counts, per image path, the samples and the driver entries
 	// that carried them: entries per sample is the image's miss rate in
@@ -39,10 +46,15 @@ type ImageFigures struct {
 }
 
 type entryKey struct {
-	image  wire.ImageKey
 	offset uint64
-	event  uint8
+	image  uint32 // index into attributor.images
 	pid    uint32
+	event  uint8
+}
+
+type counted struct {
+	k entryKey
+	n uint64
 }
 
 type unknownKey struct {
@@ -52,8 +64,8 @@ type unknownKey struct {
 }
 
 func newAttributor(maps *ImageMaps, perProcess []string) *attributor {
-	a := &attributor{maps: maps, perProcess: map[string]bool{}, keys: map[string]wire.ImageKey{},
-		byImage: map[string]*ImageFigures{}}
+	a := &attributor{maps: maps, perProcess: map[string]bool{}, index: map[string]uint32{},
+		byImage: map[string]*ImageFigures{}, counts: map[entryKey]uint64{}, unknown: map[unknownKey]uint64{}}
 	for _, p := range perProcess {
 		a.perProcess[p] = true
 	}
@@ -63,8 +75,8 @@ func newAttributor(maps *ImageMaps, perProcess []string) *attributor {
 
 func (a *attributor) reset() {
 	a.peak = max(a.peak, len(a.counts)+len(a.unknown))
-	a.counts = make(map[entryKey]uint64)
-	a.unknown = make(map[unknownKey]uint64)
+	clear(a.counts) // keeps the buckets for the next batch
+	clear(a.unknown)
 	a.samples = 0
 }
 
@@ -89,15 +101,18 @@ func (a *attributor) add(entries []Entry) (newImages []Mapping, err error) {
 			a.unknown[unknownKey{pid: uint32(pid), pc: e.PC, event: e.Event}] += uint64(e.Count)
 			continue
 		}
-		key, seen := a.keys[m.Image]
+		img, seen := a.index[m.Image]
 		if !seen {
-			if key, err = wire.ParseImageKey(m.Image); err != nil {
+			key, err := wire.ParseImageKey(m.Image)
+			if err != nil {
 				return newImages, fmt.Errorf("node: image %s: %w", m.Path, err)
 			}
-			a.keys[m.Image] = key
+			img = uint32(len(a.images))
+			a.index[m.Image] = img
+			a.images = append(a.images, key)
 			newImages = append(newImages, m)
 		}
-		k := entryKey{image: key, offset: off, event: e.Event}
+		k := entryKey{image: img, offset: off, event: e.Event}
 		if a.perProcess[m.Path] {
 			k.pid = uint32(pid)
 		}
@@ -110,13 +125,52 @@ func (a *attributor) add(entries []Entry) (newImages []Mapping, err error) {
 func (a *attributor) batch(host string, epoch uint64, cpu uint16, seq, start, end uint64, drops map[string]uint64) *wire.Batch {
 	b := &wire.Batch{Version: wire.Version, Host: host, Epoch: epoch, CPU: cpu, Seq: seq,
 		Start: start, End: end, Drops: drops}
-	for k, n := range a.counts {
-		b.Entries = append(b.Entries, wire.Entry{Image: k.image, Offset: k.offset, Event: k.event, PID: k.pid, Count: n})
+	// The batch's canonical order is (image key, event, offset, PID):
+	// rank the images once, then sort on integers.
+	rank := make([]uint32, len(a.images))
+	order := make([]uint32, len(a.images))
+	for i := range order {
+		order[i] = uint32(i)
 	}
+	slices.SortFunc(order, func(x, y uint32) int { return a.images[x].Compare(a.images[y]) })
+	for r, i := range order {
+		rank[i] = uint32(r)
+	}
+	run := a.run[:0]
+	for k, n := range a.counts {
+		run = append(run, counted{k, n})
+	}
+	slices.SortFunc(run, func(x, y counted) int {
+		// (rank, event) packed in one word, then offset, then PID.
+		hx, hy := uint64(rank[x.k.image])<<8|uint64(x.k.event), uint64(rank[y.k.image])<<8|uint64(y.k.event)
+		if c := cmp.Compare(hx, hy); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.k.offset, y.k.offset); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.k.pid, y.k.pid)
+	})
+	b.Entries = make([]wire.Entry, len(run))
+	for i, c := range run {
+		b.Entries[i] = wire.Entry{Image: a.images[c.k.image], Offset: c.k.offset, Event: c.k.event, PID: c.k.pid, Count: c.n}
+	}
+	a.run = run
 	for k, n := range a.unknown {
 		b.Unknown = append(b.Unknown, wire.UnknownEntry{PID: k.pid, PC: k.pc, Event: k.event, Count: n})
 	}
-	b.Normalize()
+	slices.SortFunc(b.Unknown, func(x, y wire.UnknownEntry) int {
+		if c := cmp.Compare(x.PID, y.PID); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.PC, y.PC); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Event, y.Event)
+	})
+	// Entries and unknown are now in wire's canonical order, unique and
+	// nonzero (map keys, counts of at least one sample), which Validate
+	// checks when the batch is encoded; Normalize would sort them again.
 	a.reset()
 	return b
 }
