@@ -9,6 +9,12 @@
 // the symbol table the node uploaded (wire.ImageRecord), caching one table
 // per image. Prof is dcpiprof (sec. 3.1 and Figure 1 of the paper): samples
 // per procedure or per image, a column group per event, sorted by the first.
+// List is dcpilist (an annotated disassembly with source lines, from image
+// bytes an ImageFinder supplies and OpenImageFile checks against the
+// profiled image's key); Stats is dcpistats (Figure 3: statistics across
+// SampleSets, sorted by normalized range); Diff compares two profiles'
+// shares per procedure with ProfileMe's 1/sqrt(k) error as a z-score
+// (CompareShares); Pprof exports a github.com/google/pprof profile.
 //
 // The package does not read files, open databases or print on its own; the
 // dcpi commands do that and hand it a Source and a writer.

@@ -132,27 +132,37 @@ func Prof(src Source, q ProfQuery) (*ProfTable, error) {
 	if q.By != ByProcedure && q.By != ByImage {
 		return nil, fmt.Errorf("analysis: prof: %w: rows by %v", ErrQuery, q.By)
 	}
-	sq := q.Filter
-	p := &profiler{syms: NewSymbolizer(src), by: q.By, paths: q.ImagePaths, images: map[wire.ImageKey]*profImage{}}
-	for i := range p.colOf {
-		p.colOf[i] = -1
-	}
-	if q.Events != nil {
-		if len(q.Events) == 0 {
-			return nil, fmt.Errorf("analysis: prof: %w: no events", ErrQuery)
-		}
-		for _, e := range q.Events {
-			if p.colOf[e] >= 0 {
-				return nil, fmt.Errorf("analysis: prof: %w: event %s listed twice", ErrQuery, EventName(e))
-			}
-			p.addColumn(e)
-		}
-		sq.Events = slices.Clone(q.Events)
+	p, sq, err := newProfiler(NewSymbolizer(src), q)
+	if err != nil {
+		return nil, err
 	}
 	if err := src.Profile(sq, p.add); err != nil {
 		return nil, fmt.Errorf("analysis: prof: %w", err)
 	}
 	return p.table(q.Limit), nil
+}
+
+// newProfiler prepares a Prof call: the accumulator and the storage query
+// to feed it (Stats and Diff feed several from one scan).
+func newProfiler(syms *Symbolizer, q ProfQuery) (*profiler, storage.Query, error) {
+	sq := q.Filter
+	p := &profiler{syms: syms, by: q.By, paths: q.ImagePaths, images: map[wire.ImageKey]*profImage{}}
+	for i := range p.colOf {
+		p.colOf[i] = -1
+	}
+	if q.Events != nil {
+		if len(q.Events) == 0 {
+			return nil, sq, fmt.Errorf("analysis: prof: %w: no events", ErrQuery)
+		}
+		for _, e := range q.Events {
+			if p.colOf[e] >= 0 {
+				return nil, sq, fmt.Errorf("analysis: prof: %w: event %s listed twice", ErrQuery, EventName(e))
+			}
+			p.addColumn(e)
+		}
+		sq.Events = slices.Clone(q.Events)
+	}
+	return p, sq, nil
 }
 
 // profiler accumulates one Prof call.

@@ -8,36 +8,22 @@ import (
 	"io/fs"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis"
 	"dcpi/coordinator"
 	"dcpi/storage"
-	"dcpi/wire"
 )
 
 func init() { subcommands = append(subcommands, newProfCommand) }
 
-// profFlags are dcpi prof's options.
+// profFlags are dcpi prof's options: the shared query flags, and the
+// table's shape.
 type profFlags struct {
-	dbDir  string
-	epochs []string
-	ranges []string
-	hosts  []string
-	images []string
-	pids   []uint
-	events []string
-	by     string
-	limit  int
-	json   bool
-
-	nats         []string
-	labels       map[string]string
-	linearizable bool
+	queryFlags
+	by    string
+	limit int
 }
 
 // maxEpochRange bounds --epochs A-B: the range becomes a list in the
@@ -91,73 +77,47 @@ table for machines: {"by", "events": [{"event", "name", "total"}], "rows":
 			if err != nil {
 				return err
 			}
-			if len(pf.nats) > 0 {
-				ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
-				defer cancel()
-				nc, err := connectNATS(natsConfig(cmd, pf.nats), "dcpi-prof", func(string, ...any) {})
-				if err != nil {
-					return err
-				}
-				defer nc.Close()
-				c := coordinator.NewClient(nc)
-				if err := selectLabels(ctx, c, pf.labels, &q.Filter); err != nil {
-					return err
-				}
-				return runProf(cmd.OutOrStdout(), analysis.NewSymbolizer(clusterSource{ctx: ctx, c: c, linearizable: pf.linearizable}), q, pf.json)
-			}
-			if len(pf.labels) > 0 {
-				return fmt.Errorf("--label: labels live in the cluster's node registry; query the cluster with --nats URL")
-			}
-			src, closeSrc, err := openProfSource(pf)
+			sel := selection{Filter: q.Filter}
+			o, err := pf.open(cmd, "dcpi-prof", &sel)
 			if err != nil {
 				return err
 			}
-			defer closeSrc()
-			return runProf(cmd.OutOrStdout(), src, q, pf.json)
+			defer o.close()
+			q.Filter = sel.Filter
+			return runProf(cmd.OutOrStdout(), o.src, q, pf.json)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&pf.dbDir, "db", "dcpi-db", "directory of a local profile database (opened read-only)")
-	f.StringSliceVar(&pf.epochs, "epoch", nil, "only epoch `N` (repeatable)")
-	f.StringArrayVar(&pf.ranges, "epochs", nil, "only epochs `A-B`, inclusive (repeatable)")
-	f.StringArrayVar(&pf.hosts, "host", nil, "only host `H` (repeatable)")
-	f.StringArrayVar(&pf.images, "image", nil, "only the image at `PATH`, with that file name, or with that content key (repeatable)")
-	f.UintSliceVar(&pf.pids, "pid", nil, "only process `P`, for images kept per process (repeatable)")
-	f.StringArrayVar(&pf.events, "event", nil, "event column `NAME`, in order; the first sorts (repeatable)")
+	pf.register(f, "event column `NAME`, in order; the first sorts (repeatable)")
 	f.StringVar(&pf.by, "by", "procedure", "one row per `procedure` or per image")
 	f.IntVar(&pf.limit, "limit", 0, "print the top `N` rows and sum the rest (0: all)")
-	f.BoolVar(&pf.json, "json", false, "print JSON for machines")
-	f.StringSliceVar(&pf.nats, "nats", nil, "query the cluster through this NATS server instead of a local --db")
-	f.StringToStringVar(&pf.labels, "label", nil, "only hosts registered with label `key=value` (repeatable; all must match; cluster only)")
-	f.BoolVar(&pf.linearizable, "linearizable", false, "read from the Raft leader after it has applied every commit (cluster only)")
 	return cmd
 }
 
-// openProfSource builds the Source the command reads: today a local
-// database. This is the one place a cluster source goes: with
-// --coordinator/--nats URL, return the coordinator's query client (an
-// analysis.Source) and its close function instead.
-func openProfSource(pf profFlags) (analysis.Source, func() error, error) {
-	if dir, err := coordinator.ProfileDBDir(pf.dbDir); err == nil {
-		pf.dbDir = dir // a (stopped) coordinator replica's data directory
+// openLocalDB opens the local profile database at dir read-only: a
+// database "dcpi node --db" wrote, or a (stopped) coordinator replica's
+// data directory.
+func openLocalDB(dir string) (*storage.DB, error) {
+	if d, err := coordinator.ProfileDBDir(dir); err == nil {
+		dir = d // a (stopped) coordinator replica's data directory
 	}
-	st, err := os.Stat(pf.dbDir)
+	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil, fmt.Errorf("--db %s: no such directory (write a profile database with: dcpi node --db %s)", pf.dbDir, pf.dbDir)
+		return nil, fmt.Errorf("--db %s: no such directory (write a profile database with: dcpi node --db %s)", dir, dir)
 	case err != nil:
-		return nil, nil, fmt.Errorf("--db %s: %w", pf.dbDir, err)
+		return nil, fmt.Errorf("--db %s: %w", dir, err)
 	case !st.IsDir():
-		return nil, nil, fmt.Errorf("--db %s: not a directory", pf.dbDir)
+		return nil, fmt.Errorf("--db %s: not a directory", dir)
 	}
-	if ents, err := os.ReadDir(pf.dbDir); err == nil && len(ents) == 0 {
-		return nil, nil, fmt.Errorf("--db %s: empty directory, not a profile database", pf.dbDir)
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) == 0 {
+		return nil, fmt.Errorf("--db %s: empty directory, not a profile database", dir)
 	}
-	db, err := storage.Open(pf.dbDir, storage.Options{ReadOnly: true})
+	db, err := storage.Open(dir, storage.Options{ReadOnly: true})
 	if err != nil {
-		return nil, nil, fmt.Errorf("--db %s: cannot read a profile database there: %w", pf.dbDir, err)
+		return nil, fmt.Errorf("--db %s: cannot read a profile database there: %w", dir, err)
 	}
-	return db, db.Close, nil
+	return db, nil
 }
 
 // query turns the flags into an analysis query, with a clear error for
@@ -172,87 +132,12 @@ func (pf profFlags) query() (analysis.ProfQuery, error) {
 		return q, fmt.Errorf("--limit %d: want 0 (all) or more", pf.limit)
 	}
 	q.Limit = pf.limit
-	for _, name := range pf.events {
-		e, err := analysis.ParseEvent(strings.TrimSpace(name))
-		if err != nil {
-			return q, fmt.Errorf("--event: %w", errors.Unwrap(err))
-		}
-		if slices.Contains(q.Events, e) {
-			return q, fmt.Errorf("--event %s: given twice", name)
-		}
-		q.Events = append(q.Events, e)
+	sel, err := pf.selection()
+	if err != nil {
+		return q, err
 	}
-	if len(pf.epochs) > 0 || len(pf.ranges) > 0 {
-		for _, s := range pf.epochs {
-			e, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
-			if err != nil {
-				return q, fmt.Errorf("--epoch %q: want an epoch number", s)
-			}
-			q.Filter.Epochs = append(q.Filter.Epochs, e)
-		}
-		for _, r := range pf.ranges {
-			lo, hi, err := parseEpochRange(r)
-			if err != nil {
-				return q, err
-			}
-			for e := lo; ; e++ {
-				q.Filter.Epochs = append(q.Filter.Epochs, e)
-				if e == hi {
-					break
-				}
-			}
-		}
-	}
-	for _, h := range pf.hosts {
-		if h == "" {
-			return q, fmt.Errorf("--host: empty host name")
-		}
-		q.Filter.Hosts = append(q.Filter.Hosts, h)
-	}
-	for _, p := range pf.pids {
-		if p > 1<<32-1 {
-			return q, fmt.Errorf("--pid %d: out of range", p)
-		}
-		q.Filter.PIDs = append(q.Filter.PIDs, uint32(p))
-	}
-	for _, im := range pf.images {
-		switch {
-		case im == "":
-			return q, fmt.Errorf("--image: empty")
-		case strings.HasPrefix(im, "buildid:") || strings.HasPrefix(im, "sha256:"):
-			k, err := wire.ParseImageKey(im)
-			if err != nil {
-				return q, fmt.Errorf("--image: %w", err)
-			}
-			q.Filter.Images = append(q.Filter.Images, k)
-		default:
-			q.ImagePaths = append(q.ImagePaths, im)
-		}
-	}
-	if len(q.Filter.Images) > 0 && len(q.ImagePaths) > 0 {
-		// Filter.Images and ImagePaths intersect; the flags mean union.
-		return q, fmt.Errorf("--image: give either content keys or paths, not both")
-	}
+	q.Filter, q.Events, q.ImagePaths = sel.Filter, sel.Events, sel.ImagePaths
 	return q, nil
-}
-
-// parseEpochRange parses "A-B" (inclusive) or a single "N".
-func parseEpochRange(s string) (lo, hi uint64, err error) {
-	a, b, ok := strings.Cut(s, "-")
-	if !ok {
-		b = a
-	}
-	lo, err1 := strconv.ParseUint(strings.TrimSpace(a), 10, 64)
-	hi, err2 := strconv.ParseUint(strings.TrimSpace(b), 10, 64)
-	switch {
-	case err1 != nil || err2 != nil:
-		return 0, 0, fmt.Errorf("--epochs %q: want A-B with A and B epoch numbers", s)
-	case hi < lo:
-		return 0, 0, fmt.Errorf("--epochs %q: range ends before it starts", s)
-	case hi-lo >= maxEpochRange:
-		return 0, 0, fmt.Errorf("--epochs %q: more than %d epochs", s, maxEpochRange)
-	}
-	return lo, hi, nil
 }
 
 func runProf(w io.Writer, src analysis.Source, q analysis.ProfQuery, asJSON bool) error {

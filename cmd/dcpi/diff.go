@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"dcpi/analysis"
+)
+
+func init() { subcommands = append(subcommands, newDiffCommand) }
+
+func newDiffCommand() *cobra.Command {
+	var (
+		qf    queryFlags
+		a, b  string
+		z     float64
+		by    string
+		limit int
+	)
+	cmd := &cobra.Command{
+		Use:   "diff --a SPEC --b SPEC",
+		Short: "Two profiles side by side per procedure, with the change in share and its significance",
+		Long: `Compare two profiles — two epochs, two hosts, two labels — per procedure:
+each one's samples and share of its profile's samples of the event, the
+change in share (B - A, in percentage points) and its z-score, sorted with the
+significant changes first, largest first.
+
+The significance comes from the sample counts: ProfileMe (sec. 5.1) shows a
+count of k samples has a relative error of 1/sqrt(k), so a share k/N has
+standard error sqrt(k)/N, and the change's z-score is
+
+  z = (kB/NB - kA/NA) / sqrt(kA/NA^2 + kB/NB^2)
+
+(a two-proportion z-test with Poisson variances). |z| below --z (default 3)
+is marked "~": not a significant change, whatever its size.
+
+--a and --b take the SPEC of dcpi stats --set: comma-separated epoch=N,
+epochs=A-B, host=H, label=K=V (cluster), pid=P, each replacing the shared flag
+of its dimension. One event is compared: --event NAME (default cycles).
+
+--json prints {"event", "by", "a": {"name", "total"}, "b", "z_threshold",
+"rows": [{"procedure", "image", "count_a", "count_b", "share_pct_a",
+"share_pct_b", "delta_pct", "z", "significant"}], "insignificant_rows",
+"omitted_rows"}.`,
+		Example: `  dcpi diff --db /tmp/fleet/c1 --a epoch=1 --b epoch=2
+  dcpi diff --db /tmp/fleet/c1 --a host=alpha0 --b host=alpha1 --limit 10
+  dcpi diff --nats nats://127.0.0.1:4222 --a label=kernel=old --b label=kernel=new --z 4`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			q := analysis.DiffQuery{Z: z, Limit: limit}
+			var err error
+			if q.By, err = analysis.ParseBy(by); err != nil {
+				return fmt.Errorf("--by %q: want procedure or image", by)
+			}
+			if limit < 0 {
+				return fmt.Errorf("--limit %d: want 0 (all) or more", limit)
+			}
+			if z <= 0 {
+				return fmt.Errorf("--z %v: want a positive number of standard errors", z)
+			}
+			if a == "" || b == "" {
+				return fmt.Errorf("give both profiles: --a SPEC --b SPEC (e.g. --a epoch=1 --b epoch=2)")
+			}
+			sel, err := qf.selection()
+			if err != nil {
+				return err
+			}
+			if q.Event, err = oneEvent(sel.Events); err != nil {
+				return err
+			}
+			o, err := qf.open(cmd, "dcpi-diff", &sel)
+			if err != nil {
+				return err
+			}
+			defer o.close()
+			if q.A, err = parseSetSpec(o, sel.Filter, a); err != nil {
+				return fmt.Errorf("--a: %w", err)
+			}
+			if q.B, err = parseSetSpec(o, sel.Filter, b); err != nil {
+				return fmt.Errorf("--b: %w", err)
+			}
+			q.ImagePaths = sel.ImagePaths
+			t, err := analysis.Diff(o.src, q)
+			if err != nil {
+				return err
+			}
+			if qf.json {
+				return analysis.WriteDiffJSON(cmd.OutOrStdout(), t)
+			}
+			return analysis.WriteDiffText(cmd.OutOrStdout(), t)
+		},
+	}
+	f := cmd.Flags()
+	qf.register(f, "the event `NAME` compared (default cycles)")
+	f.StringVar(&a, "a", "", "profile A: `SPEC` as dcpi stats --set")
+	f.StringVar(&b, "b", "", "profile B: `SPEC` as dcpi stats --set")
+	f.Float64Var(&z, "z", analysis.DefaultZ, "significance threshold in standard errors")
+	f.StringVar(&by, "by", "procedure", "one row per `procedure` or per image")
+	f.IntVar(&limit, "limit", 0, "print the first `N` rows (0: all)")
+	return cmd
+}

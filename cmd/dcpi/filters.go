@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"dcpi/analysis"
+	"dcpi/coordinator"
+	"dcpi/storage"
+	"dcpi/wire"
+)
+
+// queryFlags are the options every analysis tool shares (issue 6, item 5):
+// where the profile comes from (--db or --nats) and which samples it
+// selects (--epoch, --epochs, --host, --label, --event, --image, --pid),
+// and --json.
+type queryFlags struct {
+	dbDir  string
+	epochs []string
+	ranges []string
+	hosts  []string
+	images []string
+	pids   []uint
+	events []string
+	json   bool
+
+	nats         []string
+	labels       map[string]string
+	linearizable bool
+}
+
+// register adds the shared flags to f. eventUsage describes --event for
+// the tool.
+func (qf *queryFlags) register(f *pflag.FlagSet, eventUsage string) {
+	f.StringVar(&qf.dbDir, "db", "dcpi-db", "directory of a local profile database (opened read-only)")
+	f.StringSliceVar(&qf.epochs, "epoch", nil, "only epoch `N` (repeatable)")
+	f.StringArrayVar(&qf.ranges, "epochs", nil, "only epochs `A-B`, inclusive (repeatable)")
+	f.StringArrayVar(&qf.hosts, "host", nil, "only host `H` (repeatable)")
+	f.StringArrayVar(&qf.images, "image", nil, "only the image at `PATH`, with that file name, or with that content key (repeatable)")
+	f.UintSliceVar(&qf.pids, "pid", nil, "only process `P`, for images kept per process (repeatable)")
+	f.StringArrayVar(&qf.events, "event", nil, eventUsage)
+	f.BoolVar(&qf.json, "json", false, "print JSON for machines")
+	f.StringSliceVar(&qf.nats, "nats", nil, "query the cluster through this NATS server instead of a local --db")
+	f.StringToStringVar(&qf.labels, "label", nil, "only hosts registered with label `key=value` (repeatable; all must match; cluster only)")
+	f.BoolVar(&qf.linearizable, "linearizable", false, "read from the Raft leader after it has applied every commit (cluster only)")
+}
+
+// selection is what the shared filter flags select.
+type selection struct {
+	Filter     storage.Query
+	Events     []uint8  // --event, in order; nil: every event present
+	ImagePaths []string // --image given as paths or file names
+}
+
+// selection turns the flags into a selection, with a clear error for each
+// bad one. Labels are applied later, by the opened source (they need the
+// cluster's node registry).
+func (qf *queryFlags) selection() (selection, error) {
+	var s selection
+	for _, name := range qf.events {
+		e, err := analysis.ParseEvent(strings.TrimSpace(name))
+		if err != nil {
+			return s, fmt.Errorf("--event: %w", errors.Unwrap(err))
+		}
+		if slices.Contains(s.Events, e) {
+			return s, fmt.Errorf("--event %s: given twice", name)
+		}
+		s.Events = append(s.Events, e)
+	}
+	for _, v := range qf.epochs {
+		e, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return s, fmt.Errorf("--epoch %q: want an epoch number", v)
+		}
+		s.Filter.Epochs = append(s.Filter.Epochs, e)
+	}
+	for _, r := range qf.ranges {
+		lo, hi, err := parseEpochRange(r)
+		if err != nil {
+			return s, err
+		}
+		for e := lo; ; e++ {
+			s.Filter.Epochs = append(s.Filter.Epochs, e)
+			if e == hi {
+				break
+			}
+		}
+	}
+	for _, h := range qf.hosts {
+		if h == "" {
+			return s, fmt.Errorf("--host: empty host name")
+		}
+		s.Filter.Hosts = append(s.Filter.Hosts, h)
+	}
+	for _, p := range qf.pids {
+		if p > 1<<32-1 {
+			return s, fmt.Errorf("--pid %d: out of range", p)
+		}
+		s.Filter.PIDs = append(s.Filter.PIDs, uint32(p))
+	}
+	for _, im := range qf.images {
+		switch {
+		case im == "":
+			return s, fmt.Errorf("--image: empty")
+		case strings.HasPrefix(im, "buildid:") || strings.HasPrefix(im, "sha256:"):
+			k, err := wire.ParseImageKey(im)
+			if err != nil {
+				return s, fmt.Errorf("--image: %w", err)
+			}
+			s.Filter.Images = append(s.Filter.Images, k)
+		default:
+			s.ImagePaths = append(s.ImagePaths, im)
+		}
+	}
+	if len(s.Filter.Images) > 0 && len(s.ImagePaths) > 0 {
+		// Filter.Images and ImagePaths intersect; the flags mean union.
+		return s, fmt.Errorf("--image: give either content keys or paths, not both")
+	}
+	return s, nil
+}
+
+// parseEpochRange parses "A-B" (inclusive) or a single "N".
+func parseEpochRange(s string) (lo, hi uint64, err error) {
+	a, b, ok := strings.Cut(s, "-")
+	if !ok {
+		b = a
+	}
+	lo, err1 := strconv.ParseUint(strings.TrimSpace(a), 10, 64)
+	hi, err2 := strconv.ParseUint(strings.TrimSpace(b), 10, 64)
+	switch {
+	case err1 != nil || err2 != nil:
+		return 0, 0, fmt.Errorf("--epochs %q: want A-B with A and B epoch numbers", s)
+	case hi < lo:
+		return 0, 0, fmt.Errorf("--epochs %q: range ends before it starts", s)
+	case hi-lo >= maxEpochRange:
+		return 0, 0, fmt.Errorf("--epochs %q: more than %d epochs", s, maxEpochRange)
+	}
+	return lo, hi, nil
+}
+
+// openedSource is a profile database opened for a tool: the Source (with
+// a symbol cache), the catalog of its hosts and epochs, and how to turn
+// labels into hosts.
+type openedSource struct {
+	src *analysis.Symbolizer
+	// hosts and epochs list what the database holds, for one sample set
+	// per host or per epoch.
+	hosts  func() ([]string, error)
+	epochs func() ([]uint64, error)
+	// labels narrows q to the hosts registered with all of labels.
+	labels func(labels map[string]string, q *storage.Query) error
+	close  func()
+}
+
+// open opens the source the flags name (--nats, else --db) and applies
+// --label to sel. The caller must call close.
+func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *selection) (*openedSource, error) {
+	if len(qf.nats) > 0 {
+		ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
+		nc, err := connectNATS(natsConfig(cmd, qf.nats), name, func(string, ...any) {})
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		c := coordinator.NewClient(nc)
+		o := &openedSource{
+			src: analysis.NewSymbolizer(clusterSource{ctx: ctx, c: c, linearizable: qf.linearizable}),
+			hosts: func() ([]string, error) {
+				nodes, err := c.Nodes(ctx)
+				if err != nil {
+					return nil, fmt.Errorf("reading the node registry: %w", err)
+				}
+				var hosts []string
+				for _, n := range nodes {
+					hosts = append(hosts, n.Host)
+				}
+				slices.Sort(hosts)
+				return hosts, nil
+			},
+			epochs: func() ([]uint64, error) {
+				es, err := c.Epochs(ctx)
+				if err != nil {
+					return nil, fmt.Errorf("reading the epochs: %w", err)
+				}
+				var out []uint64
+				for _, e := range es {
+					out = append(out, e.Number)
+				}
+				slices.Sort(out)
+				return out, nil
+			},
+			labels: func(labels map[string]string, q *storage.Query) error { return selectLabels(ctx, c, labels, q) },
+			close:  func() { nc.Close(); cancel() },
+		}
+		if err := o.labels(qf.labels, &sel.Filter); err != nil {
+			o.close()
+			return nil, err
+		}
+		return o, nil
+	}
+	if len(qf.labels) > 0 {
+		return nil, errNoLabels
+	}
+	db, err := openLocalDB(qf.dbDir)
+	if err != nil {
+		return nil, err
+	}
+	return &openedSource{
+		src:   analysis.NewSymbolizer(db),
+		hosts: db.Hosts,
+		epochs: func() ([]uint64, error) {
+			es, err := db.Epochs()
+			if err != nil {
+				return nil, err
+			}
+			out := make([]uint64, 0, len(es))
+			for _, e := range es {
+				out = append(out, e.Number)
+			}
+			return out, nil
+		},
+		labels: func(labels map[string]string, q *storage.Query) error {
+			if len(labels) == 0 {
+				return nil
+			}
+			return errNoLabels
+		},
+		close: func() { db.Close() },
+	}, nil
+}
+
+var errNoLabels = errors.New("--label: labels live in the cluster's node registry; query the cluster with --nats URL")

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"dcpi/analysis"
+	"dcpi/storage"
+)
+
+func init() { subcommands = append(subcommands, newStatsCommand) }
+
+func newStatsCommand() *cobra.Command {
+	var (
+		qf      queryFlags
+		sets    []string
+		byHost  bool
+		byEpoch bool
+		by      string
+		limit   int
+		minSum  uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Statistics of each procedure's samples across sample sets, DCPI's dcpistats",
+		Long: `Compare several sample sets — epochs, hosts, runs — per procedure, as
+dcpistats did (sec. 3.3 and Figure 3 of the paper): for each procedure its
+range% (max - min over the sum: the normalized range), sum, sum% of all the
+sets' samples, N (sets with samples), mean, std-dev (K-1 denominator), min and
+max over the K sets, and each set's count; sorted by normalized range, so the
+procedure whose samples vary most comes first.
+
+Sets are given as repeatable --set SPEC, a comma-separated list of
+  epoch=N  epochs=A-B  host=H  label=K=V (cluster)  pid=P
+which replace the shared flag of the same dimension for that set; or
+--by-host (one set per host) or --by-epoch (one set per epoch), over the hosts
+or epochs the shared flags select or, without them, all that the database
+lists. One event is compared: --event NAME (default cycles).
+
+--json prints {"event", "by", "sets": [{"name", "total"}], "total", "rows":
+[{"procedure", "image", "counts", "sum", "n", "mean", "std_dev", "min", "max",
+"range_pct", "sum_pct"}], "small_rows", "omitted_rows"}, "counts" parallel to "sets".`,
+		Example: `  dcpi stats --db /tmp/fleet/c1 --by-host
+  dcpi stats --db /tmp/fleet/c1 --set epoch=1 --set epoch=2 --limit 10
+  dcpi stats --db /tmp/fleet/c1 --set host=alpha0 --set host=alpha1 --by image
+  dcpi stats --nats nats://127.0.0.1:4222 --set label=rack=r1 --set label=rack=r2`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			q := analysis.StatsQuery{Limit: limit, MinSum: minSum}
+			var err error
+			if q.By, err = analysis.ParseBy(by); err != nil {
+				return fmt.Errorf("--by %q: want procedure or image", by)
+			}
+			if limit < 0 {
+				return fmt.Errorf("--limit %d: want 0 (all) or more", limit)
+			}
+			sel, err := qf.selection()
+			if err != nil {
+				return err
+			}
+			if q.Event, err = oneEvent(sel.Events); err != nil {
+				return err
+			}
+			o, err := qf.open(cmd, "dcpi-stats", &sel)
+			if err != nil {
+				return err
+			}
+			defer o.close()
+			if q.Sets, err = sampleSets(o, sel.Filter, sets, byHost, byEpoch); err != nil {
+				return err
+			}
+			q.ImagePaths = sel.ImagePaths
+			t, err := analysis.Stats(o.src, q)
+			if err != nil {
+				return err
+			}
+			if qf.json {
+				return analysis.WriteStatsJSON(cmd.OutOrStdout(), t)
+			}
+			return analysis.WriteStatsText(cmd.OutOrStdout(), t)
+		},
+	}
+	f := cmd.Flags()
+	qf.register(f, "the event `NAME` compared (default cycles)")
+	f.StringArrayVar(&sets, "set", nil, "a sample set: `SPEC` of epoch=N, epochs=A-B, host=H, label=K=V, pid=P, comma-separated (repeatable)")
+	f.BoolVar(&byHost, "by-host", false, "one sample set per host")
+	f.BoolVar(&byEpoch, "by-epoch", false, "one sample set per epoch")
+	f.StringVar(&by, "by", "procedure", "one row per `procedure` or per image")
+	f.IntVar(&limit, "limit", 0, "print the first `N` rows (0: all)")
+	f.Uint64Var(&minSum, "min-sum", 0, "drop procedures with fewer than `N` samples over all sets (their range% is mostly noise)")
+	return cmd
+}
+
+// oneEvent is the event of a tool that compares one: the only --event, or
+// cycles.
+func oneEvent(events []uint8) (uint8, error) {
+	switch len(events) {
+	case 0:
+		return 0, nil // cycles
+	case 1:
+		return events[0], nil
+	}
+	return 0, fmt.Errorf("--event: this tool compares one event; give one")
+}
+
+// sampleSets builds the sets of --set, --by-host or --by-epoch over base.
+func sampleSets(o *openedSource, base storage.Query, specs []string, byHost, byEpoch bool) ([]analysis.SampleSet, error) {
+	n := 0
+	for _, b := range []bool{len(specs) > 0, byHost, byEpoch} {
+		if b {
+			n++
+		}
+	}
+	if n != 1 {
+		return nil, fmt.Errorf("give the sample sets one way: --set SPEC (repeatable), --by-host or --by-epoch")
+	}
+	var out []analysis.SampleSet
+	switch {
+	case byHost:
+		hosts := base.Hosts
+		if hosts == nil {
+			var err error
+			if hosts, err = o.hosts(); err != nil {
+				return nil, fmt.Errorf("--by-host: %w", err)
+			}
+		}
+		for _, h := range hosts {
+			q := base
+			q.Hosts = []string{h}
+			out = append(out, analysis.SampleSet{Name: "host=" + h, Filter: q})
+		}
+	case byEpoch:
+		epochs := base.Epochs
+		if epochs == nil {
+			var err error
+			if epochs, err = o.epochs(); err != nil {
+				return nil, fmt.Errorf("--by-epoch: %w", err)
+			}
+			if len(epochs) == 0 {
+				return nil, fmt.Errorf("--by-epoch: the database lists no epochs (a dcpi node database has no epoch records); give them with --epochs A-B")
+			}
+		}
+		for _, e := range slices.Compact(slices.Sorted(slices.Values(epochs))) {
+			q := base
+			q.Epochs = []uint64{e}
+			out = append(out, analysis.SampleSet{Name: "epoch=" + strconv.FormatUint(e, 10), Filter: q})
+		}
+	default:
+		for _, s := range specs {
+			set, err := parseSetSpec(o, base, s)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, set)
+		}
+	}
+	return out, nil
+}
+
+// parseSetSpec parses one --set SPEC over base: each key replaces base's
+// selection along its dimension (labels narrow the hosts).
+func parseSetSpec(o *openedSource, base storage.Query, spec string) (analysis.SampleSet, error) {
+	q := base
+	var epochs, hosts []string
+	var pids []uint32
+	labels := map[string]string{}
+	if strings.TrimSpace(spec) == "" {
+		return analysis.SampleSet{}, fmt.Errorf("set %q: empty", spec)
+	}
+	for _, part := range strings.Split(spec, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || v == "" {
+			return analysis.SampleSet{}, fmt.Errorf("set %q: %q is not KEY=VALUE (keys: epoch, epochs, host, label, pid)", spec, part)
+		}
+		switch k {
+		case "epoch", "epochs":
+			epochs = append(epochs, v)
+		case "host":
+			hosts = append(hosts, v)
+		case "pid":
+			p, err := strconv.ParseUint(v, 10, 32)
+			if err != nil {
+				return analysis.SampleSet{}, fmt.Errorf("set %q: pid %q: want a process number", spec, v)
+			}
+			pids = append(pids, uint32(p))
+		case "label":
+			lk, lv, ok := strings.Cut(v, "=")
+			if !ok || lk == "" {
+				return analysis.SampleSet{}, fmt.Errorf("set %q: label %q: want label=KEY=VALUE", spec, v)
+			}
+			labels[lk] = lv
+		default:
+			return analysis.SampleSet{}, fmt.Errorf("set %q: unknown key %q (keys: epoch, epochs, host, label, pid)", spec, k)
+		}
+	}
+	if epochs != nil {
+		q.Epochs = nil
+		for _, e := range epochs {
+			lo, hi, err := parseEpochRange(e)
+			if err != nil {
+				return analysis.SampleSet{}, fmt.Errorf("set %q: %w", spec, err)
+			}
+			for x := lo; ; x++ {
+				q.Epochs = append(q.Epochs, x)
+				if x == hi {
+					break
+				}
+			}
+		}
+	}
+	if hosts != nil {
+		q.Hosts = hosts
+	}
+	if pids != nil {
+		q.PIDs = pids
+	}
+	if len(labels) > 0 {
+		if err := o.labels(labels, &q); err != nil {
+			return analysis.SampleSet{}, fmt.Errorf("set %q: %w", spec, err)
+		}
+	}
+	return analysis.SampleSet{Name: spec, Filter: q}, nil
+}
