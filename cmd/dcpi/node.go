@@ -56,7 +56,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 			if len(natsURLs) > 0 {
 				return runClusterNode(cmd, names, events, labels)
 			}
-			cfg, err := loadConfig(cmd)
+			cfg, err := loadRoleConfig(cmd)
 			if err != nil {
 				return err
 			}
@@ -99,7 +99,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 	f.Float64Var(&seconds, "seconds", 0, "stop after this much simulated time (0: when the programs finish)")
 	f.StringSliceVar(&natsURLs, "nats", nil, "join a cluster: publish to this NATS server and follow its coordinator's epochs (programs restart as they exit)")
 	f.StringToStringVar(&labels, "label", nil, "labels for the fleet queries, key=value (cluster mode)")
-	f.String("host", "alpha0", "host name (cluster mode: unique in the fleet)")
+	f.String("host", "alpha0", "host name (unique in a fleet; a database can hold many)")
 	f.BoolVar(&keep, "keep-running", false, "start each program again when it exits, so the host stays loaded until --seconds")
 	f.StringVar(&dbDir, "db", "dcpi-db", "directory of the local Pebble profile database")
 	f.BoolVar(&stats, "stats", false, "print Table-4-like driver and daemon figures")
@@ -150,6 +150,16 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg node.Config, progs []string, sec
 		return err
 	}
 	defer db.Close()
+	// A database may already hold this host's streams (an earlier run):
+	// continue them, or the new batches would be taken for redeliveries.
+	ncfg.FirstSeq = make([]uint64, hc.CPUs)
+	for cpu := range ncfg.FirstSeq {
+		applied, err := db.Applied(ncfg.Host, uint16(cpu))
+		if err != nil {
+			return err
+		}
+		ncfg.FirstSeq[cpu] = applied + 1
+	}
 	n, err := node.New(m, ncfg, node.LocalSink{DB: db})
 	if err != nil {
 		return err

@@ -47,3 +47,41 @@ func TestNodeCommandProfilesIntoPebble(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeRunsAccumulate: a second run into the same database, as the
+// same host or another, adds to it rather than being taken for a replay.
+func TestNodeRunsAccumulate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	total := func() uint64 {
+		db, err := storage.Open(dir, storage.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		s, u, _, err := db.Totals(storage.Query{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s + u
+	}
+	args := []string{"node", "--workloads", "sort", "--cpus", "1", "--timing=false", "--db", dir}
+	var last uint64
+	for i, host := range []string{"alpha0", "alpha0", "beta"} {
+		if _, _, err := run(t, append(args, "--host", host)...); err != nil {
+			t.Fatal(err)
+		}
+		now := total()
+		if now <= last {
+			t.Fatalf("run %d (host %s): database holds %d samples, %d before", i+1, host, now, last)
+		}
+		last = now
+	}
+	db, err := storage.Open(dir, storage.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if hosts, _ := db.Hosts(); len(hosts) != 2 {
+		t.Fatalf("hosts %v, want alpha0 and beta", hosts)
+	}
+}
