@@ -67,7 +67,11 @@ func (f *benchFeed) call(perCall int) []storage.Delta {
 // BenchmarkIngest measures sustained ingest in entries/s through a
 // 3-replica coordinator (client → NATS → leader → Raft → three FSMs), beside
 // raw storage.ApplyDeltas of the same deltas on one Pebble database, with
-// and without fsync, in the same run.
+// and without fsync, in the same run. raw/nosync is the baseline to compare
+// with: it opens its database with the FSM's options (storage.Open's
+// defaults, NoSync, as OpenFSM does), and each subject starts from an empty
+// database. The FSM may commit several log entries in one Pebble batch
+// (FSM.ApplyBatch); raw commits each call's eight deltas alone.
 func BenchmarkIngest(b *testing.B) {
 	const perDelta, perCall = 1000, 8
 	pool := benchEntries(64, perDelta)
@@ -83,6 +87,7 @@ func BenchmarkIngest(b *testing.B) {
 			}
 			defer db.Close()
 			feed := newBenchFeed(pool, 0, 16)
+			b.ResetTimer()
 			start := time.Now()
 			for b.Loop() {
 				out, err := db.ApplyDeltas(feed.call(perCall))
@@ -94,18 +99,30 @@ func BenchmarkIngest(b *testing.B) {
 		})
 	}
 	b.Run("coordinator/3-replicas", func(b *testing.B) {
-		c := newCluster(b, 3)
+		// Raft as in production: the tests' small log segments and
+		// short timeouts would measure segment churn and elections.
+		c := newTunedCluster(b, 3, func(cfg *Config) {
+			cfg.RaftTimeout, cfg.TrailingLogs, cfg.WALSegmentBytes = 0, 0, 0
+		})
 		c.leader()
 		cl := NewClient(connect(b, c.url))
 		var workers, entries atomic.Int64
 		b.SetParallelism(4) // aggregators proposing at once
+		// Starting the cluster and electing a leader (a second or two
+		// with Raft's production timeouts) is not ingest: without the
+		// reset it counted in ns/op, so b.N was sized too small and the
+		// measured interval was short and noisy.
+		b.ResetTimer()
 		start := time.Now()
 		b.RunParallel(func(pb *testing.PB) {
 			feed := newBenchFeed(pool, int(workers.Add(1)), 4)
 			ctx := context.Background()
 			for pb.Next() {
 				out, err := cl.Propose(ctx, feed.call(perCall), nil)
-				if err != nil || out[0] != storage.Applied {
+				// Duplicate: an attempt that timed out on the
+				// loaded machine committed, and the retry found
+				// the deltas applied (Client.Propose).
+				if err != nil || (out[0] != storage.Applied && out[0] != storage.Duplicate) {
 					b.Error(out, err)
 					return
 				}

@@ -71,6 +71,7 @@ type cluster struct {
 	dirs  []string
 	reps  []*Replica // nil: stopped
 	boot  []Peer
+	tune  func(*Config) // if set, adjusts every replica's Config
 }
 
 // quietLogf drops raft's chatter unless -v.
@@ -88,7 +89,13 @@ func quietLogf(t testing.TB) func(string, ...any) {
 }
 
 func newCluster(t testing.TB, n int) *cluster {
-	c := &cluster{t: t, url: startNATS(t), addrs: freeAddrs(t, n)}
+	return newTunedCluster(t, n, nil)
+}
+
+// newTunedCluster is newCluster with tune applied to every replica's
+// Config (the benchmark runs Raft with its production settings).
+func newTunedCluster(t testing.TB, n int, tune func(*Config)) *cluster {
+	c := &cluster{t: t, url: startNATS(t), addrs: freeAddrs(t, n), tune: tune}
 	root := t.TempDir()
 	for i := range n {
 		c.ids = append(c.ids, fmt.Sprintf("r%d", i+1))
@@ -108,11 +115,15 @@ func newCluster(t testing.TB, n int) *cluster {
 }
 
 func (c *cluster) config(i int) Config {
-	return Config{
+	cfg := Config{
 		ID: c.ids[i], RaftAddr: c.addrs[i], DataDir: c.dirs[i], Bootstrap: c.boot,
 		NATS: connect(c.t, c.url), HeartbeatTimeout: time.Second, Logf: quietLogf(c.t),
 		RaftTimeout: 300 * time.Millisecond, SealInterval: 50 * time.Millisecond, TrailingLogs: 20, WALSegmentBytes: 32 << 10,
 	}
+	if c.tune != nil {
+		c.tune(&cfg)
+	}
+	return cfg
 }
 
 func (c *cluster) start(i int) {

@@ -18,6 +18,12 @@
 // replica skips the entries its database already holds. A malformed entry
 // is an error result that changes nothing.
 //
+// The FSM is a raft.BatchingFSM: of the entries Raft commits together, a
+// run of consecutive Ingests is applied in one Pebble batch with the last
+// one's index (fsm_batch.go), each entry getting the result it would have
+// had alone. An entry is decoded once per replica (and once more by the
+// leader's service, to refuse a bad proposal before it reaches the log).
+//
 // # Epochs (DCPI sec. 4.3.3)
 //
 // DCPI keeps profiles in non-overlapping epochs. Here a cut is a log entry:
@@ -27,7 +33,9 @@
 // leader seals the epoch (Sealable) once every live node has acknowledged
 // and every acknowledged batch is applied; dead nodes are not waited for,
 // and an ack that comes after the seal is recorded as late, its batches
-// still landing in their epoch.
+// still landing in their epoch. Every replica, when it applies a seal,
+// compacts its database in the background (FSM.compactSoon), so fleet-wide
+// queries over the sealed epoch read one value per key.
 //
 // # Service
 //

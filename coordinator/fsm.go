@@ -19,8 +19,9 @@ import (
 
 // FSM is the replicated state machine: the profile database and the
 // registry (nodes, epochs, acks) in it, changed only by Apply of log
-// entries and by Restore of snapshots. Apply, Snapshot and Restore are
-// called by raft from one goroutine; DB and View are safe from any.
+// entries and by Restore of snapshots. Apply, ApplyBatch, Snapshot and
+// Restore are called by raft from one goroutine; DB and View are safe from
+// any.
 //
 // The database is opened without fsync: the Raft log is the durable record,
 // and every entry's writes carry its log index (storage.Meta.SetLogIndex) in
@@ -35,6 +36,11 @@ type FSM struct {
 	gen uint64
 
 	applied uint64 // log index db reflects; FSM goroutine only
+
+	cmu        sync.Mutex // guards compacting and again
+	compacting bool       // a background Compact is running
+	again      bool       // another epoch was sealed meanwhile
+	cwg        sync.WaitGroup
 }
 
 // FSM results other than errors: Apply returns []storage.Outcome for an
@@ -139,11 +145,54 @@ func syncFile(path string) error {
 	return nil
 }
 
-// Close closes the database.
+// Close closes the database, cutting short a background compaction.
 func (f *FSM) Close() error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.db.Close()
+	err := f.db.Close()
+	f.mu.Unlock()
+	f.cwg.Wait()
+	return err
+}
+
+// compactSoon starts a full compaction of the database in the background
+// (one at a time; a seal during one asks for one more after it), so that
+// fleet-wide queries over a sealed epoch read one value per key rather than
+// summing the merge operands of every ingest (storage.DB.Compact). Every
+// replica does it when it applies a SealEpoch, leader or not: the sealed
+// epoch will get (almost) no more samples, so its keys are compacted once
+// and stay that way. It never holds up Apply: the compaction runs on its
+// own goroutine beside ingest, takes no FSM lock (a Restore that swaps the
+// database closes the old one, which ends a compaction of it), and changes
+// no content, so replicas stay identical whenever it runs.
+func (f *FSM) compactSoon() {
+	f.cmu.Lock()
+	defer f.cmu.Unlock()
+	if f.compacting {
+		f.again = true
+		return
+	}
+	f.compacting = true
+	f.cwg.Add(1)
+	go func() {
+		defer f.cwg.Done()
+		for {
+			db := f.DB()
+			start := time.Now()
+			if err := db.Compact(); err == nil {
+				f.logf("coordinator: compacted the profile database in %v", time.Since(start).Round(time.Millisecond))
+			} else if !errors.Is(err, storage.ErrClosed) {
+				f.logf("coordinator: compact: %v", err)
+			}
+			f.cmu.Lock()
+			if !f.again {
+				f.compacting = false
+				f.cmu.Unlock()
+				return
+			}
+			f.again = false
+			f.cmu.Unlock()
+		}
+	}()
 }
 
 // DB is the current database. A Restore closes it; readers that must not
@@ -196,6 +245,12 @@ func (f *FSM) ApplyCommand(index uint64, data []byte) any {
 		f.logf("coordinator: log entry %d rejected: %v", index, err)
 		return err
 	}
+	return f.applyDecoded(index, c)
+}
+
+// applyDecoded applies the decoded command of log entry index (0: no
+// entry, in tests) and returns Apply's result.
+func (f *FSM) applyDecoded(index uint64, c Command) any {
 	res, err := f.apply(index, c)
 	if err != nil {
 		if !errors.Is(err, ErrBadCommand) {
@@ -205,11 +260,16 @@ func (f *FSM) ApplyCommand(index uint64, data []byte) any {
 		return err
 	}
 	if index != 0 {
-		f.mu.Lock()
-		f.applied = index
-		f.mu.Unlock()
+		f.setApplied(index)
 	}
 	return res
+}
+
+// setApplied records that the database reflects log entries through index.
+func (f *FSM) setApplied(index uint64) {
+	f.mu.Lock()
+	f.applied = index
+	f.mu.Unlock()
 }
 
 func (f *FSM) apply(index uint64, c Command) (any, error) {
@@ -333,6 +393,11 @@ func (f *FSM) apply(index uint64, c Command) (any, error) {
 			if err := m.PutEpoch(e); err != nil {
 				return nil, fmt.Errorf("coordinator: seal: %w", err)
 			}
+			if err := f.commit(&m); err != nil {
+				return nil, err
+			}
+			f.compactSoon()
+			return nil, nil
 		}
 		return nil, f.commit(&m)
 	}

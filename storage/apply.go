@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/cockroachdb/pebble/v2"
-
 	"dcpi/wire"
 )
 
@@ -88,70 +86,4 @@ func (db *DB) Applied(host string, cpu uint16) (uint64, error) {
 		return st.seq, nil
 	}
 	return db.loadApplied(streamID{host, cpu})
-}
-
-// batchWriter turns wire batches into merges on one Pebble batch, reusing
-// its key buffers.
-type batchWriter struct {
-	pb        *pebble.Batch
-	key, key2 []byte
-	val       [8]byte
-}
-
-func (w *batchWriter) merge(key []byte, n uint64) error {
-	if err := w.pb.Merge(key, encodeCount(&w.val, n), nil); err != nil {
-		return fmt.Errorf("storage: apply: %w", err)
-	}
-	return nil
-}
-
-func (w *batchWriter) add(b *wire.Batch) error {
-	var known, unknown [256]uint64 // per event, for the 's' summary
-	es := b.Entries
-	for i := 0; i < len(es); {
-		// Entries are sorted by (image, event, offset, pid): a run of
-		// one (image, event, offset) is one fleet key.
-		j, sum := i, uint64(0)
-		for ; j < len(es) && es[j].Image == es[i].Image && es[j].Event == es[i].Event && es[j].Offset == es[i].Offset; j++ {
-			w.key = countsKey(w.key, b.Epoch, &es[j], b.Host)
-			if err := w.merge(w.key, es[j].Count); err != nil {
-				return err
-			}
-			sum += es[j].Count // Validate bounds the batch total
-		}
-		w.key2 = fleetKey(w.key2, b.Epoch, &es[i])
-		if err := w.merge(w.key2, sum); err != nil {
-			return err
-		}
-		known[es[i].Event] += sum
-		i = j
-	}
-	for i := range b.Unknown {
-		u := &b.Unknown[i]
-		w.key = unknownKey(w.key, b.Epoch, b.Host, u)
-		if err := w.merge(w.key, u.Count); err != nil {
-			return err
-		}
-		unknown[u.Event] += u.Count
-	}
-	for ev := range 256 {
-		if known[ev] != 0 {
-			if err := w.merge(summaryKey(b.Epoch, uint8(ev), b.Host, classKnow), known[ev]); err != nil {
-				return err
-			}
-		}
-		if unknown[ev] != 0 {
-			if err := w.merge(summaryKey(b.Epoch, uint8(ev), b.Host, classUnkn), unknown[ev]); err != nil {
-				return err
-			}
-		}
-	}
-	for name, n := range b.Drops {
-		if n != 0 {
-			if err := w.merge(dropKey(b.Epoch, b.Host, name), n); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }

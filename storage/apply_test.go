@@ -69,7 +69,7 @@ func TestApplyRejectsInvalid(t *testing.T) {
 	db, _ := openTest(t)
 	bad := []*wire.Batch{
 		{Version: wire.Version, Host: "h", Seq: 0},
-		{Version: 2, Host: "h", Seq: 1},
+		{Version: wire.Version + 1, Host: "h", Seq: 1},
 		{Version: wire.Version, Host: "", Seq: 1},
 		{Version: wire.Version, Host: "h", Seq: 1, Entries: []wire.Entry{{Image: key(1), Count: 1}, {Image: key(0), Count: 1}}},
 		{Version: wire.Version, Host: "h", Seq: 1, Entries: []wire.Entry{{Count: 1}}},

@@ -137,9 +137,7 @@ func (db *DB) applyDeltas(ds []Delta, m *Meta, gapIsError bool) ([]Outcome, erro
 	for id, st := range streams {
 		next[id] = st.seq
 	}
-	pb := db.pdb.NewBatch()
-	defer pb.Close()
-	w := batchWriter{pb: pb}
+	var w batchWriter
 	out := make([]Outcome, len(ds))
 	for i := range ds {
 		d := &ds[i]
@@ -160,13 +158,16 @@ func (db *DB) applyDeltas(ds []Delta, m *Meta, gapIsError bool) ([]Outcome, erro
 			out[i] = Overlap
 			continue
 		}
-		if err := w.add(b); err != nil {
-			return nil, err
-		}
+		w.add(b)
 		next[id] = last
 		out[i] = Applied
 	}
-	changed := m != nil && len(m.ops) > 0
+	pb := db.pdb.NewBatch()
+	defer pb.Close()
+	if err := w.writeTo(pb); err != nil {
+		return nil, err
+	}
+	changed := w.len() > 0 || m != nil && len(m.ops) > 0
 	for _, id := range ids {
 		if next[id] != streams[id].seq {
 			var v [8]byte

@@ -54,6 +54,19 @@
 // commits a Meta (registry records and the Raft log index) in the same
 // batch, so the coordinator's FSM applies a log entry all or nothing.
 //
+// A call's counts reach Pebble in key order, one merge per key (the sums
+// of the call's operands of that key), which keeps the memtable's inserts
+// in cache (writer.go).
+//
+// # Compaction
+//
+// Every count is a merge, so until Pebble's compactions combine them a key
+// is read as the sum of a stack of operands. Compact rewrites the whole
+// database into one value per key; the coordinator runs it when an epoch is
+// sealed, so queries over sealed epochs read compacted tables. Open tunes
+// Pebble for ingest (bigger memtables, compacting L0 later: see the
+// constants in db.go).
+//
 // 'n', 'k' and the log index are the coordinator's registry: storage owns
 // their encoding, the coordinator their meaning.
 package storage

@@ -1,0 +1,125 @@
+package coordinator
+
+import (
+	"github.com/hashicorp/raft"
+
+	"dcpi/storage"
+)
+
+// maxGroupEntries bounds the wire entries of the Ingest log entries that
+// ApplyBatch commits in one Pebble batch: about 150 bytes of batch per
+// entry (a 'c' and an 'f' merge), so 64Ki entries is under 10 MiB, below
+// Pebble's large-batch threshold (half a memtable), over which a batch is
+// flushed as its own small L0 table instead of joining the memtable.
+const maxGroupEntries = 1 << 16
+
+// ApplyBatch implements raft.BatchingFSM: raft hands over the entries it
+// committed together (up to MaxAppendEntries). Runs of consecutive Ingest
+// entries are applied as one storage.ApplyDeltasWith call — one Pebble
+// batch and commit, its merges sorted across all of them — with the last
+// entry's log index; every other entry is applied alone, in order, as
+// Apply would.
+//
+// Results are exactly Apply's, entry by entry: ApplyDeltas takes the
+// deltas of a call in order with the applied Seqs as of the call so far,
+// so each delta's Outcome is what applying the entries one at a time gives.
+// Atomicity is per group instead of per entry, which a crash cannot tell
+// apart: the group's writes and its last index commit together, so a
+// restarted replica either holds the whole group or replays all of it. If
+// the group's call fails (a storage error; the entries were checked when
+// decoded), nothing of it was written, and its entries are applied one by
+// one to give each its own result.
+func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
+	res := make([]any, len(logs))
+	var group []pendingIngest
+	entries := 0
+	flush := func() {
+		if len(group) > 0 {
+			f.applyIngests(group, res)
+			group, entries = group[:0], 0
+		}
+	}
+	for i, l := range logs {
+		if l.Type != raft.LogCommand || (l.Index != 0 && l.Index <= f.applied) {
+			continue
+		}
+		c, err := DecodeCommand(l.Data)
+		if err != nil {
+			// Changes nothing, so it need not wait for the group.
+			f.logf("coordinator: log entry %d rejected: %v", l.Index, err)
+			res[i] = err
+			continue
+		}
+		in, ok := c.(*Ingest)
+		if !ok {
+			flush() // the command reads what the group writes
+			res[i] = f.applyDecoded(l.Index, c)
+			continue
+		}
+		n := 0
+		for _, d := range in.Deltas {
+			n += len(d.Batch.Entries)
+		}
+		if entries+n > maxGroupEntries {
+			flush()
+		}
+		group = append(group, pendingIngest{at: i, index: l.Index, c: in})
+		entries += n
+	}
+	flush()
+	return res
+}
+
+// pendingIngest is a decoded Ingest entry of ApplyBatch, logs[at].
+type pendingIngest struct {
+	at    int
+	index uint64
+	c     *Ingest
+}
+
+// applyIngests applies a group of Ingest entries in one storage call and
+// stores each entry's result at res[p.at].
+func (f *FSM) applyIngests(group []pendingIngest, res []any) {
+	if len(group) == 1 {
+		p := group[0]
+		res[p.at] = f.applyDecoded(p.index, p.c)
+		return
+	}
+	var m storage.Meta
+	var ds []storage.Delta
+	for _, p := range group {
+		for _, r := range p.c.Images {
+			if err := m.PutImage(r); err != nil {
+				f.applyOneByOne(group, res)
+				return
+			}
+		}
+		ds = append(ds, p.c.Deltas...)
+	}
+	last := group[len(group)-1].index
+	if last != 0 {
+		m.SetLogIndex(last)
+	}
+	out, err := f.db.ApplyDeltasWith(ds, &m)
+	if err != nil {
+		f.applyOneByOne(group, res)
+		return
+	}
+	for _, p := range group {
+		n := len(p.c.Deltas)
+		res[p.at], out = out[:n:n], out[n:]
+	}
+	if last != 0 {
+		f.setApplied(last)
+	}
+}
+
+// applyOneByOne applies a group's entries singly, after its combined call
+// failed having written nothing.
+func (f *FSM) applyOneByOne(group []pendingIngest, res []any) {
+	for _, p := range group {
+		res[p.at] = f.applyDecoded(p.index, p.c)
+	}
+}
+
+var _ raft.BatchingFSM = (*FSM)(nil)
