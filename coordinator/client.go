@@ -244,9 +244,17 @@ func (c *Client) Images(ctx context.Context, keys []wire.ImageKey) ([]*wire.Imag
 
 // Applied returns a stream's applied Seq, from any replica.
 func (c *Client) Applied(ctx context.Context, host string, cpu uint16) (uint64, error) {
+	st, err := c.StreamState(ctx, host, cpu, false)
+	return st.Seq, err
+}
+
+// StreamState returns a stream's applied Seq and the sample accounting of
+// the batch that applied it, from any replica, or from the leader after
+// every commit with linearizable.
+func (c *Client) StreamState(ctx context.Context, host string, cpu uint16, linearizable bool) (storage.StreamState, error) {
 	var reply AppliedReply
-	err := c.requestJSON(ctx, querySubject(QueryApplied, false), AppliedRequest{Host: host, CPU: cpu}, &reply, retryAll)
-	return reply.Seq, err
+	err := c.requestJSON(ctx, querySubject(QueryApplied, linearizable), AppliedRequest{Host: host, CPU: cpu}, &reply, retryAll)
+	return storage.StreamState{Seq: reply.Seq, Delivered: reply.Delivered, Accounted: reply.Accounted}, err
 }
 
 // Totals is storage.Totals over the coordinator's database, from any

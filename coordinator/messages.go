@@ -141,8 +141,9 @@ type AppliedRequest struct {
 	CPU  uint16
 }
 
-// AppliedReply carries it.
-type AppliedReply struct{ Seq uint64 }
+// AppliedReply carries it, with the sample accounting of the batch that
+// applied it (storage.StreamState).
+type AppliedReply struct{ Seq, Delivered, Accounted uint64 }
 
 // TotalsReply is storage.Totals.
 type TotalsReply struct {

@@ -518,15 +518,15 @@ func (s *service) queryApplied(m *nats.Msg, _ func(string) (bool, time.Time, boo
 	if err := decodeJSON(m, &req); err != nil {
 		return nil, err
 	}
-	var seq uint64
+	var st storage.StreamState
 	err := s.view(QueryApplied, func(db *storage.DB) (err error) {
-		seq, err = db.Applied(req.Host, req.CPU)
+		st, err = db.Stream(req.Host, req.CPU)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(AppliedReply{Seq: seq})
+	return json.Marshal(AppliedReply{Seq: st.Seq, Delivered: st.Delivered, Accounted: st.Accounted})
 }
 
 func (s *service) queryTotals(m *nats.Msg, _ func(string) (bool, time.Time, bool)) ([]byte, error) {

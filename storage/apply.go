@@ -66,10 +66,60 @@ func (db *DB) loadApplied(id streamID) (uint64, error) {
 	if !ok {
 		return 0, nil
 	}
-	if len(v) != 8 {
-		return 0, fmt.Errorf("%w: applied seq of host %q cpu %d: %d bytes, want 8", ErrCorrupt, id.host, id.cpu, len(v))
+	st, err := decodeStreamState(v)
+	if err != nil {
+		return 0, fmt.Errorf("%w: applied seq of host %q cpu %d: %v", ErrCorrupt, id.host, id.cpu, err)
 	}
-	return binary.BigEndian.Uint64(v), nil
+	return st.Seq, nil
+}
+
+// StreamState is what the database knows of one (host, CPU) batch stream:
+// the highest contiguous Seq applied, and the sample accounting of the
+// batch that applied it (wire.Batch.Delivered, Accounted; 0 for version-1
+// batches). A restarted agent continues after Seq and reports what its
+// predecessor's driver still held, Delivered - Accounted, as lost.
+type StreamState struct {
+	Seq, Delivered, Accounted uint64
+}
+
+// appliedValue encodes a stream's state: its Seq alone (8 bytes) when the
+// batch carried no accounting, else Seq, Delivered and Accounted (24).
+func appliedValue(st StreamState) []byte {
+	v := binary.BigEndian.AppendUint64(make([]byte, 0, 24), st.Seq)
+	if st.Delivered != 0 || st.Accounted != 0 {
+		v = binary.BigEndian.AppendUint64(v, st.Delivered)
+		v = binary.BigEndian.AppendUint64(v, st.Accounted)
+	}
+	return v
+}
+
+func decodeStreamState(v []byte) (StreamState, error) {
+	switch len(v) {
+	case 8:
+		return StreamState{Seq: binary.BigEndian.Uint64(v)}, nil
+	case 24:
+		return StreamState{Seq: binary.BigEndian.Uint64(v), Delivered: binary.BigEndian.Uint64(v[8:]),
+			Accounted: binary.BigEndian.Uint64(v[16:])}, nil
+	}
+	return StreamState{}, fmt.Errorf("%d bytes, want 8 or 24", len(v))
+}
+
+// Stream returns the state of (host, cpu)'s stream; the zero state if
+// nothing of it was applied.
+func (db *DB) Stream(host string, cpu uint16) (StreamState, error) {
+	if err := db.use(false); err != nil {
+		return StreamState{}, err
+	}
+	defer db.mu.RUnlock()
+	v, ok, err := db.get(appliedKey(host, cpu))
+	if err != nil || !ok {
+		return StreamState{}, err
+	}
+	st, err := decodeStreamState(v)
+	if err != nil {
+		return StreamState{}, fmt.Errorf("%w: applied state of host %q cpu %d: %v", ErrCorrupt, host, cpu, err)
+	}
+	return st, nil
 }
 
 // Applied returns the highest contiguous Seq applied for (host, cpu), 0 if

@@ -134,6 +134,7 @@ func (db *DB) applyDeltas(ds []Delta, m *Meta, gapIsError bool) ([]Outcome, erro
 	}
 
 	next := make(map[streamID]uint64, len(ids)) // applied Seq as of the call so far
+	acct := make(map[streamID]StreamState, len(ids))
 	for id, st := range streams {
 		next[id] = st.seq
 	}
@@ -160,6 +161,7 @@ func (db *DB) applyDeltas(ds []Delta, m *Meta, gapIsError bool) ([]Outcome, erro
 		}
 		w.add(b)
 		next[id] = last
+		acct[id] = StreamState{Delivered: b.Delivered, Accounted: b.Accounted}
 		out[i] = Applied
 	}
 	pb := db.pdb.NewBatch()
@@ -170,8 +172,9 @@ func (db *DB) applyDeltas(ds []Delta, m *Meta, gapIsError bool) ([]Outcome, erro
 	changed := w.len() > 0 || m != nil && len(m.ops) > 0
 	for _, id := range ids {
 		if next[id] != streams[id].seq {
-			var v [8]byte
-			if err := pb.Set(appliedKey(id.host, id.cpu), encodeCount(&v, next[id]), nil); err != nil {
+			st := acct[id]
+			st.Seq = next[id]
+			if err := pb.Set(appliedKey(id.host, id.cpu), appliedValue(st), nil); err != nil {
 				return nil, fmt.Errorf("storage: apply: %w", err)
 			}
 			changed = true

@@ -256,3 +256,41 @@ func TestProfileAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamStateKeepsAccounting: a stream's applied state carries the
+// sample accounting of the batch that applied it, through merged deltas
+// and version-1 batches (which carry none).
+func TestStreamStateKeepsAccounting(t *testing.T) {
+	db, _ := openTest(t)
+	b1 := batch("h", 0, 1, 1, []wire.Entry{{Image: key(1), Offset: 4, Count: 3}}, nil, nil)
+	b1.Delivered, b1.Accounted = 10, 3
+	if _, err := db.ApplyDeltas([]Delta{{Batch: b1}}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := db.Stream("h", 0); err != nil || st != (StreamState{Seq: 1, Delivered: 10, Accounted: 3}) {
+		t.Fatalf("state %+v, %v", st, err)
+	}
+	// A delta merging seqs 2-4 carries its last batch's accounting.
+	b2 := batch("h", 0, 2, 1, []wire.Entry{{Image: key(1), Offset: 8, Count: 5}}, nil, nil)
+	b2.Delivered, b2.Accounted = 40, 38
+	if out, err := db.ApplyDeltas([]Delta{{Batch: b2, Last: 4}}); err != nil || out[0] != Applied {
+		t.Fatalf("%v %v", out, err)
+	}
+	if st, _ := db.Stream("h", 0); st != (StreamState{Seq: 4, Delivered: 40, Accounted: 38}) {
+		t.Fatalf("state %+v after a merged delta", st)
+	}
+	if seq, _ := db.Applied("h", 0); seq != 4 {
+		t.Fatalf("applied %d", seq)
+	}
+	old := batch("h", 0, 5, 1, nil, nil, map[string]uint64{"x": 1})
+	old.Version = 1
+	if _, err := db.ApplyDeltas([]Delta{{Batch: old}}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := db.Stream("h", 0); st != (StreamState{Seq: 5}) {
+		t.Fatalf("state %+v after a version-1 batch", st)
+	}
+	if st, err := db.Stream("nobody", 3); err != nil || st != (StreamState{}) {
+		t.Fatalf("unknown stream: %+v, %v", st, err)
+	}
+}

@@ -180,8 +180,9 @@ func resume(ctx context.Context, nc *nats.Conn, coord *coordinator.Client, host 
 // agent died, that it had neither published nor dropped.
 const dropCrashLost = "node.crash_lost"
 
-// streamState is the database's applied state of one stream.
+// streamState is the database's applied state of one stream, read from
+// the leader after every commit (a follower could be behind the stream).
 func streamState(ctx context.Context, coord *coordinator.Client, host string, cpu uint16) (seq, delivered, accounted uint64, err error) {
-	seq, err = coord.Applied(ctx, host, cpu)
-	return seq, 0, 0, err
+	st, err := coord.StreamState(ctx, host, cpu, true)
+	return st.Seq, st.Delivered, st.Accounted, err
 }
