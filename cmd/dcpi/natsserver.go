@@ -1,0 +1,59 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"dcpi/transport"
+)
+
+func init() { subcommands = append(subcommands, newNATSServerCommand) }
+
+func newNATSServerCommand() *cobra.Command {
+	var dir, host string
+	var port int
+	cmd := &cobra.Command{
+		Use:   "nats-server",
+		Short: "Run a standalone NATS server with JetStream for the cluster's roles",
+		Long: `Run the NATS server that dcpi coordinator embeds by default, as a process of
+its own: JetStream stores the batch stream and the image bucket under
+--dir, and a server started again on the same --dir recovers both. It
+runs until SIGTERM or SIGINT.
+
+Point the roles at it with --nats nats://HOST:PORT. Running it apart from
+the coordinators lets it be stopped and restarted on its own (the failure
+test kills it with SIGKILL and starts it again on the same directory and
+port).`,
+		Example: `  dcpi nats-server --dir /var/dcpi/nats --port 4222
+  dcpi coordinator --nats nats://127.0.0.1:4222 --id c1 ...`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dir == "" {
+				return errors.New("--dir: the JetStream store directory is required")
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			logf := stderrLog("nats-server: ")
+			srv, err := transport.StartServer(transport.ServerConfig{Dir: dir, Host: host, Port: port, Name: "dcpi-nats", Logf: logf})
+			if err != nil {
+				return err
+			}
+			logf("serving at %s, JetStream in %s", srv.ClientURL(), dir)
+			fmt.Fprintln(cmd.OutOrStdout(), srv.ClientURL())
+			<-ctx.Done()
+			logf("shutting down")
+			srv.Shutdown()
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dir, "dir", "", "directory of JetStream's store (required)")
+	f.StringVar(&host, "host", "127.0.0.1", "address to listen on")
+	f.IntVar(&port, "port", 4222, "client port (0: chosen by the OS, printed on start)")
+	return cmd
+}
