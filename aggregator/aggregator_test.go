@@ -3,7 +3,6 @@ package aggregator
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -11,20 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"dcpi/internal/testrand"
 	"dcpi/storage"
 	"dcpi/wire"
 )
 
-var seedFlag = flag.Uint64("seed", 0, "seed for randomized tests (0: time-based)")
-
-func testRand(t testing.TB) *rand.Rand {
-	seed := *seedFlag
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (replay with -seed %d)", seed, seed)
-	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-}
+func testRand(t testing.TB) *rand.Rand { return testrand.New(t) }
 
 func imageKey(i int) wire.ImageKey {
 	k, err := wire.NewImageKey(wire.KindBuildID, []byte(fmt.Sprintf("image-%02d", i)))

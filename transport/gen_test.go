@@ -1,27 +1,17 @@
 package transport
 
 import (
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"testing"
-	"time"
 
+	"dcpi/internal/testrand"
 	"dcpi/wire"
 )
 
-var seedFlag = flag.Uint64("seed", 0, "seed for randomized tests (0: time-based)")
-
 // testRand returns a generator whose seed the test log names, so a failure
 // can be replayed with -seed.
-func testRand(t testing.TB) *rand.Rand {
-	seed := *seedFlag
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (replay with -seed %d)", seed, seed)
-	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-}
+func testRand(t testing.TB) *rand.Rand { return testrand.New(t) }
 
 func randKey(r *rand.Rand) wire.ImageKey {
 	id := make([]byte, 20)
