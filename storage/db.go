@@ -31,8 +31,9 @@ var (
 	ErrInvalid = errors.New("storage: invalid")
 )
 
-// schemaVersion is stored under the 'm' "schema" key; Open refuses others.
-const schemaVersion = "dcpi-profile-db/1"
+// SchemaVersion is stored under the 'm' "schema" key; Open refuses others
+// (version 2 added the host-major 'h' table).
+const SchemaVersion = "dcpi-profile-db/2"
 
 // Options configure Open. The zero value is a durable read-write database.
 type Options struct {
@@ -164,13 +165,13 @@ func (db *DB) checkSchema() error {
 		if db.readOnly {
 			return fmt.Errorf("%w: no schema record: not a profile database", ErrCorrupt)
 		}
-		return db.pdb.Set(schemaKey, []byte(schemaVersion), pebble.Sync)
+		return db.pdb.Set(schemaKey, []byte(SchemaVersion), pebble.Sync)
 	case err != nil:
 		return err
 	}
 	defer closer.Close()
-	if !bytes.Equal(v, []byte(schemaVersion)) {
-		return fmt.Errorf("%w: schema %q, this build reads %q", ErrCorrupt, v, schemaVersion)
+	if !bytes.Equal(v, []byte(SchemaVersion)) {
+		return fmt.Errorf("%w: schema %q, this build reads %q: rebuild the database (or use a build of its schema)", ErrCorrupt, v, SchemaVersion)
 	}
 	return nil
 }

@@ -220,7 +220,9 @@ func TestProfileAfter(t *testing.T) {
 		k ProfileKey
 		n uint64
 	}
-	for _, q := range []Query{{}, {Hosts: []string{"h0", "h2"}}, {PIDs: []uint32{0, 1}}, {Events: []uint8{1, 2}, Epochs: []uint64{0, 2}}} {
+	for _, q := range []Query{{}, {Hosts: []string{"h0", "h2"}}, {PIDs: []uint32{0, 1}}, {Events: []uint8{1, 2}, Epochs: []uint64{0, 2}},
+		{Hosts: []string{"h1", "h2"}, PIDs: []uint32{1, 2, 3}}, {Hosts: []string{"h1"}, Images: []wire.ImageKey{key(1), key(3)}, Events: []uint8{0}},
+		{Hosts: append([]string{"h0", "h1"}, manyHosts...)}} {
 		var all []row
 		db.Profile(q, func(img wire.ImageKey, off uint64, ev uint8, host string, n uint64) error {
 			all = append(all, row{ProfileKey{ev, img, off, host}, n})

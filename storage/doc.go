@@ -8,7 +8,7 @@
 // 4.3.3 of the paper); here the same hierarchy is a key prefix, so an epoch,
 // an event of an epoch, or an image of an event is one contiguous key range.
 //
-// # Key schema (schema version 1)
+// # Key schema (schema version 2)
 //
 // Integers are big-endian and fixed-width so that keys sort numerically. An
 // image is its 34-byte wire.ImageKey. A host is its name and a 0x00 byte
@@ -19,6 +19,7 @@
 //
 //	'c' epoch:8 event:1 image:34 offset:8 host\0 pid:4  → samples (merged)
 //	'f' epoch:8 event:1 image:34 offset:8               → samples over all hosts and PIDs (merged)
+//	'h' epoch:8 host\0 event:1 image:34 offset:8 pid:4  → samples, as 'c' (merged)
 //	's' epoch:8 event:1 host\0 class:1                  → samples per host, class 'k' attributed, 'u' unknown (merged)
 //	'u' epoch:8 event:1 host\0 pid:4 pc:8               → unattributed samples, the "unknown" profile (merged)
 //	'd' epoch:8 host\0 name                             → named drop counter (merged)
@@ -27,15 +28,24 @@
 //	'e' epoch:8                                         → epoch record: version 1, state, start ns, end ns (Set)
 //	'n' host\0                                          → node record: version, CPUs, registered, updated, labels (Set)
 //	'k' epoch:8 host\0                                  → epoch ack: version, flags (late), at, per-stream last Seqs (Set)
-//	'm' "schema"                                        → "dcpi-profile-db/1" (Set once)
+//	'm' "schema"                                        → "dcpi-profile-db/2" (Set once)
 //	'm' "logindex"                                      → the Raft log index the database reflects (8 bytes, Set)
 //
 // 'c' is the profile proper, with the host dimension (and the PID where the
 // daemon keeps per-process profiles, else 0). 'f' is its roll-up over hosts
 // and PIDs, written in the same Pebble batch, so a fleet-wide query reads one
-// key per (epoch, event, image, offset) rather than one per host. 's' and
+// key per (epoch, event, image, offset) rather than one per host. 'h' holds
+// the counts of 'c' again, host-major, in the same batch: a query naming a
+// few hosts reads one contiguous range per (epoch, host) — and merges them
+// back into (event, image, offset, host) order — where in 'c' it would seek
+// once per (event, image, offset) past the other hosts (4-6 s for one host
+// among 1,000). 'c' stays for queries by PID over every host, and for ones
+// naming so many hosts that a range each costs more than seeking. 's' and
 // 'd' let Totals check conservation (samples generated = stored + dropped)
 // without scanning profiles.
+//
+// Schema versions: a database of another version is refused at Open and
+// must be rebuilt (version 2 added 'h').
 //
 // # Batches and redelivery
 //

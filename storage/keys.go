@@ -12,6 +12,7 @@ import (
 const (
 	tCounts   = 'c'
 	tFleet    = 'f'
+	tHosts    = 'h'
 	tSummary  = 's'
 	tUnknown  = 'u'
 	tDrops    = 'd'
@@ -131,7 +132,26 @@ func cutHost(b []byte) (host string, rest []byte, ok bool) {
 	return string(b[:i]), b[i+1:], true
 }
 
-// countsRow is a decoded 'c' or 'f' key.
+// hostsPrefix is 'h' epoch host\0: the range of one host's counts in an
+// epoch.
+func hostsPrefix(epoch uint64, host string) []byte {
+	b := make([]byte, 0, 1+8+len(host)+1+1+keyLen+8+4)
+	b = append(b, tHosts)
+	b = appendU64(b, epoch)
+	return appendHost(b, host)
+}
+
+func hostsKey(buf []byte, epoch uint64, host string, e *wire.Entry) []byte {
+	buf = append(buf[:0], tHosts)
+	buf = appendU64(buf, epoch)
+	buf = appendHost(buf, host)
+	buf = append(buf, e.Event)
+	buf = append(buf, e.Image[:]...)
+	buf = appendU64(buf, e.Offset)
+	return binary.BigEndian.AppendUint32(buf, e.PID)
+}
+
+// countsRow is a decoded 'c', 'f' or 'h' key.
 type countsRow struct {
 	epoch  uint64
 	event  uint8
@@ -161,6 +181,25 @@ func decodeCountsKey(k []byte) (countsRow, error) {
 		return r, fmt.Errorf("%w: counts key %x: bad host or pid", ErrCorrupt, k)
 	}
 	r.host, r.pid = host, binary.BigEndian.Uint32(rest)
+	return r, nil
+}
+
+// decodeHostsKey decodes an 'h' key.
+func decodeHostsKey(k []byte) (countsRow, error) {
+	var r countsRow
+	if len(k) < offEvent || k[0] != tHosts {
+		return r, fmt.Errorf("%w: hosts key %x: short", ErrCorrupt, k)
+	}
+	r.epoch = binary.BigEndian.Uint64(k[offEpoch:])
+	host, rest, ok := cutHost(k[offEvent:])
+	if !ok || len(rest) != 1+keyLen+8+4 {
+		return r, fmt.Errorf("%w: hosts key %x: bad host or length", ErrCorrupt, k)
+	}
+	r.host = host
+	r.event = rest[0]
+	copy(r.image[:], rest[1:1+keyLen])
+	r.offset = binary.BigEndian.Uint64(rest[1+keyLen:])
+	r.pid = binary.BigEndian.Uint32(rest[1+keyLen+8:])
 	return r, nil
 }
 

@@ -102,6 +102,12 @@ func TestCorruptValues(t *testing.T) {
 			}},
 		{"bad counts key", func() []byte { return []byte{tCounts, 0, 0, 0, 0, 0, 0, 0, 0, 1} }, make([]byte, 8), false,
 			func(db *DB) error { return db.Records(Query{}, func(Record) error { return nil }) }},
+		{"bad hosts key", func() []byte { return append(hostsPrefix(0, "g"), 0, 1, 2) }, make([]byte, 8), false,
+			func(db *DB) error { return db.Records(Query{Hosts: []string{"g"}}, func(Record) error { return nil }) }},
+		{"short hosts counter", func() []byte { return hostsKey(nil, 0, "g", &ent[0]) }, []byte{1}, true,
+			func(db *DB) error {
+				return db.Profile(Query{Hosts: []string{"g"}}, func(wire.ImageKey, uint64, uint8, string, uint64) error { return nil })
+			}},
 		{"summary counter", func() []byte { return summaryKey(0, 0, "h", classKnow) }, []byte{9}, false,
 			func(db *DB) error { _, _, _, err := db.Totals(Query{}); return err }},
 		{"summary class", func() []byte { return summaryKey(0, 0, "h", 'x') }, make([]byte, 8), false,

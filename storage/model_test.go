@@ -88,6 +88,14 @@ func randQuery(r *rand.Rand) Query {
 		q.Hosts = []string{}
 	case 5:
 		q.Hosts = []string{fmt.Sprintf("h%d", r.IntN(3)), "nosuchhost"}
+		if r.IntN(2) == 0 {
+			q.Hosts = append(q.Hosts, fmt.Sprintf("h%d", r.IntN(3)), "h") // "h" sorts before "h0"
+		}
+		if r.IntN(4) == 0 {
+			// More (epoch, host) ranges than the 'h' table is read
+			// for at once: the query reads 'c'.
+			q.Hosts = append(q.Hosts, manyHosts...)
+		}
 	}
 	switch pick() {
 	case 4:
@@ -102,6 +110,57 @@ func randQuery(r *rand.Rand) Query {
 		q.PIDs = []uint32{uint32(r.IntN(4))}
 	}
 	return q
+}
+
+// manyHosts are absent hosts enough to send a query from the 'h' table
+// to 'c'.
+var manyHosts = func() []string {
+	var hs []string
+	for i := range maxHostCursors + 1 {
+		hs = append(hs, fmt.Sprintf("absent%03d", i))
+	}
+	return hs
+}()
+
+// checkPagesAgainstModel reads q's profile with ProfileAfter in pages of
+// size rows, each resuming after the last row of the one before, and
+// compares the rows, their order and their number with the model.
+func checkPagesAgainstModel(t *testing.T, db *DB, m *model, q Query, size int) {
+	t.Helper()
+	got := map[profKey]uint64{}
+	var last *ProfileKey
+	errPage := errors.New("page full")
+	for pages := 0; ; pages++ {
+		if pages > len(m.counts)+1 {
+			t.Fatalf("ProfileAfter(%+v) in pages of %d: no end after %d pages", q, size, pages)
+		}
+		n := 0
+		after := last
+		err := db.ProfileAfter(q, after, func(img wire.ImageKey, off uint64, ev uint8, host string, c uint64) error {
+			k := profKey{img, off, ev, host}
+			if _, dup := got[k]; dup {
+				t.Fatalf("ProfileAfter(%+v, %+v) in pages of %d: %+v twice", q, after, size, k)
+			}
+			if last != nil && !profLess(profKey{last.Image, last.Offset, last.Event, last.Host}, k) {
+				t.Fatalf("ProfileAfter(%+v) in pages of %d: %+v after %+v", q, size, k, *last)
+			}
+			got[k] = c
+			last = &ProfileKey{ev, img, off, host}
+			if n++; n == size {
+				return errPage
+			}
+			return nil
+		})
+		if err == nil {
+			break
+		}
+		if err != errPage {
+			t.Fatalf("ProfileAfter(%+v): %v", q, err)
+		}
+	}
+	if want := m.profile(q); !maps.Equal(got, want) {
+		t.Fatalf("ProfileAfter(%+v) in pages of %d: %d rows, model %d", q, size, len(got), len(want))
+	}
 }
 
 // TestRandomizedAgainstModel runs random operation sequences (apply in
@@ -186,9 +245,18 @@ func TestRandomizedAgainstModel(t *testing.T) {
 			if op%10 == 0 {
 				checkAgainstModel(t, db, m, randQuery(r))
 			}
+			if op%30 == 0 {
+				q := randQuery(r)
+				if q.Hosts == nil && r.IntN(2) == 0 {
+					q.Hosts = []string{"h0", "h2"}
+				}
+				checkPagesAgainstModel(t, db, m, q, 1+r.IntN(40))
+			}
 		}
 		checkAgainstModel(t, db, m, Query{})
 		checkAgainstModel(t, db, m, Query{Hosts: []string{"h0", "h1", "h2"}})
+		checkAgainstModel(t, db, m, Query{Hosts: append([]string{"h0", "h1", "h2"}, manyHosts...)})
+		checkPagesAgainstModel(t, db, m, Query{Hosts: []string{"h0", "h1", "h2"}}, 1+r.IntN(10))
 		db.Close()
 	}
 }

@@ -164,95 +164,134 @@ func (db *DB) epochsOf(table byte, f *filter) ([]uint64, error) {
 	return out, it.Error()
 }
 
-// cursor walks one epoch of the 'c' or 'f' table, skipping to the next
-// selected event or image with a seek instead of reading past rows.
+// cursor walks one range of the 'c', 'f' or 'h' table — an epoch, or in
+// 'h' one host's part of an epoch — skipping to the next selected event or
+// image with a seek instead of reading past rows. Every table's keys go on
+// from the range's prefix with event, image and offset, and then host and
+// PID ('c'), PID ('h') or nothing ('f').
 type cursor struct {
-	it    *pebble.Iterator
-	table byte
-	epoch uint64
-	f     *filter
-	count uint64
-	gkey  []byte // the current key's grouping part (aliases the iterator)
-	host  bool   // group by host
-	err   error
+	it     *pebble.Iterator
+	table  byte
+	pre    []byte // the range's prefix: table epoch, and host\0 in 'h'
+	host   []byte // 'h': the range's host\0
+	f      *filter
+	count  uint64
+	gkey   []byte // the row's grouping key: event image offset [host\0 [pid]]
+	byHost bool   // group by host
+	byPID  bool   // group by host and PID ('h' only)
+	buf    []byte // an 'h' row's grouping key, which its key does not hold in one piece
+	err    error
 }
 
-func (db *DB) newCursor(table byte, epoch uint64, f *filter, byHost bool) (*cursor, error) {
-	lo := appendU64([]byte{table}, epoch)
-	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
+// rowLen is the length of the event image offset part of a counts key.
+const rowLen = 1 + keyLen + 8
+
+func (db *DB) newCursor(table byte, pre []byte, f *filter, byHost, byPID bool) (*cursor, error) {
+	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: pre, UpperBound: prefixEnd(pre)})
 	if err != nil {
 		return nil, err
 	}
-	c := &cursor{it: it, table: table, epoch: epoch, f: f, host: byHost}
+	c := &cursor{it: it, table: table, pre: pre, f: f, byHost: byHost, byPID: byPID}
+	if table == tHosts {
+		c.host = pre[offEvent:]
+	}
 	if len(f.events) > 0 {
-		it.SeekGE(countsPrefix(table, epoch, f.events[0], wire.ImageKey{}, 0, 2))
+		c.seek(f.events[0], nil)
 	} else {
 		it.First()
 	}
 	return c, nil
 }
 
+// seek moves to the range's first row of event ev, and of image img if
+// not nil.
+func (c *cursor) seek(ev uint8, img []byte) {
+	k := append(append(make([]byte, 0, len(c.pre)+rowLen), c.pre...), ev)
+	c.it.SeekGE(append(k, img...))
+}
+
 // settle moves forward to the first selected row at or after the
 // iterator's position; false at the end or on error (c.err).
 func (c *cursor) settle() bool {
 	f := c.f
+	p := len(c.pre)
 	for c.it.Valid() {
 		k := c.it.Key()
-		if len(k) < offHost {
-			c.err = fmt.Errorf("%w: counts key %x: short", ErrCorrupt, k)
+		if len(k) < p+rowLen {
+			c.err = fmt.Errorf("%w: %c key %x: short", ErrCorrupt, c.table, k)
 			return false
 		}
-		ev := k[offEvent]
+		ev := k[p]
 		if !f.event(ev) {
 			nev, ok := f.nextEvent(ev)
 			if !ok {
 				return false
 			}
-			c.it.SeekGE(countsPrefix(c.table, c.epoch, nev, wire.ImageKey{}, 0, 2))
+			c.seek(nev, nil)
 			continue
 		}
-		if f.images != nil && !f.imset[wire.ImageKey(k[offImage:offOffset])] {
-			if img, ok := f.nextImage(k[offImage:offOffset]); ok {
-				c.it.SeekGE(countsPrefix(c.table, c.epoch, ev, img, 0, 3))
+		img := k[p+1 : p+1+keyLen]
+		if f.images != nil && !f.imset[wire.ImageKey(img)] {
+			if next, ok := f.nextImage(img); ok {
+				c.seek(ev, next[:])
 			} else if nev, ok := f.nextEvent(ev); ok {
-				c.it.SeekGE(countsPrefix(c.table, c.epoch, nev, wire.ImageKey{}, 0, 2))
+				c.seek(nev, nil)
 			} else if f.events == nil && ev < 255 {
-				c.it.SeekGE(countsPrefix(c.table, c.epoch, ev+1, wire.ImageKey{}, 0, 2))
+				c.seek(ev+1, nil)
 			} else {
 				return false
 			}
 			continue
 		}
-		c.gkey = k[offEvent:]
-		if c.table == tCounts {
-			host, rest, ok := cutHost(k[offHost:])
-			if !ok || len(rest) != 4 {
+		row, rest := k[p:p+rowLen], k[p+rowLen:]
+		switch c.table {
+		case tCounts:
+			host, pid, ok := cutHost(rest)
+			if !ok || len(pid) != 4 {
 				c.err = fmt.Errorf("%w: counts key %x: bad host or pid", ErrCorrupt, k)
 				return false
 			}
 			if !f.host(host) {
 				// Skip to the next selected host at this offset, or
 				// to the next offset: with many hosts and few
-				// selected, most rows are never read.
+				// selected, most rows are never read (but each
+				// offset costs a seek: the 'h' table is the better
+				// path when it can be taken).
 				if h, ok := f.nextHost(host); ok {
-					c.it.SeekGE(appendHost(bytes.Clone(k[:offHost]), h))
+					c.it.SeekGE(appendHost(bytes.Clone(k[:p+rowLen]), h))
 				} else {
-					c.it.SeekGE(prefixEnd(k[:offHost]))
+					c.it.SeekGE(prefixEnd(k[:p+rowLen]))
 				}
 				continue
+			}
+			if !f.pid(binary.BigEndian.Uint32(pid)) {
+				c.it.Next()
+				continue
+			}
+			c.gkey = row
+			if c.byHost {
+				c.gkey = k[p : len(k)-4]
+			}
+		case tHosts:
+			if len(rest) != 4 {
+				c.err = fmt.Errorf("%w: hosts key %x: %d bytes, want %d", ErrCorrupt, k, len(k), p+rowLen+4)
+				return false
 			}
 			if !f.pid(binary.BigEndian.Uint32(rest)) {
 				c.it.Next()
 				continue
 			}
-			if c.host {
-				c.gkey = k[offEvent : len(k)-4]
-			} else {
-				c.gkey = k[offEvent:offHost]
+			c.buf = append(append(c.buf[:0], row...), c.host...)
+			if c.byPID {
+				c.buf = append(c.buf, rest...)
 			}
-		} else if len(k) != offHost {
-			c.err = fmt.Errorf("%w: fleet key %x: %d bytes, want %d", ErrCorrupt, k, len(k), offHost)
-			return false
+			c.gkey = c.buf
+		default:
+			if len(rest) != 0 {
+				c.err = fmt.Errorf("%w: fleet key %x: %d bytes, want %d", ErrCorrupt, k, len(k), p+rowLen)
+				return false
+			}
+			c.gkey = row
 		}
 		v, err := c.it.ValueAndErr()
 		if err != nil {
@@ -273,6 +312,94 @@ func (c *cursor) settle() bool {
 func (c *cursor) next() bool {
 	c.it.Next()
 	return c.settle()
+}
+
+// record is the current row as a Record ('c' or 'h').
+func (c *cursor) record() (Record, error) {
+	var row countsRow
+	var err error
+	if c.table == tHosts {
+		row, err = decodeHostsKey(c.it.Key())
+	} else {
+		row, err = decodeCountsKey(c.it.Key())
+	}
+	return Record{Epoch: row.epoch, Event: row.event, Image: row.image, Offset: row.offset, Host: row.host, PID: row.pid, Count: c.count}, err
+}
+
+// maxHostCursors bounds the (epoch, host) ranges a query reads from the
+// 'h' table at once, each through its own Pebble iterator; a query
+// selecting more reads 'c' instead, seeking past the unselected hosts.
+const maxHostCursors = 256
+
+// countsTable picks the table a query of f reads: the fleet roll-up
+// when it sums over hosts and PIDs, the host-major 'h' when it names few
+// enough hosts (one range scan per epoch and host rather than a seek per
+// offset), else 'c'.
+func (db *DB) countsTable(f *filter) (table byte, epochs []uint64, err error) {
+	switch {
+	case f.hosts == nil && f.pids == nil:
+		table = tFleet
+	case f.hosts == nil:
+		table = tCounts
+	default:
+		table = tHosts
+	}
+	if epochs, err = db.epochsOf(table, f); err != nil {
+		return 0, nil, err
+	}
+	if table == tHosts && len(epochs)*len(f.hostl) > maxHostCursors {
+		table = tCounts // 'c' and 'h' are written together: the same epochs
+	}
+	return table, epochs, nil
+}
+
+// openCursors opens the cursors of table over epochs (for 'h', one per
+// epoch and selected host), each settled on its first selected row after
+// the grouping key from (nil: from the start); cursors with no such row
+// are closed and left out.
+func (db *DB) openCursors(table byte, epochs []uint64, f *filter, byHost, byPID bool, from []byte) (cursorHeap, error) {
+	var h cursorHeap
+	open := func(pre []byte) error {
+		c, err := db.newCursor(table, pre, f, byHost, byPID)
+		if err != nil {
+			return err
+		}
+		if from != nil {
+			// From's event image offset, and for 'c' its host.
+			at := from
+			if table == tHosts {
+				at = from[:rowLen]
+			}
+			c.it.SeekGE(append(bytes.Clone(pre), at...))
+		}
+		ok := c.settle()
+		for ok && from != nil && bytes.Compare(c.gkey, from) <= 0 {
+			ok = c.next()
+		}
+		if !ok {
+			c.it.Close()
+			return c.err
+		}
+		h = append(h, c)
+		return nil
+	}
+	for _, e := range epochs {
+		if table != tHosts {
+			if err := open(appendU64([]byte{table}, e)); err != nil {
+				h.close()
+				return nil, err
+			}
+			continue
+		}
+		for _, host := range f.hostl {
+			if err := open(hostsPrefix(e, host)); err != nil {
+				h.close()
+				return nil, err
+			}
+		}
+	}
+	h.init()
+	return h, nil
 }
 
 // Profile calls fn once per (image, offset, event, host) that q selects, in
@@ -316,49 +443,23 @@ func (db *DB) ProfileAfter(q Query, after *ProfileKey, fn func(image wire.ImageK
 	if f.none {
 		return nil
 	}
-	table, byHost := byte(tFleet), q.Hosts != nil
-	if byHost || q.PIDs != nil {
-		table = tCounts
-	}
-	epochs, err := db.epochsOf(table, f)
+	byHost := q.Hosts != nil
+	table, epochs, err := db.countsTable(f)
 	if err != nil {
 		return fmt.Errorf("storage: profile: %w", err)
 	}
-	var cs []*cursor
-	defer func() {
-		for _, c := range cs {
-			c.it.Close()
-		}
-	}()
 	var from []byte
 	if after != nil {
 		from = after.gkey(byHost)
 	}
-	for _, e := range epochs {
-		c, err := db.newCursor(table, e, f, byHost)
-		if err != nil {
-			return fmt.Errorf("storage: profile: %w", err)
-		}
-		cs = append(cs, c)
-		if from != nil {
-			c.it.SeekGE(append(appendU64([]byte{table}, e), from...))
-		}
+	// Merge the cursors' ordered streams (epochs, and hosts in 'h'),
+	// summing rows with equal grouping keys (within a cursor they are
+	// adjacent: PIDs, or hosts when summed).
+	h, err := db.openCursors(table, epochs, f, byHost, false, from)
+	if err != nil {
+		return fmt.Errorf("storage: profile: %w", err)
 	}
-	// Merge the epochs' ordered streams, summing rows with equal grouping
-	// keys (within an epoch they are adjacent: PIDs, or hosts when summed).
-	h := cursorHeap{}
-	for _, c := range cs {
-		ok := c.settle()
-		for ok && from != nil && bytes.Compare(c.gkey, from) <= 0 {
-			ok = c.next()
-		}
-		if ok {
-			h = append(h, c)
-		} else if c.err != nil {
-			return c.err
-		}
-	}
-	h.init()
+	defer func() { h.close() }() // those not yet closed
 	var cur []byte
 	for len(h) > 0 {
 		cur = append(cur[:0], h[0].gkey...)
@@ -373,10 +474,11 @@ func (db *DB) ProfileAfter(q Query, after *ProfileKey, fn func(image wire.ImageK
 			if c.next() {
 				h.fix(0)
 			} else {
+				c.it.Close()
+				h.pop()
 				if c.err != nil {
 					return c.err
 				}
-				h.pop()
 			}
 		}
 		// cur: event image offset [host \0]
@@ -406,6 +508,13 @@ func (h cursorHeap) init() {
 }
 
 func (h cursorHeap) fix(i int) { h.down(i) }
+
+// close closes the cursors' iterators.
+func (h cursorHeap) close() {
+	for _, c := range h {
+		c.it.Close()
+	}
+}
 
 func (h *cursorHeap) pop() {
 	old := *h
@@ -444,30 +553,39 @@ func (db *DB) Records(q Query, fn func(Record) error) error {
 	if f.none {
 		return nil
 	}
-	epochs, err := db.epochsOf(tCounts, f)
+	table, epochs, err := db.countsTable(f)
 	if err != nil {
 		return fmt.Errorf("storage: records: %w", err)
 	}
+	if table == tFleet {
+		table = tCounts // the roll-up has no hosts or PIDs
+	}
+	// An epoch at a time; in 'h', its hosts' streams merged into key order.
 	for _, e := range epochs {
-		c, err := db.newCursor(tCounts, e, f, true)
+		h, err := db.openCursors(table, []uint64{e}, f, true, true, nil)
 		if err != nil {
 			return fmt.Errorf("storage: records: %w", err)
 		}
-		for ok := c.settle(); ok; ok = c.next() {
-			row, err := decodeCountsKey(c.it.Key())
+		for len(h) > 0 {
+			c := h[0]
+			r, err := c.record()
+			if err == nil {
+				err = fn(r)
+			}
 			if err != nil {
-				c.it.Close()
+				h.close()
 				return err
 			}
-			r := Record{Epoch: row.epoch, Event: row.event, Image: row.image, Offset: row.offset, Host: row.host, PID: row.pid, Count: c.count}
-			if err := fn(r); err != nil {
-				c.it.Close()
-				return err
+			if c.next() {
+				h.fix(0)
+				continue
 			}
-		}
-		c.it.Close()
-		if c.err != nil {
-			return c.err
+			c.it.Close()
+			h.pop()
+			if c.err != nil {
+				h.close()
+				return c.err
+			}
 		}
 	}
 	return nil

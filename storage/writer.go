@@ -29,8 +29,13 @@ import (
 // table, as fields rather than keys; writeTo merges the runs, comparing
 // images and hosts by their rank among those of the call (integers, not
 // 34-byte keys), and builds each key once, as it writes it.
+//
+// The 'h' keys (epoch, host, event, image, offset, pid) are the 'c' merges
+// again in another order: a batch has one epoch and host, so its 'c' run
+// is also an ascending 'h' run, and only the runs of one (epoch, host) —
+// the batches of a host's CPUs — need merging with one another.
 type batchWriter struct {
-	counts, fleet runList // 'c' and 'f' merges
+	counts, fleet runList // 'c' (and 'h') and 'f' merges
 	misc          opList  // the rest: 's', 'u' and 'd', a few per batch
 
 	images   []wire.ImageKey // the call's images, by index
@@ -199,6 +204,26 @@ func ranks[T any](list []T, compare func(a, b T) int, rank []uint32) []uint32 {
 	return rank
 }
 
+// compareHostOps orders countOps as their 'h' keys sort.
+func (w *batchWriter) compareHostOps(x, y *countOp) int {
+	if c := cmp.Compare(x.epoch, y.epoch); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(w.hostRank[x.host], w.hostRank[y.host]); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.event, y.event); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(w.imgRank[x.image], w.imgRank[y.image]); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.offset, y.offset); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.pid, y.pid)
+}
+
 // compareOps orders countOps as their keys sort (an image's bytes and a
 // host's name sort as their ranks; a host name has no NUL, so "a\x00"
 // sorts before "ab\x00" as "a" before "ab").
@@ -224,7 +249,7 @@ func (w *batchWriter) compareOps(x, y *countOp) int {
 // writeTo merges the collected counts into pb in key order, with one
 // merge per key (addition saturating at 2^64-1 is associative and
 // commutative, so a sum is what Pebble's merger would make of the separate
-// operands): the 'c' and 'f' runs merged, then the few others sorted.
+// operands): the 'c', 'f' and 'h' runs merged, then the few others sorted.
 func (w *batchWriter) writeTo(pb *pebble.Batch) error {
 	put := func(k []byte, n uint64) error {
 		if err := pb.Merge(k, encodeCount(&w.val, n), nil); err != nil {
@@ -234,7 +259,7 @@ func (w *batchWriter) writeTo(pb *pebble.Batch) error {
 	}
 	w.imgRank = ranks(w.images, func(a, b wire.ImageKey) int { return a.Compare(b) }, w.imgRank)
 	w.hostRank = ranks(w.hosts, cmp.Compare[string], w.hostRank)
-	err := w.mergeRuns(&w.counts, func(o *countOp) error {
+	err := w.mergeRuns(&w.counts, w.counts.heads(), w.compareOps, func(o *countOp) error {
 		e := wire.Entry{Image: w.images[o.image], Event: o.event, Offset: o.offset, PID: o.pid}
 		w.key = countsKey(w.key, o.epoch, &e, w.hosts[o.host])
 		return put(w.key, o.n)
@@ -242,13 +267,42 @@ func (w *batchWriter) writeTo(pb *pebble.Batch) error {
 	if err != nil {
 		return err
 	}
-	err = w.mergeRuns(&w.fleet, func(o *countOp) error {
+	err = w.mergeRuns(&w.fleet, w.fleet.heads(), w.compareOps, func(o *countOp) error {
 		e := wire.Entry{Image: w.images[o.image], Event: o.event, Offset: o.offset}
 		w.key = fleetKey(w.key, o.epoch, &e)
 		return put(w.key, o.n)
 	})
 	if err != nil {
 		return err
+	}
+	// 'h': the 'c' runs in (epoch, host) order, merging only the runs of
+	// one (epoch, host).
+	runs := w.counts.heads()
+	c := &w.counts
+	slices.SortStableFunc(runs, func(a, b runHead) int {
+		x, y := &c.ops[a.i], &c.ops[b.i]
+		if d := cmp.Compare(x.epoch, y.epoch); d != 0 {
+			return d
+		}
+		return cmp.Compare(w.hostRank[x.host], w.hostRank[y.host])
+	})
+	for i := 0; i < len(runs); {
+		j := i + 1
+		for ; j < len(runs); j++ {
+			x, y := &c.ops[runs[i].i], &c.ops[runs[j].i]
+			if x.epoch != y.epoch || x.host != y.host {
+				break
+			}
+		}
+		err = w.mergeRuns(c, runs[i:j], w.compareHostOps, func(o *countOp) error {
+			e := wire.Entry{Image: w.images[o.image], Event: o.event, Offset: o.offset, PID: o.pid}
+			w.key = hostsKey(w.key, o.epoch, w.hosts[o.host], &e)
+			return put(w.key, o.n)
+		})
+		if err != nil {
+			return err
+		}
+		i = j
 	}
 	m := &w.misc
 	slices.SortFunc(m.ops, func(x, y mergeOp) int { return bytes.Compare(m.key(&x), m.key(&y)) })
@@ -274,21 +328,28 @@ func addSat(a, b uint64) uint64 {
 	return s
 }
 
-// mergeRuns calls put with every op of l's runs in key order, once per key
-// with the sum of its counts: a k-way merge through a binary min-heap of
-// the runs' heads. (The 'f' ops have host and pid 0, so they compare by
-// their key's fields alone.)
-func (w *batchWriter) mergeRuns(l *runList, put func(o *countOp) error) error {
-	type head struct{ i, end int } // next op of a run, its end
-	h := make([]head, 0, len(l.runs))
+// runHead is the next op of a run, and the run's end.
+type runHead struct{ i, end int }
+
+// heads lists l's non-empty runs.
+func (l *runList) heads() []runHead {
+	h := make([]runHead, 0, len(l.runs))
 	start := 0
 	for _, end := range l.runs {
 		if end > start {
-			h = append(h, head{start, end})
+			h = append(h, runHead{start, end})
 		}
 		start = end
 	}
-	less := func(a, b int) bool { return w.compareOps(&l.ops[h[a].i], &l.ops[h[b].i]) < 0 }
+	return h
+}
+
+// mergeRuns calls put with every op of the runs h of l in the order of
+// compare, once per key with the sum of its counts: a k-way merge through
+// a binary min-heap of the runs' heads. (The 'f' ops have host and pid 0,
+// so they compare by their key's fields alone.) It uses h as the heap.
+func (w *batchWriter) mergeRuns(l *runList, h []runHead, compare func(x, y *countOp) int, put func(o *countOp) error) error {
+	less := func(a, b int) bool { return compare(&l.ops[h[a].i], &l.ops[h[b].i]) < 0 }
 	down := func(i int) {
 		for {
 			c := 2*i + 1
@@ -312,7 +373,7 @@ func (w *batchWriter) mergeRuns(l *runList, put func(o *countOp) error) error {
 	have := false
 	for len(h) > 0 {
 		o := &l.ops[h[0].i]
-		if have && w.compareOps(o, &cur) == 0 {
+		if have && compare(o, &cur) == 0 {
 			cur.n = addSat(cur.n, o.n)
 		} else {
 			if have {

@@ -1,9 +1,13 @@
 package storage
 
 import (
+	"bytes"
 	"errors"
+	"maps"
 	"path/filepath"
 	"testing"
+
+	"dcpi/wire"
 )
 
 // TestApplyDeltasManyInOneCall: a call carrying many deltas — of several
@@ -78,4 +82,63 @@ func TestCompact(t *testing.T) {
 		t.Errorf("Compact read-only: %v, want ErrReadOnly", err)
 	}
 	checkAgainstModel(t, ro, m, Query{})
+}
+
+// TestHostsTableMirrorsCounts: the 'h' table holds exactly the 'c' table's
+// counts in host-major order, and a query naming hosts reads it.
+func TestHostsTableMirrorsCounts(t *testing.T) {
+	r := testRand(t)
+	db, _ := openTest(t)
+	next := map[streamID]uint64{}
+	for range 30 {
+		var ds []Delta
+		for range 1 + r.IntN(12) {
+			id := streamID{[]string{"h", "h0", "h1", "h10"}[r.IntN(4)], uint16(r.IntN(3))}
+			next[id]++
+			ds = append(ds, Delta{Batch: randBatch(r, id.host, id.cpu, next[id], 40)})
+		}
+		if _, err := db.ApplyDeltas(ds); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw := func(table byte, decode func([]byte) (countsRow, error)) map[countsRow]uint64 {
+		out := map[countsRow]uint64{}
+		var prev []byte
+		err := db.scanTable(table, &filter{}, func(k, v []byte) error {
+			if prev != nil && bytes.Compare(prev, k) >= 0 {
+				t.Fatalf("table %c: key %x after %x", table, k, prev)
+			}
+			prev = bytes.Clone(k)
+			row, err := decode(k)
+			if err != nil {
+				return err
+			}
+			n, err := decodeCount(k, v)
+			out[row] = n
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	c, h := raw(tCounts, decodeCountsKey), raw(tHosts, decodeHostsKey)
+	if len(c) == 0 || !maps.Equal(c, h) {
+		t.Fatalf("'c' has %d rows, 'h' %d, or they differ", len(c), len(h))
+	}
+	for _, tc := range []struct {
+		q    Query
+		want byte
+	}{
+		{Query{}, tFleet},
+		{Query{Images: []wire.ImageKey{key(1)}}, tFleet},
+		{Query{PIDs: []uint32{0}}, tCounts},
+		{Query{Hosts: []string{"h1"}}, tHosts},
+		{Query{Hosts: []string{"h1"}, PIDs: []uint32{0}}, tHosts},
+		{Query{Hosts: manyHosts}, tCounts},
+	} {
+		if got, _, err := db.countsTable(newFilter(&tc.q)); err != nil || got != tc.want {
+			t.Errorf("countsTable(%+v) = %c %v, want %c", tc.q, got, err, tc.want)
+		}
+	}
 }

@@ -195,12 +195,18 @@ func Build(dir string, s Spec, hostsPerCommit int) (BuildStats, error) {
 
 // Open opens, read-only, the database of s cached under root, building it
 // first if it is not there (a build interrupted before completion is
-// removed and redone). The database lives in root/<s.Name()>/db; built is
-// nil when it was already there.
+// removed and redone, and so is one of another storage schema). The
+// database lives in root/<s.Name()>/db; built is nil when it was already
+// there.
 func Open(root string, s Spec) (db *storage.DB, built *BuildStats, err error) {
 	dir := filepath.Join(root, s.Name())
 	done := filepath.Join(dir, "complete")
-	if _, err := os.Stat(done); errors.Is(err, fs.ErrNotExist) {
+	schema := "schema " + storage.SchemaVersion + "\n"
+	mark, err := os.ReadFile(done)
+	if err == nil && !strings.HasPrefix(string(mark), schema) {
+		err = fs.ErrNotExist // built by another schema: rebuild
+	}
+	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, nil, err
 		}
@@ -211,7 +217,7 @@ func Open(root string, s Spec) (db *storage.DB, built *BuildStats, err error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("fleetdb: build %s: %w", dir, err)
 		}
-		if err := os.WriteFile(done, []byte(fmt.Sprintf("%+v\n%d counts in %v\n", s, st.Counts, st.Elapsed)), 0o644); err != nil {
+		if err := os.WriteFile(done, []byte(fmt.Sprintf("%s%+v\n%d counts in %v\n", schema, s, st.Counts, st.Elapsed)), 0o644); err != nil {
 			return nil, nil, err
 		}
 		built = &st

@@ -1,6 +1,7 @@
 package fleetdb
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -48,6 +49,15 @@ func TestBuildCoversEveryOffset(t *testing.T) {
 	db, built, err = Open(root, s)
 	if err != nil || built != nil {
 		t.Fatalf("second Open: %v, built %+v", err, built)
+	}
+	db.Close()
+	// Built by another storage schema: rebuilt.
+	if err := os.WriteFile(filepath.Join(root, s.Name(), "complete"), []byte("schema dcpi-profile-db/0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, built, err = Open(root, s)
+	if err != nil || built == nil {
+		t.Fatalf("Open over another schema's build: %v, built %+v", err, built)
 	}
 	db.Close()
 	if _, err := Build(filepath.Join(root, "bad"), Spec{}, 1); err == nil {
