@@ -67,6 +67,12 @@ func (n *Node) cut(next uint64) (EpochClose, error) {
 	if err := n.drainAll(); err != nil {
 		return EpochClose{}, err
 	}
+	return n.closeStopped(next), nil
+}
+
+// closeStopped leaves the epoch of a node whose Run has returned: its final
+// drain published everything, so the epoch closes with the batches it has.
+func (n *Node) closeStopped(next uint64) EpochClose {
 	c := EpochClose{Epoch: n.epoch, LastSeq: make([]uint64, len(n.seq)), Next: next}
 	for cpu := range n.seq {
 		if n.epochFirst[cpu] != 0 {
@@ -77,5 +83,5 @@ func (n *Node) cut(next uint64) (EpochClose, error) {
 	n.statsMu.Lock()
 	n.epoch = next
 	n.statsMu.Unlock()
-	return c, nil
+	return c
 }

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -28,8 +29,10 @@ type FollowStats struct {
 // cuts the node's own epoch and acknowledges the one it left. A node
 // that could not reach the coordinator keeps sampling into the epoch it
 // is in, and when it returns cuts once and acknowledges every epoch it
-// missed (those in between with no batches). Run must be running; Follow
-// returns when it stops.
+// missed (those in between with no batches). Once Run has returned, the
+// node has published everything it will, and Follow goes on (until ctx
+// ends) acknowledging any later cut at once, so a stopped node never
+// holds up the sealing of an epoch.
 func (n *Node) Follow(ctx context.Context, ctl Control, labels map[string]string, interval time.Duration, logf func(string, ...any)) FollowStats {
 	var st FollowStats
 	registered := false
@@ -49,8 +52,6 @@ func (n *Node) Follow(ctx context.Context, ctl Control, labels map[string]string
 		}
 		select {
 		case <-ctx.Done():
-			return st
-		case <-n.daemonDone:
 			return st
 		case <-t.C:
 		}
@@ -78,9 +79,19 @@ func (n *Node) followOnce(ctx context.Context, ctl Control, st *FollowStats, pen
 	if fleet <= n.Epoch() {
 		return
 	}
-	c, err := n.CutEpoch(ctx, fleet)
+	var c EpochClose
+	select {
+	case <-n.runDone:
+		c = n.closeStopped(fleet)
+	default:
+		c, err = n.CutEpoch(ctx, fleet)
+		if errors.Is(err, ErrNotRunning) {
+			<-n.runDone // the final drain is under way; then nothing is left
+			c, err = n.closeStopped(fleet), nil
+		}
+	}
 	if err != nil {
-		if ctx.Err() == nil && err != ErrNotRunning {
+		if ctx.Err() == nil {
 			logf("node %s: cut to epoch %d: %v", n.cfg.Host, fleet, err)
 		}
 		return

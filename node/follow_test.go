@@ -156,3 +156,59 @@ func equalU64(a, b []uint64) bool {
 	}
 	return true
 }
+
+// TestFollowAcksAfterRun: once Run has returned, a cut is acknowledged at
+// once with the batches the node published into the epoch it was in, so a
+// stopped node does not hold up a seal.
+func TestFollowAcksAfterRun(t *testing.T) {
+	cfg := hwsim.DefaultConfig()
+	cfg.Timing, cfg.CPUs = false, 2
+	data, _ := workloads.Binary("sort")
+	cfg.Files = map[string][]byte{"/bin/sort": data}
+	m, err := hwsim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := &memPublisher{}
+	n, err := New(m, DefaultConfig(), pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Spawn("/bin/sort", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Run(0); err != nil {
+		t.Fatal(err)
+	}
+	ctl := &fakeControl{epoch: 3, acks: map[uint64][]uint64{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan FollowStats, 1)
+	go func() { done <- n.Follow(ctx, ctl, nil, 5*time.Millisecond, t.Logf) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ctl.mu.Lock()
+		got := len(ctl.ackList)
+		ctl.mu.Unlock()
+		if got == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("acks %v after Run, want epochs 1 and 2", ctl.ackList)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	last := map[uint16]uint64{}
+	for _, b := range pub.batches {
+		last[b.CPU] = b.Seq
+	}
+	for cpu, seq := range ctl.acks[1] {
+		if seq != last[uint16(cpu)] {
+			t.Errorf("epoch 1 cpu %d acked through %d, batches end at %d", cpu, seq, last[uint16(cpu)])
+		}
+	}
+	if n.Epoch() != 3 || !equalU64(ctl.acks[2], []uint64{0, 0}) {
+		t.Fatalf("node in epoch %d, ack of 2: %v", n.Epoch(), ctl.acks[2])
+	}
+}

@@ -77,8 +77,9 @@ type Node struct {
 	wake     chan struct{}   // a buffer filled: drain buffers
 	flushReq chan struct{}   // drain everything: periodic, or on command
 	cutReq   chan cutRequest // drain everything into the epoch, then start the next
-	// daemonDone is closed when the daemon goroutine returns.
-	daemonDone chan struct{}
+	// daemonDone is closed when the daemon goroutine returns; runDone
+	// when Run has returned, its final drain published.
+	daemonDone, runDone chan struct{}
 
 	// timing measures the handler in host time on one sample in
 	// timingStride, per CPU (touched only on the simulation goroutine).
@@ -123,7 +124,7 @@ func New(m *hwsim.Machine, cfg Config, pub Publisher) (*Node, error) {
 		lo, hi = min(lo, s.Vaddr), max(hi, s.Vaddr+s.Memsz)
 	}
 	n := &Node{cfg: cfg, m: m, pub: pub, kernel: kim, wake: make(chan struct{}, 1),
-		flushReq: make(chan struct{}, 1), cutReq: make(chan cutRequest), daemonDone: make(chan struct{}), published: map[string]bool{},
+		flushReq: make(chan struct{}, 1), cutReq: make(chan cutRequest), daemonDone: make(chan struct{}), runDone: make(chan struct{}), published: map[string]bool{},
 		epoch: cfg.Epoch}
 	n.cfg.Carried = slices.Clone(cfg.Carried) // emptied as reported
 	n.maps = NewImageMaps(Mapping{Base: lo, Size: hi - lo, Image: kim.ID.String(), Path: vmunix.Path})
@@ -187,6 +188,7 @@ func (n *Node) CounterInterrupt(s hwsim.Sample) uint64 {
 // simulated time have passed (0: no limit), with the daemon draining
 // concurrently, then drains everything and publishes the last batches.
 func (n *Node) Run(limit uint64) error {
+	defer close(n.runDone)
 	stop := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
