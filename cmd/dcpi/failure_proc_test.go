@@ -249,6 +249,10 @@ type failureCluster struct {
 	rng         *rand.Rand // the faults' schedule
 	hosts       []string   // the nodes' host names
 	seconds     float64    // simulated seconds each node runs
+	// nodeBase is, per node, the last batch seq of each CPU the cluster
+	// held when its current run began (nil: none, the first run).
+	nodeBase  map[*proc][]uint64
+	nodeKills map[string]int // node agent kills, per host
 }
 
 func (c *failureCluster) newProc(name string, args ...string) *proc {

@@ -13,7 +13,8 @@ import (
 // the nodes sample, every one to four seconds one fault from the table
 // below, chosen by the logged seed. Only one coordinator is down at a
 // time, so the Raft group keeps its quorum; everything else may be down
-// together. The checks afterwards are TestFailures'.
+// together. A node agent is killed at most twice (each restart runs its
+// --seconds again). The checks afterwards are TestFailures'.
 //
 //	DCPI_FAILURE_TEST=1 go test -run TestFailureStorm -v -timeout 15m ./cmd/dcpi/
 func TestFailureStorm(t *testing.T) {
@@ -22,6 +23,23 @@ func TestFailureStorm(t *testing.T) {
 	c.must(err)
 	down := func() time.Duration {
 		return 500*time.Millisecond + time.Duration(c.rng.Int64N(int64(2500*time.Millisecond)))
+	}
+	// A killed node runs its --seconds again from the start, so that the
+	// storm lasts while a node can still be killed: at most
+	// maxNodeKills per host.
+	const maxNodeKills = 2
+	nodeToKill := func() *proc {
+		var ns []*proc
+		for _, n := range c.nodes {
+			if c.nodeKills[n.name] < maxNodeKills {
+				ns = append(ns, n)
+			}
+		}
+		if len(ns) == 0 {
+			c.logf("every node agent has been killed %d times: skipped", maxNodeKills)
+			return nil
+		}
+		return ns[c.rng.IntN(len(ns))]
 	}
 	killCoord := func(p *proc) {
 		c.must(p.kill())
@@ -99,6 +117,48 @@ func TestFailureStorm(t *testing.T) {
 				c.restartCoordinator(l)
 			}
 			c.restartAggregator(a)
+		}},
+		{"SIGKILL a node agent", func() {
+			if n := nodeToKill(); n != nil {
+				c.killAndRestartNode(n, down())
+			}
+		}},
+		{"SIGKILL a node agent and the Raft leader", func() {
+			// The successor starts while the leader is down: it reads
+			// its predecessor's applied state from the next leader.
+			n := nodeToKill()
+			if n == nil {
+				return
+			}
+			rp, ok := c.killNode(n)
+			if !ok {
+				return
+			}
+			l := c.leader()
+			if l != nil {
+				c.must(l.kill())
+			}
+			c.logf("killed the leader %v", l)
+			time.Sleep(down())
+			c.restartNode(n, rp)
+			if l != nil {
+				c.restartCoordinator(l)
+			}
+		}},
+		{"SIGKILL a node agent and the NATS server", func() {
+			n := nodeToKill()
+			if n == nil {
+				return
+			}
+			rp, ok := c.killNode(n)
+			if !ok {
+				return
+			}
+			c.must(c.nats.kill())
+			c.logf("killed the NATS server")
+			time.Sleep(down())
+			c.startNATS()
+			c.restartNode(n, rp)
 		}},
 		{"epoch cut", func() {
 			// A cut during a leader change may fail with an unknown
