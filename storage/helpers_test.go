@@ -1,26 +1,16 @@
 package storage
 
 import (
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
-	"time"
 
+	"dcpi/internal/testrand"
 	"dcpi/wire"
 )
 
-var seedFlag = flag.Uint64("seed", 0, "seed for randomized tests (0: time-based)")
-
-func testRand(t testing.TB) *rand.Rand {
-	seed := *seedFlag
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (replay with -seed %d)", seed, seed)
-	return rand.New(rand.NewPCG(seed, seed^0x5851f42d4c957f2d))
-}
+func testRand(t testing.TB) *rand.Rand { return testrand.New(t) }
 
 func openTest(t testing.TB) (*DB, string) {
 	t.Helper()
