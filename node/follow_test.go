@@ -6,9 +6,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"dcpi/hwsim"
-	"dcpi/workloads"
 )
 
 // fakeControl is a coordinator whose epoch moves on when told, and which
@@ -55,14 +52,7 @@ func (c *fakeControl) set(f func(c *fakeControl)) {
 // cannot reach the coordinator, and requires an acknowledgement of every
 // epoch, in order, naming the last batch the node published into it.
 func TestFollowCatchesUp(t *testing.T) {
-	cfg := hwsim.DefaultConfig()
-	cfg.Timing, cfg.CPUs = false, 2
-	data, _ := workloads.Binary("sort")
-	cfg.Files = map[string][]byte{"/bin/sort": data}
-	m, err := hwsim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := sortMachine(t, 2)
 	ncfg := DefaultConfig()
 	ncfg.Profile.Counters[0].PeriodMin, ncfg.Profile.Counters[0].PeriodMax = 4000, 4400
 	pub := &memPublisher{}
@@ -161,14 +151,7 @@ func equalU64(a, b []uint64) bool {
 // once with the batches the node published into the epoch it was in, so a
 // stopped node does not hold up a seal.
 func TestFollowAcksAfterRun(t *testing.T) {
-	cfg := hwsim.DefaultConfig()
-	cfg.Timing, cfg.CPUs = false, 2
-	data, _ := workloads.Binary("sort")
-	cfg.Files = map[string][]byte{"/bin/sort": data}
-	m, err := hwsim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := sortMachine(t, 2)
 	pub := &memPublisher{}
 	n, err := New(m, DefaultConfig(), pub)
 	if err != nil {

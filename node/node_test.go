@@ -145,6 +145,20 @@ func TestConservation(t *testing.T) {
 	}
 }
 
+// sortMachine is a functional (untimed) machine with /bin/sort on it.
+func sortMachine(t *testing.T, cpus int) *hwsim.Machine {
+	t.Helper()
+	cfg := hwsim.DefaultConfig()
+	cfg.Timing, cfg.CPUs = false, cpus
+	data, _ := workloads.Binary("sort")
+	cfg.Files = map[string][]byte{"/bin/sort": data}
+	m, err := hwsim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 func workloadArgs(name string) ([]string, bool) {
 	for _, w := range workloads.All() {
 		if w.Name == name {
@@ -157,14 +171,7 @@ func workloadArgs(name string) ([]string, bool) {
 // TestFlushOnCommand asks for a drain with no periodic ones configured and
 // requires the daemon to have made it.
 func TestFlushOnCommand(t *testing.T) {
-	cfg := hwsim.DefaultConfig()
-	cfg.Timing, cfg.CPUs = false, 1
-	data, _ := workloads.Binary("sort")
-	cfg.Files = map[string][]byte{"/bin/sort": data}
-	m, err := hwsim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := sortMachine(t, 1)
 	ncfg := DefaultConfig()
 	ncfg.FlushEvery = 1 << 62 // never
 	pub := &memPublisher{}
@@ -187,14 +194,7 @@ func TestFlushOnCommand(t *testing.T) {
 // TestCarriedDrops: a restarted agent reports its predecessor's losses in
 // its first batch on each CPU, outside its own accounting.
 func TestCarriedDrops(t *testing.T) {
-	cfg := hwsim.DefaultConfig()
-	cfg.Timing, cfg.CPUs = false, 2
-	data, _ := workloads.Binary("sort")
-	cfg.Files = map[string][]byte{"/bin/sort": data}
-	m, err := hwsim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := sortMachine(t, 2)
 	ncfg := DefaultConfig()
 	ncfg.FirstSeq = []uint64{7, 3}
 	ncfg.Carried = []map[string]uint64{{"node.crash_lost": 11}, nil}
