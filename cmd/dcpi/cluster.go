@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -26,6 +28,25 @@ func connectNATS(c config.NATS, name string, logf func(string, ...any)) (*nats.C
 	}
 	return transport.Connect(transport.ConnConfig{URLs: c.URLs, Name: name, CredsFile: c.Creds,
 		CAFile: c.CA, CertFile: c.Cert, KeyFile: c.Key, Logf: logf})
+}
+
+// connectTool connects a one-shot command (a query, a cut): unlike the
+// roles, which keep retrying in the background, it waits a few seconds for
+// the server and otherwise says plainly that it cannot reach it.
+func connectTool(c config.NATS, name string) (*nats.Conn, error) {
+	nc, err := connectNATS(c, name, func(string, ...any) {})
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !nc.IsConnected() {
+		if time.Now().After(deadline) {
+			nc.Close()
+			return nil, fmt.Errorf("cannot reach a NATS server at %s (is the cluster running? set --nats)", strings.Join(c.URLs, ","))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nc, nil
 }
 
 // stderrLog is the roles' logger: time-stamped lines on stderr.

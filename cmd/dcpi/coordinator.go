@@ -140,7 +140,7 @@ func membershipCommand(use, short string, nargs int) *cobra.Command {
 		Short: short,
 		Args:  cobra.ExactArgs(nargs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			nc, err := connectNATS(natsConfig(cmd, natsURLs), "dcpi-membership", func(string, ...any) {})
+			nc, err := connectTool(natsConfig(cmd, natsURLs), "dcpi-membership")
 			if err != nil {
 				return err
 			}

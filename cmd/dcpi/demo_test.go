@@ -84,3 +84,12 @@ func TestExampleConfigsLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsSayWhenTheClusterIsUnreachable: a query against a NATS URL with
+// no server fails within seconds with a plain message.
+func TestToolsSayWhenTheClusterIsUnreachable(t *testing.T) {
+	_, _, err := run(t, "epoch", "list", "--nats", "nats://127.0.0.1:1")
+	if err == nil || !strings.Contains(err.Error(), "cannot reach a NATS server at nats://127.0.0.1:1") {
+		t.Fatalf("err %v", err)
+	}
+}

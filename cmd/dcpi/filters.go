@@ -165,7 +165,7 @@ type openedSource struct {
 func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *selection) (*openedSource, error) {
 	if len(qf.nats) > 0 {
 		ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
-		nc, err := connectNATS(natsConfig(cmd, qf.nats), name, func(string, ...any) {})
+		nc, err := connectTool(natsConfig(cmd, qf.nats), name)
 		if err != nil {
 			cancel()
 			return nil, err

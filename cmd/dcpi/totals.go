@@ -46,7 +46,7 @@ commits may answer with less. --host and --epoch narrow the figures.
   dcpi totals --nats nats://127.0.0.1:4222 --host alpha1 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			nc, err := connectNATS(natsConfig(cmd, natsURLs), "dcpi-totals", func(string, ...any) {})
+			nc, err := connectTool(natsConfig(cmd, natsURLs), "dcpi-totals")
 			if err != nil {
 				return err
 			}
