@@ -87,27 +87,11 @@ func WriteText(w io.Writer, t *ProfTable) error {
 	}
 	fmt.Fprintln(bw, "The counts given below are the number of samples for each listed event type.")
 	fmt.Fprintln(bw, strings.Repeat("=", max(lineWidth-2, 78)))
-	var b strings.Builder
-	for n, line := range cells {
-		b.Reset()
-		for i, s := range line {
-			pad := strings.Repeat(" ", width[i]-len(s))
-			switch {
-			case right[i]:
-				b.WriteString(pad + s)
-			case i < len(line)-1:
-				b.WriteString(s + pad)
-			default:
-				b.WriteString(s)
-			}
-			if i < len(line)-1 {
-				b.WriteString("  ")
-			}
-		}
-		fmt.Fprintln(bw, strings.TrimRight(b.String(), " "))
-		if n == 0 && len(cells) == 1 {
-			fmt.Fprintln(bw, "(no samples)")
-		}
+	if err := writeTable(bw, cells, right); err != nil {
+		return err
+	}
+	if len(cells) == 1 {
+		fmt.Fprintln(bw, "(no samples)")
 	}
 	return bw.Flush()
 }
