@@ -196,20 +196,7 @@ func (a *Aggregator) propose(ctx context.Context, p Proposal, ds []Delivery) {
 			// Part of the run is stored: propose its batches one by one,
 			// and the state machine sorts stored from new.
 			a.overlaps.Add(1)
-			var one []*wire.Batch
-			var idx []int
-			for _, i := range p.Members[k] {
-				one = append(one, ds[i].Batch())
-				idx = append(idx, i)
-			}
-			for _, q := range Merge(one, Limits{MaxDeltaEntries: 1, MaxProposalEntries: a.cfg.Limits.MaxProposalEntries}) {
-				for j := range q.Members {
-					for n := range q.Members[j] {
-						q.Members[j][n] = idx[q.Members[j][n]]
-					}
-				}
-				a.propose(ctx, q, ds)
-			}
+			a.propose(ctx, singles(p.Members[k], ds), ds)
 		default:
 			a.cfg.Logf("aggregator: unexpected outcome %v; handing the batches back", o)
 			a.nakAll(ds, p.Members[k], a.cfg.GapDelay)
@@ -260,4 +247,20 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-t.C:
 	}
+}
+
+// singles is a proposal of one delta per batch of members (which are in
+// seq order, twins adjacent), so that none of its deltas can overlap what
+// is stored: each is either stored already or not at all.
+func singles(members []int, ds []Delivery) Proposal {
+	var q Proposal
+	for _, i := range members {
+		if n := len(q.Deltas); n > 0 && q.Deltas[n-1].Batch.Seq == ds[i].Batch().Seq {
+			q.Members[n-1] = append(q.Members[n-1], i) // a twin
+			continue
+		}
+		q.Deltas = append(q.Deltas, storage.Delta{Batch: ds[i].Batch()})
+		q.Members = append(q.Members, []int{i})
+	}
+	return q
 }

@@ -296,3 +296,49 @@ func TestAggregatorConservesUnderRedelivery(t *testing.T) {
 	t.Logf("%d batches in %d proposals; %d gaps, %d overlaps; entries %d in, %d out",
 		len(all), st.Proposals, st.Gaps, st.Overlaps, st.EntriesIn, st.EntriesOut)
 }
+
+// TestOverlapSplitsIntoSingles: a run whose first part is stored comes back
+// Overlap and is proposed again batch by batch, even when merging would
+// fold the run into one delta again (a batch without entries before one
+// with a single entry once made this recurse without end).
+func TestOverlapSplitsIntoSingles(t *testing.T) {
+	db, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	mk := func(seq uint64, entries []wire.Entry) *wire.Batch {
+		b := &wire.Batch{Version: wire.Version, Host: "h", Seq: seq, Epoch: 1, Entries: entries}
+		b.Normalize()
+		return b
+	}
+	five := mk(5, nil)
+	six := mk(6, []wire.Entry{{Image: imageKey(1), Offset: 8, Count: 3}})
+	var stored []*wire.Batch
+	for seq := uint64(1); seq <= 5; seq++ {
+		b := mk(seq, []wire.Entry{{Image: imageKey(1), Offset: 4, Count: 1}})
+		if seq == 5 {
+			b = five
+		}
+		stored = append(stored, b)
+	}
+	if _, err := db.ApplyBatches(stored); err != nil {
+		t.Fatal(err)
+	}
+	s := &memStream{r: rand.New(rand.NewPCG(1, 1))}
+	s.msgs = []*memDelivery{{s: s, b: five}, {s: s, b: six}}
+	a := New(Config{Limits: Limits{MaxDeltaEntries: 1, MaxProposalEntries: 100}}, s, &flakyProposer{r: rand.New(rand.NewPCG(7, 7)), db: db}, nil)
+	for round := 0; !s.empty(); round++ {
+		if round > 100 {
+			t.Fatal("batches never settled")
+		}
+		ds, _ := s.Fetch(context.Background(), 10, 0)
+		a.Handle(context.Background(), ds)
+	}
+	if seq, _ := db.Applied("h", 0); seq != 6 {
+		t.Fatalf("applied through %d, want 6", seq)
+	}
+	if a.Stats().Overlaps == 0 {
+		t.Fatal("the test did not produce an overlap")
+	}
+}
