@@ -57,13 +57,15 @@ func runClusterNode(cmd *cobra.Command, names, events []string, labels map[strin
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
 	var runErr error
+	stopping := ctx.Done()
 loop:
 	for {
 		select {
 		case runErr = <-h.ran:
 			break loop
-		case <-ctx.Done():
-			h.n.Stop()
+		case <-stopping:
+			h.n.Stop() // Run drains, publishes and returns
+			stopping = nil
 		case <-t.C:
 			st := h.pub.Stats()
 			logf("simulated %.3f s; %d samples published, %d queued, drops %v", h.simSeconds(), st.SamplesPublished, st.QueuedSamples, st.Drops)
