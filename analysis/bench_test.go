@@ -59,7 +59,7 @@ func openFleet(b *testing.B) (*storage.DB, fleetdb.Spec) {
 	return fleetDB, fleetSpec
 }
 
-// BenchmarkFleetTop20 is issue 5's query target (under 1 s): the top 20
+// BenchmarkFleetTop20 is the fleet query's target (under 1 s): the top 20
 // procedures of the whole fleet by cycles, symbolized, with a fresh symbol
 // cache per query. Beside it, in the same run: the storage scan alone (the
 // baseline: Profile reading the same rows, no analysis), and the same top

@@ -45,7 +45,7 @@ func (s *renamedSource) Image(k wire.ImageKey) (*wire.ImageRecord, error) {
 	return s.Source.Image(k)
 }
 
-// BenchmarkFleetTools times each of issue 6's tools over the fleet
+// BenchmarkFleetTools times each of the analysis tools over the fleet
 // database (fleetdb.Small by default; fleetdb.Fleet's 1,000 hosts with
 // DCPI_BENCH_FLEETDB=dir), each query from a fresh symbol cache, beside
 // the storage scan of the fleet roll-up they start from (the baseline):

@@ -55,8 +55,8 @@ func (db *DB) Image(key wire.ImageKey) (*wire.ImageRecord, error) {
 // EpochState is where an epoch is in its life.
 type EpochState uint8
 
-// Epoch states (issue 5: a cut closes an epoch; it is sealed when every
-// live node has flushed into it).
+// Epoch states (DCPI sec. 4.3.3's disjoint epochs, cut fleet-wide: a cut
+// closes an epoch; it is sealed when every live node has flushed into it).
 const (
 	EpochOpen    EpochState = 1 // collecting samples
 	EpochClosing EpochState = 2 // cut: nodes are flushing into it

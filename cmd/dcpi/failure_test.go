@@ -1,6 +1,6 @@
 package main
 
-// The failure test (issue 5, item 7): a cluster of real dcpi processes on
+// The failure test: a cluster of real dcpi processes on
 // loopback ports the OS chose, under ingest, through real crashes.
 //
 // Run it with

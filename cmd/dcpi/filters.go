@@ -18,7 +18,7 @@ import (
 	"dcpi/wire"
 )
 
-// queryFlags are the options every analysis tool shares (issue 6, item 5):
+// queryFlags are the options every analysis tool shares:
 // where the profile comes from (--db or --nats) and which samples it
 // selects (--epoch, --epochs, --host, --label, --event, --image, --pid),
 // and --json.

@@ -1,0 +1,47 @@
+# Developer targets. `make ci` is what .ci/run runs and what README's test
+# command is; the others are the pieces, runnable alone.
+
+GO        ?= go
+# The concurrent packages, raced in CI.
+RACE_PKGS := ./node/ ./storage/ ./wire/ ./transport/ ./aggregator/ ./coordinator/
+FUZZTIME  ?= 2s
+STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+BENCHSTAT   := $(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+# make bench BENCH=Handler PKG=./node COUNT=6
+BENCH ?= .
+PKG   ?= ./...
+COUNT ?= 6
+
+.PHONY: ci test race fuzz-short lint docs-check bench bench-vs
+
+ci: test race fuzz-short lint docs-check
+
+test:
+	$(GO) vet ./...
+	$(GO) test -timeout 14m ./...
+
+race:
+	$(GO) test -race -timeout 10m $(RACE_PKGS)
+
+# Every fuzz target for FUZZTIME each, over its committed corpus.
+fuzz-short:
+	$(GO) run ./internal/tools/fuzzshort -fuzztime $(FUZZTIME)
+
+lint:
+	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
+	$(STATICCHECK) ./...
+
+docs-check:
+	$(GO) run ./internal/tools/docscheck
+
+# Benchmarks summarized by benchstat (mean ± spread over COUNT runs).
+bench:
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) $(PKG) | tee bench.txt
+	$(BENCHSTAT) bench.txt
+
+# The same benchmarks on BASE (a commit) and on the work tree, run
+# alternately in one session so both see the same machine, then compared:
+# make bench-vs BASE=HEAD~1 BENCH=Handler PKG=./node
+bench-vs:
+	@test -n "$(BASE)" || (echo "make bench-vs needs BASE=<commit>"; exit 2)
+	./internal/tools/benchvs.sh '$(BASE)' '$(BENCH)' '$(PKG)' '$(COUNT)'
