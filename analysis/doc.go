@@ -1,6 +1,7 @@
 // Package analysis holds the logic of DCPI's tools — dcpiprof, dcpilist,
-// dcpicalc, dcpistats, dcpidiff — and pprof export, as pure functions over
-// read interfaces of the profile database and the uploaded images.
+// dcpistats, dcpidiff — and pprof export, as pure functions over read
+// interfaces of the profile database and the uploaded images. dcpicalc
+// (sec. 6: frequency, CPI and culprits per instruction) is not here yet.
 //
 // The boundary is Source: a profile scan and an image lookup, which
 // *storage.DB satisfies for a local database and a cluster query client can
