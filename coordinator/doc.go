@@ -18,6 +18,12 @@
 // replica skips the entries its database already holds. A malformed entry
 // is an error result that changes nothing.
 //
+// The rules are pure functions, one per command (rules.go, and Sealable in
+// seal.go): each reads the registry and returns the command's effect —
+// records to write and Apply's result — or a refusal; FSM.apply only
+// carries the effect out. testdata/fsm_epochs is the epoch lifecycle as a
+// script (fsm_script_test.go).
+//
 // The FSM is a raft.BatchingFSM: of the entries Raft commits together, a
 // run of consecutive Ingests is applied in one Pebble batch with the last
 // one's index (fsm_batch.go), each entry getting the result it would have
