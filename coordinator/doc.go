@@ -49,5 +49,8 @@
 // .members.add/.remove and linearizable queries (dcpi.coord.lquery.*); any
 // replica serves dcpi.coord.query.* (epochs, nodes, images, applied,
 // totals, profile pages) from its own database. Errors travel in the
-// Dcpi-Error and Dcpi-Error-Code reply headers.
+// Dcpi-Error and Dcpi-Error-Code reply headers. Each request is handled
+// under a context that ends at its deadline (10 s, or the wait its client
+// states in the Dcpi-Timeout header if shorter) and when the service or
+// the leadership stops; Raft applies, barriers and reads give up with it.
 package coordinator
