@@ -23,7 +23,7 @@ type Delivery interface {
 	Term(reason string) error
 }
 
-// Source is the stream of batches (JetStream in production).
+// Source is the stream of batches (transport.BatchSource in production).
 type Source interface {
 	Fetch(ctx context.Context, max int, wait time.Duration) ([]Delivery, error)
 }

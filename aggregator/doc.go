@@ -3,10 +3,15 @@
 // (host, CPU) stream into deltas — still keyed by epoch, event, image,
 // offset and host, so per-host queries stay possible — and groups them
 // into bounded proposals. Aggregator is the loop around it: fetch from a
-// Source (JetStream), propose to the coordinator, and acknowledge each
-// batch only after the proposal that carried it was committed, so a crash
-// anywhere means a redelivery, which the state machine recognizes by
-// (host, CPU, seq) and ignores.
+// Source, propose to the coordinator, and acknowledge each batch only
+// after the proposal that carried it was committed, so a crash anywhere
+// means a redelivery, which the state machine recognizes by (host, CPU,
+// seq) and ignores.
+//
+// The package declares the interfaces it consumes (Source, Delivery,
+// ImageStore, Proposer) and imports no NATS: transport.BatchSource is the
+// JetStream side, coordinator.Client the proposer, and the tests use
+// in-memory ones.
 //
 // Aggregators keep no state that matters: run more of them on the same
 // durable consumer to scale out.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -50,7 +51,7 @@ func (c *Client) request(ctx context.Context, subject string, data []byte, mode 
 	var last error
 	for {
 		actx, cancel := context.WithTimeout(ctx, timeout)
-		msg, err := c.nc.RequestWithContext(actx, subject, data)
+		msg, err := c.nc.RequestMsgWithContext(actx, requestMsg(actx, subject, data))
 		cancel()
 		if err == nil {
 			if code := msg.Header.Get(HeaderErrorCode); code != "" || msg.Header.Get(HeaderError) != "" {
@@ -81,6 +82,20 @@ func (c *Client) request(ctx context.Context, subject string, data []byte, mode 
 		}
 		backoff = min(2*backoff, 500*time.Millisecond)
 	}
+}
+
+// requestMsg is a request that tells the replica how long its client will
+// wait for the reply (headerTimeout), so the replica stops working on it
+// when no one is waiting any more.
+func requestMsg(ctx context.Context, subject string, data []byte) *nats.Msg {
+	m := nats.NewMsg(subject)
+	m.Data = data
+	if d, ok := ctx.Deadline(); ok {
+		if ms := time.Until(d).Milliseconds(); ms > 0 {
+			m.Header.Set(headerTimeout, strconv.FormatInt(ms, 10))
+		}
+	}
+	return m
 }
 
 // replyError turns an error reply into an error wrapping the sentinel of

@@ -18,6 +18,12 @@
 // replica skips the entries its database already holds. A malformed entry
 // is an error result that changes nothing.
 //
+// The rules are pure functions, one per command (rules.go, and Sealable in
+// seal.go): each reads the registry and returns the command's effect —
+// records to write and Apply's result — or a refusal; FSM.apply only
+// carries the effect out. testdata/fsm_epochs is the epoch lifecycle as a
+// script (fsm_script_test.go).
+//
 // The FSM is a raft.BatchingFSM: of the entries Raft commits together, a
 // run of consecutive Ingests is applied in one Pebble batch with the last
 // one's index (fsm_batch.go), each entry getting the result it would have
@@ -43,5 +49,8 @@
 // .members.add/.remove and linearizable queries (dcpi.coord.lquery.*); any
 // replica serves dcpi.coord.query.* (epochs, nodes, images, applied,
 // totals, profile pages) from its own database. Errors travel in the
-// Dcpi-Error and Dcpi-Error-Code reply headers.
+// Dcpi-Error and Dcpi-Error-Code reply headers. Each request is handled
+// under a context that ends at its deadline (10 s, or the wait its client
+// states in the Dcpi-Timeout header if shorter) and when the service or
+// the leadership stops; Raft applies, barriers and reads give up with it.
 package coordinator

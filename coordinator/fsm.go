@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -272,168 +271,74 @@ func (f *FSM) setApplied(index uint64) {
 	f.mu.Unlock()
 }
 
+// apply decides c's effect from the database as it stands (rules.go) and
+// carries it out.
 func (f *FSM) apply(index uint64, c Command) (any, error) {
-	db := f.db
+	e, err := decide(f.db, c)
+	if err != nil {
+		return nil, err
+	}
+	return f.write(index, e)
+}
+
+// write carries out e in one Pebble batch, with log index (0: none, in
+// tests), and returns Apply's result. Nothing is written if it fails.
+func (f *FSM) write(index uint64, e effect) (any, error) {
+	m, err := e.meta(index)
+	if err != nil {
+		return nil, err
+	}
+	if e.ingest {
+		return f.ingest(e.deltas, &m)
+	}
+	if err := f.db.CommitMeta(&m); err != nil {
+		return nil, fmt.Errorf("coordinator: apply: %w", err)
+	}
+	if e.compact {
+		f.compactSoon()
+	}
+	return e.result, nil
+}
+
+// ingest applies deltas with m's writes in one Pebble batch.
+func (f *FSM) ingest(deltas []storage.Delta, m *storage.Meta) ([]storage.Outcome, error) {
+	out, err := f.db.ApplyDeltasWith(deltas, m)
+	if err != nil {
+		if errors.Is(err, storage.ErrInvalid) {
+			return nil, fmt.Errorf("%w: %w", ErrBadCommand, err)
+		}
+		return nil, fmt.Errorf("coordinator: ingest: %w", err)
+	}
+	return out, nil
+}
+
+// meta encodes e's records, and log index if not 0, for one batch.
+func (e *effect) meta(index uint64) (storage.Meta, error) {
 	var m storage.Meta
+	for _, r := range e.images {
+		if err := m.PutImage(r); err != nil {
+			return m, fmt.Errorf("%w: %w", ErrBadCommand, err)
+		}
+	}
+	for _, n := range e.nodes {
+		if err := m.PutNode(n); err != nil {
+			return m, fmt.Errorf("%w: %w", ErrBadCommand, err)
+		}
+	}
+	for _, ep := range e.epochs {
+		if err := m.PutEpoch(ep); err != nil {
+			return m, fmt.Errorf("coordinator: apply: %w", err)
+		}
+	}
+	for _, a := range e.acks {
+		if err := m.PutEpochAck(a); err != nil {
+			return m, fmt.Errorf("%w: %w", ErrBadCommand, err)
+		}
+	}
 	if index != 0 {
 		m.SetLogIndex(index)
 	}
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrBadCommand, fmt.Sprintf(format, args...))
-	}
-	switch c := c.(type) {
-	case *Ingest:
-		// Images are content-addressed: storing one again is harmless.
-		for _, r := range c.Images {
-			if err := m.PutImage(r); err != nil {
-				return nil, fmt.Errorf("%w: %w", ErrBadCommand, err)
-			}
-		}
-		out, err := db.ApplyDeltasWith(c.Deltas, &m)
-		if err != nil {
-			if errors.Is(err, storage.ErrInvalid) {
-				return nil, fmt.Errorf("%w: %w", ErrBadCommand, err)
-			}
-			return nil, fmt.Errorf("coordinator: ingest: %w", err)
-		}
-		return out, nil
-
-	case *RegisterNode:
-		n := storage.Node{Host: c.Host, Labels: c.Labels, CPUs: c.CPUs, Registered: c.At, Updated: c.At}
-		old, err := db.Node(c.Host)
-		switch {
-		case err == nil:
-			n.Registered = old.Registered
-		case !errors.Is(err, storage.ErrNotFound):
-			return nil, fmt.Errorf("coordinator: register %q: %w", c.Host, err)
-		}
-		if err := m.PutNode(n); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrBadCommand, err)
-		}
-		if err := startEpochs(db, &m, c.At); err != nil {
-			return nil, err
-		}
-		return nil, f.commit(&m)
-
-	case *StartEpochs:
-		if err := startEpochs(db, &m, c.At); err != nil {
-			return nil, err
-		}
-		return nil, f.commit(&m)
-
-	case *CutEpoch:
-		eps, err := db.Epochs()
-		if err != nil {
-			return nil, fmt.Errorf("coordinator: cut: %w", err)
-		}
-		next, start := uint64(1), c.At
-		if len(eps) > 0 {
-			next = eps[len(eps)-1].Number + 1
-		}
-		if e, ok := openEpoch(eps); ok {
-			// A new leader's clock may be behind the old one's; an
-			// epoch never ends before it starts.
-			e.State, e.End = storage.EpochClosing, c.At
-			if e.End.Before(e.Start) {
-				e.End = e.Start
-			}
-			start = e.End
-			if err := m.PutEpoch(e); err != nil {
-				return nil, fmt.Errorf("coordinator: cut: %w", err)
-			}
-		}
-		if err := m.PutEpoch(storage.Epoch{Number: next, Start: start, State: storage.EpochOpen}); err != nil {
-			return nil, fmt.Errorf("coordinator: cut: %w", err)
-		}
-		return next, f.commit(&m)
-
-	case *AckEpoch:
-		e, err := db.Epoch(c.Epoch)
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil, bad("ack by %q: no epoch %d", c.Host, c.Epoch)
-		} else if err != nil {
-			return nil, fmt.Errorf("coordinator: ack: %w", err)
-		}
-		if e.State == storage.EpochOpen {
-			return nil, bad("ack by %q: epoch %d is open (not cut)", c.Host, c.Epoch)
-		}
-		n, err := db.Node(c.Host)
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil, bad("ack of epoch %d: host %q is not registered", c.Epoch, c.Host)
-		} else if err != nil {
-			return nil, fmt.Errorf("coordinator: ack: %w", err)
-		}
-		if len(c.LastSeq) > n.CPUs+1 {
-			return nil, bad("ack of epoch %d by %q: %d streams for %d CPUs", c.Epoch, c.Host, len(c.LastSeq), n.CPUs)
-		}
-		a := storage.EpochAck{Epoch: c.Epoch, Host: c.Host, LastSeq: c.LastSeq, At: c.At, Late: e.State == storage.EpochSealed}
-		if a.Late {
-			// A repeat of an ack the seal already counted is not late.
-			if old, err := db.EpochAck(c.Epoch, c.Host); err == nil && slices.Equal(old.LastSeq, c.LastSeq) {
-				return AckResult{Late: old.Late}, f.commit(&m)
-			}
-		}
-		if err := m.PutEpochAck(a); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrBadCommand, err)
-		}
-		return AckResult{Late: a.Late}, f.commit(&m)
-
-	case *SealEpoch:
-		e, err := db.Epoch(c.Epoch)
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil, bad("seal: no epoch %d", c.Epoch)
-		} else if err != nil {
-			return nil, fmt.Errorf("coordinator: seal: %w", err)
-		}
-		switch e.State {
-		case storage.EpochOpen:
-			return nil, bad("seal: epoch %d is open (not cut)", c.Epoch)
-		case storage.EpochClosing:
-			e.State = storage.EpochSealed
-			if err := m.PutEpoch(e); err != nil {
-				return nil, fmt.Errorf("coordinator: seal: %w", err)
-			}
-			if err := f.commit(&m); err != nil {
-				return nil, err
-			}
-			f.compactSoon()
-			return nil, nil
-		}
-		return nil, f.commit(&m)
-	}
-	return nil, bad("unknown command %T", c)
-}
-
-func (f *FSM) commit(m *storage.Meta) error {
-	if err := f.db.CommitMeta(m); err != nil {
-		return fmt.Errorf("coordinator: apply: %w", err)
-	}
-	return nil
-}
-
-// startEpochs adds epoch 1, open from at, to m if there is no epoch.
-func startEpochs(db *storage.DB, m *storage.Meta, at time.Time) error {
-	eps, err := db.Epochs()
-	if err != nil {
-		return fmt.Errorf("coordinator: epochs: %w", err)
-	}
-	if len(eps) > 0 {
-		return nil
-	}
-	if err := m.PutEpoch(storage.Epoch{Number: 1, Start: at, State: storage.EpochOpen}); err != nil {
-		return fmt.Errorf("coordinator: start epochs: %w", err)
-	}
-	return nil
-}
-
-// openEpoch is the open epoch: the last, if it is open.
-func openEpoch(eps []storage.Epoch) (storage.Epoch, bool) {
-	for i := len(eps) - 1; i >= 0; i-- {
-		if eps[i].State == storage.EpochOpen {
-			return eps[i], true
-		}
-	}
-	return storage.Epoch{}, false
+	return m, nil
 }
 
 var _ raft.FSM = (*FSM)(nil)

@@ -2,8 +2,6 @@ package coordinator
 
 import (
 	"github.com/hashicorp/raft"
-
-	"dcpi/storage"
 )
 
 // maxGroupEntries bounds the wire entries of the Ingest log entries that
@@ -85,22 +83,21 @@ func (f *FSM) applyIngests(group []pendingIngest, res []any) {
 		res[p.at] = f.applyDecoded(p.index, p.c)
 		return
 	}
-	var m storage.Meta
-	var ds []storage.Delta
+	// One effect for the group: the entries' images and deltas in order,
+	// written with the last entry's index.
+	var e effect
 	for _, p := range group {
-		for _, r := range p.c.Images {
-			if err := m.PutImage(r); err != nil {
-				f.applyOneByOne(group, res)
-				return
-			}
-		}
-		ds = append(ds, p.c.Deltas...)
+		pe := ingestEffect(p.c)
+		e.images = append(e.images, pe.images...)
+		e.deltas = append(e.deltas, pe.deltas...)
 	}
 	last := group[len(group)-1].index
-	if last != 0 {
-		m.SetLogIndex(last)
+	m, err := e.meta(last)
+	if err != nil {
+		f.applyOneByOne(group, res)
+		return
 	}
-	out, err := f.db.ApplyDeltasWith(ds, &m)
+	out, err := f.ingest(e.deltas, &m)
 	if err != nil {
 		f.applyOneByOne(group, res)
 		return

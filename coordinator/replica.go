@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log"
@@ -280,20 +281,21 @@ func (r *Replica) FSM() *FSM { return r.fsm }
 // not wrap (Snapshot, Stats).
 func (r *Replica) Raft() *raft.Raft { return r.raft }
 
-const membershipTimeout = 10 * time.Second
-
-// AddVoter adds a replica to the group; leader only (ErrNotLeader).
-func (r *Replica) AddVoter(id, addr string) error {
-	if err := r.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, membershipTimeout).Error(); err != nil {
-		return fmt.Errorf("coordinator: add voter %s at %s: %w", id, addr, raftErr(err))
+// AddVoter adds a replica to the group; leader only (ErrNotLeader). It
+// waits for the configuration change until ctx ends (then its fate is
+// unknown).
+func (r *Replica) AddVoter(ctx context.Context, id, addr string) error {
+	f := r.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, timeoutOf(ctx))
+	if err := waitProposed(ctx, f); err != nil {
+		return fmt.Errorf("coordinator: add voter %s at %s: %w", id, addr, err)
 	}
 	return nil
 }
 
 // RemoveServer removes a replica from the group; leader only.
-func (r *Replica) RemoveServer(id string) error {
-	if err := r.raft.RemoveServer(raft.ServerID(id), 0, membershipTimeout).Error(); err != nil {
-		return fmt.Errorf("coordinator: remove server %s: %w", id, raftErr(err))
+func (r *Replica) RemoveServer(ctx context.Context, id string) error {
+	if err := waitProposed(ctx, r.raft.RemoveServer(raft.ServerID(id), 0, timeoutOf(ctx))); err != nil {
+		return fmt.Errorf("coordinator: remove server %s: %w", id, err)
 	}
 	return nil
 }

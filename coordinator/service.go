@@ -1,12 +1,15 @@
 package coordinator
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/nats-io/nats.go"
 
 	"dcpi/storage"
@@ -14,10 +17,15 @@ import (
 )
 
 // service is a replica's NATS side: queries on every replica, commands and
-// liveness on the leader.
+// liveness on the leader. Every request runs with a context that its
+// deadline (requestTimeout, or less if the client's Dcpi-Timeout says so)
+// and the service's stopping both end; Raft applies and reads wait on it.
 type service struct {
 	r  *Replica
 	nc *nats.Conn
+
+	ctx  context.Context // ended by stopAll
+	stop context.CancelCauseFunc
 
 	mu       sync.Mutex
 	subs     []*nats.Subscription // query subscriptions
@@ -32,24 +40,39 @@ const (
 	queueLeader = "dcpi-coord-leader"
 )
 
-const applyTimeout = 10 * time.Second
+// requestTimeout bounds a request's handling: its Raft apply or barrier
+// and its reads. A client that will wait less says so in headerTimeout.
+const requestTimeout = 10 * time.Second
+
+// headerTimeout carries how long the client waits for the reply, in
+// milliseconds, so that a replica gives up on a request when its client
+// has (a request with a deadline of its own keeps its place in the Raft
+// queue no longer than it is wanted).
+const headerTimeout = "Dcpi-Timeout"
+
+// errShuttingDown ends the contexts of requests when the service stops:
+// nothing more is done for them, and the client asks another replica.
+var errShuttingDown = fmt.Errorf("%w: shutting down", ErrNotLeader)
 
 func newService(r *Replica) *service {
-	return &service{r: r, nc: r.cfg.NATS, sem: make(chan struct{}, 256)}
+	ctx, stop := context.WithCancelCause(context.Background())
+	return &service{r: r, nc: r.cfg.NATS, ctx: ctx, stop: stop, sem: make(chan struct{}, 256)}
 }
 
-type handler func(m *nats.Msg) ([]byte, error)
+// handler serves one request; ctx ends at the request's deadline or when
+// the service (or, for the leader's handlers, the leadership) ends.
+type handler func(ctx context.Context, m *nats.Msg) ([]byte, error)
 
 // subscribe serves subject (in a queue group if queue != ""), each request
 // in its own goroutine: NATS delivers a subscription's messages one at a
 // time, and a proposal waits a Raft round trip, which would otherwise
-// serialize every aggregator behind one commit.
-func (s *service) subscribe(subject, queue string, h handler) (*nats.Subscription, error) {
+// serialize every aggregator behind one commit. Requests run under parent.
+func (s *service) subscribe(parent context.Context, subject, queue string, h handler) (*nats.Subscription, error) {
 	cb := func(m *nats.Msg) {
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
-			s.respond(m, nil, fmt.Errorf("%w: shutting down", ErrNotLeader))
+			s.respond(m, nil, errShuttingDown)
 			return
 		}
 		s.inflight.Add(1)
@@ -57,7 +80,13 @@ func (s *service) subscribe(subject, queue string, h handler) (*nats.Subscriptio
 		s.sem <- struct{}{}
 		go func() {
 			defer func() { <-s.sem; s.inflight.Done() }()
-			body, err := h(m)
+			ctx, cancel, err := requestContext(parent, m)
+			if err != nil {
+				s.respond(m, nil, err)
+				return
+			}
+			defer cancel()
+			body, err := h(ctx, m)
 			s.respond(m, body, err)
 		}()
 	}
@@ -65,6 +94,88 @@ func (s *service) subscribe(subject, queue string, h handler) (*nats.Subscriptio
 		return s.nc.Subscribe(subject, cb)
 	}
 	return s.nc.QueueSubscribe(subject, queue, cb)
+}
+
+// requestContext is a request's context: parent's, ended at the request's
+// deadline — requestTimeout, or the client's wait if shorter.
+func requestContext(parent context.Context, m *nats.Msg) (context.Context, context.CancelFunc, error) {
+	d := requestTimeout
+	if v := m.Header.Get(headerTimeout); v != "" {
+		ms, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || ms == 0 {
+			return nil, nil, fmt.Errorf("%w: %s: header %s %q (want milliseconds > 0)", ErrBadRequest, m.Subject, headerTimeout, v)
+		}
+		if ms < uint64(d/time.Millisecond) {
+			d = time.Duration(ms) * time.Millisecond
+		}
+	}
+	ctx, cancel := context.WithTimeout(parent, d)
+	return ctx, cancel, nil
+}
+
+// ctxErr says why ctx ended, for a reply: the service stopping or the
+// leadership ending is ErrNotLeader (nothing was done; ask again), a
+// deadline is an internal error. Only for work that changed nothing: a
+// proposal whose wait ends is ErrUnknownOutcome (waitProposed).
+func ctxErr(ctx context.Context) error {
+	err := context.Cause(ctx)
+	if errors.Is(err, ErrNotLeader) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrInternal, err)
+}
+
+// wait waits for a Raft future until ctx ends. Raft resolves every future
+// (committed, failed, or at shutdown), so the waiting goroutine left behind
+// when ctx ends first always finishes.
+func wait(ctx context.Context, f raft.Future) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// waitProposed waits for a proposal (an entry, a configuration change)
+// until ctx ends, when its fate is unknown: it may still commit. That is
+// never ErrNotLeader, whatever ended ctx: a client must not take the
+// proposal for one never made.
+func waitProposed(ctx context.Context, f raft.Future) error {
+	if err := wait(ctx, f); err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return fmt.Errorf("%w: %v", ErrUnknownOutcome, context.Cause(ctx))
+		}
+		return raftErr(err)
+	}
+	return nil
+}
+
+// waitCheck waits for a future that changes nothing (a leadership check,
+// a barrier) until ctx ends.
+func waitCheck(ctx context.Context, f raft.Future) error {
+	if err := wait(ctx, f); err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return ctxErr(ctx)
+		}
+		return raftErr(err)
+	}
+	return nil
+}
+
+// timeoutOf is what is left of ctx's deadline, for Raft calls that take a
+// timeout (how long to wait to enqueue), at most requestTimeout and never 0
+// (which Raft takes for no limit).
+func timeoutOf(ctx context.Context) time.Duration {
+	if d, ok := ctx.Deadline(); ok {
+		return max(min(time.Until(d), requestTimeout), time.Millisecond)
+	}
+	return requestTimeout
 }
 
 func (s *service) respond(m *nats.Msg, body []byte, err error) {
@@ -97,19 +208,15 @@ func errorCode(err error) string {
 
 // startQueries subscribes the query subjects every replica serves.
 func (s *service) startQueries() error {
-	kinds := map[string]func(m *nats.Msg, live func(string) (bool, time.Time, bool)) ([]byte, error){
-		QueryEpochs: s.queryEpochs, QueryNodes: s.queryNodes, QueryImages: s.queryImages,
-		QueryApplied: s.queryApplied, QueryTotals: s.queryTotals, QueryProfile: s.queryProfile,
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for kind, q := range kinds {
-		h := func(m *nats.Msg) ([]byte, error) { return q(m, nil) }
+	for kind, q := range s.queries() {
+		h := func(ctx context.Context, m *nats.Msg) ([]byte, error) { return q(ctx, m, nil) }
 		for _, sub := range []struct{ subject, queue string }{
 			{SubjectQuery + kind, queueQuery},
 			{subjectReplica + s.r.cfg.ID + ".query." + kind, ""},
 		} {
-			ns, err := s.subscribe(sub.subject, sub.queue, h)
+			ns, err := s.subscribe(s.ctx, sub.subject, sub.queue, h)
 			if err != nil {
 				return fmt.Errorf("subscribe %s: %w", sub.subject, err)
 			}
@@ -119,7 +226,19 @@ func (s *service) startQueries() error {
 	return s.nc.Flush()
 }
 
-// stopAll unsubscribes everything; requests already taken finish.
+// query answers a query kind; live is the leader's liveness, nil on a
+// follower.
+type query func(ctx context.Context, m *nats.Msg, live func(string) (bool, time.Time, bool)) ([]byte, error)
+
+func (s *service) queries() map[string]query {
+	return map[string]query{
+		QueryEpochs: s.queryEpochs, QueryNodes: s.queryNodes, QueryImages: s.queryImages,
+		QueryApplied: s.queryApplied, QueryTotals: s.queryTotals, QueryProfile: s.queryProfile,
+	}
+}
+
+// stopAll unsubscribes everything and ends the requests already taken:
+// what waits on Raft or reads gives up and replies.
 func (s *service) stopAll() {
 	s.mu.Lock()
 	s.closed = true
@@ -129,6 +248,7 @@ func (s *service) stopAll() {
 	for _, sub := range subs {
 		sub.Unsubscribe()
 	}
+	s.stop(errShuttingDown)
 }
 
 func (s *service) wait() { s.inflight.Wait() }
@@ -141,7 +261,8 @@ type leaderTerm struct {
 	s     *service
 	since time.Time
 	subs  []*nats.Subscription
-	done  chan struct{}
+	ctx   context.Context // ended by stop (or the service's stopping)
+	end   context.CancelCauseFunc
 	wg    sync.WaitGroup
 
 	mu    sync.Mutex
@@ -150,7 +271,8 @@ type leaderTerm struct {
 
 // lead starts the leader's service.
 func (s *service) lead() (*leaderTerm, error) {
-	l := &leaderTerm{s: s, since: time.Now(), done: make(chan struct{}), beats: map[string]time.Time{}}
+	ctx, end := context.WithCancelCause(s.ctx)
+	l := &leaderTerm{s: s, since: time.Now(), ctx: ctx, end: end, beats: map[string]time.Time{}}
 	handlers := map[string]handler{
 		SubjectPropose:       l.propose,
 		SubjectRegister:      l.register,
@@ -160,20 +282,16 @@ func (s *service) lead() (*leaderTerm, error) {
 		SubjectMembersAdd:    l.membersAdd,
 		SubjectMembersRemove: l.membersRemove,
 	}
-	queries := map[string]func(m *nats.Msg, live func(string) (bool, time.Time, bool)) ([]byte, error){
-		QueryEpochs: s.queryEpochs, QueryNodes: s.queryNodes, QueryImages: s.queryImages,
-		QueryApplied: s.queryApplied, QueryTotals: s.queryTotals, QueryProfile: s.queryProfile,
-	}
-	for kind, q := range queries {
-		handlers[SubjectLinearQuery+kind] = func(m *nats.Msg) ([]byte, error) {
-			if err := l.linearize(); err != nil {
+	for kind, q := range s.queries() {
+		handlers[SubjectLinearQuery+kind] = func(ctx context.Context, m *nats.Msg) ([]byte, error) {
+			if err := l.linearize(ctx); err != nil {
 				return nil, err
 			}
-			return q(m, l.liveness)
+			return q(ctx, m, l.liveness)
 		}
 	}
 	for subject, h := range handlers {
-		sub, err := s.subscribe(subject, queueLeader, h)
+		sub, err := s.subscribe(l.ctx, subject, queueLeader, h)
 		if err != nil {
 			l.stop()
 			return nil, fmt.Errorf("subscribe %s: %w", subject, err)
@@ -189,11 +307,15 @@ func (s *service) lead() (*leaderTerm, error) {
 	return l, nil
 }
 
+// errTermEnded ends the contexts of a leadership's requests and loop.
+var errTermEnded = fmt.Errorf("%w: leadership ended", ErrNotLeader)
+
+// stop ends the term: no new requests, and those taken give up.
 func (l *leaderTerm) stop() {
 	for _, sub := range l.subs {
 		sub.Unsubscribe()
 	}
-	close(l.done)
+	l.end(errTermEnded)
 	l.wg.Wait()
 }
 
@@ -226,14 +348,14 @@ func (l *leaderTerm) beat(host string) {
 func (l *leaderTerm) loop() {
 	defer l.wg.Done()
 	r := l.s.r
-	if _, err := l.apply(&StartEpochs{At: time.Now()}); err != nil {
+	if err := l.applyNow(&StartEpochs{At: time.Now()}); err != nil && l.ctx.Err() == nil {
 		r.logf("coordinator: %s: start epochs: %v", r.cfg.ID, err)
 	}
 	t := time.NewTicker(r.cfg.SealInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-l.done:
+		case <-l.ctx.Done():
 			return
 		case <-t.C:
 		}
@@ -243,7 +365,7 @@ func (l *leaderTerm) loop() {
 			continue
 		}
 		for _, n := range due {
-			if _, err := l.apply(&SealEpoch{Epoch: n, At: time.Now()}); err != nil {
+			if err := l.applyNow(&SealEpoch{Epoch: n, At: time.Now()}); err != nil {
 				r.logf("coordinator: %s: seal epoch %d: %v", r.cfg.ID, n, err)
 			} else {
 				r.logf("coordinator: %s: sealed epoch %d", r.cfg.ID, n)
@@ -252,20 +374,34 @@ func (l *leaderTerm) loop() {
 	}
 }
 
+// applyNow applies a command of the leader's own (the loop's), bounded by
+// requestTimeout and the term.
+func (l *leaderTerm) applyNow(c Command) error {
+	ctx, cancel := context.WithTimeout(l.ctx, requestTimeout)
+	defer cancel()
+	_, err := l.apply(ctx, c)
+	return err
+}
+
 // apply proposes a command and waits until it is committed and applied
 // here; the FSM's result comes back, an error result as the error.
-func (l *leaderTerm) apply(c Command) (any, error) {
+func (l *leaderTerm) apply(ctx context.Context, c Command) (any, error) {
 	b, err := EncodeCommand(c)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
-	return l.applyEncoded(b)
+	return l.applyEncoded(ctx, b)
 }
 
-func (l *leaderTerm) applyEncoded(b []byte) (any, error) {
-	f := l.s.r.raft.Apply(b, applyTimeout)
-	if err := f.Error(); err != nil {
-		return nil, raftErr(err)
+// applyEncoded proposes an encoded command. If ctx ends first, nothing was
+// proposed (ctxErr) or the entry's fate is unknown: it may still commit.
+func (l *leaderTerm) applyEncoded(ctx context.Context, b []byte) (any, error) {
+	if ctx.Err() != nil {
+		return nil, ctxErr(ctx)
+	}
+	f := l.s.r.raft.Apply(b, timeoutOf(ctx))
+	if err := waitProposed(ctx, f); err != nil {
+		return nil, err
 	}
 	res := f.Response()
 	if err, ok := res.(error); ok {
@@ -280,18 +416,15 @@ func (l *leaderTerm) applyEncoded(b []byte) (any, error) {
 // linearize makes a read on this replica see every write committed before
 // it: confirm leadership with a quorum, then wait for the FSM to apply the
 // log up to now.
-func (l *leaderTerm) linearize() error {
+func (l *leaderTerm) linearize(ctx context.Context) error {
 	r := l.s.r.raft
-	if err := r.VerifyLeader().Error(); err != nil {
-		return raftErr(err)
+	if err := waitCheck(ctx, r.VerifyLeader()); err != nil {
+		return err
 	}
-	if err := r.Barrier(applyTimeout).Error(); err != nil {
-		return raftErr(err)
-	}
-	return nil
+	return waitCheck(ctx, r.Barrier(timeoutOf(ctx)))
 }
 
-func (l *leaderTerm) propose(m *nats.Msg) ([]byte, error) {
+func (l *leaderTerm) propose(ctx context.Context, m *nats.Msg) ([]byte, error) {
 	c, err := DecodeCommand(m.Data)
 	if err != nil {
 		return nil, fmt.Errorf("%w: propose: %w", ErrBadRequest, err)
@@ -299,7 +432,7 @@ func (l *leaderTerm) propose(m *nats.Msg) ([]byte, error) {
 	if _, ok := c.(*Ingest); !ok {
 		return nil, fmt.Errorf("%w: propose: %T is not an ingest", ErrBadRequest, c)
 	}
-	res, err := l.applyEncoded(m.Data)
+	res, err := l.applyEncoded(ctx, m.Data)
 	if err != nil {
 		return nil, fmt.Errorf("propose: %w", err)
 	}
@@ -318,19 +451,19 @@ func decodeJSON(m *nats.Msg, v any) error {
 	return nil
 }
 
-func (l *leaderTerm) register(m *nats.Msg) ([]byte, error) {
+func (l *leaderTerm) register(ctx context.Context, m *nats.Msg) ([]byte, error) {
 	var req RegisterRequest
 	if err := decodeJSON(m, &req); err != nil {
 		return nil, err
 	}
-	if _, err := l.apply(&RegisterNode{Host: req.Host, Labels: req.Labels, CPUs: req.CPUs, At: time.Now()}); err != nil {
+	if _, err := l.apply(ctx, &RegisterNode{Host: req.Host, Labels: req.Labels, CPUs: req.CPUs, At: time.Now()}); err != nil {
 		return nil, fmt.Errorf("register %q: %w", req.Host, err)
 	}
 	l.beat(req.Host)
 	return nil, nil
 }
 
-func (l *leaderTerm) heartbeat(m *nats.Msg) ([]byte, error) {
+func (l *leaderTerm) heartbeat(ctx context.Context, m *nats.Msg) ([]byte, error) {
 	var req HeartbeatRequest
 	if err := decodeJSON(m, &req); err != nil {
 		return nil, err
@@ -340,7 +473,7 @@ func (l *leaderTerm) heartbeat(m *nats.Msg) ([]byte, error) {
 	}
 	l.beat(req.Host)
 	var st EpochStatus
-	err := l.s.r.fsm.View(func(db *storage.DB) error {
+	err := l.s.view(ctx, "heartbeat", func(db *storage.DB) error {
 		eps, err := db.Epochs()
 		if err != nil {
 			return err
@@ -367,18 +500,18 @@ func (l *leaderTerm) heartbeat(m *nats.Msg) ([]byte, error) {
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: heartbeat: %w", ErrInternal, err)
+		return nil, err
 	}
 	return json.Marshal(st)
 }
 
-func (l *leaderTerm) ack(m *nats.Msg) ([]byte, error) {
+func (l *leaderTerm) ack(ctx context.Context, m *nats.Msg) ([]byte, error) {
 	var req AckRequest
 	if err := decodeJSON(m, &req); err != nil {
 		return nil, err
 	}
 	l.beat(req.Host)
-	res, err := l.apply(&AckEpoch{Host: req.Host, Epoch: req.Epoch, LastSeq: req.LastSeq, At: time.Now()})
+	res, err := l.apply(ctx, &AckEpoch{Host: req.Host, Epoch: req.Epoch, LastSeq: req.LastSeq, At: time.Now()})
 	if err != nil {
 		return nil, fmt.Errorf("ack of epoch %d by %q: %w", req.Epoch, req.Host, err)
 	}
@@ -386,8 +519,8 @@ func (l *leaderTerm) ack(m *nats.Msg) ([]byte, error) {
 	return json.Marshal(AckReply{Late: a.Late})
 }
 
-func (l *leaderTerm) cut(m *nats.Msg) ([]byte, error) {
-	res, err := l.apply(&CutEpoch{At: time.Now()})
+func (l *leaderTerm) cut(ctx context.Context, m *nats.Msg) ([]byte, error) {
+	res, err := l.apply(ctx, &CutEpoch{At: time.Now()})
 	if err != nil {
 		return nil, fmt.Errorf("cut: %w", err)
 	}
@@ -395,7 +528,7 @@ func (l *leaderTerm) cut(m *nats.Msg) ([]byte, error) {
 	return json.Marshal(CutReply{Epoch: n})
 }
 
-func (l *leaderTerm) membersAdd(m *nats.Msg) ([]byte, error) {
+func (l *leaderTerm) membersAdd(ctx context.Context, m *nats.Msg) ([]byte, error) {
 	var req MemberRequest
 	if err := decodeJSON(m, &req); err != nil {
 		return nil, err
@@ -403,10 +536,10 @@ func (l *leaderTerm) membersAdd(m *nats.Msg) ([]byte, error) {
 	if req.ID == "" || req.Addr == "" {
 		return nil, fmt.Errorf("%w: add voter: ID and Addr are required", ErrBadRequest)
 	}
-	return nil, l.s.r.AddVoter(req.ID, req.Addr)
+	return nil, l.s.r.AddVoter(ctx, req.ID, req.Addr)
 }
 
-func (l *leaderTerm) membersRemove(m *nats.Msg) ([]byte, error) {
+func (l *leaderTerm) membersRemove(ctx context.Context, m *nats.Msg) ([]byte, error) {
 	var req MemberRequest
 	if err := decodeJSON(m, &req); err != nil {
 		return nil, err
@@ -414,28 +547,36 @@ func (l *leaderTerm) membersRemove(m *nats.Msg) ([]byte, error) {
 	if req.ID == "" {
 		return nil, fmt.Errorf("%w: remove server: ID is required", ErrBadRequest)
 	}
-	return nil, l.s.r.RemoveServer(req.ID)
+	return nil, l.s.r.RemoveServer(ctx, req.ID)
 }
 
 // Queries. live is the leader's liveness, nil on a follower.
 
-func (s *service) view(what string, fn func(db *storage.DB) error) error {
+// view reads the database for a request, unless ctx has ended; a read
+// that scans (a profile page) checks ctx as it goes.
+func (s *service) view(ctx context.Context, what string, fn func(db *storage.DB) error) error {
+	if ctx.Err() != nil {
+		return ctxErr(ctx)
+	}
 	if err := s.r.fsm.View(fn); err != nil {
 		if errors.Is(err, ErrBadRequest) {
 			return err
 		}
-		return fmt.Errorf("%w: query %s: %w", ErrInternal, what, err)
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return ctxErr(ctx)
+		}
+		return fmt.Errorf("%w: %s: %w", ErrInternal, what, err)
 	}
 	return nil
 }
 
-func (s *service) queryEpochs(m *nats.Msg, live func(string) (bool, time.Time, bool)) ([]byte, error) {
+func (s *service) queryEpochs(ctx context.Context, m *nats.Msg, live func(string) (bool, time.Time, bool)) ([]byte, error) {
 	isLive := func(string) bool { return true }
 	if live != nil {
 		isLive = func(h string) bool { ok, _, _ := live(h); return ok }
 	}
 	var out []EpochInfo
-	err := s.view(QueryEpochs, func(db *storage.DB) error {
+	err := s.view(ctx, "query "+QueryEpochs, func(db *storage.DB) error {
 		eps, err := db.Epochs()
 		if err != nil {
 			return err
@@ -459,9 +600,9 @@ func (s *service) queryEpochs(m *nats.Msg, live func(string) (bool, time.Time, b
 	return json.Marshal(out)
 }
 
-func (s *service) queryNodes(m *nats.Msg, live func(string) (bool, time.Time, bool)) ([]byte, error) {
+func (s *service) queryNodes(ctx context.Context, m *nats.Msg, live func(string) (bool, time.Time, bool)) ([]byte, error) {
 	var out []NodeInfo
-	err := s.view(QueryNodes, func(db *storage.DB) error {
+	err := s.view(ctx, "query "+QueryNodes, func(db *storage.DB) error {
 		nodes, err := db.Nodes()
 		for _, n := range nodes {
 			ni := NodeInfo{Node: n}
@@ -478,14 +619,14 @@ func (s *service) queryNodes(m *nats.Msg, live func(string) (bool, time.Time, bo
 	return json.Marshal(out)
 }
 
-func (s *service) queryImages(m *nats.Msg, _ func(string) (bool, time.Time, bool)) ([]byte, error) {
+func (s *service) queryImages(ctx context.Context, m *nats.Msg, _ func(string) (bool, time.Time, bool)) ([]byte, error) {
 	var req ImagesRequest
 	if err := decodeJSON(m, &req); err != nil {
 		return nil, err
 	}
 	out := ImagesReply{Next: len(req.Keys)}
 	size := 0
-	err := s.view(QueryImages, func(db *storage.DB) error {
+	err := s.view(ctx, "query "+QueryImages, func(db *storage.DB) error {
 		for i, k := range req.Keys {
 			r, err := db.Image(k)
 			if errors.Is(err, storage.ErrNotFound) {
@@ -513,13 +654,13 @@ func (s *service) queryImages(m *nats.Msg, _ func(string) (bool, time.Time, bool
 	return json.Marshal(out)
 }
 
-func (s *service) queryApplied(m *nats.Msg, _ func(string) (bool, time.Time, bool)) ([]byte, error) {
+func (s *service) queryApplied(ctx context.Context, m *nats.Msg, _ func(string) (bool, time.Time, bool)) ([]byte, error) {
 	var req AppliedRequest
 	if err := decodeJSON(m, &req); err != nil {
 		return nil, err
 	}
 	var st storage.StreamState
-	err := s.view(QueryApplied, func(db *storage.DB) (err error) {
+	err := s.view(ctx, "query "+QueryApplied, func(db *storage.DB) (err error) {
 		st, err = db.Stream(req.Host, req.CPU)
 		return err
 	})
@@ -529,13 +670,13 @@ func (s *service) queryApplied(m *nats.Msg, _ func(string) (bool, time.Time, boo
 	return json.Marshal(AppliedReply{Seq: st.Seq, Delivered: st.Delivered, Accounted: st.Accounted})
 }
 
-func (s *service) queryTotals(m *nats.Msg, _ func(string) (bool, time.Time, bool)) ([]byte, error) {
+func (s *service) queryTotals(ctx context.Context, m *nats.Msg, _ func(string) (bool, time.Time, bool)) ([]byte, error) {
 	var q storage.Query
 	if err := decodeJSON(m, &q); err != nil {
 		return nil, err
 	}
 	var out TotalsReply
-	err := s.view(QueryTotals, func(db *storage.DB) (err error) {
+	err := s.view(ctx, "query "+QueryTotals, func(db *storage.DB) (err error) {
 		out.Samples, out.Unknown, out.Drops, err = db.Totals(q)
 		return err
 	})
@@ -547,7 +688,7 @@ func (s *service) queryTotals(m *nats.Msg, _ func(string) (bool, time.Time, bool
 
 var errPageFull = errors.New("page full")
 
-func (s *service) queryProfile(m *nats.Msg, _ func(string) (bool, time.Time, bool)) ([]byte, error) {
+func (s *service) queryProfile(ctx context.Context, m *nats.Msg, _ func(string) (bool, time.Time, bool)) ([]byte, error) {
 	var req ProfileRequest
 	if err := decodeJSON(m, &req); err != nil {
 		return nil, err
@@ -558,8 +699,11 @@ func (s *service) queryProfile(m *nats.Msg, _ func(string) (bool, time.Time, boo
 	}
 	var p pageEncoder
 	last := true
-	err := s.view(QueryProfile, func(db *storage.DB) error {
+	err := s.view(ctx, "query "+QueryProfile, func(db *storage.DB) error {
 		err := db.ProfileAfter(req.Query, req.After, func(img wire.ImageKey, off uint64, ev uint8, host string, n uint64) error {
+			if p.n%1024 == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
 			p.add(ProfileRow{Image: img, Offset: off, Event: ev, Host: host, Count: n})
 			if p.n >= max || len(p.e.b) >= pageBytes {
 				return errPageFull

@@ -3,12 +3,14 @@
 // coordinator runs, client connections, the node-side Publisher (a bounded,
 // ordered, retrying queue that never blocks sampling and never loses a
 // sample without counting it) and the aggregator-side Consumer that decodes
-// and checks what it fetches.
+// and checks what it fetches, offered to an aggregator as BatchSource.
 //
 // It does not own the message formats (package wire), merging or
 // acknowledgement policy (package aggregator, which acks only after the Raft
-// commit), or storage. It imports wire and the NATS modules, nothing else of
-// the project; it satisfies node.Publisher by its method set alone.
+// commit), or storage. It imports wire, the NATS modules, and aggregator for
+// the interfaces BatchSource implements (the aggregator declares what it
+// consumes and knows nothing of NATS); it satisfies node.Publisher by its
+// method set alone.
 //
 // # Conservation
 //

@@ -51,7 +51,7 @@ logged.`,
 			if err != nil {
 				return err
 			}
-			src := aggregator.JetStream{Consumer: cons, JS: js}
+			src := transport.BatchSource{Consumer: cons, JS: js}
 			a := aggregator.New(aggregator.Config{FetchMax: cfg.Aggregator.FetchMax, FetchWait: cfg.Aggregator.FetchWait,
 				Limits: aggregator.Limits{MaxProposalEntries: cfg.Aggregator.MaxProposalEntries, MaxDeltaEntries: cfg.Aggregator.MaxProposalEntries / 2},
 				Logf:   logf}, src, coordinator.NewClient(nc), src)

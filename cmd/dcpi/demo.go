@@ -210,7 +210,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		if err != nil {
 			return err
 		}
-		src := aggregator.JetStream{Consumer: cons, JS: ajs}
+		src := transport.BatchSource{Consumer: cons, JS: ajs}
 		a := aggregator.New(aggregator.Config{Logf: logf}, src, coordinator.NewClient(ac), src)
 		cl.aggs = append(cl.aggs, a)
 		cl.wg.Add(1)

@@ -1,0 +1,215 @@
+package coordinator
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"dcpi/storage"
+	"dcpi/wire"
+)
+
+// The FSM's rules, one pure function per command, in the shape of
+// Sealable: each reads the registry as the log has left it and returns the
+// command's effect — the records to write and Apply's result — or an error
+// wrapping ErrBadCommand when the command breaks a rule. None writes;
+// FSM.apply carries the effect out in one storage batch with the entry's
+// log index, so a command either changes everything it says or nothing.
+
+// registry is what the rules read: the replicated registry of epochs,
+// nodes and acks as of the entries applied so far (*storage.DB).
+type registry interface {
+	Epochs() ([]storage.Epoch, error)
+	Epoch(n uint64) (storage.Epoch, error)
+	Node(host string) (storage.Node, error)
+	EpochAck(epoch uint64, host string) (storage.EpochAck, error)
+}
+
+// effect is what applying one command does.
+type effect struct {
+	nodes  []storage.Node
+	epochs []storage.Epoch
+	acks   []storage.EpochAck
+	images []*wire.ImageRecord // content-addressed: storing one again is harmless
+
+	// ingest applies deltas (possibly none) in the batch, and Apply's
+	// result is their outcomes, which storage decides against the
+	// applied sequence numbers it reads in the same call.
+	ingest bool
+	deltas []storage.Delta
+
+	// compact asks for a background compaction once the batch is
+	// committed: an epoch was sealed (FSM.compactSoon).
+	compact bool
+
+	// result is Apply's result for a command other than Ingest.
+	result any
+}
+
+// decide returns c's effect on the registry reg.
+func decide(reg registry, c Command) (effect, error) {
+	switch c := c.(type) {
+	case *Ingest:
+		return ingestEffect(c), nil
+	case *RegisterNode:
+		return registerEffect(reg, c)
+	case *StartEpochs:
+		return startEffect(reg, c)
+	case *CutEpoch:
+		return cutEffect(reg, c)
+	case *AckEpoch:
+		return ackEffect(reg, c)
+	case *SealEpoch:
+		return sealEffect(reg, c)
+	}
+	return effect{}, badCommand("unknown command %T", c)
+}
+
+func badCommand(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadCommand, fmt.Sprintf(format, args...))
+}
+
+// ingestEffect stores the deltas and the image records; it reads nothing
+// of the registry (epochs do not gate samples: a late batch still lands in
+// its epoch, sealed or not).
+func ingestEffect(c *Ingest) effect {
+	return effect{ingest: true, deltas: c.Deltas, images: c.Images}
+}
+
+// registerEffect adds the host or updates its labels and CPUs, keeping its
+// first registration time, and opens epoch 1 if there is none, so the
+// first node finds an open epoch.
+func registerEffect(reg registry, c *RegisterNode) (effect, error) {
+	n := storage.Node{Host: c.Host, Labels: c.Labels, CPUs: c.CPUs, Registered: c.At, Updated: c.At}
+	old, err := reg.Node(c.Host)
+	switch {
+	case err == nil:
+		n.Registered = old.Registered
+	case !errors.Is(err, storage.ErrNotFound):
+		return effect{}, fmt.Errorf("coordinator: register %q: %w", c.Host, err)
+	}
+	first, err := firstEpoch(reg, c.At)
+	if err != nil {
+		return effect{}, err
+	}
+	return effect{nodes: []storage.Node{n}, epochs: first}, nil
+}
+
+// startEffect opens epoch 1 if there is none.
+func startEffect(reg registry, c *StartEpochs) (effect, error) {
+	first, err := firstEpoch(reg, c.At)
+	if err != nil {
+		return effect{}, err
+	}
+	return effect{epochs: first}, nil
+}
+
+// firstEpoch is epoch 1, open from at, if there is no epoch yet.
+func firstEpoch(reg registry, at time.Time) ([]storage.Epoch, error) {
+	eps, err := reg.Epochs()
+	if err != nil {
+		return nil, fmt.Errorf("coordinator: epochs: %w", err)
+	}
+	if len(eps) > 0 {
+		return nil, nil
+	}
+	return []storage.Epoch{{Number: 1, Start: at, State: storage.EpochOpen}}, nil
+}
+
+// cutEffect closes the open epoch (if any) at c.At and opens the next,
+// which starts where the closed one ends (DCPI sec. 4.3.3: epochs are
+// non-overlapping intervals). The result is the new epoch's number.
+func cutEffect(reg registry, c *CutEpoch) (effect, error) {
+	eps, err := reg.Epochs()
+	if err != nil {
+		return effect{}, fmt.Errorf("coordinator: cut: %w", err)
+	}
+	next, start := uint64(1), c.At
+	if len(eps) > 0 {
+		next = eps[len(eps)-1].Number + 1
+	}
+	var e effect
+	if cur, ok := openEpoch(eps); ok {
+		// A new leader's clock may be behind the old one's; an epoch
+		// never ends before it starts.
+		cur.State, cur.End = storage.EpochClosing, c.At
+		if cur.End.Before(cur.Start) {
+			cur.End = cur.Start
+		}
+		start = cur.End
+		e.epochs = append(e.epochs, cur)
+	}
+	e.epochs = append(e.epochs, storage.Epoch{Number: next, Start: start, State: storage.EpochOpen})
+	e.result = next
+	return e, nil
+}
+
+// openEpoch is the open epoch: the last, if it is open.
+func openEpoch(eps []storage.Epoch) (storage.Epoch, bool) {
+	for i := len(eps) - 1; i >= 0; i-- {
+		if eps[i].State == storage.EpochOpen {
+			return eps[i], true
+		}
+	}
+	return storage.Epoch{}, false
+}
+
+// ackEffect records a registered host's ack of a cut epoch, one LastSeq
+// per stream (at most its CPUs and the all-CPUs stream); a later ack
+// replaces an earlier one. An ack of a sealed epoch is late (the seal did
+// not wait for it) unless it repeats the ack the seal counted, which
+// changes nothing. The result is an AckResult.
+func ackEffect(reg registry, c *AckEpoch) (effect, error) {
+	e, err := reg.Epoch(c.Epoch)
+	if errors.Is(err, storage.ErrNotFound) {
+		return effect{}, badCommand("ack by %q: no epoch %d", c.Host, c.Epoch)
+	} else if err != nil {
+		return effect{}, fmt.Errorf("coordinator: ack: %w", err)
+	}
+	if e.State == storage.EpochOpen {
+		return effect{}, badCommand("ack by %q: epoch %d is open (not cut)", c.Host, c.Epoch)
+	}
+	n, err := reg.Node(c.Host)
+	if errors.Is(err, storage.ErrNotFound) {
+		return effect{}, badCommand("ack of epoch %d: host %q is not registered", c.Epoch, c.Host)
+	} else if err != nil {
+		return effect{}, fmt.Errorf("coordinator: ack: %w", err)
+	}
+	if len(c.LastSeq) > n.CPUs+1 {
+		return effect{}, badCommand("ack of epoch %d by %q: %d streams for %d CPUs", c.Epoch, c.Host, len(c.LastSeq), n.CPUs)
+	}
+	a := storage.EpochAck{Epoch: c.Epoch, Host: c.Host, LastSeq: c.LastSeq, At: c.At, Late: e.State == storage.EpochSealed}
+	if a.Late {
+		old, err := reg.EpochAck(c.Epoch, c.Host)
+		switch {
+		case err == nil && slices.Equal(old.LastSeq, c.LastSeq):
+			return effect{result: AckResult{Late: old.Late}}, nil
+		case err != nil && !errors.Is(err, storage.ErrNotFound):
+			return effect{}, fmt.Errorf("coordinator: ack: %w", err)
+		}
+	}
+	return effect{acks: []storage.EpochAck{a}, result: AckResult{Late: a.Late}}, nil
+}
+
+// sealEffect marks a closing epoch sealed (the leader proposes it when
+// Sealable says so) and asks for a compaction; sealing a sealed epoch
+// again changes nothing. An open epoch cannot be sealed.
+func sealEffect(reg registry, c *SealEpoch) (effect, error) {
+	e, err := reg.Epoch(c.Epoch)
+	if errors.Is(err, storage.ErrNotFound) {
+		return effect{}, badCommand("seal: no epoch %d", c.Epoch)
+	} else if err != nil {
+		return effect{}, fmt.Errorf("coordinator: seal: %w", err)
+	}
+	switch e.State {
+	case storage.EpochOpen:
+		return effect{}, badCommand("seal: epoch %d is open (not cut)", c.Epoch)
+	case storage.EpochClosing:
+		e.State = storage.EpochSealed
+		return effect{epochs: []storage.Epoch{e}, compact: true}, nil
+	}
+	return effect{}, nil
+}
+
+var _ registry = (*storage.DB)(nil)
