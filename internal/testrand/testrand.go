@@ -17,12 +17,17 @@
 //
 //	go test ./storage -run 'TestRandomizedAgainstModel$' -seed 1754917263318811000
 //
-// go test shows the log of a failing test even without -v. Without -seed
-// each test takes a fresh seed from the clock, so repeated runs (-count=N)
-// explore new sequences; with it every randomized test of the run uses the
-// same seed. A test replays exactly only if nothing else it depends on is
-// random: draw from the generator, never from math/rand's global source or
-// the clock.
+// Name the package before -seed: go test hands a flag it does not know,
+// and everything after it, to the test binary. go test shows a failing
+// test's log even without -v.
+//
+// Without -seed each test takes a fresh seed from the clock, so repeated
+// runs (-count=N) explore new sequences; with it every randomized test of
+// the run uses that seed. A failure replays exactly only if nothing else
+// the test depends on is random: draw from the generator, never from
+// math/rand's global source or the clock; where goroutines race (a real
+// server, the race detector), the seed replays the inputs, not the
+// interleaving.
 package testrand
 
 import (
