@@ -13,32 +13,18 @@ import (
 	"dcpi/internal/testrand"
 	"dcpi/storage"
 	"dcpi/wire"
+	"dcpi/wire/wiretest"
 )
 
 func testRand(t testing.TB) *rand.Rand { return testrand.New(t) }
 
-func imageKey(i int) wire.ImageKey {
-	k, err := wire.NewImageKey(wire.KindBuildID, []byte(fmt.Sprintf("image-%02d", i)))
-	if err != nil {
-		panic(err)
-	}
-	return k
-}
-
-func randBatch(r *rand.Rand, host string, cpu uint16, seq, epoch uint64) *wire.Batch {
-	b := &wire.Batch{Version: wire.Version, Host: host, CPU: cpu, Seq: seq, Epoch: epoch, Start: seq * 10, End: seq*10 + 10,
-		Delivered: seq * 100, Accounted: seq * 90}
-	for range r.IntN(30) {
-		b.Entries = append(b.Entries, wire.Entry{Image: imageKey(r.IntN(4)), Event: uint8(r.IntN(2)),
-			Offset: 4 * uint64(r.IntN(50)), Count: 1 + uint64(r.IntN(9))})
-	}
-	if r.IntN(4) == 0 {
-		b.Unknown = append(b.Unknown, wire.UnknownEntry{PID: 7, PC: 0x1200, Count: 2})
-	}
-	if r.IntN(5) == 0 {
-		b.Drops = map[string]uint64{"driver.overflow_full": 3}
-	}
-	b.Normalize()
+// streamBatch is batch seq of stream (host, cpu) in epoch, over four
+// images, with the daemon's running accounting (delivered, accounted) that
+// a delta must carry from its last batch.
+func streamBatch(r *rand.Rand, host string, cpu uint16, seq, epoch uint64) *wire.Batch {
+	b := wiretest.RandBatch(r, wiretest.Options{Host: host, CPU: cpu, Seq: seq, Epoch: epoch,
+		MaxEntries: 29, Images: wiretest.Keys(4), Events: 2, Offsets: 50, MaxCount: 9})
+	b.Delivered, b.Accounted = seq*100, seq*90
 	return b
 }
 
@@ -54,19 +40,19 @@ func sum(bs []*wire.Batch) (samples, drops uint64) {
 }
 
 func TestMergeFoldsConsecutiveRuns(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
+	r := testRand(t)
 	var in []*wire.Batch
 	for seq := uint64(1); seq <= 5; seq++ {
-		in = append(in, randBatch(r, "h1", 0, seq, 1))
+		in = append(in, streamBatch(r, "h1", 0, seq, 1))
 	}
-	in = append(in, randBatch(r, "h1", 0, 7, 1))        // a gap: new delta
-	in = append(in, randBatch(r, "h1", 0, 8, 2))        // new epoch: new delta
-	in = append(in, randBatch(r, "h2", 0, 1, 1), in[2]) // another host; a twin of seq 3
-	in = append(in, randBatch(r, "h1", 1, 4, 1))        // another CPU
+	in = append(in, streamBatch(r, "h1", 0, 7, 1))        // a gap: new delta
+	in = append(in, streamBatch(r, "h1", 0, 8, 2))        // new epoch: new delta
+	in = append(in, streamBatch(r, "h2", 0, 1, 1), in[2]) // another host; a twin of seq 3
+	in = append(in, streamBatch(r, "h1", 1, 4, 1))        // another CPU
 	r.Shuffle(len(in), func(i, j int) { in[i], in[j] = in[j], in[i] })
-	before := make([]wire.Batch, len(in))
+	before := make([]*wire.Batch, len(in))
 	for i, b := range in {
-		before[i] = *b
+		before[i] = wiretest.Clone(b)
 	}
 
 	ps := Merge(in, DefaultLimits())
@@ -106,7 +92,7 @@ func TestMergeFoldsConsecutiveRuns(t *testing.T) {
 		t.Fatalf("deltas hold %d samples, %d drops; batches %d, %d", samples, drops, ws, wd)
 	}
 	for i, b := range in {
-		if !batchEqual(&before[i], b) {
+		if !wiretest.BatchEqual(before[i], b) {
 			t.Fatalf("Merge modified its input batch %d", i)
 		}
 	}
@@ -124,17 +110,11 @@ func indexOfTwin(in []*wire.Batch) int {
 	return -1
 }
 
-func batchEqual(a, b *wire.Batch) bool {
-	x, _ := a.MarshalBinary()
-	y, _ := b.MarshalBinary()
-	return string(x) == string(y)
-}
-
 func TestMergeLimits(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
+	r := testRand(t)
 	var in []*wire.Batch
 	for seq := uint64(1); seq <= 40; seq++ {
-		in = append(in, randBatch(r, "h", 0, seq, 1))
+		in = append(in, streamBatch(r, "h", 0, seq, 1))
 	}
 	lim := Limits{MaxDeltaEntries: 50, MaxProposalEntries: 120}
 	ps := Merge(in, lim)
@@ -251,7 +231,7 @@ func TestAggregatorConservesUnderRedelivery(t *testing.T) {
 				if r.IntN(10) == 0 {
 					epoch++
 				}
-				b := randBatch(r, fmt.Sprintf("host%d", h), cpu, seq, epoch)
+				b := streamBatch(r, fmt.Sprintf("host%d", h), cpu, seq, epoch)
 				all = append(all, b)
 				s.msgs = append(s.msgs, &memDelivery{s: s, b: b})
 				if r.IntN(8) == 0 { // published twice
@@ -313,10 +293,10 @@ func TestOverlapSplitsIntoSingles(t *testing.T) {
 		return b
 	}
 	five := mk(5, nil)
-	six := mk(6, []wire.Entry{{Image: imageKey(1), Offset: 8, Count: 3}})
+	six := mk(6, []wire.Entry{{Image: wiretest.Key(1), Offset: 8, Count: 3}})
 	var stored []*wire.Batch
 	for seq := uint64(1); seq <= 5; seq++ {
-		b := mk(seq, []wire.Entry{{Image: imageKey(1), Offset: 4, Count: 1}})
+		b := mk(seq, []wire.Entry{{Image: wiretest.Key(1), Offset: 4, Count: 1}})
 		if seq == 5 {
 			b = five
 		}
@@ -325,9 +305,10 @@ func TestOverlapSplitsIntoSingles(t *testing.T) {
 	if _, err := db.ApplyBatches(stored); err != nil {
 		t.Fatal(err)
 	}
-	s := &memStream{r: rand.New(rand.NewPCG(1, 1))}
+	r := testRand(t)
+	s := &memStream{r: r}
 	s.msgs = []*memDelivery{{s: s, b: five}, {s: s, b: six}}
-	a := New(Config{Limits: Limits{MaxDeltaEntries: 1, MaxProposalEntries: 100}}, s, &flakyProposer{r: rand.New(rand.NewPCG(7, 7)), db: db}, nil)
+	a := New(Config{Limits: Limits{MaxDeltaEntries: 1, MaxProposalEntries: 100}}, s, &flakyProposer{r: r, db: db}, nil)
 	for round := 0; !s.empty(); round++ {
 		if round > 100 {
 			t.Fatal("batches never settled")

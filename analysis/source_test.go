@@ -10,6 +10,7 @@ import (
 	"dcpi/internal/testrand"
 	"dcpi/storage"
 	"dcpi/wire"
+	"dcpi/wire/wiretest"
 )
 
 func testRand(t testing.TB) *rand.Rand { return testrand.New(t) }
@@ -58,15 +59,8 @@ func TestMemSourceMatchesStorage(t *testing.T) {
 	for range 60 {
 		host, cpu := hosts[r.IntN(len(hosts))], uint16(r.IntN(2))
 		seq[[2]any{host, cpu}]++
-		b := &wire.Batch{Version: wire.Version, Host: host, CPU: cpu, Seq: seq[[2]any{host, cpu}], Epoch: uint64(r.IntN(3))}
-		for range r.IntN(20) {
-			e := wire.Entry{Image: testKey(r.IntN(5)), Event: uint8(r.IntN(3)), Offset: 4 * uint64(r.IntN(0x120)), Count: 1 + uint64(r.IntN(9))}
-			if r.IntN(4) == 0 {
-				e.PID = uint32(1 + r.IntN(2))
-			}
-			b.Entries = append(b.Entries, e)
-		}
-		b.Normalize()
+		b := wiretest.RandBatch(r, wiretest.Options{Host: host, CPU: cpu, Seq: seq[[2]any{host, cpu}], Epoch: uint64(r.IntN(3)),
+			MaxEntries: 19, Images: wiretest.Keys(5), Offsets: 0x120, MaxCount: 9})
 		if _, err := db.ApplyBatch(b); err != nil {
 			t.Fatal(err)
 		}

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"errors"
-	"fmt"
 	"testing"
 
 	"dcpi/hwsim/alpha"
@@ -10,16 +9,12 @@ import (
 	"dcpi/hwsim/vmunix"
 	"dcpi/storage"
 	"dcpi/wire"
+	"dcpi/wire/wiretest"
 	"dcpi/workloads"
 )
 
-func testKey(i int) wire.ImageKey {
-	k, err := wire.NewImageKey(wire.KindBuildID, []byte(fmt.Sprintf("image-%04d", i)))
-	if err != nil {
-		panic(err)
-	}
-	return k
-}
+// testKey is the i-th image key of the tests' small space.
+var testKey = wiretest.Key
 
 // base is the load base of the test images: their text starts 0x210 into
 // the page at 0x120000000, as the workloads' does.

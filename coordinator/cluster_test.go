@@ -12,36 +12,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"dcpi/storage"
+	"dcpi/transport/natstest"
 	"dcpi/wire"
 )
 
-// startNATS runs an embedded NATS server on an OS-chosen loopback port.
-func startNATS(t testing.TB) string {
-	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready")
-	}
-	t.Cleanup(s.Shutdown)
-	return s.ClientURL()
-}
-
+// connect opens a client that keeps reconnecting, closed at the test's end.
 func connect(t testing.TB, url string) *nats.Conn {
 	t.Helper()
-	nc, err := nats.Connect(url, nats.MaxReconnects(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
+	return natstest.Connect(t, url, nats.MaxReconnects(-1))
 }
 
 // freeAddrs reserves loopback ports chosen by the OS (closed again, so the
@@ -95,7 +76,7 @@ func newCluster(t testing.TB, n int) *cluster {
 // newTunedCluster is newCluster with tune applied to every replica's
 // Config (the benchmark runs Raft with its production settings).
 func newTunedCluster(t testing.TB, n int, tune func(*Config)) *cluster {
-	c := &cluster{t: t, url: startNATS(t), addrs: freeAddrs(t, n), tune: tune}
+	c := &cluster{t: t, url: natstest.StartServer(t, natstest.Options{}).URL(), addrs: freeAddrs(t, n), tune: tune}
 	root := t.TempDir()
 	for i := range n {
 		c.ids = append(c.ids, fmt.Sprintf("r%d", i+1))

@@ -11,30 +11,20 @@ import (
 	"dcpi/internal/testrand"
 	"dcpi/storage"
 	"dcpi/wire"
+	"dcpi/wire/wiretest"
 )
 
 func testRand(t testing.TB) *rand.Rand { return testrand.New(t) }
 
-func imgKey(i int) wire.ImageKey {
-	k, err := wire.NewImageKey(wire.KindBuildID, []byte(fmt.Sprintf("image-%04d", i)))
-	if err != nil {
-		panic(err)
-	}
-	return k
-}
+// imgKey is the i-th image key of the tests' small space.
+var imgKey = wiretest.Key
 
 // randDelta builds a normalized delta of stream (host, cpu) covering seqs
-// [first, last] in epoch.
+// [first, last] in epoch, of entries entries (fewer where two draws fall
+// together) over eight images.
 func randDelta(r *rand.Rand, host string, cpu uint16, first, last, epoch uint64, entries int) storage.Delta {
-	b := &wire.Batch{Version: wire.Version, Host: host, CPU: cpu, Seq: first, Epoch: epoch}
-	for range entries {
-		b.Entries = append(b.Entries, wire.Entry{Image: imgKey(r.IntN(8)), Event: uint8(r.IntN(2)), Offset: 4 * uint64(r.IntN(512)), Count: 1 + uint64(r.IntN(40))})
-	}
-	if r.IntN(4) == 0 {
-		b.Unknown = []wire.UnknownEntry{{PID: 7, PC: 0x1000, Count: 2}}
-		b.Drops = map[string]uint64{"driver.overflow_full": 1}
-	}
-	b.Normalize()
+	b := wiretest.RandBatch(r, wiretest.Options{Host: host, CPU: cpu, Seq: first, Epoch: epoch,
+		MinEntries: entries, MaxEntries: entries, Images: wiretest.Keys(8), Events: 2, Offsets: 512, MaxCount: 40})
 	return storage.Delta{Batch: b, Last: last}
 }
 

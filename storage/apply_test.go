@@ -132,7 +132,7 @@ func TestApplyConcurrent(t *testing.T) {
 		for c := range cpus {
 			id := streamID{fmt.Sprintf("host%d", h), uint16(c)}
 			for s := 1; s <= perStream; s++ {
-				b := randBatch(r, id.host, id.cpu, uint64(s), 40)
+				b := streamBatch(r, id.host, id.cpu, uint64(s), 40)
 				streams[id] = append(streams[id], b)
 				m.apply(b)
 			}
@@ -202,13 +202,13 @@ func TestReopen(t *testing.T) {
 	r := testRand(t)
 	m := newModel()
 	for s := uint64(1); s <= 20; s++ {
-		b := randBatch(r, "h", 0, s, 50)
+		b := streamBatch(r, "h", 0, s, 50)
 		m.apply(b)
 		if _, err := db.ApplyBatch(b); err != nil {
 			t.Fatal(err)
 		}
 	}
-	last := randBatch(r, "h", 0, 20, 50)
+	last := streamBatch(r, "h", 0, 20, 50)
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -107,7 +107,7 @@ func TestDeltasAgainstModel(t *testing.T) {
 				epoch := uint64(r.IntN(3))
 				var parts []*wire.Batch
 				for s := range n {
-					b := randBatch(r, host, cpu, first+uint64(s), 8)
+					b := streamBatch(r, host, cpu, first+uint64(s), 8)
 					b.Epoch = epoch
 					parts = append(parts, b)
 				}
@@ -212,7 +212,7 @@ func TestProfileAfter(t *testing.T) {
 	db, _ := openTest(t)
 	r := testRand(t)
 	for s := uint64(1); s <= 20; s++ {
-		if _, err := db.ApplyBatch(randBatch(r, fmt.Sprintf("h%d", s%3), 0, (s+2)/3, 30)); err != nil {
+		if _, err := db.ApplyBatch(streamBatch(r, fmt.Sprintf("h%d", s%3), 0, (s+2)/3, 30)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"dcpi/internal/testrand"
 	"dcpi/wire"
+	"dcpi/wire/wiretest"
 )
 
 func testRand(t testing.TB) *rand.Rand { return testrand.New(t) }
@@ -23,13 +24,8 @@ func openTest(t testing.TB) (*DB, string) {
 	return db, dir
 }
 
-func key(i int) wire.ImageKey {
-	k, err := wire.NewImageKey(wire.KindBuildID, []byte(fmt.Sprintf("image-%04d", i)))
-	if err != nil {
-		panic(err)
-	}
-	return k
-}
+// key is the i-th image key of the tests' small space.
+var key = wiretest.Key
 
 // batch builds a normalized, valid batch.
 func batch(host string, cpu uint16, seq, epoch uint64, entries []wire.Entry, unknown []wire.UnknownEntry, drops map[string]uint64) *wire.Batch {
@@ -38,26 +34,12 @@ func batch(host string, cpu uint16, seq, epoch uint64, entries []wire.Entry, unk
 	return b
 }
 
-// randBatch builds a batch over a small space of keys, so batches collide
-// and merges add up.
-func randBatch(r *rand.Rand, host string, cpu uint16, seq uint64, maxEntries int) *wire.Batch {
-	var es []wire.Entry
-	for range r.IntN(maxEntries + 1) {
-		e := wire.Entry{Image: key(r.IntN(5)), Event: uint8(r.IntN(3)), Offset: 4 * uint64(r.IntN(64)), Count: 1 + uint64(r.IntN(100))}
-		if r.IntN(5) == 0 {
-			e.PID = uint32(1 + r.IntN(3))
-		}
-		es = append(es, e)
-	}
-	var us []wire.UnknownEntry
-	for range r.IntN(3) {
-		us = append(us, wire.UnknownEntry{PID: uint32(r.IntN(4)), PC: uint64(r.IntN(8)) * 4, Event: uint8(r.IntN(3)), Count: 1 + uint64(r.IntN(10))})
-	}
-	var drops map[string]uint64
-	if r.IntN(3) == 0 {
-		drops = map[string]uint64{"driver.overflow_full": uint64(r.IntN(5)), "daemon.unmapped": uint64(r.IntN(2))}
-	}
-	return batch(host, cpu, seq, uint64(r.IntN(3)), es, us, drops)
+// streamBatch is the next batch of stream (host, cpu) over a small space —
+// five images, three epochs, the offsets randQuery ranges over — so that
+// batches collide and merges add up.
+func streamBatch(r *rand.Rand, host string, cpu uint16, seq uint64, maxEntries int) *wire.Batch {
+	return wiretest.RandBatch(r, wiretest.Options{Host: host, CPU: cpu, Seq: seq, Epoch: uint64(r.IntN(3)),
+		MaxEntries: maxEntries, Images: wiretest.Keys(5)})
 }
 
 // model is the database as a map: what the tests compare against.

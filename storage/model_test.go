@@ -66,7 +66,7 @@ func recordLess(a, b Record) bool {
 	return ka < kb
 }
 
-// randQuery picks a query over the small key space randBatch uses; lists
+// randQuery picks a query over the small key space streamBatch uses; lists
 // are sometimes nil (all), sometimes empty (none), sometimes a subset.
 func randQuery(r *rand.Rand) Query {
 	var q Query
@@ -188,7 +188,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 			next := m.applied[streamID{host, cpu}] + 1
 			switch k := r.IntN(20); {
 			case k < 12: // in order
-				b := randBatch(r, host, cpu, next, 30)
+				b := streamBatch(r, host, cpu, next, 30)
 				sent = append(sent, b)
 				wantApplied, _ := m.apply(b)
 				if applied, err := db.ApplyBatch(b); err != nil || applied != wantApplied {
@@ -200,7 +200,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 					t.Fatalf("round %d op %d: redelivery: %v %v", round, op, applied, err)
 				}
 			case k < 16: // gap
-				b := randBatch(r, host, cpu, next+1+uint64(r.IntN(3)), 5)
+				b := streamBatch(r, host, cpu, next+1+uint64(r.IntN(3)), 5)
 				if _, err := db.ApplyBatch(b); !errors.Is(err, ErrSeqGap) {
 					t.Fatalf("round %d op %d: gap: %v", round, op, err)
 				}
@@ -214,7 +214,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 						exp[id] = m.applied[id]
 					}
 					exp[id]++
-					group = append(group, randBatch(r, h, c, exp[id], 10))
+					group = append(group, streamBatch(r, h, c, exp[id], 10))
 				}
 				if _, err := db.ApplyBatches(group); err != nil {
 					t.Fatalf("round %d op %d: group: %v", round, op, err)
@@ -268,7 +268,7 @@ func TestCheckpoint(t *testing.T) {
 	r := testRand(t)
 	m := newModel()
 	for s := uint64(1); s <= 30; s++ {
-		b := randBatch(r, "h0", uint16(s%2), (s+1)/2, 40)
+		b := streamBatch(r, "h0", uint16(s%2), (s+1)/2, 40)
 		m.apply(b)
 		if _, err := db.ApplyBatch(b); err != nil {
 			t.Fatal(err)
@@ -289,7 +289,7 @@ func TestCheckpoint(t *testing.T) {
 		t.Error("checkpoint over an existing directory succeeded")
 	}
 	// Writes after the checkpoint do not reach it.
-	if _, err := db.ApplyBatch(randBatch(r, "h9", 0, 1, 10)); err != nil {
+	if _, err := db.ApplyBatch(streamBatch(r, "h9", 0, 1, 10)); err != nil {
 		t.Fatal(err)
 	}
 	cdb, err := Open(cp, Options{})

@@ -32,7 +32,7 @@ func TestApplyDeltasManyInOneCall(t *testing.T) {
 			case 1:
 				seq++ // gap
 			}
-			b := randBatch(r, host, cpu, seq, 60)
+			b := streamBatch(r, host, cpu, seq, 60)
 			ds = append(ds, Delta{Batch: b})
 			if applied, _ := m.apply(b); applied {
 				next[id] = seq
@@ -57,7 +57,7 @@ func TestCompact(t *testing.T) {
 	}
 	m := newModel()
 	for s := uint64(1); s <= 40; s++ {
-		b := randBatch(r, "h0", uint16(s%4), (s+3)/4, 50)
+		b := streamBatch(r, "h0", uint16(s%4), (s+3)/4, 50)
 		m.apply(b)
 		if _, err := db.ApplyBatch(b); err != nil {
 			t.Fatal(err)
@@ -95,7 +95,7 @@ func TestHostsTableMirrorsCounts(t *testing.T) {
 		for range 1 + r.IntN(12) {
 			id := streamID{[]string{"h", "h0", "h1", "h10"}[r.IntN(4)], uint16(r.IntN(3))}
 			next[id]++
-			ds = append(ds, Delta{Batch: randBatch(r, id.host, id.cpu, next[id], 40)})
+			ds = append(ds, Delta{Batch: streamBatch(r, id.host, id.cpu, next[id], 40)})
 		}
 		if _, err := db.ApplyDeltas(ds); err != nil {
 			t.Fatal(err)

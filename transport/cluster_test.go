@@ -1,60 +1,24 @@
 package transport
 
 import (
+	"cmp"
 	"context"
-	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"dcpi/transport/natstest"
 	"dcpi/wire"
 )
 
-// testServer is an embedded server on an OS-chosen loopback port in a test
-// directory, which the test can stop and restart on the same port and Dir.
-type testServer struct {
-	t          testing.TB
-	dir        string
-	port       int
-	maxPayload int32
-	mu         sync.Mutex
-	srv        *Server
-}
-
-func startTestServer(t testing.TB, maxPayload int32) *testServer {
+// startTestServer runs a test server with the message size limit of the
+// server dcpi embeds (maxPayload 0: DefaultMaxPayload).
+func startTestServer(t testing.TB, maxPayload int32) *natstest.Server {
 	t.Helper()
-	ts := &testServer{t: t, dir: t.TempDir(), maxPayload: maxPayload}
-	ts.start()
-	ts.port = ts.srv.Port()
-	t.Cleanup(ts.stop)
-	return ts
+	return natstest.StartServer(t, natstest.Options{MaxPayload: cmp.Or(maxPayload, DefaultMaxPayload)})
 }
-
-func (ts *testServer) start() {
-	ts.t.Helper()
-	srv, err := StartServer(ServerConfig{Dir: ts.dir, Port: ts.port, Name: "test", MaxPayload: ts.maxPayload})
-	if err != nil {
-		ts.t.Fatal(err)
-	}
-	ts.mu.Lock()
-	ts.srv = srv
-	ts.mu.Unlock()
-}
-
-func (ts *testServer) stop() {
-	ts.mu.Lock()
-	srv := ts.srv
-	ts.srv = nil
-	ts.mu.Unlock()
-	if srv != nil {
-		srv.Shutdown()
-	}
-}
-
-func (ts *testServer) url() string { return "nats://127.0.0.1:" + strconv.Itoa(ts.port) }
 
 // connect opens a client that retries fast, closed at the test's end.
 func connect(t testing.TB, url string) (*nats.Conn, jetstream.JetStream) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"dcpi/wire"
+	"dcpi/wire/wiretest"
 )
 
 // decodeSeeds are messages of several shapes: good batches, batches forged
@@ -17,16 +18,16 @@ import (
 // not batch subjects.
 func decodeSeeds() (subjects []string, payloads [][]byte) {
 	r := rand.New(rand.NewPCG(5, 6))
-	keys := []wire.ImageKey{randKey(r), randKey(r)}
+	keys := []wire.ImageKey{wiretest.RandKey(r), wiretest.RandKey(r)}
 	for _, m := range []struct {
 		b       *wire.Batch
 		subject string
 	}{
-		{genBatch(r, "alpha0", 1, 0, 1, 0, keys), "dcpi.batch.alpha0.0"},
-		{genBatch(r, "alpha0", 3, 2, 17, 20, keys), "dcpi.batch.alpha0.2"},
-		{genBatch(r, "alpha0", 1, wire.AllCPUs, 9, 200, keys), "dcpi.batch.alpha0.65535"},
-		{genBatch(r, "alpha1", 1, 0, 1, 5, keys), "dcpi.batch.alpha0.0"}, // forged host
-		{genBatch(r, "alpha0", 1, 3, 1, 5, keys), "dcpi.batch.alpha0.0"}, // forged CPU
+		{streamBatch(r, "alpha0", 1, 0, 1, 0, keys), "dcpi.batch.alpha0.0"},
+		{streamBatch(r, "alpha0", 3, 2, 17, 20, keys), "dcpi.batch.alpha0.2"},
+		{streamBatch(r, "alpha0", 1, wire.AllCPUs, 9, 200, keys), "dcpi.batch.alpha0.65535"},
+		{streamBatch(r, "alpha1", 1, 0, 1, 5, keys), "dcpi.batch.alpha0.0"}, // forged host
+		{streamBatch(r, "alpha0", 1, 3, 1, 5, keys), "dcpi.batch.alpha0.0"}, // forged CPU
 	} {
 		data, err := m.b.MarshalBinary()
 		if err != nil {
@@ -49,20 +50,20 @@ func decodeSeeds() (subjects []string, payloads [][]byte) {
 // TestDecodeTable: every kind of bad message gets an error that wraps the
 // right sentinel, and a good one decodes to what was published.
 func TestDecodeTable(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 1))
-	keys := []wire.ImageKey{randKey(r)}
-	good := genBatch(r, "alpha0", 4, 1, 2, 30, keys)
+	r := testRand(t)
+	keys := []wire.ImageKey{wiretest.RandKey(r)}
+	good := streamBatch(r, "alpha0", 4, 1, 2, 30, keys)
 	data, err := good.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	forged, _ := genBatch(r, "alpha1", 4, 1, 2, 30, keys).MarshalBinary()
+	forged, _ := streamBatch(r, "alpha1", 4, 1, 2, 30, keys).MarshalBinary()
 	img, _ := genImage(r, keys[0], 2).MarshalBinary()
 	badVersion := append([]byte(nil), data...)
 	badVersion[5] = 9 // version 9: refused before the checksum is read
 	flipped := append([]byte(nil), data...)
 	flipped[len(flipped)/2] ^= 0x40
-	forgedCPU, _ := genBatch(r, "alpha0", 4, 2, 2, 30, keys).MarshalBinary()
+	forgedCPU, _ := streamBatch(r, "alpha0", 4, 2, 2, 30, keys).MarshalBinary()
 	for _, tc := range []struct {
 		name, subject string
 		data          []byte

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"dcpi/wire"
+	"dcpi/wire/wiretest"
 )
 
 // TestQueueModel runs random sequences of pushes, failed attempts and acks
@@ -16,7 +17,7 @@ import (
 // conservation of samples.
 func TestQueueModel(t *testing.T) {
 	r := testRand(t)
-	keys := []wire.ImageKey{randKey(r), randKey(r), randKey(r)}
+	keys := []wire.ImageKey{wiretest.RandKey(r), wiretest.RandKey(r), wiretest.RandKey(r)}
 	for run := range 60 {
 		max := 200 + r.IntN(8000)
 		q := newOutQueue(max)
@@ -86,7 +87,7 @@ func TestQueueModel(t *testing.T) {
 			case op < 6:
 				cpus := []uint16{0, 1, 7}
 				cpu := cpus[r.IntN(len(cpus))]
-				b := genBatch(r, "alpha0", 1, cpu, nextSeq[cpu], []int{0, 5, 50, 400}[r.IntN(4)], keys)
+				b := streamBatch(r, "alpha0", 1, cpu, nextSeq[cpu], []int{0, 5, 50, 400}[r.IntN(4)], keys)
 				nextSeq[cpu]++
 				it, err := newBatchItem(b)
 				if err != nil {
@@ -97,7 +98,7 @@ func TestQueueModel(t *testing.T) {
 				q.push(it)
 				pushed = append(pushed, it)
 			case op < 7:
-				it, err := newImageItem(genImage(r, randKey(r), r.IntN(20)))
+				it, err := newImageItem(genImage(r, wiretest.RandKey(r), r.IntN(20)))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -163,9 +164,9 @@ func checkItem(t *testing.T, it *item, b *wire.Batch) {
 // replaces only itself; the attempted head is never replaced.
 func TestQueueTombstoneOrder(t *testing.T) {
 	r := testRand(t)
-	keys := []wire.ImageKey{randKey(r)}
+	keys := []wire.ImageKey{wiretest.RandKey(r)}
 	mk := func(seq uint64, entries int) *item {
-		b := genBatch(r, "alpha0", 1, 0, seq, 0, keys)
+		b := streamBatch(r, "alpha0", 1, 0, seq, 0, keys)
 		for i := range entries {
 			b.Entries = append(b.Entries, wire.Entry{Image: keys[0], Offset: uint64(i) * 4, Count: 1})
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"dcpi/wire"
+	"dcpi/wire/wiretest"
 )
 
 // TestLastPublished follows the batches of two CPUs of alpha0 (and one of
@@ -23,7 +24,7 @@ import (
 func TestLastPublished(t *testing.T) {
 	r := testRand(t)
 	ts := startTestServer(t, 0)
-	nc, js := connect(t, ts.url())
+	nc, js := connect(t, ts.URL())
 	const cpus = 3 // CPU 2 never publishes
 	lastPublished := func(step string, want ...uint64) []uint64 {
 		t.Helper()
@@ -43,19 +44,19 @@ func TestLastPublished(t *testing.T) {
 		t.Errorf("0 CPUs: %v, %v", got, err)
 	}
 
-	keys := []wire.ImageKey{randKey(r)}
+	keys := []wire.ImageKey{wiretest.RandKey(r)}
 	pa := newTestPublisher(t, nc, "alpha0", 0)
 	pb := newTestPublisher(t, nc, "alpha1", 0)
 	published := []uint64{5, 3, 0} // per CPU of alpha0
 	for cpu, n := range published {
 		for seq := uint64(1); seq <= n; seq++ {
-			if err := pa.PublishBatch(genBatch(r, "alpha0", 1, uint16(cpu), seq, 20, keys)); err != nil {
+			if err := pa.PublishBatch(streamBatch(r, "alpha0", 1, uint16(cpu), seq, 20, keys)); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	for seq := uint64(1); seq <= 9; seq++ {
-		if err := pb.PublishBatch(genBatch(r, "alpha1", 1, 2, seq, 20, keys)); err != nil {
+		if err := pb.PublishBatch(streamBatch(r, "alpha1", 1, 2, seq, 20, keys)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -116,7 +117,7 @@ func TestLastPublished(t *testing.T) {
 	}
 
 	// The daemon's stream is asked for alone.
-	if err := pa.PublishBatch(genBatch(r, "alpha0", 1, wire.AllCPUs, 1, 0, keys)); err != nil {
+	if err := pa.PublishBatch(streamBatch(r, "alpha0", 1, wire.AllCPUs, 1, 0, keys)); err != nil {
 		t.Fatal(err)
 	}
 	flush(t, pa, 10*time.Second)
@@ -139,11 +140,11 @@ func TestLastPublished(t *testing.T) {
 func TestLastPublishedBad(t *testing.T) {
 	r := testRand(t)
 	ts := startTestServer(t, 0)
-	_, js := connect(t, ts.url())
+	_, js := connect(t, ts.URL())
 	ensure(t, js)
-	keys := []wire.ImageKey{randKey(r)}
-	good, _ := genBatch(r, "alpha0", 1, 0, 4, 10, keys).MarshalBinary()
-	forgedCPU, _ := genBatch(r, "alpha0", 1, 1, 7, 10, keys).MarshalBinary()
+	keys := []wire.ImageKey{wiretest.RandKey(r)}
+	good, _ := streamBatch(r, "alpha0", 1, 0, 4, 10, keys).MarshalBinary()
+	forgedCPU, _ := streamBatch(r, "alpha0", 1, 1, 7, 10, keys).MarshalBinary()
 	for i, tc := range []struct {
 		data []byte
 		want error
@@ -178,7 +179,7 @@ func TestLastPublishedBad(t *testing.T) {
 func TestEnsureStreamLegacy(t *testing.T) {
 	r := testRand(t)
 	ts := startTestServer(t, 0)
-	_, js := connect(t, ts.url())
+	_, js := connect(t, ts.URL())
 	ctx := testCtx(t, 20*time.Second)
 	legacy := streamConfig(1)
 	legacy.Subjects = []string{legacySubject}
@@ -190,8 +191,8 @@ func TestEnsureStreamLegacy(t *testing.T) {
 		AckPolicy: jetstream.AckExplicitPolicy, FilterSubjects: []string{"dcpi.batch.alpha0"}}); err != nil {
 		t.Fatal(err)
 	}
-	keys := []wire.ImageKey{randKey(r)}
-	data, _ := genBatch(r, "alpha0", 1, 0, 1, 10, keys).MarshalBinary()
+	keys := []wire.ImageKey{wiretest.RandKey(r)}
+	data, _ := streamBatch(r, "alpha0", 1, 0, 1, 10, keys).MarshalBinary()
 	if _, err := js.Publish(ctx, "dcpi.batch.alpha0", data); err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +257,7 @@ func TestEnsureStreamLegacy(t *testing.T) {
 	if ci, err := old.Info(ctx); err != nil || !reflect.DeepEqual(ci.Config.FilterSubjects, []string{"dcpi.batch.alpha0.>"}) {
 		t.Errorf("consumer after NewConsumer: %+v, %v", ci, err)
 	}
-	b := genBatch(r, "alpha0", 1, 3, 2, 10, keys)
+	b := streamBatch(r, "alpha0", 1, 3, 2, 10, keys)
 	if _, err := js.Publish(ctx, batchSubject("alpha0", 3), mustMarshal(t, b)); err != nil {
 		t.Fatal(err)
 	}

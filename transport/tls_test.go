@@ -13,13 +13,14 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"dcpi/transport/natstest"
 )
 
 // writeCert makes a certificate signed by parent (self-signed when parent
@@ -72,18 +73,7 @@ func TestConnectMutualTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	tc.MinVersion = tls.VersionTLS12
-	opts := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: filepath.Join(dir, "js"),
-		TLS: true, TLSVerify: true, TLSConfig: tc, NoLog: true, NoSigs: true}
-	s, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	defer s.Shutdown()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("TLS server not ready")
-	}
-	url := "tls://127.0.0.1:" + strconv.Itoa(s.Addr().(*net.TCPAddr).Port)
+	url := natstest.StartServer(t, natstest.Options{TLS: tc}).URL()
 
 	nc, err := Connect(ConnConfig{URLs: []string{url}, Name: "tls-test", CAFile: caFile, CertFile: cliCert, KeyFile: cliKey})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"dcpi/wire"
+	"dcpi/wire/wiretest"
 )
 
 // TestRoundTrip publishes images and batches from two hosts, consumes them
@@ -19,11 +20,11 @@ import (
 func TestRoundTrip(t *testing.T) {
 	r := testRand(t)
 	ts := startTestServer(t, 0)
-	nc, js := connect(t, ts.url())
+	nc, js := connect(t, ts.URL())
 	ensure(t, js)
 	ensure(t, js) // idempotent
 
-	keys := []wire.ImageKey{randKey(r), randKey(r)}
+	keys := []wire.ImageKey{wiretest.RandKey(r), wiretest.RandKey(r)}
 	imgs := []*wire.ImageRecord{genImage(r, keys[0], 50), genImage(r, keys[1], 3)}
 	pa := newTestPublisher(t, nc, "alpha0", 0)
 	pb := newTestPublisher(t, nc, "alpha1", 0)
@@ -38,7 +39,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	for cpu := range uint16(2) {
 		for seq := uint64(1); seq <= 5; seq++ {
-			b := genBatch(r, "alpha0", 7, cpu, seq, 200, keys)
+			b := streamBatch(r, "alpha0", 7, cpu, seq, 200, keys)
 			want["alpha0"] = append(want["alpha0"], b)
 			if err := pa.PublishBatch(b); err != nil {
 				t.Fatal(err)
@@ -49,7 +50,7 @@ func TestRoundTrip(t *testing.T) {
 	if err := pb.PublishImage(imgs[0]); err != nil {
 		t.Fatal(err)
 	}
-	b := genBatch(r, "alpha1", 7, wire.AllCPUs, 1, 10, keys)
+	b := streamBatch(r, "alpha1", 7, wire.AllCPUs, 1, 10, keys)
 	want["alpha1"] = append(want["alpha1"], b)
 	if err := pb.PublishBatch(b); err != nil {
 		t.Fatal(err)
@@ -107,7 +108,7 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("image %s: got %+v, want %+v", img.Key, rec, img)
 		}
 	}
-	if _, err := FetchImage(testCtx(t, 5*time.Second), js, randKey(r)); !errors.Is(err, ErrImageNotFound) {
+	if _, err := FetchImage(testCtx(t, 5*time.Second), js, wiretest.RandKey(r)); !errors.Is(err, ErrImageNotFound) {
 		t.Errorf("absent image: %v, want ErrImageNotFound", err)
 	}
 }
@@ -117,9 +118,9 @@ func TestRoundTrip(t *testing.T) {
 func TestDuplicateMsgID(t *testing.T) {
 	r := testRand(t)
 	ts := startTestServer(t, 0)
-	nc, js := connect(t, ts.url())
+	nc, js := connect(t, ts.URL())
 	ensure(t, js)
-	b := genBatch(r, "alpha0", 1, 0, 1, 20, []wire.ImageKey{randKey(r)})
+	b := streamBatch(r, "alpha0", 1, 0, 1, 20, []wire.ImageKey{wiretest.RandKey(r)})
 	data, err := b.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -154,13 +155,13 @@ func TestDuplicateMsgID(t *testing.T) {
 func TestServerDown(t *testing.T) {
 	r := testRand(t)
 	ts := startTestServer(t, 0)
-	nc, js := connect(t, ts.url())
+	nc, js := connect(t, ts.URL())
 	ensure(t, js)
-	keys := []wire.ImageKey{randKey(r)}
+	keys := []wire.ImageKey{wiretest.RandKey(r)}
 	p := newTestPublisher(t, nc, "alpha0", 0)
 	var want []*wire.Batch
 	publish := func(seq uint64) time.Duration {
-		b := genBatch(r, "alpha0", 1, uint16(seq%3), seq/3+1, 100, keys)
+		b := streamBatch(r, "alpha0", 1, uint16(seq%3), seq/3+1, 100, keys)
 		want = append(want, b)
 		start := time.Now()
 		if err := p.PublishBatch(b); err != nil {
@@ -173,7 +174,7 @@ func TestServerDown(t *testing.T) {
 	}
 	flush(t, p, 10*time.Second)
 
-	ts.stop()
+	ts.Stop()
 	var slowest time.Duration
 	for seq := uint64(15); seq < 60; seq++ {
 		slowest = max(slowest, publish(seq))
@@ -196,7 +197,7 @@ func TestServerDown(t *testing.T) {
 		t.Errorf("while down: stats %+v, want retries and 45 queued batches", s)
 	}
 
-	ts.start()
+	ts.Restart()
 	flush(t, p, 30*time.Second)
 	s := p.Stats()
 	if s.BatchesPublished != 60 || s.Tombstones != 0 || s.ImagesUploaded != 1 || s.SamplesPublished != s.SamplesAccepted {
@@ -227,21 +228,21 @@ func TestServerDown(t *testing.T) {
 func TestOverflow(t *testing.T) {
 	r := testRand(t)
 	ts := startTestServer(t, 0)
-	_, js0 := connect(t, ts.url())
+	_, js0 := connect(t, ts.URL())
 	ensure(t, js0)
-	ts.stop()
+	ts.Stop()
 
-	nc, js := connect(t, ts.url()) // the server is down: Connect retries
+	nc, js := connect(t, ts.URL()) // the server is down: Connect retries
 	// Room for about 180 of the 200 batches: the oldest become
 	// tombstones, most stay whole.
 	const maxBytes = 96 << 10
 	p := newTestPublisher(t, nc, "alpha0", maxBytes)
-	keys := []wire.ImageKey{randKey(r), randKey(r)}
+	keys := []wire.ImageKey{wiretest.RandKey(r), wiretest.RandKey(r)}
 	var produced, producedDrops uint64
 	const n = 200
 	for i := range n {
 		cpu := uint16(i % 4)
-		b := genBatch(r, "alpha0", 2, cpu, uint64(i/4)+1, 120, keys)
+		b := streamBatch(r, "alpha0", 2, cpu, uint64(i/4)+1, 120, keys)
 		produced += b.Total()
 		producedDrops += b.Drops["driver.overflow_full"]
 		if err := p.PublishBatch(b); err != nil {
@@ -261,7 +262,7 @@ func TestOverflow(t *testing.T) {
 	t.Logf("server down: %d batches queued in %d bytes, %d tombstones, %d of %d samples dropped",
 		s.QueuedBatches, s.QueuedBytes, s.Tombstones, s.Drops[DropBufferFull], produced)
 
-	ts.start()
+	ts.Restart()
 	flush(t, p, 30*time.Second)
 	c, err := NewConsumer(testCtx(t, 5*time.Second), js, ConsumerConfig{})
 	if err != nil {
@@ -300,19 +301,19 @@ func TestOverflow(t *testing.T) {
 func TestTooLarge(t *testing.T) {
 	r := testRand(t)
 	ts := startTestServer(t, 16<<10)
-	nc, js := connect(t, ts.url())
+	nc, js := connect(t, ts.URL())
 	// The object store needs 128 KiB chunks, so create the stream alone.
 	if _, err := js.CreateOrUpdateStream(testCtx(t, 5*time.Second), jetstream.StreamConfig{Name: StreamName,
 		Subjects: []string{streamSubject}, Retention: jetstream.WorkQueuePolicy, Duplicates: DuplicateWindow}); err != nil {
 		t.Fatal(err)
 	}
-	keys := []wire.ImageKey{randKey(r)}
+	keys := []wire.ImageKey{wiretest.RandKey(r)}
 	p := newTestPublisher(t, nc, "alpha0", 0)
-	big := genBatch(r, "alpha0", 1, 0, 1, 0, keys)
+	big := streamBatch(r, "alpha0", 1, 0, 1, 0, keys)
 	for i := range 5000 {
 		big.Entries = append(big.Entries, wire.Entry{Image: keys[0], Offset: uint64(i) * 4, Count: 3})
 	}
-	small := genBatch(r, "alpha0", 1, 0, 2, 10, keys)
+	small := streamBatch(r, "alpha0", 1, 0, 2, 10, keys)
 	for _, b := range []*wire.Batch{big, small} {
 		if err := p.PublishBatch(b); err != nil {
 			t.Fatal(err)
@@ -342,14 +343,14 @@ func TestTooLarge(t *testing.T) {
 func TestBadDeliveries(t *testing.T) {
 	r := testRand(t)
 	ts := startTestServer(t, 0)
-	_, js := connect(t, ts.url())
+	_, js := connect(t, ts.URL())
 	ensure(t, js)
-	keys := []wire.ImageKey{randKey(r)}
-	good := genBatch(r, "alpha0", 1, 0, 1, 10, keys)
-	forged := genBatch(r, "alpha1", 1, 0, 1, 10, keys)
+	keys := []wire.ImageKey{wiretest.RandKey(r)}
+	good := streamBatch(r, "alpha0", 1, 0, 1, 10, keys)
+	forged := streamBatch(r, "alpha1", 1, 0, 1, 10, keys)
 	goodData, _ := good.MarshalBinary()
 	forgedData, _ := forged.MarshalBinary()
-	forgedCPU, _ := genBatch(r, "alpha0", 1, 1, 1, 10, keys).MarshalBinary()
+	forgedCPU, _ := streamBatch(r, "alpha0", 1, 1, 1, 10, keys).MarshalBinary()
 	imgData, _ := genImage(r, keys[0], 2).MarshalBinary()
 	payloads := []struct {
 		data []byte
@@ -415,12 +416,46 @@ func TestBadDeliveries(t *testing.T) {
 	}
 }
 
+// TestStartServerRestart: the server dcpi embeds takes messages of up to
+// DefaultMaxPayload, and restarted on the same Dir and port it still holds
+// what its stream held. (The other tests run natstest's server.)
+func TestStartServerRestart(t *testing.T) {
+	r := testRand(t)
+	dir := t.TempDir()
+	srv, err := StartServer(ServerConfig{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Shutdown() }()
+	port := srv.Port()
+	nc, js := connect(t, srv.ClientURL())
+	if nc.MaxPayload() != DefaultMaxPayload {
+		t.Errorf("max payload %d, want %d", nc.MaxPayload(), DefaultMaxPayload)
+	}
+	ensure(t, js)
+	p := newTestPublisher(t, nc, "alpha0", 0)
+	for seq := uint64(1); seq <= 3; seq++ {
+		if err := p.PublishBatch(streamBatch(r, "alpha0", 1, 0, seq, 20, wiretest.Keys(2))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flush(t, p, 10*time.Second)
+	srv.Shutdown()
+	if srv, err = StartServer(ServerConfig{Dir: dir, Port: port}); err != nil {
+		t.Fatalf("restart on port %d: %v", port, err)
+	}
+	_, js = connect(t, srv.ClientURL())
+	if n := streamMsgs(t, js); n != 3 {
+		t.Errorf("after the restart the stream holds %d messages, want 3", n)
+	}
+}
+
 // TestConfigErrors: bad configuration gets a clear error, not a panic or a
 // hang.
 func TestConfigErrors(t *testing.T) {
 	ts := startTestServer(t, 0)
-	if _, err := StartServer(ServerConfig{Dir: t.TempDir(), Port: ts.port}); err == nil || !strings.Contains(err.Error(), "listen") {
-		t.Errorf("second server on port %d: %v, want a listen error", ts.port, err)
+	if _, err := StartServer(ServerConfig{Dir: t.TempDir(), Port: ts.Port()}); err == nil || !strings.Contains(err.Error(), "listen") {
+		t.Errorf("second server on port %d: %v, want a listen error", ts.Port(), err)
 	}
 	if _, err := StartServer(ServerConfig{}); err == nil {
 		t.Error("server without Dir started")
@@ -428,10 +463,10 @@ func TestConfigErrors(t *testing.T) {
 	if _, err := Connect(ConnConfig{}); err == nil {
 		t.Error("connect without URLs")
 	}
-	if _, err := Connect(ConnConfig{URLs: []string{ts.url()}, CertFile: "c.pem"}); err == nil {
+	if _, err := Connect(ConnConfig{URLs: []string{ts.URL()}, CertFile: "c.pem"}); err == nil {
 		t.Error("connect with a certificate and no key")
 	}
-	nc, js := connect(t, ts.url())
+	nc, js := connect(t, ts.URL())
 	for _, host := range []string{"", "a.b", "a*", "a>", "a b", "a\tb"} {
 		if _, err := NewPublisher(nc, PublisherConfig{Host: host}); !errors.Is(err, ErrHost) {
 			t.Errorf("publisher for host %q: %v, want ErrHost", host, err)
@@ -445,7 +480,7 @@ func TestConfigErrors(t *testing.T) {
 	}
 	p := newTestPublisher(t, nc, "alpha0", 0)
 	r := testRand(t)
-	if err := p.PublishBatch(genBatch(r, "alpha1", 1, 0, 1, 1, []wire.ImageKey{randKey(r)})); err == nil {
+	if err := p.PublishBatch(streamBatch(r, "alpha1", 1, 0, 1, 1, []wire.ImageKey{wiretest.RandKey(r)})); err == nil {
 		t.Error("publisher of alpha0 took a batch of alpha1")
 	}
 	if err := p.PublishBatch(&wire.Batch{Version: wire.Version, Host: "alpha0"}); !errors.Is(err, wire.ErrInvalid) {
@@ -454,7 +489,7 @@ func TestConfigErrors(t *testing.T) {
 	if err := p.Close(testCtx(t, time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.PublishBatch(genBatch(r, "alpha0", 1, 0, 1, 1, []wire.ImageKey{randKey(r)})); !errors.Is(err, ErrClosed) {
+	if err := p.PublishBatch(streamBatch(r, "alpha0", 1, 0, 1, 1, []wire.ImageKey{wiretest.RandKey(r)})); !errors.Is(err, ErrClosed) {
 		t.Errorf("after Close: %v, want ErrClosed", err)
 	}
 }
@@ -464,14 +499,14 @@ func TestConfigErrors(t *testing.T) {
 func TestStreamLater(t *testing.T) {
 	r := testRand(t)
 	ts := startTestServer(t, 0)
-	nc, js := connect(t, ts.url())
+	nc, js := connect(t, ts.URL())
 	p := newTestPublisher(t, nc, "alpha0", 0)
-	keys := []wire.ImageKey{randKey(r)}
+	keys := []wire.ImageKey{wiretest.RandKey(r)}
 	if err := p.PublishImage(genImage(r, keys[0], 1)); err != nil {
 		t.Fatal(err)
 	}
 	for seq := uint64(1); seq <= 3; seq++ {
-		if err := p.PublishBatch(genBatch(r, "alpha0", 1, 0, seq, 10, keys)); err != nil {
+		if err := p.PublishBatch(streamBatch(r, "alpha0", 1, 0, seq, 10, keys)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -495,14 +530,14 @@ func TestStreamLater(t *testing.T) {
 func TestCloseAbandons(t *testing.T) {
 	r := testRand(t)
 	ts := startTestServer(t, 0)
-	ts.stop()
-	nc, _ := connect(t, ts.url())
+	ts.Stop()
+	nc, _ := connect(t, ts.URL())
 	p, err := NewPublisher(nc, PublisherConfig{Host: "alpha0"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := genBatch(r, "alpha0", 1, 0, 1, 10, []wire.ImageKey{randKey(r)})
-	b.Entries, b.Unknown = []wire.Entry{{Image: randKey(r), Count: 5}}, nil
+	b := streamBatch(r, "alpha0", 1, 0, 1, 10, []wire.ImageKey{wiretest.RandKey(r)})
+	b.Entries, b.Unknown = []wire.Entry{{Image: wiretest.RandKey(r), Count: 5}}, nil
 	if err := p.PublishBatch(b); err != nil {
 		t.Fatal(err)
 	}

@@ -30,75 +30,6 @@ func sampleBatch() *Batch {
 	}
 }
 
-func TestBatchRoundTrip(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		b    *Batch
-	}{
-		{"minimal", &Batch{Version: Version, Host: "h", Seq: 1}},
-		{"sample", sampleBatch()},
-		{"daemon-level", &Batch{Version: Version, Host: "h.example.com", CPU: AllCPUs, Seq: 1 << 62, Drops: map[string]uint64{"x": 1}}},
-		{"max values", &Batch{Version: Version, Host: strings.Repeat("é", MaxHostLen/2), Epoch: ^uint64(0), CPU: 0xFFFF, Seq: ^uint64(0), Start: ^uint64(0), End: ^uint64(0),
-			Entries: []Entry{{Image: keyB, Event: 255, Offset: ^uint64(0), PID: ^uint32(0), Count: ^uint64(0)}}}},
-		{"unknown only", &Batch{Version: Version, Host: "h", Seq: 2, Unknown: []UnknownEntry{{PID: 1, PC: 2, Event: 3, Count: 4}}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			data, err := tc.b.MarshalBinary()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got Batch
-			if err := got.UnmarshalBinary(data); err != nil {
-				t.Fatal(err)
-			}
-			if !batchEqual(&got, tc.b) {
-				t.Fatalf("round trip:\n got %+v\nwant %+v", got, *tc.b)
-			}
-			again, err := got.MarshalBinary()
-			if err != nil || !bytes.Equal(again, data) {
-				t.Fatalf("re-encoding differs (%v)", err)
-			}
-		})
-	}
-}
-
-// batchEqual compares with empty and nil lists and maps equal.
-func batchEqual(a, b *Batch) bool {
-	if len(a.Entries) != len(b.Entries) || len(a.Unknown) != len(b.Unknown) || len(a.Drops) != len(b.Drops) {
-		return false
-	}
-	if len(a.Entries) > 0 && !reflect.DeepEqual(a.Entries, b.Entries) ||
-		len(a.Unknown) > 0 && !reflect.DeepEqual(a.Unknown, b.Unknown) ||
-		len(a.Drops) > 0 && !reflect.DeepEqual(a.Drops, b.Drops) {
-		return false
-	}
-	x, y := *a, *b
-	x.Entries, x.Unknown, x.Drops = nil, nil, nil
-	y.Entries, y.Unknown, y.Drops = nil, nil, nil
-	return reflect.DeepEqual(x, y)
-}
-
-func TestBatchRoundTripRandom(t *testing.T) {
-	r := testRand(t)
-	for i := range 2000 {
-		b := randBatch(r, 1+i%300)
-		data, err := b.MarshalBinary()
-		if err != nil {
-			t.Fatalf("batch %d: %v", i, err)
-		}
-		var got Batch
-		if err := got.UnmarshalBinary(data); err != nil {
-			t.Fatalf("batch %d: %v", i, err)
-		}
-		if !batchEqual(&got, b) {
-			t.Fatalf("batch %d: round trip:\n got %+v\nwant %+v", i, got, *b)
-		}
-		if got.Total() != b.Total() {
-			t.Fatalf("batch %d: total %d, want %d", i, got.Total(), b.Total())
-		}
-	}
-}
-
 func TestBatchTotalAndNormalize(t *testing.T) {
 	b := &Batch{Version: Version, Host: "h", Seq: 1,
 		Entries: []Entry{
@@ -213,7 +144,7 @@ func TestBatchDecodeErrors(t *testing.T) {
 			if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %q; want %v containing %q", err, tc.is, tc.want)
 			}
-			if !batchEqual(b, &Batch{}) {
+			if !reflect.DeepEqual(*b, Batch{}) {
 				t.Fatalf("batch not reset on error: %+v", b)
 			}
 		})

@@ -1,4 +1,4 @@
-package wire
+package wire_test
 
 import (
 	"flag"
@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"dcpi/wire"
+	"dcpi/wire/wiretest"
 )
 
 var updateCorpus = flag.Bool("update-corpus", false, "rewrite the seed files under testdata/fuzz")
@@ -19,24 +22,24 @@ var updateCorpus = flag.Bool("update-corpus", false, "rewrite the seed files und
 func TestSeedCorpus(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	var batches, records [][]byte
-	for _, b := range []*Batch{
-		sampleBatch(),
-		{Version: Version, Host: "h", Seq: 1},
-		{Version: Version, Host: "daemon.example", CPU: AllCPUs, Seq: 3, Drops: map[string]uint64{"daemon.buffer_full": 9, "driver.overflow_full": 1}},
-		randBatch(r, 3), randBatch(r, 30), randBatch(r, 300),
+	for _, b := range []*wire.Batch{
+		wire.SampleBatch(),
+		{Version: wire.Version, Host: "h", Seq: 1},
+		{Version: wire.Version, Host: "daemon.example", CPU: wire.AllCPUs, Seq: 3, Drops: map[string]uint64{"daemon.buffer_full": 9, "driver.overflow_full": 1}},
+		wiretest.RandBatch(r, wiretest.Options{MaxEntries: 3}), wiretest.RandBatch(r, wiretest.Options{MaxEntries: 30}), wiretest.RandBatch(r, wiretest.Options{MaxEntries: 300}),
 	} {
 		data, err := b.MarshalBinary()
 		if err != nil {
 			t.Fatal(err)
 		}
-		batches = append(batches, data, data[:len(data)/2], reseal(data[:len(data)-1]))
+		batches = append(batches, data, data[:len(data)/2], wire.Reseal(data[:len(data)-1]))
 	}
-	for _, rec := range []*ImageRecord{sampleRecord(), {Version: Version, Key: keyA}, randRecord(r, 3), randRecord(r, 40)} {
+	for _, rec := range []*wire.ImageRecord{wire.SampleRecord(), {Version: wire.Version, Key: wire.KeyA}, wiretest.RandRecord(r, 3), wiretest.RandRecord(r, 40)} {
 		data, err := rec.MarshalBinary()
 		if err != nil {
 			t.Fatal(err)
 		}
-		records = append(records, data, data[:len(data)/2], reseal(data[:len(data)-1]))
+		records = append(records, data, data[:len(data)/2], wire.Reseal(data[:len(data)-1]))
 	}
 	for name, seeds := range map[string][][]byte{"FuzzBatch": batches, "FuzzImageRecord": records} {
 		dir := filepath.Join("testdata", "fuzz", name)

@@ -1,9 +1,12 @@
-package wire
+package wire_test
 
 import (
 	"bytes"
 	"math/rand/v2"
 	"testing"
+
+	"dcpi/wire"
+	"dcpi/wire/wiretest"
 )
 
 // The fuzz targets decode arbitrary bytes twice: as given, and with the
@@ -13,7 +16,7 @@ import (
 
 func FuzzBatch(f *testing.F) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, b := range []*Batch{sampleBatch(), {Version: Version, Host: "h", Seq: 1}, randBatch(r, 20), randBatch(r, 5)} {
+	for _, b := range []*wire.Batch{wire.SampleBatch(), {Version: wire.Version, Host: "h", Seq: 1}, wiretest.RandBatch(r, wiretest.Options{MaxEntries: 20}), wiretest.RandBatch(r, wiretest.Options{MaxEntries: 5})} {
 		data, err := b.MarshalBinary()
 		if err != nil {
 			f.Fatal(err)
@@ -22,14 +25,14 @@ func FuzzBatch(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkBatch(t, data)
-		if len(data) >= headerLen+trailerLen {
-			checkBatch(t, reseal(data))
+		if len(data) >= wire.HeaderLen+wire.TrailerLen {
+			checkBatch(t, wire.Reseal(data))
 		}
 	})
 }
 
 func checkBatch(t *testing.T, data []byte) {
-	var b Batch
+	var b wire.Batch
 	if err := b.UnmarshalBinary(data); err != nil {
 		if b.Version != 0 || b.Host != "" || b.Entries != nil {
 			t.Fatalf("batch not zeroed after error %v", err)
@@ -51,7 +54,7 @@ func checkBatch(t *testing.T, data []byte) {
 
 func FuzzImageRecord(f *testing.F) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, rec := range []*ImageRecord{sampleRecord(), {Version: Version, Key: keyA}, randRecord(r, 10)} {
+	for _, rec := range []*wire.ImageRecord{wire.SampleRecord(), {Version: wire.Version, Key: wire.KeyA}, wiretest.RandRecord(r, 10)} {
 		data, err := rec.MarshalBinary()
 		if err != nil {
 			f.Fatal(err)
@@ -60,14 +63,14 @@ func FuzzImageRecord(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkRecord(t, data)
-		if len(data) >= headerLen+trailerLen {
-			checkRecord(t, reseal(data))
+		if len(data) >= wire.HeaderLen+wire.TrailerLen {
+			checkRecord(t, wire.Reseal(data))
 		}
 	})
 }
 
 func checkRecord(t *testing.T, data []byte) {
-	var rec ImageRecord
+	var rec wire.ImageRecord
 	if err := rec.UnmarshalBinary(data); err != nil {
 		if rec.Version != 0 || rec.Symbols != nil {
 			t.Fatalf("record not zeroed after error %v", err)

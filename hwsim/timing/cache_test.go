@@ -1,25 +1,11 @@
 package timing
 
 import (
-	"flag"
 	"math/rand/v2"
 	"testing"
-	"time"
+
+	"dcpi/internal/testrand"
 )
-
-var seedFlag = flag.Uint64("seed", 0, "seed for the randomized tests (0: from the clock)")
-
-// testSeed returns the randomized tests' seed and logs it, so a failure
-// can be rerun with -seed.
-func testSeed(t *testing.T) uint64 {
-	t.Helper()
-	seed := *seedFlag
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (rerun with -seed %d)", seed, seed)
-	return seed
-}
 
 func mustCache(t testing.TB, cfg CacheConfig) *Cache {
 	t.Helper()
@@ -280,7 +266,7 @@ func (m *modelCache) invalidate(addr uint64) bool {
 // TestCacheAgainstModel runs random operations on Cache and modelCache
 // and compares every answer.
 func TestCacheAgainstModel(t *testing.T) {
-	seed := testSeed(t)
+	seed := testrand.Seed(t)
 	configs := []CacheConfig{
 		{Size: 8 << 10, Line: 32, Ways: 1},
 		{Size: 96 << 10, Line: 64, Ways: 3, Replacement: LRU},

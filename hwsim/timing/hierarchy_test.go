@@ -3,6 +3,8 @@ package timing
 import (
 	"math/rand/v2"
 	"testing"
+
+	"dcpi/internal/testrand"
 )
 
 func newTestHierarchy(t testing.TB, change func(*Params)) *Hierarchy {
@@ -256,7 +258,7 @@ func TestReturnsAndJumps(t *testing.T) {
 // two hierarchies with random S-cache replacement and checks they agree at
 // every step, and that the Stats agree with the events returned.
 func TestHierarchyDeterministic(t *testing.T) {
-	seed := testSeed(t)
+	seed := testrand.Seed(t)
 	mk := func() *Hierarchy {
 		return newTestHierarchy(t, func(p *Params) { p.Seed = seed; p.BcacheSize = 256 << 10 })
 	}

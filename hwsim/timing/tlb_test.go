@@ -3,6 +3,8 @@ package timing
 import (
 	"math/rand/v2"
 	"testing"
+
+	"dcpi/internal/testrand"
 )
 
 func mustTLB(t testing.TB, n int, repl TLBReplacement) *TLB {
@@ -177,7 +179,7 @@ func (l *linearTLB) flushPage(vpn uint64, asn uint8) bool {
 // linearTLB and compares every answer: the hash index, its deletions and
 // the last-used shortcut must not change what hits.
 func TestTLBAgainstModel(t *testing.T) {
-	seed := testSeed(t)
+	seed := testrand.Seed(t)
 	for ci, cfg := range []struct {
 		n     int
 		repl  TLBReplacement

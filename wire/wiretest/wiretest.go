@@ -1,0 +1,258 @@
+// Package wiretest makes wire messages for tests, as net/http/httptest
+// makes servers: random valid batches, image keys and image records drawn
+// from a caller's generator (see internal/testrand), fixed image keys, and
+// equality that does not tell a nil list from an empty one, as the decoder
+// does not. It is for tests only; no production code imports it.
+//
+// One generator serves two kinds of test. Codec tests want every field over
+// its whole range (the zero Options); tests of merging and storing want
+// batches in given streams over a small space of images and offsets
+// (Options.Host, Options.Images), so that batches collide and counts add up.
+package wiretest
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+
+	"dcpi/wire"
+)
+
+// Key is the i-th of a fixed family of build-ID image keys ("image-0000",
+// "image-0001", ...), which sort in i's order for i < 10,000.
+func Key(i int) wire.ImageKey {
+	k, err := wire.NewImageKey(wire.KindBuildID, fmt.Appendf(nil, "image-%04d", i))
+	if err != nil {
+		panic(err) // a 10-byte build ID is valid
+	}
+	return k
+}
+
+// Keys returns Key(0) .. Key(n-1).
+func Keys(n int) []wire.ImageKey {
+	out := make([]wire.ImageKey, n)
+	for i := range out {
+		out[i] = Key(i)
+	}
+	return out
+}
+
+// RandKey returns a valid key of either kind: a SHA-256 or a build ID of
+// any length from 1 to wire.MaxKeyBytes.
+func RandKey(r *rand.Rand) wire.ImageKey {
+	var id []byte
+	kind := wire.KindBuildID
+	if r.IntN(2) == 0 {
+		kind, id = wire.KindSHA256, make([]byte, 32)
+	} else {
+		id = make([]byte, 1+r.IntN(wire.MaxKeyBytes))
+	}
+	for i := range id {
+		id[i] = byte(r.Uint32())
+	}
+	k, err := wire.NewImageKey(kind, id)
+	if err != nil {
+		panic(err) // lengths are within NewImageKey's bounds
+	}
+	return k
+}
+
+// Uint64 favours small values, as real offsets and counts are, but reaches
+// the whole range.
+func Uint64(r *rand.Rand) uint64 {
+	switch r.IntN(4) {
+	case 0:
+		return uint64(r.IntN(16))
+	case 1:
+		return uint64(r.IntN(1 << 16))
+	case 2:
+		return r.Uint64() >> r.IntN(64)
+	}
+	return r.Uint64()
+}
+
+// Options says what RandBatch draws. The zero value asks for a batch of no
+// entries with every other field over its whole range.
+type Options struct {
+	// MinEntries and MaxEntries bound the number of entries, drawn
+	// uniformly from [MinEntries, MaxEntries]; MinEntries above MaxEntries
+	// is taken as MaxEntries.
+	MinEntries, MaxEntries int
+
+	// Host, CPU, Seq and Epoch place the batch in a stream when Host is
+	// set; its interval is then [1000·Seq, 1000·Seq+999], so batches of a
+	// stream follow one another. With Host empty the whole header is
+	// random: any host, epoch, CPU (wire.AllCPUs too), sequence number and
+	// interval.
+	Host  string
+	CPU   uint16
+	Seq   uint64
+	Epoch uint64
+
+	// Images, when set, is the small space entries draw from: their image
+	// from Images, event from [0, Events), offset from 4·[0, Offsets),
+	// count from [1, MaxCount], and one in five a PID in 1..3; unknown
+	// samples and drop counters are as small. With Images nil, each batch
+	// draws 1 to 6 keys of RandKey and every entry field over its whole
+	// range (events beyond the four the driver counts, too).
+	Images   []wire.ImageKey
+	Events   int    // default 3
+	Offsets  int    // default 64
+	MaxCount uint64 // default 100
+}
+
+// RandBatch returns a valid, normalized batch drawn from r as o says, with
+// nil rather than empty entries, unknown samples and drops.
+func RandBatch(r *rand.Rand, o Options) *wire.Batch {
+	b := &wire.Batch{Version: wire.Version}
+	if o.Host == "" {
+		// The order of the draws is fixed: the committed fuzz corpora
+		// of package wire were made with it.
+		b.Host = fmt.Sprintf("host-%d.example", r.IntN(1000))
+		b.Epoch = Uint64(r)
+		b.CPU = uint16(r.IntN(5))
+		b.Seq = 1 + Uint64(r)>>1
+		b.Start = Uint64(r) >> 1
+		if r.IntN(8) == 0 {
+			b.CPU = wire.AllCPUs
+		}
+		b.End = b.Start + Uint64(r)>>1
+	} else {
+		b.Host, b.CPU, b.Seq, b.Epoch = o.Host, o.CPU, o.Seq, o.Epoch
+		b.Start, b.End = 1000*o.Seq, 1000*o.Seq+999
+	}
+	lo := min(o.MinEntries, o.MaxEntries)
+	if o.Images == nil {
+		wideEntries(r, b, lo, o.MaxEntries)
+	} else {
+		narrowEntries(r, b, lo, o)
+	}
+	b.Normalize()
+	if len(b.Entries) == 0 {
+		b.Entries = nil
+	}
+	if len(b.Unknown) == 0 {
+		b.Unknown = nil
+	}
+	if len(b.Drops) == 0 {
+		b.Drops = nil
+	}
+	return b
+}
+
+// wideEntries draws entries, unknown samples and drops over the whole range
+// the format carries, for codec tests.
+func wideEntries(r *rand.Rand, b *wire.Batch, lo, hi int) {
+	keys := make([]wire.ImageKey, 1+r.IntN(6))
+	for i := range keys {
+		keys[i] = RandKey(r)
+	}
+	for range lo + r.IntN(hi-lo+1) {
+		e := wire.Entry{Image: keys[r.IntN(len(keys))], Event: uint8(r.IntN(4)), Offset: Uint64(r) >> 2, Count: 1 + Uint64(r)>>24}
+		if r.IntN(4) == 0 {
+			e.PID = uint32(Uint64(r))
+		}
+		if r.IntN(16) == 0 {
+			e.Event = uint8(r.Uint32())
+		}
+		b.Entries = append(b.Entries, e)
+	}
+	for range r.IntN(hi/8 + 2) {
+		b.Unknown = append(b.Unknown, wire.UnknownEntry{PID: uint32(r.IntN(70000)), PC: Uint64(r), Event: uint8(r.IntN(3)), Count: 1 + Uint64(r)>>24})
+	}
+	if r.IntN(2) == 0 {
+		b.Drops = map[string]uint64{}
+		for range 1 + r.IntN(4) {
+			b.Drops[fmt.Sprintf("driver.drop_%d", r.IntN(10))] = Uint64(r) >> 8
+		}
+	}
+}
+
+// narrowEntries draws entries over o's small space, and unknown samples and
+// drop counters over a space as small, so that batches collide.
+func narrowEntries(r *rand.Rand, b *wire.Batch, lo int, o Options) {
+	events, offsets, maxCount := o.Events, o.Offsets, o.MaxCount
+	if events <= 0 {
+		events = 3
+	}
+	if offsets <= 0 {
+		offsets = 64
+	}
+	if maxCount == 0 {
+		maxCount = 100
+	}
+	for range lo + r.IntN(o.MaxEntries-lo+1) {
+		e := wire.Entry{Image: o.Images[r.IntN(len(o.Images))], Event: uint8(r.IntN(events)),
+			Offset: 4 * uint64(r.IntN(offsets)), Count: 1 + r.Uint64N(maxCount)}
+		if r.IntN(5) == 0 {
+			e.PID = uint32(1 + r.IntN(3))
+		}
+		b.Entries = append(b.Entries, e)
+	}
+	for range r.IntN(3) {
+		b.Unknown = append(b.Unknown, wire.UnknownEntry{PID: uint32(r.IntN(4)), PC: 4 * uint64(r.IntN(8)),
+			Event: uint8(r.IntN(events)), Count: 1 + uint64(r.IntN(10))})
+	}
+	if r.IntN(3) == 0 {
+		// Zero counts too: Normalize drops them, and stores must agree.
+		b.Drops = map[string]uint64{"driver.overflow_full": uint64(r.IntN(5)), "daemon.unmapped": uint64(r.IntN(2))}
+	}
+}
+
+// RandRecord returns a valid image record of a random key with up to
+// maxSyms symbols, every field over its whole range.
+func RandRecord(r *rand.Rand, maxSyms int) *wire.ImageRecord {
+	rec := &wire.ImageRecord{
+		Version:   wire.Version,
+		Key:       RandKey(r),
+		Path:      fmt.Sprintf("/usr/lib/lib%d.so", r.IntN(100)),
+		Size:      Uint64(r),
+		TextStart: Uint64(r) >> 1,
+	}
+	rec.TextEnd = rec.TextStart + Uint64(r)>>1
+	for i := range r.IntN(maxSyms + 1) {
+		rec.Symbols = append(rec.Symbols, wire.Symbol{Name: fmt.Sprintf("proc_%d_%d", i, r.IntN(1e6)), Addr: Uint64(r), Size: Uint64(r) >> 40})
+	}
+	return rec
+}
+
+// BatchEqual reports whether a and b are the same batch, taking nil and
+// empty entries, unknown samples and drops as equal (the encoding does not
+// tell them apart).
+func BatchEqual(a, b *wire.Batch) bool {
+	if len(a.Entries) != len(b.Entries) || len(a.Unknown) != len(b.Unknown) || len(a.Drops) != len(b.Drops) {
+		return false
+	}
+	if len(a.Entries) > 0 && !reflect.DeepEqual(a.Entries, b.Entries) ||
+		len(a.Unknown) > 0 && !reflect.DeepEqual(a.Unknown, b.Unknown) ||
+		len(a.Drops) > 0 && !reflect.DeepEqual(a.Drops, b.Drops) {
+		return false
+	}
+	x, y := *a, *b
+	x.Entries, x.Unknown, x.Drops = nil, nil, nil
+	y.Entries, y.Unknown, y.Drops = nil, nil, nil
+	return reflect.DeepEqual(x, y)
+}
+
+// RecordEqual reports whether a and b are the same image record, taking
+// nil and empty symbol lists as equal.
+func RecordEqual(a, b *wire.ImageRecord) bool {
+	if len(a.Symbols) == 0 && len(b.Symbols) == 0 {
+		x, y := *a, *b
+		x.Symbols, y.Symbols = nil, nil
+		return reflect.DeepEqual(x, y)
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// Clone returns a deep copy of b, so a test can check that code under test
+// left its input alone.
+func Clone(b *wire.Batch) *wire.Batch {
+	c := *b
+	c.Entries = slices.Clone(b.Entries)
+	c.Unknown = slices.Clone(b.Unknown)
+	c.Drops = maps.Clone(b.Drops)
+	return &c
+}
