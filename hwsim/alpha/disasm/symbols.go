@@ -1,4 +1,4 @@
-package alpha
+package disasm
 
 // objdump's symbol table rules (binutils objdump.c: remove_useless_symbols,
 // compare_symbols, find_symbol_for_address): which symbols label a block of
@@ -15,40 +15,40 @@ import (
 
 // Symbol flags, after BFD's: the ones objdump's symbol ordering looks at.
 const (
-	disSymLocal uint8 = 1 << iota
-	disSymGlobal
-	disSymFunction
-	disSymObject
-	disSymDebugging // file and section symbols
-	disSymFile
+	symLocal uint8 = 1 << iota
+	symGlobal
+	symFunction
+	symObject
+	symDebugging // file and section symbols
+	symFile
 )
 
-// disSymAbs is the section index given to absolute symbols and symbols in
+// symAbs is the section index given to absolute symbols and symbols in
 // sections BFD does not know; it sorts after every real section, as BFD's
 // static *ABS* section sorts after the heap-allocated ones.
-const disSymAbs = 1 << 30
+const symAbs = 1 << 30
 
-// disSym is one symbol objdump keeps for disassembly.
-type disSym struct {
+// symbol is one symbol objdump keeps for disassembly.
+type symbol struct {
 	name  string
 	value uint64
-	sec   int // section header index, or disSymAbs
+	sec   int // section header index, or symAbs
 	flags uint8
 	size  uint64
 }
 
-// disSymtab is objdump's sorted symbol table (objdump.c: sorted_syms).
-type disSymtab struct {
-	syms []disSym
+// symtab is objdump's sorted symbol table (objdump.c: sorted_syms).
+type symtab struct {
+	syms []symbol
 	// hasReloc is BFD's HAS_RELOC (the file has relocation sections):
 	// objdump then prefers symbols of the section being disassembled for
 	// addresses inside it.
 	hasReloc bool
 }
 
-// disReadSymtab reads the symbol table (the dynamic one if there is none)
+// readSymtab reads the symbol table (the dynamic one if there is none)
 // and keeps and orders the symbols as objdump does before disassembling.
-func disReadSymtab(f *elf.File) (*disSymtab, error) {
+func readSymtab(f *elf.File) (*symtab, error) {
 	syms, err := f.Symbols()
 	if errors.Is(err, elf.ErrNoSymbols) || len(syms) == 0 {
 		syms, err = f.DynamicSymbols()
@@ -59,7 +59,7 @@ func disReadSymtab(f *elf.File) (*disSymtab, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read symbols: %w", err)
 	}
-	t := &disSymtab{}
+	t := &symtab{}
 	for _, s := range f.Sections {
 		if s.Type == elf.SHT_RELA || s.Type == elf.SHT_REL {
 			t.hasReloc = true
@@ -67,16 +67,16 @@ func disReadSymtab(f *elf.File) (*disSymtab, error) {
 	}
 	rel := f.Type == elf.ET_REL
 	for _, s := range syms {
-		d := disSym{name: s.Name, value: s.Value, size: s.Size}
+		d := symbol{name: s.Name, value: s.Value, size: s.Size}
 		switch s.Section {
 		case elf.SHN_UNDEF, elf.SHN_COMMON:
 			continue // objdump drops undefined and common symbols
 		case elf.SHN_ABS:
-			d.sec = disSymAbs
+			d.sec = symAbs
 		default:
 			d.sec = int(s.Section)
 			if s.Section >= elf.SHN_LORESERVE || d.sec >= len(f.Sections) {
-				d.sec = disSymAbs
+				d.sec = symAbs
 			} else if rel {
 				// A relocatable file's symbol values are section offsets.
 				d.value += f.Sections[d.sec].Addr
@@ -84,85 +84,85 @@ func disReadSymtab(f *elf.File) (*disSymtab, error) {
 		}
 		switch elf.ST_BIND(s.Info) {
 		case elf.STB_LOCAL:
-			d.flags |= disSymLocal
+			d.flags |= symLocal
 		case elf.STB_GLOBAL:
-			d.flags |= disSymGlobal
+			d.flags |= symGlobal
 		}
 		switch elf.ST_TYPE(s.Info) {
 		case elf.STT_FUNC:
-			d.flags |= disSymFunction
+			d.flags |= symFunction
 		case elf.STT_OBJECT, elf.STT_COMMON:
-			d.flags |= disSymObject
+			d.flags |= symObject
 		case elf.STT_FILE:
-			d.flags |= disSymFile | disSymDebugging
+			d.flags |= symFile | symDebugging
 		case elf.STT_SECTION:
 			// BFD names a section symbol after its section, and objdump
 			// keeps only those of .plt, .got and .plt.got.
-			d.flags |= disSymDebugging
-			if d.name == "" && d.sec != disSymAbs {
+			d.flags |= symDebugging
+			if d.name == "" && d.sec != symAbs {
 				d.name = f.Sections[d.sec].Name
 			}
 			if d.name != ".plt" && d.name != ".got" && d.name != ".plt.got" {
 				continue
 			}
 		}
-		if d.name == "" || d.flags&disSymFile != 0 {
+		if d.name == "" || d.flags&symFile != 0 {
 			continue
 		}
 		t.syms = append(t.syms, d)
 	}
-	sort.Slice(t.syms, func(i, j int) bool { return disCompareSyms(&t.syms[i], &t.syms[j]) < 0 })
+	sort.Slice(t.syms, func(i, j int) bool { return compareSyms(&t.syms[i], &t.syms[j]) < 0 })
 	return t, nil
 }
 
-// disCompareSyms is objdump's compare_symbols: by value; then by section;
+// compareSyms is objdump's compare_symbols: by value; then by section;
 // then real names before gcc2_compiled-style markers and file names;
 // functions, then globals, before the rest; larger sizes first; names
 // starting with '.' last; then by name.
-func disCompareSyms(a, b *disSym) int {
+func compareSyms(a, b *symbol) int {
 	switch {
 	case a.value != b.value:
-		return disCmp(a.value < b.value)
+		return cmpLess(a.value < b.value)
 	case a.sec != b.sec:
-		return disCmp(a.sec < b.sec)
+		return cmpLess(a.sec < b.sec)
 	}
-	if c := disCmpFlag(disCompiledMarker(a.name), disCompiledMarker(b.name)); c != 0 {
+	if c := cmpFlag(isCompiledMarker(a.name), isCompiledMarker(b.name)); c != 0 {
 		return c
 	}
-	if c := disCmpFlag(disFileName(a), disFileName(b)); c != 0 {
+	if c := cmpFlag(isFileName(a), isFileName(b)); c != 0 {
 		return c
 	}
-	if c := disCmpFlag(a.flags&disSymDebugging != 0, b.flags&disSymDebugging != 0); c != 0 {
+	if c := cmpFlag(a.flags&symDebugging != 0, b.flags&symDebugging != 0); c != 0 {
 		return c
 	}
-	if c := disCmpFlag(a.flags&disSymFunction == 0, b.flags&disSymFunction == 0); c != 0 {
+	if c := cmpFlag(a.flags&symFunction == 0, b.flags&symFunction == 0); c != 0 {
 		return c
 	}
-	if c := disCmpFlag(a.flags&disSymLocal != 0, b.flags&disSymLocal != 0); c != 0 {
+	if c := cmpFlag(a.flags&symLocal != 0, b.flags&symLocal != 0); c != 0 {
 		return c
 	}
-	if c := disCmpFlag(a.flags&disSymGlobal == 0, b.flags&disSymGlobal == 0); c != 0 {
+	if c := cmpFlag(a.flags&symGlobal == 0, b.flags&symGlobal == 0); c != 0 {
 		return c
 	}
 	if a.size != b.size {
-		return disCmp(a.size > b.size)
+		return cmpLess(a.size > b.size)
 	}
-	if c := disCmpFlag(strings.HasPrefix(a.name, "."), strings.HasPrefix(b.name, ".")); c != 0 {
+	if c := cmpFlag(strings.HasPrefix(a.name, "."), strings.HasPrefix(b.name, ".")); c != 0 {
 		return c
 	}
 	return strings.Compare(a.name, b.name)
 }
 
-// disCmp returns -1 if less, else 1.
-func disCmp(less bool) int {
+// cmpLess returns -1 if less, else 1.
+func cmpLess(less bool) int {
 	if less {
 		return -1
 	}
 	return 1
 }
 
-// disCmpFlag orders false before true.
-func disCmpFlag(a, b bool) int {
+// cmpFlag orders false before true.
+func cmpFlag(a, b bool) int {
 	switch {
 	case a == b:
 		return 0
@@ -172,26 +172,26 @@ func disCmpFlag(a, b bool) int {
 	return -1
 }
 
-func disCompiledMarker(n string) bool {
+func isCompiledMarker(n string) bool {
 	return strings.Contains(n, "gnu_compiled") || strings.Contains(n, "gcc2_compiled")
 }
 
-// disFileName is objdump's guess that a symbol names a file: a file symbol,
+// isFileName is objdump's guess that a symbol names a file: a file symbol,
 // or a name ending in ".o" or ".a".
-func disFileName(s *disSym) bool {
+func isFileName(s *symbol) bool {
 	n := s.name
-	return s.flags&disSymFile != 0 || len(n) >= 2 && n[len(n)-2] == '.' && (n[len(n)-1] == 'o' || n[len(n)-1] == 'a')
+	return s.flags&symFile != 0 || len(n) >= 2 && n[len(n)-2] == '.' && (n[len(n)-1] == 'o' || n[len(n)-1] == 'a')
 }
 
 // symOK is objdump's sym_ok: with wantSection, the symbol must be in sec.
-func (t *disSymtab) symOK(wantSection bool, i int, sec *disSection) bool {
+func (t *symtab) symOK(wantSection bool, i int, sec *section) bool {
 	return !wantSection || t.syms[i].sec == sec.index
 }
 
 // find is objdump's find_symbol_for_address: the index of the symbol that
 // names vma while disassembling sec, or -1. requireSec restricts the choice
 // to symbols of sec.
-func (t *disSymtab) find(vma uint64, sec *disSection, requireSec bool) int {
+func (t *symtab) find(vma uint64, sec *section, requireSec bool) int {
 	n := len(t.syms)
 	if n < 1 {
 		return -1
@@ -252,13 +252,13 @@ func (t *disSymtab) find(vma uint64, sec *disSection, requireSec bool) int {
 	return place
 }
 
-// disSecSymbolizer names branch targets while disassembling one section.
-type disSecSymbolizer struct {
-	t   *disSymtab
-	sec *disSection
+// secSymbolizer names branch targets while disassembling one section.
+type secSymbolizer struct {
+	t   *symtab
+	sec *section
 }
 
-func (s disSecSymbolizer) SymbolFor(addr uint64) (string, uint64, bool) {
+func (s secSymbolizer) SymbolFor(addr uint64) (string, uint64, bool) {
 	if i := s.t.find(addr, s.sec, false); i >= 0 {
 		return s.t.syms[i].name, addr - s.t.syms[i].value, true
 	}
