@@ -6,8 +6,9 @@
 //
 // It owns objdump's instruction table (opcodes/alpha-opc.c: which mnemonic,
 // pseudo-instruction and operand form a word prints as) and objdump's
-// listing layout, and objdump's choice of the symbol that names an address
-// (symbols.go). From package
+// listing layout. Which symbol names an address is not its own: that is
+// elfimage's objdump-compatible chooser (elfimage.ObjdumpSymbols), shared
+// with the Image.SymbolFor the analysis tools print through. From package
 // alpha it takes only the CPU models and their AMASK extensions, so that
 // Machine.Lacks can tell which instructions a model cannot execute; the
 // simulator's own decoder (alpha.Decode) is separate and does not print.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"dcpi/hwsim/elfimage"
 )
 
 // ErrNotAlpha is returned for an ELF file that is not 64-bit
@@ -79,7 +81,7 @@ func pickSections(f *elf.File, opt Options) ([]*elf.Section, error) {
 }
 
 func printSections(w io.Writer, f *elf.File, secs []*elf.Section, opt Options) error {
-	tab := &symtab{}
+	tab := &elfimage.ObjdumpSymbols{}
 	if !opt.NoSymbols {
 		var err error
 		if tab, err = readSymtab(f); err != nil {
@@ -92,9 +94,10 @@ func printSections(w io.Writer, f *elf.File, secs []*elf.Section, opt Options) e
 		if err != nil {
 			return fmt.Errorf("read section %s: %w", s.Name, err)
 		}
-		sec := section{name: s.Name, index: secIndex(f, s), vma: s.Addr, data: data}
+		sec := section{name: s.Name, vma: s.Addr, data: data,
+			objdump: elfimage.ObjdumpSection{Index: secIndex(f, s), Addr: s.Addr, Size: uint64(len(data))}}
 		fmt.Fprintf(bw, "\nDisassembly of section %s:\n", s.Name)
-		tab.printSection(bw, &sec, opt.PAL)
+		printSection(bw, tab, &sec, opt.PAL)
 	}
 	return bw.Flush()
 }
@@ -146,10 +149,11 @@ func secIndex(f *elf.File, s *elf.Section) int {
 
 // section is the section being disassembled.
 type section struct {
-	name  string
-	index int // section header index
-	vma   uint64
-	data  []byte
+	name string
+	// objdump is the section as the symbol chooser sees it.
+	objdump elfimage.ObjdumpSection
+	vma     uint64
+	data    []byte
 }
 
 // FileHeader returns the banner objdump -d prints before the first

@@ -9,21 +9,23 @@ import (
 	"bufio"
 	"encoding/binary"
 	"strconv"
+
+	"dcpi/hwsim/elfimage"
 )
 
 // printSection is objdump's disassemble_section: blocks of bytes between
 // consecutive symbols, each under its label.
-func (t *symtab) printSection(w *bufio.Writer, sec *section, pal PAL) {
+func printSection(w *bufio.Writer, t *elfimage.ObjdumpSymbols, sec *section, pal PAL) {
 	size := uint64(len(sec.data))
 	var symz Symbolizer
-	if len(t.syms) > 0 {
+	if len(t.Syms) > 0 {
 		symz = secSymbolizer{t, sec}
 	}
 	p := printer{w: w, sec: sec, sym: symz, idx: getIndex(pal)}
 	p.setAddrWidth()
 
 	place := 0
-	sym := t.find(sec.vma, sec, true)
+	sym := t.Find(sec.vma, sec.objdump, true)
 	if sym >= 0 {
 		place = sym
 	}
@@ -35,7 +37,7 @@ func (t *symtab) printSection(w *bufio.Writer, sec *section, pal PAL) {
 		line = appendHex16(line, addr)
 		line = append(line, " <"...)
 		if sym >= 0 {
-			line = appendSymOff(line, t.syms[sym].name, addr-t.syms[sym].value)
+			line = appendSymOff(line, t.Syms[sym].Name, addr-t.Syms[sym].Value)
 		} else {
 			line = appendSymOff(line, sec.name, addr-sec.vma)
 		}
@@ -44,31 +46,30 @@ func (t *symtab) printSection(w *bufio.Writer, sec *section, pal PAL) {
 
 		next := -1
 		switch {
-		case sym >= 0 && t.syms[sym].value > addr:
+		case sym >= 0 && t.Syms[sym].Value > addr:
 			next = sym
 		case sym >= 0:
-			for place < len(t.syms) && !t.validNext(place, sym, sec) {
+			for place < len(t.Syms) && !validNext(t, place, sym, sec) {
 				place++
 			}
-			if place < len(t.syms) {
+			if place < len(t.Syms) {
 				next = place
 			}
 		}
 		stop := size
 		switch {
-		case sym >= 0 && t.syms[sym].value > addr:
-			stop = t.syms[sym].value - sec.vma
+		case sym >= 0 && t.Syms[sym].Value > addr:
+			stop = t.Syms[sym].Value - sec.vma
 		case next >= 0:
-			stop = t.syms[next].value - sec.vma
+			stop = t.Syms[next].Value - sec.vma
 		}
 		if stop > size || stop <= off {
 			stop = size
 		}
 		// A symbol marked as an object (and not a function) is dumped as
 		// data.
-		insns := sym < 0 || t.syms[sym].sec != sec.index || t.syms[sym].value > addr ||
-			t.syms[sym].flags&symObject == 0 && !isCompiledMarker(t.syms[sym].name) ||
-			t.syms[sym].flags&symFunction != 0
+		insns := sym < 0 || t.Syms[sym].Section != sec.objdump.Index || t.Syms[sym].Value > addr ||
+			t.Syms[sym].HoldsCode()
 		p.bytes(off, stop, insns)
 		off = stop
 		sym = next
@@ -76,8 +77,8 @@ func (t *symtab) printSection(w *bufio.Writer, sec *section, pal PAL) {
 }
 
 // validNext is objdump's is_valid_next_sym: a later symbol of this section.
-func (t *symtab) validNext(i, cur int, sec *section) bool {
-	return t.syms[i].sec == sec.index && t.syms[i].value > t.syms[cur].value
+func validNext(t *elfimage.ObjdumpSymbols, i, cur int, sec *section) bool {
+	return t.Syms[i].Section == sec.objdump.Index && t.Syms[i].Value > t.Syms[cur].Value
 }
 
 // printer prints the lines of one section.
