@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"dcpi/hwsim/alpha"
+	"dcpi/hwsim/alpha/disasm"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -213,7 +213,7 @@ func listProcedure(syms *Symbolizer, q ListQuery, events []uint8, r ProfRow) ([]
 			}
 			if w, ok := f.Word(addr); ok {
 				ln.Word = w
-				ln.Insn = alpha.Disasm(w, addr, f.ELF)
+				ln.Insn = disasm.Insn(w, addr, f.ELF)
 			} else {
 				ln.Insn = "(no bytes in the image file)"
 			}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dcpi/hwsim/alpha"
+	"dcpi/hwsim/alpha/disasm"
 	"dcpi/workloads"
 )
 
@@ -46,16 +46,16 @@ FILE is a path, or the name of an embedded workload (` + strings.Join(workloadNa
   dcpi disasm --pal ev5 palcode.o`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opt := alpha.DisasmOptions{Sections: sections, NoSymbols: !symbols}
+			opt := disasm.Options{Sections: sections, NoSymbols: !symbols}
 			switch strings.ToLower(pal) {
 			case "", "none":
-				opt.PAL = alpha.DisasmPALNone
+				opt.PAL = disasm.PALNone
 			case "ev4":
-				opt.PAL = alpha.DisasmPALEV4
+				opt.PAL = disasm.PALEV4
 			case "ev5":
-				opt.PAL = alpha.DisasmPALEV5
+				opt.PAL = disasm.PALEV5
 			case "ev6":
-				opt.PAL = alpha.DisasmPALEV6
+				opt.PAL = disasm.PALEV6
 			default:
 				return fmt.Errorf("--pal %q: want none, ev4, ev5 or ev6", pal)
 			}
@@ -63,7 +63,7 @@ FILE is a path, or the name of an embedded workload (` + strings.Join(workloadNa
 			if err != nil {
 				return err
 			}
-			return alpha.DisassembleFile(cmd.OutOrStdout(), r, name, opt)
+			return disasm.File(cmd.OutOrStdout(), r, name, opt)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&sections, "section", "j", nil, "print only section `NAME` (repeatable; default: every code section)")

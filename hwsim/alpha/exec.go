@@ -67,34 +67,10 @@ func (c *CPU) Run(until uint64) uint64 {
 		}
 		// One comparison on the common path: limit is the earlier of the
 		// budget's end and a deliverable counter interrupt.
-		if at < c.limit(until) {
-			goto execute
-		}
-		if due := c.PMU.nextDeliver; at >= due && due <= until && c.IPL < counterIPL {
-			c.Trap = Trap{Kind: TrapEvent, PC: pc}
-			if tm != nil && tm.Truth != nil && due > tm.last {
-				// The cycles this instruction has waited so far are its,
-				// though it issues only after the interrupt.
-				tm.Truth.wait(pc, due-tm.last)
-			}
+		if at >= c.limit(until) {
+			c.stopBefore(pc, at, until)
 			break
 		}
-		if at > until {
-			// The instruction issues after the budget: the CPU spends the
-			// rest of it stalled, the instruction still at the head of the
-			// issue queue, where the next Run finds it. (Time spent outside
-			// the pipeline, in interrupts or waits, is for the caller to
-			// declare with Timing.Restart.)
-			c.Cycle = max(c.Cycle, until)
-			if tm != nil && until > tm.last {
-				if tm.Truth != nil {
-					tm.Truth.wait(pc, until-tm.last)
-				}
-				tm.last = until
-			}
-			break
-		}
-	execute:
 		start := c.Cycle
 		if tm != nil {
 			start = tm.last
@@ -477,111 +453,21 @@ func (c *CPU) Run(until uint64) uint64 {
 			hi, _ := bits.Mul64(a, b)
 			r[d.Rc&63] = hi
 
-		// Opcode 0x1C extensions.
-		case OpSEXTB:
-			r[d.Rc&63] = uint64(int64(int8(b)))
-		case OpSEXTW:
-			r[d.Rc&63] = uint64(int64(int16(b)))
-		case OpCTPOP:
-			r[d.Rc&63] = uint64(bits.OnesCount64(b))
-		case OpCTLZ:
-			r[d.Rc&63] = uint64(bits.LeadingZeros64(b))
-		case OpCTTZ:
-			r[d.Rc&63] = uint64(bits.TrailingZeros64(b))
-		case OpPERR:
-			r[d.Rc&63] = Perr(a, b)
-		case OpUNPKBW:
-			r[d.Rc&63] = Unpkbw(b)
-		case OpUNPKBL:
-			r[d.Rc&63] = Unpkbl(b)
-		case OpPKWB:
-			r[d.Rc&63] = Pkwb(b)
-		case OpPKLB:
-			r[d.Rc&63] = Pklb(b)
-		case OpMINSB8:
-			r[d.Rc&63] = Minsb8(a, b)
-		case OpMINSW4:
-			r[d.Rc&63] = Minsw4(a, b)
-		case OpMINUB8:
-			r[d.Rc&63] = Minub8(a, b)
-		case OpMINUW4:
-			r[d.Rc&63] = Minuw4(a, b)
-		case OpMAXUB8:
-			r[d.Rc&63] = Maxub8(a, b)
-		case OpMAXUW4:
-			r[d.Rc&63] = Maxuw4(a, b)
-		case OpMAXSB8:
-			r[d.Rc&63] = Maxsb8(a, b)
-		case OpMAXSW4:
-			r[d.Rc&63] = Maxsw4(a, b)
-		case OpFTOIT:
-			r[d.Rc&63] = f[d.Ra&63]
-		case OpFTOIS:
-			r[d.Rc&63] = Ftois(f[d.Ra&63])
+		// Opcode 0x1C extensions (BWX, CIX, MVI, FIX).
+		case OpSEXTB, OpSEXTW, OpCTPOP, OpCTLZ, OpCTTZ, OpPERR, OpUNPKBW, OpUNPKBL,
+			OpPKWB, OpPKLB, OpMINSB8, OpMINSW4, OpMINUB8, OpMINUW4, OpMAXUB8, OpMAXUW4,
+			OpMAXSB8, OpMAXSW4, OpFTOIT, OpFTOIS:
+			c.execExt(d, a, b)
 
-		// Floating point. Fa and Fb come from the FP file.
-		case OpITOFT:
-			f[d.Rc&63] = a
-		case OpITOFS:
-			f[d.Rc&63] = Itofs(a)
-		case OpITOFF:
-			f[d.Rc&63] = LdfToReg(uint32(a))
-		case OpSQRTS:
-			f[d.Rc&63] = SqrtS(f[d.Rb&63], c.rounding(d), &c.FPCR)
-		case OpSQRTT:
-			f[d.Rc&63] = SqrtT(f[d.Rb&63], c.rounding(d), &c.FPCR)
-		case OpADDS:
-			f[d.Rc&63] = AddS(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
-		case OpSUBS:
-			f[d.Rc&63] = SubS(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
-		case OpMULS:
-			f[d.Rc&63] = MulS(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
-		case OpDIVS:
-			f[d.Rc&63] = DivS(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
-		case OpADDT:
-			f[d.Rc&63] = AddT(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
-		case OpSUBT:
-			f[d.Rc&63] = SubT(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
-		case OpMULT:
-			f[d.Rc&63] = MulT(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
-		case OpDIVT:
-			f[d.Rc&63] = DivT(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
-		case OpCMPTUN:
-			f[d.Rc&63] = CmpTUn(f[d.Ra&63], f[d.Rb&63], &c.FPCR)
-		case OpCMPTEQ:
-			f[d.Rc&63] = CmpTEq(f[d.Ra&63], f[d.Rb&63], &c.FPCR)
-		case OpCMPTLT:
-			f[d.Rc&63] = CmpTLt(f[d.Ra&63], f[d.Rb&63], &c.FPCR)
-		case OpCMPTLE:
-			f[d.Rc&63] = CmpTLe(f[d.Ra&63], f[d.Rb&63], &c.FPCR)
-		case OpCVTTS:
-			f[d.Rc&63] = CvtTS(f[d.Rb&63], c.rounding(d), &c.FPCR)
-		case OpCVTST:
-			f[d.Rc&63] = CvtST(f[d.Rb&63], &c.FPCR)
-		case OpCVTTQ:
-			f[d.Rc&63] = CvtTQ(f[d.Rb&63], c.rounding(d), &c.FPCR)
-		case OpCVTQS:
-			f[d.Rc&63] = CvtQS(f[d.Rb&63], c.rounding(d), &c.FPCR)
-		case OpCVTQT:
-			f[d.Rc&63] = CvtQT(f[d.Rb&63], c.rounding(d), &c.FPCR)
-		case OpCVTLQ:
-			f[d.Rc&63] = CvtLQ(f[d.Rb&63])
-		case OpCVTQL:
-			f[d.Rc&63] = CvtQL(f[d.Rb&63])
-		case OpCPYS:
-			f[d.Rc&63] = Cpys(f[d.Ra&63], f[d.Rb&63])
-		case OpCPYSN:
-			f[d.Rc&63] = Cpysn(f[d.Ra&63], f[d.Rb&63])
-		case OpCPYSE:
-			f[d.Rc&63] = Cpyse(f[d.Ra&63], f[d.Rb&63])
-		case OpMTFPCR:
-			c.FPCR = FPCR(f[d.Ra&63])
-		case OpMFFPCR:
-			f[d.Ra&63] = uint64(c.FPCR)
-		case OpFCMOVEQ, OpFCMOVNE, OpFCMOVLT, OpFCMOVGE, OpFCMOVLE, OpFCMOVGT:
-			if fpCond(d.Op, f[d.Ra&63]) {
-				f[d.Rc&63] = f[d.Rb&63]
-			}
+		// FP operates and the 0x1C extensions have methods of their own, so
+		// that this switch reads as the integer and memory instructions
+		// that dominate; each pays one call.
+		case OpITOFT, OpITOFS, OpITOFF, OpSQRTS, OpSQRTT, OpADDS, OpSUBS, OpMULS,
+			OpDIVS, OpADDT, OpSUBT, OpMULT, OpDIVT, OpCMPTUN, OpCMPTEQ, OpCMPTLT,
+			OpCMPTLE, OpCVTTS, OpCVTST, OpCVTTQ, OpCVTQS, OpCVTQT, OpCVTLQ, OpCVTQL,
+			OpCPYS, OpCPYSN, OpCPYSE, OpMTFPCR, OpMFFPCR, OpFCMOVEQ, OpFCMOVNE, OpFCMOVLT,
+			OpFCMOVGE, OpFCMOVLE, OpFCMOVGT:
+			c.execFloat(d, a)
 
 		// Barriers, hints and counters: no functional effect here.
 		case OpTRAPB, OpEXCB, OpMB, OpWMB, OpFETCH, OpECB, OpWH64:
@@ -626,6 +512,154 @@ func (c *CPU) Run(until uint64) uint64 {
 		c.PC = c.Trap.PC
 	}
 	return done
+}
+
+// execFloat executes the FP operate instructions (opcodes 0x14, 0x16,
+// 0x17): a is the integer register Ra, for ITOFx; Fa and Fb come from the
+// FP file.
+func (c *CPU) execFloat(d *Decoded, a uint64) {
+	f := &c.F
+	switch d.Op {
+	case OpITOFT:
+		f[d.Rc&63] = a
+	case OpITOFS:
+		f[d.Rc&63] = Itofs(a)
+	case OpITOFF:
+		f[d.Rc&63] = LdfToReg(uint32(a))
+	case OpSQRTS:
+		f[d.Rc&63] = SqrtS(f[d.Rb&63], c.rounding(d), &c.FPCR)
+	case OpSQRTT:
+		f[d.Rc&63] = SqrtT(f[d.Rb&63], c.rounding(d), &c.FPCR)
+	case OpADDS:
+		f[d.Rc&63] = AddS(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
+	case OpSUBS:
+		f[d.Rc&63] = SubS(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
+	case OpMULS:
+		f[d.Rc&63] = MulS(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
+	case OpDIVS:
+		f[d.Rc&63] = DivS(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
+	case OpADDT:
+		f[d.Rc&63] = AddT(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
+	case OpSUBT:
+		f[d.Rc&63] = SubT(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
+	case OpMULT:
+		f[d.Rc&63] = MulT(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
+	case OpDIVT:
+		f[d.Rc&63] = DivT(f[d.Ra&63], f[d.Rb&63], c.rounding(d), &c.FPCR)
+	case OpCMPTUN:
+		f[d.Rc&63] = CmpTUn(f[d.Ra&63], f[d.Rb&63], &c.FPCR)
+	case OpCMPTEQ:
+		f[d.Rc&63] = CmpTEq(f[d.Ra&63], f[d.Rb&63], &c.FPCR)
+	case OpCMPTLT:
+		f[d.Rc&63] = CmpTLt(f[d.Ra&63], f[d.Rb&63], &c.FPCR)
+	case OpCMPTLE:
+		f[d.Rc&63] = CmpTLe(f[d.Ra&63], f[d.Rb&63], &c.FPCR)
+	case OpCVTTS:
+		f[d.Rc&63] = CvtTS(f[d.Rb&63], c.rounding(d), &c.FPCR)
+	case OpCVTST:
+		f[d.Rc&63] = CvtST(f[d.Rb&63], &c.FPCR)
+	case OpCVTTQ:
+		f[d.Rc&63] = CvtTQ(f[d.Rb&63], c.rounding(d), &c.FPCR)
+	case OpCVTQS:
+		f[d.Rc&63] = CvtQS(f[d.Rb&63], c.rounding(d), &c.FPCR)
+	case OpCVTQT:
+		f[d.Rc&63] = CvtQT(f[d.Rb&63], c.rounding(d), &c.FPCR)
+	case OpCVTLQ:
+		f[d.Rc&63] = CvtLQ(f[d.Rb&63])
+	case OpCVTQL:
+		f[d.Rc&63] = CvtQL(f[d.Rb&63])
+	case OpCPYS:
+		f[d.Rc&63] = Cpys(f[d.Ra&63], f[d.Rb&63])
+	case OpCPYSN:
+		f[d.Rc&63] = Cpysn(f[d.Ra&63], f[d.Rb&63])
+	case OpCPYSE:
+		f[d.Rc&63] = Cpyse(f[d.Ra&63], f[d.Rb&63])
+	case OpMTFPCR:
+		c.FPCR = FPCR(f[d.Ra&63])
+	case OpMFFPCR:
+		f[d.Ra&63] = uint64(c.FPCR)
+	case OpFCMOVEQ, OpFCMOVNE, OpFCMOVLT, OpFCMOVGE, OpFCMOVLE, OpFCMOVGT:
+		if fpCond(d.Op, f[d.Ra&63]) {
+			f[d.Rc&63] = f[d.Rb&63]
+		}
+	}
+}
+
+// execExt executes the opcode 0x1C extensions: sign extension (BWX),
+// counts (CIX), multimedia (MVI) and FP-to-integer moves (FIX). b is
+// operand b, the register Rb or the literal.
+func (c *CPU) execExt(d *Decoded, a, b uint64) {
+	r, f := &c.R, &c.F
+	switch d.Op {
+	case OpSEXTB:
+		r[d.Rc&63] = uint64(int64(int8(b)))
+	case OpSEXTW:
+		r[d.Rc&63] = uint64(int64(int16(b)))
+	case OpCTPOP:
+		r[d.Rc&63] = uint64(bits.OnesCount64(b))
+	case OpCTLZ:
+		r[d.Rc&63] = uint64(bits.LeadingZeros64(b))
+	case OpCTTZ:
+		r[d.Rc&63] = uint64(bits.TrailingZeros64(b))
+	case OpPERR:
+		r[d.Rc&63] = Perr(a, b)
+	case OpUNPKBW:
+		r[d.Rc&63] = Unpkbw(b)
+	case OpUNPKBL:
+		r[d.Rc&63] = Unpkbl(b)
+	case OpPKWB:
+		r[d.Rc&63] = Pkwb(b)
+	case OpPKLB:
+		r[d.Rc&63] = Pklb(b)
+	case OpMINSB8:
+		r[d.Rc&63] = Minsb8(a, b)
+	case OpMINSW4:
+		r[d.Rc&63] = Minsw4(a, b)
+	case OpMINUB8:
+		r[d.Rc&63] = Minub8(a, b)
+	case OpMINUW4:
+		r[d.Rc&63] = Minuw4(a, b)
+	case OpMAXUB8:
+		r[d.Rc&63] = Maxub8(a, b)
+	case OpMAXUW4:
+		r[d.Rc&63] = Maxuw4(a, b)
+	case OpMAXSB8:
+		r[d.Rc&63] = Maxsb8(a, b)
+	case OpMAXSW4:
+		r[d.Rc&63] = Maxsw4(a, b)
+	case OpFTOIT:
+		r[d.Rc&63] = f[d.Ra&63]
+	case OpFTOIS:
+		r[d.Rc&63] = Ftois(f[d.Ra&63])
+	}
+}
+
+// stopBefore stops Run before the instruction at pc, which would issue at
+// cycle at, no earlier than limit(until): a counter interrupt is due
+// (TrapEvent), or the instruction issues after the budget.
+func (c *CPU) stopBefore(pc, at, until uint64) {
+	tm := c.Timing
+	if due := c.PMU.nextDeliver; at >= due && due <= until && c.IPL < counterIPL {
+		c.Trap = Trap{Kind: TrapEvent, PC: pc}
+		if tm != nil && tm.Truth != nil && due > tm.last {
+			// The cycles this instruction has waited so far are its,
+			// though it issues only after the interrupt.
+			tm.Truth.wait(pc, due-tm.last)
+		}
+		return
+	}
+	// The instruction issues after the budget: the CPU spends the rest of
+	// it stalled, the instruction still at the head of the issue queue,
+	// where the next Run finds it. (Time spent outside the pipeline, in
+	// interrupts or waits, is for the caller to declare with
+	// Timing.Restart.)
+	c.Cycle = max(c.Cycle, until)
+	if tm != nil && until > tm.last {
+		if tm.Truth != nil {
+			tm.Truth.wait(pc, until-tm.last)
+		}
+		tm.last = until
+	}
 }
 
 // limit returns the first cycle at which an instruction may not simply

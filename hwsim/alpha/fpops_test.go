@@ -25,17 +25,14 @@ import (
 // them when the cross compiler and qemu-alpha are installed and diffs (or,
 // with -update or -update-ops, rewrites) the golden file.
 
-var updateOps = flag.Bool("update-ops", false, "rewrite testdata/ops/vectors.txt.gz from qemu-alpha")
+var (
+	updateOps = flag.Bool("update-ops", false, "rewrite testdata/ops/vectors.txt.gz from qemu-alpha")
+	// update is the repository's usual name for rewriting goldens; the
+	// package's only goldens are the op vectors.
+	update = flag.Bool("update", false, "same as -update-ops")
+)
 
-// updatingOps honours the package's shared -update flag (defined by the
-// disassembler's tests) as well as -update-ops.
-func updatingOps() bool {
-	if *updateOps {
-		return true
-	}
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
+func updatingOps() bool { return *updateOps || *update }
 
 const vectorsPath = "testdata/ops/vectors.txt.gz"
 

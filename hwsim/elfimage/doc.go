@@ -2,7 +2,9 @@
 // Image: the loadable segments, entry point and program-header facts the
 // simulator's loader needs, the content identity (build ID or SHA-256) and
 // symbols the profiler's daemon and analysis tools attribute samples with, and
-// the .text bounds a disassembler walks. It also builds the initial process
+// the .text bounds a disassembler walks. objdump's choice of the symbol that
+// names an address (ObjdumpSymbols) is here too, the one implementation
+// both SymbolFor and the disassembler (hwsim/alpha/disasm) use. It also builds the initial process
 // stack (argc, argv, envp, auxv) that Linux/Alpha gives a new program.
 //
 // It owns only the decoding of outside input into plain values: it is pure,

@@ -1,12 +1,9 @@
 package elfimage
 
 import (
-	"cmp"
 	"debug/elf"
 	"encoding/binary"
-	"slices"
 	"sort"
-	"strings"
 )
 
 // symIndex holds what Lookup and SymbolFor search. Parse builds it once.
@@ -18,8 +15,11 @@ type symIndex struct {
 	class  []uint8  // classSized, classAnchor or classLabel
 	maxEnd []uint64 // maxEnd[i] = max(end[0..i]), to stop backward scans early
 
-	// Every symbol objdump would print, for SymbolFor.
-	dis []disSym
+	// Every symbol objdump would print, for SymbolFor, and what each of
+	// the symbol table's entries is as a Symbol (Name "" for none:
+	// sections, files), for SymbolNamed.
+	objdump *ObjdumpSymbols
+	named   []Symbol
 	// Allocated sections, to find "the section of an address".
 	secs []secRange
 }
@@ -36,13 +36,6 @@ const (
 	classLabel
 )
 
-type disSym struct {
-	sym     Symbol
-	sec     int  // section header index; -1 for SHN_ABS
-	file    bool // name looks like a file name (objdump sorts these late)
-	section bool // a section symbol (only .plt* and .got* are kept)
-}
-
 type secRange struct {
 	idx        int
 	start, end uint64
@@ -54,8 +47,9 @@ const shfTLS = 0x400
 // index. A file without a symbol table (stripped) gets an empty index.
 func (p *parser) symbols() error {
 	im := p.im
-	var dis []disSym
-	var keep []disSym
+	var entries []SymtabEntry // for objdump's table
+	var named []Symbol        // parallel to entries
+	code := map[int]bool{}    // entries that are code symbols, for Lookup
 	for si := 1; si < len(p.sections); si++ {
 		st := &p.sections[si]
 		if st.Type != shtSymtab {
@@ -91,6 +85,7 @@ func (p *parser) symbols() error {
 			}
 			typ, bind := info&0xf, info>>4
 			sec := int(shndx)
+			entry := SymtabEntry{Name: name, Info: info, Shndx: shndx, Value: value, Size: size}
 			switch {
 			case shndx == shnUndef || shndx == shnCommon:
 				continue
@@ -99,7 +94,10 @@ func (p *parser) symbols() error {
 			case shndx == shnXindex:
 				return p.errf(ErrUnsupported, "symbol %d (%s): extended section index (SHN_XINDEX)", i, name)
 			case shndx >= shnLoRes:
-				continue // processor- or OS-specific index: not an address in this image
+				// A processor- or OS-specific index: not an address in this
+				// image, but objdump counts it as absolute.
+				entries, named = append(entries, entry), append(named, Symbol{})
+				continue
 			case sec >= len(p.sections):
 				return p.errf(ErrMalformed, "symbol %d (%s): section index %d out of range (%d sections)", i, name, shndx, len(p.sections))
 			}
@@ -118,44 +116,42 @@ func (p *parser) symbols() error {
 				kind = SymIFunc
 			case sttTLS:
 				kind = SymTLS // an offset in the TLS block; objdump still uses it
-			case sttSection:
-				// objdump drops section symbols except those of .plt* and
-				// .got* sections, which it names after the section.
-				if sec > 0 && (strings.HasPrefix(p.sections[sec].Name, ".plt") || strings.HasPrefix(p.sections[sec].Name, ".got")) {
-					dis = append(dis, disSym{sym: Symbol{Name: p.sections[sec].Name, Addr: value, Kind: SymNoType}, sec: sec, section: true})
-				}
-				continue
 			default:
-				continue // STT_FILE, STT_COMMON: objdump drops these too
+				// Section symbols (objdump keeps those of .plt* and .got*
+				// sections), STT_FILE, STT_COMMON: objdump's, not Symbols.
+				entries, named = append(entries, entry), append(named, Symbol{})
+				continue
 			}
-			d := disSym{
-				sym: Symbol{Name: name, Addr: value, Size: size, Kind: kind,
-					Global: bind != stbLocal, Weak: bind == stbWeak},
-				sec: sec,
-			}
-			dis = append(dis, d)
+			entries = append(entries, entry)
+			named = append(named, Symbol{Name: name, Addr: value, Size: size, Kind: kind,
+				Global: bind != stbLocal, Weak: bind == stbWeak})
 			if sec < 0 || kind == SymTLS {
 				continue
 			}
 			s := &p.sections[sec]
-			code := (kind == SymFunc || kind == SymIFunc) && s.Flags&shfAlloc != 0 || s.Flags&shfExecInstr != 0
-			if code {
-				keep = append(keep, d)
+			if (kind == SymFunc || kind == SymIFunc) && s.Flags&shfAlloc != 0 || s.Flags&shfExecInstr != 0 {
+				code[len(entries)-1] = true
 			}
 		}
 		break // only one SHT_SYMTAB is allowed; use the first
 	}
-	for i := range dis {
-		dis[i].file = isFileSymbol(dis[i].sym.Name)
+	secs := make([]Section, len(p.sections))
+	for i := range p.sections {
+		secs[i] = p.sections[i].Section
 	}
-	slices.SortStableFunc(dis, compareSyms)
-	slices.SortStableFunc(keep, compareSyms)
+	idx := &symIndex{objdump: NewObjdumpSymbols(entries, secs, false), named: named}
+	// Symbols are in objdump's order: by address and, at one address,
+	// the name objdump would print first.
+	var keep []int
+	for _, s := range idx.objdump.Syms {
+		if code[s.Entry] {
+			keep = append(keep, s.Entry)
+		}
+	}
 	im.Symbols = make([]Symbol, len(keep))
-	for i := range keep {
-		im.Symbols[i] = keep[i].sym
+	for i, e := range keep {
+		im.Symbols[i] = named[e]
 	}
-
-	idx := &symIndex{dis: dis}
 	for i := 1; i < len(p.sections); i++ {
 		s := &p.sections[i]
 		if s.Flags&shfAlloc != 0 && s.Flags&shfTLS == 0 && s.Size > 0 {
@@ -163,80 +159,16 @@ func (p *parser) symbols() error {
 		}
 	}
 	secEnd := make([]uint64, len(keep))
-	for i := range keep {
+	for i, e := range keep {
 		secEnd[i] = ^uint64(0)
-		s := &p.sections[keep[i].sec]
-		if keep[i].sym.Addr >= s.Addr && s.Size > 0 {
+		s := &p.sections[entries[e].Shndx]
+		if named[e].Addr >= s.Addr && s.Size > 0 {
 			secEnd[i] = s.Addr + s.Size
 		}
 	}
 	idx.buildLookup(im.Symbols, secEnd)
 	im.idx = idx
 	return nil
-}
-
-// isFileSymbol is objdump's heuristic for names that are really file names.
-func isFileSymbol(n string) bool {
-	return len(n) > 2 && n[len(n)-2] == '.' && (n[len(n)-1] == 'o' || n[len(n)-1] == 'a')
-}
-
-// compareSyms orders symbols by address and, at one address, best name first,
-// following objdump's compare_symbols (binutils objdump.c): real names before
-// gcc2_compiled-style markers, file names and section symbols; functions
-// before objects before the rest; global before weak before local; larger
-// size first; names starting with '.' last; then by name. (objdump's first
-// tie-break, "in the section being disassembled", depends on the address
-// asked for; SymbolFor applies it at query time.)
-func compareSyms(a, b disSym) int {
-	if c := cmp.Compare(a.sym.Addr, b.sym.Addr); c != 0 {
-		return c
-	}
-	an, bn := a.sym.Name, b.sym.Name
-	if c := cmpBool(isCompiledMarker(an), isCompiledMarker(bn)); c != 0 {
-		return c
-	}
-	if c := cmpBool(a.file, b.file); c != 0 {
-		return c
-	}
-	if c := cmpBool(a.section, b.section); c != 0 {
-		return c
-	}
-	af := a.sym.Kind == SymFunc || a.sym.Kind == SymIFunc
-	bf := b.sym.Kind == SymFunc || b.sym.Kind == SymIFunc
-	if c := cmpBool(!af, !bf); c != 0 {
-		return c
-	}
-	if c := cmpBool(a.sym.Kind != SymObject, b.sym.Kind != SymObject); c != 0 {
-		return c
-	}
-	if c := cmpBool(!a.sym.Global, !b.sym.Global); c != 0 { // local later
-		return c
-	}
-	if c := cmpBool(a.sym.Weak, b.sym.Weak); c != 0 { // BSF_GLOBAL (not weak) first
-		return c
-	}
-	if c := cmp.Compare(b.sym.Size, a.sym.Size); c != 0 { // larger first
-		return c
-	}
-	if c := cmpBool(strings.HasPrefix(an, "."), strings.HasPrefix(bn, ".")); c != 0 {
-		return c
-	}
-	return strings.Compare(an, bn)
-}
-
-// cmpBool orders false before true.
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
-}
-
-func isCompiledMarker(n string) bool {
-	return strings.Contains(n, "gnu_compiled") || strings.Contains(n, "gcc2_compiled")
 }
 
 func lookupClass(s *Symbol) uint8 {
@@ -304,15 +236,15 @@ func (im *Image) index() *symIndex {
 	if im.idx != nil {
 		return im.idx
 	}
-	idx := &symIndex{}
-	for _, s := range im.Symbols {
-		idx.dis = append(idx.dis, disSym{sym: s, sec: -1, file: isFileSymbol(s.Name)})
+	entries := make([]SymtabEntry, len(im.Symbols))
+	for i, s := range im.Symbols {
+		entries[i] = SymtabEntry{Name: s.Name, Info: s.info(), Shndx: shnAbs, Value: s.Addr, Size: s.Size}
 	}
-	slices.SortStableFunc(idx.dis, compareSyms)
-	syms := make([]Symbol, len(idx.dis))
-	secEnd := make([]uint64, len(idx.dis))
-	for i := range idx.dis {
-		syms[i] = idx.dis[i].sym
+	idx := &symIndex{objdump: NewObjdumpSymbols(entries, nil, false), named: im.Symbols}
+	syms := make([]Symbol, len(idx.objdump.Syms))
+	secEnd := make([]uint64, len(syms))
+	for i, s := range idx.objdump.Syms {
+		syms[i] = im.Symbols[s.Entry]
 		secEnd[i] = ^uint64(0)
 	}
 	idx.buildLookup(syms, secEnd)
@@ -355,46 +287,34 @@ func (im *Image) Lookup(addr uint64) (sym Symbol, offset uint64, ok bool) {
 }
 
 // SymbolFor returns the name and offset a disassembler prints for addr, as
-// <name+0xoff>. It follows objdump -d: the nearest symbol at or below addr of
-// any type and section (sizes are ignored; TLS symbols count at their TLS
-// offsets; the .got and .plt section symbols count), preferring, among
-// symbols at that one address, one in the section containing addr, then the
-// order of compareSyms. (objdump prefers the section being disassembled; the
-// two agree for references within a section, such as branch targets.) ok is
-// false if no symbol lies at or below addr, where objdump would print
-// <section+0xoff>.
+// <name+0xoff>, chosen as objdump -d chooses (ObjdumpSymbols.Find) with the
+// section containing addr as the section being disassembled: the nearest
+// symbol at or below addr of any type (sizes are ignored; TLS symbols count
+// at their TLS offsets; the .got and .plt section symbols count),
+// preferring, among symbols at that one address, one in the section
+// containing addr. (objdump prefers the section being disassembled; the two
+// agree for references within a section, such as branch targets.) ok is
+// false where objdump would print an offset below its symbol (<sym-0x..>)
+// or fall back to <section+0xoff>: no symbol lies at or below addr, or the
+// file has relocations and none does in addr's section.
 func (im *Image) SymbolFor(addr uint64) (name string, offset uint64, ok bool) {
-	idx := im.index()
-	dis := idx.dis
-	i := sort.Search(len(dis), func(i int) bool { return dis[i].sym.Addr > addr }) - 1
-	if i < 0 {
+	t := im.index().objdump
+	i := t.Find(addr, im.index().sectionOf(addr), false)
+	if i < 0 || t.Syms[i].Value > addr {
 		return "", 0, false
 	}
-	a := dis[i].sym.Addr
-	first := i
-	for first > 0 && dis[first-1].sym.Addr == a {
-		first--
-	}
-	sec := idx.sectionOf(addr)
-	pick := first
-	for j := first; j <= i; j++ {
-		if dis[j].sec == sec {
-			pick = j
-			break
-		}
-	}
-	return dis[pick].sym.Name, addr - a, true
+	return t.Syms[i].Name, addr - t.Syms[i].Value, true
 }
 
-// sectionOf returns the index of the first allocated, non-TLS section that
-// contains addr, or -2 if none does.
-func (idx *symIndex) sectionOf(addr uint64) int {
+// sectionOf returns the first allocated, non-TLS section that contains
+// addr, or one with a negative Index if none does.
+func (idx *symIndex) sectionOf(addr uint64) ObjdumpSection {
 	for _, s := range idx.secs {
 		if addr >= s.start && addr < s.end {
-			return s.idx
+			return ObjdumpSection{Index: s.idx, Addr: s.start, Size: s.end - s.start}
 		}
 	}
-	return -2
+	return ObjdumpSection{Index: -2}
 }
 
 // SymbolNamed finds a symbol of any kind (function, object, label) by name,
@@ -403,10 +323,32 @@ func (im *Image) SymbolNamed(name string) (Symbol, bool) {
 	if im.idx == nil {
 		return Symbol{}, false
 	}
-	for _, d := range im.idx.dis {
-		if d.sym.Name == name && !d.section {
-			return d.sym, true
+	for _, s := range im.idx.objdump.Syms {
+		if d := im.idx.named[s.Entry]; d.Name == name {
+			return d, true
 		}
 	}
 	return Symbol{}, false
+}
+
+// info returns the st_info an ELF symbol table would hold for s.
+func (s *Symbol) info() uint8 {
+	var typ, bind uint8
+	switch s.Kind {
+	case SymObject:
+		typ = sttObject
+	case SymFunc:
+		typ = sttFunc
+	case SymIFunc:
+		typ = sttIFunc
+	case SymTLS:
+		typ = sttTLS
+	}
+	switch {
+	case s.Weak:
+		bind = stbWeak
+	case s.Global:
+		bind = stbGlob
+	}
+	return bind<<4 | typ
 }

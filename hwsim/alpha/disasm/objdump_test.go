@@ -1,4 +1,4 @@
-package alpha
+package disasm
 
 // Comparisons of whole listings with alpha-linux-gnu-objdump -d, and the
 // golden files that stand in for it where it is not installed.
@@ -19,31 +19,31 @@ import (
 	"testing"
 )
 
-var disUpdate = flag.Bool("update", false, "rewrite the disassembler's golden files under testdata/disasm (after checking them against objdump when it is installed)")
+var update = flag.Bool("update", false, "rewrite the disassembler's golden files under testdata (after checking them against objdump when it is installed)")
 
-const disObjdump = "alpha-linux-gnu-objdump"
+const objdumpCmd = "alpha-linux-gnu-objdump"
 
-// disHaveObjdump reports whether the reference disassembler is installed.
-func disHaveObjdump() bool {
-	_, err := exec.LookPath(disObjdump)
+// haveObjdump reports whether the reference disassembler is installed.
+func haveObjdump() bool {
+	_, err := exec.LookPath(objdumpCmd)
 	return err == nil
 }
 
-// disRunObjdump runs objdump -d with extra arguments on path.
-func disRunObjdump(t testing.TB, path string, args ...string) []byte {
+// runObjdump runs objdump -d with extra arguments on path.
+func runObjdump(t testing.TB, path string, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command(disObjdump, append(append([]string{"-d"}, args...), path)...)
+	cmd := exec.Command(objdumpCmd, append(append([]string{"-d"}, args...), path)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("%s -d %s: %v\n%s", disObjdump, path, err, stderr.Bytes())
+		t.Fatalf("%s -d %s: %v\n%s", objdumpCmd, path, err, stderr.Bytes())
 	}
 	return out
 }
 
-// disOurs disassembles path as objdump -d would print it, banner included.
-func disOurs(t testing.TB, path string, opt DisasmOptions) []byte {
+// ourListing disassembles path as objdump -d would print it, banner included.
+func ourListing(t testing.TB, path string, opt Options) []byte {
 	t.Helper()
 	f, err := elf.Open(path)
 	if err != nil {
@@ -51,16 +51,16 @@ func disOurs(t testing.TB, path string, opt DisasmOptions) []byte {
 	}
 	defer f.Close()
 	var buf bytes.Buffer
-	buf.WriteString(DisasmFileHeader(path))
-	if err := DisassembleELF(&buf, f, opt); err != nil {
-		t.Fatalf("DisassembleELF %s: %v", path, err)
+	buf.WriteString(FileHeader(path))
+	if err := ELF(&buf, f, opt); err != nil {
+		t.Fatalf("ELF %s: %v", path, err)
 	}
 	return buf.Bytes()
 }
 
-// disInsnLine splits an instruction line "   120000150:\t00 00 fe 2f \tunop\t"
+// insnLine splits an instruction line "   120000150:\t00 00 fe 2f \tunop\t"
 // into its address and the rest; ok is false for other lines.
-func disInsnLine(l string) (addr uint64, rest string, ok bool) {
+func insnLine(l string) (addr uint64, rest string, ok bool) {
 	i := strings.IndexByte(l, ':')
 	if i < 0 || i+1 >= len(l) || l[i+1] != '\t' || !strings.HasPrefix(l, " ") {
 		return 0, "", false
@@ -72,17 +72,17 @@ func disInsnLine(l string) (addr uint64, rest string, ok bool) {
 	return a, l[i+2:], true
 }
 
-// disComparison is the outcome of comparing our listing with objdump's.
-type disComparison struct {
+// comparison is the outcome of comparing our listing with objdump's.
+type comparison struct {
 	insns, mismatches int
 	report            strings.Builder
 }
 
-// disCompare compares two listings line by line, counting instruction lines
+// compareListings compares two listings line by line, counting instruction lines
 // (by address, so one missing line does not shift every later one) and
 // reporting the first differences with context.
-func disCompare(want, got []byte, maxReports int) *disComparison {
-	c := &disComparison{}
+func compareListings(want, got []byte, maxReports int) *comparison {
+	c := &comparison{}
 	wl := strings.Split(string(want), "\n")
 	gl := strings.Split(string(got), "\n")
 	// Key instruction lines by section and address: the sections of a
@@ -94,7 +94,7 @@ func disCompare(want, got []byte, maxReports int) *disComparison {
 	ours := make(map[key]string, len(gl))
 	sec := ""
 	for _, l := range gl {
-		if a, rest, ok := disInsnLine(l); ok {
+		if a, rest, ok := insnLine(l); ok {
 			ours[key{sec, a}] = rest
 		} else if strings.HasPrefix(l, "Disassembly of section ") {
 			sec = l
@@ -103,7 +103,7 @@ func disCompare(want, got []byte, maxReports int) *disComparison {
 	reports := 0
 	sec = ""
 	for i, l := range wl {
-		a, rest, ok := disInsnLine(l)
+		a, rest, ok := insnLine(l)
 		if !ok {
 			if strings.HasPrefix(l, "Disassembly of section ") {
 				sec = l
@@ -151,9 +151,9 @@ func disCompare(want, got []byte, maxReports int) *disComparison {
 	return c
 }
 
-// disWorkloadELFs returns the ELF files of workloads/bin.
-func disWorkloadELFs() []string {
-	paths, _ := filepath.Glob("../../workloads/bin/*")
+// workloadELFs returns the ELF files of workloads/bin.
+func workloadELFs() []string {
+	paths, _ := filepath.Glob("../../../workloads/bin/*")
 	var elfs []string
 	for _, p := range paths {
 		if f, err := elf.Open(p); err == nil {
@@ -165,11 +165,11 @@ func disWorkloadELFs() []string {
 	return elfs
 }
 
-// disCompilePrograms compiles a small C program that uses BWX, FIX and CIX
+// compilePrograms compiles a small C program that uses BWX, FIX and CIX
 // candidates (byte and short loads, sqrt, population counts) at -O0..-O3
 // for several CPUs, statically against glibc, and as relocatable objects;
 // nil without the cross compiler.
-func disCompilePrograms(t *testing.T) []string {
+func compilePrograms(t *testing.T) []string {
 	t.Helper()
 	if _, err := exec.LookPath("alpha-linux-gnu-gcc"); err != nil {
 		return nil
@@ -217,14 +217,14 @@ int main(int argc, char **argv) {
 	return out
 }
 
-// disCompareBinaries compares every line of our listing of each binary
+// compareBinaries compares every line of our listing of each binary
 // (all code sections) with objdump -d's.
-func disCompareBinaries(t *testing.T, bins []string) {
+func compareBinaries(t *testing.T, bins []string) {
 	total, bad := 0, 0
 	for _, p := range bins {
-		want := disRunObjdump(t, p)
-		got := disOurs(t, p, DisasmOptions{})
-		c := disCompare(want, got, 5)
+		want := runObjdump(t, p)
+		got := ourListing(t, p, Options{})
+		c := compareListings(want, got, 5)
 		total += c.insns
 		bad += c.mismatches
 		if c.mismatches > 0 {
@@ -240,43 +240,43 @@ func disCompareBinaries(t *testing.T, bins []string) {
 // workload binary with objdump -d's (with compiled stand-ins while
 // workloads/bin is empty).
 func TestDisasmWorkloadsMatchObjdump(t *testing.T) {
-	if !disHaveObjdump() {
-		t.Skip(disObjdump + " not installed")
+	if !haveObjdump() {
+		t.Skip(objdumpCmd + " not installed")
 	}
-	bins := disWorkloadELFs()
+	bins := workloadELFs()
 	if len(bins) == 0 {
-		bins = disCompilePrograms(t)
+		bins = compilePrograms(t)
 	}
 	if len(bins) == 0 {
 		t.Skip("no workload binaries and no cross compiler")
 	}
-	disCompareBinaries(t, bins)
+	compareBinaries(t, bins)
 }
 
 // TestDisasmCompiledMatchObjdump does the same for programs compiled here
-// for the EV5, EV56, EV6 and EV67 (BWX, FIX, CIX, MVI) at every -O level,
+// for the alpha.EV5, alpha.EV56, EV6 and EV67 (BWX, FIX, CIX, MVI) at every -O level,
 // and for relocatable objects.
 func TestDisasmCompiledMatchObjdump(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles 18 programs")
 	}
-	if !disHaveObjdump() {
-		t.Skip(disObjdump + " not installed")
+	if !haveObjdump() {
+		t.Skip(objdumpCmd + " not installed")
 	}
-	bins := disCompilePrograms(t)
+	bins := compilePrograms(t)
 	if len(bins) == 0 {
 		t.Skip("no cross compiler")
 	}
-	disCompareBinaries(t, bins)
+	compareBinaries(t, bins)
 }
 
 // TestDisasmWorkloadGoldens checks, without objdump, that the .text listing
 // of each workload binary has the SHA-256 committed in
-// testdata/disasm/NAME.text.sha256, and that tiny's listing is exactly
+// testdata/NAME.text.sha256, and that tiny's listing is exactly
 // tiny.text.golden. With -update it rewrites them, after checking each
 // listing against objdump -d -j .text when objdump is installed.
 func TestDisasmWorkloadGoldens(t *testing.T) {
-	bins := disWorkloadELFs()
+	bins := workloadELFs()
 	if len(bins) == 0 {
 		t.Skip("no workload binaries")
 	}
@@ -287,20 +287,20 @@ func TestDisasmWorkloadGoldens(t *testing.T) {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		err = DisassembleText(&buf, f)
+		err = Text(&buf, f)
 		f.Close()
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
 		sum := sha256.Sum256(buf.Bytes())
 		hash := hex.EncodeToString(sum[:]) + "  " + name + "\n"
-		hashFile := filepath.Join(disGoldenDir, name+".text.sha256")
-		textFile := filepath.Join(disGoldenDir, name+".text.golden")
-		if *disUpdate {
-			if disHaveObjdump() {
-				want := disRunObjdump(t, p, "-j", ".text")
-				got := append([]byte(DisasmFileHeader(p)), buf.Bytes()...)
-				if c := disCompare(want, got, 5); c.mismatches > 0 {
+		hashFile := filepath.Join(goldenDir, name+".text.sha256")
+		textFile := filepath.Join(goldenDir, name+".text.golden")
+		if *update {
+			if haveObjdump() {
+				want := runObjdump(t, p, "-j", ".text")
+				got := append([]byte(FileHeader(p)), buf.Bytes()...)
+				if c := compareListings(want, got, 5); c.mismatches > 0 {
 					t.Fatalf("%s: not updating, listing differs from objdump:\n%s", p, c.report.String())
 				}
 			}
@@ -316,7 +316,7 @@ func TestDisasmWorkloadGoldens(t *testing.T) {
 		}
 		want, err := os.ReadFile(hashFile)
 		if err != nil {
-			t.Errorf("%s: %v (run go test ./hwsim/alpha -run Disasm -update)", p, err)
+			t.Errorf("%s: %v (run go test ./hwsim/alpha/disasm -update)", p, err)
 			continue
 		}
 		if string(want) != hash {
@@ -329,14 +329,14 @@ func TestDisasmWorkloadGoldens(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(golden, buf.Bytes()) {
-				c := disCompare(golden, buf.Bytes(), 10)
+				c := compareListings(golden, buf.Bytes(), 10)
 				t.Errorf("tiny: listing differs from %s:\n%s", textFile, c.report.String())
 			}
 		}
 	}
 }
 
-const disGoldenDir = "testdata/disasm"
+const goldenDir = "testdata"
 
 // TestDisasmObjects checks our listings of hand-assembled objects against
 // objdump's listings of them (committed, so objdump is not needed):
@@ -348,17 +348,17 @@ const disGoldenDir = "testdata/disasm"
 func TestDisasmObjects(t *testing.T) {
 	for _, name := range []string{"handpicked", "edge"} {
 		obj := name + ".o"
-		golden := filepath.Join(disGoldenDir, name+".objdump")
-		if *disUpdate && disHaveObjdump() {
+		golden := filepath.Join(goldenDir, name+".objdump")
+		if *update && haveObjdump() {
 			if _, err := exec.LookPath("alpha-linux-gnu-as"); err == nil {
 				cmd := exec.Command("alpha-linux-gnu-as", name+".s", "-o", obj)
-				cmd.Dir = disGoldenDir
+				cmd.Dir = goldenDir
 				if b, err := cmd.CombinedOutput(); err != nil {
 					t.Fatalf("assemble %s: %v\n%s", name, err, b)
 				}
 			}
-			cmd := exec.Command(disObjdump, "-d", obj)
-			cmd.Dir = disGoldenDir
+			cmd := exec.Command(objdumpCmd, "-d", obj)
+			cmd.Dir = goldenDir
 			out, err := cmd.Output()
 			if err != nil {
 				t.Fatal(err)
@@ -371,15 +371,15 @@ func TestDisasmObjects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		data, err := os.ReadFile(filepath.Join(disGoldenDir, obj))
+		data, err := os.ReadFile(filepath.Join(goldenDir, obj))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var got bytes.Buffer
-		if err := DisassembleFile(&got, bytes.NewReader(data), obj, DisasmOptions{}); err != nil {
+		if err := File(&got, bytes.NewReader(data), obj, Options{}); err != nil {
 			t.Fatal(err)
 		}
-		if c := disCompare(want, got.Bytes(), 10); c.mismatches > 0 || !bytes.Equal(want, got.Bytes()) {
+		if c := compareListings(want, got.Bytes(), 10); c.mismatches > 0 || !bytes.Equal(want, got.Bytes()) {
 			t.Errorf("%s: %d of %d instructions differ from objdump:\n%s", obj, c.mismatches, c.insns, c.report.String())
 		}
 	}

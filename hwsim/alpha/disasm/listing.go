@@ -1,4 +1,4 @@
-package alpha
+package disasm
 
 // The layout of objdump -d's listing (binutils objdump.c:
 // disassemble_section, disassemble_bytes): label lines, the address and
@@ -9,21 +9,23 @@ import (
 	"bufio"
 	"encoding/binary"
 	"strconv"
+
+	"dcpi/hwsim/elfimage"
 )
 
 // printSection is objdump's disassemble_section: blocks of bytes between
 // consecutive symbols, each under its label.
-func (t *disSymtab) printSection(w *bufio.Writer, sec *disSection, pal DisasmPAL) {
+func printSection(w *bufio.Writer, t *elfimage.ObjdumpSymbols, sec *section, pal PAL) {
 	size := uint64(len(sec.data))
 	var symz Symbolizer
-	if len(t.syms) > 0 {
-		symz = disSecSymbolizer{t, sec}
+	if len(t.Syms) > 0 {
+		symz = secSymbolizer{t, sec}
 	}
-	p := disPrinter{w: w, sec: sec, sym: symz, idx: disGetIndex(pal)}
+	p := printer{w: w, sec: sec, sym: symz, idx: getIndex(pal)}
 	p.setAddrWidth()
 
 	place := 0
-	sym := t.find(sec.vma, sec, true)
+	sym := t.Find(sec.vma, sec.objdump, true)
 	if sym >= 0 {
 		place = sym
 	}
@@ -32,43 +34,42 @@ func (t *disSymtab) printSection(w *bufio.Writer, sec *disSection, pal DisasmPAL
 		addr := sec.vma + off
 		// The label.
 		line = append(line[:0], '\n')
-		line = disAppendHex16(line, addr)
+		line = appendHex16(line, addr)
 		line = append(line, " <"...)
 		if sym >= 0 {
-			line = disAppendSymOff(line, t.syms[sym].name, addr-t.syms[sym].value)
+			line = appendSymOff(line, t.Syms[sym].Name, addr-t.Syms[sym].Value)
 		} else {
-			line = disAppendSymOff(line, sec.name, addr-sec.vma)
+			line = appendSymOff(line, sec.name, addr-sec.vma)
 		}
 		line = append(line, ">:\n"...)
 		w.Write(line)
 
 		next := -1
 		switch {
-		case sym >= 0 && t.syms[sym].value > addr:
+		case sym >= 0 && t.Syms[sym].Value > addr:
 			next = sym
 		case sym >= 0:
-			for place < len(t.syms) && !t.validNext(place, sym, sec) {
+			for place < len(t.Syms) && !validNext(t, place, sym, sec) {
 				place++
 			}
-			if place < len(t.syms) {
+			if place < len(t.Syms) {
 				next = place
 			}
 		}
 		stop := size
 		switch {
-		case sym >= 0 && t.syms[sym].value > addr:
-			stop = t.syms[sym].value - sec.vma
+		case sym >= 0 && t.Syms[sym].Value > addr:
+			stop = t.Syms[sym].Value - sec.vma
 		case next >= 0:
-			stop = t.syms[next].value - sec.vma
+			stop = t.Syms[next].Value - sec.vma
 		}
 		if stop > size || stop <= off {
 			stop = size
 		}
 		// A symbol marked as an object (and not a function) is dumped as
 		// data.
-		insns := sym < 0 || t.syms[sym].sec != sec.index || t.syms[sym].value > addr ||
-			t.syms[sym].flags&disSymObject == 0 && !disCompiledMarker(t.syms[sym].name) ||
-			t.syms[sym].flags&disSymFunction != 0
+		insns := sym < 0 || t.Syms[sym].Section != sec.objdump.Index || t.Syms[sym].Value > addr ||
+			t.Syms[sym].HoldsCode()
 		p.bytes(off, stop, insns)
 		off = stop
 		sym = next
@@ -76,16 +77,16 @@ func (t *disSymtab) printSection(w *bufio.Writer, sec *disSection, pal DisasmPAL
 }
 
 // validNext is objdump's is_valid_next_sym: a later symbol of this section.
-func (t *disSymtab) validNext(i, cur int, sec *disSection) bool {
-	return t.syms[i].sec == sec.index && t.syms[i].value > t.syms[cur].value
+func validNext(t *elfimage.ObjdumpSymbols, i, cur int, sec *section) bool {
+	return t.Syms[i].Section == sec.objdump.Index && t.Syms[i].Value > t.Syms[cur].Value
 }
 
-// disPrinter prints the lines of one section.
-type disPrinter struct {
+// printer prints the lines of one section.
+type printer struct {
 	w         *bufio.Writer
-	sec       *disSection
+	sec       *section
 	sym       Symbolizer
-	idx       *disIndex
+	idx       *index
 	skipChars int // leading address characters objdump leaves out
 	line      []byte
 }
@@ -93,16 +94,16 @@ type disPrinter struct {
 // objdump's defaults: a run of at least 8 zero bytes prints as "...", as
 // does a run of fewer than 3 that ends the block.
 const (
-	disSkipZeroes      = 8
-	disSkipZeroesAtEnd = 3
+	skipZeroes      = 8
+	skipZeroesAtEnd = 3
 )
 
 // setAddrWidth is objdump's skip_addr_chars: drop leading zeros of the
 // section's end address in groups of four, keeping at least one.
-func (p *disPrinter) setAddrWidth() {
+func (p *printer) setAddrWidth() {
 	var buf []byte
 	end := p.sec.vma + uint64(len(p.sec.data))
-	buf = disAppendHex16(buf, end)
+	buf = appendHex16(buf, end)
 	n := 0
 	for n < len(buf) && buf[n] == '0' {
 		n++
@@ -117,14 +118,14 @@ func (p *disPrinter) setAddrWidth() {
 }
 
 // bytes is objdump's disassemble_bytes for [start, stop) of the section.
-func (p *disPrinter) bytes(start, stop uint64, insns bool) {
+func (p *printer) bytes(start, stop uint64, insns bool) {
 	data := p.sec.data
 	for off := start; off < stop; {
 		z := off
 		for z < stop && data[z] == 0 {
 			z++
 		}
-		if n := z - off; n >= disSkipZeroes || z == stop && n < disSkipZeroesAtEnd && n > 0 {
+		if n := z - off; n >= skipZeroes || z == stop && n < skipZeroesAtEnd && n > 0 {
 			if z != stop {
 				n &^= 3
 			}
@@ -152,11 +153,11 @@ func (p *disPrinter) bytes(start, stop uint64, insns bool) {
 		}
 		word := binary.LittleEndian.Uint32(data[off:])
 		for i := uint64(0); i < 4; i++ {
-			l = disAppendByte(l, data[off+i])
+			l = appendByte(l, data[off+i])
 			l = append(l, ' ')
 		}
 		l = append(l, '\t')
-		l = disAppend(l, word, p.sec.vma+off, p.sym, p.idx.lookup(word))
+		l = appendInsn(l, word, p.sec.vma+off, p.sym, p.idx.lookup(word))
 		l = append(l, '\n')
 		p.line = l
 		p.w.Write(l)
@@ -165,9 +166,9 @@ func (p *disPrinter) bytes(start, stop uint64, insns bool) {
 }
 
 // addrColumn appends "   120000150:\t".
-func (p *disPrinter) addrColumn(l []byte, addr uint64) []byte {
+func (p *printer) addrColumn(l []byte, addr uint64) []byte {
 	var buf [16]byte
-	disAppendHex16(buf[:0], addr)
+	appendHex16(buf[:0], addr)
 	s := buf[p.skipChars:]
 	i := 0
 	for i < len(s)-1 && s[i] == '0' { // objdump keeps a last "0"
@@ -180,11 +181,11 @@ func (p *disPrinter) addrColumn(l []byte, addr uint64) []byte {
 
 // dataLine appends objdump's dump of up to 16 bytes of an object in a code
 // section: hex bytes, padding, four spaces, the printable characters.
-func (p *disPrinter) dataLine(l []byte, off, stop uint64) []byte {
+func (p *printer) dataLine(l []byte, off, stop uint64) []byte {
 	n := min(16, stop-off)
 	b := p.sec.data[off : off+n]
 	for _, c := range b {
-		l = disAppendByte(l, c)
+		l = appendByte(l, c)
 		l = append(l, ' ')
 	}
 	for i := n; i < 16; i++ {
@@ -200,16 +201,16 @@ func (p *disPrinter) dataLine(l []byte, off, stop uint64) []byte {
 	return append(l, '\n')
 }
 
-const disHexDigitChars = "0123456789abcdef"
+const hexDigitChars = "0123456789abcdef"
 
-func disAppendByte(l []byte, c byte) []byte {
-	return append(l, disHexDigitChars[c>>4], disHexDigitChars[c&15])
+func appendByte(l []byte, c byte) []byte {
+	return append(l, hexDigitChars[c>>4], hexDigitChars[c&15])
 }
 
-// disAppendHex16 appends v as 16 hex digits.
-func disAppendHex16(l []byte, v uint64) []byte {
+// appendHex16 appends v as 16 hex digits.
+func appendHex16(l []byte, v uint64) []byte {
 	for sh := 60; sh >= 0; sh -= 4 {
-		l = append(l, disHexDigitChars[v>>uint(sh)&15])
+		l = append(l, hexDigitChars[v>>uint(sh)&15])
 	}
 	return l
 }

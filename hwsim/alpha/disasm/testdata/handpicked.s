@@ -1,6 +1,6 @@
 # Hand-picked Alpha instructions: every format, pseudo-op and qualifier
 # family. handpicked.o is this file assembled by alpha-linux-gnu-as, and
-# handpicked.objdump is alpha-linux-gnu-objdump -d of it; disasm_test.go
+# handpicked.objdump is alpha-linux-gnu-objdump -d of it; objdump_test.go
 # regenerates both with -update.
 	.set noreorder
 	.set noat

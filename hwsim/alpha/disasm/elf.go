@@ -1,4 +1,4 @@
-package alpha
+package disasm
 
 import (
 	"bufio"
@@ -6,14 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"dcpi/hwsim/elfimage"
 )
 
-// ErrDisasmNotAlpha is returned for an ELF file that is not 64-bit
+// ErrNotAlpha is returned for an ELF file that is not 64-bit
 // little-endian Alpha.
-var ErrDisasmNotAlpha = errors.New("not an Alpha ELF64 file")
+var ErrNotAlpha = errors.New("not an Alpha ELF64 file")
 
-// DisasmOptions selects what DisassembleELF prints.
-type DisasmOptions struct {
+// Options selects what ELF and File print.
+type Options struct {
 	// Sections to print, in file order; empty means every section with
 	// instructions (SHF_EXECINSTR and contents), as objdump -d does.
 	Sections []string
@@ -21,32 +23,32 @@ type DisasmOptions struct {
 	// section and bare "0x..." branch targets.
 	NoSymbols bool
 	// PAL picks the PALcode-mode mnemonics (objdump -m alpha:evN).
-	PAL DisasmPAL
+	PAL PAL
 }
 
-// DisassembleText prints the .text section of f as alpha-linux-gnu-objdump
+// Text prints the .text section of f as alpha-linux-gnu-objdump
 // -d -j .text prints it, from its "Disassembly of section .text:" line on:
 // a label line at every symbol ("0000000120000150 <main>:"), one line per
 // instruction ("   120000150:\t00 00 fe 2f \tunop\t"), and "\t..." for runs
 // of zero bytes.
-func DisassembleText(w io.Writer, f *elf.File) error {
-	return DisassembleELF(w, f, DisasmOptions{Sections: []string{".text"}})
+func Text(w io.Writer, f *elf.File) error {
+	return ELF(w, f, Options{Sections: []string{".text"}})
 }
 
-// DisassembleELF prints the sections opt selects as objdump -d does (see
-// DisassembleText). The file-format banner objdump prints first is the
+// ELF prints the sections opt selects as objdump -d does (see
+// Text). The file-format banner objdump prints first is the
 // caller's, since only the caller knows the file name.
-func DisassembleELF(w io.Writer, f *elf.File, opt DisasmOptions) error {
-	secs, err := disSections(f, opt)
+func ELF(w io.Writer, f *elf.File, opt Options) error {
+	secs, err := pickSections(f, opt)
 	if err != nil {
 		return err
 	}
-	return disPrint(w, f, secs, opt)
+	return printSections(w, f, secs, opt)
 }
 
-// disSections checks f and picks the sections opt asks for.
-func disSections(f *elf.File, opt DisasmOptions) ([]*elf.Section, error) {
-	if err := disCheckAlpha(f); err != nil {
+// pickSections checks f and picks the sections opt asks for.
+func pickSections(f *elf.File, opt Options) ([]*elf.Section, error) {
+	if err := checkAlpha(f); err != nil {
 		return nil, err
 	}
 	var secs []*elf.Section
@@ -78,11 +80,11 @@ func disSections(f *elf.File, opt DisasmOptions) ([]*elf.Section, error) {
 	return secs, nil
 }
 
-func disPrint(w io.Writer, f *elf.File, secs []*elf.Section, opt DisasmOptions) error {
-	tab := &disSymtab{}
+func printSections(w io.Writer, f *elf.File, secs []*elf.Section, opt Options) error {
+	tab := &elfimage.ObjdumpSymbols{}
 	if !opt.NoSymbols {
 		var err error
-		if tab, err = disReadSymtab(f); err != nil {
+		if tab, err = readSymtab(f); err != nil {
 			return err
 		}
 	}
@@ -92,18 +94,19 @@ func disPrint(w io.Writer, f *elf.File, secs []*elf.Section, opt DisasmOptions) 
 		if err != nil {
 			return fmt.Errorf("read section %s: %w", s.Name, err)
 		}
-		sec := disSection{name: s.Name, index: disSecIndex(f, s), vma: s.Addr, data: data}
+		sec := section{name: s.Name, vma: s.Addr, data: data,
+			objdump: elfimage.ObjdumpSection{Index: secIndex(f, s), Addr: s.Addr, Size: uint64(len(data))}}
 		fmt.Fprintf(bw, "\nDisassembly of section %s:\n", s.Name)
-		tab.printSection(bw, &sec, opt.PAL)
+		printSection(bw, tab, &sec, opt.PAL)
 	}
 	return bw.Flush()
 }
 
-// DisassembleFile prints what objdump -d prints for the ELF file r, from
+// File prints what objdump -d prints for the ELF file r, from
 // the file-format banner on; name is the file name the banner and errors
 // give. A file that is not ELF, not Alpha or malformed gets an error, never
 // a panic.
-func DisassembleFile(w io.Writer, r io.ReaderAt, name string, opt DisasmOptions) (err error) {
+func File(w io.Writer, r io.ReaderAt, name string, opt Options) (err error) {
 	// debug/elf is meant to return errors for malformed input; this guard
 	// keeps a file it still trips over from taking the process down.
 	defer func() {
@@ -115,27 +118,27 @@ func DisassembleFile(w io.Writer, r io.ReaderAt, name string, opt DisasmOptions)
 	if err != nil {
 		return fmt.Errorf("%s: not an ELF file: %w", name, err)
 	}
-	secs, err := disSections(f, opt)
+	secs, err := pickSections(f, opt)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if _, err := io.WriteString(w, DisasmFileHeader(name)); err != nil {
+	if _, err := io.WriteString(w, FileHeader(name)); err != nil {
 		return err
 	}
-	if err := disPrint(w, f, secs, opt); err != nil {
+	if err := printSections(w, f, secs, opt); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }
 
-func disCheckAlpha(f *elf.File) error {
+func checkAlpha(f *elf.File) error {
 	if f.Class != elf.ELFCLASS64 || f.Data != elf.ELFDATA2LSB || f.Machine != elf.EM_ALPHA {
-		return fmt.Errorf("%w (class %v, data %v, machine %v)", ErrDisasmNotAlpha, f.Class, f.Data, f.Machine)
+		return fmt.Errorf("%w (class %v, data %v, machine %v)", ErrNotAlpha, f.Class, f.Data, f.Machine)
 	}
 	return nil
 }
 
-func disSecIndex(f *elf.File, s *elf.Section) int {
+func secIndex(f *elf.File, s *elf.Section) int {
 	for i, t := range f.Sections {
 		if t == s {
 			return i
@@ -144,17 +147,18 @@ func disSecIndex(f *elf.File, s *elf.Section) int {
 	return -1
 }
 
-// disSection is the section being disassembled.
-type disSection struct {
-	name  string
-	index int // section header index
-	vma   uint64
-	data  []byte
+// section is the section being disassembled.
+type section struct {
+	name string
+	// objdump is the section as the symbol chooser sees it.
+	objdump elfimage.ObjdumpSection
+	vma     uint64
+	data    []byte
 }
 
-// DisasmFileHeader returns the banner objdump -d prints before the first
+// FileHeader returns the banner objdump -d prints before the first
 // section of a file: a blank line, "NAME:     file format elf64-alpha" and
 // another blank line.
-func DisasmFileHeader(name string) string {
+func FileHeader(name string) string {
 	return "\n" + name + ":     file format elf64-alpha\n\n"
 }

@@ -1,4 +1,4 @@
-package alpha
+package disasm
 
 import (
 	"bytes"
@@ -11,12 +11,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"dcpi/hwsim/alpha"
 )
 
-// disFakeSyms is a Symbolizer with two symbols.
-type disFakeSyms struct{}
+// fakeSyms is a Symbolizer with two symbols.
+type fakeSyms struct{}
 
-func (disFakeSyms) SymbolFor(addr uint64) (string, uint64, bool) {
+func (fakeSyms) SymbolFor(addr uint64) (string, uint64, bool) {
 	switch {
 	case addr >= 0x120000200:
 		return "bar", addr - 0x120000200, true
@@ -87,7 +89,7 @@ func TestDisasmForms(t *testing.T) {
 		{0x64000000, 0, nil, "pal19\t0"},
 		{0x6bfb0000, 0, nil, "jmp\t(t12)"},
 		{0x6b5b4025, 0x1f4, nil, "jsr\tra,(t12),0x28c"},
-		{0x6b5b4000, 0x1200001f8, disFakeSyms{}, "jsr\tra,(t12),1200001fc <foo+0xfc>"},
+		{0x6b5b4000, 0x1200001f8, fakeSyms{}, "jsr\tra,(t12),1200001fc <foo+0xfc>"},
 		{0x6bfa8001, 0, nil, "ret"},
 		{0x6bfa8000, 0, nil, "ret\tzero,(ra),0"},
 		{0x6822c001, 0, nil, "jcr\tt0,(t1),0x1"},
@@ -99,16 +101,16 @@ func TestDisasmForms(t *testing.T) {
 		{0xa4227fff, 0, nil, "ldq\tt0,32767(t1)"},
 		{0xac228000, 0, nil, "ldq_l\tt0,-32768(t1)"},
 		{0xb43f0008, 0, nil, "stq\tt0,8(zero)"},
-		{0xc3ffffff, 0x12000028c, disFakeSyms{}, "br\t12000028c <bar+0x8c>"},
-		{0xc3400012, 0x120000290, disFakeSyms{}, "br\tra,1200002dc <bar+0xdc>"},
-		{0xc3e00000, 0x120000000, disFakeSyms{}, "br\t120000004 <foo-0xfc>"},
+		{0xc3ffffff, 0x12000028c, fakeSyms{}, "br\t12000028c <bar+0x8c>"},
+		{0xc3400012, 0x120000290, fakeSyms{}, "br\tra,1200002dc <bar+0xdc>"},
+		{0xc3e00000, 0x120000000, fakeSyms{}, "br\t120000004 <foo-0xfc>"},
 		{0xc43ffffd, 0x294, nil, "fbeq\t$f1,0x28c"},
 		{0xfc200003, 0x2cc, nil, "bgt\tt0,0x2dc"},
 		{0x04000000, 0, nil, ".long 0x4000000"},
 		{0x5800ffe0, 0, nil, ".long 0x5800ffe0"},
 	} {
-		if got := Disasm(c.word, c.pc, c.sym); got != c.want {
-			t.Errorf("Disasm(%#08x, %#x) = %q, want %q", c.word, c.pc, got, c.want)
+		if got := Insn(c.word, c.pc, c.sym); got != c.want {
+			t.Errorf("Insn(%#08x, %#x) = %q, want %q", c.word, c.pc, got, c.want)
 		}
 	}
 }
@@ -116,34 +118,34 @@ func TestDisasmForms(t *testing.T) {
 func TestDisasmModelLacks(t *testing.T) {
 	for _, c := range []struct {
 		word  uint32
-		model Model
+		model alpha.Model
 		lacks bool
 	}{
-		{0x40220403, EV5, false},  // addq
-		{0x47e10c20, EV5, false},  // amask: base architecture
-		{0x28220000, EV5, true},   // ldbu: BWX
-		{0x28220000, EV56, false}, // ldbu
-		{0x73e10002, EV5, true},   // sextb: BWX
-		{0x53e1f562, EV56, true},  // sqrtt/sui: FIX
-		{0x53e1f562, EV6, false},  // sqrtt/sui
-		{0x703f0e02, EV56, true},  // ftoit: FIX
-		{0x73e10602, EV6, true},   // ctpop: CIX
-		{0x73e10602, EV67, false}, // ctpop
-		{0x7020f7a3, EV56, true},  // maxuw4: MVI
-		{0x7020f7a3, PCA56, false},
-		{0x64000000, EV67, true}, // pal19 (hw_mfpr): PALcode mode only
-		{0x04000000, EV67, true}, // reserved opcode
-		{0x00000083, EV5, false}, // callsys
+		{0x40220403, alpha.EV5, false},  // addq
+		{0x47e10c20, alpha.EV5, false},  // amask: base architecture
+		{0x28220000, alpha.EV5, true},   // ldbu: BWX
+		{0x28220000, alpha.EV56, false}, // ldbu
+		{0x73e10002, alpha.EV5, true},   // sextb: BWX
+		{0x53e1f562, alpha.EV56, true},  // sqrtt/sui: FIX
+		{0x53e1f562, alpha.EV6, false},  // sqrtt/sui
+		{0x703f0e02, alpha.EV56, true},  // ftoit: FIX
+		{0x73e10602, alpha.EV6, true},   // ctpop: CIX
+		{0x73e10602, alpha.EV67, false}, // ctpop
+		{0x7020f7a3, alpha.EV56, true},  // maxuw4: MVI
+		{0x7020f7a3, alpha.PCA56, false},
+		{0x64000000, alpha.EV67, true}, // pal19 (hw_mfpr): PALcode mode only
+		{0x04000000, alpha.EV67, true}, // reserved opcode
+		{0x00000083, alpha.EV5, false}, // callsys
 	} {
-		if got := (DisasmModel{Model: c.model}).Lacks(c.word); got != c.lacks {
-			t.Errorf("%s Lacks(%#08x %q) = %v, want %v", c.model.Name, c.word, Disasm(c.word, 0, nil), got, c.lacks)
+		if got := (Machine{Model: c.model}).Lacks(c.word); got != c.lacks {
+			t.Errorf("%s Lacks(%#08x %q) = %v, want %v", c.model.Name, c.word, Insn(c.word, 0, nil), got, c.lacks)
 		}
 	}
-	if ext, ok := DisasmExt(0x28220000); ext != ExtBWX || !ok {
-		t.Errorf("DisasmExt(ldbu) = %#x, %v", ext, ok)
+	if ext, ok := Needs(0x28220000); ext != alpha.ExtBWX || !ok {
+		t.Errorf("Ext(ldbu) = %#x, %v", ext, ok)
 	}
-	if _, ok := DisasmExt(0x04000000); ok {
-		t.Error("DisasmExt says a reserved opcode is defined")
+	if _, ok := Needs(0x04000000); ok {
+		t.Error("Ext says a reserved opcode is defined")
 	}
 }
 
@@ -151,21 +153,21 @@ func TestDisasmModelLacks(t *testing.T) {
 // them all with objdump -m alpha:evN).
 func TestDisasmPALModels(t *testing.T) {
 	for _, c := range []struct {
-		pal  DisasmPAL
+		pal  PAL
 		word uint32
 		want string
 	}{
-		{DisasmPALNone, 0x7bffc000, "pal1e\t0x3ffc000"},
-		{DisasmPALEV5, 0x7bffc000, "hw_rei_stall"},
-		{DisasmPALEV4, 0x7bff8000, "hw_rei"},
-		{DisasmPALEV6, 0x7bffc000, "hw_jcr\t(zero)"},
-		{DisasmPALEV5, 0x64000000, "hw_mfpr\tv0,0"},
-		{DisasmPALEV6, 0x64000000, "pal19\t0"},
-		{DisasmPALEV5, 0x6ca56da5, "hw_ldl/awv\tt4,421(t4)"},
-		{DisasmPALEV4, 0x7c22ffe3, "hw_stq/par\tt0,-29(t1)"},
-		{DisasmPALEV6, 0x6c000000, "hw_ldl/p\tv0,0(v0)"},
+		{PALNone, 0x7bffc000, "pal1e\t0x3ffc000"},
+		{PALEV5, 0x7bffc000, "hw_rei_stall"},
+		{PALEV4, 0x7bff8000, "hw_rei"},
+		{PALEV6, 0x7bffc000, "hw_jcr\t(zero)"},
+		{PALEV5, 0x64000000, "hw_mfpr\tv0,0"},
+		{PALEV6, 0x64000000, "pal19\t0"},
+		{PALEV5, 0x6ca56da5, "hw_ldl/awv\tt4,421(t4)"},
+		{PALEV4, 0x7c22ffe3, "hw_stq/par\tt0,-29(t1)"},
+		{PALEV6, 0x6c000000, "hw_ldl/p\tv0,0(v0)"},
 	} {
-		if got := (DisasmModel{PAL: c.pal}).Disasm(c.word, 0, nil); got != c.want {
+		if got := (Machine{PAL: c.pal}).Insn(c.word, 0, nil); got != c.want {
 			t.Errorf("PAL %d %#08x: %q, want %q", c.pal, c.word, got, c.want)
 		}
 	}
@@ -173,7 +175,7 @@ func TestDisasmPALModels(t *testing.T) {
 
 func TestDisassembleFileBadInput(t *testing.T) {
 	var out bytes.Buffer
-	err := DisassembleFile(&out, strings.NewReader("#!/bin/sh\necho hi\n"), "script", DisasmOptions{})
+	err := File(&out, strings.NewReader("#!/bin/sh\necho hi\n"), "script", Options{})
 	if err == nil || !strings.Contains(err.Error(), "not an ELF file") {
 		t.Errorf("script: err %v", err)
 	}
@@ -183,26 +185,26 @@ func TestDisassembleFileBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer self.Close()
-	if err := DisassembleFile(&out, self, "self", DisasmOptions{}); !errors.Is(err, ErrDisasmNotAlpha) {
-		t.Errorf("host binary: err %v, want ErrDisasmNotAlpha", err)
+	if err := File(&out, self, "self", Options{}); !errors.Is(err, ErrNotAlpha) {
+		t.Errorf("host binary: err %v, want ErrNotAlpha", err)
 	}
 	// Truncations of a real file never panic.
-	data, err := os.ReadFile(filepath.Join(disGoldenDir, "handpicked.o"))
+	data, err := os.ReadFile(filepath.Join(goldenDir, "handpicked.o"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for n := 0; n < len(data); n += 7 {
-		DisassembleFile(io.Discard, bytes.NewReader(data[:n]), "cut", DisasmOptions{})
+		File(io.Discard, bytes.NewReader(data[:n]), "cut", Options{})
 	}
 	if out.Len() != 0 {
 		t.Errorf("printed %q before failing", out.String())
 	}
-	f, err := elf.Open(filepath.Join(disGoldenDir, "handpicked.o"))
+	f, err := elf.Open(filepath.Join(goldenDir, "handpicked.o"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := DisassembleELF(&out, f, DisasmOptions{Sections: []string{".nope"}}); err == nil {
+	if err := ELF(&out, f, Options{Sections: []string{".nope"}}); err == nil {
 		t.Error("missing section: no error")
 	}
 }
@@ -219,29 +221,29 @@ func FuzzDisasm(f *testing.F) {
 		f.Add(w)
 	}
 	f.Fuzz(func(t *testing.T, w uint32) {
-		for _, m := range disMachines {
-			d := DisasmModel{PAL: m.pal}
-			for _, sym := range []Symbolizer{nil, disFakeSyms{}} {
-				s := d.Disasm(w, 0x120000000, sym)
+		for _, m := range machines {
+			d := Machine{PAL: m.pal}
+			for _, sym := range []Symbolizer{nil, fakeSyms{}} {
+				s := d.Insn(w, 0x120000000, sym)
 				if s == "" || strings.ContainsAny(s, "\n\x00") || s[0] == '\t' {
 					t.Fatalf("%s %#08x: %q", m.name, w, s)
 				}
-				if a := string(d.AppendDisasm([]byte("x"), w, 0x120000000, sym)); a != "x"+s {
-					t.Fatalf("%s %#08x: AppendDisasm %q, Disasm %q", m.name, w, a, s)
+				if a := string(d.AppendInsn([]byte("x"), w, 0x120000000, sym)); a != "x"+s {
+					t.Fatalf("%s %#08x: AppendInsn %q, Insn %q", m.name, w, a, s)
 				}
 			}
 		}
-		s := Disasm(w, 0, nil)
-		_, defined := DisasmExt(w)
+		s := Insn(w, 0, nil)
+		_, defined := Needs(w)
 		if defined == strings.HasPrefix(s, ".long ") {
 			t.Fatalf("%#08x: %q, defined %v", w, s, defined)
 		}
 	})
 }
 
-// disBenchText returns the .text words of a workload binary and its address.
-func disBenchText(b *testing.B) (path string, words []uint32, vma uint64) {
-	path = "../../workloads/bin/hello"
+// benchText returns the .text words of a workload binary and its address.
+func benchText(b *testing.B) (path string, words []uint32, vma uint64) {
+	path = "../../../workloads/bin/hello"
 	f, err := elf.Open(path)
 	if err != nil {
 		b.Skip("no workload binary: ", err)
@@ -259,42 +261,42 @@ func disBenchText(b *testing.B) (path string, words []uint32, vma uint64) {
 }
 
 // BenchmarkDisasm measures instructions per second: one instruction's text
-// (AppendDisasm, no symbols), a whole objdump-format .text listing with
-// labels and <sym+off> targets (DisassembleText), and, as the baseline,
+// (AppendInsn, no symbols), a whole objdump-format .text listing with
+// labels and <sym+off> targets (Text), and, as the baseline,
 // alpha-linux-gnu-objdump -d -j .text on the same file.
 func BenchmarkDisasm(b *testing.B) {
-	path, words, vma := disBenchText(b)
+	path, words, vma := benchText(b)
 	insnsPerSec := func(b *testing.B, n int) {
 		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "insns/s")
 	}
-	b.Run("AppendDisasm", func(b *testing.B) {
+	b.Run("AppendInsn", func(b *testing.B) {
 		var buf []byte
 		for b.Loop() {
 			for i, w := range words {
-				buf = AppendDisasm(buf[:0], w, vma+4*uint64(i), nil)
+				buf = AppendInsn(buf[:0], w, vma+4*uint64(i), nil)
 			}
 		}
 		insnsPerSec(b, len(words))
 	})
-	b.Run("DisassembleText", func(b *testing.B) {
+	b.Run("Text", func(b *testing.B) {
 		f, err := elf.Open(path)
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer f.Close()
 		for b.Loop() {
-			if err := DisassembleText(io.Discard, f); err != nil {
+			if err := Text(io.Discard, f); err != nil {
 				b.Fatal(err)
 			}
 		}
 		insnsPerSec(b, len(words))
 	})
 	b.Run("objdump", func(b *testing.B) {
-		if !disHaveObjdump() {
-			b.Skip(disObjdump + " not installed")
+		if !haveObjdump() {
+			b.Skip(objdumpCmd + " not installed")
 		}
 		for b.Loop() {
-			cmd := exec.Command(disObjdump, "-d", "-j", ".text", path)
+			cmd := exec.Command(objdumpCmd, "-d", "-j", ".text", path)
 			cmd.Stdout = io.Discard
 			if err := cmd.Run(); err != nil {
 				b.Fatal(err)

@@ -1,4 +1,4 @@
-package alpha
+package disasm
 
 // Sweeps over instruction encodings, compared word by word with objdump.
 
@@ -19,14 +19,14 @@ import (
 	"testing"
 )
 
-// disSweepVMA is where the sweep files' .text is placed.
-const disSweepVMA = 0x120000000
+// sweepVMA is where the sweep files' .text is placed.
+const sweepVMA = 0x120000000
 
-// disWriteSweepELF writes a minimal ELF64 Alpha relocatable file whose only
+// writeSweepELF writes a minimal ELF64 Alpha relocatable file whose only
 // content is a .text section holding words, with no symbols, so objdump
-// prints branch targets as bare addresses (as Disasm does with a nil
+// prints branch targets as bare addresses (as Insn does with a nil
 // Symbolizer).
-func disWriteSweepELF(path string, words []uint32) error {
+func writeSweepELF(path string, words []uint32) error {
 	const textOff = 0x1000
 	shstr := []byte("\x00.text\x00.shstrtab\x00")
 	text := make([]byte, 4*len(words))
@@ -64,19 +64,19 @@ func disWriteSweepELF(path string, words []uint32) error {
 	buf.Write(shstr)
 	buf.Write(make([]byte, shOff-shstrOff-len(shstr)))
 	buf.Write(make([]byte, 64))
-	buf.Write(sh(1, uint32(elf.SHT_PROGBITS), uint64(elf.SHF_ALLOC|elf.SHF_EXECINSTR), disSweepVMA, textOff, uint64(len(text)), 16))
+	buf.Write(sh(1, uint32(elf.SHT_PROGBITS), uint64(elf.SHF_ALLOC|elf.SHF_EXECINSTR), sweepVMA, textOff, uint64(len(text)), 16))
 	buf.Write(sh(7, uint32(elf.SHT_STRTAB), 0, 0, uint64(shstrOff), uint64(len(shstr)), 1))
 	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
-// disObjdumpWords returns objdump's text (after the bytes column) for each
-// word, laid out as disWriteSweepELF lays them out. machine is objdump's -m
+// objdumpWords returns objdump's text (after the bytes column) for each
+// word, laid out as writeSweepELF lays them out. machine is objdump's -m
 // argument ("" for the default). No two zero words may be adjacent, or
 // objdump would print "..." for them.
-func disObjdumpWords(t testing.TB, dir string, words []uint32, machine string) []string {
+func objdumpWords(t testing.TB, dir string, words []uint32, machine string) []string {
 	t.Helper()
 	path := filepath.Join(dir, fmt.Sprintf("sweep-%d.o", len(words)))
-	if err := disWriteSweepELF(path, words); err != nil {
+	if err := writeSweepELF(path, words); err != nil {
 		t.Fatal(err)
 	}
 	defer os.Remove(path)
@@ -84,7 +84,7 @@ func disObjdumpWords(t testing.TB, dir string, words []uint32, machine string) [
 	if machine != "" {
 		args = append(args, "-m", machine)
 	}
-	cmd := exec.Command(disObjdump, append(args, path)...)
+	cmd := exec.Command(objdumpCmd, append(args, path)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -98,11 +98,11 @@ func disObjdumpWords(t testing.TB, dir string, words []uint32, machine string) [
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		addr, rest, ok := disInsnLine(sc.Text())
+		addr, rest, ok := insnLine(sc.Text())
 		if !ok {
 			continue
 		}
-		i := (addr - disSweepVMA) / 4
+		i := (addr - sweepVMA) / 4
 		tab := strings.IndexByte(rest, '\t')
 		if i >= uint64(len(words)) || tab < 0 {
 			t.Fatalf("objdump line out of place: %q", sc.Text())
@@ -120,36 +120,36 @@ func disObjdumpWords(t testing.TB, dir string, words []uint32, machine string) [
 	return out
 }
 
-// disMachines are the PALcode flavours and objdump's names for them.
-var disMachines = []struct {
-	pal  DisasmPAL
+// machines are the PALcode flavours and objdump's names for them.
+var machines = []struct {
+	pal  PAL
 	name string // objdump -m
 }{
-	{DisasmPALNone, ""},
-	{DisasmPALEV4, "alpha:ev4"},
-	{DisasmPALEV5, "alpha:ev5"},
-	{DisasmPALEV6, "alpha:ev6"},
+	{PALNone, ""},
+	{PALEV4, "alpha:ev4"},
+	{PALEV5, "alpha:ev5"},
+	{PALEV6, "alpha:ev6"},
 }
 
-// disRegPatterns are (ra, rb, low five bits) combinations that exercise the
+// regPatterns are (ra, rb, low five bits) combinations that exercise the
 // operand constraints objdump's table checks: zero registers (nop, clr,
 // unop, negq, fclr), ra = rb = rc (mov, fmov, mt_fpcr), ret's exact form,
 // and plain distinct registers.
-var disRegPatterns = [][3]uint32{{31, 31, 31}, {1, 2, 3}, {5, 5, 5}, {31, 26, 1}}
+var regPatterns = [][3]uint32{{31, 31, 31}, {1, 2, 3}, {5, 5, 5}, {31, 26, 1}}
 
-// disStandardSweep returns the words of the committed sweep: every opcode
+// standardSweep returns the words of the committed sweep: every opcode
 // times every value of instruction bits 5-15 (the function field of the
-// operate, FP, memory-function and jump formats) times disRegPatterns. For
+// operate, FP, memory-function and jump formats) times regPatterns. For
 // the memory and branch formats, whose bits 5-15 are displacement, a spread
 // of 15 values stands for all. The PALcode-flavoured sweeps cover the
 // PALcode opcodes only, with every value of the bits their forms decode
 // (10-15 for hw_ld/hw_st and the EV6 jumps, 5-12 for EV4's hw_mfpr).
-func disStandardSweep(pal DisasmPAL) []uint32 {
+func standardSweep(pal PAL) []uint32 {
 	var words []uint32
 	for op := uint32(0); op < 64; op++ {
 		var ks []uint32
 		switch {
-		case pal != DisasmPALNone:
+		case pal != PALNone:
 			if op != 0x19 && op != 0x1B && op != 0x1D && op != 0x1E && op != 0x1F {
 				continue
 			}
@@ -169,14 +169,14 @@ func disStandardSweep(pal DisasmPAL) []uint32 {
 			}
 		}
 		for _, k := range ks {
-			for _, p := range disRegPatterns {
+			for _, p := range regPatterns {
 				words = append(words, op<<26|p[0]<<21|p[1]<<16|k<<5|p[2])
 			}
 		}
 	}
 	// Opcode 0 (call_pal) names exact function values: every one below
 	// 0x400 with the register fields zero.
-	if pal == DisasmPALNone {
+	if pal == PALNone {
 		for fn := uint32(1); fn < 0x400; fn++ {
 			words = append(words, fn)
 		}
@@ -184,36 +184,36 @@ func disStandardSweep(pal DisasmPAL) []uint32 {
 	return words
 }
 
-// disNormalize turns objdump's text for a word into the committed form: the
+// normalize turns objdump's text for a word into the committed form: the
 // ".long 0x..." fallback, which follows from the word, becomes "-".
-func disNormalize(s string) string {
+func normalize(s string) string {
 	if strings.HasPrefix(s, ".long ") {
 		return "-"
 	}
 	return s
 }
 
-const disSweepGolden = "testdata/disasm/sweep.txt.gz"
+const sweepGolden = "testdata/sweep.txt.gz"
 
-// TestDisasmSweep checks Disasm over the standard sweep against the
+// TestDisasmSweep checks Insn over the standard sweep against the
 // committed expectations, and against objdump itself when it is installed
 // (with -update, rewriting the golden from objdump's output after that
 // check).
 func TestDisasmSweep(t *testing.T) {
 	var want []string
 	dir := t.TempDir()
-	objdump := disHaveObjdump()
+	objdump := haveObjdump()
 	var all, bad int
-	for _, m := range disMachines {
-		words := disStandardSweep(m.pal)
-		dm := DisasmModel{PAL: m.pal}
+	for _, m := range machines {
+		words := standardSweep(m.pal)
+		dm := Machine{PAL: m.pal}
 		var ref []string
 		if objdump {
-			ref = disObjdumpWords(t, dir, words, m.name)
+			ref = objdumpWords(t, dir, words, m.name)
 		}
 		reported := 0
 		for i, w := range words {
-			got := dm.Disasm(w, disSweepVMA+4*uint64(i), nil)
+			got := dm.Insn(w, sweepVMA+4*uint64(i), nil)
 			if ref != nil && got != ref[i] {
 				bad++
 				if reported < 20 {
@@ -221,23 +221,23 @@ func TestDisasmSweep(t *testing.T) {
 					t.Errorf("%s %#08x: objdump %q, ours %q", m.name, w, ref[i], got)
 				}
 			}
-			want = append(want, disNormalize(got))
+			want = append(want, normalize(got))
 		}
 		all += len(words)
 	}
 	if objdump {
 		t.Logf("sweep: %d words compared with objdump, %d mismatches", all, bad)
 	}
-	if *disUpdate {
+	if *update {
 		if t.Failed() {
 			t.Fatal("not updating the golden file: the sweep disagrees with objdump")
 		}
-		disWriteGzipLines(t, disSweepGolden, want)
+		writeGzipLines(t, sweepGolden, want)
 		return
 	}
-	golden := disReadGzipLines(t, disSweepGolden)
+	golden := readGzipLines(t, sweepGolden)
 	if len(golden) != len(want) {
-		t.Fatalf("%s has %d lines, the sweep %d words: regenerate with -update", disSweepGolden, len(golden), len(want))
+		t.Fatalf("%s has %d lines, the sweep %d words: regenerate with -update", sweepGolden, len(golden), len(want))
 	}
 	reported := 0
 	for i := range want {
@@ -248,7 +248,7 @@ func TestDisasmSweep(t *testing.T) {
 	}
 }
 
-func disWriteGzipLines(t testing.TB, path string, lines []string) {
+func writeGzipLines(t testing.TB, path string, lines []string) {
 	t.Helper()
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
@@ -267,11 +267,11 @@ func disWriteGzipLines(t testing.TB, path string, lines []string) {
 	}
 }
 
-func disReadGzipLines(t testing.TB, path string) []string {
+func readGzipLines(t testing.TB, path string) []string {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
-		t.Fatalf("%v (generate with go test ./hwsim/alpha -run Disasm -update)", err)
+		t.Fatalf("%v (generate with go test ./hwsim/alpha/disasm -update)", err)
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
@@ -285,7 +285,7 @@ func disReadGzipLines(t testing.TB, path string) []string {
 	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }
 
-// TestDisasmSweepLarge compares Disasm with objdump over much larger sweeps,
+// TestDisasmSweepLarge compares Insn with objdump over much larger sweeps,
 // run on request because they take minutes:
 //
 //	DCPI_DISASM_SWEEP=full        every opcode x all 2^16 values of bits 0-15
@@ -297,11 +297,11 @@ func TestDisasmSweepLarge(t *testing.T) {
 	if mode == "" {
 		t.Skip("set DCPI_DISASM_SWEEP=full or exhaustive to run")
 	}
-	if !disHaveObjdump() {
-		t.Skip(disObjdump + " not installed")
+	if !haveObjdump() {
+		t.Skip(objdumpCmd + " not installed")
 	}
 	type chunk struct {
-		pal   DisasmPAL
+		pal   PAL
 		mach  string
 		words func() []uint32
 	}
@@ -309,10 +309,10 @@ func TestDisasmSweepLarge(t *testing.T) {
 	switch mode {
 	case "full":
 		pairs := [][2]uint32{{31, 31}, {1, 2}, {31, 26}, {26, 31}, {0, 0}, {7, 7}, {30, 30}, {31, 30}}
-		for _, m := range disMachines {
+		for _, m := range machines {
 			for op := uint32(0); op < 64; op++ {
 				palOp := op == 0x19 || op == 0x1B || op == 0x1D || op == 0x1E || op == 0x1F
-				if m.pal != DisasmPALNone && !palOp {
+				if m.pal != PALNone && !palOp {
 					continue
 				}
 				for _, p := range pairs {
@@ -330,7 +330,7 @@ func TestDisasmSweepLarge(t *testing.T) {
 	case "exhaustive":
 		const n = 1 << 22
 		for base := uint64(0); base < 1<<32; base += n {
-			chunks = append(chunks, chunk{DisasmPALNone, "", func() []uint32 {
+			chunks = append(chunks, chunk{PALNone, "", func() []uint32 {
 				w := make([]uint32, n)
 				for i := range w {
 					w[i] = uint32(base) + uint32(i)
@@ -353,12 +353,12 @@ func TestDisasmSweepLarge(t *testing.T) {
 			sub, _ := os.MkdirTemp(dir, "w")
 			for c := range work {
 				words := c.words()
-				ref := disObjdumpWords(t, sub, words, c.mach)
-				dm := DisasmModel{PAL: c.pal}
+				ref := objdumpWords(t, sub, words, c.mach)
+				dm := Machine{PAL: c.pal}
 				var buf []byte
 				nbad := 0
 				for i, w := range words {
-					buf = dm.AppendDisasm(buf[:0], w, disSweepVMA+4*uint64(i), nil)
+					buf = dm.AppendInsn(buf[:0], w, sweepVMA+4*uint64(i), nil)
 					if string(buf) != ref[i] {
 						nbad++
 						if nbad <= 3 {
