@@ -20,7 +20,7 @@ import (
 // images come from the object store.
 func TestBatchSource(t *testing.T) {
 	ts := startTestServer(t, 0)
-	nc, js := connect(t, ts.url())
+	nc, js := connect(t, ts.URL())
 	ensure(t, js)
 
 	key, err := wire.NewImageKey(wire.KindBuildID, []byte("batch-source-test"))
