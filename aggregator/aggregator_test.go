@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
 
 	"dcpi/internal/testrand"
 	"dcpi/storage"
@@ -135,62 +134,6 @@ func TestMergeLimits(t *testing.T) {
 	}
 }
 
-// memStream is JetStream's work-queue semantics in memory: a fetch takes
-// messages not in flight; Ack removes one; Nak (or an ack wait ending,
-// here: the end of the fetch round) makes it available again.
-type memStream struct {
-	r        *rand.Rand
-	msgs     []*memDelivery
-	inFlight map[*memDelivery]bool
-	acked    int
-	terms    int
-}
-
-type memDelivery struct {
-	s     *memStream
-	b     *wire.Batch
-	err   error
-	gone  bool
-	nakks int
-}
-
-func (d *memDelivery) Batch() *wire.Batch { return d.b }
-func (d *memDelivery) Err() error         { return d.err }
-func (d *memDelivery) Ack(context.Context) error {
-	if d.s.r.IntN(20) == 0 {
-		return errors.New("ack lost") // the commit happened; the message comes back
-	}
-	d.gone = true
-	d.s.acked++
-	return nil
-}
-func (d *memDelivery) Nak(time.Duration) error { d.nakks++; return nil }
-func (d *memDelivery) Term(string) error       { d.gone = true; d.s.terms++; return nil }
-
-func (s *memStream) Fetch(_ context.Context, max int, _ time.Duration) ([]Delivery, error) {
-	var live []*memDelivery
-	for _, m := range s.msgs {
-		if !m.gone {
-			live = append(live, m)
-		}
-	}
-	s.r.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
-	var out []Delivery
-	for _, m := range live[:min(max, len(live))] {
-		out = append(out, m)
-	}
-	return out, nil
-}
-
-func (s *memStream) empty() bool {
-	for _, m := range s.msgs {
-		if !m.gone {
-			return false
-		}
-	}
-	return true
-}
-
 // flakyProposer commits to a real database, but sometimes fails before
 // the commit and sometimes loses the answer after it.
 type flakyProposer struct {
@@ -222,7 +165,7 @@ func TestAggregatorConservesUnderRedelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	s := &memStream{r: r}
+	s := &MemSource{Rand: r, LoseAckOneIn: 20}
 	var all []*wire.Batch
 	for h := range 3 {
 		for cpu := range uint16(2) {
@@ -233,19 +176,19 @@ func TestAggregatorConservesUnderRedelivery(t *testing.T) {
 				}
 				b := streamBatch(r, fmt.Sprintf("host%d", h), cpu, seq, epoch)
 				all = append(all, b)
-				s.msgs = append(s.msgs, &memDelivery{s: s, b: b})
+				s.Add(b)
 				if r.IntN(8) == 0 { // published twice
-					s.msgs = append(s.msgs, &memDelivery{s: s, b: b})
+					s.Add(b)
 				}
 			}
 		}
 	}
 	for range 5 {
-		s.msgs = append(s.msgs, &memDelivery{s: s, err: errors.New("malformed batch: bad magic")})
+		s.AddInvalid(errors.New("malformed batch: bad magic"))
 	}
 	a := New(Config{Limits: Limits{MaxDeltaEntries: 60, MaxProposalEntries: 150}}, s, &flakyProposer{r: r, db: db}, nil)
 	ctx := context.Background()
-	for round := 0; !s.empty(); round++ {
+	for round := 0; !s.Empty(); round++ {
 		if round > 2000 {
 			t.Fatalf("stream not drained after %d rounds", round)
 		}
@@ -265,8 +208,8 @@ func TestAggregatorConservesUnderRedelivery(t *testing.T) {
 		t.Fatalf("stored %d samples and %d drops; the batches hold %d and %d", samples+unknown, gotDrops, wantSamples, wantDrops)
 	}
 	st := a.Stats()
-	if st.Rejected != 5 || s.terms != 5 {
-		t.Fatalf("%d rejected, %d terminated; want the 5 malformed", st.Rejected, s.terms)
+	if _, terms := s.Settled(); st.Rejected != 5 || terms != 5 {
+		t.Fatalf("%d rejected, %d terminated; want the 5 malformed", st.Rejected, terms)
 	}
 	// A commit whose answer was lost is redelivered and found a
 	// duplicate, so the aggregator's own count can only fall short.
@@ -306,10 +249,11 @@ func TestOverlapSplitsIntoSingles(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := testRand(t)
-	s := &memStream{r: r}
-	s.msgs = []*memDelivery{{s: s, b: five}, {s: s, b: six}}
+	s := &MemSource{Rand: r, LoseAckOneIn: 20}
+	s.Add(five)
+	s.Add(six)
 	a := New(Config{Limits: Limits{MaxDeltaEntries: 1, MaxProposalEntries: 100}}, s, &flakyProposer{r: r, db: db}, nil)
-	for round := 0; !s.empty(); round++ {
+	for round := 0; !s.Empty(); round++ {
 		if round > 100 {
 			t.Fatal("batches never settled")
 		}
