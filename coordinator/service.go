@@ -516,7 +516,7 @@ func (l *leaderTerm) ack(ctx context.Context, m *nats.Msg) ([]byte, error) {
 		return nil, fmt.Errorf("ack of epoch %d by %q: %w", req.Epoch, req.Host, err)
 	}
 	a, _ := res.(AckResult)
-	return json.Marshal(AckReply{Late: a.Late})
+	return json.Marshal(AckReply(a))
 }
 
 func (l *leaderTerm) cut(ctx context.Context, m *nats.Msg) ([]byte, error) {

@@ -39,24 +39,6 @@ func appendU64(b []byte, v uint64) []byte { return binary.BigEndian.AppendUint64
 
 func appendHost(b []byte, host string) []byte { return append(append(b, host...), 0) }
 
-// countsPrefix builds 'c'/'f' epoch event image offset, cut after the first n
-// components (1 = epoch, 2 = event, 3 = image, 4 = offset).
-func countsPrefix(table byte, epoch uint64, event uint8, image wire.ImageKey, offset uint64, n int) []byte {
-	b := make([]byte, 0, offHost+16)
-	b = append(b, table)
-	b = appendU64(b, epoch)
-	if n >= 2 {
-		b = append(b, event)
-	}
-	if n >= 3 {
-		b = append(b, image[:]...)
-	}
-	if n >= 4 {
-		b = appendU64(b, offset)
-	}
-	return b
-}
-
 func countsKey(buf []byte, epoch uint64, e *wire.Entry, host string) []byte {
 	buf = append(buf[:0], tCounts)
 	buf = appendU64(buf, epoch)

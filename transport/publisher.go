@@ -224,7 +224,6 @@ func (p *Publisher) Flush(ctx context.Context) error {
 	for {
 		p.mu.Lock()
 		n, stopped, ch := p.q.len(), p.stopped, p.changed
-		last := p.st.LastError
 		p.mu.Unlock()
 		if n == 0 {
 			return nil
@@ -236,7 +235,7 @@ func (p *Publisher) Flush(ctx context.Context) error {
 		case <-ch:
 		case <-ctx.Done():
 			p.mu.Lock()
-			n, last = p.q.len(), p.st.LastError
+			n, last := p.q.len(), p.st.LastError
 			p.mu.Unlock()
 			if last == "" {
 				last = "none"

@@ -64,4 +64,3 @@ func (m *missFile) drain(cycle uint64) (stall uint64) {
 	return stall
 }
 
-func (m *missFile) reset() { m.n = 0 }
