@@ -18,7 +18,7 @@ package main
 // directories) for a look; DCPI_FAILURE_KEEP=1 keeps it when the test
 // passes too. The pauses
 // between faults vary by up to two seconds each, from a seed the test
-// logs; DCPI_FAILURE_SEED=N repeats a schedule (the processes themselves
+// logs; -seed N (internal/testrand) repeats a schedule (the processes themselves
 // are not deterministic: their timing is the machine's).
 //
 // The run: a standalone NATS server (dcpi nats-server), three coordinator
@@ -42,7 +42,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,6 +54,7 @@ import (
 	"time"
 
 	"dcpi/coordinator"
+	"dcpi/internal/testrand"
 	"dcpi/storage"
 )
 
@@ -195,18 +195,9 @@ func startFailureCluster(t *testing.T, name string) *failureCluster {
 		}
 		seconds = v
 	}
-	seed := time.Now().UnixNano()
-	if s := os.Getenv("DCPI_FAILURE_SEED"); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			t.Fatalf("DCPI_FAILURE_SEED=%q: want an integer", s)
-		}
-		seed = v
-	}
 	c := newFailureTest(t)
 	c.seconds = seconds
-	c.rng = rand.New(rand.NewPCG(uint64(seed), 0))
-	c.logf("fault schedule seed %d (DCPI_FAILURE_SEED=%d repeats it)", seed, seed)
+	c.rng = testrand.New(t) // logs the seed that repeats the fault schedule
 
 	_, natsPort := freeAddr(t)
 	c.url = fmt.Sprintf("nats://127.0.0.1:%d", natsPort)
