@@ -37,7 +37,7 @@ func TestBatchRoundTrip(t *testing.T) {
 	}{
 		{"minimal", &Batch{Version: Version, Host: "h", Seq: 1}},
 		{"sample", sampleBatch()},
-		{"daemon-level", &Batch{Version: Version, Host: "h.example.com", CPU: AllCPUs, Seq: 1 << 62, Drops: map[string]uint64{"x": 1}}},
+		{"daemon-level", &Batch{Version: Version, Host: "h-example-com", CPU: AllCPUs, Seq: 1 << 62, Drops: map[string]uint64{"x": 1}}},
 		{"max values", &Batch{Version: Version, Host: strings.Repeat("é", MaxHostLen/2), Epoch: ^uint64(0), CPU: 0xFFFF, Seq: ^uint64(0), Start: ^uint64(0), End: ^uint64(0),
 			Entries: []Entry{{Image: keyB, Event: 255, Offset: ^uint64(0), PID: ^uint32(0), Count: ^uint64(0)}}}},
 		{"unknown only", &Batch{Version: Version, Host: "h", Seq: 2, Unknown: []UnknownEntry{{PID: 1, PC: 2, Event: 3, Count: 4}}}},

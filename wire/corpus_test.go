@@ -22,7 +22,7 @@ func TestSeedCorpus(t *testing.T) {
 	for _, b := range []*Batch{
 		sampleBatch(),
 		{Version: Version, Host: "h", Seq: 1},
-		{Version: Version, Host: "daemon.example", CPU: AllCPUs, Seq: 3, Drops: map[string]uint64{"daemon.buffer_full": 9, "driver.overflow_full": 1}},
+		{Version: Version, Host: "daemon-example", CPU: AllCPUs, Seq: 3, Drops: map[string]uint64{"daemon.buffer_full": 9, DropOverflowFull: 1}},
 		randBatch(r, 3), randBatch(r, 30), randBatch(r, 300),
 	} {
 		data, err := b.MarshalBinary()

@@ -48,7 +48,7 @@ func randUint64(r *rand.Rand) uint64 {
 func randBatch(r *rand.Rand, maxEntries int) *Batch {
 	b := &Batch{
 		Version: Version,
-		Host:    fmt.Sprintf("host-%d.example", r.IntN(1000)),
+		Host:    fmt.Sprintf("host-%d-example", r.IntN(1000)),
 		Epoch:   randUint64(r),
 		CPU:     uint16(r.IntN(5)),
 		Seq:     1 + randUint64(r)>>1,
