@@ -276,7 +276,9 @@ func TestRecordTrace(t *testing.T) {
 func TestImageRecords(t *testing.T) {
 	m := sortMachine(t, 1)
 	pub := &node.MemPublisher{}
-	h, err := New(m, DefaultConfig(), pub)
+	cfg := DefaultConfig()
+	cfg.Profile = shortPeriods() // enough samples to land some in vmunix
+	h, err := New(m, cfg, pub)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,6 +301,7 @@ func TestImageRecords(t *testing.T) {
 			t.Errorf("%s: size %d (want %d), %d symbols, text [%#x, %#x)", r.Path, r.Size, want, len(r.Symbols), r.TextStart, r.TextEnd)
 		}
 	}
+	t.Logf("by image: %+v", h.Node().ImageFigures())
 	if !seen[vmunix.Path] || !seen["/bin/sort"] {
 		t.Fatalf("records of %v, want vmunix and /bin/sort", seen)
 	}
