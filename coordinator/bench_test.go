@@ -57,7 +57,7 @@ func (f *benchFeed) call(perCall int) []storage.Delta {
 		f.next[k] = first + 3
 		es := f.pool[f.i%len(f.pool)]
 		ds[j] = storage.Delta{Batch: &wire.Batch{Version: wire.Version, Host: host, CPU: cpu, Seq: first, Epoch: 1, Entries: es,
-			Drops: map[string]uint64{"driver.overflow_full": 1}}, Last: first + 3}
+			Drops: map[string]uint64{wire.DropOverflowFull: 1}}, Last: first + 3}
 		f.entries += len(es)
 		f.i++
 	}

@@ -293,7 +293,7 @@ func TestClusterIngestFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, u, d, _ := db.Totals(storage.Query{}); tot.Samples != s || tot.Unknown != u || tot.Drops["driver.overflow_full"] != d["driver.overflow_full"] {
+	if s, u, d, _ := db.Totals(storage.Query{}); tot.Samples != s || tot.Unknown != u || tot.Drops[wire.DropOverflowFull] != d[wire.DropOverflowFull] {
 		t.Errorf("client totals %+v; database %d %d %v", tot, s, u, d)
 	}
 	imgs, err := cl.Images(ctx, []wire.ImageKey{imgKey(2), imgKey(5), imgKey(1)})

@@ -215,7 +215,7 @@ func encodeScriptCommand(a scriptArgs, cmd string) ([]byte, error) {
 			b.Unknown = []wire.UnknownEntry{{PID: 7, PC: 0x1200, Count: n}}
 		}
 		if n := a.uint("drops", 0); n > 0 {
-			b.Drops = map[string]uint64{"driver.overflow_full": n}
+			b.Drops = map[string]uint64{wire.DropOverflowFull: n}
 		}
 		b.Normalize()
 		c = &Ingest{Deltas: []storage.Delta{{Batch: b, Last: a.uint("last", 0)}}}

@@ -42,6 +42,7 @@ type kernel struct {
 	entSys, entInt, entMM, cpuIdle uint64
 	cpuData, stacks, timeslice     uint64
 	idleLo, idleHi                 uint64 // cpu_idle's extent
+	bootMap                        Event  // vmunix's map event, for every subscriber
 }
 
 func loadKernel(frames *alpha.Frames) (*kernel, error) {
@@ -53,6 +54,11 @@ func loadKernel(frames *alpha.Frames) (*kernel, error) {
 	if _, _, _, err := loadSegments(k.as, im); err != nil {
 		return nil, fmt.Errorf("vmunix: %w", err)
 	}
+	lo, hi := ^uint64(0), uint64(0)
+	for _, s := range im.Segments {
+		lo, hi = min(lo, s.Vaddr), max(hi, s.Vaddr+s.Memsz)
+	}
+	k.bootMap = Event{Kind: EventMap, ImageID: im.ID.String(), Path: vmunix.Path, Base: lo, Size: hi - lo}
 	for name, dst := range map[string]*uint64{
 		"entSys": &k.entSys, "entInt": &k.entInt, "entMM": &k.entMM, "cpu_idle": &k.cpuIdle,
 		"cpu_data": &k.cpuData, "kernel_stacks": &k.stacks, "timeslice_ticks": &k.timeslice,

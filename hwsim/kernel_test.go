@@ -8,6 +8,7 @@ import (
 
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
+	"dcpi/hwsim/vmunix"
 	"dcpi/workloads"
 )
 
@@ -59,10 +60,14 @@ func TestForkAndWait(t *testing.T) {
 	for _, e := range r.events {
 		kinds = append(kinds, e.Kind.String())
 	}
-	// exec+map of the parent, fork of the child, the child's exit, then
-	// the parent's.
-	if got := strings.Join(kinds, " "); got != "exec map fork exit exit" {
-		t.Errorf("events %q, want %q", got, "exec map fork exit exit")
+	// vmunix's map at boot, exec+map of the parent, fork of the child,
+	// the child's exit, then the parent's.
+	if got := strings.Join(kinds, " "); got != "map exec map fork exit exit" {
+		t.Errorf("events %q, want %q", got, "map exec map fork exit exit")
+	}
+	if b := r.events[0]; b.Path != vmunix.Path || b.PID != 0 || b.Incarnation != 0 || b.Base < alpha.KernelBase || b.Size == 0 ||
+		!strings.HasPrefix(b.ImageID, "buildid:") && !strings.HasPrefix(b.ImageID, "sha256:") {
+		t.Errorf("boot event %+v, want vmunix mapped from alpha.KernelBase up, with its identity", b)
 	}
 }
 

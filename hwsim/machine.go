@@ -140,8 +140,15 @@ func orDiscard(w io.Writer) io.Writer {
 // Config returns the machine's configuration.
 func (m *Machine) Config() Config { return m.cfg }
 
-// Subscribe adds a receiver of process events.
-func (m *Machine) Subscribe(s EventSink) { m.sinks = append(m.sinks, s) }
+// Subscribe adds a receiver of process events. It first receives, at
+// once, what the machine mapped when it booted: vmunix, an EventMap of PID
+// 0 and incarnation 0 at cycle 0 whose range, from alpha.KernelBase up, is
+// mapped in every process. A profiler thus learns the kernel image from
+// the loader like any other image, without parsing it.
+func (m *Machine) Subscribe(s EventSink) {
+	s.ProcessEvent(m.kern.bootMap)
+	m.sinks = append(m.sinks, s)
+}
 
 func (m *Machine) emit(e Event) {
 	for _, s := range m.sinks {

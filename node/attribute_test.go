@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/wire"
 )
@@ -12,9 +11,9 @@ import (
 func TestAttributionToImagesAndUnknown(t *testing.T) {
 	k := "buildid:" + "0123456789abcdef0123456789abcdef01234567"
 	a := "buildid:" + "a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0"
-	maps := NewImageMaps(Mapping{Base: alpha.KernelBase, Size: 0x1000, Image: k, Path: "/vmunix"})
-	maps.ProcessEvent(hwsim.Event{Kind: hwsim.EventExec, PID: 3, Incarnation: 1})
-	maps.ProcessEvent(hwsim.Event{Kind: hwsim.EventMap, PID: 3, Incarnation: 1, Base: 0x120000000, Size: 0x1000, ImageID: a, Path: "/bin/a"})
+	maps := mapsWithKernel(Mapping{Base: alpha.KernelBase, Size: 0x1000, Image: k, Path: "/vmunix"})
+	maps.ProcessEvent(Event{Kind: EventExec, PID: 3, Incarnation: 1})
+	maps.ProcessEvent(Event{Kind: EventMap, PID: 3, Incarnation: 1, Base: 0x120000000, Size: 0x1000, ImageID: a, Path: "/bin/a"})
 	at := newAttributor(maps, []string{"/bin/a"})
 	imgs, err := at.add([]Entry{
 		{PID: 1, PC: 0x120000010, Event: 0, Count: 5},

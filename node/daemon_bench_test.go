@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 )
 
@@ -18,12 +17,12 @@ import (
 //	go test -run XXX -bench Daemon -benchmem ./node
 func BenchmarkDaemon(b *testing.B) {
 	const procs, imagesPerProc, perBuffer = 40, 3, 8 << 10
-	maps := NewImageMaps(Mapping{Base: alpha.KernelBase, Size: 1 << 22, Image: "buildid:" + fmt.Sprintf("%040x", 1), Path: "/vmunix"})
+	maps := mapsWithKernel(Mapping{Base: alpha.KernelBase, Size: 1 << 22, Image: "buildid:" + fmt.Sprintf("%040x", 1), Path: "/vmunix"})
 	for p := range uint32(procs) {
 		inc := p + 1
-		maps.ProcessEvent(hwsim.Event{Kind: hwsim.EventExec, PID: int(100 + p), Incarnation: inc})
+		maps.ProcessEvent(Event{Kind: EventExec, PID: int(100 + p), Incarnation: inc})
 		for i := range uint64(imagesPerProc) {
-			maps.ProcessEvent(hwsim.Event{Kind: hwsim.EventMap, PID: int(100 + p), Incarnation: inc,
+			maps.ProcessEvent(Event{Kind: EventMap, PID: int(100 + p), Incarnation: inc,
 				Base: 0x120000000 + i<<24, Size: 1 << 20, ImageID: "buildid:" + fmt.Sprintf("%040x", 2+uint64(p%8)*4+i),
 				Path: fmt.Sprintf("/bin/prog%d-%d", p%8, i)})
 		}

@@ -1,8 +1,16 @@
 // Package node is the per-host agent: DCPI's driver (per-CPU aggregation
-// tables, overflow buffer pairs, IPI-synchronized flushes) and daemon
-// (image maps, attribution of samples to images, sample batches). It sees
-// the simulated host only through hwsim's interrupt callback, IPIs and
-// loader events.
+// tables, overflow buffer pairs, the IPI flush protocol; driver.go,
+// table.go, overflow.go, driver_flush.go) and daemon (image maps by
+// process incarnation, attribution of samples to images, the bookkeeping
+// of batches and epochs as a plain value, Ledger, and the goroutine that
+// drains the drivers by IPI and publishes; node.go), following the
+// coordinator's epochs (Follow), and sec. 5.4's trace-driven table
+// simulator (Simulate, over the sample trace format of trace.go).
 //
-// Status: the driver and daemon are issue 4; this package holds nothing yet.
+// The agent sees the machine it profiles only through interfaces it
+// declares: Host (CPUs, a counter interrupt handler, IPIs, the time,
+// loader events), ImageSource (what an image record says of a file) and
+// Publisher (where batches and records go). Package simhost implements
+// them for a simulated hwsim machine; a replayed trace is another Host.
+// So node imports neither the simulator nor elfimage nor storage.
 package node

@@ -11,9 +11,10 @@ package node
 // daemon touches a structure only while the CPU has handed it over, and
 // every hand-over is an IPI:
 //
-//   - daemon → CPU: hwsim.Machine.SendIPI queues the IPI under a mutex
-//     that the simulation goroutine takes before it runs the handler, so
-//     whatever the daemon did before SendIPI happens before the handler.
+//   - daemon → CPU: Host.SendIPI orders what the daemon did before it
+//     before the handler (hwsim.Machine.SendIPI, behind simhost's Host,
+//     queues the IPI under a mutex that the simulation goroutine takes
+//     before it runs the handler).
 //   - CPU → daemon: the IPI function, after calling the driver, sends on a
 //     channel the daemon receives from, so whatever the CPU did up to then
 //     happens before the daemon continues.

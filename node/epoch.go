@@ -3,11 +3,10 @@ package node
 import (
 	"context"
 	"errors"
-	"fmt"
 )
 
-// ErrNotRunning is returned by CutEpoch when the node's Run is not (or no
-// longer) running its daemon.
+// ErrNotRunning is returned by CutEpoch when the node's daemon is not (or no
+// longer) running.
 var ErrNotRunning = errors.New("node: not running")
 
 type cutRequest struct {
@@ -36,8 +35,7 @@ type EpochClose struct {
 // table and buffers by the IPI protocol into the closing epoch, publishes,
 // and only then switches, so every sample is in exactly one epoch: those
 // taken on a CPU before its flush IPI in the old one, those after in the
-// new. It waits for the daemon; it is safe from any goroutine while Run
-// runs.
+// new. It waits for the daemon; it is safe from any goroutine.
 func (n *Node) CutEpoch(ctx context.Context, next uint64) (EpochClose, error) {
 	req := cutRequest{next: next, reply: make(chan cutReply, 1)}
 	select {
@@ -51,37 +49,36 @@ func (n *Node) CutEpoch(ctx context.Context, next uint64) (EpochClose, error) {
 	return r.closed, r.err
 }
 
-// Epoch returns the epoch the node publishes into; call it from the
-// daemon's side (CutEpoch's caller) or after Run.
+// Epoch returns the epoch the node publishes into; it is safe from any
+// goroutine.
 func (n *Node) Epoch() uint64 {
-	n.statsMu.Lock()
-	defer n.statsMu.Unlock()
-	return n.epoch
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.books.Epoch()
 }
 
-// cut runs on the daemon goroutine.
+// cut runs on the daemon goroutine: it drains every CPU into the closing
+// epoch, then cuts the books.
 func (n *Node) cut(next uint64) (EpochClose, error) {
-	if next <= n.epoch {
-		return EpochClose{}, fmt.Errorf("node: cut to epoch %d: already in epoch %d", next, n.epoch)
+	n.mu.Lock()
+	err := n.books.CheckCut(next)
+	n.mu.Unlock()
+	if err != nil {
+		return EpochClose{}, err
 	}
 	if err := n.drainAll(); err != nil {
 		return EpochClose{}, err
 	}
-	return n.closeStopped(next), nil
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.books.Cut(next)
 }
 
-// closeStopped leaves the epoch of a node whose Run has returned: its final
-// drain published everything, so the epoch closes with the batches it has.
-func (n *Node) closeStopped(next uint64) EpochClose {
-	c := EpochClose{Epoch: n.epoch, LastSeq: make([]uint64, len(n.seq)), Next: next}
-	for cpu := range n.seq {
-		if n.epochFirst[cpu] != 0 {
-			c.LastSeq[cpu] = n.seq[cpu] - 1
-		}
-		n.epochFirst[cpu] = 0
-	}
-	n.statsMu.Lock()
-	n.epoch = next
-	n.statsMu.Unlock()
-	return c
+// closeStopped leaves the epoch of a node whose Finish has returned: its
+// final drain published everything, so the epoch closes with the batches
+// it has. A cut to an epoch not after the current one closes nothing.
+func (n *Node) closeStopped(next uint64) (EpochClose, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.books.Cut(next)
 }

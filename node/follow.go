@@ -29,7 +29,7 @@ type FollowStats struct {
 // cuts the node's own epoch and acknowledges the one it left. A node
 // that could not reach the coordinator keeps sampling into the epoch it
 // is in, and when it returns cuts once and acknowledges every epoch it
-// missed (those in between with no batches). Once Run has returned, the
+// missed (those in between with no batches). Once Finish has returned, the
 // node has published everything it will, and Follow goes on (until ctx
 // ends) acknowledging any later cut at once, so a stopped node never
 // holds up the sealing of an epoch.
@@ -82,12 +82,12 @@ func (n *Node) followOnce(ctx context.Context, ctl Control, st *FollowStats, pen
 	var c EpochClose
 	select {
 	case <-n.runDone:
-		c = n.closeStopped(fleet)
+		c, err = n.closeStopped(fleet)
 	default:
 		c, err = n.CutEpoch(ctx, fleet)
 		if errors.Is(err, ErrNotRunning) {
 			<-n.runDone // the final drain is under way; then nothing is left
-			c, err = n.closeStopped(fleet), nil
+			c, err = n.closeStopped(fleet)
 		}
 	}
 	if err != nil {

@@ -3,8 +3,6 @@ package node
 import (
 	"slices"
 	"time"
-
-	"dcpi/hwsim"
 )
 
 // timingStride is how often the handler is timed in host time: one sample
@@ -33,10 +31,10 @@ func newHandlerTiming() handlerTiming {
 
 // timed runs the handler between two clock reads and classifies the call
 // by whether the driver counted a miss.
-func (t *handlerTiming) timed(d *Driver, s hwsim.Sample, clockNS float64) (uint64, bool) {
+func (t *handlerTiming) timed(d *Driver, s Sample, clockNS float64) (uint64, bool) {
 	misses := d.stats.Misses
 	start := time.Now()
-	cost, full := d.Sample(s.Incarnation, s.PC, uint8(s.Event))
+	cost, full := d.Sample(s.Incarnation, s.PC, s.Event)
 	ns := max(float64(time.Since(start))-clockNS, 0)
 	if d.stats.Misses != misses {
 		t.missNS[t.misses%timingKeep] = float32(ns)

@@ -3,9 +3,9 @@ package node
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
-	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 )
 
@@ -27,41 +27,50 @@ type procImages struct {
 }
 
 // ImageMaps is the daemon's image map of every process, keyed by process
-// incarnation rather than PID (hwsim.Event.Incarnation): a PID is reused
+// incarnation rather than PID (Event.Incarnation): a PID is reused
 // once its process exits, but an incarnation is not, so a sample is
 // attributed to the mappings in force when it was taken even if it is
 // drained from the driver after the PID was given to another process.
 // Events arrive on the simulation goroutine and lookups on the daemon's,
 // so it is guarded by a mutex; nothing on the interrupt path touches it.
 type ImageMaps struct {
-	mu     sync.Mutex
-	procs  map[uint32]*procImages
-	kernel Mapping // vmunix: every address from alpha.KernelBase up
-	gen    uint64  // completed full flushes
+	mu    sync.Mutex
+	procs map[uint32]*procImages
+	// kernel is vmunix, every address from alpha.KernelBase up, as the
+	// host's boot-time map event said (nil before it). An atomic, not the
+	// mutex: the daemon resolves kernel samples without locking.
+	kernel atomic.Pointer[Mapping]
+	gen    uint64 // completed full flushes
 }
 
-// NewImageMaps returns an empty map; kernel describes vmunix.
-func NewImageMaps(kernel Mapping) *ImageMaps {
-	return &ImageMaps{procs: make(map[uint32]*procImages), kernel: kernel, gen: 1}
+// NewImageMaps returns an empty map. The kernel's mapping arrives as a
+// map event like any other image's (Host.Subscribe delivers it first).
+func NewImageMaps() *ImageMaps {
+	return &ImageMaps{procs: make(map[uint32]*procImages), gen: 1}
 }
 
-// ProcessEvent applies a loader event (it is an hwsim.EventSink).
-func (im *ImageMaps) ProcessEvent(e hwsim.Event) {
+// ProcessEvent applies a loader event (it is a LoaderSink). A map event
+// from alpha.KernelBase up maps the kernel, in every process.
+func (im *ImageMaps) ProcessEvent(e Event) {
+	if e.Kind == EventMap && e.Base >= alpha.KernelBase {
+		im.kernel.Store(&Mapping{Base: e.Base, Size: e.Size, Image: e.ImageID, Path: e.Path})
+		return
+	}
 	im.mu.Lock()
 	defer im.mu.Unlock()
 	switch e.Kind {
-	case hwsim.EventFork:
+	case EventFork:
 		child := &procImages{pid: e.PID}
 		if parent := im.procs[e.ParentIncarnation]; parent != nil {
 			child.maps = append([]Mapping(nil), parent.maps...)
 		}
 		im.procs[e.Incarnation] = child
-	case hwsim.EventExec:
+	case EventExec:
 		if old := im.procs[e.ParentIncarnation]; old != nil && old.endedGen == 0 {
 			old.endedGen = im.gen
 		}
 		im.procs[e.Incarnation] = &procImages{pid: e.PID}
-	case hwsim.EventMap:
+	case EventMap:
 		p := im.procs[e.Incarnation]
 		if p == nil {
 			p = &procImages{pid: e.PID}
@@ -72,7 +81,7 @@ func (im *ImageMaps) ProcessEvent(e hwsim.Event) {
 		p.maps = append(p.maps, Mapping{})
 		copy(p.maps[i+1:], p.maps[i:])
 		p.maps[i] = m
-	case hwsim.EventExit:
+	case EventExit:
 		if p := im.procs[e.Incarnation]; p != nil && p.endedGen == 0 {
 			p.endedGen = im.gen
 		}
@@ -83,9 +92,9 @@ func (im *ImageMaps) ProcessEvent(e hwsim.Event) {
 // the PC's offset from the image's base, and the process's PID.
 func (im *ImageMaps) Resolve(inc uint32, pc uint64) (m Mapping, offset uint64, pid int, ok bool) {
 	if pc >= alpha.KernelBase {
-		k := im.kernel
-		if pc-k.Base < k.Size {
-			return k, pc - k.Base, 0, true
+		k := im.kernel.Load()
+		if k != nil && pc-k.Base < k.Size {
+			return *k, pc - k.Base, 0, true
 		}
 		return Mapping{}, 0, 0, false
 	}

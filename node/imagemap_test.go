@@ -3,26 +3,25 @@ package node
 import (
 	"testing"
 
-	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 )
 
 func TestImageMapsFollowForkExecExitAndPIDReuse(t *testing.T) {
 	kern := Mapping{Base: alpha.KernelBase, Size: 0x10000, Image: "buildid:kern", Path: "/vmunix"}
-	im := NewImageMaps(kern)
-	ev := func(e hwsim.Event) { im.ProcessEvent(e) }
+	im := mapsWithKernel(kern)
+	ev := func(e Event) { im.ProcessEvent(e) }
 	// pid 7 execs /bin/a (incarnation 1), forks pid 8 (2), which execs
 	// /bin/b (3); pid 7 exits, and pid 7 is reused by a new process that
 	// execs /bin/c (incarnation 5).
-	ev(hwsim.Event{Kind: hwsim.EventExec, PID: 7, Incarnation: 1})
-	ev(hwsim.Event{Kind: hwsim.EventMap, PID: 7, Incarnation: 1, Base: 0x120000000, Size: 0x10000, ImageID: "a", Path: "/bin/a"})
-	ev(hwsim.Event{Kind: hwsim.EventFork, PID: 8, PPID: 7, Incarnation: 2, ParentIncarnation: 1})
-	ev(hwsim.Event{Kind: hwsim.EventExec, PID: 8, Incarnation: 3, ParentIncarnation: 2})
-	ev(hwsim.Event{Kind: hwsim.EventMap, PID: 8, Incarnation: 3, Base: 0x120000000, Size: 0x20000, ImageID: "b", Path: "/bin/b"})
-	ev(hwsim.Event{Kind: hwsim.EventExit, PID: 7, Incarnation: 1})
-	ev(hwsim.Event{Kind: hwsim.EventFork, PID: 7, PPID: 8, Incarnation: 4, ParentIncarnation: 3})
-	ev(hwsim.Event{Kind: hwsim.EventExec, PID: 7, Incarnation: 5, ParentIncarnation: 4})
-	ev(hwsim.Event{Kind: hwsim.EventMap, PID: 7, Incarnation: 5, Base: 0x120000000, Size: 0x8000, ImageID: "c", Path: "/bin/c"})
+	ev(Event{Kind: EventExec, PID: 7, Incarnation: 1})
+	ev(Event{Kind: EventMap, PID: 7, Incarnation: 1, Base: 0x120000000, Size: 0x10000, ImageID: "a", Path: "/bin/a"})
+	ev(Event{Kind: EventFork, PID: 8, Incarnation: 2, ParentIncarnation: 1})
+	ev(Event{Kind: EventExec, PID: 8, Incarnation: 3, ParentIncarnation: 2})
+	ev(Event{Kind: EventMap, PID: 8, Incarnation: 3, Base: 0x120000000, Size: 0x20000, ImageID: "b", Path: "/bin/b"})
+	ev(Event{Kind: EventExit, PID: 7, Incarnation: 1})
+	ev(Event{Kind: EventFork, PID: 7, Incarnation: 4, ParentIncarnation: 3})
+	ev(Event{Kind: EventExec, PID: 7, Incarnation: 5, ParentIncarnation: 4})
+	ev(Event{Kind: EventMap, PID: 7, Incarnation: 5, Base: 0x120000000, Size: 0x8000, ImageID: "c", Path: "/bin/c"})
 
 	for _, tc := range []struct {
 		inc   uint32
@@ -57,5 +56,35 @@ func TestImageMapsFollowForkExecExitAndPIDReuse(t *testing.T) {
 	}
 	if _, _, _, ok := im.Resolve(5, 0x120000040); !ok {
 		t.Fatal("a live incarnation was forgotten")
+	}
+}
+
+// mapsWithKernel is an image map that has seen kern mapped at boot, as a
+// host's first loader event.
+func mapsWithKernel(kern Mapping) *ImageMaps {
+	im := NewImageMaps()
+	im.ProcessEvent(Event{Kind: EventMap, Base: kern.Base, Size: kern.Size, ImageID: kern.Image, Path: kern.Path})
+	return im
+}
+
+// TestKernelFromBootEvent: kernel samples resolve only once the kernel's
+// map event has arrived, and then in every process.
+func TestKernelFromBootEvent(t *testing.T) {
+	im := NewImageMaps()
+	if _, _, _, ok := im.Resolve(0, alpha.KernelBase+8); ok {
+		t.Fatal("a kernel PC resolved before the kernel was mapped")
+	}
+	kern := Mapping{Base: alpha.KernelBase, Size: 0x100, Image: "buildid:kern", Path: "/vmunix"}
+	im.ProcessEvent(Event{Kind: EventMap, Base: kern.Base, Size: kern.Size, ImageID: kern.Image, Path: kern.Path})
+	for _, inc := range []uint32{0, 7} {
+		if m, off, pid, ok := im.Resolve(inc, alpha.KernelBase+8); !ok || m != kern || off != 8 || pid != 0 {
+			t.Errorf("incarnation %d: kernel PC resolved to %+v+%d pid %d ok %v", inc, m, off, pid, ok)
+		}
+	}
+	if _, _, _, ok := im.Resolve(7, alpha.KernelBase+0x100); ok {
+		t.Error("a PC past the kernel's end resolved")
+	}
+	if im.Len() != 0 {
+		t.Errorf("the kernel's mapping made %d process entries", im.Len())
 	}
 }

@@ -1,45 +1,24 @@
 package node
 
 import (
-	"cmp"
+	"errors"
 	"fmt"
-	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
-	"dcpi/hwsim"
-	"dcpi/hwsim/elfimage"
-	"dcpi/hwsim/vmunix"
 	"dcpi/wire"
 )
 
-// Publisher receives what a node produces: each image's record once, and
-// sample batches. The cluster transport and the local Pebble sink are the
-// two implementations.
-type Publisher interface {
-	PublishImage(r *wire.ImageRecord) error
-	PublishBatch(b *wire.Batch) error
-}
-
 // Config configures a node.
 type Config struct {
-	Host    string
-	Epoch   uint64
-	Driver  DriverConfig
-	Profile hwsim.ProfileConfig
-	// FlushEvery is the simulated time, in cycles, between full drains of
-	// every CPU's table (the paper's 5- and 10-minute intervals are
-	// real-time defaults; simulations want a fraction of a second).
-	FlushEvery uint64
+	Host   string
+	Epoch  uint64
+	Driver DriverConfig
 	// IPICycles is the modelled cost of each flush IPI on its CPU.
 	IPICycles uint64
 	// PerProcess lists image paths whose profiles keep the PID.
 	PerProcess []string
-	// Images holds the programs the machine runs, by path, for their
-	// symbol tables in the image records.
-	Images map[string][]byte
 	// FirstSeq is, per CPU, the sequence number of the first batch (0 or
 	// missing: 1). A restarted agent continues its streams after what the
 	// profile database has applied, so its batches are not taken for
@@ -51,53 +30,48 @@ type Config struct {
 	Carried []map[string]uint64
 }
 
-// DefaultConfig drains every 0.1 simulated second at 333 MHz.
+// DefaultConfig is DCPI's driver, host alpha0, epoch 1.
 func DefaultConfig() Config {
-	return Config{Host: "alpha0", Epoch: 1, Driver: DefaultDriverConfig(), Profile: hwsim.DefaultProfile(),
-		FlushEvery: 33_300_000, IPICycles: 1000}
+	return Config{Host: "alpha0", Epoch: 1, Driver: DefaultDriverConfig(), IPICycles: 1000}
 }
 
-// Node is one host's agent: DCPI's driver on every CPU of a simulated
-// machine, and the daemon that drains the drivers, attributes samples to
-// images and publishes batches. The machine runs on the caller's goroutine
-// (Run); the daemon runs on its own and reaches each CPU's driver only
-// through IPIs, following the protocol in driver_flush.go.
+// Node is one host's agent: DCPI's driver on every CPU of a Host, and the
+// daemon that drains the drivers, books what they held (Ledger) and
+// publishes batches. The host runs on its own goroutine (package simhost
+// runs a simulated one); the daemon runs on another, started by Start,
+// and reaches each CPU's driver only through IPIs, following the protocol
+// in driver_flush.go.
 type Node struct {
 	cfg     Config
-	m       *hwsim.Machine
+	host    Host
 	drivers []*Driver
 	maps    *ImageMaps
-	att     *attributor
+	images  ImageSource
 	pub     Publisher
-	kernel  *elfimage.Image
-	keep    *keepAlive // programs restarted when they exit (KeepRunning)
-	stopReq atomic.Bool
-	simNow  atomic.Uint64 // machine time, for progress displays on other goroutines
 
 	wake     chan struct{}   // a buffer filled: drain buffers
 	flushReq chan struct{}   // drain everything: periodic, or on command
 	cutReq   chan cutRequest // drain everything into the epoch, then start the next
-	// daemonDone is closed when the daemon goroutine returns; runDone
-	// when Run has returned, its final drain published.
+	stop     chan struct{}   // closed by Finish: the daemon returns
+	started  bool
+	// daemonDone is closed when the daemon goroutine returns, after
+	// daemonErr is set; runDone when Finish has returned, its final
+	// drain published.
 	daemonDone, runDone chan struct{}
+	daemonErr           error
 
 	// timing measures the handler in host time on one sample in
-	// timingStride, per CPU (touched only on the simulation goroutine).
+	// timingStride, per CPU (touched only on the host's goroutine).
 	timing  []handlerTiming
 	clockNS float64 // host ns a pair of clock reads costs, subtracted
 
-	// Daemon-side state.
-	epoch      uint64   // the epoch batches are published into
-	seq        []uint64 // next batch sequence number per CPU
-	epochFirst []uint64 // first seq published into the current epoch per CPU (0: none yet)
-	accounted  []uint64 // samples and drops published per CPU, this run
-	lastCycle  []uint64
-	dropsSeen  []uint64
-	published  map[string]bool
-	buf        []Entry
-	stats      DaemonStats
-	statsMu    sync.Mutex
-	publishErr error
+	buf []Entry // the daemon's drain buffer
+
+	// mu guards the books and the daemon's counters: the daemon writes
+	// them, Follow and Stats read them from other goroutines.
+	mu     sync.Mutex
+	books  *Ledger
+	drains DaemonStats // FullDrains, BufferDrains, HostNanos
 }
 
 // DaemonStats is what the daemon did.
@@ -109,27 +83,22 @@ type DaemonStats struct {
 	HostNanos uint64
 }
 
-// New attaches a node to m: it programs the counters, installs the
-// drivers' interrupt handler, and follows m's loader events.
-func New(m *hwsim.Machine, cfg Config, pub Publisher) (*Node, error) {
+// New attaches a node to host: it installs the drivers' interrupt handler
+// and follows the host's loader events. images describes the images for
+// their records (nil: records carry only the mapping).
+func New(host Host, cfg Config, pub Publisher, images ImageSource) (*Node, error) {
 	if err := cfg.Driver.Validate(); err != nil {
 		return nil, err
 	}
-	kim, err := elfimage.ParseKernel(vmunix.Image(), vmunix.Path)
+	cpus := host.CPUs()
+	maps := NewImageMaps()
+	books, err := NewLedger(cfg, cpus, maps)
 	if err != nil {
 		return nil, err
 	}
-	lo, hi := ^uint64(0), uint64(0)
-	for _, s := range kim.Segments {
-		lo, hi = min(lo, s.Vaddr), max(hi, s.Vaddr+s.Memsz)
-	}
-	n := &Node{cfg: cfg, m: m, pub: pub, kernel: kim, wake: make(chan struct{}, 1),
-		flushReq: make(chan struct{}, 1), cutReq: make(chan cutRequest), daemonDone: make(chan struct{}), runDone: make(chan struct{}), published: map[string]bool{},
-		epoch: cfg.Epoch}
-	n.cfg.Carried = slices.Clone(cfg.Carried) // emptied as reported
-	n.maps = NewImageMaps(Mapping{Base: lo, Size: hi - lo, Image: kim.ID.String(), Path: vmunix.Path})
-	n.att = newAttributor(n.maps, cfg.PerProcess)
-	cpus := m.Config().CPUs
+	n := &Node{cfg: cfg, host: host, pub: pub, images: images, maps: maps, books: books,
+		wake: make(chan struct{}, 1), flushReq: make(chan struct{}, 1), cutReq: make(chan cutRequest),
+		stop: make(chan struct{}), daemonDone: make(chan struct{}), runDone: make(chan struct{})}
 	for range cpus {
 		d, err := NewDriver(cfg.Driver)
 		if err != nil {
@@ -137,22 +106,13 @@ func New(m *hwsim.Machine, cfg Config, pub Publisher) (*Node, error) {
 		}
 		n.drivers = append(n.drivers, d)
 	}
-	n.seq, n.lastCycle, n.dropsSeen = make([]uint64, cpus), make([]uint64, cpus), make([]uint64, cpus)
-	n.epochFirst = make([]uint64, cpus)
-	n.accounted = make([]uint64, cpus)
-	for i := range n.seq {
-		n.seq[i] = 1
-		if i < len(cfg.FirstSeq) && cfg.FirstSeq[i] > 0 {
-			n.seq[i] = cfg.FirstSeq[i]
-		}
-	}
 	n.timing = make([]handlerTiming, cpus)
 	for i := range n.timing {
 		n.timing[i] = newHandlerTiming()
 	}
 	n.clockNS = clockReadCost()
-	m.Subscribe(n.maps)
-	if err := m.StartProfiling(cfg.Profile, n); err != nil {
+	host.Subscribe(maps)
+	if err := host.StartProfiling(n); err != nil {
 		return nil, err
 	}
 	return n, nil
@@ -162,7 +122,7 @@ func New(m *hwsim.Machine, cfg Config, pub Publisher) (*Node, error) {
 // driver's hot path, keyed by the process incarnation. One sample in
 // timingStride is timed in host nanoseconds, outside the driver, so the
 // handler itself tests nothing.
-func (n *Node) CounterInterrupt(s hwsim.Sample) uint64 {
+func (n *Node) CounterInterrupt(s Sample) uint64 {
 	d, t := n.drivers[s.CPU], &n.timing[s.CPU]
 	var cost uint64
 	var full bool
@@ -173,7 +133,7 @@ func (n *Node) CounterInterrupt(s hwsim.Sample) uint64 {
 		t.timeClock(n.clockNS)
 		fallthrough
 	default:
-		cost, full = d.Sample(s.Incarnation, s.PC, uint8(s.Event))
+		cost, full = d.Sample(s.Incarnation, s.PC, s.Event)
 	}
 	if full {
 		select {
@@ -184,74 +144,54 @@ func (n *Node) CounterInterrupt(s hwsim.Sample) uint64 {
 	return cost
 }
 
-// Run runs the machine until every process has exited or limit cycles of
-// simulated time have passed (0: no limit), with the daemon draining
-// concurrently, then drains everything and publishes the last batches.
-func (n *Node) Run(limit uint64) error {
-	defer close(n.runDone)
-	stop := make(chan struct{})
-	done := make(chan error, 1)
+// Start starts the daemon on its own goroutine. The host must keep
+// running (taking IPIs) until Finish has returned.
+func (n *Node) Start() error {
+	if n.started {
+		return errors.New("node: started twice")
+	}
+	n.started = true
 	go func() {
-		err := n.daemon(n.flushReq, stop)
+		n.daemonErr = n.daemon()
 		close(n.daemonDone)
-		done <- err
 	}()
-
-	var runErr error
-	const chunk = 1_000_000 // cycles between looks at the clock
-	next := n.m.Now() + n.cfg.FlushEvery
-	for {
-		if limit != 0 && n.m.Now() >= limit {
-			break
-		}
-		if !n.m.RunFor(chunk) && n.keep == nil {
-			break
-		}
-		n.simNow.Store(n.m.Now())
-		if n.stopReq.Load() {
-			break
-		}
-		if n.keep != nil {
-			if runErr = n.keep.restart(n.m); runErr != nil {
-				break
-			}
-		}
-		if n.m.Now() >= next {
-			next += n.cfg.FlushEvery
-			n.Flush()
-		}
-	}
-	// Keep the CPUs taking IPIs until the daemon has finished whatever
-	// handshake it is in.
-	close(stop)
-	for {
-		select {
-		case err := <-done:
-			if err != nil {
-				return err
-			}
-			if err := n.finalDrain(); err != nil {
-				return err
-			}
-			return runErr
-		default:
-			n.m.Idle(n.m.Config().Quantum)
-		}
-	}
+	return nil
 }
 
-// SimCycles is how far the simulated machine has run, in cycles, as of
-// Run's last look at the clock; safe from any goroutine.
-func (n *Node) SimCycles() uint64 { return n.simNow.Load() }
+// DaemonDone is closed when the daemon has returned: after Finish asked
+// it to, or on an error (Finish returns it). A host's run loop watches it
+// to stop at once when the daemon has died.
+func (n *Node) DaemonDone() <-chan struct{} { return n.daemonDone }
 
-// Stop makes Run return soon, after its final drain; it is safe from any
-// goroutine.
-func (n *Node) Stop() { n.stopReq.Store(true) }
+// Finish stops the daemon and, with the host stopped, drains every
+// driver and publishes the last batches. Until the daemon has returned
+// it calls idle, which must let the host take IPIs (the daemon may be in
+// the middle of a handshake). It returns the daemon's error, if it died,
+// or the final drain's. Call it once, on the host's goroutine.
+func (n *Node) Finish(idle func()) error {
+	defer close(n.runDone)
+	if n.started {
+		close(n.stop)
+	wait:
+		for {
+			select {
+			case <-n.daemonDone:
+				break wait
+			default:
+				idle()
+			}
+		}
+		if n.daemonErr != nil {
+			return n.daemonErr
+		}
+	}
+	return n.finalDrain()
+}
 
 // Flush asks the daemon to drain every CPU's table and buffers now (the
 // paper's daemon did so on command as well as periodically). It does not
 // wait; a request made while one is pending is merged with it. It is safe
-// from any goroutine while Run runs.
+// from any goroutine.
 func (n *Node) Flush() {
 	select {
 	case n.flushReq <- struct{}{}:
@@ -260,16 +200,16 @@ func (n *Node) Flush() {
 }
 
 // daemon drains buffers when woken and everything when asked, until stop.
-func (n *Node) daemon(flushReq, stop <-chan struct{}) error {
+func (n *Node) daemon() error {
 	for {
 		select {
-		case <-stop:
+		case <-n.stop:
 			return nil
 		case <-n.wake:
 			if err := n.drainBuffers(); err != nil {
 				return err
 			}
-		case <-flushReq:
+		case <-n.flushReq:
 			if err := n.drainAll(); err != nil {
 				return err
 			}
@@ -284,25 +224,37 @@ func (n *Node) daemon(flushReq, stop <-chan struct{}) error {
 }
 
 // ipi runs fn on cpu's driver and waits for it to finish.
-func (n *Node) ipi(cpu int, fn func(d *Driver)) {
+func (n *Node) ipi(cpu int, fn func(d *Driver)) error {
 	ack := make(chan struct{})
 	d := n.drivers[cpu]
-	n.m.SendIPI(cpu, func(int) uint64 {
+	if err := n.host.SendIPI(cpu, func() uint64 {
 		fn(d)
 		close(ack)
 		return n.cfg.IPICycles
-	})
-	// Even once stop is closed the machine keeps taking IPIs (Run idles
+	}); err != nil {
+		return fmt.Errorf("node: IPI to cpu %d: %w", cpu, err)
+	}
+	// Even once stop is closed the host keeps taking IPIs (Finish idles
 	// it until the daemon returns), so the handshake always completes.
 	<-ack
+	return nil
+}
+
+// count adds to the daemon's own counters.
+func (n *Node) count(f func(s *DaemonStats)) {
+	n.mu.Lock()
+	f(&n.drains)
+	n.mu.Unlock()
 }
 
 // drainBuffers takes every full overflow buffer (buffer-full wake-up).
 func (n *Node) drainBuffers() error {
-	n.stats.BufferDrains++
-	for cpu, d := range n.drivers {
-		n.ipi(cpu, func(d *Driver) { d.HandOff(false) })
-		if err := n.takeBuffers(cpu, d, n.buf[:0]); err != nil {
+	n.count(func(s *DaemonStats) { s.BufferDrains++ })
+	for cpu := range n.drivers {
+		if err := n.ipi(cpu, func(d *Driver) { d.HandOff(false) }); err != nil {
+			return err
+		}
+		if err := n.takeBuffers(cpu, n.buf[:0]); err != nil {
 			return err
 		}
 	}
@@ -311,12 +263,16 @@ func (n *Node) drainBuffers() error {
 
 // drainAll flushes every CPU's table and buffers by the full protocol.
 func (n *Node) drainAll() error {
-	n.stats.FullDrains++
+	n.count(func(s *DaemonStats) { s.FullDrains++ })
 	for cpu, d := range n.drivers {
-		n.ipi(cpu, func(d *Driver) { d.BeginFlush() })
+		if err := n.ipi(cpu, func(d *Driver) { d.BeginFlush() }); err != nil {
+			return err
+		}
 		buf := d.DrainTable(n.buf[:0])
-		n.ipi(cpu, func(d *Driver) { d.EndFlush(); d.HandOff(true) })
-		if err := n.takeBuffers(cpu, d, buf); err != nil {
+		if err := n.ipi(cpu, func(d *Driver) { d.EndFlush(); d.HandOff(true) }); err != nil {
+			return err
+		}
+		if err := n.takeBuffers(cpu, buf); err != nil {
 			return err
 		}
 	}
@@ -325,8 +281,11 @@ func (n *Node) drainAll() error {
 }
 
 // takeBuffers appends the buffers cpu has handed off to buf, gives them
-// back by IPI, and publishes the lot.
-func (n *Node) takeBuffers(cpu int, d *Driver, buf []Entry) error {
+// back by IPI, and publishes the lot. The driver's counters and the time
+// are read on the CPU, in the IPI that ends the drain: the daemon never
+// reads the host directly.
+func (n *Node) takeBuffers(cpu int, buf []Entry) error {
+	d := n.drivers[cpu]
 	for {
 		var ok bool
 		if buf, ok = d.TakeFull(buf); !ok {
@@ -336,12 +295,14 @@ func (n *Node) takeBuffers(cpu int, d *Driver, buf []Entry) error {
 	n.buf = buf
 	var st DriverStats
 	var now uint64
-	n.ipi(cpu, func(d *Driver) { d.Release(); st, now = d.Stats(), n.m.Now() })
+	if err := n.ipi(cpu, func(d *Driver) { d.Release(); st, now = d.Stats(), n.host.Now() }); err != nil {
+		return err
+	}
 	return n.publish(cpu, buf, st, now)
 }
 
-// finalDrain empties every driver with the machine stopped: nothing runs
-// on the CPUs, so the CPU-side calls are made directly.
+// finalDrain empties every driver with the host stopped: nothing runs on
+// the CPUs, so the CPU-side calls are made directly.
 func (n *Node) finalDrain() error {
 	for cpu, d := range n.drivers {
 		d.BeginFlush()
@@ -355,7 +316,7 @@ func (n *Node) finalDrain() error {
 			}
 		}
 		d.Release()
-		if err := n.publish(cpu, buf, d.Stats(), n.m.Now()); err != nil {
+		if err := n.publish(cpu, buf, d.Stats(), n.host.Now()); err != nil {
 			return err
 		}
 	}
@@ -363,118 +324,60 @@ func (n *Node) finalDrain() error {
 	return nil
 }
 
-// publish attributes one CPU's drained entries and publishes them as a
-// batch, with image records for images not yet published.
-//
-// st is the driver's counters and now the machine time, both read on the
-// CPU (in the IPI that ended the drain): the daemon never reads the
-// machine directly.
+// publish books one CPU's drained entries and publishes the records of
+// new images, then the batch.
 func (n *Node) publish(cpu int, entries []Entry, st DriverStats, now uint64) error {
-	dropped := st.Dropped
 	start := time.Now()
 	defer func() {
-		n.statsMu.Lock()
-		n.stats.HostNanos += uint64(time.Since(start))
-		n.statsMu.Unlock()
+		n.count(func(s *DaemonStats) { s.HostNanos += uint64(time.Since(start)) })
 	}()
-	newImages, err := n.att.add(entries)
+	n.mu.Lock()
+	b, newImages, err := n.books.Drained(cpu, entries, st, now)
+	n.mu.Unlock()
 	if err != nil {
 		return err
 	}
 	for _, m := range newImages {
-		if err := n.publishImage(m); err != nil {
+		r, err := n.imageRecord(m)
+		if err != nil {
+			return err
+		}
+		if err := n.pub.PublishImage(r); err != nil {
 			return err
 		}
 	}
-	var drops map[string]uint64
-	if d := dropped - n.dropsSeen[cpu]; d > 0 {
-		drops = map[string]uint64{"driver.overflow_full": d}
-	}
-	n.dropsSeen[cpu] = dropped
-	var ownDrops uint64
-	for _, d := range drops {
-		ownDrops += d
-	}
-	if cpu < len(n.cfg.Carried) && len(n.cfg.Carried[cpu]) > 0 {
-		if drops == nil {
-			drops = map[string]uint64{}
-		}
-		for name, d := range n.cfg.Carried[cpu] {
-			drops[name] += d
-		}
-		n.cfg.Carried[cpu] = nil
-	}
-	if len(entries) == 0 && drops == nil {
+	if b == nil {
 		return nil
 	}
-	end := now
-	b := n.att.batch(n.cfg.Host, n.epoch, uint16(cpu), n.seq[cpu], n.lastCycle[cpu], end, drops)
-	// The accounting a successor needs if this agent dies: every
-	// interrupt delivered so far on this CPU is in a batch, dropped, or
-	// still held by the driver.
-	n.accounted[cpu] += b.Total() + ownDrops
-	b.Delivered, b.Accounted = st.Samples, n.accounted[cpu]
-	if n.epochFirst[cpu] == 0 {
-		n.epochFirst[cpu] = n.seq[cpu]
-	}
-	n.seq[cpu]++
-	n.lastCycle[cpu] = end
-	n.statsMu.Lock()
-	n.stats.Batches++
-	n.stats.Entries += uint64(len(b.Entries) + len(b.Unknown))
-	for _, u := range b.Unknown {
-		n.stats.Unknown += u.Count
-	}
-	n.stats.Samples += b.Total()
-	n.statsMu.Unlock()
 	return n.pub.PublishBatch(b)
 }
 
-func (n *Node) publishImage(m Mapping) error {
-	if n.published[m.Image] {
-		return nil
-	}
-	n.published[m.Image] = true
+// imageRecord is m's record, with what the image source knows of its file.
+func (n *Node) imageRecord(m Mapping) (*wire.ImageRecord, error) {
 	key, err := wire.ParseImageKey(m.Image)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r := &wire.ImageRecord{Version: wire.Version, Key: key, Path: m.Path, Base: m.Base}
-	var im *elfimage.Image
-	if m.Path == vmunix.Path {
-		im, r.Size = n.kernel, uint64(len(vmunix.Image()))
-	} else if data, ok := n.cfg.Images[m.Path]; ok {
-		if im, err = elfimage.Parse(data, m.Path); err != nil {
-			return fmt.Errorf("node: image %s: %w", m.Path, err)
-		}
-		r.Size = uint64(len(data))
+	if n.images == nil {
+		return r, nil
 	}
-	if im != nil {
-		r.TextStart, r.TextEnd = im.TextStart, im.TextEnd
-		for _, s := range im.Symbols {
-			r.Symbols = append(r.Symbols, wire.Symbol{Name: s.Name, Addr: s.Addr, Size: s.Size})
-		}
+	f, ok, err := n.images.DescribeImage(m)
+	if err != nil {
+		return nil, fmt.Errorf("node: image %s: %w", m.Path, err)
 	}
-	n.statsMu.Lock()
-	n.stats.Images++
-	n.statsMu.Unlock()
-	return n.pub.PublishImage(r)
+	if ok {
+		r.Size, r.TextStart, r.TextEnd, r.Symbols = f.Size, f.TextStart, f.TextEnd, f.Symbols
+	}
+	return r, nil
 }
 
 // ImageFigures returns the daemon's per-image sample and entry counts,
-// sorted by samples, most first; call it after Run.
+// sorted by samples, most first; call it after Finish.
 func (n *Node) ImageFigures() []ImageFigures {
-	out := make([]ImageFigures, 0, len(n.att.byImage))
-	for _, f := range n.att.byImage {
-		out = append(out, *f)
-	}
-	slices.SortFunc(out, func(a, b ImageFigures) int {
-		if c := cmp.Compare(b.Samples, a.Samples); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Path, b.Path)
-	})
-	return out
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.books.ImageFigures()
 }
 
 // DriverMemoryBytes is one CPU's driver memory: table and buffer pair.
@@ -482,25 +385,29 @@ func (n *Node) DriverMemoryBytes() int { return n.cfg.Driver.MemoryBytes() }
 
 // DaemonMemoryBytes estimates the daemon's memory, as sec. 5.3 accounts
 // it: the buffer it drains a table or buffer pair into, the image maps,
-// and the largest batch it has built. Call it after Run.
+// and the largest batch it has built. Call it after Finish.
 func (n *Node) DaemonMemoryBytes() int {
-	perCount := int(unsafe.Sizeof(entryKey{})) + 8
-	return cap(n.buf)*int(unsafe.Sizeof(Entry{})) + n.maps.MemoryBytes() + n.att.peak*perCount
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return cap(n.buf)*int(unsafe.Sizeof(Entry{})) + n.books.memoryBytes()
 }
 
 // HandlerTiming returns the handler's measured host cost, over every CPU;
-// call it after Run.
+// call it after Finish.
 func (n *Node) HandlerTiming() HandlerTiming {
 	return summarize(n.timing)
 }
 
-// Stats returns the daemon's counters and each driver's; call it after Run.
+// Stats returns the daemon's counters and each driver's; call it after
+// Finish for the drivers' (they are the CPUs' while the host runs).
 func (n *Node) Stats() (DaemonStats, []DriverStats) {
-	n.statsMu.Lock()
-	defer n.statsMu.Unlock()
-	ds := make([]DriverStats, len(n.drivers))
+	n.mu.Lock()
+	ds := n.books.Stats()
+	ds.FullDrains, ds.BufferDrains, ds.HostNanos = n.drains.FullDrains, n.drains.BufferDrains, n.drains.HostNanos
+	n.mu.Unlock()
+	drivers := make([]DriverStats, len(n.drivers))
 	for i, d := range n.drivers {
-		ds[i] = d.Stats()
+		drivers[i] = d.Stats()
 	}
-	return n.stats, ds
+	return ds, drivers
 }

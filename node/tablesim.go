@@ -6,15 +6,15 @@ import (
 	"runtime"
 	"sync"
 	"text/tabwriter"
-
-	"dcpi/hwsim"
 )
 
 // The trace-driven simulator of sec. 5.4: replay a recorded sample trace
 // against several designs of the driver's table and compare how well each
-// aggregates and what it costs. It drives the real Driver (not a model of
-// it), one per CPU of the trace, and plays a daemon that empties every
-// overflow buffer as soon as it fills and drains the tables at the end.
+// aggregates and what it costs. The trace is replayed as a Host (its
+// samples are the interrupts); on it run the real Driver (not a model of
+// it), one per CPU of the trace, and a daemon that empties every overflow
+// buffer as soon as it fills and drains the tables at the end.
+// simhost.RecordTrace records traces on a simulated machine.
 
 // Design is one table design to simulate.
 type Design struct {
@@ -104,48 +104,145 @@ func Simulate(t *Trace, designs []Design) ([]Result, error) {
 	return out, nil
 }
 
+// replayHost is the Host a trace is replayed on: its CPUs are the trace's,
+// its counter interrupts the trace's samples in order, its time the
+// number of samples replayed. It has one goroutine, like a simulated
+// machine: an IPI runs at once, between two interrupts, as a CPU takes
+// one between two instructions. A trace records no loader events.
+type replayHost struct {
+	t       *Trace
+	handler InterruptHandler
+	now     uint64
+}
+
+var _ Host = (*replayHost)(nil)
+
+func (r *replayHost) CPUs() int { return r.t.CPUs }
+
+func (r *replayHost) StartProfiling(h InterruptHandler) error {
+	r.handler = h
+	return nil
+}
+
+func (r *replayHost) SendIPI(cpu int, fn func() uint64) error {
+	if cpu < 0 || cpu >= r.t.CPUs {
+		return fmt.Errorf("node: replay: IPI to cpu %d of %d", cpu, r.t.CPUs)
+	}
+	fn()
+	return nil
+}
+
+func (r *replayHost) Now() uint64 { return r.now }
+
+func (r *replayHost) Subscribe(LoaderSink) {}
+
+// replay delivers every sample, calling between(cpu) after each.
+func (r *replayHost) replay(between func(cpu int) error) error {
+	for _, s := range r.t.Samples {
+		r.now++
+		r.handler.CounterInterrupt(Sample{CPU: s.CPU, Incarnation: s.Key(), PC: s.PC, Event: s.Event})
+		if err := between(s.CPU); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// replayDaemon is the daemon of sec. 5.4's simulations, on a host: one
+// driver per CPU, every overflow buffer emptied by the IPI protocol as
+// soon as it fills, the tables drained at the end. Unlike Node's daemon it
+// runs on the host's goroutine, between interrupts, so a replay is a
+// function of the trace and the design alone.
+type replayDaemon struct {
+	host    Host
+	drivers []*Driver
+	full    []bool // a CPU's driver said a buffer filled
+	buf     []Entry
+	out     uint64 // entries received
+}
+
+func (d *replayDaemon) CounterInterrupt(s Sample) uint64 {
+	cost, full := d.drivers[s.CPU].Sample(s.Incarnation, s.PC, s.Event)
+	d.full[s.CPU] = d.full[s.CPU] || full
+	return cost
+}
+
+// ipi runs fn on cpu's driver.
+func (d *replayDaemon) ipi(cpu int, fn func(*Driver)) error {
+	return d.host.SendIPI(cpu, func() uint64 { fn(d.drivers[cpu]); return 0 })
+}
+
+// take receives every buffer cpu has handed off and gives them back.
+func (d *replayDaemon) take(cpu int) error {
+	for ok := true; ok; {
+		d.buf, ok = d.drivers[cpu].TakeFull(d.buf[:0])
+		d.out += uint64(len(d.buf))
+	}
+	return d.ipi(cpu, func(dr *Driver) { dr.Release() })
+}
+
+// afterSample empties cpu's buffer if it filled.
+func (d *replayDaemon) afterSample(cpu int) error {
+	if !d.full[cpu] {
+		return nil
+	}
+	d.full[cpu] = false
+	if err := d.ipi(cpu, func(dr *Driver) { dr.HandOff(false) }); err != nil {
+		return err
+	}
+	return d.take(cpu)
+}
+
+// drainAll drains every table by the full protocol.
+func (d *replayDaemon) drainAll() error {
+	for cpu, dr := range d.drivers {
+		if err := d.ipi(cpu, func(dr *Driver) { dr.BeginFlush() }); err != nil {
+			return err
+		}
+		d.buf = dr.DrainTable(d.buf[:0])
+		d.out += uint64(len(d.buf))
+		if err := d.ipi(cpu, func(dr *Driver) { dr.EndFlush(); dr.HandOff(true) }); err != nil {
+			return err
+		}
+		if err := d.take(cpu); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func simulateOne(t *Trace, design Design) (Result, error) {
 	r := Result{Design: design}
-	drivers := make([]*Driver, t.CPUs)
-	for i := range drivers {
-		d, err := NewDriver(design.Config)
+	host := &replayHost{t: t}
+	d := &replayDaemon{host: host, full: make([]bool, t.CPUs), buf: make([]Entry, 0, design.Config.BufferEntries)}
+	for range t.CPUs {
+		dr, err := NewDriver(design.Config)
 		if err != nil {
 			return r, err
 		}
-		drivers[i] = d
+		d.drivers = append(d.drivers, dr)
+	}
+	if err := host.StartProfiling(d); err != nil {
+		return r, err
+	}
+	if err := host.replay(d.afterSample); err != nil {
+		return r, err
+	}
+	if err := d.drainAll(); err != nil {
+		return r, err
 	}
 	var delivered uint64
-	buf := make([]Entry, 0, design.Config.BufferEntries)
-	take := func(d *Driver) {
-		for ok := true; ok; {
-			buf, ok = d.TakeFull(buf[:0])
-			r.EntriesOut += uint64(len(buf))
-		}
-		d.Release()
-	}
-	for _, s := range t.Samples {
-		d := drivers[s.CPU]
-		if _, full := d.Sample(s.Key(), s.PC, s.Event); full {
-			d.HandOff(false)
-			take(d)
-		}
-	}
-	for _, d := range drivers {
-		d.BeginFlush()
-		buf = d.DrainTable(buf[:0])
-		r.EntriesOut += uint64(len(buf))
-		d.EndFlush()
-		d.HandOff(true)
-		take(d)
-		st := d.Stats()
+	for _, dr := range d.drivers {
+		st := dr.Stats()
 		r.Samples += st.Samples
 		r.Hits += st.Hits
 		r.Misses += st.Misses
 		r.Evictions += st.Evictions + st.Saturations
 		r.Dropped += st.Dropped
 		r.HandlerCycles += st.Cycles()
-		delivered += d.Delivered()
+		delivered += dr.Delivered()
 	}
+	r.EntriesOut = d.out
 	if r.Samples != uint64(len(t.Samples)) || delivered+r.Dropped != r.Samples {
 		return r, fmt.Errorf("node: simulate %q: %d samples in the trace, %d counted, %d delivered, %d dropped",
 			design.Name, len(t.Samples), r.Samples, delivered, r.Dropped)
@@ -265,80 +362,4 @@ func sizeString(bytes int) string {
 		return fmt.Sprintf("%dB", bytes)
 	}
 	return fmt.Sprintf("%dKB", bytes/1024)
-}
-
-// RecordOptions says what to run to record a trace.
-type RecordOptions struct {
-	Machine hwsim.Config        // with the programs in Machine.Files
-	Profile hwsim.ProfileConfig // what the counters count (DCPI's default: hwsim.DefaultProfile)
-	// Programs are the argument vectors of the programs to run at once;
-	// argv[0] is the program's path.
-	Programs [][]string
-	Env      []string
-	// Cycles, if not zero, is how long to run, in machine cycles: a program
-	// that exits before then is started again (as a new process), so the
-	// CPUs stay as busy as the mix makes them. Zero runs each program once,
-	// until all have exited.
-	Cycles uint64
-}
-
-// RecordSummary describes a recorded trace.
-type RecordSummary struct {
-	Samples   uint64
-	Cycles    uint64 // machine time at the end
-	Processes int    // programs started (not counting their children)
-}
-
-// RecordTrace runs programs on a simulated machine and writes every
-// counter interrupt to w as a trace.
-func RecordTrace(w io.Writer, o RecordOptions) (RecordSummary, error) {
-	var sum RecordSummary
-	if len(o.Programs) == 0 {
-		return sum, fmt.Errorf("node: record: no programs to run")
-	}
-	m, err := hwsim.New(o.Machine)
-	if err != nil {
-		return sum, err
-	}
-	rec, err := NewTraceRecorder(w, o.Machine.CPUs)
-	if err != nil {
-		return sum, err
-	}
-	if err := m.StartProfiling(o.Profile, rec); err != nil {
-		return sum, err
-	}
-	procs := make([]*hwsim.Process, len(o.Programs))
-	spawn := func(i int) error {
-		argv := o.Programs[i]
-		p, err := m.Spawn(argv[0], argv, o.Env)
-		if err != nil {
-			return fmt.Errorf("node: record: run %s: %w", argv[0], err)
-		}
-		procs[i] = p
-		sum.Processes++
-		return nil
-	}
-	for i := range o.Programs {
-		if err := spawn(i); err != nil {
-			return sum, err
-		}
-	}
-	if o.Cycles == 0 {
-		m.Run(0)
-	} else {
-		chunk := max(o.Machine.ClockHz/1000, o.Machine.Quantum) // about 1 ms
-		for m.Now() < o.Cycles {
-			m.RunFor(min(chunk, o.Cycles-m.Now()))
-			for i, p := range procs {
-				if p.State() >= hwsim.ProcZombie && m.Now() < o.Cycles {
-					if err := spawn(i); err != nil {
-						return sum, err
-					}
-				}
-			}
-		}
-	}
-	m.StopProfiling()
-	sum.Samples, sum.Cycles = rec.Count(), m.Now()
-	return sum, rec.Close()
 }

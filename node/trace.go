@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 
-	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 )
 
@@ -299,42 +298,4 @@ func WriteTrace(w io.Writer, t *Trace) error {
 		}
 	}
 	return tw.Close()
-}
-
-// TraceRecorder is an hwsim.CounterHandler that records every counter
-// interrupt of a machine to a trace, and returns a fixed cost.
-type TraceRecorder struct {
-	tw *TraceWriter
-	// Cost is the cycles each interrupt's handler costs the machine
-	// (default: DCPI's hit cost, 430).
-	Cost uint64
-	err  error
-}
-
-// NewTraceRecorder records to w the samples of a machine of cpus CPUs.
-func NewTraceRecorder(w io.Writer, cpus int) (*TraceRecorder, error) {
-	tw, err := NewTraceWriter(w, cpus)
-	if err != nil {
-		return nil, err
-	}
-	return &TraceRecorder{tw: tw, Cost: 430}, nil
-}
-
-// CounterInterrupt records s (it runs on the simulation goroutine).
-func (r *TraceRecorder) CounterInterrupt(s hwsim.Sample) uint64 {
-	if r.err == nil {
-		r.err = r.tw.Write(TraceSample{CPU: s.CPU, PID: uint32(s.PID), Incarnation: s.Incarnation, PC: s.PC, Event: uint8(s.Event)})
-	}
-	return r.Cost
-}
-
-// Count is the number of samples recorded.
-func (r *TraceRecorder) Count() uint64 { return r.tw.Count() }
-
-// Close ends the trace and returns the first error of recording.
-func (r *TraceRecorder) Close() error {
-	if r.err != nil {
-		return r.err
-	}
-	return r.tw.Close()
 }

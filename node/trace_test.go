@@ -11,9 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
-	"dcpi/workloads"
 )
 
 func randomTrace(rng *rand.Rand, cpus, n int) *Trace {
@@ -173,76 +171,4 @@ func FuzzTraceReader(f *testing.F) {
 			t.Fatal("rewritten trace reads differently")
 		}
 	})
-}
-
-// machineConfig returns a machine with the named embedded workloads in
-// /bin.
-func machineConfig(t testing.TB, cpus int, names ...string) hwsim.Config {
-	t.Helper()
-	cfg := hwsim.DefaultConfig()
-	cfg.CPUs = cpus
-	cfg.Files = map[string][]byte{}
-	for _, n := range names {
-		bin, err := workloads.Binary(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Files["/bin/"+n] = bin
-	}
-	return cfg
-}
-
-// shortPeriods samples CYCLES about every 1,000 cycles and IMISS every 200
-// misses: many samples from a short run.
-func shortPeriods() hwsim.ProfileConfig {
-	p := hwsim.DefaultProfile()
-	p.Counters[0].PeriodMin, p.Counters[0].PeriodMax = 900, 1100
-	p.Counters[1].PeriodMin, p.Counters[1].PeriodMax = 180, 220
-	return p
-}
-
-// TestRecordTrace records a short run and checks that the trace holds every
-// interrupt the machine delivered, as the machine delivered it.
-func TestRecordTrace(t *testing.T) {
-	cfg := machineConfig(t, 2, "sort", "ccdriver")
-	var buf bytes.Buffer
-	sum, err := RecordTrace(&buf, RecordOptions{
-		Machine:  cfg,
-		Profile:  shortPeriods(),
-		Programs: [][]string{{"/bin/sort", "3000"}, {"/bin/ccdriver", "1"}},
-		Cycles:   5_000_000, // ccdriver finishes first and is started again
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	size := buf.Len()
-	tr, err := ReadTrace(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if uint64(len(tr.Samples)) != sum.Samples || tr.CPUs != 2 || sum.Samples < 3000 {
-		t.Fatalf("trace of %d samples on %d CPUs, summary %+v", len(tr.Samples), tr.CPUs, sum)
-	}
-	if sum.Processes < 3 || sum.Cycles < 5_000_000 {
-		t.Errorf("summary %+v: want programs restarted until 5M cycles", sum)
-	}
-	var events [alpha.NumEvents]int
-	kernel, idle := 0, 0
-	for _, s := range tr.Samples {
-		events[s.Event]++
-		if s.PC >= alpha.KernelBase {
-			kernel++
-		}
-		if s.PID == 0 {
-			idle++
-		}
-	}
-	if events[alpha.EvCycles] == 0 || events[alpha.EvIMiss] == 0 || events[alpha.EvCycles]+events[alpha.EvIMiss] != len(tr.Samples) {
-		t.Errorf("events %v", events)
-	}
-	if kernel == 0 {
-		t.Error("no kernel samples")
-	}
-	t.Logf("%+v: %d samples, %d in vmunix, %d idle, %.1f bytes a sample", sum, len(tr.Samples), kernel, idle,
-		float64(size)/float64(len(tr.Samples)))
 }

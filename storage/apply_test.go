@@ -15,7 +15,7 @@ func TestApplySemantics(t *testing.T) {
 	e := func(img, off, n int) wire.Entry {
 		return wire.Entry{Image: key(img), Offset: uint64(off), Count: uint64(n)}
 	}
-	b1 := batch("alpha1", 0, 1, 7, []wire.Entry{e(0, 0, 5), e(0, 4, 2)}, []wire.UnknownEntry{{PID: 9, PC: 0x10, Count: 1}}, map[string]uint64{"driver.overflow_full": 3})
+	b1 := batch("alpha1", 0, 1, 7, []wire.Entry{e(0, 0, 5), e(0, 4, 2)}, []wire.UnknownEntry{{PID: 9, PC: 0x10, Count: 1}}, map[string]uint64{wire.DropOverflowFull: 3})
 	b2 := batch("alpha1", 0, 2, 7, []wire.Entry{e(0, 0, 1)}, nil, nil)
 	b4 := batch("alpha1", 0, 4, 7, []wire.Entry{e(1, 0, 100)}, nil, nil)
 	other := batch("alpha1", 1, 1, 7, []wire.Entry{e(0, 0, 10)}, nil, nil) // another CPU: its own stream
@@ -48,7 +48,7 @@ func TestApplySemantics(t *testing.T) {
 		t.Errorf("profile %v, want %v", got, want)
 	}
 	samples, unknown, drops, err := db.Totals(Query{})
-	if err != nil || samples != 18 || unknown != 1 || drops["driver.overflow_full"] != 3 {
+	if err != nil || samples != 18 || unknown != 1 || drops[wire.DropOverflowFull] != 3 {
 		t.Errorf("Totals = %d %d %v %v; want 18 1 overflow_full:3", samples, unknown, drops, err)
 	}
 	for _, c := range []struct {

@@ -21,7 +21,7 @@ func benchBatches(count, n int) []*wire.Batch {
 		for range n {
 			es = append(es, wire.Entry{Image: key(r.IntN(20)), Event: uint8(r.IntN(2)), Offset: 4 * uint64(r.IntN(1<<14)), Count: 1 + uint64(r.IntN(50))})
 		}
-		out[i] = batch(fmt.Sprintf("host%d", i%8), uint16(i/8%4), uint64(i/32+1), 1, es, nil, map[string]uint64{"driver.overflow_full": 1})
+		out[i] = batch(fmt.Sprintf("host%d", i%8), uint16(i/8%4), uint64(i/32+1), 1, es, nil, map[string]uint64{wire.DropOverflowFull: 1})
 	}
 	return out
 }

@@ -75,8 +75,8 @@ type PublisherStats struct {
 
 	// Retries counts failed attempts; each is retried after a backoff.
 	Retries uint64
-	// Drops counts samples dropped, by counter name: DropBufferFull,
-	// DropTooLarge. The same counts travel in the tombstones.
+	// Drops counts samples dropped, by counter name: wire.DropBufferFull,
+	// wire.DropTooLarge. The same counts travel in the tombstones.
 	Drops map[string]uint64
 	// LastError is the last failed attempt's error, "" after a success.
 	LastError string
@@ -388,7 +388,7 @@ func (p *Publisher) send(it *item) error {
 	if !it.image && errors.Is(err, nats.ErrMaxPayload) {
 		// The client refused it before sending, so the server cannot
 		// have it: replace it by its tombstone, which will fit.
-		if terr := p.q.tombstoneHead(DropTooLarge); terr != nil {
+		if terr := p.q.tombstoneHead(wire.DropTooLarge); terr != nil {
 			p.cfg.Logf("transport: publisher %s: %v", p.cfg.Host, terr)
 		} else {
 			p.cfg.Logf("transport: publisher %s: %s larger than the server's limit: replaced by a tombstone", p.cfg.Host, it.describe())

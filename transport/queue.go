@@ -8,16 +8,6 @@ import (
 	"dcpi/wire"
 )
 
-// Drop counter names the publisher adds to tombstones.
-const (
-	// DropBufferFull counts samples of batches the publisher replaced by
-	// tombstones because its queue reached MaxBufferedBytes.
-	DropBufferFull = "transport.buffer_full"
-	// DropTooLarge counts samples of batches larger than the server's
-	// maximum message size, which no retry could ever publish.
-	DropTooLarge = "transport.too_large"
-)
-
 // itemOverhead approximates the memory an item costs beyond its encoded
 // bytes (the item, its header copy and its message ID), in bytes, so that
 // a queue of many tombstones is charged honestly against the bound.
@@ -146,13 +136,13 @@ func (q *outQueue) push(it *item) {
 		if it.size() > q.max {
 			// Bigger than the whole bound: tombstoning older batches
 			// could not make it fit, so replace this one only.
-			q.tombstoneItem(it, DropBufferFull)
+			q.tombstoneItem(it, wire.DropBufferFull)
 		}
 	}
 	q.makeRoom(it.size())
 	if it.candidate() && q.bytes+it.size() > q.max {
 		// No older batch is left to replace: replace the new one.
-		q.tombstoneItem(it, DropBufferFull)
+		q.tombstoneItem(it, wire.DropBufferFull)
 	}
 	q.items = append(q.items, it)
 	q.bytes += it.size()
@@ -171,7 +161,7 @@ func (q *outQueue) makeRoom(need int) {
 		}
 		it := q.items[q.cand]
 		before, samples := it.size(), it.samples
-		if q.tombstoneItem(it, DropBufferFull) {
+		if q.tombstoneItem(it, wire.DropBufferFull) {
 			q.bytes += it.size() - before
 			q.queuedSamples -= samples
 		}

@@ -154,8 +154,8 @@ func checkItem(t *testing.T, it *item, b *wire.Batch) {
 			t.Fatalf("%s: drop %s = %d, original %d", it.describe(), name, got.Drops[name], n)
 		}
 	}
-	if got.Drops[DropBufferFull] != b.Total() {
-		t.Fatalf("%s: %s = %d, original carried %d samples", it.describe(), DropBufferFull, got.Drops[DropBufferFull], b.Total())
+	if got.Drops[wire.DropBufferFull] != b.Total() {
+		t.Fatalf("%s: %s = %d, original carried %d samples", it.describe(), wire.DropBufferFull, got.Drops[wire.DropBufferFull], b.Total())
 	}
 }
 
@@ -196,7 +196,7 @@ func TestQueueTombstoneOrder(t *testing.T) {
 	if !huge.tomb || c.tomb {
 		t.Fatalf("oversized batch: want it alone replaced; tomb = %v (c %v)", huge.tomb, c.tomb)
 	}
-	if q.drops[DropBufferFull] != 100+2000 {
+	if q.drops[wire.DropBufferFull] != 100+2000 {
 		t.Fatalf("drops = %v, want %d", q.drops, 2100)
 	}
 }

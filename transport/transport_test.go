@@ -244,23 +244,23 @@ func TestOverflow(t *testing.T) {
 		cpu := uint16(i % 4)
 		b := streamBatch(r, "alpha0", 2, cpu, uint64(i/4)+1, 120, keys)
 		produced += b.Total()
-		producedDrops += b.Drops["driver.overflow_full"]
+		producedDrops += b.Drops[wire.DropOverflowFull]
 		if err := p.PublishBatch(b); err != nil {
 			t.Fatal(err)
 		}
 	}
 	s := p.Stats()
-	if s.Tombstones == 0 || s.Drops[DropBufferFull] == 0 || s.QueuedSamples == 0 {
+	if s.Tombstones == 0 || s.Drops[wire.DropBufferFull] == 0 || s.QueuedSamples == 0 {
 		t.Fatalf("want some tombstones and some whole batches: %+v", s)
 	}
 	if s.QueuedBytes > maxBytes {
 		t.Errorf("%d bytes queued, bound %d", s.QueuedBytes, maxBytes)
 	}
-	if s.SamplesAccepted != produced || s.SamplesAccepted != s.SamplesPublished+s.QueuedSamples+s.Drops[DropBufferFull] {
+	if s.SamplesAccepted != produced || s.SamplesAccepted != s.SamplesPublished+s.QueuedSamples+s.Drops[wire.DropBufferFull] {
 		t.Fatalf("stats do not conserve: %+v (produced %d)", s, produced)
 	}
 	t.Logf("server down: %d batches queued in %d bytes, %d tombstones, %d of %d samples dropped",
-		s.QueuedBatches, s.QueuedBytes, s.Tombstones, s.Drops[DropBufferFull], produced)
+		s.QueuedBatches, s.QueuedBytes, s.Tombstones, s.Drops[wire.DropBufferFull], produced)
 
 	ts.Restart()
 	flush(t, p, 30*time.Second)
@@ -273,21 +273,21 @@ func TestOverflow(t *testing.T) {
 	var delivered, bufferFull, tombs, overflow uint64
 	for _, d := range ds {
 		delivered += d.Batch.Total()
-		bufferFull += d.Batch.Drops[DropBufferFull]
-		overflow += d.Batch.Drops["driver.overflow_full"]
-		if d.Batch.Drops[DropBufferFull] > 0 {
+		bufferFull += d.Batch.Drops[wire.DropBufferFull]
+		overflow += d.Batch.Drops[wire.DropOverflowFull]
+		if d.Batch.Drops[wire.DropBufferFull] > 0 {
 			tombs++
 			if d.Batch.Entries != nil || d.Batch.Unknown != nil {
-				t.Errorf("seq %d carries samples and %s", d.Batch.Seq, DropBufferFull)
+				t.Errorf("seq %d carries samples and %s", d.Batch.Seq, wire.DropBufferFull)
 			}
 		}
 	}
 	if delivered+bufferFull != produced {
-		t.Errorf("delivered %d + %s %d = %d, produced %d", delivered, DropBufferFull, bufferFull, delivered+bufferFull, produced)
+		t.Errorf("delivered %d + %s %d = %d, produced %d", delivered, wire.DropBufferFull, bufferFull, delivered+bufferFull, produced)
 	}
-	if bufferFull != s.Drops[DropBufferFull] || overflow != producedDrops {
+	if bufferFull != s.Drops[wire.DropBufferFull] || overflow != producedDrops {
 		t.Errorf("drops delivered: %s %d (publisher counted %d), driver.overflow_full %d (produced %d)",
-			DropBufferFull, bufferFull, s.Drops[DropBufferFull], overflow, producedDrops)
+			wire.DropBufferFull, bufferFull, s.Drops[wire.DropBufferFull], overflow, producedDrops)
 	}
 	// A batch of no samples makes a tombstone without the counter.
 	if tombs > s.Tombstones || tombs == 0 {
@@ -320,8 +320,8 @@ func TestTooLarge(t *testing.T) {
 		}
 	}
 	flush(t, p, 10*time.Second)
-	if s := p.Stats(); s.Drops[DropTooLarge] != big.Total() || s.Tombstones != 1 || s.BatchesPublished != 2 {
-		t.Errorf("stats %+v, want %s = %d", s, DropTooLarge, big.Total())
+	if s := p.Stats(); s.Drops[wire.DropTooLarge] != big.Total() || s.Tombstones != 1 || s.BatchesPublished != 2 {
+		t.Errorf("stats %+v, want %s = %d", s, wire.DropTooLarge, big.Total())
 	}
 	c, err := NewConsumer(testCtx(t, 5*time.Second), js, ConsumerConfig{})
 	if err != nil {
@@ -329,7 +329,7 @@ func TestTooLarge(t *testing.T) {
 	}
 	ds := drain(t, c, 2)
 	checkOrder(t, ds)
-	if tb := ds[0].Batch; tb.Entries != nil || tb.Drops[DropTooLarge] != big.Total() {
+	if tb := ds[0].Batch; tb.Entries != nil || tb.Drops[wire.DropTooLarge] != big.Total() {
 		t.Errorf("tombstone %+v", tb)
 	}
 	if !reflect.DeepEqual(ds[1].Batch, small) {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
-	"unicode"
-	"unicode/utf8"
 )
 
 // AllCPUs is the CPU of a daemon-level batch: samples and drops that belong
@@ -221,26 +219,6 @@ func (b *Batch) Validate() error {
 	return nil
 }
 
-// checkHost: 1..MaxHostLen bytes of UTF-8 without control characters (so a
-// host name prints, and NUL can end it in storage keys).
-func checkHost(h string) error {
-	if h == "" {
-		return fmt.Errorf("%w: empty host", ErrInvalid)
-	}
-	if len(h) > MaxHostLen {
-		return fmt.Errorf("%w: host of %d bytes (cap %d)", ErrTooLarge, len(h), MaxHostLen)
-	}
-	if !utf8.ValidString(h) {
-		return fmt.Errorf("%w: host %q is not UTF-8", ErrInvalid, h)
-	}
-	for _, r := range h {
-		if unicode.IsControl(r) {
-			return fmt.Errorf("%w: host %q has a control character", ErrInvalid, h)
-		}
-	}
-	return nil
-}
-
 // CheckDropName reports whether name can name a drop counter: 1 to
 // MaxDropNameLen bytes of printable ASCII without spaces.
 func CheckDropName(name string) error {
@@ -254,9 +232,6 @@ func CheckDropName(name string) error {
 	}
 	return nil
 }
-
-// CheckHost reports whether h can name a host in a Batch.
-func CheckHost(h string) error { return checkHost(h) }
 
 const batchMagic = "DCPB"
 

@@ -26,7 +26,7 @@ func sampleBatch() *Batch {
 			{Image: keyB, Event: 0, Offset: 0x10000, Count: 1 << 40},
 		},
 		Unknown: []UnknownEntry{{PID: 7, PC: 0x120000000, Event: 0, Count: 3}, {PID: 7, PC: 0x120000000, Event: 1, Count: 1}},
-		Drops:   map[string]uint64{"driver.overflow_full": 4, "daemon.unmapped": 0},
+		Drops:   map[string]uint64{DropOverflowFull: 4, "daemon.unmapped": 0},
 	}
 }
 

@@ -12,8 +12,8 @@ import (
 // offsets 4 bytes apart as Alpha instructions are.
 func benchBatch(n int) *Batch {
 	r := rand.New(rand.NewPCG(7, 7))
-	b := &Batch{Version: Version, Host: "alpha7.example", Epoch: 12, CPU: 1, Seq: 99, Start: 1e9, End: 2e9,
-		Drops: map[string]uint64{"driver.overflow_full": 3}}
+	b := &Batch{Version: Version, Host: "alpha7-example", Epoch: 12, CPU: 1, Seq: 99, Start: 1e9, End: 2e9,
+		Drops: map[string]uint64{DropOverflowFull: 3}}
 	for range n {
 		k, _ := NewImageKey(KindBuildID, []byte{byte(r.IntN(8)), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19})
 		b.Entries = append(b.Entries, Entry{Image: k, Event: uint8(r.IntN(3)), Offset: 4 * uint64(r.IntN(1<<16)), Count: 1 + uint64(r.ExpFloat64()*20)})

@@ -25,7 +25,7 @@ func TestSeedCorpus(t *testing.T) {
 	for _, b := range []*wire.Batch{
 		wire.SampleBatch(),
 		{Version: wire.Version, Host: "h", Seq: 1},
-		{Version: wire.Version, Host: "daemon.example", CPU: wire.AllCPUs, Seq: 3, Drops: map[string]uint64{"daemon.buffer_full": 9, "driver.overflow_full": 1}},
+		{Version: wire.Version, Host: "daemon-example", CPU: wire.AllCPUs, Seq: 3, Drops: map[string]uint64{"daemon.buffer_full": 9, wire.DropOverflowFull: 1}},
 		wiretest.RandBatch(r, wiretest.Options{MaxEntries: 3}), wiretest.RandBatch(r, wiretest.Options{MaxEntries: 30}), wiretest.RandBatch(r, wiretest.Options{MaxEntries: 300}),
 	} {
 		data, err := b.MarshalBinary()

@@ -20,7 +20,7 @@ func TestBatchRoundTrip(t *testing.T) {
 	}{
 		{"minimal", &wire.Batch{Version: wire.Version, Host: "h", Seq: 1}},
 		{"sample", wire.SampleBatch()},
-		{"daemon-level", &wire.Batch{Version: wire.Version, Host: "h.example.com", CPU: wire.AllCPUs, Seq: 1 << 62, Drops: map[string]uint64{"x": 1}}},
+		{"daemon-level", &wire.Batch{Version: wire.Version, Host: "h-example-com", CPU: wire.AllCPUs, Seq: 1 << 62, Drops: map[string]uint64{"x": 1}}},
 		{"max values", &wire.Batch{Version: wire.Version, Host: strings.Repeat("é", wire.MaxHostLen/2), Epoch: ^uint64(0), CPU: 0xFFFF, Seq: ^uint64(0), Start: ^uint64(0), End: ^uint64(0),
 			Entries: []wire.Entry{{Image: wire.KeyB, Event: 255, Offset: ^uint64(0), PID: ^uint32(0), Count: ^uint64(0)}}}},
 		{"unknown only", &wire.Batch{Version: wire.Version, Host: "h", Seq: 2, Unknown: []wire.UnknownEntry{{PID: 1, PC: 2, Event: 3, Count: 4}}}},

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"dcpi/coordinator"
+	"dcpi/simhost"
 )
 
 // A node agent that dies: the failure tests SIGKILL one and start it again
@@ -117,10 +118,10 @@ func expectHost(p *proc) (hostExpectation, error) {
 // clusterResume is what a node of host starting now would resume from:
 // host.go's resume, read the same way (the stream first, then the
 // leader's applied state).
-func (c *failureCluster) clusterResume(host string) (resumePoint, error) {
+func (c *failureCluster) clusterResume(host string) (simhost.ResumePoint, error) {
 	nc, err := nats.Connect(c.url, nats.Name("failure-test-resume"))
 	if err != nil {
-		return resumePoint{}, err
+		return simhost.ResumePoint{}, err
 	}
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
@@ -143,7 +144,7 @@ func (c *failureCluster) waitPublished(p *proc, timeout time.Duration) (bool, er
 		rp, err := c.clusterResume(p.name)
 		if err == nil {
 			done := true
-			for cpu, first := range rp.first {
+			for cpu, first := range rp.First {
 				var b uint64
 				if cpu < len(base) {
 					b = base[cpu]
@@ -167,7 +168,7 @@ func (c *failureCluster) waitPublished(p *proc, timeout time.Duration) (bool, er
 // killNode SIGKILLs node p once its current run has published on every
 // CPU, and returns what a successor will resume from (ok false: the run
 // finished first, and p was not killed).
-func (c *failureCluster) killNode(p *proc) (rp resumePoint, ok bool) {
+func (c *failureCluster) killNode(p *proc) (rp simhost.ResumePoint, ok bool) {
 	c.t.Helper()
 	ok, err := c.waitPublished(p, 2*time.Minute)
 	c.must(err)
@@ -181,18 +182,18 @@ func (c *failureCluster) killNode(p *proc) (rp resumePoint, ok bool) {
 	}
 	rp, err = c.clusterResume(p.name)
 	c.must(err)
-	c.logf("killed node agent %s; the cluster holds its batches up to %v: %d samples delivered, %d of them lost with it", p.name, firstMinus1(rp.first), rp.delivered, rp.lost)
+	c.logf("killed node agent %s; the cluster holds its batches up to %v: %d samples delivered, %d of them lost with it", p.name, firstMinus1(rp.First), rp.Delivered, rp.Lost)
 	return rp, true
 }
 
 // restartNode starts a killed node with its flags, a new run of the same
 // host, and checks that it resumed from rp, what the cluster held of its
 // predecessor when that died.
-func (c *failureCluster) restartNode(p *proc, rp resumePoint) {
+func (c *failureCluster) restartNode(p *proc, rp simhost.ResumePoint) {
 	c.t.Helper()
 	c.must(p.start())
 	c.must(p.waitLog("publishing to", time.Minute))
-	c.nodeBase[p] = firstMinus1(rp.first)
+	c.nodeBase[p] = firstMinus1(rp.First)
 	m := resumingLine.FindStringSubmatch(p.currentLog())
 	if m == nil {
 		c.t.Fatalf("restarted node %s printed no %q line", p.name, "host H: resuming after a previous run: ...")
@@ -200,10 +201,10 @@ func (c *failureCluster) restartNode(p *proc, rp resumePoint) {
 	c.logf("restarted %s: %s", p.name, strings.TrimSpace(m[0]))
 	d, _ := strconv.ParseUint(m[2], 10, 64)
 	l, _ := strconv.ParseUint(m[3], 10, 64)
-	if d != rp.delivered || l != rp.lost {
+	if d != rp.Delivered || l != rp.Lost {
 		// The predecessor was dead when both read the cluster: something
 		// of it reached the stream after its death.
-		c.t.Errorf("restarted node %s resumed after %d samples delivered, %d lost; the cluster said %d, %d after the kill", p.name, d, l, rp.delivered, rp.lost)
+		c.t.Errorf("restarted node %s resumed after %d samples delivered, %d lost; the cluster said %d, %d after the kill", p.name, d, l, rp.Delivered, rp.Lost)
 	}
 	c.nodeKills[p.name]++
 }

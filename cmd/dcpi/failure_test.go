@@ -56,6 +56,7 @@ import (
 	"dcpi/coordinator"
 	"dcpi/internal/testrand"
 	"dcpi/storage"
+	"dcpi/wire"
 )
 
 // generatedLine is what dcpi node --nats prints when it exits
@@ -344,24 +345,24 @@ func (c *failureCluster) verify(bad []badBatch) {
 		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(time.Second) {
 			ht, err = c.totals(h)
 			c.must(err)
-			if (ht.Total == generated[h] && ht.Drops[dropCrashLost] == crashLost[h]) || time.Now().After(deadline) {
+			if (ht.Total == generated[h] && ht.Drops[wire.DropCrashLost] == crashLost[h]) || time.Now().After(deadline) {
 				break
 			}
 		}
 		if ht.Total != generated[h] {
 			t.Errorf("conservation of host %s: the cluster holds %d samples, its hardware generated %d", h, ht.Total, generated[h])
 		}
-		if got := ht.Drops[dropCrashLost]; got != crashLost[h] {
-			t.Errorf("host %s: the cluster counts %d samples %s, its restarted agents reported %d", h, got, dropCrashLost, crashLost[h])
+		if got := ht.Drops[wire.DropCrashLost]; got != crashLost[h] {
+			t.Errorf("host %s: the cluster counts %d samples %s, its restarted agents reported %d", h, got, wire.DropCrashLost, crashLost[h])
 		}
 	}
-	if tot.Total == want && tot.Drops[dropCrashLost] != wantLost {
+	if tot.Total == want && tot.Drops[wire.DropCrashLost] != wantLost {
 		if tot, err = c.totals(); err != nil {
 			t.Error(err)
 		}
 	}
-	if got := tot.Drops[dropCrashLost]; got != wantLost {
-		t.Errorf("the cluster counts %d samples %s, the restarted agents reported %d", got, dropCrashLost, wantLost)
+	if got := tot.Drops[wire.DropCrashLost]; got != wantLost {
+		t.Errorf("the cluster counts %d samples %s, the restarted agents reported %d", got, wire.DropCrashLost, wantLost)
 	}
 	c.logf("conservation holds exactly: %d samples", want)
 	if err := streamDrained(c.url, 60*time.Second); err != nil {

@@ -13,6 +13,7 @@ import (
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/node"
+	"dcpi/simhost"
 	"dcpi/storage"
 	"dcpi/workloads"
 )
@@ -69,16 +70,16 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 			if err != nil {
 				return err
 			}
-			ncfg := node.DefaultConfig()
-			ncfg.Host, ncfg.Images = cfg.Sim.Hostname, hc.Files
+			ncfg := simhost.DefaultConfig()
+			ncfg.Node.Host = cfg.Sim.Hostname
 			if entries > 0 {
-				ncfg.Driver.TableEntries = entries
+				ncfg.Node.Driver.TableEntries = entries
 			}
 			if assoc > 0 {
-				ncfg.Driver.Assoc = assoc
+				ncfg.Node.Driver.Assoc = assoc
 			}
 			if policy != "" {
-				if ncfg.Driver.Policy, err = node.ParsePolicy(policy); err != nil {
+				if ncfg.Node.Driver.Policy, err = node.ParsePolicy(policy); err != nil {
 					return err
 				}
 			}
@@ -134,7 +135,7 @@ func nodePrograms(mix string, names []string) ([]string, error) {
 	return progs, nil
 }
 
-func runNode(w io.Writer, hc hwsim.Config, ncfg node.Config, progs []string, seconds float64, keep bool, dbDir string, stats bool) error {
+func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []string, seconds float64, keep bool, dbDir string, stats bool) error {
 	if keep && seconds <= 0 {
 		return fmt.Errorf("--keep-running needs --seconds: the programs would run forever")
 	}
@@ -152,15 +153,11 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg node.Config, progs []string, sec
 	defer db.Close()
 	// A database may already hold this host's streams (an earlier run):
 	// continue them, or the new batches would be taken for redeliveries.
-	ncfg.FirstSeq = make([]uint64, hc.CPUs)
-	for cpu := range ncfg.FirstSeq {
-		applied, err := db.Applied(ncfg.Host, uint16(cpu))
-		if err != nil {
-			return err
-		}
-		ncfg.FirstSeq[cpu] = applied + 1
+	sink := simhost.LocalSink{DB: db}
+	if ncfg.Node.FirstSeq, err = sink.FirstSeq(ncfg.Node.Host, hc.CPUs); err != nil {
+		return err
 	}
-	n, err := node.New(m, ncfg, node.LocalSink{DB: db})
+	sh, err := simhost.New(m, ncfg, sink)
 	if err != nil {
 		return err
 	}
@@ -168,7 +165,7 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg node.Config, progs []string, sec
 		wl, _ := workloadByName(name)
 		argv := append([]string{"/bin/" + name}, wl.DefaultArgs...)
 		if keep {
-			err = n.KeepRunning("/bin/"+name, argv)
+			err = sh.KeepRunning("/bin/"+name, argv)
 		} else {
 			_, err = m.Spawn("/bin/"+name, argv, nil)
 		}
@@ -183,25 +180,21 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg node.Config, progs []string, sec
 	if seconds > 0 {
 		limit = uint64(seconds * float64(hc.ClockHz))
 	}
-	if err := n.Run(limit); err != nil {
+	if err := sh.Run(limit); err != nil {
 		return err
 	}
 	elapsed := time.Since(start)
 	if stats {
-		printNodeStats(w, m, n, elapsed)
+		printNodeStats(w, sh, elapsed)
 	}
 	fmt.Fprintf(w, "profiles written to %s\n", dbDir)
 	return nil
 }
 
-func printNodeStats(w io.Writer, m *hwsim.Machine, n *node.Node, elapsed time.Duration) {
+func printNodeStats(w io.Writer, sh *simhost.Host, elapsed time.Duration) {
+	m, n := sh.Machine(), sh.Node()
 	ds, drivers := n.Stats()
-	var delivered uint64
-	for _, c := range m.CPUStats() {
-		for _, v := range c.Interrupts {
-			delivered += v
-		}
-	}
+	delivered := sh.Generated()
 	var tot node.DriverStats
 	for _, d := range drivers {
 		tot.Add(d)
@@ -215,7 +208,7 @@ func printNodeStats(w io.Writer, m *hwsim.Machine, n *node.Node, elapsed time.Du
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	fmt.Fprintf(w, "--- dcpi node stats (cf. Table 4) ---\n")
-	fmt.Fprintf(w, "simulated time          %.3f s on %d CPUs (%d program restarts)\n", m.Seconds(m.Now()), len(drivers), n.Restarts())
+	fmt.Fprintf(w, "simulated time          %.3f s on %d CPUs (%d program restarts)\n", m.Seconds(m.Now()), len(drivers), sh.Restarts())
 	fmt.Fprintf(w, "samples                 %d delivered, %d published, %d dropped, %d unknown (%.3f%%)\n",
 		delivered, ds.Samples, tot.Dropped, ds.Unknown, 100*div(ds.Unknown, ds.Samples))
 	fmt.Fprintf(w, "hash table miss rate    %.1f%% (%d misses, %d evictions)\n", 100*div(tot.Misses, tot.Samples), tot.Misses, tot.Evictions)

@@ -12,6 +12,7 @@ import (
 
 	"dcpi/hwsim"
 	"dcpi/node"
+	"dcpi/simhost"
 	"dcpi/workloads"
 )
 
@@ -174,7 +175,7 @@ func recordTablesimTrace(cmd *cobra.Command, out io.Writer, names []string, mix,
 	}
 	var buf bytes.Buffer
 	start := time.Now()
-	sum, err := node.RecordTrace(&buf, node.RecordOptions{
+	sum, err := simhost.RecordTrace(&buf, simhost.RecordOptions{
 		Machine:  hc,
 		Profile:  prof,
 		Programs: programs,

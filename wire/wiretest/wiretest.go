@@ -110,7 +110,7 @@ func RandBatch(r *rand.Rand, o Options) *wire.Batch {
 	if o.Host == "" {
 		// The order of the draws is fixed: the committed fuzz corpora
 		// of package wire were made with it.
-		b.Host = fmt.Sprintf("host-%d.example", r.IntN(1000))
+		b.Host = fmt.Sprintf("host-%d-example", r.IntN(1000))
 		b.Epoch = Uint64(r)
 		b.CPU = uint16(r.IntN(5))
 		b.Seq = 1 + Uint64(r)>>1
@@ -197,7 +197,7 @@ func narrowEntries(r *rand.Rand, b *wire.Batch, lo int, o Options) {
 	}
 	if r.IntN(3) == 0 {
 		// Zero counts too: Normalize drops them, and stores must agree.
-		b.Drops = map[string]uint64{"driver.overflow_full": uint64(r.IntN(5)), "daemon.unmapped": uint64(r.IntN(2))}
+		b.Drops = map[string]uint64{wire.DropOverflowFull: uint64(r.IntN(5)), "daemon.unmapped": uint64(r.IntN(2))}
 	}
 }
 

@@ -1,7 +1,8 @@
-package node
+package simhost
 
 import (
 	"context"
+	"dcpi/node"
 	"errors"
 	"sync"
 	"testing"
@@ -55,7 +56,7 @@ func TestFollowCatchesUp(t *testing.T) {
 	m := sortMachine(t, 2)
 	ncfg := DefaultConfig()
 	ncfg.Profile.Counters[0].PeriodMin, ncfg.Profile.Counters[0].PeriodMax = 4000, 4400
-	pub := &memPublisher{}
+	pub := &node.MemPublisher{}
 	n, err := New(m, ncfg, pub)
 	if err != nil {
 		t.Fatal(err)
@@ -70,8 +71,8 @@ func TestFollowCatchesUp(t *testing.T) {
 	defer cancel()
 	runErr := make(chan error, 1)
 	go func() { runErr <- n.Run(0) }()
-	followed := make(chan FollowStats, 1)
-	go func() { followed <- n.Follow(ctx, ctl, nil, 5*time.Millisecond, t.Logf) }()
+	followed := make(chan node.FollowStats, 1)
+	go func() { followed <- n.Node().Follow(ctx, ctl, nil, 5*time.Millisecond, t.Logf) }()
 
 	waitFor := func(what string, ok func() bool) {
 		deadline := time.Now().Add(20 * time.Second)
@@ -98,8 +99,8 @@ func TestFollowCatchesUp(t *testing.T) {
 	time.Sleep(30 * time.Millisecond)
 	ctl.set(func(c *fakeControl) { c.epoch = 5 }) // cuts to 3, 4, 5 while away
 	time.Sleep(50 * time.Millisecond)
-	if n.Epoch() != 2 {
-		t.Fatalf("node moved to epoch %d while it could not hear the coordinator", n.Epoch())
+	if n.Node().Epoch() != 2 {
+		t.Fatalf("node moved to epoch %d while it could not hear the coordinator", n.Node().Epoch())
 	}
 	ctl.set(func(c *fakeControl) { c.away = false })
 	waitFor("acks of epochs 2-4", acked(4))
@@ -114,7 +115,7 @@ func TestFollowCatchesUp(t *testing.T) {
 		t.Fatalf("acks in order %v, want %v", ctl.ackList, want)
 	}
 	lastIn := map[[2]uint64]uint64{}
-	for _, b := range pub.batches {
+	for _, b := range pub.Batches() {
 		lastIn[[2]uint64{uint64(b.CPU), b.Epoch}] = b.Seq
 		if b.Epoch == 3 || b.Epoch == 4 {
 			t.Fatalf("batch published into skipped epoch %d", b.Epoch)
@@ -152,7 +153,7 @@ func equalU64(a, b []uint64) bool {
 // stopped node does not hold up a seal.
 func TestFollowAcksAfterRun(t *testing.T) {
 	m := sortMachine(t, 2)
-	pub := &memPublisher{}
+	pub := &node.MemPublisher{}
 	n, err := New(m, DefaultConfig(), pub)
 	if err != nil {
 		t.Fatal(err)
@@ -165,8 +166,8 @@ func TestFollowAcksAfterRun(t *testing.T) {
 	}
 	ctl := &fakeControl{epoch: 3, acks: map[uint64][]uint64{}}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan FollowStats, 1)
-	go func() { done <- n.Follow(ctx, ctl, nil, 5*time.Millisecond, t.Logf) }()
+	done := make(chan node.FollowStats, 1)
+	go func() { done <- n.Node().Follow(ctx, ctl, nil, 5*time.Millisecond, t.Logf) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		ctl.mu.Lock()
@@ -183,7 +184,7 @@ func TestFollowAcksAfterRun(t *testing.T) {
 	cancel()
 	<-done
 	last := map[uint16]uint64{}
-	for _, b := range pub.batches {
+	for _, b := range pub.Batches() {
 		last[b.CPU] = b.Seq
 	}
 	for cpu, seq := range ctl.acks[1] {
@@ -191,7 +192,7 @@ func TestFollowAcksAfterRun(t *testing.T) {
 			t.Errorf("epoch 1 cpu %d acked through %d, batches end at %d", cpu, seq, last[uint16(cpu)])
 		}
 	}
-	if n.Epoch() != 3 || !equalU64(ctl.acks[2], []uint64{0, 0}) {
-		t.Fatalf("node in epoch %d, ack of 2: %v", n.Epoch(), ctl.acks[2])
+	if n.Node().Epoch() != 3 || !equalU64(ctl.acks[2], []uint64{0, 0}) {
+		t.Fatalf("node in epoch %d, ack of 2: %v", n.Node().Epoch(), ctl.acks[2])
 	}
 }

@@ -1,4 +1,4 @@
-package node
+package simhost
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"dcpi/hwsim"
 )
 
-// program is a top-level process the node keeps running.
+// program is a top-level process the host keeps running.
 type program struct {
 	path string
 	argv []string
@@ -37,7 +37,7 @@ func (k *keepAlive) ProcessEvent(e hwsim.Event) {
 func (k *keepAlive) start(m *hwsim.Machine, p *program) error {
 	proc, err := m.Spawn(p.path, p.argv, nil)
 	if err != nil {
-		return fmt.Errorf("node: start %s: %w", p.path, err)
+		return fmt.Errorf("simhost: start %s: %w", p.path, err)
 	}
 	p.pid = proc.PID
 	k.byPID[p.pid] = p
@@ -59,20 +59,20 @@ func (k *keepAlive) restart(m *hwsim.Machine) error {
 // KeepRunning starts path with argv and starts it again each time it
 // exits, for as long as Run runs (which then ends only at its limit).
 // Call it before Run.
-func (n *Node) KeepRunning(path string, argv []string) error {
-	if n.keep == nil {
-		n.keep = &keepAlive{byPID: map[int]*program{}}
-		n.m.Subscribe(n.keep)
+func (h *Host) KeepRunning(path string, argv []string) error {
+	if h.keep == nil {
+		h.keep = &keepAlive{byPID: map[int]*program{}}
+		h.m.Subscribe(h.keep)
 	}
 	p := &program{path: path, argv: argv}
-	n.keep.progs = append(n.keep.progs, p)
-	return n.keep.start(n.m, p)
+	h.keep.progs = append(h.keep.progs, p)
+	return h.keep.start(h.m, p)
 }
 
 // Restarts is how many times kept programs were started again.
-func (n *Node) Restarts() uint64 {
-	if n.keep == nil {
+func (h *Host) Restarts() uint64 {
+	if h.keep == nil {
 		return 0
 	}
-	return n.keep.Restart
+	return h.keep.Restart
 }

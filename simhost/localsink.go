@@ -1,4 +1,4 @@
-package node
+package simhost
 
 import (
 	"dcpi/storage"
@@ -16,4 +16,19 @@ func (s LocalSink) PublishImage(r *wire.ImageRecord) error { return s.DB.PutImag
 func (s LocalSink) PublishBatch(b *wire.Batch) error {
 	_, err := s.DB.ApplyBatch(b)
 	return err
+}
+
+// FirstSeq is, per CPU, where host's batch streams continue in the
+// database: after what an earlier run applied, or the new batches would
+// be taken for redeliveries.
+func (s LocalSink) FirstSeq(host string, cpus int) ([]uint64, error) {
+	first := make([]uint64, cpus)
+	for cpu := range first {
+		applied, err := s.DB.Applied(host, uint16(cpu))
+		if err != nil {
+			return nil, err
+		}
+		first[cpu] = applied + 1
+	}
+	return first, nil
 }

@@ -1,45 +1,16 @@
-package node
+package simhost
 
 import (
-	"sync"
+	"bytes"
 	"testing"
 
 	"dcpi/hwsim"
+	"dcpi/hwsim/alpha"
+	"dcpi/hwsim/vmunix"
+	"dcpi/node"
 	"dcpi/wire"
 	"dcpi/workloads"
 )
-
-// memPublisher keeps what a node publishes.
-type memPublisher struct {
-	mu      sync.Mutex
-	batches []*wire.Batch
-	images  map[wire.ImageKey]*wire.ImageRecord
-}
-
-func (p *memPublisher) PublishImage(r *wire.ImageRecord) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.images == nil {
-		p.images = map[wire.ImageKey]*wire.ImageRecord{}
-	}
-	p.images[r.Key] = r
-	return nil
-}
-
-func (p *memPublisher) PublishBatch(b *wire.Batch) error {
-	data, err := b.MarshalBinary() // what goes on the wire must round-trip
-	if err != nil {
-		return err
-	}
-	var c wire.Batch
-	if err := c.UnmarshalBinary(data); err != nil {
-		return err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.batches = append(p.batches, &c)
-	return nil
-}
 
 // TestConservation runs a mix of workloads, the process-heavy driver among
 // them, on four CPUs with a deliberately small table and buffers, so that
@@ -59,11 +30,10 @@ func TestConservation(t *testing.T) {
 		t.Fatal(err)
 	}
 	ncfg := DefaultConfig()
-	ncfg.Driver.TableEntries, ncfg.Driver.BufferEntries = 256, 64
+	ncfg.Node.Driver.TableEntries, ncfg.Node.Driver.BufferEntries = 256, 64
 	ncfg.Profile.Counters[0].PeriodMin, ncfg.Profile.Counters[0].PeriodMax = 3000, 3400
 	ncfg.FlushEvery = 2_000_000
-	ncfg.Images = cfg.Files
-	pub := &memPublisher{}
+	pub := &node.MemPublisher{}
 	n, err := New(m, ncfg, pub)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +56,7 @@ func TestConservation(t *testing.T) {
 	}
 	var published, dropped, unknown uint64
 	seqs := map[uint16]uint64{}
-	for _, b := range pub.batches {
+	for _, b := range pub.Batches() {
 		published += b.Total()
 		for _, d := range b.Drops {
 			dropped += d
@@ -103,7 +73,7 @@ func TestConservation(t *testing.T) {
 	// interrupt its CPU took; and along the way no batch claims more
 	// accounted than delivered (Validate) or goes backwards.
 	last := map[uint16]*wire.Batch{}
-	for _, b := range pub.batches {
+	for _, b := range pub.Batches() {
 		if p := last[b.CPU]; p != nil && (b.Delivered < p.Delivered || b.Accounted < p.Accounted) {
 			t.Fatalf("cpu %d: batch %d accounting (%d, %d) behind batch %d's (%d, %d)", b.CPU, b.Seq, b.Delivered, b.Accounted, p.Seq, p.Delivered, p.Accounted)
 		}
@@ -118,13 +88,13 @@ func TestConservation(t *testing.T) {
 			t.Fatalf("cpu %d took %d interrupts; its last batch says delivered %d, accounted %d", cpu, took, b.Delivered, b.Accounted)
 		}
 	}
-	ds, drivers := n.Stats()
+	ds, drivers := n.Node().Stats()
 	var evictions uint64
 	for _, d := range drivers {
 		evictions += d.Evictions
 	}
 	t.Logf("delivered %d, published %d in %d batches, dropped %d, unknown %d, evictions %d, full drains %d, buffer drains %d",
-		delivered, published, len(pub.batches), dropped, unknown, evictions, ds.FullDrains, ds.BufferDrains)
+		delivered, published, len(pub.Batches()), dropped, unknown, evictions, ds.FullDrains, ds.BufferDrains)
 	if delivered == 0 || published+dropped != delivered {
 		t.Fatalf("conservation: %d published + %d dropped != %d delivered", published, dropped, delivered)
 	}
@@ -135,9 +105,9 @@ func TestConservation(t *testing.T) {
 		t.Errorf("%d of %d samples unattributed: the paper reports well under 1%%", unknown, published)
 	}
 	// Every image a batch names has a record, with symbols.
-	for _, b := range pub.batches {
+	for _, b := range pub.Batches() {
 		for _, e := range b.Entries {
-			r := pub.images[e.Image]
+			r := pub.Images()[e.Image]
 			if r == nil {
 				t.Fatalf("batch names image %v with no record", e.Image)
 			}
@@ -174,7 +144,7 @@ func TestFlushOnCommand(t *testing.T) {
 	m := sortMachine(t, 1)
 	ncfg := DefaultConfig()
 	ncfg.FlushEvery = 1 << 62 // never
-	pub := &memPublisher{}
+	pub := &node.MemPublisher{}
 	n, err := New(m, ncfg, pub)
 	if err != nil {
 		t.Fatal(err)
@@ -182,11 +152,11 @@ func TestFlushOnCommand(t *testing.T) {
 	if _, err := m.Spawn("/bin/sort", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	n.Flush()
+	n.Node().Flush()
 	if err := n.Run(0); err != nil {
 		t.Fatal(err)
 	}
-	if ds, _ := n.Stats(); ds.FullDrains != 1 {
+	if ds, _ := n.Node().Stats(); ds.FullDrains != 1 {
 		t.Fatalf("%d full drains, want the 1 asked for", ds.FullDrains)
 	}
 }
@@ -196,9 +166,9 @@ func TestFlushOnCommand(t *testing.T) {
 func TestCarriedDrops(t *testing.T) {
 	m := sortMachine(t, 2)
 	ncfg := DefaultConfig()
-	ncfg.FirstSeq = []uint64{7, 3}
-	ncfg.Carried = []map[string]uint64{{"node.crash_lost": 11}, nil}
-	pub := &memPublisher{}
+	ncfg.Node.FirstSeq = []uint64{7, 3}
+	ncfg.Node.Carried = []map[string]uint64{{wire.DropCrashLost: 11}, nil}
+	pub := &node.MemPublisher{}
 	n, err := New(m, ncfg, pub)
 	if err != nil {
 		t.Fatal(err)
@@ -211,19 +181,128 @@ func TestCarriedDrops(t *testing.T) {
 	}
 	var lost uint64
 	first := map[uint16]uint64{}
-	for _, b := range pub.batches {
+	for _, b := range pub.Batches() {
 		if _, ok := first[b.CPU]; !ok {
 			first[b.CPU] = b.Seq
-			if b.CPU == 0 && b.Drops["node.crash_lost"] != 11 {
+			if b.CPU == 0 && b.Drops[wire.DropCrashLost] != 11 {
 				t.Errorf("first batch of cpu 0 carries drops %v, want node.crash_lost 11", b.Drops)
 			}
 		}
-		lost += b.Drops["node.crash_lost"]
+		lost += b.Drops[wire.DropCrashLost]
 		if b.Accounted > b.Delivered {
 			t.Fatalf("batch %d: accounted %d > delivered %d: carried drops counted as this run's", b.Seq, b.Accounted, b.Delivered)
 		}
 	}
 	if lost != 11 || first[0] != 7 || first[1] != 3 {
 		t.Fatalf("lost %d (want 11 once); first seqs %v (want 7 and 3)", lost, first)
+	}
+}
+
+// machineConfig returns a machine with the named embedded workloads in
+// /bin.
+func machineConfig(t testing.TB, cpus int, names ...string) hwsim.Config {
+	t.Helper()
+	cfg := hwsim.DefaultConfig()
+	cfg.CPUs = cpus
+	cfg.Files = map[string][]byte{}
+	for _, n := range names {
+		bin, err := workloads.Binary(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Files["/bin/"+n] = bin
+	}
+	return cfg
+}
+
+// shortPeriods samples CYCLES about every 1,000 cycles and IMISS every 200
+// misses: many samples from a short run.
+func shortPeriods() hwsim.ProfileConfig {
+	p := hwsim.DefaultProfile()
+	p.Counters[0].PeriodMin, p.Counters[0].PeriodMax = 900, 1100
+	p.Counters[1].PeriodMin, p.Counters[1].PeriodMax = 180, 220
+	return p
+}
+
+// TestRecordTrace records a short run and checks that the trace holds every
+// interrupt the machine delivered, as the machine delivered it.
+func TestRecordTrace(t *testing.T) {
+	cfg := machineConfig(t, 2, "sort", "ccdriver")
+	var buf bytes.Buffer
+	sum, err := RecordTrace(&buf, RecordOptions{
+		Machine:  cfg,
+		Profile:  shortPeriods(),
+		Programs: [][]string{{"/bin/sort", "3000"}, {"/bin/ccdriver", "1"}},
+		Cycles:   5_000_000, // ccdriver finishes first and is started again
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := buf.Len()
+	tr, err := node.ReadTrace(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uint64(len(tr.Samples)) != sum.Samples || tr.CPUs != 2 || sum.Samples < 3000 {
+		t.Fatalf("trace of %d samples on %d CPUs, summary %+v", len(tr.Samples), tr.CPUs, sum)
+	}
+	if sum.Processes < 3 || sum.Cycles < 5_000_000 {
+		t.Errorf("summary %+v: want programs restarted until 5M cycles", sum)
+	}
+	var events [alpha.NumEvents]int
+	kernel, idle := 0, 0
+	for _, s := range tr.Samples {
+		events[s.Event]++
+		if s.PC >= alpha.KernelBase {
+			kernel++
+		}
+		if s.PID == 0 {
+			idle++
+		}
+	}
+	if events[alpha.EvCycles] == 0 || events[alpha.EvIMiss] == 0 || events[alpha.EvCycles]+events[alpha.EvIMiss] != len(tr.Samples) {
+		t.Errorf("events %v", events)
+	}
+	if kernel == 0 {
+		t.Error("no kernel samples")
+	}
+	t.Logf("%+v: %d samples, %d in vmunix, %d idle, %.1f bytes a sample", sum, len(tr.Samples), kernel, idle,
+		float64(size)/float64(len(tr.Samples)))
+}
+
+// TestImageRecords: the daemon learns vmunix from the machine's boot map
+// event and the programs from their exec, and each record carries what
+// the simulated host's files say: size, text range and symbols.
+func TestImageRecords(t *testing.T) {
+	m := sortMachine(t, 1)
+	pub := &node.MemPublisher{}
+	cfg := DefaultConfig()
+	cfg.Profile = shortPeriods() // enough samples to land some in vmunix
+	h, err := New(m, cfg, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Spawn("/bin/sort", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Run(0); err != nil {
+		t.Fatal(err)
+	}
+	sizes := map[string]int{vmunix.Path: len(vmunix.Image()), "/bin/sort": len(m.Config().Files["/bin/sort"])}
+	seen := map[string]bool{}
+	for _, r := range pub.Images() {
+		want, ok := sizes[r.Path]
+		if !ok {
+			t.Errorf("record of %s, an image the host does not have", r.Path)
+			continue
+		}
+		seen[r.Path] = true
+		if r.Size != uint64(want) || len(r.Symbols) == 0 || r.TextStart >= r.TextEnd {
+			t.Errorf("%s: size %d (want %d), %d symbols, text [%#x, %#x)", r.Path, r.Size, want, len(r.Symbols), r.TextStart, r.TextEnd)
+		}
+	}
+	t.Logf("by image: %+v", h.Node().ImageFigures())
+	if !seen[vmunix.Path] || !seen["/bin/sort"] {
+		t.Fatalf("records of %v, want vmunix and /bin/sort", seen)
 	}
 }

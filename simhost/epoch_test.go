@@ -1,4 +1,4 @@
-package node
+package simhost
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"dcpi/hwsim"
+	"dcpi/node"
 	"dcpi/workloads"
 )
 
@@ -27,11 +28,10 @@ func TestCutEpoch(t *testing.T) {
 		t.Fatal(err)
 	}
 	ncfg := DefaultConfig()
-	ncfg.Driver.TableEntries, ncfg.Driver.BufferEntries = 512, 128
+	ncfg.Node.Driver.TableEntries, ncfg.Node.Driver.BufferEntries = 512, 128
 	ncfg.Profile.Counters[0].PeriodMin, ncfg.Profile.Counters[0].PeriodMax = 4000, 4400
 	ncfg.FlushEvery = 1 << 62 // only the cuts drain tables
-	ncfg.Images = cfg.Files
-	pub := &memPublisher{}
+	pub := &node.MemPublisher{}
 	n, err := New(m, ncfg, pub)
 	if err != nil {
 		t.Fatal(err)
@@ -45,11 +45,11 @@ func TestCutEpoch(t *testing.T) {
 	runErr := make(chan error, 1)
 	go func() { runErr <- n.Run(0) }()
 
-	var closes []EpochClose
+	var closes []node.EpochClose
 	for next := uint64(2); ; next++ {
 		time.Sleep(20 * time.Millisecond)
-		c, err := n.CutEpoch(context.Background(), next)
-		if errors.Is(err, ErrNotRunning) {
+		c, err := n.Node().CutEpoch(context.Background(), next)
+		if errors.Is(err, node.ErrNotRunning) {
 			break
 		}
 		if err != nil {
@@ -66,15 +66,15 @@ func TestCutEpoch(t *testing.T) {
 	if len(closes) < 3 {
 		t.Fatalf("only %d cuts happened during the run; the test needs several", len(closes))
 	}
-	if _, err := n.CutEpoch(context.Background(), 1000); !errors.Is(err, ErrNotRunning) {
-		t.Fatalf("cut after Run: %v, want ErrNotRunning", err)
+	if _, err := n.Node().CutEpoch(context.Background(), 1000); !errors.Is(err, node.ErrNotRunning) {
+		t.Fatalf("cut after Run: %v, want node.ErrNotRunning", err)
 	}
 
 	// Per CPU, the highest seq seen in each epoch.
 	lastIn := map[[2]uint64]uint64{} // {cpu, epoch} -> seq
 	prevEpoch := map[uint16]uint64{}
 	var published, dropped uint64
-	for _, b := range pub.batches {
+	for _, b := range pub.Batches() {
 		if b.Epoch < prevEpoch[b.CPU] {
 			t.Fatalf("cpu %d: batch %d in epoch %d after one in epoch %d", b.CPU, b.Seq, b.Epoch, prevEpoch[b.CPU])
 		}
@@ -101,5 +101,5 @@ func TestCutEpoch(t *testing.T) {
 	if published+dropped != delivered {
 		t.Fatalf("conservation across %d cuts: %d published + %d dropped != %d delivered", len(closes), published, dropped, delivered)
 	}
-	t.Logf("%d cuts, %d batches, %d samples", len(closes), len(pub.batches), delivered)
+	t.Logf("%d cuts, %d batches, %d samples", len(closes), len(pub.Batches()), delivered)
 }

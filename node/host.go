@@ -1,0 +1,160 @@
+package node
+
+import (
+	"maps"
+	"sync"
+
+	"dcpi/wire"
+)
+
+// Host is what DCPI's driver and daemon need of the machine they profile,
+// and all they see of it: a simulated Alpha (package simhost adapts
+// hwsim.Machine), or a recorded trace replayed (Simulate's replay host).
+type Host interface {
+	// CPUs is the number of processors; the node runs a driver on each.
+	CPUs() int
+	// StartProfiling makes h the performance counter interrupt handler of
+	// every CPU; what the counters count is the host's configuration.
+	StartProfiling(h InterruptHandler) error
+	// SendIPI runs fn on cpu as an interprocessor interrupt, atomically
+	// with respect to that CPU's counter interrupts, as soon as the CPU
+	// can take it; fn returns the cycles it costs the CPU. Whatever the
+	// caller did before SendIPI happens before fn.
+	SendIPI(cpu int, fn func() uint64) error
+	// Now is the host's time in cycles. The daemon reads it only inside
+	// an IPI, on the CPU.
+	Now() uint64
+	// Subscribe makes s receive loader events: first the mappings already
+	// in force (the kernel's, from alpha.KernelBase up), then each one as
+	// it happens, in the host's order.
+	Subscribe(s LoaderSink)
+}
+
+// InterruptHandler handles a performance counter interrupt and returns
+// the cycles the handler cost the CPU.
+type InterruptHandler interface {
+	CounterInterrupt(Sample) uint64
+}
+
+// Sample is one performance counter interrupt, as the driver sees it.
+type Sample struct {
+	CPU int
+	// Incarnation names the process image that was running (0: idle):
+	// the driver's process key, which the daemon's image maps resolve.
+	Incarnation uint32
+	PC          uint64
+	Event       uint8 // an alpha.Event
+}
+
+// EventKind is the kind of a loader event.
+type EventKind uint8
+
+// Loader events, in the order a process meets them.
+const (
+	// EventFork: PID was created and inherits its parent's mappings.
+	EventFork EventKind = iota + 1
+	// EventMap: an image was mapped (at exec, and vmunix at boot).
+	EventMap
+	// EventExec: PID replaced its address space; earlier mappings are gone.
+	EventExec
+	// EventExit: PID exited; its PID may be reused after this.
+	EventExit
+)
+
+// Event is what DCPI's loader hooks and exec recognizer told the daemon: a
+// process changed which images are mapped where.
+type Event struct {
+	Kind EventKind
+	PID  int
+	// Incarnation names one image of one process: it changes at fork and
+	// exec and is never reused, so unlike a PID it says which mappings a
+	// sample was taken under.
+	Incarnation uint32
+	// ParentIncarnation is, for EventFork, the parent's; for EventExec,
+	// the process's previous one.
+	ParentIncarnation uint32
+	// For EventMap: the image and where it lies. A mapping from
+	// alpha.KernelBase up is the kernel's, in every process.
+	ImageID    string // content identity ("buildid:..." or "sha256:...")
+	Path       string
+	Base, Size uint64
+}
+
+// LoaderSink receives loader events, on the host's goroutine.
+type LoaderSink interface {
+	ProcessEvent(Event)
+}
+
+// ImageSource describes the images samples land in, for the record the
+// daemon publishes once per image (sec. 4.3.2's image records). The node
+// never reads an image file itself.
+type ImageSource interface {
+	// DescribeImage returns the file behind m: ok false if the source does
+	// not know it (the record then carries only the mapping).
+	DescribeImage(m Mapping) (facts ImageFacts, ok bool, err error)
+}
+
+// ImageFacts are what an image record says of the file beyond its mapping.
+type ImageFacts struct {
+	Size               uint64 // bytes of the file
+	TextStart, TextEnd uint64
+	Symbols            []wire.Symbol
+}
+
+// Publisher receives what a node produces: each image's record once, and
+// sample batches. The cluster transport, simhost's local Pebble sink and
+// MemPublisher are the implementations.
+type Publisher interface {
+	PublishImage(r *wire.ImageRecord) error
+	PublishBatch(b *wire.Batch) error
+}
+
+// MemPublisher is the in-memory Publisher: it keeps every image record
+// and batch, each batch as it comes back from its wire encoding (so what
+// a node publishes must round-trip). It is safe for concurrent use.
+type MemPublisher struct {
+	mu      sync.Mutex
+	batches []*wire.Batch
+	images  map[wire.ImageKey]*wire.ImageRecord
+}
+
+// PublishImage keeps r.
+func (p *MemPublisher) PublishImage(r *wire.ImageRecord) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.images == nil {
+		p.images = map[wire.ImageKey]*wire.ImageRecord{}
+	}
+	p.images[r.Key] = r
+	return nil
+}
+
+// PublishBatch encodes b, decodes it again and keeps the copy.
+func (p *MemPublisher) PublishBatch(b *wire.Batch) error {
+	data, err := b.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	var c wire.Batch
+	if err := c.UnmarshalBinary(data); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.batches = append(p.batches, &c)
+	return nil
+}
+
+// Batches returns the batches published so far, in order.
+func (p *MemPublisher) Batches() []*wire.Batch {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]*wire.Batch(nil), p.batches...)
+}
+
+// Images returns the image records published so far.
+func (p *MemPublisher) Images() map[wire.ImageKey]*wire.ImageRecord {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.images)
+}

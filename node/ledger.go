@@ -1,0 +1,175 @@
+package node
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"unsafe"
+
+	"dcpi/wire"
+)
+
+// Ledger is the daemon's bookkeeping, a plain value in the shape of etcd's
+// raft.Node: data in, records out, no goroutines, locks or I/O inside.
+// What a CPU's driver handed over goes in (Drained); the batch to publish
+// and the images seen for the first time come out. An epoch cut goes in
+// (Cut); the report of the epoch left comes out. It owns, per CPU, the
+// batch sequence numbers, the first one of the current epoch, the samples
+// accounted for, the driver drops already reported and the losses carried
+// from a crashed predecessor; the epoch; and the attribution of samples to
+// images. The caller (Node's daemon) serializes calls.
+type Ledger struct {
+	host       string
+	epoch      uint64
+	seq        []uint64 // next batch sequence number per CPU
+	epochFirst []uint64 // first seq published into the current epoch (0: none yet)
+	accounted  []uint64 // samples and own drops published, this run
+	lastCycle  []uint64 // end of the CPU's last batch
+	dropsSeen  []uint64 // driver drops already reported
+	// carried are the predecessor's losses, per CPU, reported once in
+	// the CPU's first batch and then forgotten.
+	carried []map[string]uint64
+	att     *attributor
+	stats   DaemonStats // batches, entries, samples, unknown, images
+}
+
+// NewLedger starts the books of a host of cpus CPUs, attributing samples
+// with im; cfg gives the host name, the epoch, the first sequence
+// numbers, the carried losses and the per-process images.
+func NewLedger(cfg Config, cpus int, im *ImageMaps) (*Ledger, error) {
+	if cpus < 1 || cpus > wire.AllCPUs {
+		return nil, fmt.Errorf("node: %d CPUs: want 1 to %d", cpus, wire.AllCPUs)
+	}
+	l := &Ledger{host: cfg.Host, epoch: cfg.Epoch, att: newAttributor(im, cfg.PerProcess),
+		seq: make([]uint64, cpus), epochFirst: make([]uint64, cpus), accounted: make([]uint64, cpus),
+		lastCycle: make([]uint64, cpus), dropsSeen: make([]uint64, cpus), carried: make([]map[string]uint64, cpus)}
+	for cpu := range l.seq {
+		l.seq[cpu] = 1
+		if cpu < len(cfg.FirstSeq) && cfg.FirstSeq[cpu] > 0 {
+			l.seq[cpu] = cfg.FirstSeq[cpu]
+		}
+		if cpu < len(cfg.Carried) && len(cfg.Carried[cpu]) > 0 {
+			l.carried[cpu] = maps.Clone(cfg.Carried[cpu])
+		}
+	}
+	return l, nil
+}
+
+// Drained books what cpu's driver handed over in one drain: the entries,
+// the driver's counters and the CPU's time, both read on the CPU when the
+// drain ended. It returns the batch to publish (nil: nothing happened
+// worth one) and the mappings of images seen for the first time, whose
+// records must be published once, before the batch.
+//
+// The batch carries the driver drops since the last batch, the carried
+// losses if this is the CPU's first, and the accounting a successor needs
+// if this agent dies: Delivered (the driver's count of interrupts) and
+// Accounted (samples published plus the driver's own drops, this run), so
+// that what the CPU took is in a batch, dropped, or still in the driver.
+func (l *Ledger) Drained(cpu int, entries []Entry, st DriverStats, now uint64) (*wire.Batch, []Mapping, error) {
+	if cpu < 0 || cpu >= len(l.seq) {
+		return nil, nil, fmt.Errorf("node: drained cpu %d of %d", cpu, len(l.seq))
+	}
+	if st.Dropped < l.dropsSeen[cpu] {
+		return nil, nil, fmt.Errorf("node: cpu %d: driver drops went back from %d to %d", cpu, l.dropsSeen[cpu], st.Dropped)
+	}
+	newImages, err := l.att.add(entries)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.stats.Images += len(newImages)
+	var drops map[string]uint64
+	own := st.Dropped - l.dropsSeen[cpu]
+	if own > 0 {
+		drops = map[string]uint64{wire.DropOverflowFull: own}
+	}
+	l.dropsSeen[cpu] = st.Dropped
+	if c := l.carried[cpu]; c != nil {
+		if drops == nil {
+			drops = map[string]uint64{}
+		}
+		for name, d := range c {
+			drops[name] += d
+		}
+		l.carried[cpu] = nil
+	}
+	if len(entries) == 0 && drops == nil {
+		return nil, newImages, nil
+	}
+	b := l.att.batch(l.host, l.epoch, uint16(cpu), l.seq[cpu], l.lastCycle[cpu], now, drops)
+	l.accounted[cpu] += b.Total() + own
+	b.Delivered, b.Accounted = st.Samples, l.accounted[cpu]
+	if l.epochFirst[cpu] == 0 {
+		l.epochFirst[cpu] = l.seq[cpu]
+	}
+	l.seq[cpu]++
+	l.lastCycle[cpu] = now
+	l.stats.Batches++
+	l.stats.Entries += uint64(len(b.Entries) + len(b.Unknown))
+	for _, u := range b.Unknown {
+		l.stats.Unknown += u.Count
+	}
+	l.stats.Samples += b.Total()
+	return b, newImages, nil
+}
+
+// CheckCut reports whether the books can cut to epoch next: epochs only
+// move forward.
+func (l *Ledger) CheckCut(next uint64) error {
+	if next <= l.epoch {
+		return fmt.Errorf("node: cut to epoch %d: already in epoch %d", next, l.epoch)
+	}
+	return nil
+}
+
+// Cut leaves the current epoch for next and reports, per CPU, the last
+// batch published into the epoch left (0: none). The caller drains every
+// CPU into the old epoch first (or has nothing left to drain).
+func (l *Ledger) Cut(next uint64) (EpochClose, error) {
+	if err := l.CheckCut(next); err != nil {
+		return EpochClose{}, err
+	}
+	c := EpochClose{Epoch: l.epoch, LastSeq: make([]uint64, len(l.seq)), Next: next}
+	for cpu := range l.seq {
+		if l.epochFirst[cpu] != 0 {
+			c.LastSeq[cpu] = l.seq[cpu] - 1
+		}
+		l.epochFirst[cpu] = 0
+	}
+	l.epoch = next
+	return c, nil
+}
+
+// Epoch is the epoch batches are booked into.
+func (l *Ledger) Epoch() uint64 { return l.epoch }
+
+// CPUs is the number of CPUs the books keep.
+func (l *Ledger) CPUs() int { return len(l.seq) }
+
+// Stats returns the batch, entry, sample, unknown and image counts (the
+// drain counts and host time are the daemon's, not the books').
+func (l *Ledger) Stats() DaemonStats { return l.stats }
+
+// ImageFigures returns the per-image sample and entry counts, sorted by
+// samples, most first.
+func (l *Ledger) ImageFigures() []ImageFigures {
+	out := make([]ImageFigures, 0, len(l.att.byImage))
+	for _, f := range l.att.byImage {
+		out = append(out, *f)
+	}
+	slices.SortFunc(out, func(a, b ImageFigures) int {
+		if c := cmp.Compare(b.Samples, a.Samples); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Path, b.Path)
+	})
+	return out
+}
+
+// memoryBytes estimates the books' memory: the image maps and the largest
+// batch built.
+func (l *Ledger) memoryBytes() int {
+	perCount := int(unsafe.Sizeof(entryKey{})) + 8
+	return l.att.maps.MemoryBytes() + l.att.peak*perCount
+}

@@ -1,0 +1,126 @@
+package simhost
+
+import (
+	"sync/atomic"
+
+	"dcpi/hwsim"
+	"dcpi/node"
+)
+
+// Config configures a simulated host: the node on it, and what belongs to
+// the simulation.
+type Config struct {
+	Node node.Config
+	// Profile is what the performance counters count, and how often.
+	Profile hwsim.ProfileConfig
+	// FlushEvery is the simulated time, in cycles, between full drains of
+	// every CPU's table (the paper's 5- and 10-minute intervals are
+	// real-time defaults; simulations want a fraction of a second).
+	FlushEvery uint64
+}
+
+// DefaultConfig is node's default, DCPI's counters, and a full drain every
+// 0.1 simulated second at 333 MHz.
+func DefaultConfig() Config {
+	return Config{Node: node.DefaultConfig(), Profile: hwsim.DefaultProfile(), FlushEvery: 33_300_000}
+}
+
+// Host is a simulated host being profiled: the machine, the node on it
+// (driver and daemon), and the programs kept running. The machine runs on
+// Run's goroutine; the node's daemon on its own.
+type Host struct {
+	cfg     Config
+	m       *hwsim.Machine
+	n       *node.Node
+	keep    *keepAlive // programs restarted when they exit (KeepRunning)
+	stopReq atomic.Bool
+	simNow  atomic.Uint64 // machine time, for progress displays on other goroutines
+}
+
+// New attaches a node to m: it programs the counters, installs the
+// drivers' interrupt handler, and has the daemon follow m's loader events
+// and describe m's files (and vmunix) in its image records.
+func New(m *hwsim.Machine, cfg Config, pub node.Publisher) (*Host, error) {
+	if err := cfg.Profile.Validate(); err != nil {
+		return nil, err
+	}
+	n, err := node.New(machine{m: m, profile: cfg.Profile}, cfg.Node, pub, NewImages(m.Config().Files))
+	if err != nil {
+		return nil, err
+	}
+	return &Host{cfg: cfg, m: m, n: n}, nil
+}
+
+// Node is the host's agent, for its epochs (CutEpoch, Follow) and figures.
+func (h *Host) Node() *node.Node { return h.n }
+
+// Machine is the simulated machine.
+func (h *Host) Machine() *hwsim.Machine { return h.m }
+
+// Run runs the machine until every process has exited (unless programs
+// are kept running) or limit cycles of simulated time have passed (0: no
+// limit), or Stop is called, or the daemon dies, with the daemon draining
+// concurrently and a full drain every FlushEvery; then it drains
+// everything and publishes the last batches. It returns the daemon's
+// error if it died.
+func (h *Host) Run(limit uint64) error {
+	if err := h.n.Start(); err != nil {
+		return err
+	}
+	var runErr error
+	const chunk = 1_000_000 // cycles between looks at the clock
+	next := h.m.Now() + h.cfg.FlushEvery
+loop:
+	for {
+		if limit != 0 && h.m.Now() >= limit {
+			break
+		}
+		if !h.m.RunFor(chunk) && h.keep == nil {
+			break
+		}
+		h.simNow.Store(h.m.Now())
+		if h.stopReq.Load() {
+			break
+		}
+		select {
+		case <-h.n.DaemonDone():
+			break loop // Finish returns why
+		default:
+		}
+		if h.keep != nil {
+			if runErr = h.keep.restart(h.m); runErr != nil {
+				break
+			}
+		}
+		if h.m.Now() >= next {
+			next += h.cfg.FlushEvery
+			h.n.Flush()
+		}
+	}
+	// The daemon may be in a handshake: keep the CPUs taking IPIs.
+	quantum := h.m.Config().Quantum
+	if err := h.n.Finish(func() { h.m.Idle(quantum) }); err != nil {
+		return err
+	}
+	return runErr
+}
+
+// SimCycles is how far the simulated machine has run, in cycles, as of
+// Run's last look at the clock; safe from any goroutine.
+func (h *Host) SimCycles() uint64 { return h.simNow.Load() }
+
+// Stop makes Run return soon, after its final drain; it is safe from any
+// goroutine.
+func (h *Host) Stop() { h.stopReq.Store(true) }
+
+// Generated is every counter interrupt the machine delivered; call it
+// after Run.
+func (h *Host) Generated() uint64 {
+	var total uint64
+	for _, c := range h.m.CPUStats() {
+		for _, v := range c.Interrupts {
+			total += v
+		}
+	}
+	return total
+}

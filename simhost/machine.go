@@ -1,0 +1,111 @@
+package simhost
+
+import (
+	"fmt"
+	"sync"
+
+	"dcpi/hwsim"
+	"dcpi/hwsim/elfimage"
+	"dcpi/hwsim/vmunix"
+	"dcpi/node"
+	"dcpi/wire"
+)
+
+// machine is the node.Host of an hwsim.Machine: it programs the counters
+// with profile and translates samples and loader events to node's.
+type machine struct {
+	m       *hwsim.Machine
+	profile hwsim.ProfileConfig
+}
+
+var _ node.Host = machine{}
+
+func (a machine) CPUs() int { return a.m.Config().CPUs }
+
+func (a machine) StartProfiling(h node.InterruptHandler) error {
+	return a.m.StartProfiling(a.profile, interrupts{h})
+}
+
+func (a machine) SendIPI(cpu int, fn func() uint64) error {
+	return a.m.SendIPI(cpu, func(int) uint64 { return fn() })
+}
+
+func (a machine) Now() uint64 { return a.m.Now() }
+
+func (a machine) Subscribe(s node.LoaderSink) { a.m.Subscribe(loaderEvents{s}) }
+
+// interrupts hands the machine's counter interrupts to a node's handler.
+type interrupts struct{ h node.InterruptHandler }
+
+func (i interrupts) CounterInterrupt(s hwsim.Sample) uint64 {
+	return i.h.CounterInterrupt(node.Sample{CPU: s.CPU, Incarnation: s.Incarnation, PC: s.PC, Event: uint8(s.Event)})
+}
+
+// loaderEvents hands the machine's process events to a node's image maps.
+type loaderEvents struct{ s node.LoaderSink }
+
+func (l loaderEvents) ProcessEvent(e hwsim.Event) {
+	var k node.EventKind
+	switch e.Kind {
+	case hwsim.EventFork:
+		k = node.EventFork
+	case hwsim.EventMap:
+		k = node.EventMap
+	case hwsim.EventExec:
+		k = node.EventExec
+	case hwsim.EventExit:
+		k = node.EventExit
+	default:
+		return // nothing a profiler follows
+	}
+	l.s.ProcessEvent(node.Event{Kind: k, PID: e.PID, Incarnation: e.Incarnation, ParentIncarnation: e.ParentIncarnation,
+		ImageID: e.ImageID, Path: e.Path, Base: e.Base, Size: e.Size})
+}
+
+// Images describes the images of a simulated host for the daemon's image
+// records: the programs in its file system and vmunix. It parses each file
+// with elfimage the first time the daemon asks; it is safe for concurrent
+// use.
+type Images struct {
+	files map[string][]byte
+	mu    sync.Mutex
+	facts map[string]node.ImageFacts // by path
+}
+
+var _ node.ImageSource = (*Images)(nil)
+
+// NewImages describes files, by path (hwsim.Config.Files), and vmunix.
+func NewImages(files map[string][]byte) *Images {
+	return &Images{files: files, facts: map[string]node.ImageFacts{}}
+}
+
+// DescribeImage returns the size, text range and symbols of the file m
+// maps; ok is false for a path the host does not have.
+func (s *Images) DescribeImage(m node.Mapping) (node.ImageFacts, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f, ok := s.facts[m.Path]; ok {
+		return f, true, nil
+	}
+	var im *elfimage.Image
+	var data []byte
+	var err error
+	if m.Path == vmunix.Path {
+		data = vmunix.Image()
+		im, err = elfimage.ParseKernel(data, vmunix.Path)
+	} else if d, ok := s.files[m.Path]; ok {
+		data = d
+		im, err = elfimage.Parse(data, m.Path)
+	} else {
+		return node.ImageFacts{}, false, nil
+	}
+	if err != nil {
+		return node.ImageFacts{}, false, fmt.Errorf("simhost: image %s: %w", m.Path, err)
+	}
+	f := node.ImageFacts{Size: uint64(len(data)), TextStart: im.TextStart, TextEnd: im.TextEnd}
+	for _, sym := range im.Symbols {
+		f.Symbols = append(f.Symbols, wire.Symbol{Name: sym.Name, Addr: sym.Addr, Size: sym.Size})
+	}
+	s.facts[m.Path] = f
+	return f, true, nil
+}
