@@ -1,14 +1,12 @@
 package node
 
 import (
+	"dcpi/internal/testrand"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"reflect"
 	"slices"
-	"strconv"
 	"testing"
-	"time"
 )
 
 // model is a plain re-statement of the driver's specification, written
@@ -226,10 +224,10 @@ func (m *model) stats() DriverStats {
 // TestDriverMatchesModel runs random sequences of samples and flush
 // operations (in the order the protocol allows) against the driver and the
 // model, over many configurations, and compares every returned value, every
-// entry the daemon receives, and the counters. The seed is logged;
-// DCPI_SEED=N replays one.
+// entry the daemon receives, and the counters. The seed is logged, and
+// -seed N (internal/testrand) replays one.
 func TestDriverMatchesModel(t *testing.T) {
-	seed := testSeed(t)
+	seed := testrand.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	var total DriverStats
 	runs := 300
@@ -263,20 +261,6 @@ func TestDriverMatchesModel(t *testing.T) {
 			t.Errorf("no %s in any run", name)
 		}
 	}
-}
-
-// testSeed returns DCPI_SEED if set, else a fresh seed, and logs it.
-func testSeed(t *testing.T) uint64 {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("DCPI_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("DCPI_SEED=%q: %v", s, err)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (DCPI_SEED=%d replays it)", seed, seed)
-	return seed
 }
 
 func compareWithModel(rng *rand.Rand, cfg DriverConfig, satAt uint32, ops int) (DriverStats, error) {

@@ -10,6 +10,7 @@ import (
 
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
+	"dcpi/internal/testrand"
 	"dcpi/workloads"
 )
 
@@ -65,7 +66,7 @@ func (ds *daemonSide) fullDrain() {
 // uses no lock and no atomic, so the only happens-before edges are the IPI
 // channel and the completion channels.
 func TestFlushProtocolConcurrent(t *testing.T) {
-	seed := testSeed(t)
+	seed := testrand.Seed(t)
 	samples := 2_000_000
 	if testing.Short() {
 		samples = 400_000

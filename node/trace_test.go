@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"dcpi/hwsim/alpha"
+	"dcpi/internal/testrand"
 )
 
 func randomTrace(rng *rand.Rand, cpus, n int) *Trace {
@@ -40,7 +41,7 @@ func randomTrace(rng *rand.Rand, cpus, n int) *Trace {
 }
 
 func TestTraceRoundTrip(t *testing.T) {
-	seed := testSeed(t)
+	seed := testrand.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 4))
 	for _, n := range []int{0, 1, 1000, 50000} {
 		want := randomTrace(rng, 1+rng.IntN(8), n)
