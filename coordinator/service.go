@@ -561,7 +561,7 @@ func (s *service) queryProfile(m *nats.Msg, _ func(string) (bool, time.Time, boo
 	err := s.view(QueryProfile, func(db *storage.DB) error {
 		err := db.ProfileAfter(req.Query, req.After, func(img wire.ImageKey, off uint64, ev uint8, host string, n uint64) error {
 			p.add(ProfileRow{Image: img, Offset: off, Event: ev, Host: host, Count: n})
-			if p.n >= max || len(p.e.b) >= pageBytes {
+			if p.n >= max || p.size() >= pageBytes {
 				return errPageFull
 			}
 			return nil
