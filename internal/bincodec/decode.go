@@ -117,10 +117,9 @@ func (d *Decoder) Uint64(field string) uint64 {
 // Uvarint reads a minimally encoded uvarint.
 func (d *Decoder) Uvarint(field string) uint64 {
 	// One byte is the common case (events, small counts, PIDs of 0).
-	if d.off < len(d.buf) && d.buf[d.off] < 0x80 {
-		v := d.buf[d.off]
-		d.off++
-		return uint64(v)
+	if off := d.off; off < len(d.buf) && d.buf[off] < 0x80 {
+		d.off = off + 1
+		return uint64(d.buf[off])
 	}
 	return d.uvarint(field, "")
 }
