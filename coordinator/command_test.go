@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"bytes"
 	"errors"
 	"reflect"
 	"testing"
@@ -97,8 +98,12 @@ func FuzzDecodeCommand(f *testing.F) {
 			}
 			return
 		}
-		if _, err := EncodeCommand(c); err != nil {
+		again, err := EncodeCommand(c)
+		if err != nil {
 			t.Fatalf("decoded %+v does not encode: %v", c, err)
+		}
+		if !bytes.Equal(again, b) {
+			t.Fatalf("re-encoding differs:\n in %x\nout %x", b, again)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"errors"
 	"reflect"
 	"testing"
@@ -89,22 +90,50 @@ func TestRegistryInvalid(t *testing.T) {
 	}
 }
 
-// FuzzDecodeRegistry: stored records never panic the decoders.
+// FuzzDecodeRegistry: no stored value panics the decoders; a failure wraps
+// ErrCorrupt, and what they accept encodes back to the same bytes (one
+// encoding per record).
 func FuzzDecodeRegistry(f *testing.F) {
-	n, _ := encodeNode(&Node{Host: "h", CPUs: 2, Labels: map[string]string{"a": "b"}})
-	a, _ := encodeAck(&EpochAck{Host: "h", Epoch: 1, LastSeq: []uint64{1, 2}})
-	f.Add(n)
-	f.Add(a)
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	for _, n := range []Node{
+		{Host: "h", CPUs: 2, Labels: map[string]string{"a": "b"}},
+		{Host: "h", CPUs: MaxCPUs, Labels: map[string]string{"rack": "r1", "role": "", "zone": "é"}, Registered: at, Updated: at},
+	} {
+		v, err := encodeNode(&n)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(v)
+	}
+	for _, a := range []EpochAck{
+		{Host: "h", Epoch: 1, LastSeq: []uint64{1, 2}},
+		{Host: "h", Epoch: 1, LastSeq: []uint64{0, 127, 128, 1 << 63}, Late: true, At: at},
+	} {
+		v, err := encodeAck(&a)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(v)
+	}
 	f.Fuzz(func(t *testing.T, v []byte) {
-		if n, err := decodeNode("h", v); err == nil {
-			if _, err := encodeNode(&n); err != nil {
-				t.Errorf("decoded node does not encode: %v", err)
+		check := func(what string, err error, encode func() ([]byte, error)) {
+			if err != nil {
+				if !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("%s: error %v does not wrap ErrCorrupt", what, err)
+				}
+				return
+			}
+			again, err := encode()
+			if err != nil {
+				t.Fatalf("decoded %s does not encode: %v", what, err)
+			}
+			if !bytes.Equal(again, v) {
+				t.Fatalf("%s re-encodes differently:\n in %x\nout %x", what, v, again)
 			}
 		}
-		if a, err := decodeAck(1, "h", v); err == nil {
-			if _, err := encodeAck(&a); err != nil {
-				t.Errorf("decoded ack does not encode: %v", err)
-			}
-		}
+		n, err := decodeNode("h", v)
+		check("node", err, func() ([]byte, error) { return encodeNode(&n) })
+		a, err := decodeAck(1, "h", v)
+		check("ack", err, func() ([]byte, error) { return encodeAck(&a) })
 	})
 }
