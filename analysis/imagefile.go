@@ -144,7 +144,8 @@ func readLines(data []byte) (rows []lineRow, err error) {
 		return nil, fmt.Errorf("dwarf: %w", err)
 	}
 	r := d.Reader()
-	for {
+	var prev dwarf.Offset
+	for first := true; ; first = false {
 		e, err := r.Next()
 		if err != nil {
 			return rows, fmt.Errorf("dwarf: %w", err)
@@ -152,6 +153,14 @@ func readLines(data []byte) (rows []lineRow, err error) {
 		if e == nil {
 			break
 		}
+		// Entries come in increasing offsets. On some damaged units
+		// debug/dwarf returns empty entries at offset 0 forever instead
+		// of an error (golang/go#79586), so stop at the first entry that
+		// does not advance.
+		if !first && e.Offset <= prev {
+			return rows, fmt.Errorf("dwarf: malformed: entry at %#x after one at %#x", e.Offset, prev)
+		}
+		prev = e.Offset
 		r.SkipChildren()
 		lr, err := d.LineReader(e)
 		if err != nil {

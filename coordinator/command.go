@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"dcpi/internal/bincodec"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -17,7 +18,7 @@ import (
 // identical states and reach identical results.
 type Command interface {
 	kind() byte
-	encode(e *enc) error
+	encode(e *bincodec.Encoder) error
 }
 
 // Ingest stores aggregator deltas and image records.
@@ -93,122 +94,122 @@ func EncodeCommand(c Command) ([]byte, error) {
 	if err := Check(c); err != nil {
 		return nil, err
 	}
-	e := &enc{b: []byte{commandVersion, c.kind()}}
+	e := &bincodec.Encoder{B: []byte{commandVersion, c.kind()}}
 	if err := c.encode(e); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadCommand, err)
 	}
-	return e.b, nil
+	return e.B, nil
 }
 
-func (c *Ingest) encode(e *enc) error {
-	e.uvarint(uint64(len(c.Deltas)))
+func (c *Ingest) encode(e *bincodec.Encoder) error {
+	e.Uvarint(uint64(len(c.Deltas)))
 	for i, d := range c.Deltas {
-		e.uvarint(d.Last)
+		e.Uvarint(d.Last)
 		b, err := d.Batch.MarshalBinary()
 		if err != nil {
 			return fmt.Errorf("delta %d: %w", i, err)
 		}
-		e.bytes(b)
+		e.Bytes(b)
 	}
-	e.uvarint(uint64(len(c.Images)))
+	e.Uvarint(uint64(len(c.Images)))
 	for i, r := range c.Images {
 		b, err := r.MarshalBinary()
 		if err != nil {
 			return fmt.Errorf("image %d: %w", i, err)
 		}
-		e.bytes(b)
+		e.Bytes(b)
 	}
 	return nil
 }
 
-func (c *RegisterNode) encode(e *enc) error {
-	e.str(c.Host)
-	e.uvarint(uint64(c.CPUs))
-	e.time(c.At)
-	e.uvarint(uint64(len(c.Labels)))
+func (c *RegisterNode) encode(e *bincodec.Encoder) error {
+	e.String(c.Host)
+	e.Uvarint(uint64(c.CPUs))
+	e.Time(c.At)
+	e.Uvarint(uint64(len(c.Labels)))
 	for _, k := range slices.Sorted(maps.Keys(c.Labels)) {
-		e.str(k)
-		e.str(c.Labels[k])
+		e.String(k)
+		e.String(c.Labels[k])
 	}
 	return nil
 }
 
-func (c *CutEpoch) encode(e *enc) error { e.time(c.At); return nil }
+func (c *CutEpoch) encode(e *bincodec.Encoder) error { e.Time(c.At); return nil }
 
-func (c *AckEpoch) encode(e *enc) error {
-	e.str(c.Host)
-	e.uvarint(c.Epoch)
-	e.uvarint(uint64(len(c.LastSeq)))
+func (c *AckEpoch) encode(e *bincodec.Encoder) error {
+	e.String(c.Host)
+	e.Uvarint(c.Epoch)
+	e.Uvarint(uint64(len(c.LastSeq)))
 	for _, s := range c.LastSeq {
-		e.uvarint(s)
+		e.Uvarint(s)
 	}
-	e.time(c.At)
+	e.Time(c.At)
 	return nil
 }
 
-func (c *SealEpoch) encode(e *enc) error {
-	e.uvarint(c.Epoch)
-	e.time(c.At)
+func (c *SealEpoch) encode(e *bincodec.Encoder) error {
+	e.Uvarint(c.Epoch)
+	e.Time(c.At)
 	return nil
 }
 
-func (c *StartEpochs) encode(e *enc) error { e.time(c.At); return nil }
+func (c *StartEpochs) encode(e *bincodec.Encoder) error { e.Time(c.At); return nil }
 
 // DecodeCommand decodes and checks a command from outside input (a log
 // entry, a request): any failure is an error wrapping ErrBadCommand, never a
 // panic. What it returns passes Check.
 func DecodeCommand(b []byte) (Command, error) {
-	d := &dec{b: b, what: "command"}
-	if v := d.byte1("version"); d.err == nil && v != commandVersion {
+	d := bincodec.NewDecoder(b, 0)
+	if v := d.Byte("version"); d.Err() == nil && v != commandVersion {
 		return nil, fmt.Errorf("%w: version %d (this build reads %d)", ErrBadCommand, v, commandVersion)
 	}
 	var c Command
-	switch k := d.byte1("kind"); k {
+	switch k := d.Byte("kind"); k {
 	case kindIngest:
 		c = decodeIngest(d)
 	case kindRegister:
-		r := &RegisterNode{Host: d.str("host", wire.MaxHostLen)}
-		r.CPUs = int(d.uvarint("cpus", storage.MaxCPUs))
-		r.At = d.time("at")
-		n := d.count("labels", storage.MaxLabels, 2)
+		r := &RegisterNode{Host: d.String("host", wire.MaxHostLen)}
+		r.CPUs = int(d.UvarintMax("cpus", storage.MaxCPUs))
+		r.At = d.Time("at")
+		n := d.Count("labels", storage.MaxLabels, 2)
 		if n > 0 {
 			r.Labels = make(map[string]string, n)
 		}
 		prev := ""
-		for i := 0; i < n && d.err == nil; i++ {
-			k := d.str("label key", storage.MaxLabelKeyLen)
+		for i := 0; i < n && d.Err() == nil; i++ {
+			k := d.String("label key", storage.MaxLabelKeyLen)
 			if i > 0 && k <= prev {
-				d.fail("label %q: not after %q", k, prev)
+				d.Fail(bincodec.ErrMalformed, "label %q: not after %q", k, prev)
 			}
-			r.Labels[k] = d.str("label value", storage.MaxLabelValLen)
+			r.Labels[k] = d.String("label value", storage.MaxLabelValLen)
 			prev = k
 		}
 		c = r
 	case kindCut:
-		c = &CutEpoch{At: d.time("at")}
+		c = &CutEpoch{At: d.Time("at")}
 	case kindAck:
-		a := &AckEpoch{Host: d.str("host", wire.MaxHostLen), Epoch: d.uvarint("epoch", ^uint64(0))}
-		n := d.count("last seqs", storage.MaxCPUs+1, 1)
+		a := &AckEpoch{Host: d.String("host", wire.MaxHostLen), Epoch: d.Uvarint("epoch")}
+		n := d.Count("last seqs", storage.MaxCPUs+1, 1)
 		if n > 0 {
 			a.LastSeq = make([]uint64, n)
 		}
-		for i := 0; i < n && d.err == nil; i++ {
-			a.LastSeq[i] = d.uvarint("last seq", ^uint64(0))
+		for i := 0; i < n && d.Err() == nil; i++ {
+			a.LastSeq[i] = d.Uvarint("last seq")
 		}
-		a.At = d.time("at")
+		a.At = d.Time("at")
 		c = a
 	case kindSeal:
-		c = &SealEpoch{Epoch: d.uvarint("epoch", ^uint64(0)), At: d.time("at")}
+		c = &SealEpoch{Epoch: d.Uvarint("epoch"), At: d.Time("at")}
 	case kindStart:
-		c = &StartEpochs{At: d.time("at")}
+		c = &StartEpochs{At: d.Time("at")}
 	default:
-		if d.err == nil {
+		if d.Err() == nil {
 			return nil, fmt.Errorf("%w: unknown kind %d", ErrBadCommand, k)
 		}
 	}
-	d.end()
-	if d.err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadCommand, d.err)
+	d.End()
+	if err := d.Err(); err != nil {
+		return nil, fmt.Errorf("%w: malformed command: %w", ErrBadCommand, err)
 	}
 	if _, ok := c.(*Ingest); ok {
 		// decodeIngest checked everything Check would: the caps as it
@@ -223,40 +224,40 @@ func DecodeCommand(b []byte) (Command, error) {
 	return c, nil
 }
 
-func decodeIngest(d *dec) *Ingest {
+func decodeIngest(d *bincodec.Decoder) *Ingest {
 	c := &Ingest{}
-	n := d.count("deltas", maxDeltas, 2)
+	n := d.Count("deltas", maxDeltas, 2)
 	if n > 0 {
 		c.Deltas = make([]storage.Delta, 0, n)
 	}
-	for i := 0; i < n && d.err == nil; i++ {
-		last := d.uvarint("delta last", ^uint64(0))
-		p := d.bytes("delta batch", wire.MaxMessageBytes)
-		if d.err != nil {
+	for i := 0; i < n && d.Err() == nil; i++ {
+		last := d.Uvarint("delta last")
+		p := d.LenBytes("delta batch", wire.MaxMessageBytes)
+		if d.Err() != nil {
 			break
 		}
 		b := new(wire.Batch)
 		if err := b.UnmarshalBinary(p); err != nil {
-			d.fail("delta %d: %v", i, err)
+			d.Fail(bincodec.ErrMalformed, "delta %d: %v", i, err)
 			break
 		}
 		if last != 0 && last < b.Seq {
 			// The rest of storage.CheckDelta (UnmarshalBinary did
 			// Validate).
-			d.fail("delta %d: %v", i, storage.CheckDelta(storage.Delta{Batch: b, Last: last}))
+			d.Fail(bincodec.ErrMalformed, "delta %d: %v", i, storage.CheckDelta(storage.Delta{Batch: b, Last: last}))
 			break
 		}
 		c.Deltas = append(c.Deltas, storage.Delta{Batch: b, Last: last})
 	}
-	n = d.count("images", maxImages, 1)
-	for i := 0; i < n && d.err == nil; i++ {
-		p := d.bytes("image", wire.MaxMessageBytes)
-		if d.err != nil {
+	n = d.Count("images", maxImages, 1)
+	for i := 0; i < n && d.Err() == nil; i++ {
+		p := d.LenBytes("image", wire.MaxMessageBytes)
+		if d.Err() != nil {
 			break
 		}
 		r := new(wire.ImageRecord)
 		if err := r.UnmarshalBinary(p); err != nil {
-			d.fail("image %d: %v", i, err)
+			d.Fail(bincodec.ErrMalformed, "image %d: %v", i, err)
 			break
 		}
 		c.Images = append(c.Images, r)
@@ -374,23 +375,23 @@ func encodeIngestChunks(deltas []storage.Delta, images []*wire.ImageRecord, max 
 	const overhead = 2 + 2*10 // version, kind, two counts
 	var out []ingestChunk
 	emit := func(ps []part, from int) {
-		e := &enc{b: []byte{commandVersion, kindIngest}}
+		e := &bincodec.Encoder{B: []byte{commandVersion, kindIngest}}
 		nd := 0
 		for _, p := range ps {
 			if !p.image {
 				nd++
 			}
 		}
-		e.uvarint(uint64(nd))
+		e.Uvarint(uint64(nd))
 		for _, p := range ps[:nd] {
-			e.uvarint(p.last)
-			e.bytes(p.b)
+			e.Uvarint(p.last)
+			e.Bytes(p.b)
 		}
-		e.uvarint(uint64(len(ps) - nd))
+		e.Uvarint(uint64(len(ps) - nd))
 		for _, p := range ps[nd:] {
-			e.bytes(p.b)
+			e.Bytes(p.b)
 		}
-		out = append(out, ingestChunk{data: e.b, from: from, to: from + nd})
+		out = append(out, ingestChunk{data: e.B, from: from, to: from + nd})
 	}
 	start, size, nd := 0, overhead, 0
 	for i, p := range parts {

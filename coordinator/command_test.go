@@ -1,11 +1,14 @@
 package coordinator
 
 import (
+	"bytes"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
+	"dcpi/internal/bincodec"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -97,8 +100,44 @@ func FuzzDecodeCommand(f *testing.F) {
 			}
 			return
 		}
-		if _, err := EncodeCommand(c); err != nil {
+		again, err := EncodeCommand(c)
+		if err != nil {
 			t.Fatalf("decoded %+v does not encode: %v", c, err)
 		}
+		if !bytes.Equal(again, b) {
+			t.Fatalf("re-encoding differs:\n in %x\nout %x", b, again)
+		}
 	})
+}
+
+// TestCommandDecodeErrors: a malformed command's error wraps ErrBadCommand
+// and the codec's cause, and names the field.
+func TestCommandDecodeErrors(t *testing.T) {
+	at := bincodec.AppendTime(nil, time.Unix(1e9, 0))
+	str := func(s string) []byte { return bincodec.AppendString(nil, s) }
+	cmd := func(kind byte, parts ...[]byte) []byte {
+		return bytes.Join(append([][]byte{{commandVersion, kind}}, parts...), nil)
+	}
+	for _, tc := range []struct {
+		name  string
+		b     []byte
+		cause error
+		want  string
+	}{
+		{"seal epoch not minimal", cmd(kindSeal, []byte{0x83, 0x00}, at), bincodec.ErrMalformed, "epoch: varint not minimally encoded (at byte 2)"},
+		{"cut time truncated", cmd(kindCut, at[:5]), bincodec.ErrTruncated, "at: truncated"},
+		{"register host cap", cmd(kindRegister, bincodec.AppendUvarint(nil, wire.MaxHostLen+1)), bincodec.ErrTooLarge, "host: 256 bytes (cap 255)"},
+		{"register cpus range", cmd(kindRegister, str("h"), bincodec.AppendUvarint(nil, storage.MaxCPUs+1)), bincodec.ErrMalformed, "cpus: 65536 exceeds 65535"},
+		{"register labels order", cmd(kindRegister, str("h"), []byte{1}, at, []byte{2}, str("b"), str(""), str("a"), str("")), bincodec.ErrMalformed, `label "a": not after "b"`},
+		{"ack seqs cap", cmd(kindAck, str("h"), []byte{1}, bincodec.AppendUvarint(nil, storage.MaxCPUs+2)), bincodec.ErrTooLarge, "last seqs: 65537 (cap 65536)"},
+		{"ingest batch", cmd(kindIngest, []byte{1, 0}, str("DCPB")), bincodec.ErrMalformed, "delta 0: wire: batch: malformed"},
+		{"trailing", append(cmd(kindStart, at), 0), bincodec.ErrMalformed, "1 trailing bytes (at byte 10)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodeCommand(tc.b)
+			if !errors.Is(err, ErrBadCommand) || !errors.Is(err, tc.cause) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v; want ErrBadCommand and %v containing %q", err, tc.cause, tc.want)
+			}
+		})
+	}
 }

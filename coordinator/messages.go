@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"dcpi/internal/bincodec"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -179,11 +180,10 @@ type ProfileRow struct {
 const pageVersion = 1
 
 type pageEncoder struct {
-	e        enc
-	n        int
-	img      wire.ImageKey
-	host     string
-	lastSize int
+	e    bincodec.Encoder
+	n    int
+	img  wire.ImageKey
+	host string
 }
 
 func (p *pageEncoder) add(r ProfileRow) {
@@ -194,31 +194,34 @@ func (p *pageEncoder) add(r ProfileRow) {
 	if p.n == 0 || r.Host != p.host {
 		fl |= 2
 	}
-	p.e.byte1(fl)
+	p.e.Byte(fl)
 	if fl&1 != 0 {
-		p.e.b = append(p.e.b, r.Image[:]...)
+		p.e.Raw(r.Image[:])
 	}
 	if fl&2 != 0 {
-		p.e.str(r.Host)
+		p.e.String(r.Host)
 	}
-	p.e.byte1(r.Event)
-	p.e.uvarint(r.Offset)
-	p.e.uvarint(r.Count)
+	p.e.Byte(r.Event)
+	p.e.Uvarint(r.Offset)
+	p.e.Uvarint(r.Count)
 	p.img, p.host = r.Image, r.Host
 	p.n++
 }
 
+// size is the bytes of rows encoded so far.
+func (p *pageEncoder) size() int { return len(p.e.B) }
+
 func (p *pageEncoder) finish(replica string, last bool) []byte {
-	var h enc
-	h.byte1(pageVersion)
+	var h bincodec.Encoder
+	h.Byte(pageVersion)
 	if last {
-		h.byte1(1)
+		h.Byte(1)
 	} else {
-		h.byte1(0)
+		h.Byte(0)
 	}
-	h.str(replica)
-	h.uvarint(uint64(p.n))
-	return append(h.b, p.e.b...)
+	h.String(replica)
+	h.Uvarint(uint64(p.n))
+	return append(h.B, p.e.B...)
 }
 
 type profilePage struct {
@@ -228,40 +231,35 @@ type profilePage struct {
 }
 
 func decodePage(b []byte) (*profilePage, error) {
-	d := &dec{b: b, what: "profile page"}
-	if v := d.byte1("version"); d.err == nil && v != pageVersion {
+	d := bincodec.NewDecoder(b, 0)
+	if v := d.Byte("version"); d.Err() == nil && v != pageVersion {
 		return nil, fmt.Errorf("%w: profile page version %d", ErrInternal, v)
 	}
 	p := &profilePage{}
-	p.last = d.byte1("flags")&1 != 0
-	p.replica = d.str("replica", 1024)
-	n := d.count("rows", pageRows*4, 4)
+	p.last = d.Byte("flags")&1 != 0
+	p.replica = d.String("replica", 1024)
+	n := d.Count("rows", pageRows*4, 4)
 	p.rows = make([]ProfileRow, 0, n)
 	var cur ProfileRow
-	for i := 0; i < n && d.err == nil; i++ {
-		fl := d.byte1("row flags")
+	for i := 0; i < n && d.Err() == nil; i++ {
+		fl := d.Byte("row flags")
 		if i == 0 && fl&3 != 3 {
-			d.fail("first row without image and host")
+			d.Fail(bincodec.ErrMalformed, "first row without image and host")
 		}
 		if fl&1 != 0 {
-			if len(d.b) < len(cur.Image) {
-				d.fail("row %d image: truncated", i)
-				break
-			}
-			copy(cur.Image[:], d.b)
-			d.b = d.b[len(cur.Image):]
+			copy(cur.Image[:], d.Bytes("image", len(cur.Image)))
 		}
 		if fl&2 != 0 {
-			cur.Host = d.str("host", wire.MaxHostLen)
+			cur.Host = d.String("host", wire.MaxHostLen)
 		}
-		cur.Event = d.byte1("event")
-		cur.Offset = d.uvarint("offset", ^uint64(0))
-		cur.Count = d.uvarint("count", ^uint64(0))
+		cur.Event = d.Byte("event")
+		cur.Offset = d.Uvarint("offset")
+		cur.Count = d.Uvarint("count")
 		p.rows = append(p.rows, cur)
 	}
-	d.end()
-	if d.err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInternal, d.err)
+	d.End()
+	if err := d.Err(); err != nil {
+		return nil, fmt.Errorf("%w: malformed profile page: %w", ErrInternal, err)
 	}
 	return p, nil
 }

@@ -705,7 +705,7 @@ func (s *service) queryProfile(ctx context.Context, m *nats.Msg, _ func(string) 
 				return ctx.Err()
 			}
 			p.add(ProfileRow{Image: img, Offset: off, Event: ev, Host: host, Count: n})
-			if p.n >= max || len(p.e.b) >= pageBytes {
+			if p.n >= max || p.size() >= pageBytes {
 				return errPageFull
 			}
 			return nil

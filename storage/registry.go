@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"dcpi/internal/bincodec"
 	"dcpi/wire"
 )
 
@@ -293,29 +294,19 @@ func (db *DB) scanPrefix(p []byte, fn func(k, v []byte) error) error {
 	return it.Error()
 }
 
-// Record encodings: a version byte, then uvarints and length-prefixed
-// strings; times are Unix ns as 8 big-endian bytes, 0 for the zero time.
+// Record encodings (internal/bincodec): a version byte, then uvarints and
+// length-prefixed strings; times are Unix ns as 8 big-endian bytes, 0 for
+// the zero time.
 const (
 	nodeRecordVersion = 1
 	ackRecordVersion  = 1
 )
-
-func appendTime(b []byte, t time.Time) []byte {
-	if t.IsZero() {
-		return appendU64(b, 0)
-	}
-	return appendU64(b, uint64(t.UnixNano()))
-}
 
 func checkTime(t time.Time) error {
 	if !t.IsZero() && (!time.Unix(0, t.UnixNano()).Equal(t) || t.UnixNano() == 0) {
 		return fmt.Errorf("%w: time %v outside 1678..2262", ErrInvalid, t)
 	}
 	return nil
-}
-
-func appendStr(b []byte, s string) []byte {
-	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
 // CheckNode checks a node record as PutNode does.
@@ -348,95 +339,43 @@ func encodeNode(n *Node) ([]byte, error) {
 		return nil, err
 	}
 	b := []byte{nodeRecordVersion}
-	b = binary.AppendUvarint(b, uint64(n.CPUs))
-	b = appendTime(b, n.Registered)
-	b = appendTime(b, n.Updated)
-	b = binary.AppendUvarint(b, uint64(len(n.Labels)))
+	b = bincodec.AppendUvarint(b, uint64(n.CPUs))
+	b = bincodec.AppendTime(b, n.Registered)
+	b = bincodec.AppendTime(b, n.Updated)
+	b = bincodec.AppendUvarint(b, uint64(len(n.Labels)))
 	for _, k := range slices.Sorted(maps.Keys(n.Labels)) {
-		b = appendStr(appendStr(b, k), n.Labels[k])
+		b = bincodec.AppendString(bincodec.AppendString(b, k), n.Labels[k])
 	}
 	return b, nil
 }
 
-// rdec reads a registry record; the first failure sticks.
-type rdec struct {
-	b   []byte
-	err error
-}
-
-func (d *rdec) fail() {
-	if d.err == nil {
-		d.err = errors.New("truncated or malformed")
-	}
-	d.b = nil
-}
-
-func (d *rdec) byte1() byte {
-	if len(d.b) < 1 {
-		d.fail()
-		return 0
-	}
-	c := d.b[0]
-	d.b = d.b[1:]
-	return c
-}
-
-func (d *rdec) uvarint(max uint64) uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 || v > max {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *rdec) time() time.Time {
-	if len(d.b) < 8 {
-		d.fail()
-		return time.Time{}
-	}
-	ns := int64(binary.BigEndian.Uint64(d.b))
-	d.b = d.b[8:]
-	if ns == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, ns).UTC()
-}
-
-func (d *rdec) str(max int) string {
-	n := d.uvarint(uint64(max))
-	if d.err != nil || uint64(len(d.b)) < n {
-		d.fail()
-		return ""
-	}
-	s := string(d.b[:n])
-	d.b = d.b[n:]
-	return s
-}
-
+// decodeNode reads a node record. Labels come in key order, as encodeNode
+// writes them, so a stored record has one encoding.
 func decodeNode(host string, v []byte) (Node, error) {
-	d := &rdec{b: v}
+	d := bincodec.NewDecoder(v, 0)
 	n := Node{Host: host}
-	if d.byte1() != nodeRecordVersion {
-		return n, fmt.Errorf("%w: node %q: record version", ErrCorrupt, host)
+	if ver := d.Byte("record version"); d.Err() == nil && ver != nodeRecordVersion {
+		return n, fmt.Errorf("%w: node %q: record version %d (this build reads %d)", ErrCorrupt, host, ver, nodeRecordVersion)
 	}
-	n.CPUs = int(d.uvarint(MaxCPUs))
-	n.Registered = d.time()
-	n.Updated = d.time()
-	nl := int(d.uvarint(MaxLabels))
+	n.CPUs = int(d.UvarintMax("cpus", MaxCPUs))
+	n.Registered = d.Time("registered")
+	n.Updated = d.Time("updated")
+	nl := d.Count("labels", MaxLabels, 2)
 	if nl > 0 {
 		n.Labels = make(map[string]string, nl)
 	}
-	for i := 0; i < nl && d.err == nil; i++ {
-		k := d.str(MaxLabelKeyLen)
-		n.Labels[k] = d.str(MaxLabelValLen)
+	prev := ""
+	for i := 0; i < nl && d.Err() == nil; i++ {
+		k := d.String("label key", MaxLabelKeyLen)
+		if i > 0 && k <= prev {
+			d.Fail(bincodec.ErrMalformed, "label %q: not after %q in key order", k, prev)
+		}
+		n.Labels[k] = d.String("label value", MaxLabelValLen)
+		prev = k
 	}
-	if d.err == nil && len(d.b) != 0 {
-		d.err = errors.New("trailing bytes")
-	}
-	if d.err != nil {
-		return n, fmt.Errorf("%w: node %q: %v", ErrCorrupt, host, d.err)
+	d.End()
+	if err := d.Err(); err != nil {
+		return n, fmt.Errorf("%w: node %q: %w", ErrCorrupt, host, err)
 	}
 	if err := CheckNode(&n); err != nil {
 		return n, fmt.Errorf("%w: %w", ErrCorrupt, err)
@@ -466,41 +405,36 @@ func encodeAck(a *EpochAck) ([]byte, error) {
 	if a.Late {
 		b[1] = 1
 	}
-	b = appendTime(b, a.At)
-	b = binary.AppendUvarint(b, uint64(len(a.LastSeq)))
+	b = bincodec.AppendTime(b, a.At)
+	b = bincodec.AppendUvarint(b, uint64(len(a.LastSeq)))
 	for _, s := range a.LastSeq {
-		b = binary.AppendUvarint(b, s)
+		b = bincodec.AppendUvarint(b, s)
 	}
 	return b, nil
 }
 
 func decodeAck(epoch uint64, host string, v []byte) (EpochAck, error) {
-	d := &rdec{b: v}
+	d := bincodec.NewDecoder(v, 0)
 	a := EpochAck{Epoch: epoch, Host: host}
-	if d.byte1() != ackRecordVersion {
-		return a, fmt.Errorf("%w: epoch %d ack by %q: record version", ErrCorrupt, epoch, host)
+	if ver := d.Byte("record version"); d.Err() == nil && ver != ackRecordVersion {
+		return a, fmt.Errorf("%w: epoch %d ack by %q: record version %d (this build reads %d)", ErrCorrupt, epoch, host, ver, ackRecordVersion)
 	}
-	flags := d.byte1()
+	flags := d.Byte("flags")
 	if flags&^1 != 0 {
-		d.fail()
+		d.Fail(bincodec.ErrMalformed, "flags %#x: unknown bits", flags)
 	}
 	a.Late = flags&1 != 0
-	a.At = d.time()
-	n := int(d.uvarint(MaxCPUs + 1))
-	if d.err == nil && n > len(d.b) {
-		d.fail()
-	}
-	if n > 0 && d.err == nil {
+	a.At = d.Time("at")
+	n := d.Count("last seqs", MaxCPUs+1, 1)
+	if n > 0 {
 		a.LastSeq = make([]uint64, n)
 	}
-	for i := 0; i < n && d.err == nil; i++ {
-		a.LastSeq[i] = d.uvarint(^uint64(0))
+	for i := 0; i < n && d.Err() == nil; i++ {
+		a.LastSeq[i] = d.Uvarint("last seq")
 	}
-	if d.err == nil && len(d.b) != 0 {
-		d.err = errors.New("trailing bytes")
-	}
-	if d.err != nil {
-		return a, fmt.Errorf("%w: epoch %d ack by %q: %v", ErrCorrupt, epoch, host, d.err)
+	d.End()
+	if err := d.Err(); err != nil {
+		return a, fmt.Errorf("%w: epoch %d ack by %q: %w", ErrCorrupt, epoch, host, err)
 	}
 	if err := CheckEpochAck(&a); err != nil {
 		return a, fmt.Errorf("%w: %w", ErrCorrupt, err)

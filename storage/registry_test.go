@@ -1,10 +1,14 @@
 package storage
 
 import (
+	"bytes"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+
+	"dcpi/internal/bincodec"
 )
 
 func TestRegistryRoundTrip(t *testing.T) {
@@ -89,22 +93,92 @@ func TestRegistryInvalid(t *testing.T) {
 	}
 }
 
-// FuzzDecodeRegistry: stored records never panic the decoders.
+// FuzzDecodeRegistry: no stored value panics the decoders; a failure wraps
+// ErrCorrupt, and what they accept encodes back to the same bytes (one
+// encoding per record).
 func FuzzDecodeRegistry(f *testing.F) {
-	n, _ := encodeNode(&Node{Host: "h", CPUs: 2, Labels: map[string]string{"a": "b"}})
-	a, _ := encodeAck(&EpochAck{Host: "h", Epoch: 1, LastSeq: []uint64{1, 2}})
-	f.Add(n)
-	f.Add(a)
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	for _, n := range []Node{
+		{Host: "h", CPUs: 2, Labels: map[string]string{"a": "b"}},
+		{Host: "h", CPUs: MaxCPUs, Labels: map[string]string{"rack": "r1", "role": "", "zone": "é"}, Registered: at, Updated: at},
+	} {
+		v, err := encodeNode(&n)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(v)
+	}
+	for _, a := range []EpochAck{
+		{Host: "h", Epoch: 1, LastSeq: []uint64{1, 2}},
+		{Host: "h", Epoch: 1, LastSeq: []uint64{0, 127, 128, 1 << 63}, Late: true, At: at},
+	} {
+		v, err := encodeAck(&a)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(v)
+	}
 	f.Fuzz(func(t *testing.T, v []byte) {
-		if n, err := decodeNode("h", v); err == nil {
-			if _, err := encodeNode(&n); err != nil {
-				t.Errorf("decoded node does not encode: %v", err)
+		check := func(what string, err error, encode func() ([]byte, error)) {
+			if err != nil {
+				if !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("%s: error %v does not wrap ErrCorrupt", what, err)
+				}
+				return
+			}
+			again, err := encode()
+			if err != nil {
+				t.Fatalf("decoded %s does not encode: %v", what, err)
+			}
+			if !bytes.Equal(again, v) {
+				t.Fatalf("%s re-encodes differently:\n in %x\nout %x", what, v, again)
 			}
 		}
-		if a, err := decodeAck(1, "h", v); err == nil {
-			if _, err := encodeAck(&a); err != nil {
-				t.Errorf("decoded ack does not encode: %v", err)
-			}
-		}
+		n, err := decodeNode("h", v)
+		check("node", err, func() ([]byte, error) { return encodeNode(&n) })
+		a, err := decodeAck(1, "h", v)
+		check("ack", err, func() ([]byte, error) { return encodeAck(&a) })
 	})
+}
+
+func TestRegistryDecodeErrors(t *testing.T) {
+	zeroTimes := make([]byte, 16)
+	node := func(parts ...[]byte) []byte {
+		return bytes.Join(append([][]byte{{nodeRecordVersion, 1}, zeroTimes}, parts...), nil)
+	}
+	ack := func(parts ...[]byte) []byte { return bytes.Join(append([][]byte{{ackRecordVersion}}, parts...), nil) }
+	str := func(s string) []byte { return bincodec.AppendString(nil, s) }
+	for _, tc := range []struct {
+		name  string
+		node  bool
+		v     []byte
+		cause error // besides ErrCorrupt; nil: none from the codec
+		want  string
+	}{
+		{"node empty", true, nil, bincodec.ErrTruncated, "record version: truncated"},
+		{"node version", true, []byte{2}, nil, "record version 2"},
+		{"node cpus range", true, []byte{nodeRecordVersion, 0xff, 0xff, 0x04}, bincodec.ErrMalformed, "cpus: 81919 exceeds 65535"},
+		{"node cpus not minimal", true, []byte{nodeRecordVersion, 0x81, 0x00}, bincodec.ErrMalformed, "cpus: varint not minimally encoded"},
+		{"node registered", true, []byte{nodeRecordVersion, 1, 0, 0, 0}, bincodec.ErrTruncated, "registered: truncated"},
+		{"node labels cap", true, node([]byte{MaxLabels + 1}), bincodec.ErrTooLarge, "labels: 65 (cap 64)"},
+		{"node label order", true, node([]byte{2}, str("b"), str(""), str("a"), str("")), bincodec.ErrMalformed, `label "a": not after "b"`},
+		{"node label value cap", true, node([]byte{1}, str("k"), bincodec.AppendUvarint(nil, MaxLabelValLen+1)), bincodec.ErrTooLarge, "label value: 1025 bytes"},
+		{"node trailing", true, node([]byte{0, 0}), bincodec.ErrMalformed, "1 trailing bytes"},
+		{"node no cpus", true, []byte{nodeRecordVersion, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, nil, "0 CPUs"},
+		{"ack flags", false, ack([]byte{2}, zeroTimes[:8], []byte{0}), bincodec.ErrMalformed, "flags 0x2: unknown bits"},
+		{"ack seqs beyond input", false, ack([]byte{0}, zeroTimes[:8], []byte{3, 1}), bincodec.ErrMalformed, "last seqs: 3 cannot fit in 1 bytes"},
+		{"ack seq truncated", false, ack([]byte{0}, zeroTimes[:8], []byte{1, 0x80}), bincodec.ErrTruncated, "last seq: truncated"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			if tc.node {
+				_, err = decodeNode("h", tc.v)
+			} else {
+				_, err = decodeAck(1, "h", tc.v)
+			}
+			if !errors.Is(err, ErrCorrupt) || tc.cause != nil && !errors.Is(err, tc.cause) || err != nil && !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v; want ErrCorrupt and %v containing %q", err, tc.cause, tc.want)
+			}
+		})
+	}
 }

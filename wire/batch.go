@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+
+	"dcpi/internal/bincodec"
 )
 
 // AllCPUs is the CPU of a daemon-level batch: samples and drops that belong
@@ -255,7 +257,7 @@ func (b *Batch) AppendBinary(buf []byte) ([]byte, error) {
 	}
 	start := len(buf)
 	buf = appendHeader(buf, batchMagic, b.Version)
-	buf = appendString(buf, b.Host)
+	buf = bincodec.AppendString(buf, b.Host)
 	buf = binary.AppendUvarint(buf, b.Epoch)
 	buf = binary.AppendUvarint(buf, uint64(b.CPU))
 	buf = binary.AppendUvarint(buf, b.Seq)
@@ -312,7 +314,7 @@ func (b *Batch) AppendBinary(buf []byte) ([]byte, error) {
 	slices.Sort(names)
 	buf = binary.AppendUvarint(buf, uint64(len(names)))
 	for _, name := range names {
-		buf = appendString(buf, name)
+		buf = bincodec.AppendString(buf, name)
 		buf = binary.AppendUvarint(buf, b.Drops[name])
 	}
 	if len(buf)-start+trailerLen > MaxMessageBytes {
@@ -329,82 +331,82 @@ func (b *Batch) UnmarshalBinary(data []byte) error {
 	if err != nil {
 		return err
 	}
-	d := &decoder{buf: body, what: "batch"}
+	d := newDecoder(body)
 	nb := Batch{Version: v}
-	nb.Host = d.string("host", MaxHostLen)
-	nb.Epoch = d.uvarint("epoch")
-	nb.CPU = uint16(d.bounded("cpu", 0xFFFF))
-	nb.Seq = d.uvarint("seq")
-	nb.Start = d.uvarint("start")
-	nb.End = d.uvarint("end")
+	nb.Host = d.String("host", MaxHostLen)
+	nb.Epoch = d.Uvarint("epoch")
+	nb.CPU = uint16(d.UvarintMax("cpu", 0xFFFF))
+	nb.Seq = d.Uvarint("seq")
+	nb.Start = d.Uvarint("start")
+	nb.End = d.Uvarint("end")
 	if v >= 2 {
-		nb.Delivered = d.uvarint("delivered")
-		nb.Accounted = d.uvarint("accounted")
+		nb.Delivered = d.Uvarint("delivered")
+		nb.Accounted = d.Uvarint("accounted")
 	}
 
-	groups := d.count("image groups", MaxEntries, minGroupBytes)
-	for g := 0; g < groups && d.err == nil; g++ {
-		img := d.imageKey("group image")
-		if d.err == nil && g > 0 && img.Compare(nb.Entries[len(nb.Entries)-1].Image) <= 0 {
+	groups := d.Count("image groups", MaxEntries, minGroupBytes)
+	for g := 0; g < groups && d.Err() == nil; g++ {
+		img := decodeImageKey(d, "group image")
+		if d.Err() == nil && g > 0 && img.Compare(nb.Entries[len(nb.Entries)-1].Image) <= 0 {
 			// One group per image keeps the encoding canonical.
-			d.fail(ErrInvalid, "group %d image %v: not after group %d in image order", g, img, g-1)
+			d.Fail(ErrInvalid, "group %d image %v: not after group %d in image order", g, img, g-1)
 		}
-		n := d.count("group entries", MaxEntries-len(nb.Entries), minEntryBytes)
-		if d.err == nil && n == 0 {
-			d.fail(ErrInvalid, "group %d: no entries", g)
+		n := d.Count("group entries", MaxEntries-len(nb.Entries), minEntryBytes)
+		if d.Err() == nil && n == 0 {
+			d.Fail(ErrInvalid, "group %d: no entries", g)
 		}
 		// n fits in the bytes left (count checked it), so growing by
 		// it allocates at most 16 times the input, amortized over groups.
 		nb.Entries = slices.Grow(nb.Entries, n)
 		var prev uint64
-		for k := 0; k < n && d.err == nil; k++ {
+		for k := 0; k < n && d.Err() == nil; k++ {
 			e := Entry{Image: img}
-			e.Event = d.byte1("event")
+			e.Event = d.Byte("event")
 			if k == 0 || e.Event != nb.Entries[len(nb.Entries)-1].Event {
 				prev = 0
 			}
-			delta := d.uvarint("offset")
+			delta := d.Uvarint("offset")
 			e.Offset = prev + delta
 			if e.Offset < prev {
-				d.fail(ErrMalformed, "group %d entry %d: offset overflows 64 bits", g, k)
+				d.Fail(ErrMalformed, "group %d entry %d: offset overflows 64 bits", g, k)
 			}
-			e.PID = uint32(d.bounded("pid", 0xFFFFFFFF))
-			e.Count = d.uvarint("count")
+			e.PID = uint32(d.UvarintMax("pid", 0xFFFFFFFF))
+			e.Count = d.Uvarint("count")
 			prev = e.Offset
 			nb.Entries = append(nb.Entries, e)
 		}
 	}
 
-	nu := d.count("unknown entries", MaxUnknown, minUnknownBytes)
+	nu := d.Count("unknown entries", MaxUnknown, minUnknownBytes)
 	if nu > 0 {
 		nb.Unknown = make([]UnknownEntry, 0, nu)
 	}
-	for i := 0; i < nu && d.err == nil; i++ {
+	for i := 0; i < nu && d.Err() == nil; i++ {
 		var u UnknownEntry
-		u.PID = uint32(d.bounded("unknown pid", 0xFFFFFFFF))
-		u.PC = d.uvarint("unknown pc")
-		u.Event = d.byte1("unknown event")
-		u.Count = d.uvarint("unknown count")
+		u.PID = uint32(d.UvarintMax("unknown pid", 0xFFFFFFFF))
+		u.PC = d.Uvarint("unknown pc")
+		u.Event = d.Byte("unknown event")
+		u.Count = d.Uvarint("unknown count")
 		nb.Unknown = append(nb.Unknown, u)
 	}
 
-	nd := d.count("drop counters", MaxDrops, minDropBytes)
+	nd := d.Count("drop counters", MaxDrops, minDropBytes)
 	if nd > 0 {
 		nb.Drops = make(map[string]uint64, nd)
 	}
 	prevName := ""
-	for i := 0; i < nd && d.err == nil; i++ {
-		name := d.string("drop counter name", MaxDropNameLen)
-		n := d.uvarint("drop count")
-		if d.err == nil && i > 0 && name <= prevName {
-			d.fail(ErrInvalid, "drop counter %q: not after %q in name order", name, prevName)
+	for i := 0; i < nd && d.Err() == nil; i++ {
+		name := d.String("drop counter name", MaxDropNameLen)
+		n := d.Uvarint("drop count")
+		if d.Err() == nil && i > 0 && name <= prevName {
+			d.Fail(ErrInvalid, "drop counter %q: not after %q in name order", name, prevName)
 		}
 		prevName = name
 		nb.Drops[name] = n
 	}
-	d.end()
-	if d.err != nil {
-		return d.err
+	d.End()
+	if err := d.Err(); err != nil {
+		return decodeError("batch", err)
 	}
 	if err := nb.Validate(); err != nil {
 		return err

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"dcpi/internal/bincodec"
 )
 
 var (
@@ -88,7 +90,7 @@ func TestBatchDecodeErrors(t *testing.T) {
 	}
 	hdr := func(host string, seq uint64) []byte {
 		var b []byte
-		b = appendString(b, host)
+		b = bincodec.AppendString(b, host)
 		b = append(b, uv(1)...)   // epoch
 		b = append(b, uv(0)...)   // cpu
 		b = append(b, uv(seq)...) // seq
@@ -115,9 +117,9 @@ func TestBatchDecodeErrors(t *testing.T) {
 		{"host too long", encodeBody(uv(MaxHostLen + 1)), ErrTooLarge, "host"},
 		{"host control", encodeBody(hdr("a\x00b", 1), uv(0), uv(0), uv(0)), ErrInvalid, "control character"},
 		{"seq zero", encodeBody(hdr("h", 0), uv(0), uv(0), uv(0)), ErrInvalid, "seq 0"},
-		{"cpu range", encodeBody(appendString(nil, "h"), uv(1), uv(0x10000)), ErrMalformed, "cpu"},
-		{"non-minimal varint", encodeBody(appendString(nil, "h"), []byte{0x81, 0x00}), ErrMalformed, "not minimally encoded"},
-		{"varint overflow", encodeBody(appendString(nil, "h"), bytes.Repeat([]byte{0xff}, 10), []byte{0x7f}), ErrMalformed, "overflows"},
+		{"cpu range", encodeBody(bincodec.AppendString(nil, "h"), uv(1), uv(0x10000)), ErrMalformed, "cpu"},
+		{"non-minimal varint", encodeBody(bincodec.AppendString(nil, "h"), []byte{0x81, 0x00}), ErrMalformed, "not minimally encoded"},
+		{"varint overflow", encodeBody(bincodec.AppendString(nil, "h"), bytes.Repeat([]byte{0xff}, 10), []byte{0x7f}), ErrMalformed, "overflows"},
 		{"huge group count", encodeBody(hdr("h", 1), uv(1<<40)), ErrTooLarge, "image groups"},
 		{"group count beyond input", encodeBody(hdr("h", 1), uv(1000), keyBytes), ErrMalformed, "cannot fit"},
 		{"entry count beyond input", encodeBody(hdr("h", 1), uv(1), keyBytes, uv(500), []byte{0, 1, 0, 1}), ErrMalformed, "cannot fit"},
@@ -129,11 +131,11 @@ func TestBatchDecodeErrors(t *testing.T) {
 		{"offset overflow", encodeBody(hdr("h", 1), uv(1), keyBytes, uv(2), []byte{0}, uv(1<<63), []byte{0, 1, 0}, uv(1<<63), []byte{0, 1}, uv(0), uv(0)), ErrMalformed, "offset overflows"},
 		{"group images out of order", encodeBody(hdr("h", 1), uv(2), keyBytes, uv(1), []byte{0, 5, 0, 1}, keyBytes, uv(1), []byte{0, 6, 0, 1}, uv(0), uv(0)), ErrInvalid, "order"},
 		{"unknown out of order", encodeBody(hdr("h", 1), uv(0), uv(2), []byte{2, 0, 0, 1, 1, 0, 0, 1}, uv(0)), ErrInvalid, "unknown 1"},
-		{"drop names out of order", encodeBody(hdr("h", 1), uv(0), uv(0), uv(2), appendString(nil, "b"), uv(1), appendString(nil, "a"), uv(1)), ErrInvalid, "name order"},
-		{"drop name bad", encodeBody(hdr("h", 1), uv(0), uv(0), uv(1), appendString(nil, "a b"), uv(1)), ErrInvalid, "printable"},
+		{"drop names out of order", encodeBody(hdr("h", 1), uv(0), uv(0), uv(2), bincodec.AppendString(nil, "b"), uv(1), bincodec.AppendString(nil, "a"), uv(1)), ErrInvalid, "name order"},
+		{"drop name bad", encodeBody(hdr("h", 1), uv(0), uv(0), uv(1), bincodec.AppendString(nil, "a b"), uv(1)), ErrInvalid, "printable"},
 		{"too many drops", encodeBody(hdr("h", 1), uv(0), uv(0), uv(MaxDrops+1)), ErrTooLarge, "drop counters"},
 		{"total overflow", encodeBody(hdr("h", 1), uv(0), uv(2), uv(1), uv(0), []byte{0}, uv(1<<63), uv(2), uv(0), []byte{0}, uv(1<<63), uv(0)), ErrInvalid, "overflows 64 bits"},
-		{"end before start", encodeBody(appendString(nil, "h"), uv(0), uv(0), uv(1), uv(5), uv(4), uv(0), uv(0), uv(0)), ErrInvalid, "before start"},
+		{"end before start", encodeBody(bincodec.AppendString(nil, "h"), uv(0), uv(0), uv(1), uv(5), uv(4), uv(0), uv(0), uv(0)), ErrInvalid, "before start"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := sampleBatch()

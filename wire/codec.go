@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+
+	"dcpi/internal/bincodec"
 )
 
 // Version is the format version this package writes. It reads every
@@ -70,11 +72,6 @@ func appendTrailer(buf []byte, start int) []byte {
 	return binary.BigEndian.AppendUint32(buf, crc32.Checksum(buf[start:], castagnoli))
 }
 
-func appendString(buf []byte, s string) []byte {
-	buf = binary.AppendUvarint(buf, uint64(len(s)))
-	return append(buf, s...)
-}
-
 // frame checks magic, version, size and checksum, and returns the body and
 // the version.
 func frame(data []byte, magic, what string) ([]byte, uint16, error) {
@@ -98,130 +95,35 @@ func frame(data []byte, magic, what string) ([]byte, uint16, error) {
 	return data[headerLen:n], v, nil
 }
 
-// decoder reads a message body. The first error sticks; later reads return
-// zero values, so parsing code checks d.err at its loop heads only.
-type decoder struct {
-	buf  []byte
-	off  int
-	what string // "batch" or "image record", for messages
-	err  error
-}
+// newDecoder reads a message body framed by frame.
+func newDecoder(body []byte) *bincodec.Decoder { return bincodec.NewDecoder(body, headerLen) }
 
-func (d *decoder) fail(err error, format string, args ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf("wire: %s: %w: %s (at byte %d)", d.what, err, fmt.Sprintf(format, args...), headerLen+d.off)
-	}
-}
-
-func (d *decoder) left() int { return len(d.buf) - d.off }
-
-// uvarint reads a minimally encoded uvarint.
-func (d *decoder) uvarint(field string) uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.buf[d.off:])
+// decodeError turns a body's decoding failure into this package's error:
+// one of its sentinels (ErrInvalid where the decoder found a rule broken,
+// ErrTooLarge for a cap, ErrMalformed otherwise) beside the codec's cause,
+// which names the field and the byte.
+func decodeError(what string, err error) error {
+	sentinel := ErrMalformed
 	switch {
-	case n == 0:
-		d.fail(ErrMalformed, "%s: truncated", field)
-		return 0
-	case n < 0:
-		d.fail(ErrMalformed, "%s: varint overflows 64 bits", field)
-		return 0
-	case n > 1 && d.buf[d.off+n-1] == 0:
-		d.fail(ErrMalformed, "%s: varint not minimally encoded", field)
-		return 0
+	case errors.Is(err, ErrInvalid):
+		sentinel = ErrInvalid
+	case errors.Is(err, bincodec.ErrTooLarge):
+		sentinel = ErrTooLarge
 	}
-	d.off += n
-	return v
+	return fmt.Errorf("wire: %s: %w: %w", what, sentinel, err)
 }
 
-// bounded reads a uvarint that must not exceed max.
-func (d *decoder) bounded(field string, max uint64) uint64 {
-	v := d.uvarint(field)
-	if d.err == nil && v > max {
-		d.fail(ErrMalformed, "%s: %d exceeds %d", field, v, max)
-		return 0
-	}
-	return v
-}
-
-func (d *decoder) byte1(field string) byte {
-	if d.err != nil {
-		return 0
-	}
-	if d.off >= len(d.buf) {
-		d.fail(ErrMalformed, "%s: truncated", field)
-		return 0
-	}
-	b := d.buf[d.off]
-	d.off++
-	return b
-}
-
-// bytes returns the next n bytes (aliasing the input).
-func (d *decoder) bytes(field string, n int) []byte {
-	if d.err != nil {
-		return nil
-	}
-	if n > d.left() {
-		d.fail(ErrMalformed, "%s: truncated: %d bytes, only %d left", field, n, d.left())
-		return nil
-	}
-	b := d.buf[d.off : d.off+n]
-	d.off += n
-	return b
-}
-
-func (d *decoder) string(field string, max int) string {
-	n := d.uvarint(field + " length")
-	if d.err != nil {
-		return ""
-	}
-	if n > uint64(max) {
-		d.fail(ErrTooLarge, "%s: %d bytes (cap %d)", field, n, max)
-		return ""
-	}
-	return string(d.bytes(field, int(n)))
-}
-
-// count reads a list length, checking it against its cap and against the
-// bytes left (each element takes at least minBytes), so a forged count cannot
-// make the caller allocate more than a fixed multiple of the input.
-func (d *decoder) count(field string, max, minBytes int) int {
-	n := d.uvarint(field)
-	if d.err != nil {
-		return 0
-	}
-	if n > uint64(max) {
-		d.fail(ErrTooLarge, "%s: %d (cap %d)", field, n, max)
-		return 0
-	}
-	if n > uint64(d.left()/minBytes) {
-		d.fail(ErrMalformed, "%s: %d cannot fit in %d bytes", field, n, d.left())
-		return 0
-	}
-	return int(n)
-}
-
-func (d *decoder) imageKey(field string) ImageKey {
-	var k ImageKey
-	kind := d.byte1(field + " kind")
-	n := d.byte1(field + " length")
-	b := d.bytes(field, int(n))
-	if d.err != nil {
-		return k
+// decodeImageKey reads what ImageKey.appendTo wrote: kind, length, ID.
+func decodeImageKey(d *bincodec.Decoder, field string) ImageKey {
+	kind := d.Byte(field + " kind")
+	n := d.Byte(field + " length")
+	b := d.Bytes(field, int(n))
+	if d.Err() != nil {
+		return ImageKey{}
 	}
 	k, err := NewImageKey(KeyKind(kind), b)
 	if err != nil {
-		d.fail(ErrInvalid, "%s: %v", field, err)
+		d.Fail(ErrInvalid, "%s: %v", field, err)
 	}
 	return k
-}
-
-// end checks that the body was consumed exactly.
-func (d *decoder) end() {
-	if d.err == nil && d.off != len(d.buf) {
-		d.fail(ErrMalformed, "%d trailing bytes", len(d.buf)-d.off)
-	}
 }

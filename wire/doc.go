@@ -1,8 +1,10 @@
 // Package wire holds the messages that cross process boundaries: the sample
 // Batch a node's daemon publishes and the ImageRecord it publishes once per
 // image. Nodes, aggregators, the coordinator and the local sink all import it;
-// it imports nothing of the project. It owns the formats and their checks,
-// not their transport or storage.
+// of the project it imports only internal/bincodec, the byte-level codec
+// (uvarints, strings, the decoder) it shares with storage and the
+// coordinator. It owns the formats and their checks, not their transport or
+// storage.
 //
 // # Encoding (version 2; version 1 is read too)
 //

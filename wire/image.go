@@ -3,6 +3,8 @@ package wire
 import (
 	"encoding/binary"
 	"fmt"
+
+	"dcpi/internal/bincodec"
 )
 
 // ImageRecord is an image's metadata, published once per image by the node
@@ -81,7 +83,7 @@ func (r *ImageRecord) AppendBinary(buf []byte) ([]byte, error) {
 	start := len(buf)
 	buf = appendHeader(buf, imageMagic, r.Version)
 	buf = r.Key.appendTo(buf)
-	buf = appendString(buf, r.Path)
+	buf = bincodec.AppendString(buf, r.Path)
 	buf = binary.AppendUvarint(buf, r.Size)
 	buf = binary.AppendUvarint(buf, r.TextStart)
 	buf = binary.AppendUvarint(buf, r.TextEnd)
@@ -91,7 +93,7 @@ func (r *ImageRecord) AppendBinary(buf []byte) ([]byte, error) {
 	buf = binary.AppendUvarint(buf, uint64(len(r.Symbols)))
 	for i := range r.Symbols {
 		s := &r.Symbols[i]
-		buf = appendString(buf, s.Name)
+		buf = bincodec.AppendString(buf, s.Name)
 		buf = binary.AppendUvarint(buf, s.Addr)
 		buf = binary.AppendUvarint(buf, s.Size)
 	}
@@ -109,30 +111,30 @@ func (r *ImageRecord) UnmarshalBinary(data []byte) error {
 	if err != nil {
 		return err
 	}
-	d := &decoder{buf: body, what: "image record"}
+	d := newDecoder(body)
 	nr := ImageRecord{Version: v}
-	nr.Key = d.imageKey("key")
-	nr.Path = d.string("path", MaxPathLen)
-	nr.Size = d.uvarint("size")
-	nr.TextStart = d.uvarint("text start")
-	nr.TextEnd = d.uvarint("text end")
+	nr.Key = decodeImageKey(d, "key")
+	nr.Path = d.String("path", MaxPathLen)
+	nr.Size = d.Uvarint("size")
+	nr.TextStart = d.Uvarint("text start")
+	nr.TextEnd = d.Uvarint("text end")
 	if v >= 2 {
-		nr.Base = d.uvarint("base")
+		nr.Base = d.Uvarint("base")
 	}
-	n := d.count("symbols", MaxSymbols, minSymbolBytes)
+	n := d.Count("symbols", MaxSymbols, minSymbolBytes)
 	if n > 0 {
 		nr.Symbols = make([]Symbol, 0, n)
 	}
-	for i := 0; i < n && d.err == nil; i++ {
+	for i := 0; i < n && d.Err() == nil; i++ {
 		var s Symbol
-		s.Name = d.string("symbol name", MaxSymbolNameLen)
-		s.Addr = d.uvarint("symbol addr")
-		s.Size = d.uvarint("symbol size")
+		s.Name = d.String("symbol name", MaxSymbolNameLen)
+		s.Addr = d.Uvarint("symbol addr")
+		s.Size = d.Uvarint("symbol size")
 		nr.Symbols = append(nr.Symbols, s)
 	}
-	d.end()
-	if d.err != nil {
-		return d.err
+	d.End()
+	if err := d.Err(); err != nil {
+		return decodeError("image record", err)
 	}
 	if err := nr.Validate(); err != nil {
 		return err

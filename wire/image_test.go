@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"dcpi/internal/bincodec"
 )
 
 func sampleRecord() *ImageRecord {
@@ -39,11 +41,11 @@ func TestImageRecordErrors(t *testing.T) {
 		{"zero key", body([]byte{0, 0}), ErrInvalid, "unknown kind 0"},
 		{"key truncated", body([]byte{2, 20, 1, 2}), ErrMalformed, "truncated"},
 		{"path too long", body(k, uv(MaxPathLen+1)), ErrTooLarge, "path"},
-		{"text reversed", body(k, appendString(nil, "/x"), uv(1), uv(10), uv(5), uv(0)), ErrInvalid, "text end"},
-		{"symbols cap", body(k, appendString(nil, "/x"), uv(1), uv(0), uv(0), uv(MaxSymbols+1)), ErrTooLarge, "symbols"},
-		{"symbols beyond input", body(k, appendString(nil, "/x"), uv(1), uv(0), uv(0), uv(100), appendString(nil, "f"), uv(0), uv(0)), ErrMalformed, "cannot fit"},
-		{"empty symbol name", body(k, appendString(nil, "/x"), uv(1), uv(0), uv(0), uv(2), appendString(nil, "function"), uv(0), uv(0), appendString(nil, ""), uv(0), uv(0)), ErrInvalid, "symbol 1: empty name"},
-		{"symbol name cap", body(k, appendString(nil, "/x"), uv(1), uv(0), uv(0), uv(1), uv(MaxSymbolNameLen+1), make([]byte, 10)), ErrTooLarge, "symbol name"},
+		{"text reversed", body(k, bincodec.AppendString(nil, "/x"), uv(1), uv(10), uv(5), uv(0)), ErrInvalid, "text end"},
+		{"symbols cap", body(k, bincodec.AppendString(nil, "/x"), uv(1), uv(0), uv(0), uv(MaxSymbols+1)), ErrTooLarge, "symbols"},
+		{"symbols beyond input", body(k, bincodec.AppendString(nil, "/x"), uv(1), uv(0), uv(0), uv(100), bincodec.AppendString(nil, "f"), uv(0), uv(0)), ErrMalformed, "cannot fit"},
+		{"empty symbol name", body(k, bincodec.AppendString(nil, "/x"), uv(1), uv(0), uv(0), uv(2), bincodec.AppendString(nil, "function"), uv(0), uv(0), bincodec.AppendString(nil, ""), uv(0), uv(0)), ErrInvalid, "symbol 1: empty name"},
+		{"symbol name cap", body(k, bincodec.AppendString(nil, "/x"), uv(1), uv(0), uv(0), uv(1), uv(MaxSymbolNameLen+1), make([]byte, 10)), ErrTooLarge, "symbol name"},
 		{"trailing", reseal(append(append([]byte(nil), good[:len(good)-4]...), 1, 0, 0, 0, 0)), ErrMalformed, "trailing"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

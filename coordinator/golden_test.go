@@ -1,0 +1,118 @@
+package coordinator
+
+import (
+	"bytes"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"dcpi/storage"
+	"dcpi/wire"
+)
+
+var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/encoding.golden")
+
+// goldenPage is a profile page of rows whose image and host change and
+// repeat, in the order a replica sends them.
+func goldenPage() *profilePage {
+	a := wire.MustParseImageKey("buildid:0102030405060708090a0b0c0d0e0f1011121314")
+	b := wire.MustParseImageKey("sha256:" + strings.Repeat("a5", 32))
+	return &profilePage{replica: "coord-2", last: true, rows: []ProfileRow{
+		{Image: a, Offset: 0x10, Event: 0, Host: "alpha1", Count: 5},
+		{Image: a, Offset: 0x18, Event: 0, Host: "alpha1", Count: 1 << 40},
+		{Image: a, Offset: 0x18, Event: 3, Host: "alpha2", Count: 1},
+		{Image: b, Offset: ^uint64(0), Event: 255, Host: "alpha2", Count: 128},
+		{Image: b, Offset: 0, Event: 0, Host: "", Count: 127},
+	}}
+}
+
+func encodePage(p *profilePage) []byte {
+	var e pageEncoder
+	for _, r := range p.rows {
+		e.add(r)
+	}
+	return e.finish(p.replica, p.last)
+}
+
+// TestEncodingGolden pins the bytes of commands (they live in Raft logs
+// across upgrades) and profile pages: every message encodes to the committed
+// bytes, and the committed bytes decode to the message. `go test
+// ./coordinator -run TestEncodingGolden -update-golden` rewrites the file.
+func TestEncodingGolden(t *testing.T) {
+	at := time.Date(2026, 3, 4, 5, 6, 7, 8, time.UTC)
+	batch := &wire.Batch{Version: 2, Host: "alpha1", Epoch: 2, CPU: 1, Seq: 10, Start: 100, End: 200, Delivered: 7, Accounted: 7,
+		Entries: []wire.Entry{{Image: imgKey(1), Offset: 0x40, Count: 6}},
+		Unknown: []wire.UnknownEntry{{PID: 7, PC: 0x1000, Count: 1}}}
+	image := &wire.ImageRecord{Version: 2, Key: imgKey(1), Path: "/bin/prog1", Size: 4096, TextStart: 0x1000, TextEnd: 0x2000, Base: 0x1000,
+		Symbols: []wire.Symbol{{Name: "main", Addr: 0x1000, Size: 0x100}}}
+	type message struct {
+		name   string
+		msg    any
+		encode func() ([]byte, error)
+		decode func([]byte) (any, error)
+	}
+	var messages []message
+	for i, c := range []Command{
+		&Ingest{Deltas: []storage.Delta{{Batch: batch, Last: 12}}, Images: []*wire.ImageRecord{image}},
+		&Ingest{},
+		&RegisterNode{Host: "alpha1-lab", CPUs: 4, Labels: map[string]string{"rack": "r12", "zone": "é"}, At: at},
+		&CutEpoch{At: at},
+		&AckEpoch{Host: "alpha1-lab", Epoch: 3, LastSeq: []uint64{1, 0, 127, 128, 1 << 50}, At: at},
+		&SealEpoch{Epoch: 1 << 40, At: at},
+		&StartEpochs{At: time.Unix(0, 1).UTC()},
+	} {
+		name := fmt.Sprintf("command-%d-%s", i, strings.TrimPrefix(fmt.Sprintf("%T", c), "*coordinator."))
+		messages = append(messages, message{name, c,
+			func() ([]byte, error) { return EncodeCommand(c) },
+			func(b []byte) (any, error) { return DecodeCommand(b) }})
+	}
+	messages = append(messages, message{"page", goldenPage(),
+		func() ([]byte, error) { return encodePage(goldenPage()), nil },
+		func(b []byte) (any, error) { return decodePage(b) }})
+
+	var out bytes.Buffer
+	for _, m := range messages {
+		b, err := m.encode()
+		if err != nil {
+			t.Fatalf("%s: %v", m.name, err)
+		}
+		fmt.Fprintf(&out, "%s %x\n", m.name, b)
+	}
+	path := filepath.Join("testdata", "encoding.golden")
+	if *updateGolden {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Errorf("messages encode differently:\n got %s\nwant %s", out.Bytes(), want)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(want), "\n"), "\n")
+	if len(lines) != len(messages) {
+		t.Fatalf("%s has %d messages, the test %d", path, len(lines), len(messages))
+	}
+	for i, m := range messages {
+		name, h, _ := strings.Cut(lines[i], " ")
+		b, err := hex.DecodeString(h)
+		if name != m.name || err != nil {
+			t.Fatalf("%s line %d: %q %v", path, i+1, name, err)
+		}
+		if got, err := m.decode(b); err != nil || !reflect.DeepEqual(got, m.msg) {
+			t.Errorf("%s decodes to %+v, %v\nwant %+v", name, got, err, m.msg)
+		}
+	}
+}

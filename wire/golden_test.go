@@ -1,0 +1,110 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/encoding.golden")
+
+// goldenMessages are messages of every shape, written out here rather than
+// taken from the other tests' samples so that the golden file changes only
+// when the format does.
+func goldenMessages() []struct {
+	name string
+	msg  interface {
+		MarshalBinary() ([]byte, error)
+	}
+} {
+	sha := MustParseImageKey("sha256:" + strings.Repeat("a5", 32))
+	bid := MustParseImageKey("buildid:0102030405060708090a0b0c0d0e0f1011121314")
+	full := &Batch{
+		Version: 2, Host: "alpha7.lab", Epoch: 300, CPU: 3, Seq: 1 << 20, Start: 5_000_000_000, End: 6_000_000_000,
+		Delivered: 1 << 40, Accounted: 1<<40 - 9,
+		Entries: []Entry{
+			{Image: sha, Event: 0, Offset: 0x10, Count: 5},
+			{Image: sha, Event: 0, Offset: 0x10, PID: 42, Count: 1},
+			{Image: sha, Event: 0, Offset: 0x2000, Count: 300},
+			{Image: sha, Event: 4, Offset: 0x8, Count: 1 << 33},
+			{Image: bid, Event: 1, Offset: ^uint64(0), PID: ^uint32(0), Count: 1},
+		},
+		Unknown: []UnknownEntry{{PID: 7, PC: 0x120000000, Count: 3}, {PID: 7, PC: 0x120000000, Event: 2, Count: 128}},
+		Drops:   map[string]uint64{"driver.overflow_full": 4, "daemon.buffer_full": 1 << 50},
+	}
+	v1 := &Batch{Version: 1, Host: "h", Epoch: 1, Seq: 1, Start: 0, End: 127,
+		Entries: []Entry{{Image: bid, Offset: 0x40, Count: 2}}}
+	daemon := &Batch{Version: 2, Host: "daemon.example", CPU: AllCPUs, Seq: 3, Delivered: 9, Accounted: 9,
+		Drops: map[string]uint64{"crash.lost": 9}}
+	rec := &ImageRecord{Version: 2, Key: bid, Path: "/usr/lib/libc.so.6", Size: 812345,
+		TextStart: 0x120000000, TextEnd: 0x120080000, Base: 0x11fff0000,
+		Symbols: []Symbol{{Name: "_start", Addr: 0x120000000, Size: 0x40}, {Name: "main", Addr: 0x120000040, Size: 0x100}}}
+	recV1 := &ImageRecord{Version: 1, Key: sha, Path: "", Size: 0, TextStart: 16, TextEnd: 16}
+	return []struct {
+		name string
+		msg  interface {
+			MarshalBinary() ([]byte, error)
+		}
+	}{
+		{"batch-v2", full}, {"batch-v1", v1}, {"batch-daemon", daemon}, {"image-v2", rec}, {"image-v1", recV1},
+	}
+}
+
+// TestEncodingGolden pins the bytes of both formats: every message encodes
+// to the committed bytes, and the committed bytes decode to the message.
+// `go test ./wire -run TestEncodingGolden -update-golden` rewrites the file,
+// which only a deliberate format change (a new version) should need.
+func TestEncodingGolden(t *testing.T) {
+	path := filepath.Join("testdata", "encoding.golden")
+	var out bytes.Buffer
+	for _, m := range goldenMessages() {
+		b, err := m.msg.MarshalBinary()
+		if err != nil {
+			t.Fatalf("%s: %v", m.name, err)
+		}
+		fmt.Fprintf(&out, "%s %x\n", m.name, b)
+	}
+	if *updateGolden {
+		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLines := strings.Split(strings.TrimSuffix(string(want), "\n"), "\n")
+	gotLines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(wantLines) != len(gotLines) {
+		t.Fatalf("%s has %d messages, the test %d", path, len(wantLines), len(gotLines))
+	}
+	for i, m := range goldenMessages() {
+		if gotLines[i] != wantLines[i] {
+			t.Errorf("%s encodes differently:\n got %s\nwant %s", m.name, gotLines[i], wantLines[i])
+		}
+		name, h, _ := strings.Cut(wantLines[i], " ")
+		data, err := hex.DecodeString(h)
+		if name != m.name || err != nil {
+			t.Fatalf("%s line %d: %q %v", path, i+1, name, err)
+		}
+		var got any
+		switch m.msg.(type) {
+		case *Batch:
+			var b Batch
+			err, got = b.UnmarshalBinary(data), &b
+		case *ImageRecord:
+			var r ImageRecord
+			err, got = r.UnmarshalBinary(data), &r
+		}
+		if err != nil || !reflect.DeepEqual(got, m.msg) {
+			t.Errorf("%s decodes to %+v, %v\nwant %+v", m.name, got, err, m.msg)
+		}
+	}
+}
