@@ -26,7 +26,7 @@ func goldenMessages() []struct {
 	sha := MustParseImageKey("sha256:" + strings.Repeat("a5", 32))
 	bid := MustParseImageKey("buildid:0102030405060708090a0b0c0d0e0f1011121314")
 	full := &Batch{
-		Version: 2, Host: "alpha7.lab", Epoch: 300, CPU: 3, Seq: 1 << 20, Start: 5_000_000_000, End: 6_000_000_000,
+		Version: 2, Host: "alpha7-lab", Epoch: 300, CPU: 3, Seq: 1 << 20, Start: 5_000_000_000, End: 6_000_000_000,
 		Delivered: 1 << 40, Accounted: 1<<40 - 9,
 		Entries: []Entry{
 			{Image: sha, Event: 0, Offset: 0x10, Count: 5},
@@ -40,7 +40,7 @@ func goldenMessages() []struct {
 	}
 	v1 := &Batch{Version: 1, Host: "h", Epoch: 1, Seq: 1, Start: 0, End: 127,
 		Entries: []Entry{{Image: bid, Offset: 0x40, Count: 2}}}
-	daemon := &Batch{Version: 2, Host: "daemon.example", CPU: AllCPUs, Seq: 3, Delivered: 9, Accounted: 9,
+	daemon := &Batch{Version: 2, Host: "daemon-example", CPU: AllCPUs, Seq: 3, Delivered: 9, Accounted: 9,
 		Drops: map[string]uint64{"crash.lost": 9}}
 	rec := &ImageRecord{Version: 2, Key: bid, Path: "/usr/lib/libc.so.6", Size: 812345,
 		TextStart: 0x120000000, TextEnd: 0x120080000, Base: 0x11fff0000,
