@@ -18,7 +18,7 @@ type SealInput struct {
 	Applied func(host string, cpu uint16) uint64
 }
 
-// Sealable is the sealing rule (issue 5, after DCPI sec. 4.3.3's disjoint
+// Sealable is the sealing rule (after DCPI sec. 4.3.3's disjoint
 // epochs): a closing epoch is sealed when every live node has acknowledged
 // it and, for every stream the ack names, the database has applied every
 // batch up to the ack's LastSeq — so no sample of the epoch is still on its

@@ -44,7 +44,6 @@ type Machine struct {
 	stdout     io.Writer
 	stderr     io.Writer
 	stdin      io.Reader
-	lastRun    uint64
 }
 
 // cpuState is a CPU and what the simulator keeps per CPU.

@@ -38,7 +38,7 @@ type Node struct {
 }
 
 // EpochAck is a node's acknowledgement that it has flushed everything it
-// sampled in an epoch (issue 5; DCPI sec. 4.3.3 keeps epochs disjoint).
+// sampled in an epoch (DCPI sec. 4.3.3 keeps epochs disjoint).
 type EpochAck struct {
 	Epoch uint64
 	Host  string

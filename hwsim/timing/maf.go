@@ -63,4 +63,3 @@ func (m *missFile) drain(cycle uint64) (stall uint64) {
 	m.n = 0
 	return stall
 }
-
