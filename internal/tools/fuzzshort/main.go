@@ -36,7 +36,11 @@ func main() {
 	failed := 0
 	for _, t := range targets {
 		start := time.Now()
-		cmd := exec.Command("go", "test", "-run", "^$", "-fuzz", "^"+t.name+"$", "-fuzztime", fuzztime.String(), t.pkg)
+		// A short minimize time too: by default the fuzzer may spend a
+		// minute shrinking one large interesting input (FuzzOpenImageFile's
+		// images are kilobytes), which is not what a short pass is for.
+		cmd := exec.Command("go", "test", "-run", "^$", "-fuzz", "^"+t.name+"$", "-fuzztime", fuzztime.String(),
+			"-fuzzminimizetime", fuzztime.String(), t.pkg)
 		out, err := cmd.CombinedOutput()
 		status := "ok"
 		if err != nil {
