@@ -156,6 +156,9 @@ func (c *checker) links() {
 var (
 	benchFlag = regexp.MustCompile(`-bench[= ]'?([^' ]+)'?`)
 	pkgArg    = regexp.MustCompile(`(?:^|\s)(\./[A-Za-z0-9_/]+/?)(?:\s|$)`)
+	// make bench BENCH='pattern' PKG=./pkg
+	makeBench = regexp.MustCompile(`BENCH='?([^' ]+)'?`)
+	makePkg   = regexp.MustCompile(`PKG=(\./[A-Za-z0-9_/]+/?)`)
 )
 
 func (c *checker) benchmarks(readme string) {
@@ -166,12 +169,19 @@ func (c *checker) benchmarks(readme string) {
 		if !strings.HasPrefix(line, "|") {
 			continue
 		}
+		// In a table, GitHub's markdown writes a pipe inside code as \|.
+		line = strings.ReplaceAll(line, `\|`, "|")
 		for _, cell := range strings.Split(line, "`") {
-			if !strings.Contains(cell, "go test") || !strings.Contains(cell, "-bench") {
+			var bm []string
+			var pm [][]string
+			switch {
+			case strings.Contains(cell, "go test") && strings.Contains(cell, "-bench"):
+				bm, pm = benchFlag.FindStringSubmatch(cell), pkgArg.FindAllStringSubmatch(cell, -1)
+			case strings.HasPrefix(cell, "make bench"):
+				bm, pm = makeBench.FindStringSubmatch(cell), makePkg.FindAllStringSubmatch(cell, -1)
+			default:
 				continue
 			}
-			bm := benchFlag.FindStringSubmatch(cell)
-			pm := pkgArg.FindAllStringSubmatch(cell, -1)
 			if bm == nil || pm == nil {
 				c.fail("README.md: cannot read the benchmark command %q", cell)
 				continue
