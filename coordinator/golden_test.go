@@ -1,22 +1,16 @@
 package coordinator
 
 import (
-	"bytes"
-	"encoding/hex"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"dcpi/internal/golden"
 	"dcpi/storage"
 	"dcpi/wire"
 )
-
-var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/encoding.golden")
 
 // goldenPage is a profile page of rows whose image and host change and
 // repeat, in the order a replica sends them.
@@ -51,13 +45,7 @@ func TestEncodingGolden(t *testing.T) {
 		Unknown: []wire.UnknownEntry{{PID: 7, PC: 0x1000, Count: 1}}}
 	image := &wire.ImageRecord{Version: 2, Key: imgKey(1), Path: "/bin/prog1", Size: 4096, TextStart: 0x1000, TextEnd: 0x2000, Base: 0x1000,
 		Symbols: []wire.Symbol{{Name: "main", Addr: 0x1000, Size: 0x100}}}
-	type message struct {
-		name   string
-		msg    any
-		encode func() ([]byte, error)
-		decode func([]byte) (any, error)
-	}
-	var messages []message
+	var messages []golden.Value
 	for i, c := range []Command{
 		&Ingest{Deltas: []storage.Delta{{Batch: batch, Last: 12}}, Images: []*wire.ImageRecord{image}},
 		&Ingest{},
@@ -68,51 +56,12 @@ func TestEncodingGolden(t *testing.T) {
 		&StartEpochs{At: time.Unix(0, 1).UTC()},
 	} {
 		name := fmt.Sprintf("command-%d-%s", i, strings.TrimPrefix(fmt.Sprintf("%T", c), "*coordinator."))
-		messages = append(messages, message{name, c,
-			func() ([]byte, error) { return EncodeCommand(c) },
-			func(b []byte) (any, error) { return DecodeCommand(b) }})
+		messages = append(messages, golden.Value{Name: name, Value: c,
+			Encode: func() ([]byte, error) { return EncodeCommand(c) },
+			Decode: func(b []byte) (any, error) { return DecodeCommand(b) }})
 	}
-	messages = append(messages, message{"page", goldenPage(),
-		func() ([]byte, error) { return encodePage(goldenPage()), nil },
-		func(b []byte) (any, error) { return decodePage(b) }})
-
-	var out bytes.Buffer
-	for _, m := range messages {
-		b, err := m.encode()
-		if err != nil {
-			t.Fatalf("%s: %v", m.name, err)
-		}
-		fmt.Fprintf(&out, "%s %x\n", m.name, b)
-	}
-	path := filepath.Join("testdata", "encoding.golden")
-	if *updateGolden {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(out.Bytes(), want) {
-		t.Errorf("messages encode differently:\n got %s\nwant %s", out.Bytes(), want)
-	}
-	lines := strings.Split(strings.TrimSuffix(string(want), "\n"), "\n")
-	if len(lines) != len(messages) {
-		t.Fatalf("%s has %d messages, the test %d", path, len(lines), len(messages))
-	}
-	for i, m := range messages {
-		name, h, _ := strings.Cut(lines[i], " ")
-		b, err := hex.DecodeString(h)
-		if name != m.name || err != nil {
-			t.Fatalf("%s line %d: %q %v", path, i+1, name, err)
-		}
-		if got, err := m.decode(b); err != nil || !reflect.DeepEqual(got, m.msg) {
-			t.Errorf("%s decodes to %+v, %v\nwant %+v", name, got, err, m.msg)
-		}
-	}
+	messages = append(messages, golden.Value{Name: "page", Value: goldenPage(),
+		Encode: func() ([]byte, error) { return encodePage(goldenPage()), nil },
+		Decode: func(b []byte) (any, error) { return decodePage(b) }})
+	golden.Check(t, filepath.Join("testdata", "encoding.golden"), messages)
 }

@@ -1,18 +1,11 @@
 package wire
 
 import (
-	"bytes"
-	"encoding/hex"
-	"flag"
-	"fmt"
-	"os"
+	"dcpi/internal/golden"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 )
-
-var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/encoding.golden")
 
 // goldenMessages are messages of every shape, written out here rather than
 // taken from the other tests' samples so that the golden file changes only
@@ -61,50 +54,16 @@ func goldenMessages() []struct {
 // `go test ./wire -run TestEncodingGolden -update-golden` rewrites the file,
 // which only a deliberate format change (a new version) should need.
 func TestEncodingGolden(t *testing.T) {
-	path := filepath.Join("testdata", "encoding.golden")
-	var out bytes.Buffer
+	var values []golden.Value
 	for _, m := range goldenMessages() {
-		b, err := m.msg.MarshalBinary()
-		if err != nil {
-			t.Fatalf("%s: %v", m.name, err)
-		}
-		fmt.Fprintf(&out, "%s %x\n", m.name, b)
-	}
-	if *updateGolden {
-		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantLines := strings.Split(strings.TrimSuffix(string(want), "\n"), "\n")
-	gotLines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	if len(wantLines) != len(gotLines) {
-		t.Fatalf("%s has %d messages, the test %d", path, len(wantLines), len(gotLines))
-	}
-	for i, m := range goldenMessages() {
-		if gotLines[i] != wantLines[i] {
-			t.Errorf("%s encodes differently:\n got %s\nwant %s", m.name, gotLines[i], wantLines[i])
-		}
-		name, h, _ := strings.Cut(wantLines[i], " ")
-		data, err := hex.DecodeString(h)
-		if name != m.name || err != nil {
-			t.Fatalf("%s line %d: %q %v", path, i+1, name, err)
-		}
-		var got any
+		v := golden.Value{Name: m.name, Value: m.msg, Encode: m.msg.MarshalBinary}
 		switch m.msg.(type) {
 		case *Batch:
-			var b Batch
-			err, got = b.UnmarshalBinary(data), &b
+			v.Decode = func(data []byte) (any, error) { var b Batch; return &b, b.UnmarshalBinary(data) }
 		case *ImageRecord:
-			var r ImageRecord
-			err, got = r.UnmarshalBinary(data), &r
+			v.Decode = func(data []byte) (any, error) { var r ImageRecord; return &r, r.UnmarshalBinary(data) }
 		}
-		if err != nil || !reflect.DeepEqual(got, m.msg) {
-			t.Errorf("%s decodes to %+v, %v\nwant %+v", m.name, got, err, m.msg)
-		}
+		values = append(values, v)
 	}
+	golden.Check(t, filepath.Join("testdata", "encoding.golden"), values)
 }
