@@ -54,7 +54,7 @@ type PprofQuery struct {
 //
 //   - per event E, in order: with a period in q.Periods, type E unit
 //     "count", the estimated number of events (samples x period), then
-//     type E_samples unit "samples", the samples; without a period, type
+//     type E_samples unit "count", the samples; without a period, type
 //     E unit "samples" alone. The first type is the default, and the
 //     profile's PeriodType and Period (1 for samples) are its;
 //   - one Mapping per image, the user images by samples first (pprof
@@ -465,7 +465,7 @@ func (b *pprofBuilder) profile() *profile.Profile {
 			continue
 		}
 		p.SampleType = append(p.SampleType, &profile.ValueType{Type: name, Unit: "count"},
-			&profile.ValueType{Type: name + "_samples", Unit: "samples"})
+			&profile.ValueType{Type: name + "_samples", Unit: "count"})
 		outs = append(outs, out{c, n}, out{c, 0})
 	}
 	var slab []int64

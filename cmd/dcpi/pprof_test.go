@@ -34,10 +34,16 @@ func TestPprofCommandTotals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, st := range p.SampleType {
-		ev, err := analysis.ParseEvent(st.Type)
-		if err != nil || st.Unit != "samples" {
-			t.Fatalf("sample type %+v: %v", st, err)
+	// Each event is two sample types: its estimated count (samples x its
+	// mean period, 63488 for cycles), then its samples.
+	if len(p.SampleType) != 2 || p.Period != 63488 || p.PeriodType.Type != "cycles" {
+		t.Fatalf("sample types %v, period %d %v", p.SampleType, p.Period, p.PeriodType)
+	}
+	for i := 1; i < len(p.SampleType); i += 2 {
+		st := p.SampleType[i]
+		ev, err := analysis.ParseEvent(strings.TrimSuffix(st.Type, "_samples"))
+		if err != nil || !strings.HasSuffix(st.Type, "_samples") || p.SampleType[i-1].Type != analysis.EventName(ev) {
+			t.Fatalf("sample types %+v %+v: %v", p.SampleType[i-1], st, err)
 		}
 		want, _, _, err := sdb.Totals(storage.Query{Events: []uint8{ev}})
 		if err != nil {
@@ -46,6 +52,9 @@ func TestPprofCommandTotals(t *testing.T) {
 		var got int64
 		for _, s := range p.Sample {
 			got += s.Value[i]
+			if s.Value[i-1] != s.Value[i]*p.Period {
+				t.Fatalf("sample %v: estimate is not samples x %d", s.Value, p.Period)
+			}
 		}
 		if uint64(got) != want {
 			t.Errorf("%s: profile holds %d samples, database %d", st.Type, got, want)
@@ -105,8 +114,8 @@ func readProfile(t *testing.T, path string) *profile.Profile {
 	return p
 }
 
-// TestPprofTopMatchesProf runs go tool pprof -top on an export and checks
-// that its top function is dcpi prof's first row.
+// TestPprofTopMatchesProf runs go tool pprof -top -noinlines on an export
+// and checks that its top function is dcpi prof's first row.
 func TestPprofTopMatchesProf(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -117,7 +126,10 @@ func TestPprofTopMatchesProf(t *testing.T) {
 	if _, _, err := run(t, "pprof", "--db", db, "-o", out); err != nil {
 		t.Fatal(err)
 	}
-	top, err := exec.Command(goTool, "tool", "pprof", "-top", out).CombinedOutput()
+	// -noinlines: dcpi prof counts an inlined procedure's instructions in
+	// the procedure they were compiled into, as pprof does without the
+	// inlined frames the export gives from DWARF.
+	top, err := exec.Command(goTool, "tool", "pprof", "-top", "-noinlines", out).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go tool pprof: %v\n%s", err, top)
 	}
