@@ -468,8 +468,21 @@ func (b *pprofBuilder) profile() *profile.Profile {
 			&profile.ValueType{Type: name + "_samples", Unit: "count"})
 		outs = append(outs, out{c, n}, out{c, 0})
 	}
+	if len(outs) == len(b.cols) {
+		// No estimates: the columns are the sample types; pad the
+		// samples read before a later column appeared.
+		for _, s := range p.Sample {
+			for len(s.Value) < len(b.cols) {
+				s.Value = append(s.Value, 0)
+			}
+		}
+		outs = nil
+	}
 	var slab []int64
 	for _, s := range p.Sample {
+		if outs == nil {
+			break // no estimates
+		}
 		if len(slab) < len(outs) {
 			slab = make([]int64, len(outs)*pprofSlab)
 		}
