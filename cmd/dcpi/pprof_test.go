@@ -290,7 +290,13 @@ func TestPprofSourceInGoToolPprof(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	web := exec.Command(goTool, "tool", "pprof", "-no_browser", "-http="+addr, out)
+	// The pprof binary itself (go tool -n names it), not the go command,
+	// so that killing it stops the server.
+	bin, err := exec.Command(goTool, "tool", "-n", "pprof").Output()
+	if err != nil {
+		t.Fatalf("go tool -n pprof: %v", err)
+	}
+	web := exec.Command(strings.TrimSpace(string(bin)), "-no_browser", "-http="+addr, out)
 	web.Dir = workloads
 	if err := web.Start(); err != nil {
 		t.Fatal(err)
