@@ -1,12 +1,14 @@
 package analysis
 
 import (
+	"cmp"
 	"encoding/hex"
 	"fmt"
 	"slices"
 
 	"github.com/google/pprof/profile"
 
+	"dcpi/hwsim/elfimage"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -31,20 +33,45 @@ type PprofQuery struct {
 	// then list them. Without it samples are summed over epochs, labelled
 	// only when Filter.Epochs names exactly one.
 	ByEpoch bool
+	// Periods are the events' mean sampling periods (events per sample,
+	// e.g. 63488 for cycles sampled every 60K to 64K cycles). An event
+	// with a period gets a second sample type, its estimated count
+	// (samples x period); nil: samples only.
+	Periods map[uint8]int64
+	// Files, when set, finds each image's bytes: its DWARF gives every
+	// location its source file and line, with the frames of inlined
+	// procedures, and its program headers the mapping's file offset.
+	// An image whose bytes are not found keeps symbol names only.
+	Files ImageFinder
+	// Found, when set, is called once for each image whose bytes Files
+	// found (say, to write them where pprof's PPROF_BINARY_PATH looks).
+	Found func(rec *wire.ImageRecord, data []byte, where string)
 }
 
 // Pprof builds a pprof profile (github.com/google/pprof/profile) of q over
 // src, so that `go tool pprof` (top, peek, tags, flame graphs) reads fleet
 // profiles:
 //
-//   - one sample type per event: type the event's name, unit "samples";
-//   - one Mapping per image: Start its load base (LoadBase), File the path
-//     in its record, BuildID the build ID in hex (or "sha256:<hex>" for an
-//     image identified by its content hash);
+//   - per event E, in order: with a period in q.Periods, type E unit
+//     "count", the estimated number of events (samples x period), then
+//     type E_samples unit "count", the samples; without a period, type
+//     E unit "samples" alone. The first type is the default, and the
+//     profile's PeriodType and Period (1 for samples) are its;
+//   - one Mapping per image, the user images by samples first (pprof
+//     takes the first as the main binary) and the kernel last: File the
+//     path in its record, BuildID the build ID in hex (or "sha256:<hex>"
+//     for an image identified by its content hash); Start, Limit and
+//     Offset the text segment's address range and file offset when q.Files
+//     finds the image (so pprof's -disasm maps addresses into the file),
+//     else from the load base (LoadBase) with offset 0;
 //   - one Location per (image, offset) with samples, at address base +
-//     offset, with one Line naming the Function of the procedure that
-//     covers it (symbols as Prof names them, UnknownProcedure where none
-//     does);
+//     offset. Without DWARF it has one Line naming the Function of the
+//     procedure that covers it (symbols as Prof names them,
+//     UnknownProcedure where none does). With DWARF it has one Line per
+//     frame, innermost first: the line table's file and line in the
+//     innermost inlined procedure, then each enclosing procedure at its
+//     call site; the outermost frame is the symbol's procedure. Functions
+//     carry the file of their lines and the line DWARF declares them at;
 //   - one Sample per (location, host, epoch) kept apart, its values
 //     parallel to the sample types, labelled "host" (string) and "epoch"
 //     (number) as q says.
@@ -57,6 +84,11 @@ func Pprof(src Source, q PprofQuery) (*profile.Profile, error) {
 	}
 	if q.ByEpoch && q.Filter.Epochs == nil {
 		return nil, fmt.Errorf("analysis: pprof: %w: by epoch needs the list of epochs", ErrQuery)
+	}
+	for e, n := range q.Periods {
+		if n <= 0 {
+			return nil, fmt.Errorf("analysis: pprof: %w: event %s: period %d (want > 0)", ErrQuery, EventName(e), n)
+		}
 	}
 	b := &pprofBuilder{syms: NewSymbolizer(src), q: q, images: map[wire.ImageKey]*pprofImage{},
 		samples: map[pprofSampleKey]*profile.Sample{}, p: &profile.Profile{}}
@@ -124,15 +156,20 @@ type pprofBuilder struct {
 
 	lastKey wire.ImageKey
 	last    *pprofImage
+
+	frames []sourceFrame // scratch for sourceLines
 }
 
 type pprofImage struct {
 	table   *SymbolTable
 	skip    bool
+	kernel  bool
 	mapping *profile.Mapping
-	funcs   map[string]*profile.Function // by procedure name
-	locs    map[uint64]*pprofLoc         // by offset, beyond dense
-	dense   []*pprofLoc                  // by offset/4, for 4-aligned offsets in the text
+	samples uint64       // every event's, to order the mappings
+	source  *imageSource // nil: no bytes or no DWARF
+	funcs   map[pprofFuncKey]*profile.Function
+	locs    map[uint64]*pprofLoc // by offset, beyond dense
+	dense   []*pprofLoc          // by offset/4, for 4-aligned offsets in the text
 
 	from, until uint64 // the last lookup's run (see profImage)
 	lastFn      *profile.Function
@@ -144,6 +181,14 @@ type pprofLoc struct {
 	loc    *profile.Location
 	sample *profile.Sample
 	epoch  int64 // the read sample belongs to
+}
+
+// pprofFuncKey tells pprof functions apart: pprof names a source line by
+// its function's file, so a procedure whose lines lie in two files (say an
+// included header's) is a function per file.
+type pprofFuncKey struct {
+	name, system, file string
+	line               int
 }
 
 type pprofSampleKey struct {
@@ -168,7 +213,8 @@ func (b *pprofBuilder) image(key wire.ImageKey) (*pprofImage, error) {
 	if err != nil {
 		return nil, err
 	}
-	im := &pprofImage{table: t, skip: !matchPath(b.q.ImagePaths, t.Path), funcs: map[string]*profile.Function{}, locs: map[uint64]*pprofLoc{}}
+	im := &pprofImage{table: t, skip: !matchPath(b.q.ImagePaths, t.Path), kernel: t.Base >= elfimage.UserAddrLimit,
+		funcs: map[pprofFuncKey]*profile.Function{}, locs: map[uint64]*pprofLoc{}}
 	b.images[key] = im
 	if im.skip {
 		return im, nil
@@ -177,22 +223,57 @@ func (b *pprofBuilder) image(key wire.ImageKey) (*pprofImage, error) {
 	if key.Kind() == wire.KindBuildID {
 		buildID = hex.EncodeToString(key.ID())
 	}
-	limit := t.Base + 1
-	if rec, err := b.syms.Image(key); err == nil {
-		limit = max(limit, rec.TextEnd)
-		// Instructions lie in the text: a slot per instruction there
-		// (offsets past it, rare, go to the map).
-		if n := (rec.TextEnd - t.Base) / 4; rec.TextEnd > t.Base && n <= 1<<20 {
-			im.dense = make([]*pprofLoc, n)
-		}
-	}
-	im.mapping = &profile.Mapping{ID: uint64(len(b.p.Mapping) + 1), Start: t.Base, Limit: limit, File: t.Path,
+	im.mapping = &profile.Mapping{ID: uint64(len(b.p.Mapping) + 1), Start: t.Base, Limit: t.Base + 1, File: t.Path,
 		BuildID: buildID, HasFunctions: true}
 	b.p.Mapping = append(b.p.Mapping, im.mapping)
+	rec, err := b.syms.Image(key)
+	if err != nil {
+		return im, nil // symbols only (the Symbolizer's empty table)
+	}
+	im.mapping.Limit = max(im.mapping.Limit, rec.TextEnd)
+	// Instructions lie in the text: a slot per instruction there
+	// (offsets past it, rare, go to the map).
+	if n := (rec.TextEnd - t.Base) / 4; rec.TextEnd > t.Base && n <= 1<<20 {
+		im.dense = make([]*pprofLoc, n)
+	}
+	if b.q.Files != nil {
+		b.openSource(im, rec)
+	}
 	return im, nil
 }
 
-// function returns the Function of the procedure covering offset in im.
+// openSource reads the DWARF of rec's image when q.Files finds its bytes,
+// and takes the mapping's range and file offset from the segment holding
+// the text, as /proc/PID/maps would show it: pprof computes an address's
+// place in the file as address - Start + Offset. An image whose bytes are
+// missing, or whose DWARF is damaged, keeps what the record says.
+func (b *pprofBuilder) openSource(im *pprofImage, rec *wire.ImageRecord) {
+	data, where, err := b.q.Files.FindImage(rec)
+	if err != nil {
+		return
+	}
+	f, err := OpenImageFile(rec, data, where)
+	if err != nil {
+		return
+	}
+	if b.q.Found != nil {
+		b.q.Found(rec, data, where)
+	}
+	if seg, ok := f.ELF.SegmentFor(rec.TextStart); ok && seg.Flags&elfimage.PermX != 0 && seg.Vaddr <= im.mapping.Start {
+		m := im.mapping
+		m.Start, m.Limit, m.Offset = seg.Vaddr, max(m.Limit, seg.End()), seg.Offset
+	}
+	src, err := readSource(data)
+	if !src.hasLines() {
+		return
+	}
+	im.source = src
+	im.mapping.HasFilenames, im.mapping.HasLineNumbers = true, true
+	im.mapping.HasInlineFrames = err == nil
+}
+
+// function returns the Function of the procedure covering offset in im,
+// by its symbol.
 func (b *pprofBuilder) function(im *pprofImage, offset uint64) *profile.Function {
 	if im.lastFn != nil && offset >= im.from && offset < im.until {
 		return im.lastFn
@@ -202,14 +283,62 @@ func (b *pprofBuilder) function(im *pprofImage, offset uint64) *profile.Function
 	if ok {
 		name = im.table.syms[i].Name
 	}
-	fn, ok := im.funcs[name]
-	if !ok {
-		fn = &profile.Function{ID: uint64(len(b.p.Function) + 1), Name: name, SystemName: name}
-		b.p.Function = append(b.p.Function, fn)
-		im.funcs[name] = fn
-	}
+	fn := b.functionNamed(im, pprofFuncKey{name: name, system: name})
 	im.from, im.until, im.lastFn = offset, until, fn
 	return fn
+}
+
+func (b *pprofBuilder) functionNamed(im *pprofImage, k pprofFuncKey) *profile.Function {
+	fn, ok := im.funcs[k]
+	if !ok {
+		fn = &profile.Function{ID: uint64(len(b.p.Function) + 1), Name: k.name, SystemName: k.system, Filename: k.file, StartLine: int64(k.line)}
+		b.p.Function = append(b.p.Function, fn)
+		im.funcs[k] = fn
+	}
+	return fn
+}
+
+// sourceLines are the Lines of the instruction at offset in im from its
+// DWARF, innermost frame first (see Pprof); nil where DWARF says nothing.
+func (b *pprofBuilder) sourceLines(im *pprofImage, offset uint64) []profile.Line {
+	b.frames = im.source.frames(im.table.Base+offset, b.frames[:0])
+	if len(b.frames) == 0 {
+		return nil
+	}
+	lines := b.lines(len(b.frames))
+	for i, fr := range b.frames {
+		k := pprofFuncKey{file: fr.File}
+		if fr.Func != nil {
+			k.name = cmp.Or(fr.Func.Name, fr.Func.Linkage)
+			k.system = cmp.Or(fr.Func.Linkage, k.name)
+			if k.file == "" || k.file == fr.Func.File {
+				k.file, k.line = fr.Func.File, fr.Func.Line
+			}
+		}
+		if i == len(b.frames)-1 {
+			// The outermost frame is the procedure dcpi prof names,
+			// by its symbol (a clone such as quick.constprop.0 keeps
+			// its suffix), unless no symbol covers it.
+			if sym := b.function(im, offset); sym.Name != UnknownProcedure || k.name == "" {
+				k.name, k.system = sym.Name, sym.SystemName
+			}
+		}
+		if k.name == "" {
+			k.name, k.system = UnknownProcedure, UnknownProcedure
+		}
+		lines[i] = profile.Line{Function: b.functionNamed(im, k), Line: int64(fr.Line)}
+	}
+	return lines
+}
+
+// lines returns n Lines from the slab.
+func (b *pprofBuilder) lines(n int) []profile.Line {
+	if len(b.lineSlab) < n {
+		b.lineSlab = make([]profile.Line, max(pprofSlab, n))
+	}
+	l := b.lineSlab[:n:n]
+	b.lineSlab = b.lineSlab[n:]
+	return l
 }
 
 func (b *pprofBuilder) add(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error {
@@ -224,6 +353,7 @@ func (b *pprofBuilder) add(image wire.ImageKey, offset uint64, event uint8, host
 	if im.skip || count == 0 {
 		return nil
 	}
+	im.samples += count
 	col := b.colOf[event]
 	if col < 0 {
 		col = b.addColumn(event)
@@ -238,14 +368,23 @@ func (b *pprofBuilder) add(image wire.ImageKey, offset uint64, event uint8, host
 	}
 	if pl == nil {
 		if len(b.locSlab) == 0 {
-			b.locSlab, b.lineSlab = make([]profile.Location, pprofSlab), make([]profile.Line, pprofSlab)
+			b.locSlab = make([]profile.Location, pprofSlab)
 		}
 		loc := &b.locSlab[0]
 		b.locSlab = b.locSlab[1:]
-		line := b.lineSlab[:1:1]
-		b.lineSlab = b.lineSlab[1:]
-		line[0] = profile.Line{Function: b.function(im, offset)}
-		*loc = profile.Location{ID: uint64(len(b.p.Location) + 1), Mapping: im.mapping, Address: im.table.Base + offset, Line: line}
+		var line []profile.Line
+		if im.source != nil {
+			line = b.sourceLines(im, offset)
+		}
+		if line == nil {
+			line = b.lines(1)
+			line[0] = profile.Line{Function: b.function(im, offset)}
+		}
+		addr := im.table.Base + offset
+		*loc = profile.Location{ID: uint64(len(b.p.Location) + 1), Mapping: im.mapping, Address: addr, Line: line}
+		if addr >= im.mapping.Limit {
+			im.mapping.Limit = addr + 1
+		}
 		b.p.Location = append(b.p.Location, loc)
 		if len(b.plSlab) == 0 {
 			b.plSlab = make([]pprofLoc, pprofSlab)
@@ -310,19 +449,97 @@ func (b *pprofBuilder) newSample(loc *profile.Location, host string) *profile.Sa
 
 func (b *pprofBuilder) profile() *profile.Profile {
 	p := b.p
-	for _, e := range b.cols {
-		p.SampleType = append(p.SampleType, &profile.ValueType{Type: EventName(e), Unit: "samples"})
+	// Each column of samples becomes its event's estimate (when the
+	// event has a period) and its samples.
+	type out struct {
+		col    int
+		period int64 // 0: the samples themselves
 	}
-	for _, s := range p.Sample {
-		for len(s.Value) < len(b.cols) {
-			s.Value = append(s.Value, 0)
+	var outs []out
+	for c, e := range b.cols {
+		name := EventName(e)
+		n := b.q.Periods[e]
+		if n == 0 {
+			p.SampleType = append(p.SampleType, &profile.ValueType{Type: name, Unit: "samples"})
+			outs = append(outs, out{c, 0})
+			continue
 		}
+		p.SampleType = append(p.SampleType, &profile.ValueType{Type: name, Unit: "count"},
+			&profile.ValueType{Type: name + "_samples", Unit: "count"})
+		outs = append(outs, out{c, n}, out{c, 0})
+	}
+	if len(outs) == len(b.cols) {
+		// No estimates: the columns are the sample types; pad the
+		// samples read before a later column appeared.
+		for _, s := range p.Sample {
+			for len(s.Value) < len(b.cols) {
+				s.Value = append(s.Value, 0)
+			}
+		}
+		outs = nil
+	}
+	var slab []int64
+	for _, s := range p.Sample {
+		if outs == nil {
+			break // no estimates
+		}
+		if len(slab) < len(outs) {
+			slab = make([]int64, len(outs)*pprofSlab)
+		}
+		v := slab[:len(outs):len(outs)]
+		slab = slab[len(outs):]
+		for i, o := range outs {
+			if o.col >= len(s.Value) {
+				continue
+			}
+			v[i] = s.Value[o.col]
+			if o.period > 0 {
+				v[i] = mulSaturate(v[i], o.period)
+			}
+		}
+		s.Value = v
 	}
 	if len(b.cols) > 0 {
-		p.DefaultSampleType = EventName(b.cols[0])
-		p.PeriodType = &profile.ValueType{Type: EventName(b.cols[0]), Unit: "samples"}
-		p.Period = 1
+		// The first type is the first event's estimate when it has a
+		// period (the profile then counts events, one sample per
+		// Period of them), else its samples.
+		p.DefaultSampleType = p.SampleType[0].Type
+		p.PeriodType = &profile.ValueType{Type: p.SampleType[0].Type, Unit: p.SampleType[0].Unit}
+		p.Period = max(b.q.Periods[b.cols[0]], 1)
 	}
+	b.orderMappings()
 	p.Comments = []string{"dcpi: samples of the simulated 21164's performance counters, per instruction"}
 	return p
+}
+
+// orderMappings puts the user images first, by samples, and the kernel
+// last: pprof names a profile after its first mapping, the main binary.
+func (b *pprofBuilder) orderMappings() {
+	by := make(map[*profile.Mapping]*pprofImage, len(b.images))
+	for _, im := range b.images {
+		if im.mapping != nil {
+			by[im.mapping] = im
+		}
+	}
+	slices.SortStableFunc(b.p.Mapping, func(x, y *profile.Mapping) int {
+		a, c := by[x], by[y]
+		if a.kernel != c.kernel {
+			if a.kernel {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(c.samples, a.samples)
+	})
+	for i, m := range b.p.Mapping {
+		m.ID = uint64(i + 1)
+	}
+}
+
+// mulSaturate is a*b for a, b >= 0, saturating at 2^63-1.
+func mulSaturate(a, b int64) int64 {
+	if a != 0 && b > (1<<63-1)/a {
+		return 1<<63 - 1
+	}
+	return a * b
 }

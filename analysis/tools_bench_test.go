@@ -97,6 +97,15 @@ func BenchmarkFleetTools(b *testing.B) {
 			}
 			return len(p.Location), nil
 		}},
+		{"pprof/fleet-cycles", func() (int, error) {
+			// As dcpi pprof exports: the estimated cycles beside the
+			// samples, and the images' DWARF where found.
+			p, err := Pprof(renamed, PprofQuery{Events: []uint8{0}, Periods: map[uint8]int64{0: 63488}, Files: embeddedFinder{}})
+			if err != nil {
+				return 0, err
+			}
+			return len(p.Location), nil
+		}},
 		{"pprof/one-host", func() (int, error) {
 			p, err := Pprof(db, PprofQuery{Events: []uint8{0}, Filter: storage.Query{Hosts: []string{fleetdb.Host(spec.Hosts / 2)}}})
 			if err != nil {

@@ -1,40 +1,76 @@
 package main
 
 import (
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/google/pprof/profile"
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis"
+	"dcpi/hwsim"
+	"dcpi/hwsim/alpha"
+	"dcpi/wire"
 )
 
 func init() { subcommands = append(subcommands, newPprofCommand) }
 
 func newPprofCommand() *cobra.Command {
 	var (
-		qf      queryFlags
-		output  string
-		byHost  bool
-		byEpoch bool
+		qf          queryFlags
+		output      string
+		byHost      bool
+		byEpoch     bool
+		periodFlags []string
+		imageDirs   []string
+		binDir      string
 	)
 	cmd := &cobra.Command{
 		Use:   "pprof",
 		Short: "Export a profile as a gzip'd profile.proto for go tool pprof",
 		Long: `Write the selected samples as a pprof profile (gzip'd profile.proto,
-github.com/google/pprof), so that go tool pprof (top, peek, tags, web, flame
-graphs) reads fleet profiles:
+github.com/google/pprof), so that go tool pprof (top, list, disasm, peek,
+tags, -http, flame graphs) reads fleet profiles:
 
-  sample types  one per event: type the event's name, unit "samples"
-  mappings      one per image: start its load base, file its path, build ID
-  locations     one per instruction with samples: load base + offset
+  sample types  per event E: E (unit count), the estimated number of events,
+                samples x the event's mean sampling period, then E_samples
+                (unit samples); the first is the default, and the profile's
+                Period is its period (cycles: 63488, the mean of the default
+                60K-64K). --period E=N sets a period, --period E=0 exports
+                E's samples alone, as type E
+  mappings      one per image, the user images by samples first (pprof's
+                main binary) and the kernel last: its path, build ID, and,
+                when its file is found, the text segment's range and file
+                offset
+  locations     one per instruction with samples: load base + offset; with
+                the image's DWARF, its file and line, and the inlined
+                procedures' frames innermost first
   functions     the procedures of the images' uploaded symbol tables
-                (unknown_rtn where none covers)
+                (unknown_rtn where none covers), and with DWARF the inlined
+                ones, with their files and start lines
   labels        host (string) with --by-host, epoch (number) with --by-epoch,
                 or when the filters select exactly one
+
+The image files are found as dcpi list finds them (embedded, the recorded
+path, --image-dir); an image whose file is not found keeps its symbol names
+and no source lines. The database does not record the counters'
+configuration: the periods are the default configuration's (every event but
+cycles: 4096, the mean of 3840-4352). A --mux profile counts each of the
+multiplexed events a fraction of the time, so give their periods times the
+number of events sharing the counter (--period imiss=16384 ...).
+
+--binaries DIR writes the image files found to DIR (DIR/BUILDID/NAME), for
+go tool pprof's -disasm and -list to read with PPROF_BINARY_PATH=DIR; pprof
+disassembles with objdump, which for Alpha is alpha-linux-gnu-objdump: see
+docs/tools.md for -tools.
 
 Without --by-host the samples are summed over hosts (the fleet roll-up when
 no --host is given). pprof names functions by name alone, so same-named
@@ -44,6 +80,7 @@ row in go tool pprof -top; dcpi prof keeps them apart.
 Prints a summary line (or, with --json, {"output", "sample_types": [{"type",
 "unit", "total"}], "samples", "locations", "functions", "mappings"}).`,
 		Example: `  dcpi pprof --db /tmp/fleet/c1 -o fleet.pb.gz && go tool pprof -top fleet.pb.gz
+  dcpi pprof --db /tmp/prof --binaries /tmp/bins -o p.pb.gz && PPROF_BINARY_PATH=/tmp/bins go tool pprof -list main p.pb.gz
   dcpi pprof --db /tmp/fleet/c1 --by-host --by-epoch -o tagged.pb.gz && go tool pprof -tags tagged.pb.gz
   dcpi pprof --db /tmp/fleet/c1 --event imiss --image sort -o imiss.pb.gz
   dcpi pprof --nats nats://127.0.0.1:4222 --label rack=r1 -o - > r1.pb.gz`,
@@ -58,7 +95,16 @@ Prints a summary line (or, with --json, {"output", "sample_types": [{"type",
 				return err
 			}
 			defer o.close()
-			q := analysis.PprofQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, ByHost: byHost, ByEpoch: byEpoch}
+			periods, err := pprofPeriods(periodFlags)
+			if err != nil {
+				return err
+			}
+			var found []pprofImageFound
+			q := analysis.PprofQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, ByHost: byHost, ByEpoch: byEpoch,
+				Periods: periods, Files: imageFinder{dirs: imageDirs},
+				Found: func(rec *wire.ImageRecord, data []byte, where string) {
+					found = append(found, pprofImageFound{rec, data, where})
+				}}
 			if byHost && q.Filter.Hosts == nil {
 				if q.Filter.Hosts, err = o.hosts(); err != nil {
 					return fmt.Errorf("--by-host: %w", err)
@@ -78,6 +124,11 @@ Prints a summary line (or, with --json, {"output", "sample_types": [{"type",
 			}
 			if output == "" {
 				return fmt.Errorf("--output: give a file name, or - for standard output")
+			}
+			if binDir != "" {
+				if err := writeBinaries(binDir, found); err != nil {
+					return fmt.Errorf("--binaries: %w", err)
+				}
 			}
 			var w io.Writer = cmd.OutOrStdout()
 			summary := cmd.OutOrStdout()
@@ -99,7 +150,7 @@ Prints a summary line (or, with --json, {"output", "sample_types": [{"type",
 					return fmt.Errorf("write %s: %w", output, err)
 				}
 			}
-			return pprofSummary(summary, output, p, qf.json)
+			return pprofSummary(summary, output, p, found, qf.json)
 		},
 	}
 	f := cmd.Flags()
@@ -107,11 +158,75 @@ Prints a summary line (or, with --json, {"output", "sample_types": [{"type",
 	f.StringVarP(&output, "output", "o", "dcpi.pb.gz", "write the profile to `FILE` (- for standard output)")
 	f.BoolVar(&byHost, "by-host", false, "keep hosts apart, labelled host=H")
 	f.BoolVar(&byEpoch, "by-epoch", false, "keep epochs apart, labelled epoch=N")
+	f.StringArrayVar(&periodFlags, "period", nil, "event `E=N`: E's mean sampling period, N events per sample (0: samples only; repeatable; default: the default configuration's)")
+	f.StringArrayVar(&imageDirs, "image-dir", nil, "look for image files under `DIR` too (repeatable)")
+	f.StringVar(&binDir, "binaries", "", "write the image files found to `DIR`, for PPROF_BINARY_PATH")
 	return cmd
 }
 
-// pprofSummary says what was written.
-func pprofSummary(w io.Writer, output string, p *profile.Profile, asJSON bool) error {
+// pprofImageFound is an image whose file the export read.
+type pprofImageFound struct {
+	rec   *wire.ImageRecord
+	data  []byte
+	where string
+}
+
+// pprofPeriods is every event's mean sampling period under the default
+// counter configuration (hwsim.DefaultProfile, whose second counter's
+// period dcpi node gives every event but cycles), overridden by --period.
+func pprofPeriods(flags []string) (map[uint8]int64, error) {
+	def := hwsim.DefaultProfile()
+	periods := map[uint8]int64{}
+	for e := range alpha.NumEvents {
+		spec := def.Counters[1]
+		if e == alpha.EvCycles {
+			spec = def.Counters[0]
+		}
+		periods[uint8(e)] = int64(spec.PeriodMin+spec.PeriodMax) / 2
+	}
+	for _, f := range flags {
+		name, v, ok := strings.Cut(f, "=")
+		if !ok {
+			return nil, fmt.Errorf("--period %q: want EVENT=N", f)
+		}
+		e, err := analysis.ParseEvent(strings.TrimSpace(name))
+		if err != nil {
+			return nil, fmt.Errorf("--period %q: %w", f, errors.Unwrap(err))
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("--period %q: want a number of events >= 0", f)
+		}
+		if n == 0 {
+			delete(periods, e)
+		} else {
+			periods[e] = n
+		}
+	}
+	return periods, nil
+}
+
+// writeBinaries writes each image file to dir/BUILDID/NAME (dir/NAME for an
+// image without a build ID), where pprof's PPROF_BINARY_PATH looks first.
+func writeBinaries(dir string, found []pprofImageFound) error {
+	for _, f := range found {
+		name := filepath.Join(dir, path.Base(f.rec.Path))
+		if f.rec.Key.Kind() == wire.KindBuildID {
+			name = filepath.Join(dir, hex.EncodeToString(f.rec.Key.ID()), path.Base(f.rec.Path))
+		}
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(name, f.data, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pprofSummary says what was written, and where each image's file (its
+// DWARF) came from.
+func pprofSummary(w io.Writer, output string, p *profile.Profile, found []pprofImageFound, asJSON bool) error {
 	type st struct {
 		Type  string `json:"type"`
 		Unit  string `json:"unit"`
@@ -126,16 +241,41 @@ func pprofSummary(w io.Writer, output string, p *profile.Profile, asJSON bool) e
 			types[i].Total += v
 		}
 	}
+	type image struct {
+		Path  string `json:"path"`
+		File  string `json:"file,omitempty"` // where its bytes were found; "" not found
+		Lines bool   `json:"lines"`          // locations carry DWARF file and line
+	}
+	where := map[string]string{}
+	for _, f := range found {
+		where[f.rec.Path] = f.where
+	}
+	images := make([]image, len(p.Mapping))
+	for i, m := range p.Mapping {
+		images[i] = image{Path: m.File, File: where[m.File], Lines: m.HasLineNumbers}
+	}
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{"output": output, "sample_types": types, "samples": len(p.Sample),
-			"locations": len(p.Location), "functions": len(p.Function), "mappings": len(p.Mapping)})
+			"locations": len(p.Location), "functions": len(p.Function), "mappings": len(p.Mapping), "images": images})
 	}
 	fmt.Fprintf(w, "wrote %s:", output)
 	for _, t := range types {
 		fmt.Fprintf(w, " %s = %d,", t.Type, t.Total)
 	}
-	_, err := fmt.Fprintf(w, " %d samples at %d locations in %d functions of %d images\n", len(p.Sample), len(p.Location), len(p.Function), len(p.Mapping))
-	return err
+	if _, err := fmt.Fprintf(w, " %d samples at %d locations in %d functions of %d images\n", len(p.Sample), len(p.Location), len(p.Function), len(p.Mapping)); err != nil {
+		return err
+	}
+	for _, im := range images {
+		switch {
+		case im.File == "":
+			fmt.Fprintf(w, "  %s: file not found (symbol names only; give --image-dir)\n", im.Path)
+		case im.Lines:
+			fmt.Fprintf(w, "  %s: %s, with source lines\n", im.Path, im.File)
+		default:
+			fmt.Fprintf(w, "  %s: %s, no DWARF line information\n", im.Path, im.File)
+		}
+	}
+	return nil
 }
