@@ -97,6 +97,12 @@ loop:
 			h.n.Flush()
 		}
 	}
+	// The run is over: the counters stop, so that the idle rounds below,
+	// whose number depends on how fast the daemon goroutine is on the
+	// real host, add no samples (they were cpu_idle's, dwarfing a short
+	// program's own). A counter whose interrupt was still in its skid is
+	// neither delivered nor counted as generated.
+	h.m.StopProfiling()
 	// The daemon may be in a handshake: keep the CPUs taking IPIs.
 	quantum := h.m.Config().Quantum
 	if err := h.n.Finish(func() { h.m.Idle(quantum) }); err != nil {
