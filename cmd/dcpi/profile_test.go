@@ -54,8 +54,8 @@ type userProgram struct {
 	path     string
 	compiled bool
 	own      []string
-	listProc string // a procedure of own
-	source   string // a line of listProc's source
+	listProc string   // a procedure of own
+	source   string   // a line of listProc's source
 	argv     []string // arguments for a run of a fraction of a simulated second
 }
 
