@@ -97,6 +97,7 @@ loop:
 			h.n.Flush()
 		}
 	}
+	h.simNow.Store(h.m.Now())
 	// The run is over: the counters stop, so that the idle rounds below,
 	// whose number depends on how fast the daemon goroutine is on the
 	// real host, add no samples (they were cpu_idle's, dwarfing a short
@@ -112,7 +113,8 @@ loop:
 }
 
 // SimCycles is how far the simulated machine has run, in cycles, as of
-// Run's last look at the clock; safe from any goroutine.
+// Run's last look at the clock (once Run has returned: where its run ended,
+// before the final drain); safe from any goroutine.
 func (h *Host) SimCycles() uint64 { return h.simNow.Load() }
 
 // Stop makes Run return soon, after its final drain; it is safe from any

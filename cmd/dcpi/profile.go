@@ -197,6 +197,7 @@ wait:
 	}
 	elapsed := time.Since(start)
 
+	ranFor := float64(sh.SimCycles()) / float64(hc.ClockHz) // seconds, simulated
 	status := 0
 	for i, p := range procs {
 		if p.State() < hwsim.ProcZombie {
@@ -204,7 +205,7 @@ wait:
 			if interrupted != nil {
 				why = "the interrupt"
 			}
-			fmt.Fprintf(w, "note: %s was still running at %s (%.3f simulated s); stopped it there\n", progs[i].Given, why, m.Seconds(m.Now()))
+			fmt.Fprintf(w, "note: %s was still running at %s (%.3f simulated s); stopped it there\n", progs[i].Given, why, ranFor)
 			continue
 		}
 		if status == 0 {
@@ -223,7 +224,7 @@ wait:
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\ndcpi profile: %s on %d CPUs, %.3f simulated s\n\n", programList(progs), hc.CPUs, m.Seconds(m.Now()))
+	fmt.Fprintf(w, "\ndcpi profile: %s on %d CPU%s, %.3f simulated s\n\n", programCommands(progs), hc.CPUs, plural(hc.CPUs), ranFor)
 	if err := analysis.WriteText(w, table); err != nil {
 		return err
 	}
@@ -406,6 +407,13 @@ func writeTruth(m *hwsim.Machine, file string) error {
 		return fmt.Errorf("--truth %s: %w", file, err)
 	}
 	return nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // shellQuote quotes s for a command line shown to the user when it needs

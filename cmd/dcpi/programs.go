@@ -145,6 +145,16 @@ func installPrograms(hc *hwsim.Config, progs []program) {
 	}
 }
 
+// programCommands shows the programs as the command line gave them, with
+// their arguments.
+func programCommands(progs []program) string {
+	cmds := make([]string, len(progs))
+	for i, p := range progs {
+		cmds[i] = strings.Join(append([]string{p.Given}, p.Argv[1:]...), " ")
+	}
+	return strings.Join(cmds, " "+programSeparator+" ")
+}
+
 // programList names the programs for a progress or summary line.
 func programList(progs []program) string {
 	names := make([]string, len(progs))
