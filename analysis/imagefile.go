@@ -31,8 +31,10 @@ var ErrNoImageFile = errors.New("image file not found")
 
 // ImageFinder finds the bytes of a profiled image: where is a description
 // of where they came from ("embedded /bin/sort", a file path) for messages.
-// The dcpi commands look among the binaries embedded in dcpi, then at the
-// record's path and under --image-dir.
+// The dcpi commands look by content key among the binaries embedded in dcpi,
+// at the record's path (a user's program is recorded under its absolute
+// path), under --image-dir (by path, by name, then any file with the
+// image's build ID), and in the cluster's upload of the user's programs.
 type ImageFinder interface {
 	FindImage(rec *wire.ImageRecord) (data []byte, where string, err error)
 }

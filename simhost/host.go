@@ -97,6 +97,13 @@ loop:
 			h.n.Flush()
 		}
 	}
+	h.simNow.Store(h.m.Now())
+	// The run is over: the counters stop, so that the idle rounds below,
+	// whose number depends on how fast the daemon goroutine is on the
+	// real host, add no samples (they were cpu_idle's, dwarfing a short
+	// program's own). A counter whose interrupt was still in its skid is
+	// neither delivered nor counted as generated.
+	h.m.StopProfiling()
 	// The daemon may be in a handshake: keep the CPUs taking IPIs.
 	quantum := h.m.Config().Quantum
 	if err := h.n.Finish(func() { h.m.Idle(quantum) }); err != nil {
@@ -106,7 +113,8 @@ loop:
 }
 
 // SimCycles is how far the simulated machine has run, in cycles, as of
-// Run's last look at the clock; safe from any goroutine.
+// Run's last look at the clock (once Run has returned: where its run ended,
+// before the final drain); safe from any goroutine.
 func (h *Host) SimCycles() uint64 { return h.simNow.Load() }
 
 // Stop makes Run return soon, after its final drain; it is safe from any

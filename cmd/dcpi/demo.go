@@ -39,18 +39,20 @@ type demoOptions struct {
 	timing                             bool
 	limit                              int
 	verbose                            bool
+	programs                           []program // after --; nil: the mix
 }
 
 func newDemoCommand() *cobra.Command {
 	var o demoOptions
 	cmd := &cobra.Command{
-		Use:   "demo",
+		Use:   "demo [flags] [-- PROG [ARGS...] [: PROG [ARGS...]]...]",
 		Short: "Run a whole profiling cluster in one process and print the fleet's profile",
 		Long: `Run the embedded default cluster in one process: an embedded NATS server
 with JetStream, a 3-replica Raft coordinator owning a Pebble profile
 database, aggregators, and simulated 4-CPU Alpha hosts running the
-embedded workload mix, each with DCPI's driver and daemon publishing
-sample batches.
+embedded workload mix (or the programs given after --, each restarted
+as it exits; several separated by a lone :), each with DCPI's driver and
+daemon publishing sample batches.
 
 The demo collects until every host has run --seconds of simulated time,
 cutting an epoch fleet-wide on the way (every node flushes its driver by
@@ -64,8 +66,19 @@ The same roles run as separate processes: dcpi coordinator, dcpi
 aggregator, dcpi node --nats URL (see examples/).`,
 		Example: `  dcpi demo
   dcpi demo --hosts 2 --seconds 0.2
-  dcpi demo --dir /tmp/fleet && dcpi prof --db /tmp/fleet/c1`,
+  dcpi demo --dir /tmp/fleet && dcpi prof --db /tmp/fleet/c1
+  dcpi demo --hosts 2 -- ./myprog 1000`,
+		Args: programsOnlyAfterDash("dcpi demo -- ./prog ARGS"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				if cmd.Flags().Changed("mix") {
+					return fmt.Errorf("programs after -- and --mix: give one or the other")
+				}
+				var err error
+				if o.programs, err = splitPrograms(args); err != nil {
+					return err
+				}
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runDemo(ctx, cmd.OutOrStdout(), o)
@@ -130,9 +143,13 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	if o.aggregators < 1 || o.seconds <= 0 || o.cutAt <= 0 || o.cutAt >= 1 {
 		return fmt.Errorf("want --aggregators >= 1, --seconds > 0 and 0 < --cut-at < 1")
 	}
-	progs, ok := workloads.Mixes()[o.mix]
-	if !ok {
-		return fmt.Errorf("no mix %q (mixes: %s)", o.mix, strings.Join(mixNames(), ", "))
+	progs := o.programs
+	if len(progs) == 0 {
+		names, ok := workloads.Mixes()[o.mix]
+		if !ok {
+			return fmt.Errorf("no mix %q (mixes: %s)", o.mix, strings.Join(mixNames(), ", "))
+		}
+		progs, _ = embeddedPrograms(names)
 	}
 	dir := o.dir
 	if dir == "" {
@@ -193,7 +210,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	}
 	coord := coordinator.NewClient(nc)
 	fmt.Fprintf(w, "dcpi demo: NATS at %s, coordinator %s, %d aggregators, %d hosts x %d CPUs running %s\n",
-		url, peerList(peers), o.aggregators, o.hosts, o.cpus, strings.Join(progs, " "))
+		url, peerList(peers), o.aggregators, o.hosts, o.cpus, programList(progs))
 
 	runCtx, cancel := context.WithCancel(ctx)
 	cl.cancel = cancel

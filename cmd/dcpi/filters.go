@@ -157,7 +157,9 @@ type openedSource struct {
 	epochs func() ([]uint64, error)
 	// labels narrows q to the hosts registered with all of labels.
 	labels func(labels map[string]string, q *storage.Query) error
-	close  func()
+	// imageFile reads an image file a node uploaded (nil: no cluster).
+	imageFile func(wire.ImageKey) ([]byte, error)
+	close     func()
 }
 
 // open opens the source the flags name (--nats, else --db) and applies
@@ -197,8 +199,9 @@ func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *selection) (*op
 				slices.Sort(out)
 				return out, nil
 			},
-			labels: func(labels map[string]string, q *storage.Query) error { return selectLabels(ctx, c, labels, q) },
-			close:  func() { nc.Close(); cancel() },
+			labels:    func(labels map[string]string, q *storage.Query) error { return selectLabels(ctx, c, labels, q) },
+			imageFile: clusterImageFiles(ctx, nc),
+			close:     func() { nc.Close(); cancel() },
 		}
 		if err := o.labels(qf.labels, &sel.Filter); err != nil {
 			o.close()

@@ -23,16 +23,18 @@ import (
 // and where it reports.
 type hostSpec struct {
 	sim        config.Sim
-	progs      []string
-	seconds    float64 // simulated; 0: until stopped
-	flushEvery float64 // simulated seconds between full drains
+	progs      []program // kept running: started again as they exit
+	seconds    float64   // simulated; 0: until stopped
+	flushEvery float64   // simulated seconds between full drains
 	labels     map[string]string
 	heartbeat  time.Duration
 	maxBuffer  int // bytes of batches held while NATS is unreachable
 	events     []string
-	nc         *nats.Conn
-	coord      *coordinator.Client
-	logf       func(string, ...any)
+	// stdout and stderr receive the programs' output (nil: discarded).
+	stdout, stderr io.Writer
+	nc             *nats.Conn
+	coord          *coordinator.Client
+	logf           func(string, ...any)
 	// startCtx bounds the questions asked of the cluster before the
 	// host starts (nil: the run's context).
 	startCtx context.Context
@@ -64,7 +66,8 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 	if err != nil {
 		return nil, err
 	}
-	hc.Stdout, hc.Stderr = io.Discard, io.Discard
+	hc.Stdout, hc.Stderr = orDiscard(s.stdout), orDiscard(s.stderr)
+	installPrograms(&hc, s.progs)
 	m, err := hwsim.New(hc)
 	if err != nil {
 		return nil, err
@@ -89,6 +92,9 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 		return nil, fmt.Errorf("host %s: %w", name, err)
 	}
 	ncfg.Node.FirstSeq, ncfg.Node.Carried = rp.First, rp.Carried
+	if err := uploadPrograms(sctx, s.nc, s.progs, s.logf); err != nil {
+		return nil, fmt.Errorf("host %s: %w", name, err)
+	}
 	pub, err := transport.NewPublisher(s.nc, transport.PublisherConfig{Host: name, MaxBufferedBytes: s.maxBuffer, Logf: s.logf})
 	if err != nil {
 		return nil, err
@@ -99,12 +105,7 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 		return nil, err
 	}
 	for _, prog := range s.progs {
-		wl, ok := workloadByName(prog)
-		if !ok {
-			pub.Close(ctx)
-			return nil, fmt.Errorf("no embedded workload %q", prog)
-		}
-		if err := sh.KeepRunning("/bin/"+prog, append([]string{"/bin/" + prog}, wl.DefaultArgs...)); err != nil {
+		if err := sh.KeepRunning(prog.Path, prog.Argv); err != nil {
 			pub.Close(ctx)
 			return nil, err
 		}
@@ -117,6 +118,39 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 		h.follow <- sh.Node().Follow(ctx, control{c: s.coord, labels: s.labels, cpus: hc.CPUs}, s.labels, s.heartbeat, s.logf)
 	}()
 	return h, nil
+}
+
+// uploadPrograms uploads the files of the user's programs to the
+// cluster's image file bucket, so that dcpi list and pprof can read them
+// on any machine (the embedded workloads are in every dcpi binary).
+func uploadPrograms(ctx context.Context, nc *nats.Conn, progs []program, logf func(string, ...any)) error {
+	var js jetstream.JetStream
+	for _, p := range progs {
+		if !p.user() {
+			continue
+		}
+		if js == nil {
+			var err error
+			if js, err = jetstream.New(nc); err != nil {
+				return err
+			}
+		}
+		uploaded, err := transport.PutImageFile(ctx, js, p.Key, p.Data)
+		if err != nil {
+			return fmt.Errorf("uploading %s: %w", p.Given, err)
+		}
+		if uploaded {
+			logf("uploaded %s (%v, %d bytes) for the analysis tools", p.Given, p.Key, len(p.Data))
+		}
+	}
+	return nil
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
 }
 
 // simSeconds is how far the host's machine has run.

@@ -1,19 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis"
-	"dcpi/hwsim/vmunix"
-	"dcpi/wire"
-	"dcpi/workloads"
 )
 
 func init() { subcommands = append(subcommands, newListCommand) }
@@ -36,10 +30,14 @@ listed; narrow with --image.
 
 The database keeps each image's record (path, symbols, load base), not its
 bytes, so, as DCPI's tools read executables from the file system, dcpi list
-finds them: first among the binaries embedded in dcpi (the workloads under
-/bin/NAME and /vmunix, which the simulated hosts run), then at the record's
-path, then under each --image-dir (DIR/PATH, then DIR/NAME). Bytes whose
-content key (build ID, or SHA-256) is not the profiled image's are refused.
+finds them by content key (build ID, or SHA-256): first among the binaries
+embedded in dcpi (the workloads under /bin/NAME and /vmunix, which the
+simulated hosts run), then at the record's path (where dcpi profile or dcpi
+node found your program), then under each --image-dir (DIR/PATH, DIR/NAME,
+then any file of DIR with the image's build ID), then, with --nats, in the
+copy the node uploaded to the cluster. It says on standard error which file
+it used for each image; a file of another build (rebuilt since it was
+profiled) is refused.
 
 Source files are named as the line table names them (the workloads':
 src/NAME.c; vmunix's: kernel.c, entry.S) and read from that path or under each
@@ -64,7 +62,7 @@ The shared filters select the samples (default: the whole fleet, every epoch);
 			}
 			defer o.close()
 			q := analysis.ListQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, Procedures: args,
-				Files: imageFinder{dirs: imageDirs}}
+				Files: newImageFinder(cmd.ErrOrStderr(), o, imageDirs)}
 			if source {
 				q.Source = sourceReader(sourceDirs)
 			}
@@ -84,72 +82,6 @@ The shared filters select the samples (default: the whole fleet, every epoch);
 	f.StringArrayVar(&sourceDirs, "source-dir", nil, "look for source files under `DIR` (repeatable)")
 	f.BoolVar(&source, "source", true, "show the text of source lines (false: file:line only)")
 	return cmd
-}
-
-// imageFinder finds an image's bytes as dcpi list's help says: embedded,
-// at the record's path, under each directory; the first whose content key
-// is the record's wins.
-type imageFinder struct{ dirs []string }
-
-func (f imageFinder) FindImage(rec *wire.ImageRecord) ([]byte, string, error) {
-	var tried []string
-	mismatch := false
-	try := func(data []byte, where string) bool {
-		k, _, err := analysis.ImageKeyOf(data, where)
-		switch {
-		case err != nil:
-			tried = append(tried, fmt.Sprintf("%s: %v", where, err))
-		case k != rec.Key:
-			mismatch = true
-			tried = append(tried, fmt.Sprintf("%s is %v", where, k))
-		default:
-			return true
-		}
-		return false
-	}
-	if rec.Path == vmunix.Path {
-		if try(vmunix.Image(), "embedded "+vmunix.Path) {
-			return vmunix.Image(), "embedded " + vmunix.Path, nil
-		}
-	} else if path.Dir(rec.Path) == workloads.BinDir {
-		if b, err := workloads.Binary(path.Base(rec.Path)); err == nil && try(b, "embedded "+rec.Path) {
-			return b, "embedded " + rec.Path, nil
-		}
-	}
-	paths := []string{rec.Path}
-	for _, d := range f.dirs {
-		paths = append(paths, filepath.Join(d, filepath.FromSlash(rec.Path)), filepath.Join(d, path.Base(rec.Path)))
-	}
-	for _, p := range paths {
-		if p == "" {
-			continue
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			if !errors.Is(err, os.ErrNotExist) {
-				tried = append(tried, err.Error())
-			}
-			continue
-		}
-		if try(b, p) {
-			return b, p, nil
-		}
-	}
-	why := analysis.ErrNoImageFile
-	if mismatch {
-		why = analysis.ErrImageMismatch
-	}
-	msg := fmt.Sprintf("no file with content key %v (looked embedded, at %s", rec.Key, rec.Path)
-	if len(f.dirs) > 0 {
-		msg += " and under " + strings.Join(f.dirs, ", ")
-	} else {
-		msg += "; add --image-dir DIR"
-	}
-	msg += ")"
-	if len(tried) > 0 {
-		msg += ": " + strings.Join(tried, "; ")
-	}
-	return nil, "", fmt.Errorf("%s: %w", msg, why)
 }
 
 // sourceReader reads a source file named by a line table: at its path,

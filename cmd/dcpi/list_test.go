@@ -82,11 +82,13 @@ func TestImageFinder(t *testing.T) {
 	if _, where, err := (imageFinder{}).FindImage(rec); err != nil || where != "embedded /bin/sort" {
 		t.Errorf("found at %q: %v", where, err)
 	}
-	// Another build at the path: refused, naming both keys.
+	// Another build at the path: refused, naming both keys. (Its own
+	// directory: under dir, mysort has the record's build ID.)
 	other, _ := workloads.Binary("hashdb")
-	os.WriteFile(filepath.Join(dir, "app"), other, 0o644)
+	otherDir := t.TempDir()
+	os.WriteFile(filepath.Join(otherDir, "app"), other, 0o644)
 	rec.Path = "/srv/app"
-	_, _, err = (imageFinder{dirs: []string{dir}}).FindImage(rec)
+	_, _, err = (imageFinder{dirs: []string{otherDir}}).FindImage(rec)
 	if !errors.Is(err, analysis.ErrImageMismatch) || !strings.Contains(err.Error(), key.String()) {
 		t.Errorf("err %v", err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,24 +39,40 @@ func newNodeCommand() *cobra.Command {
 		labels   map[string]string
 	)
 	cmd := &cobra.Command{
-		Use:   "node",
+		Use:   "node [flags] [-- PROG [ARGS...] [: PROG [ARGS...]]...]",
 		Short: "Run a simulated host with DCPI's driver and daemon, profiling into a local database",
-		Long: `Run a simulated multiprocessor Alpha host with the embedded workloads and
-profile it as DCPI did: a driver on every CPU counts (process, PC, event)
+		Long: `Run a simulated multiprocessor Alpha host with programs and profile it as
+DCPI did: a driver on every CPU counts (process, PC, event)
 samples in a 4-way hash table and overflow buffer pair, and the daemon
 drains them (by IPI, sec. 4.2.3), attributes samples to images through
 the loader's image maps, and writes per-image profiles to a Pebble
 database (--db) through package storage.
+
+The programs are the user's, given after -- (static Alpha Linux ELF
+executables, or embedded workload names; several separated by a lone :),
+or else the embedded workloads of --workloads or --mix (default: the
+"default" mix). A user's program is recorded under its absolute path, so
+dcpi list finds the file later; in cluster mode (--nats) its file is
+uploaded as well, so dcpi list and dcpi pprof read it from any machine.
+Arguments before -- are an error. For one program, profiled once with its
+output and exit status passed through, see dcpi profile.
 
 --stats prints what Table 4 of the paper reports: samples, the table's
 miss (eviction) rate, the aggregation factor, the handler's modelled cost
 per sample on the hit and miss paths, and the daemon's cost per sample.`,
 		Example: `  dcpi node --mix default --seconds 0.5 --stats
   dcpi node --workloads ccdriver,sort --db /tmp/prof
-  dcpi node --nats nats://127.0.0.1:4222 --host alpha1 --label rack=r1 --seconds 2`,
+  dcpi node --db /tmp/prof -- ./myprog 100 : ./myprog 200
+  dcpi node --nats nats://127.0.0.1:4222 --host alpha1 --label rack=r1 --seconds 2
+  dcpi node --nats nats://127.0.0.1:4222 --host alpha2 --seconds 2 -- ./server --port 9`,
+		Args: programsOnlyAfterDash("dcpi node --db D -- ./prog ARGS"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			progs, err := nodePrograms(mix, names, args)
+			if err != nil {
+				return err
+			}
 			if len(natsURLs) > 0 {
-				return runClusterNode(cmd, names, events, labels)
+				return runClusterNode(cmd, progs, events, labels)
 			}
 			cfg, err := loadRoleConfig(cmd)
 			if err != nil {
@@ -66,10 +83,10 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 				return err
 			}
 			hc.Stdout, hc.Stderr = io.Discard, cmd.ErrOrStderr()
-			progs, err := nodePrograms(mix, names)
-			if err != nil {
-				return err
+			if progs[0].user() {
+				hc.Stdout = cmd.OutOrStdout()
 			}
+			installPrograms(&hc, progs)
 			ncfg := simhost.DefaultConfig()
 			ncfg.Node.Host = cfg.Sim.Hostname
 			if entries > 0 {
@@ -116,14 +133,18 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 	return cmd
 }
 
-func nodePrograms(mix string, names []string) ([]string, error) {
-	if len(names) > 0 {
-		for _, n := range names {
-			if _, ok := workloadByName(n); !ok {
-				return nil, fmt.Errorf("no embedded workload %q (have %s)", n, strings.Join(workloadNames(), ", "))
-			}
+// nodePrograms is what a node runs: the programs given after --, or the
+// embedded workloads named by --workloads, or the --mix (default:
+// "default").
+func nodePrograms(mix string, names, args []string) ([]program, error) {
+	if len(args) > 0 {
+		if mix != "" || len(names) > 0 {
+			return nil, fmt.Errorf("programs after -- and --mix or --workloads: give one or the other")
 		}
-		return names, nil
+		return splitPrograms(args)
+	}
+	if len(names) > 0 {
+		return embeddedPrograms(names)
 	}
 	if mix == "" {
 		mix = "default"
@@ -132,10 +153,10 @@ func nodePrograms(mix string, names []string) ([]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("no mix %q (mixes: %s)", mix, strings.Join(mixNames(), ", "))
 	}
-	return progs, nil
+	return embeddedPrograms(progs)
 }
 
-func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []string, seconds float64, keep bool, dbDir string, stats bool) error {
+func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []program, seconds float64, keep bool, dbDir string, stats bool) error {
 	if keep && seconds <= 0 {
 		return fmt.Errorf("--keep-running needs --seconds: the programs would run forever")
 	}
@@ -157,17 +178,21 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []string, 
 	if ncfg.Node.FirstSeq, err = sink.FirstSeq(ncfg.Node.Host, hc.CPUs); err != nil {
 		return err
 	}
+	// What the database held before, so that the conservation line
+	// counts this run's samples only.
+	prior, err := readTotals(db, storage.Query{})
+	if err != nil {
+		return err
+	}
 	sh, err := simhost.New(m, ncfg, sink)
 	if err != nil {
 		return err
 	}
-	for _, name := range progs {
-		wl, _ := workloadByName(name)
-		argv := append([]string{"/bin/" + name}, wl.DefaultArgs...)
+	for _, p := range progs {
 		if keep {
-			err = sh.KeepRunning("/bin/"+name, argv)
+			err = sh.KeepRunning(p.Path, p.Argv)
 		} else {
-			_, err = m.Spawn("/bin/"+name, argv, nil)
+			_, err = m.Spawn(p.Path, p.Argv, nil)
 		}
 		if err != nil {
 			return err
@@ -186,6 +211,13 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []string, 
 	elapsed := time.Since(start)
 	if stats {
 		printNodeStats(w, sh, elapsed)
+	}
+	balanced, err := printConservation(w, db, sh.Generated(), storage.Query{}, prior)
+	if err != nil {
+		return err
+	}
+	if !balanced {
+		return errors.New("conservation does not balance: samples were lost without a drop counter")
 	}
 	fmt.Fprintf(w, "profiles written to %s\n", dbDir)
 	return nil

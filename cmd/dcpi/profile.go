@@ -1,0 +1,426 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"dcpi/analysis"
+	"dcpi/hwsim"
+	"dcpi/simhost"
+	"dcpi/storage"
+)
+
+func init() { subcommands = append(subcommands, newProfileCommand) }
+
+// profileOptions are dcpi profile's knobs beyond the machine's.
+type profileOptions struct {
+	output    string
+	seconds   float64
+	events    []string
+	mux       bool
+	truthFile string
+	limit     int
+	stats     bool
+}
+
+func newProfileCommand() *cobra.Command {
+	var o profileOptions
+	cmd := &cobra.Command{
+		Use:   "profile [flags] [--] PROG [ARGS...] [: PROG [ARGS...]]...",
+		Short: "Run your Alpha program under DCPI, write its profile, print where the cycles went",
+		Long: `Run a program on a simulated Alpha host with DCPI's driver and daemon, as
+perf record runs one under Linux: PROG is a static Alpha Linux ELF
+executable (alpha-linux-gnu-gcc -O2 -g -static -mcpu=ev5 -Wl,--no-relax),
+or the name of an embedded workload. Several programs separated by a lone
+: run at once on a multiprocessor host, one CPU each unless --cpus says
+otherwise. Flags go before PROG; everything after it is the program's.
+
+The programs' standard input, output and error are passed through, and
+dcpi exits with the program's exit status (128+N if signal N killed it; the
+first nonzero status of several). A program still running at --seconds of
+simulated time is stopped there and counts as status 0, with a note; so
+does one stopped by an interrupt (Ctrl-C), whose profile is written too.
+
+When the programs have exited, dcpi profile prints, on standard error,
+the dcpiprof table (procedures by samples), the conservation line (every
+sample the simulated hardware generated is stored or counted in a named
+drop counter: the two sides must be equal), and where the profile went:
+a new profile database, -o (default dcpi-db, where the analysis tools
+look by default, so dcpi prof and dcpi list PROCEDURE work with no flags).
+The database is written aside and renamed into place only when complete,
+so a failed run leaves none half-written. A database already there is
+kept as NAME.old (an older NAME.old is removed), as perf keeps
+perf.data.old; anything else there that is not a dcpi profile database
+is refused.
+
+Your program is recorded under its absolute path: dcpi list finds the
+file there later, and refuses it if it was rebuilt since (another build
+ID); --image-dir gives other places to look.`,
+		Example: `  alpha-linux-gnu-gcc -O2 -g -static -mcpu=ev5 -Wl,--no-relax my.c -o my
+  dcpi profile -- ./my 1000
+  dcpi list main
+  dcpi profile -o before.db --cpus 2 -- ./my : ./my --other-input
+  dcpi profile --mux --seconds 2 --truth truth.txt -- ./server --port 9
+  dcpi profile sort`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return fmt.Errorf("name the program to profile: dcpi profile -- ./prog ARGS")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			progs, err := splitPrograms(args)
+			if err != nil {
+				return err
+			}
+			cfg, err := loadRoleConfig(cmd)
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("cpus") {
+				cfg.Sim.CPUs = min(len(progs), 64)
+			}
+			hc, err := machineConfig(cfg.Sim)
+			if err != nil {
+				return err
+			}
+			hc.Stdin, hc.Stdout, hc.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+			hc.GroundTruth = o.truthFile != ""
+			installPrograms(&hc, progs)
+			o.seconds = cfg.Node.Seconds
+			ncfg := simhost.DefaultConfig()
+			ncfg.Node.Host = cfg.Sim.Hostname
+			ncfg.FlushEvery = uint64(cfg.Node.FlushEvery * float64(hc.ClockHz))
+			if ncfg.Profile, err = profileFromFlags(o.events, o.mux); err != nil {
+				return err
+			}
+			return runProfile(cmd.ErrOrStderr(), hc, ncfg, progs, o)
+		},
+	}
+	f := cmd.Flags()
+	f.SetInterspersed(false) // flags after PROG belong to the program
+	f.StringVarP(&o.output, "output", "o", "dcpi-db", "write the profile database to `DIR` (an earlier one there becomes DIR.old)")
+	f.Int("cpus", 0, "number of simulated CPUs (default: one per program)")
+	f.Uint64("seed", 1, "seed for everything random on the machine")
+	f.String("model", "ev5", "CPU model: ev5 (21164), ev56, pca56, ev6, ev67")
+	f.Bool("timing", true, "run the 21164 timing model (false: one cycle per instruction, several times faster)")
+	f.String("host", "alpha0", "host name recorded with the samples")
+	f.Float64Var(&o.seconds, "seconds", 0, "stop the programs after this much simulated time (0: when they exit)")
+	f.Float64("flush-every", 0.1, "simulated seconds between full drains of the driver tables")
+	f.StringSliceVar(&o.events, "events", []string{"cycles", "imiss"}, "events to count: the first on its own counter (periods 60K-64K for cycles), the rest on a second")
+	f.BoolVar(&o.mux, "mux", false, "the paper's mux configuration: cycles, and imiss, dmiss, branchmp, dtbmiss taking turns")
+	f.StringVar(&o.truthFile, "truth", "", "write per-instruction ground truth (executions, head-of-queue cycles, stalls, events) to `FILE`")
+	f.IntVar(&o.limit, "limit", 20, "procedures in the printed table (0: all)")
+	f.BoolVar(&o.stats, "stats", false, "print Table-4-like driver and daemon figures as well")
+	return cmd
+}
+
+// runProfile runs the programs under a node writing into a new database
+// beside o.output, prints the profile and conservation, puts the database
+// in place, and returns the programs' exit status as an exitError.
+func runProfile(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []program, o profileOptions) error {
+	out := filepath.Clean(o.output)
+	existing, err := checkProfileOutput(out)
+	if err != nil {
+		return err
+	}
+	m, err := hwsim.New(hc)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-")
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", out, err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			os.RemoveAll(tmp) // ours: created above, never holds anything else
+		}
+	}()
+	db, err := storage.Open(tmp, storage.Options{NoSync: true})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if db != nil {
+			db.Close()
+		}
+	}()
+	sh, err := simhost.New(m, ncfg, simhost.LocalSink{DB: db})
+	if err != nil {
+		return err
+	}
+	env := []string{"PATH=/bin", "HOME=/", "TERM=dumb", "LANG=C"}
+	procs := make([]*hwsim.Process, len(progs))
+	for i, p := range progs {
+		if procs[i], err = m.Spawn(p.Path, p.Argv, env); err != nil {
+			return fmt.Errorf("run %s: %w", p.Given, err)
+		}
+	}
+
+	// An interrupt stops the machine; the profile of what ran is written.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ran := make(chan error, 1)
+	limit := uint64(o.seconds * float64(hc.ClockHz))
+	start := time.Now()
+	go func() { ran <- sh.Run(limit) }()
+	var interrupted os.Signal
+	var runErr error
+wait:
+	for {
+		select {
+		case runErr = <-ran:
+			break wait
+		case s := <-sigs:
+			if interrupted == nil {
+				interrupted = s
+				sh.Stop()
+			}
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	elapsed := time.Since(start)
+
+	ranFor := float64(sh.SimCycles()) / float64(hc.ClockHz) // seconds, simulated
+	status := 0
+	for i, p := range procs {
+		if p.State() < hwsim.ProcZombie {
+			why := fmt.Sprintf("the --seconds %g limit", o.seconds)
+			if interrupted != nil {
+				why = "the interrupt"
+			}
+			fmt.Fprintf(w, "note: %s was still running at %s (%.3f simulated s); stopped it there\n", progs[i].Given, why, ranFor)
+			continue
+		}
+		if status == 0 {
+			status = exitCode(p.ExitStatus())
+		}
+	}
+	if o.truthFile != "" {
+		if err := writeTruth(m, o.truthFile); err != nil {
+			return err
+		}
+	}
+	if o.stats {
+		printNodeStats(w, sh, elapsed)
+	}
+	table, err := analysis.Prof(analysis.NewSymbolizer(db), analysis.ProfQuery{Limit: o.limit})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\ndcpi profile: %s on %d CPU%s, %.3f simulated s\n\n", programCommands(progs), hc.CPUs, plural(hc.CPUs), ranFor)
+	if err := analysis.WriteText(w, table); err != nil {
+		return err
+	}
+	balanced, err := printConservation(w, db, sh.Generated(), storage.Query{}, totals{})
+	if err != nil {
+		return err
+	}
+	if !balanced {
+		return errors.New("conservation does not balance: samples were lost without a drop counter")
+	}
+	err = db.Close()
+	db = nil
+	if err != nil {
+		return fmt.Errorf("closing the profile database: %w", err)
+	}
+	if err := commitProfile(tmp, out, existing); err != nil {
+		return err
+	}
+	committed = true
+	fmt.Fprintf(w, "profile written to %s", out)
+	if existing == outputDatabase {
+		fmt.Fprintf(w, " (the previous one is now %s.old)", out)
+	}
+	db1 := ""
+	if out != "dcpi-db" {
+		db1 = " --db " + shellQuote(out)
+	}
+	fmt.Fprintf(w, "; see it with dcpi prof%s, dcpi list%s PROCEDURE\n", db1, db1)
+	if interrupted != nil {
+		if sig, ok := interrupted.(syscall.Signal); ok {
+			return exitError{code: 128 + int(sig)}
+		}
+	}
+	if status != 0 {
+		return exitError{code: status}
+	}
+	return nil
+}
+
+// outputState is what is at a profile's output path.
+type outputState int
+
+const (
+	outputNone     outputState = iota // nothing
+	outputEmptyDir                    // an empty directory
+	outputDatabase                    // a dcpi profile database
+)
+
+// checkProfileOutput says what is at out and whether dcpi profile may put
+// a new database there; it refuses anything but nothing, an empty
+// directory, or a dcpi profile database (whose place it takes, it kept as
+// out.old, which must itself be nothing or a dcpi profile database).
+func checkProfileOutput(out string) (outputState, error) {
+	state, err := outputAt(out)
+	if err != nil {
+		return 0, fmt.Errorf("-o %s: %w; choose another name or move it away", out, err)
+	}
+	if state == outputDatabase {
+		if _, err := outputAt(out + ".old"); err != nil {
+			return 0, fmt.Errorf("-o %s: the previous profile would become %s.old, but that %w; move it away", out, out, err)
+		}
+	}
+	return state, nil
+}
+
+var errNotProfileDB = errors.New("is not a dcpi profile database")
+
+// outputAt classifies what is at path, refusing what dcpi profile must
+// not replace.
+func outputAt(path string) (outputState, error) {
+	st, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return outputNone, nil
+	case err != nil:
+		return 0, err
+	case !st.IsDir():
+		return 0, fmt.Errorf("exists and %w (a file)", errNotProfileDB)
+	}
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return 0, err
+	}
+	if len(ents) == 0 {
+		return outputEmptyDir, nil
+	}
+	// Pebble keeps MANIFEST-NNNNNN files; look before opening, as an
+	// open could leave a lock file in someone else's directory.
+	if !slices.ContainsFunc(ents, func(e fs.DirEntry) bool { return strings.HasPrefix(e.Name(), "MANIFEST-") }) {
+		return 0, fmt.Errorf("is a directory that %w", errNotProfileDB)
+	}
+	db, err := storage.Open(path, storage.Options{ReadOnly: true})
+	if err != nil {
+		return 0, fmt.Errorf("is a database dcpi cannot read (%v), so it %w", err, errNotProfileDB)
+	}
+	db.Close()
+	return outputDatabase, nil
+}
+
+// commitProfile puts the finished database tmp at out: a database there
+// becomes out.old (replacing an older one, which checkProfileOutput found
+// to be a profile database or nothing).
+func commitProfile(tmp, out string, existing outputState) error {
+	switch existing {
+	case outputEmptyDir:
+		if err := os.Remove(out); err != nil {
+			return fmt.Errorf("-o %s: %w", out, err)
+		}
+	case outputDatabase:
+		old := out + ".old"
+		state, err := outputAt(old)
+		if err != nil {
+			return fmt.Errorf("-o %s: %s %w", out, old, err)
+		}
+		if state != outputNone {
+			if err := os.RemoveAll(old); err != nil {
+				return fmt.Errorf("-o %s: removing the older %s: %w", out, old, err)
+			}
+		}
+		if err := os.Rename(out, old); err != nil {
+			return fmt.Errorf("-o %s: keeping the previous profile: %w", out, err)
+		}
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return fmt.Errorf("-o %s: %w", out, err)
+	}
+	return nil
+}
+
+// totals is what a database held of samples and drops.
+type totals struct {
+	stored uint64
+	drops  map[string]uint64
+}
+
+func readTotals(db *storage.DB, q storage.Query) (totals, error) {
+	s, u, d, err := db.Totals(q)
+	return totals{stored: s + u, drops: d}, err
+}
+
+// printConservation prints the conservation line of a run: the samples
+// the simulated hardware generated against what the run added to db
+// (now minus before) in profiles and drop counters. It reports whether
+// the two balance exactly.
+func printConservation(w io.Writer, db *storage.DB, generated uint64, q storage.Query, before totals) (bool, error) {
+	now, err := readTotals(db, q)
+	if err != nil {
+		return false, err
+	}
+	stored := now.stored - before.stored
+	var dropped uint64
+	var names []string
+	for name, n := range now.drops {
+		if n -= before.drops[name]; n > 0 {
+			dropped += n
+			names = append(names, fmt.Sprintf("%s %d", name, n))
+		}
+	}
+	slices.Sort(names)
+	verdict := "balanced"
+	if stored+dropped != generated {
+		verdict = "NOT BALANCED"
+	}
+	fmt.Fprintf(w, "\nconservation: %d samples generated by the simulated hardware = %d stored + %d dropped (%s): %s\n",
+		generated, stored, dropped, dropList(names), verdict)
+	return verdict == "balanced", nil
+}
+
+// writeTruth writes the machine's ground truth to file.
+func writeTruth(m *hwsim.Machine, file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return fmt.Errorf("--truth: %w", err)
+	}
+	err = m.WriteGroundTruth(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("--truth %s: %w", file, err)
+	}
+	return nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// shellQuote quotes s for a command line shown to the user when it needs
+// it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`&|;<>()*?[]#~!{}") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
