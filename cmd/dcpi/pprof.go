@@ -101,7 +101,7 @@ Prints a summary line (or, with --json, {"output", "sample_types": [{"type",
 			}
 			var found []pprofImageFound
 			q := analysis.PprofQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, ByHost: byHost, ByEpoch: byEpoch,
-				Periods: periods, Files: imageFinder{dirs: imageDirs},
+				Periods: periods, Files: newImageFinder(nil, o, imageDirs), // the summary below says which file each image came from
 				Found: func(rec *wire.ImageRecord, data []byte, where string) {
 					found = append(found, pprofImageFound{rec, data, where})
 				}}
