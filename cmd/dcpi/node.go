@@ -240,7 +240,7 @@ func printNodeStats(w io.Writer, sh *simhost.Host, elapsed time.Duration) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	fmt.Fprintf(w, "--- dcpi node stats (cf. Table 4) ---\n")
-	fmt.Fprintf(w, "simulated time          %.3f s on %d CPUs (%d program restarts)\n", m.Seconds(m.Now()), len(drivers), sh.Restarts())
+	fmt.Fprintf(w, "simulated time          %.3f s on %d CPUs (%d program restarts)\n", m.Seconds(sh.SimCycles()), len(drivers), sh.Restarts())
 	fmt.Fprintf(w, "samples                 %d delivered, %d published, %d dropped, %d unknown (%.3f%%)\n",
 		delivered, ds.Samples, tot.Dropped, ds.Unknown, 100*div(ds.Unknown, ds.Samples))
 	fmt.Fprintf(w, "hash table miss rate    %.1f%% (%d misses, %d evictions)\n", 100*div(tot.Misses, tot.Samples), tot.Misses, tot.Evictions)
