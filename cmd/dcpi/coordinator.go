@@ -90,6 +90,11 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool) error {
 		return err
 	}
 	logf := stderrLog("coordinator " + c.ID + ": ")
+	release, err := lockDataDir(c.DataDir, "--data-dir", "dcpi coordinator "+c.ID)
+	if err != nil {
+		return err
+	}
+	defer release()
 	urls := cfg.NATS.URLs
 	if embed {
 		srv, err := transport.StartServer(transport.ServerConfig{Dir: filepath.Join(c.DataDir, "nats"),

@@ -148,7 +148,7 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []string, 
 	}
 	db, err := storage.Open(dbDir, storage.Options{NoSync: true})
 	if err != nil {
-		return err
+		return explainOpenError(err, "--db", dbDir)
 	}
 	defer db.Close()
 	// A database may already hold this host's streams (an earlier run):
