@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"dcpi/coordinator"
 )
 
 // lockName is the file in a role's data directory that one process at a
@@ -60,4 +62,22 @@ func explainOpenError(err error, flag, dir string) error {
 		return fmt.Errorf("%s %s: %w (another dcpi node or coordinator is writing this database); stop it first, or give another %s", flag, dir, errDirInUse, flag)
 	}
 	return err
+}
+
+// fleetParentError says, when dir is not a profile database but holds
+// replicas' data directories (a demo's --dir: c1/, c2/, ...), which one to
+// give instead; nil otherwise.
+func fleetParentError(flag, dir string) error {
+	var ids []string
+	for i := 1; i <= 9; i++ {
+		id := "c" + strconv.Itoa(i)
+		if _, err := coordinator.ProfileDBDir(filepath.Join(dir, id)); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s %s holds a fleet's coordinator replicas (%s), each with its own copy of the database; use %s %s", flag, dir,
+		strings.Join(ids, ", "), flag, filepath.Join(dir, ids[0]))
 }

@@ -73,6 +73,36 @@ func TestProfReadsAStoppedReplica(t *testing.T) {
 	if err != nil || !strings.Contains(out, "Total samples for event type cycles") {
 		t.Fatalf("prof on a replica's data directory: %v\n%s", err, out)
 	}
+
+	// totals and epoch list read --db as the other tools do.
+	out, _, err = run(t, "totals", "--db", filepath.Join(dir, "c1"))
+	if err != nil || !regexp.MustCompile(`^[1-9]\d* samples stored, 0 unknown, 0 dropped \(no drop counter is nonzero\); [1-9]\d* in all\n$`).MatchString(out) {
+		t.Errorf("totals --db: %v\n%s", err, out)
+	}
+	out, _, err = run(t, "epoch", "list", "--db", filepath.Join(dir, "c1"))
+	if err != nil || !regexp.MustCompile(`(?m)^1\s+sealed\s.*alpha0`).MatchString(out) {
+		t.Errorf("epoch list --db: %v\n%s", err, out)
+	}
+	// The demo's own directory is not a database: say which one is.
+	for _, args := range [][]string{{"prof", "--db", dir}, {"totals", "--db", dir}, {"epoch", "list", "--db", dir}} {
+		_, _, err := run(t, args...)
+		if err == nil || !strings.Contains(err.Error(), "use --db "+filepath.Join(dir, "c1")) {
+			t.Errorf("dcpi %s: err %v, want it to name %s/c1", strings.Join(args, " "), err, dir)
+		}
+	}
+	// An empty result names the hosts and epochs there are.
+	out, _, err = run(t, "prof", "--db", filepath.Join(dir, "c1"), "--host", "alpha9")
+	if err != nil || !strings.Contains(out, "no samples for host alpha9; hosts in this database: alpha0\n") {
+		t.Errorf("prof --host alpha9: %v\n%s", err, out)
+	}
+	out, _, err = run(t, "totals", "--db", filepath.Join(dir, "c1"), "--epoch", "9")
+	if err != nil || !strings.Contains(out, "no epoch 9; epochs in this database: 1, 2\n") {
+		t.Errorf("totals --epoch 9: %v\n%s", err, out)
+	}
+	_, _, err = run(t, "list", "--db", filepath.Join(dir, "c1"), "--host", "alpha9", "main")
+	if err == nil || !strings.Contains(err.Error(), "no samples for host alpha9; hosts in this database: alpha0") {
+		t.Errorf("list --host alpha9: %v", err)
+	}
 }
 
 // TestExampleConfigsLoad checks that the configurations under examples/
