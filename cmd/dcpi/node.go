@@ -180,7 +180,8 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []string, 
 	if seconds > 0 {
 		limit = uint64(seconds * float64(hc.ClockHz))
 	}
-	if err := sh.Run(limit); err != nil {
+	if err := newProgress(w, start).whileRunning(func() error { return sh.Run(limit) },
+		func() string { return simulatedStatus(sh.SimCycles(), hc.ClockHz, seconds) }); err != nil {
 		return err
 	}
 	elapsed := time.Since(start)
