@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
@@ -47,7 +48,7 @@ logged.`,
 			if err != nil {
 				return err
 			}
-			cons, err := newConsumerRetrying(ctx, js, logf)
+			cons, err := newConsumerRetrying(ctx, nc, js, logf)
 			if err != nil {
 				return err
 			}
@@ -76,19 +77,18 @@ logged.`,
 	return cmd
 }
 
-// newConsumerRetrying waits for the stream (its coordinator may start
-// after the aggregator).
-func newConsumerRetrying(ctx context.Context, js jetstream.JetStream, logf func(string, ...any)) (*transport.Consumer, error) {
-	for {
-		c, err := transport.NewConsumer(ctx, js, transport.ConsumerConfig{})
-		if err == nil {
-			return c, nil
-		}
-		logf("waiting for the stream: %v", err)
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(time.Second):
-		}
+// newConsumerRetrying waits for NATS and for the stream (its coordinator
+// may start after the aggregator), with backoff and a line per attempt.
+func newConsumerRetrying(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, logf func(string, ...any)) (*transport.Consumer, error) {
+	if err := transport.WaitConnected(ctx, transport.DefaultBackoff, nc, logf); err != nil {
+		return nil, err
 	}
+	var c *transport.Consumer
+	err := transport.Retry(ctx, transport.DefaultBackoff, "the stream "+transport.StreamName+" (a coordinator creates it)", logf,
+		func(ctx context.Context) error {
+			var err error
+			c, err = transport.NewConsumer(ctx, js, transport.ConsumerConfig{})
+			return err
+		})
+	return c, err
 }

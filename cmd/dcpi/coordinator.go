@@ -90,6 +90,11 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool) error {
 		return err
 	}
 	logf := stderrLog("coordinator " + c.ID + ": ")
+	release, err := lockDataDir(c.DataDir, "--data-dir", "dcpi coordinator "+c.ID)
+	if err != nil {
+		return err
+	}
+	defer release()
 	urls := cfg.NATS.URLs
 	if embed {
 		srv, err := transport.StartServer(transport.ServerConfig{Dir: filepath.Join(c.DataDir, "nats"),
@@ -112,10 +117,9 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool) error {
 	if err != nil {
 		return err
 	}
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	err = transport.EnsureStream(sctx, js, cfg.NATS.StreamReplicas)
-	cancel()
-	if err != nil {
+	// Replicas started together wait for each other's NATS server (c1
+	// may embed the one c2 and c3 use) and for JetStream, with backoff.
+	if err := transport.EnsureStreamRetrying(ctx, transport.DefaultBackoff, nc, js, cfg.NATS.StreamReplicas, 0, logf); err != nil {
 		return err
 	}
 	var boot []coordinator.Peer

@@ -25,6 +25,7 @@ import (
 	"dcpi/coordinator"
 	"dcpi/storage"
 	"dcpi/transport"
+	"dcpi/wire"
 	"dcpi/workloads"
 )
 
@@ -40,6 +41,7 @@ type demoOptions struct {
 	limit                              int
 	verbose                            bool
 	programs                           []program // after --; nil: the mix
+	replicasSet                        bool      // --replicas given, not defaulted
 }
 
 func newDemoCommand() *cobra.Command {
@@ -62,6 +64,12 @@ fleet-wide dcpiprof table, the epochs, and a conservation line: samples
 the simulated hardware generated against samples stored plus every drop
 counter, which must balance exactly.
 
+With --dir the cluster's data stays; a second run on the same directory
+continues that fleet (same replicas and Raft addresses, recorded in
+DIR/demo.json; the hosts' streams resume) and its conservation line counts
+what this run added. On a terminal the demo prints a progress line every
+second, saying what it waits for; into a file or pipe only the results.
+
 The same roles run as separate processes: dcpi coordinator, dcpi
 aggregator, dcpi node --nats URL (see examples/).`,
 		Example: `  dcpi demo
@@ -81,6 +89,7 @@ aggregator, dcpi node --nats URL (see examples/).`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			o.replicasSet = cmd.Flags().Changed("replicas")
 			return runDemo(ctx, cmd.OutOrStdout(), o)
 		},
 	}
@@ -92,7 +101,7 @@ aggregator, dcpi node --nats URL (see examples/).`,
 	f.Float64Var(&o.seconds, "seconds", 0.3, "simulated seconds each host runs")
 	f.Float64Var(&o.cutAt, "cut-at", 0.5, "cut an epoch when every host has run this fraction of --seconds")
 	f.StringVar(&o.mix, "mix", "default", "embedded workload mix every host runs (restarting programs as they exit)")
-	f.StringVar(&o.dir, "dir", "", "keep the cluster's data here (default: a temporary directory, removed)")
+	f.StringVar(&o.dir, "dir", "", "keep the cluster's data here; a later run on it continues the fleet (default: a temporary directory, removed)")
 	f.BoolVar(&o.timing, "timing", true, "run the 21164 timing model (false: faster, one cycle per instruction)")
 	f.IntVar(&o.limit, "limit", 20, "procedures in the profile table")
 	f.BoolVar(&o.verbose, "verbose", false, "log what the cluster's roles say")
@@ -164,7 +173,14 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	if o.verbose {
 		logf = stderrLog("")
 	}
+	dd, err := prepareDemoDir(dir, o.replicas, o.replicasSet)
+	if err != nil {
+		return err
+	}
+	defer dd.release()
+	peers := dd.peers
 	start := time.Now()
+	pr := newProgress(w, start)
 	cl := &demoCluster{}
 	defer cl.close()
 
@@ -187,15 +203,8 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		return err
 	}
 
-	// The coordinator's Raft group, bootstrapped together.
-	peers := make([]coordinator.Peer, o.replicas)
-	for i := range peers {
-		port, err := freePort()
-		if err != nil {
-			return err
-		}
-		peers[i] = coordinator.Peer{ID: fmt.Sprintf("c%d", i+1), Addr: fmt.Sprintf("127.0.0.1:%d", port)}
-	}
+	// The coordinator's Raft group, bootstrapped together (or restarted
+	// on an earlier run's directory, at the addresses its log records).
 	for _, p := range peers {
 		rc, err := cl.connect(url, "coordinator-"+p.ID, logf)
 		if err != nil {
@@ -211,6 +220,9 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	coord := coordinator.NewClient(nc)
 	fmt.Fprintf(w, "dcpi demo: NATS at %s, coordinator %s, %d aggregators, %d hosts x %d CPUs running %s\n",
 		url, peerList(peers), o.aggregators, o.hosts, o.cpus, programList(progs))
+	if err := waitLeader(ctx, coord, pr, peers); err != nil {
+		return err
+	}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	cl.cancel = cancel
@@ -234,6 +246,14 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		go func() { defer cl.wg.Done(); a.Run(runCtx) }()
 	}
 
+	// A continued fleet: what earlier runs stored is this run's baseline.
+	var base demoBaseline
+	if dd.continued {
+		if base, err = continueFleet(ctx, w, pr, js, coord, dir); err != nil {
+			return err
+		}
+	}
+
 	// The hosts.
 	sim := config.Defaults().Sim
 	sim.CPUs, sim.Timing = o.cpus, o.timing
@@ -252,6 +272,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 			return err
 		}
 		hosts = append(hosts, h)
+		base.lost += h.resumed.Lost
 	}
 
 	// Collect, with a progress line, cutting an epoch on the way.
@@ -259,7 +280,6 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	finished := make([]bool, len(hosts))
-	lastReport := time.Now()
 	for done := 0; done < len(hosts); {
 		select {
 		case <-ctx.Done():
@@ -286,32 +306,31 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 				return fmt.Errorf("epoch cut: %w", err)
 			}
 		}
-		if time.Since(lastReport) < time.Second && done < len(hosts) {
+		if !pr.due() {
 			continue
 		}
-		lastReport = time.Now()
 		var published uint64
 		for _, h := range hosts {
 			published += h.pub.Stats().SamplesPublished
 		}
 		tot, _ := coord.Totals(ctx, storage.Query{})
-		fmt.Fprintf(w, "[%5.1fs] hosts at %.3f/%.3f simulated s | %d samples published | %d stored | epoch %s\n",
-			time.Since(start).Seconds(), slowest, o.seconds, published, tot.Samples+tot.Unknown, epochNote(cut))
+		pr.printf("hosts at %.3f/%.3f simulated s | %d samples published | %d stored | epoch %s",
+			slowest, o.seconds, published, tot.Samples+tot.Unknown-base.stored, epochNote(cut))
 	}
 
 	// Everything the hardware generated must now reach the database.
-	var generated uint64
+	generated := base.lost // samples the hosts' predecessors lost, stored as drops now
 	for _, h := range hosts {
 		generated += h.generated()
 		if err := h.pub.Flush(ctx); err != nil {
 			return fmt.Errorf("host %s: flushing its publisher: %w", h.name, err)
 		}
 	}
-	stored, drops, err := waitStored(ctx, coord, generated, 60*time.Second)
+	stored, drops, err := waitStored(ctx, coord, pr, base, generated, 30*time.Second)
 	if err != nil {
 		return err
 	}
-	if err := waitSealed(ctx, coord, cut, 30*time.Second); err != nil {
+	if err := waitSealed(ctx, coord, pr, cut, 30*time.Second); err != nil {
 		fmt.Fprintf(w, "warning: %v\n", err)
 	}
 
@@ -321,7 +340,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nFleet-wide profile (%d hosts, all epochs):\n\n", len(hosts))
+	fmt.Fprintf(w, "\nFleet-wide profile (%d hosts, all epochs%s):\n\n", len(hosts), map[bool]string{true: ", earlier runs' too"}[dd.continued])
 	if err := analysis.WriteText(w, table); err != nil {
 		return err
 	}
@@ -338,6 +357,10 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	verdict := "balanced"
 	if stored+dropTotal != generated {
 		verdict = "NOT BALANCED"
+	}
+	if dd.continued {
+		fmt.Fprintf(w, "\nthis run continued the fleet in %s: the figures below are this run's (the database held %d samples and %d drops before it; its hosts' predecessors lost %d samples, stored now as %s)",
+			dir, base.stored, base.drops, base.lost, wire.DropCrashLost)
 	}
 	fmt.Fprintf(w, "\nconservation: %d samples generated by the simulated hardware = %d stored + %d dropped (%s): %s\n",
 		generated, stored, dropTotal, dropList(names), verdict)
@@ -360,7 +383,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 
 func epochNote(cut uint64) string {
 	if cut == 0 {
-		return "1 (open)"
+		return "open, not cut yet"
 	}
 	return fmt.Sprintf("%d (cut from %d)", cut, cut-1)
 }
@@ -380,23 +403,135 @@ func peerList(peers []coordinator.Peer) string {
 	return strings.Join(s, ",")
 }
 
-// waitStored waits until the database holds every generated sample, in a
-// profile or a drop counter, and returns what it holds.
-func waitStored(ctx context.Context, coord *coordinator.Client, generated uint64, timeout time.Duration) (stored uint64, drops map[string]uint64, err error) {
-	deadline := time.Now().Add(timeout)
+// demoBaseline is what a continued fleet's database held before this run,
+// and what the resumed hosts' predecessors lost (stored as drops during
+// this run): the conservation line counts only what this run added.
+type demoBaseline struct {
+	stored, drops uint64
+	dropsByName   map[string]uint64
+	lost          uint64
+}
+
+// waitLeader waits for the coordinator's Raft group to answer as a group
+// (a heartbeat needs the leader), saying so on a terminal; it gives up,
+// naming the replicas, if no leader is elected in a minute.
+func waitLeader(ctx context.Context, coord *coordinator.Client, pr *progress, peers []coordinator.Peer) error {
+	const limit = time.Minute
+	deadline := time.Now().Add(limit)
+	for {
+		actx, cancel := context.WithTimeout(ctx, time.Second)
+		_, err := coord.Heartbeat(actx, "alpha0")
+		cancel()
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case time.Now().After(deadline):
+			return fmt.Errorf("the coordinator's replicas (%s) elected no leader in %v; run with --verbose to see Raft's log", peerList(peers), limit)
+		}
+		pr.printf("waiting for the coordinator's %d replicas to elect a leader", len(peers))
+	}
+}
+
+// continueFleet prepares a run on an earlier run's fleet: it waits for the
+// aggregators to store any batches an interrupted run left in the stream,
+// then reads the totals this run starts from.
+func continueFleet(ctx context.Context, w io.Writer, pr *progress, js jetstream.JetStream, coord *coordinator.Client, dir string) (demoBaseline, error) {
+	var b demoBaseline
+	stream, err := js.Stream(ctx, transport.StreamName)
+	if err != nil {
+		return b, err
+	}
+	const stall = 30 * time.Second
+	last, lastChange := uint64(0), time.Now()
+	for {
+		info, err := stream.Info(ctx)
+		if err != nil {
+			return b, err
+		}
+		n := info.State.Msgs
+		if n == 0 {
+			break
+		}
+		if n != last {
+			last, lastChange = n, time.Now()
+		} else if time.Since(lastChange) > stall {
+			return b, fmt.Errorf("the stream holds %d batches of an earlier run that no aggregator stored in %v; run with --verbose to see why, or give a new --dir", n, stall)
+		}
+		pr.printf("waiting for the aggregators to store %d batches an earlier run left in the stream", n)
+		select {
+		case <-ctx.Done():
+			return b, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	// Nothing is being written now; a replica still applying the log
+	// answers with less, so read until the answers agree.
+	var prev coordinator.TotalsReply
+	for agree := 0; agree < 5; {
+		tot, err := coord.Totals(ctx, storage.Query{})
+		if err != nil {
+			return b, err
+		}
+		if totalsEqual(tot, prev) {
+			agree++
+		} else {
+			agree, prev = 0, tot
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b.stored = prev.Samples + prev.Unknown
+	b.dropsByName = prev.Drops
+	for _, n := range prev.Drops {
+		b.drops += n
+	}
+	fmt.Fprintf(w, "dcpi demo: continuing the fleet in %s (%d samples stored by earlier runs)\n", dir, b.stored)
+	return b, nil
+}
+
+func totalsEqual(a, b coordinator.TotalsReply) bool {
+	if a.Samples != b.Samples || a.Unknown != b.Unknown || len(a.Drops) != len(b.Drops) {
+		return false
+	}
+	for k, v := range a.Drops {
+		if b.Drops[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// waitStored waits until the database holds every sample this run
+// generated beyond base, in a profile or a drop counter, and returns what
+// this run added. It says on a terminal what it waits for, and gives up
+// only when storage has made no progress for stall.
+func waitStored(ctx context.Context, coord *coordinator.Client, pr *progress, base demoBaseline, generated uint64, stall time.Duration) (stored uint64, drops map[string]uint64, err error) {
+	last, lastChange := uint64(0), time.Now()
 	for {
 		tot, err := coord.Totals(ctx, storage.Query{})
 		if err != nil {
 			return 0, nil, err
 		}
-		stored = tot.Samples + tot.Unknown
+		stored = tot.Samples + tot.Unknown - min(base.stored, tot.Samples+tot.Unknown)
+		drops = map[string]uint64{}
 		var d uint64
-		for _, n := range tot.Drops {
-			d += n
+		for name, n := range tot.Drops {
+			if n -= min(base.dropsByName[name], n); n > 0 {
+				drops[name] = n
+				d += n
+			}
 		}
-		if stored+d >= generated || time.Now().After(deadline) {
-			return stored, tot.Drops, nil
+		if stored+d >= generated {
+			return stored, drops, nil
 		}
+		if stored+d != last {
+			last, lastChange = stored+d, time.Now()
+		} else if time.Since(lastChange) > stall {
+			// The conservation line says what is missing.
+			return stored, drops, nil
+		}
+		pr.printf("waiting for storage: %d of the %d samples generated are stored or counted as dropped", stored+d, generated)
 		select {
 		case <-ctx.Done():
 			return 0, nil, ctx.Err()
@@ -405,8 +540,9 @@ func waitStored(ctx context.Context, coord *coordinator.Client, generated uint64
 	}
 }
 
-// waitSealed waits for the coordinator to seal epoch cut-1.
-func waitSealed(ctx context.Context, coord *coordinator.Client, cut uint64, timeout time.Duration) error {
+// waitSealed waits for the coordinator to seal epoch cut-1, saying on a
+// terminal which hosts' acknowledgements it still waits for.
+func waitSealed(ctx context.Context, coord *coordinator.Client, pr *progress, cut uint64, timeout time.Duration) error {
 	if cut < 2 {
 		return nil
 	}
@@ -416,12 +552,24 @@ func waitSealed(ctx context.Context, coord *coordinator.Client, cut uint64, time
 		if err != nil {
 			return err
 		}
+		waiting := "its stored batches"
 		for _, e := range eps {
-			if e.Number == cut-1 && e.State == storage.EpochSealed {
+			if e.Number != cut-1 {
+				continue
+			}
+			if e.State == storage.EpochSealed {
 				return nil
 			}
+			if len(e.Waiting) > 0 {
+				waiting = "acknowledgements from " + strings.Join(e.Waiting, ", ")
+			}
 		}
-		time.Sleep(100 * time.Millisecond)
+		pr.printf("waiting for epoch %d to be sealed: waiting for %s", cut-1, waiting)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 	return fmt.Errorf("epoch %d not sealed after %v", cut-1, timeout)
 }

@@ -2,16 +2,12 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"dcpi/hwsim/alpha/disasm"
-	"dcpi/workloads"
 )
 
 func init() { subcommands = append(subcommands, newDisasmCommand) }
@@ -59,29 +55,15 @@ FILE is a path, or the name of an embedded workload (` + strings.Join(workloadNa
 			default:
 				return fmt.Errorf("--pal %q: want none, ev4, ev5 or ev6", pal)
 			}
-			r, name, err := openDisasmInput(args[0])
+			data, _, err := readELF(args[0])
 			if err != nil {
 				return err
 			}
-			return disasm.File(cmd.OutOrStdout(), r, name, opt)
+			return disasm.File(cmd.OutOrStdout(), bytes.NewReader(data), args[0], opt)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&sections, "section", "j", nil, "print only section `NAME` (repeatable; default: every code section)")
 	cmd.Flags().BoolVar(&symbols, "symbols", true, "label functions and name branch targets (<sym+off>) from the symbol table")
 	cmd.Flags().StringVar(&pal, "pal", "none", "PALcode-mode mnemonics for opcodes 0x19, 0x1B, 0x1D-0x1F: none (pal19...), ev4, ev5 or ev6, as objdump -m alpha:evN")
 	return cmd
-}
-
-// openDisasmInput opens a file, or else the embedded workload of that name.
-func openDisasmInput(arg string) (io.ReaderAt, string, error) {
-	data, err := os.ReadFile(arg)
-	if err == nil {
-		return bytes.NewReader(data), arg, nil
-	}
-	if errors.Is(err, os.ErrNotExist) && !strings.Contains(arg, "/") {
-		if b, werr := workloads.Binary(arg); werr == nil {
-			return bytes.NewReader(b), arg, nil
-		}
-	}
-	return nil, "", err
 }

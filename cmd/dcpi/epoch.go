@@ -20,6 +20,7 @@ func init() { subcommands = append(subcommands, newEpochCommand) }
 func newEpochCommand() *cobra.Command {
 	var natsURLs []string
 	var asJSON bool
+	var dbDir string
 	cmd := &cobra.Command{
 		Use:   "epoch",
 		Short: "Cut and list the fleet's profile epochs",
@@ -61,39 +62,89 @@ batches are stored.`,
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "Show every epoch: time span, state, and each node's acknowledgement",
-		Args:  cobra.NoArgs,
+		Long: `Show every epoch: its time span, its state, the nodes that acknowledged
+its cut and those the coordinator still waits for. With --db it reads a
+local database instead (a stopped replica's data directory, e.g. a demo's
+DIR/c1, or dcpi node --db's), which knows no liveness: "waiting for" is
+empty there.`,
+		Example: `  dcpi epoch list --nats nats://127.0.0.1:4222
+  dcpi epoch list --db /tmp/fleet/c1 --json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, closeFn, err := client(cmd)
-			if err != nil {
-				return err
+			var eps []coordinator.EpochInfo
+			if dbDir != "" && cmd.Flags().Changed("nats") {
+				return fmt.Errorf("give --db or --nats, not both")
 			}
-			defer closeFn()
-			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
-			defer cancel()
-			if asJSON {
-				eps, err := c.Epochs(ctx)
+			if dbDir != "" {
+				var err error
+				if eps, err = localEpochInfo(dbDir); err != nil {
+					return err
+				}
+			} else {
+				c, closeFn, err := client(cmd)
 				if err != nil {
 					return err
 				}
+				defer closeFn()
+				ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+				defer cancel()
+				if eps, err = c.Epochs(ctx); err != nil {
+					return err
+				}
+			}
+			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				return enc.Encode(eps)
 			}
-			return printEpochs(ctx, cmd.OutOrStdout(), c)
+			return writeEpochs(cmd.OutOrStdout(), eps)
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	list.Flags().StringVar(&dbDir, "db", "", "read this local profile database (or a stopped replica's data directory) instead of the cluster")
 	cmd.AddCommand(list)
 	return cmd
 }
 
-// printEpochs writes the epoch table.
+// localEpochInfo reads a local database's epochs and their
+// acknowledgements.
+func localEpochInfo(dir string) ([]coordinator.EpochInfo, error) {
+	db, err := openLocalDB(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	es, err := db.Epochs()
+	if err != nil {
+		return nil, err
+	}
+	eps := make([]coordinator.EpochInfo, 0, len(es))
+	for _, e := range es {
+		acks, err := db.EpochAcks(e.Number)
+		if err != nil {
+			return nil, err
+		}
+		eps = append(eps, coordinator.EpochInfo{Epoch: e, Acks: acks})
+	}
+	return eps, nil
+}
+
+// printEpochs writes the cluster's epoch table.
 func printEpochs(ctx context.Context, w io.Writer, c *coordinator.Client) error {
 	eps, err := c.Epochs(ctx)
 	if err != nil {
 		return err
 	}
+	return writeEpochs(w, eps)
+}
+
+// writeEpochs writes an epoch table.
+func writeEpochs(w io.Writer, eps []coordinator.EpochInfo) error {
 	fmt.Fprintf(w, "\nEpochs:\n")
+	if len(eps) == 0 {
+		_, err := fmt.Fprintln(w, "none recorded")
+		return err
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "epoch\tstate\tstart\tend\tacknowledged by\twaiting for")
 	for _, e := range eps {

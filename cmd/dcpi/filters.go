@@ -160,6 +160,8 @@ type openedSource struct {
 	// imageFile reads an image file a node uploaded (nil: no cluster).
 	imageFile func(wire.ImageKey) ([]byte, error)
 	close     func()
+	// where names the source in hints: "this database", "the cluster".
+	where string
 }
 
 // open opens the source the flags name (--nats, else --db) and applies
@@ -174,34 +176,13 @@ func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *selection) (*op
 		}
 		c := coordinator.NewClient(nc)
 		o := &openedSource{
-			src: analysis.NewSymbolizer(clusterSource{ctx: ctx, c: c, linearizable: qf.linearizable}),
-			hosts: func() ([]string, error) {
-				nodes, err := c.Nodes(ctx)
-				if err != nil {
-					return nil, fmt.Errorf("reading the node registry: %w", err)
-				}
-				var hosts []string
-				for _, n := range nodes {
-					hosts = append(hosts, n.Host)
-				}
-				slices.Sort(hosts)
-				return hosts, nil
-			},
-			epochs: func() ([]uint64, error) {
-				es, err := c.Epochs(ctx)
-				if err != nil {
-					return nil, fmt.Errorf("reading the epochs: %w", err)
-				}
-				var out []uint64
-				for _, e := range es {
-					out = append(out, e.Number)
-				}
-				slices.Sort(out)
-				return out, nil
-			},
+			src:       analysis.NewSymbolizer(clusterSource{ctx: ctx, c: c, linearizable: qf.linearizable}),
+			hosts:     func() ([]string, error) { return clusterHosts(ctx, c) },
+			epochs:    func() ([]uint64, error) { return clusterEpochs(ctx, c) },
 			labels:    func(labels map[string]string, q *storage.Query) error { return selectLabels(ctx, c, labels, q) },
 			imageFile: clusterImageFiles(ctx, nc),
 			close:     func() { nc.Close(); cancel() },
+			where:     "the cluster",
 		}
 		if err := o.labels(qf.labels, &sel.Filter); err != nil {
 			o.close()
@@ -217,19 +198,9 @@ func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *selection) (*op
 		return nil, err
 	}
 	return &openedSource{
-		src:   analysis.NewSymbolizer(db),
-		hosts: db.Hosts,
-		epochs: func() ([]uint64, error) {
-			es, err := db.Epochs()
-			if err != nil {
-				return nil, err
-			}
-			out := make([]uint64, 0, len(es))
-			for _, e := range es {
-				out = append(out, e.Number)
-			}
-			return out, nil
-		},
+		src:    analysis.NewSymbolizer(db),
+		hosts:  db.Hosts,
+		epochs: func() ([]uint64, error) { return localEpochs(db) },
 		labels: func(labels map[string]string, q *storage.Query) error {
 			if len(labels) == 0 {
 				return nil
@@ -237,7 +208,95 @@ func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *selection) (*op
 			return errNoLabels
 		},
 		close: func() { db.Close() },
+		where: "this database",
 	}, nil
 }
 
 var errNoLabels = errors.New("--label: labels live in the cluster's node registry; query the cluster with --nats URL")
+
+// emptyHint says why a selection that matched nothing did: a --host or
+// --epoch the source does not hold, with the ones it does ("no samples for
+// host alpha9; hosts in this database: alpha0, alpha1"). It is "" when
+// every named host and epoch is known (or the source cannot say).
+func (o *openedSource) emptyHint(f storage.Query) string {
+	return knownHint(f, o.where, o.hosts, o.epochs)
+}
+
+func knownHint(f storage.Query, where string, hosts func() ([]string, error), epochs func() ([]uint64, error)) string {
+	var hints []string
+	if len(f.Hosts) > 0 && hosts != nil {
+		if known, err := hosts(); err == nil {
+			for _, h := range f.Hosts {
+				if !slices.Contains(known, h) {
+					hints = append(hints, fmt.Sprintf("no samples for host %s; hosts in %s: %s", h, where, orNone(known)))
+				}
+			}
+		}
+	}
+	if len(f.Epochs) > 0 && epochs != nil {
+		if known, err := epochs(); err == nil {
+			var missing []string
+			for _, e := range f.Epochs {
+				if !slices.Contains(known, e) {
+					missing = append(missing, strconv.FormatUint(e, 10))
+				}
+			}
+			if len(missing) > 0 {
+				names := make([]string, len(known))
+				for i, e := range known {
+					names[i] = strconv.FormatUint(e, 10)
+				}
+				hints = append(hints, fmt.Sprintf("no epoch %s; epochs in %s: %s", strings.Join(missing, ", "), where, orNone(names)))
+			}
+		}
+	}
+	return strings.Join(hints, "; ")
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+// clusterHosts lists the cluster's registered hosts, sorted.
+func clusterHosts(ctx context.Context, c *coordinator.Client) ([]string, error) {
+	nodes, err := c.Nodes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the node registry: %w", err)
+	}
+	var hosts []string
+	for _, n := range nodes {
+		hosts = append(hosts, n.Host)
+	}
+	slices.Sort(hosts)
+	return hosts, nil
+}
+
+// clusterEpochs lists the cluster's epochs, in order.
+func clusterEpochs(ctx context.Context, c *coordinator.Client) ([]uint64, error) {
+	es, err := c.Epochs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the epochs: %w", err)
+	}
+	var out []uint64
+	for _, e := range es {
+		out = append(out, e.Number)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// localEpochs lists a local database's epochs.
+func localEpochs(db *storage.DB) ([]uint64, error) {
+	es, err := db.Epochs()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint64, 0, len(es))
+	for _, e := range es {
+		out = append(out, e.Number)
+	}
+	return out, nil
+}

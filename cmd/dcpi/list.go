@@ -68,6 +68,9 @@ The shared filters select the samples (default: the whole fleet, every epoch);
 			}
 			l, err := analysis.List(o.src, q)
 			if err != nil {
+				if h := o.emptyHint(sel.Filter); h != "" {
+					return fmt.Errorf("%w; %s", err, h)
+				}
 				return err
 			}
 			if qf.json {

@@ -39,6 +39,11 @@ port).`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			logf := stderrLog("nats-server: ")
+			release, err := lockDataDir(dir, "--dir", "dcpi nats-server")
+			if err != nil {
+				return err
+			}
+			defer release()
 			srv, err := transport.StartServer(transport.ServerConfig{Dir: dir, Host: host, Port: port, Name: "dcpi-nats", Logf: logf})
 			if err != nil {
 				return err

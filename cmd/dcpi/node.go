@@ -169,7 +169,7 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []program,
 	}
 	db, err := storage.Open(dbDir, storage.Options{NoSync: true})
 	if err != nil {
-		return err
+		return explainOpenError(err, "--db", dbDir)
 	}
 	defer db.Close()
 	// A database may already hold this host's streams (an earlier run):
@@ -180,7 +180,7 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []program,
 	}
 	// What the database held before, so that the conservation line
 	// counts this run's samples only.
-	prior, err := readTotals(db, storage.Query{})
+	prior, err := dbTotals(db, storage.Query{})
 	if err != nil {
 		return err
 	}
@@ -205,7 +205,8 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []program,
 	if seconds > 0 {
 		limit = uint64(seconds * float64(hc.ClockHz))
 	}
-	if err := sh.Run(limit); err != nil {
+	if err := newProgress(w, start).whileRunning(func() error { return sh.Run(limit) },
+		func() string { return simulatedStatus(sh.SimCycles(), hc.ClockHz, seconds) }); err != nil {
 		return err
 	}
 	elapsed := time.Since(start)

@@ -84,7 +84,7 @@ table for machines: {"by", "events": [{"event", "name", "total"}], "rows":
 			}
 			defer o.close()
 			q.Filter = sel.Filter
-			return runProf(cmd.OutOrStdout(), o.src, q, pf.json)
+			return runProf(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.src, q, pf.json, func() string { return o.emptyHint(q.Filter) })
 		},
 	}
 	f := cmd.Flags()
@@ -100,6 +100,8 @@ table for machines: {"by", "events": [{"event", "name", "total"}], "rows":
 func openLocalDB(dir string) (*storage.DB, error) {
 	if d, err := coordinator.ProfileDBDir(dir); err == nil {
 		dir = d // a (stopped) coordinator replica's data directory
+	} else if err := fleetParentError("--db", dir); err != nil {
+		return nil, err
 	}
 	st, err := os.Stat(dir)
 	switch {
@@ -140,15 +142,27 @@ func (pf profFlags) query() (analysis.ProfQuery, error) {
 	return q, nil
 }
 
-func runProf(w io.Writer, src analysis.Source, q analysis.ProfQuery, asJSON bool) error {
+// runProf prints the table; an empty one is followed by hint's words on
+// a --host or --epoch the source does not hold (on stderr with --json).
+func runProf(w, errw io.Writer, src analysis.Source, q analysis.ProfQuery, asJSON bool, hint func() string) error {
 	t, err := analysis.Prof(src, q)
 	if err != nil {
 		return err
 	}
 	if asJSON {
-		return analysis.WriteJSON(w, t)
+		err = analysis.WriteJSON(w, t)
+	} else {
+		err = analysis.WriteText(w, t)
 	}
-	return analysis.WriteText(w, t)
+	if len(t.Rows) == 0 && err == nil {
+		if h := hint(); h != "" {
+			if asJSON {
+				w = errw
+			}
+			_, err = fmt.Fprintln(w, h)
+		}
+	}
+	return err
 }
 
 // selectLabels narrows q to the hosts whose registered labels include all

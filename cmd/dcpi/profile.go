@@ -360,7 +360,7 @@ type totals struct {
 	drops  map[string]uint64
 }
 
-func readTotals(db *storage.DB, q storage.Query) (totals, error) {
+func dbTotals(db *storage.DB, q storage.Query) (totals, error) {
 	s, u, d, err := db.Totals(q)
 	return totals{stored: s + u, drops: d}, err
 }
@@ -370,7 +370,7 @@ func readTotals(db *storage.DB, q storage.Query) (totals, error) {
 // (now minus before) in profiles and drop counters. It reports whether
 // the two balance exactly.
 func printConservation(w io.Writer, db *storage.DB, generated uint64, q storage.Query, before totals) (bool, error) {
-	now, err := readTotals(db, q)
+	now, err := dbTotals(db, q)
 	if err != nil {
 		return false, err
 	}

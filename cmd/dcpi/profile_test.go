@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -465,7 +466,7 @@ func TestClusterNodesRunUserProgram(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	stored, drops, err := waitStored(ctx, coord, generated, 30*time.Second)
+	stored, drops, err := waitStored(ctx, coord, newProgress(io.Discard, time.Now()), demoBaseline{}, generated, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

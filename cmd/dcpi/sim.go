@@ -14,6 +14,7 @@ import (
 	"dcpi/config"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
+	"dcpi/hwsim/elfimage"
 	"dcpi/workloads"
 )
 
@@ -211,18 +212,22 @@ func exitCode(status int) int {
 
 // programPath installs FILE in the simulated file system and returns its
 // simulated path: an existing host file goes to /bin/BASENAME, otherwise
-// FILE must name an embedded workload.
+// FILE must name an embedded workload. A host file that is no Alpha
+// executable the simulator can run is refused here, named as given.
 func programPath(files map[string][]byte, file string) (string, error) {
-	data, err := os.ReadFile(file)
-	if err == nil {
-		p := "/bin/" + path.Base(file)
-		files[p] = data
-		return p, nil
+	data, embedded, err := readELF(file)
+	if err != nil {
+		return "", err
 	}
-	if _, ok := workloadByName(file); ok {
+	if embedded {
 		return "/bin/" + file, nil
 	}
-	return "", fmt.Errorf("%s: not a file, nor an embedded workload (%s)", file, strings.Join(workloadNames(), ", "))
+	if _, err := elfimage.Parse(data, file); err != nil {
+		return "", elfError(err)
+	}
+	p := "/bin/" + path.Base(file)
+	files[p] = data
+	return p, nil
 }
 
 func printSimStats(w io.Writer, m *hwsim.Machine, procs []*hwsim.Process, elapsed time.Duration) {

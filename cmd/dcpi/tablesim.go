@@ -97,7 +97,13 @@ table of the same size; an 8-way bucket spans two lines.`,
 			fmt.Fprintf(out, "compulsory misses (a key's first sample on its CPU): %d, %.2f%% of samples, the floor under every miss rate\n\n",
 				floor, 100*float64(floor)/float64(len(tr.Samples)))
 			start := time.Now()
-			rs, err := node.Simulate(tr, node.Designs(lines, node.DefaultVariants()))
+			designs := node.Designs(lines, node.DefaultVariants())
+			var rs []node.Result
+			err = newProgress(cmd.ErrOrStderr(), time.Now()).whileRunning(func() error {
+				var err error
+				rs, err = node.Simulate(tr, designs)
+				return err
+			}, func() string { return fmt.Sprintf("simulating %d table designs on the trace", len(designs)) })
 			if err != nil {
 				return err
 			}
@@ -175,12 +181,19 @@ func recordTablesimTrace(cmd *cobra.Command, out io.Writer, names []string, mix,
 	}
 	var buf bytes.Buffer
 	start := time.Now()
-	sum, err := simhost.RecordTrace(&buf, simhost.RecordOptions{
-		Machine:  hc,
-		Profile:  prof,
-		Programs: programs,
-		Env:      []string{"PATH=/bin", "HOME=/", "TERM=dumb", "LANG=C"},
-		Cycles:   uint64(seconds * float64(hc.ClockHz)),
+	var sum simhost.RecordSummary
+	err = newProgress(cmd.ErrOrStderr(), start).whileRunning(func() error {
+		var err error
+		sum, err = simhost.RecordTrace(&buf, simhost.RecordOptions{
+			Machine:  hc,
+			Profile:  prof,
+			Programs: programs,
+			Env:      []string{"PATH=/bin", "HOME=/", "TERM=dumb", "LANG=C"},
+			Cycles:   uint64(seconds * float64(hc.ClockHz)),
+		})
+		return err
+	}, func() string {
+		return fmt.Sprintf("recording a trace of %s for %g simulated s on %d CPUs", strings.Join(names, ","), seconds, hc.CPUs)
 	})
 	if err != nil {
 		return nil, err

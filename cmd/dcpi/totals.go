@@ -26,6 +26,7 @@ type totalsJSON struct {
 
 func newTotalsCommand() *cobra.Command {
 	var natsURLs, hosts []string
+	var dbDir string
 	var epochs []uint
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -39,18 +40,17 @@ hardware generated that has reached the database; once every node has
 stopped and its batches are committed it must equal the sum of what each
 node says its hardware generated ("dcpi node --nats" prints that at exit).
 
+With --db it reads a local profile database instead (dcpi node --db's,
+or a stopped replica's data directory, e.g. a demo's DIR/c1).
+
 Any replica answers, so a replica that has not yet applied the newest
 commits may answer with less. --host and --epoch narrow the figures.
 --json prints {"samples", "unknown", "drops": {name: count}, "total"}.`,
 		Example: `  dcpi totals --nats nats://127.0.0.1:4222
-  dcpi totals --nats nats://127.0.0.1:4222 --host alpha1 --json`,
+  dcpi totals --nats nats://127.0.0.1:4222 --host alpha1 --json
+  dcpi totals --db /tmp/fleet/c1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			nc, err := connectTool(natsConfig(cmd, natsURLs), "dcpi-totals")
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
 			var q storage.Query
 			if len(hosts) > 0 {
 				q.Hosts = hosts
@@ -58,11 +58,9 @@ commits may answer with less. --host and --epoch narrow the figures.
 			for _, e := range epochs {
 				q.Epochs = append(q.Epochs, uint64(e))
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
-			defer cancel()
-			tot, err := coordinator.NewClient(nc).Totals(ctx, q)
+			tot, hint, err := readTotals(cmd, dbDir, natsURLs, q)
 			if err != nil {
-				return fmt.Errorf("totals: %w", err)
+				return err
 			}
 			out := totalsJSON{Samples: tot.Samples, Unknown: tot.Unknown, Drops: tot.Drops, Total: tot.Samples + tot.Unknown}
 			if out.Drops == nil {
@@ -74,18 +72,68 @@ commits may answer with less. --host and --epoch narrow the figures.
 				names = append(names, name+" "+strconv.FormatUint(n, 10))
 			}
 			if asJSON {
+				if out.Total == 0 && hint != "" {
+					fmt.Fprintln(cmd.ErrOrStderr(), hint)
+				}
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(out)
 			}
 			slices.Sort(names)
 			fmt.Fprintf(cmd.OutOrStdout(), "%d samples stored, %d unknown, %d dropped (%s); %d in all\n",
 				out.Samples, out.Unknown, out.Total-out.Samples-out.Unknown, dropList(names), out.Total)
+			if out.Total == 0 && hint != "" {
+				fmt.Fprintln(cmd.OutOrStdout(), hint)
+			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&natsURLs, "nats", []string{"nats://127.0.0.1:4222"}, "NATS server(s) of the cluster")
+	f.StringVar(&dbDir, "db", "", "read this local profile database (or a stopped replica's data directory) instead of the cluster")
+	cmd.MarkFlagsMutuallyExclusive("db", "nats")
 	f.StringArrayVar(&hosts, "host", nil, "only host `H` (repeatable)")
 	f.UintSliceVar(&epochs, "epoch", nil, "only epoch `N` (repeatable)")
 	f.BoolVar(&asJSON, "json", false, "print JSON for machines")
 	return cmd
+}
+
+// readTotals reads the totals from --db when given, else from the
+// cluster, with emptyHint's words for a --host or --epoch it does not hold
+// (computed only when nothing matched).
+func readTotals(cmd *cobra.Command, dbDir string, natsURLs []string, q storage.Query) (tot coordinator.TotalsReply, hint string, err error) {
+	empty := func(t coordinator.TotalsReply) bool {
+		n := t.Samples + t.Unknown
+		for _, d := range t.Drops {
+			n += d
+		}
+		return n == 0
+	}
+	if dbDir != "" {
+		db, err := openLocalDB(dbDir)
+		if err != nil {
+			return tot, "", err
+		}
+		defer db.Close()
+		if tot.Samples, tot.Unknown, tot.Drops, err = db.Totals(q); err != nil {
+			return tot, "", fmt.Errorf("totals: %w", err)
+		}
+		if empty(tot) {
+			hint = knownHint(q, "this database", db.Hosts, func() ([]uint64, error) { return localEpochs(db) })
+		}
+		return tot, hint, nil
+	}
+	nc, err := connectTool(natsConfig(cmd, natsURLs), "dcpi-totals")
+	if err != nil {
+		return tot, "", err
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+	defer cancel()
+	c := coordinator.NewClient(nc)
+	if tot, err = c.Totals(ctx, q); err != nil {
+		return tot, "", fmt.Errorf("totals: %w", err)
+	}
+	if empty(tot) {
+		hint = knownHint(q, "the cluster", func() ([]string, error) { return clusterHosts(ctx, c) }, func() ([]uint64, error) { return clusterEpochs(ctx, c) })
+	}
+	return tot, hint, nil
 }

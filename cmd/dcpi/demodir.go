@@ -1,0 +1,118 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+
+	"dcpi/coordinator"
+)
+
+// fleetFile is the file in a demo's --dir that records what a later run
+// needs to continue the fleet: the Raft group's members and their
+// addresses. The Raft log holds the membership with those addresses, so a
+// run that picked new ports would start replicas that can never reach
+// each other (the second run used to wait forever for a leader).
+const fleetFile = "demo.json"
+
+// demoFleet is fleetFile's content.
+type demoFleet struct {
+	Replicas []coordinator.Peer `json:"replicas"`
+}
+
+// demoDir is a demo's data directory, prepared for a run.
+type demoDir struct {
+	peers     []coordinator.Peer
+	continued bool // an earlier run's fleet is continued
+	release   func()
+}
+
+// prepareDemoDir locks dir for this demo and returns the replicas to run:
+// an earlier run's (same IDs and addresses), or new ones on free ports,
+// recorded for the next run. replicasSet says --replicas was given; a
+// count different from the recorded fleet's is then an error saying what
+// to do. Every error is one line naming the way on.
+func prepareDemoDir(dir string, replicas int, replicasSet bool) (*demoDir, error) {
+	release, err := lockDataDir(dir, "--dir", "dcpi demo")
+	if err != nil {
+		return nil, err
+	}
+	d, err := readDemoDir(dir, replicas, replicasSet)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	d.release = release
+	return d, nil
+}
+
+func readDemoDir(dir string, replicas int, replicasSet bool) (*demoDir, error) {
+	path := filepath.Join(dir, fleetFile)
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return newDemoDir(dir, replicas)
+	case err != nil:
+		return nil, fmt.Errorf("--dir %s: %w", dir, err)
+	}
+	var f demoFleet
+	if err := json.Unmarshal(b, &f); err != nil || len(f.Replicas) == 0 {
+		return nil, fmt.Errorf("--dir %s: %s is not a dcpi demo's fleet record; give a new --dir", dir, path)
+	}
+	if n := len(f.Replicas); n != replicas {
+		if replicasSet {
+			return nil, fmt.Errorf("--dir %s holds a fleet of %d coordinator replicas; continue it with --replicas %d, or give a new --dir for %d", dir, n, n, replicas)
+		}
+	}
+	for _, p := range f.Replicas {
+		if !portFree(p.Addr) {
+			return nil, fmt.Errorf("--dir %s: replica %s's Raft address %s (recorded in %s) is taken by another process; stop it, or give a new --dir", dir, p.ID, p.Addr, fleetFile)
+		}
+	}
+	return &demoDir{peers: f.Replicas, continued: true}, nil
+}
+
+// newDemoDir makes a new fleet in dir, which must be empty (but for the
+// lock): a directory of something else is not written into.
+func newDemoDir(dir string, replicas int) (*demoDir, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--dir %s: %w", dir, err)
+	}
+	for _, e := range ents {
+		if e.Name() == lockName {
+			continue
+		}
+		if _, err := coordinator.ProfileDBDir(filepath.Join(dir, "c1")); err == nil {
+			return nil, fmt.Errorf("--dir %s holds a fleet of an older dcpi demo, which did not record its Raft addresses (%s); give a new --dir (its profiles stay readable: dcpi prof --db %s)", dir, fleetFile, filepath.Join(dir, "c1"))
+		}
+		return nil, fmt.Errorf("--dir %s: not empty and not a dcpi demo's directory (no %s); give a new or empty directory", dir, fleetFile)
+	}
+	peers := make([]coordinator.Peer, replicas)
+	for i := range peers {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		peers[i] = coordinator.Peer{ID: fmt.Sprintf("c%d", i+1), Addr: fmt.Sprintf("127.0.0.1:%d", port)}
+	}
+	b, _ := json.MarshalIndent(demoFleet{Replicas: peers}, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, fleetFile), append(b, '\n'), 0o644); err != nil {
+		return nil, fmt.Errorf("--dir %s: %w", dir, err)
+	}
+	return &demoDir{peers: peers}, nil
+}
+
+// portFree says whether addr can be listened on now.
+func portFree(addr string) bool {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
