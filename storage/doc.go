@@ -26,7 +26,7 @@
 //	'a' host\0 cpu:2                                    → highest contiguous batch Seq applied (8 bytes, Set)
 //	'i' image:34                                        → wire.ImageRecord encoding (Set)
 //	'e' epoch:8                                         → epoch record: version 1, state, start ns, end ns (Set)
-//	'n' host\0                                          → node record: version, CPUs, registered, updated, labels (Set)
+//	'n' host\0                                          → node record: version 2, CPUs, registered, updated, labels, events per sample (Set; version 1 has no periods)
 //	'k' epoch:8 host\0                                  → epoch ack: version, flags (late), at, per-stream last Seqs (Set)
 //	'm' "schema"                                        → "dcpi-profile-db/2" (Set once)
 //	'm' "logindex"                                      → the Raft log index the database reflects (8 bytes, Set)

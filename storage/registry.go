@@ -26,6 +26,7 @@ const (
 	MaxLabelKeyLen = 128          // bytes
 	MaxLabelValLen = 1024         // bytes
 	MaxCPUs        = wire.AllCPUs // CPUs are numbered 0..MaxCPUs-1; AllCPUs names the daemon's stream
+	MaxPeriods     = 256          // one per event number (a uint8)
 )
 
 // Node is a registered host of the fleet.
@@ -35,6 +36,12 @@ type Node struct {
 	CPUs       int
 	Registered time.Time // first registration (the leader's clock)
 	Updated    time.Time // latest registration
+	// Periods is, per event number, how many events each of the host's
+	// samples stands for: its counter's mean sampling period times the
+	// number of events multiplexed on that counter, as the host was
+	// configured when it registered. nil for a host registered before
+	// nodes recorded them (record version 1).
+	Periods map[uint8]uint64
 }
 
 // EpochAck is a node's acknowledgement that it has flushed everything it
@@ -296,10 +303,12 @@ func (db *DB) scanPrefix(p []byte, fn func(k, v []byte) error) error {
 
 // Record encodings (internal/bincodec): a version byte, then uvarints and
 // length-prefixed strings; times are Unix ns as 8 big-endian bytes, 0 for
-// the zero time.
+// the zero time. Node records are version 2 (version 1, still read, ends
+// after the labels: no periods).
 const (
-	nodeRecordVersion = 1
-	ackRecordVersion  = 1
+	nodeRecordVersion   = 2
+	nodeRecordVersionV1 = 1
+	ackRecordVersion    = 1
 )
 
 func checkTime(t time.Time) error {
@@ -331,7 +340,53 @@ func CheckNode(n *Node) error {
 	if err := errors.Join(checkTime(n.Registered), checkTime(n.Updated)); err != nil {
 		return fmt.Errorf("node %q: %w", n.Host, err)
 	}
+	return CheckPeriods(n.Host, n.Periods)
+}
+
+// CheckPeriods checks a node's events-per-sample figures: each at least 1.
+// (At most MaxPeriods of them: one per event number.)
+func CheckPeriods(host string, periods map[uint8]uint64) error {
+	for e, p := range periods {
+		if p == 0 {
+			return fmt.Errorf("%w: node %q: event %d: period 0 (want >= 1 events per sample)", ErrInvalid, host, e)
+		}
+	}
 	return nil
+}
+
+// AppendPeriods appends periods as a count and (event, period) pairs in
+// event order, so a set of periods has one encoding; DecodePeriods reads it.
+func AppendPeriods(b []byte, periods map[uint8]uint64) []byte {
+	b = bincodec.AppendUvarint(b, uint64(len(periods)))
+	for _, e := range slices.Sorted(maps.Keys(periods)) {
+		b = append(b, e)
+		b = bincodec.AppendUvarint(b, periods[e])
+	}
+	return b
+}
+
+// DecodePeriods reads what AppendPeriods wrote: nil when there are none.
+func DecodePeriods(d *bincodec.Decoder) map[uint8]uint64 {
+	n := d.Count("periods", MaxPeriods, 2)
+	if n == 0 {
+		return nil
+	}
+	out := make(map[uint8]uint64, n)
+	prev := -1
+	for i := 0; i < n && d.Err() == nil; i++ {
+		e := d.Byte("period event")
+		if int(e) <= prev {
+			d.Fail(bincodec.ErrMalformed, "period of event %d: not after event %d in order", e, prev)
+			break
+		}
+		p := d.Uvarint("period")
+		if p == 0 && d.Err() == nil {
+			d.Fail(bincodec.ErrMalformed, "period of event %d: 0", e)
+			break
+		}
+		out[e], prev = p, int(e)
+	}
+	return out
 }
 
 func encodeNode(n *Node) ([]byte, error) {
@@ -346,7 +401,7 @@ func encodeNode(n *Node) ([]byte, error) {
 	for _, k := range slices.Sorted(maps.Keys(n.Labels)) {
 		b = bincodec.AppendString(bincodec.AppendString(b, k), n.Labels[k])
 	}
-	return b, nil
+	return AppendPeriods(b, n.Periods), nil
 }
 
 // decodeNode reads a node record. Labels come in key order, as encodeNode
@@ -354,8 +409,9 @@ func encodeNode(n *Node) ([]byte, error) {
 func decodeNode(host string, v []byte) (Node, error) {
 	d := bincodec.NewDecoder(v, 0)
 	n := Node{Host: host}
-	if ver := d.Byte("record version"); d.Err() == nil && ver != nodeRecordVersion {
-		return n, fmt.Errorf("%w: node %q: record version %d (this build reads %d)", ErrCorrupt, host, ver, nodeRecordVersion)
+	ver := d.Byte("record version")
+	if d.Err() == nil && ver != nodeRecordVersion && ver != nodeRecordVersionV1 {
+		return n, fmt.Errorf("%w: node %q: record version %d (this build reads %d and %d)", ErrCorrupt, host, ver, nodeRecordVersionV1, nodeRecordVersion)
 	}
 	n.CPUs = int(d.UvarintMax("cpus", MaxCPUs))
 	n.Registered = d.Time("registered")
@@ -372,6 +428,9 @@ func decodeNode(host string, v []byte) (Node, error) {
 		}
 		n.Labels[k] = d.String("label value", MaxLabelValLen)
 		prev = k
+	}
+	if ver == nodeRecordVersion {
+		n.Periods = DecodePeriods(d)
 	}
 	d.End()
 	if err := d.Err(); err != nil {

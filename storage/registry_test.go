@@ -15,7 +15,8 @@ func TestRegistryRoundTrip(t *testing.T) {
 	db, dir := openTest(t)
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	nodes := []Node{
-		{Host: "alpha1", CPUs: 4, Labels: map[string]string{"rack": "r1", "role": ""}, Registered: t0, Updated: t0.Add(time.Second)},
+		{Host: "alpha1", CPUs: 4, Labels: map[string]string{"rack": "r1", "role": ""}, Registered: t0, Updated: t0.Add(time.Second),
+			Periods: map[uint8]uint64{0: 63488, 1: 16384}},
 		{Host: "alpha2", CPUs: 1},
 	}
 	acks := []EpochAck{
@@ -79,6 +80,7 @@ func TestRegistryInvalid(t *testing.T) {
 		{Host: "a", CPUs: MaxCPUs + 1},
 		{Host: "a", CPUs: 1, Labels: map[string]string{"": "x"}},
 		{Host: "a\x00b", CPUs: 1},
+		{Host: "a", CPUs: 1, Periods: map[uint8]uint64{3: 0}},
 	}
 	for _, n := range bad {
 		if err := m.PutNode(n); !errors.Is(err, ErrInvalid) {
@@ -101,6 +103,7 @@ func FuzzDecodeRegistry(f *testing.F) {
 	for _, n := range []Node{
 		{Host: "h", CPUs: 2, Labels: map[string]string{"a": "b"}},
 		{Host: "h", CPUs: MaxCPUs, Labels: map[string]string{"rack": "r1", "role": "", "zone": "é"}, Registered: at, Updated: at},
+		{Host: "h", CPUs: 1, Periods: map[uint8]uint64{0: 63488, 4: 1, 255: 1 << 63}},
 	} {
 		v, err := encodeNode(&n)
 		if err != nil {
@@ -135,7 +138,19 @@ func FuzzDecodeRegistry(f *testing.F) {
 			}
 		}
 		n, err := decodeNode("h", v)
-		check("node", err, func() ([]byte, error) { return encodeNode(&n) })
+		if err == nil && v[0] == nodeRecordVersionV1 {
+			// A version 1 record re-encodes as version 2: the same
+			// node, with no periods.
+			again, err := encodeNode(&n)
+			if err != nil {
+				t.Fatalf("decoded v1 node does not encode: %v", err)
+			}
+			if n2, err := decodeNode("h", again); err != nil || !reflect.DeepEqual(n2, n) || n.Periods != nil {
+				t.Fatalf("v1 node %+v re-decodes to %+v, %v", n, n2, err)
+			}
+		} else {
+			check("node", err, func() ([]byte, error) { return encodeNode(&n) })
+		}
 		a, err := decodeAck(1, "h", v)
 		check("ack", err, func() ([]byte, error) { return encodeAck(&a) })
 	})
@@ -156,15 +171,22 @@ func TestRegistryDecodeErrors(t *testing.T) {
 		want  string
 	}{
 		{"node empty", true, nil, bincodec.ErrTruncated, "record version: truncated"},
-		{"node version", true, []byte{2}, nil, "record version 2"},
+		{"node version", true, []byte{3}, nil, "record version 3"},
 		{"node cpus range", true, []byte{nodeRecordVersion, 0xff, 0xff, 0x04}, bincodec.ErrMalformed, "cpus: 81919 exceeds 65535"},
 		{"node cpus not minimal", true, []byte{nodeRecordVersion, 0x81, 0x00}, bincodec.ErrMalformed, "cpus: varint not minimally encoded"},
 		{"node registered", true, []byte{nodeRecordVersion, 1, 0, 0, 0}, bincodec.ErrTruncated, "registered: truncated"},
 		{"node labels cap", true, node([]byte{MaxLabels + 1}), bincodec.ErrTooLarge, "labels: 65 (cap 64)"},
 		{"node label order", true, node([]byte{2}, str("b"), str(""), str("a"), str("")), bincodec.ErrMalformed, `label "a": not after "b"`},
 		{"node label value cap", true, node([]byte{1}, str("k"), bincodec.AppendUvarint(nil, MaxLabelValLen+1)), bincodec.ErrTooLarge, "label value: 1025 bytes"},
-		{"node trailing", true, node([]byte{0, 0}), bincodec.ErrMalformed, "1 trailing bytes"},
-		{"node no cpus", true, []byte{nodeRecordVersion, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, nil, "0 CPUs"},
+		{"node trailing", true, node([]byte{0, 0, 0}), bincodec.ErrMalformed, "1 trailing bytes"},
+		{"node v1 trailing", true, append([]byte{nodeRecordVersionV1, 1}, append(zeroTimes, 0, 0)...), bincodec.ErrMalformed, "1 trailing bytes"},
+		{"node no cpus", true, []byte{nodeRecordVersion, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, nil, "0 CPUs"},
+		{"node no periods", true, node([]byte{0}), bincodec.ErrTruncated, "periods: truncated"},
+		{"node periods cap", true, node([]byte{0}, bincodec.AppendUvarint(nil, MaxPeriods+1)), bincodec.ErrTooLarge, "periods: 257 (cap 256)"},
+		{"node period order", true, node([]byte{0, 2, 5, 1, 4, 1}), bincodec.ErrMalformed, "period of event 4: not after event 5"},
+		{"node period repeated", true, node([]byte{0, 2, 5, 1, 5, 1}), bincodec.ErrMalformed, "period of event 5: not after event 5"},
+		{"node period zero", true, node([]byte{0, 1, 5, 0}), bincodec.ErrMalformed, "period of event 5: 0"},
+		{"node period truncated", true, node([]byte{0, 1, 5, 0x80}), bincodec.ErrTruncated, "period: truncated"},
 		{"ack flags", false, ack([]byte{2}, zeroTimes[:8], []byte{0}), bincodec.ErrMalformed, "flags 0x2: unknown bits"},
 		{"ack seqs beyond input", false, ack([]byte{0}, zeroTimes[:8], []byte{3, 1}), bincodec.ErrMalformed, "last seqs: 3 cannot fit in 1 bytes"},
 		{"ack seq truncated", false, ack([]byte{0}, zeroTimes[:8], []byte{1, 0x80}), bincodec.ErrTruncated, "last seq: truncated"},
