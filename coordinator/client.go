@@ -172,9 +172,10 @@ func (c *Client) Propose(ctx context.Context, deltas []storage.Delta, images []*
 	return out, nil
 }
 
-// Register registers a node (again, to update its labels or CPUs).
-func (c *Client) Register(ctx context.Context, host string, labels map[string]string, cpus int) error {
-	return c.requestJSON(ctx, SubjectRegister, RegisterRequest{Host: host, Labels: labels, CPUs: cpus}, nil, retryAll)
+// Register registers a node (again, to update its labels, CPUs or
+// periods: storage.Node.Periods, nil when unknown).
+func (c *Client) Register(ctx context.Context, host string, labels map[string]string, cpus int, periods map[uint8]uint64) error {
+	return c.requestJSON(ctx, SubjectRegister, RegisterRequest{Host: host, Labels: labels, CPUs: cpus, Periods: periods}, nil, retryAll)
 }
 
 // Heartbeat tells the leader host is alive and learns where epochs stand.

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -314,8 +315,13 @@ func TestClusterEpochs(t *testing.T) {
 	defer cancel()
 	s := newStreams(testRand(t))
 
+	aPeriods := map[uint8]uint64{0: 63488, 1: 16384}
 	for _, h := range []string{"a", "b"} {
-		if err := cl.Register(ctx, h, map[string]string{"rack": "r1"}, 2); err != nil {
+		var periods map[uint8]uint64 // b: a node of an earlier build
+		if h == "a" {
+			periods = aPeriods
+		}
+		if err := cl.Register(ctx, h, map[string]string{"rack": "r1"}, 2, periods); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -381,6 +387,9 @@ func TestClusterEpochs(t *testing.T) {
 	nodes, err := cl.Nodes(ctx)
 	if err != nil || len(nodes) != 2 || !nodes[0].LivenessKnown || nodes[1].Live {
 		t.Errorf("nodes: %+v %v", nodes, err)
+	}
+	if len(nodes) == 2 && (!reflect.DeepEqual(nodes[0].Periods, aPeriods) || nodes[1].Periods != nil) {
+		t.Errorf("periods through the registration request: a %v, b %v; want %v and none", nodes[0].Periods, nodes[1].Periods, aPeriods)
 	}
 	// b comes back: its batches still land in epoch 1 and its ack is late.
 	if out, err := cl.Propose(ctx, s.deltas(2, 5, 1, "b"), nil); err != nil {

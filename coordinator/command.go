@@ -27,12 +27,15 @@ type Ingest struct {
 	Images []*wire.ImageRecord
 }
 
-// RegisterNode adds a host to the fleet or updates its labels and CPUs.
+// RegisterNode adds a host to the fleet or updates its labels, CPUs and
+// events per sample (storage.Node.Periods; nil from a node of an earlier
+// build).
 type RegisterNode struct {
-	Host   string
-	Labels map[string]string
-	CPUs   int
-	At     time.Time
+	Host    string
+	Labels  map[string]string
+	CPUs    int
+	Periods map[uint8]uint64
+	At      time.Time
 }
 
 // CutEpoch closes the open epoch at At and opens the next (DCPI sec. 4.3.3:
@@ -63,12 +66,17 @@ type StartEpochs struct{ At time.Time }
 const commandVersion = 1
 
 const (
-	kindIngest   = 1
-	kindRegister = 2
-	kindCut      = 3
-	kindAck      = 4
-	kindSeal     = 5
-	kindStart    = 6
+	kindIngest = 1
+	// kindRegisterV1 is RegisterNode before periods: still decoded (logs
+	// hold it), no longer written.
+	kindRegisterV1 = 2
+	kindCut        = 3
+	kindAck        = 4
+	kindSeal       = 5
+	kindStart      = 6
+	// kindRegister is RegisterNode: kindRegisterV1's body, then the
+	// periods (storage.AppendPeriods).
+	kindRegister = 7
 )
 
 // Caps on commands from outside input, beyond those of wire and storage.
@@ -131,6 +139,7 @@ func (c *RegisterNode) encode(e *bincodec.Encoder) error {
 		e.String(k)
 		e.String(c.Labels[k])
 	}
+	e.B = storage.AppendPeriods(e.B, c.Periods)
 	return nil
 }
 
@@ -167,7 +176,7 @@ func DecodeCommand(b []byte) (Command, error) {
 	switch k := d.Byte("kind"); k {
 	case kindIngest:
 		c = decodeIngest(d)
-	case kindRegister:
+	case kindRegister, kindRegisterV1:
 		r := &RegisterNode{Host: d.String("host", wire.MaxHostLen)}
 		r.CPUs = int(d.UvarintMax("cpus", storage.MaxCPUs))
 		r.At = d.Time("at")
@@ -183,6 +192,9 @@ func DecodeCommand(b []byte) (Command, error) {
 			}
 			r.Labels[k] = d.String("label value", storage.MaxLabelValLen)
 			prev = k
+		}
+		if k == kindRegister {
+			r.Periods = storage.DecodePeriods(d)
 		}
 		c = r
 	case kindCut:
@@ -292,7 +304,7 @@ func Check(c Command) error {
 			}
 		}
 	case *RegisterNode:
-		err = storage.CheckNode(&storage.Node{Host: c.Host, Labels: c.Labels, CPUs: c.CPUs, Registered: c.At, Updated: c.At})
+		err = storage.CheckNode(&storage.Node{Host: c.Host, Labels: c.Labels, CPUs: c.CPUs, Periods: c.Periods, Registered: c.At, Updated: c.At})
 		if err == nil && c.At.IsZero() {
 			err = errors.New("register: no time")
 		}

@@ -31,7 +31,7 @@ import (
 // separated, e.g. last=3,0):
 //
 //	start at=T
-//	register host=H cpus=N [labels=k:v,...] at=T
+//	register host=H cpus=N [labels=k:v,...] [periods=event:n,...] at=T
 //	cut at=T
 //	ack host=H epoch=E [last=S,...] at=T
 //	seal epoch=E at=T
@@ -190,6 +190,13 @@ func encodeScriptCommand(a scriptArgs, cmd string) ([]byte, error) {
 			}
 			r.Labels[k] = v
 		}
+		for _, ep := range a.list("periods") {
+			e, n, _ := strings.Cut(ep, ":")
+			if r.Periods == nil {
+				r.Periods = map[uint8]uint64{}
+			}
+			r.Periods[uint8(a.parseUint(e))] = a.parseUint(n)
+		}
 		c = r
 	case "cut":
 		c = &CutEpoch{At: a.at()}
@@ -346,8 +353,15 @@ func (s *fsmScript) status() string {
 			for _, k := range slices.Sorted(maps.Keys(n.Labels)) {
 				labels = append(labels, k+":"+n.Labels[k])
 			}
-			fmt.Fprintf(&b, "node %s cpus=%d labels=%s registered %s updated %s\n",
-				n.Host, n.CPUs, strings.Join(labels, ","), since(n.Registered), since(n.Updated))
+			var periods string
+			for _, e := range slices.Sorted(maps.Keys(n.Periods)) {
+				periods += fmt.Sprintf(",%d:%d", e, n.Periods[e])
+			}
+			if periods != "" {
+				periods = " periods=" + periods[1:]
+			}
+			fmt.Fprintf(&b, "node %s cpus=%d labels=%s%s registered %s updated %s\n",
+				n.Host, n.CPUs, strings.Join(labels, ","), periods, since(n.Registered), since(n.Updated))
 		}
 		for _, h := range hosts {
 			for _, cpu := range []uint16{0, 1, 2, 3, wire.AllCPUs} {

@@ -76,6 +76,9 @@ type RegisterRequest struct {
 	Host   string
 	Labels map[string]string
 	CPUs   int
+	// Periods: events per sample per event (storage.Node.Periods);
+	// absent from a node of an earlier build.
+	Periods map[uint8]uint64 `json:",omitempty"`
 }
 
 // HeartbeatRequest is a node's sign of life.

@@ -77,11 +77,12 @@ func ingestEffect(c *Ingest) effect {
 	return effect{ingest: true, deltas: c.Deltas, images: c.Images}
 }
 
-// registerEffect adds the host or updates its labels and CPUs, keeping its
-// first registration time, and opens epoch 1 if there is none, so the
-// first node finds an open epoch.
+// registerEffect adds the host or updates its labels, CPUs and events per
+// sample (as the node is configured now: a registration without them, from
+// an earlier build, clears them), keeping its first registration time, and
+// opens epoch 1 if there is none, so the first node finds an open epoch.
 func registerEffect(reg registry, c *RegisterNode) (effect, error) {
-	n := storage.Node{Host: c.Host, Labels: c.Labels, CPUs: c.CPUs, Registered: c.At, Updated: c.At}
+	n := storage.Node{Host: c.Host, Labels: c.Labels, CPUs: c.CPUs, Periods: c.Periods, Registered: c.At, Updated: c.At}
 	old, err := reg.Node(c.Host)
 	switch {
 	case err == nil:

@@ -456,7 +456,7 @@ func (l *leaderTerm) register(ctx context.Context, m *nats.Msg) ([]byte, error) 
 	if err := decodeJSON(m, &req); err != nil {
 		return nil, err
 	}
-	if _, err := l.apply(ctx, &RegisterNode{Host: req.Host, Labels: req.Labels, CPUs: req.CPUs, At: time.Now()}); err != nil {
+	if _, err := l.apply(ctx, &RegisterNode{Host: req.Host, Labels: req.Labels, CPUs: req.CPUs, Periods: req.Periods, At: time.Now()}); err != nil {
 		return nil, fmt.Errorf("register %q: %w", req.Host, err)
 	}
 	l.beat(req.Host)

@@ -1,6 +1,10 @@
 package simhost
 
 import (
+	"errors"
+	"time"
+
+	"dcpi/hwsim"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -31,4 +35,21 @@ func (s LocalSink) FirstSeq(host string, cpus int) ([]uint64, error) {
 		first[cpu] = applied + 1
 	}
 	return first, nil
+}
+
+// Register records the host in the database's node registry, as the
+// coordinator does for a cluster's nodes: its CPUs and how many events
+// each of its samples stands for under profile (EventsPerSample), which
+// the analysis tools read to estimate counts. A host registered before
+// keeps its first registration time; at is the latest.
+func (s LocalSink) Register(host string, cpus int, profile hwsim.ProfileConfig, at time.Time) error {
+	n := storage.Node{Host: host, CPUs: cpus, Periods: EventsPerSample(profile), Registered: at, Updated: at}
+	old, err := s.DB.Node(host)
+	switch {
+	case err == nil:
+		n.Registered, n.Labels = old.Registered, old.Labels
+	case !errors.Is(err, storage.ErrNotFound):
+		return err
+	}
+	return s.DB.PutNode(n)
 }

@@ -55,15 +55,19 @@ func stderrLog(prefix string) func(string, ...any) {
 	return l.Printf
 }
 
-// control adapts the coordinator client to the node's Control.
+// control adapts the coordinator client to the node's Control. Its
+// registrations carry the host's events per sample (periods: what
+// simhost.EventsPerSample makes of its counter configuration), which the
+// node does not know.
 type control struct {
-	c      *coordinator.Client
-	labels map[string]string
-	cpus   int
+	c       *coordinator.Client
+	labels  map[string]string
+	cpus    int
+	periods map[uint8]uint64
 }
 
 func (c control) Register(ctx context.Context, host string, labels map[string]string, cpus int) error {
-	return c.c.Register(ctx, host, labels, cpus)
+	return c.c.Register(ctx, host, labels, cpus, c.periods)
 }
 
 func (c control) Heartbeat(ctx context.Context, host string) (uint64, error) {
@@ -73,7 +77,7 @@ func (c control) Heartbeat(ctx context.Context, host string) (uint64, error) {
 	}
 	if !st.Registered {
 		// Forgotten (a restored snapshot, say): register again.
-		if err := c.c.Register(ctx, host, c.labels, c.cpus); err != nil {
+		if err := c.c.Register(ctx, host, c.labels, c.cpus, c.periods); err != nil {
 			return 0, err
 		}
 	}

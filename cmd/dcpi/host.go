@@ -115,7 +115,7 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 	limit := uint64(s.seconds * float64(hc.ClockHz))
 	go func() { h.ran <- sh.Run(limit) }()
 	go func() {
-		h.follow <- sh.Node().Follow(ctx, control{c: s.coord, labels: s.labels, cpus: hc.CPUs}, s.labels, s.heartbeat, s.logf)
+		h.follow <- sh.Node().Follow(ctx, control{c: s.coord, labels: s.labels, cpus: hc.CPUs, periods: simhost.EventsPerSample(ncfg.Profile)}, s.labels, s.heartbeat, s.logf)
 	}()
 	return h, nil
 }
