@@ -155,6 +155,9 @@ type openedSource struct {
 	// per host or per epoch.
 	hosts  func() ([]string, error)
 	epochs func() ([]uint64, error)
+	// nodes lists the node registry (local: the hosts dcpi node and
+	// dcpi profile recorded).
+	nodes func() ([]storage.Node, error)
 	// labels narrows q to the hosts registered with all of labels.
 	labels func(labels map[string]string, q *storage.Query) error
 	// imageFile reads an image file a node uploaded (nil: no cluster).
@@ -179,6 +182,7 @@ func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *selection) (*op
 			src:       analysis.NewSymbolizer(clusterSource{ctx: ctx, c: c, linearizable: qf.linearizable}),
 			hosts:     func() ([]string, error) { return clusterHosts(ctx, c) },
 			epochs:    func() ([]uint64, error) { return clusterEpochs(ctx, c) },
+			nodes:     func() ([]storage.Node, error) { return clusterNodes(ctx, c) },
 			labels:    func(labels map[string]string, q *storage.Query) error { return selectLabels(ctx, c, labels, q) },
 			imageFile: clusterImageFiles(ctx, nc),
 			close:     func() { nc.Close(); cancel() },
@@ -201,6 +205,7 @@ func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *selection) (*op
 		src:    analysis.NewSymbolizer(db),
 		hosts:  db.Hosts,
 		epochs: func() ([]uint64, error) { return localEpochs(db) },
+		nodes:  db.Nodes,
 		labels: func(labels map[string]string, q *storage.Query) error {
 			if len(labels) == 0 {
 				return nil
@@ -272,6 +277,19 @@ func clusterHosts(ctx context.Context, c *coordinator.Client) ([]string, error) 
 	}
 	slices.Sort(hosts)
 	return hosts, nil
+}
+
+// clusterNodes lists the cluster's node registry.
+func clusterNodes(ctx context.Context, c *coordinator.Client) ([]storage.Node, error) {
+	infos, err := c.Nodes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the node registry: %w", err)
+	}
+	nodes := make([]storage.Node, len(infos))
+	for i, n := range infos {
+		nodes[i] = n.Node
+	}
+	return nodes, nil
 }
 
 // clusterEpochs lists the cluster's epochs, in order.

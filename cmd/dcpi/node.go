@@ -178,6 +178,11 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []program,
 	if ncfg.Node.FirstSeq, err = sink.FirstSeq(ncfg.Node.Host, hc.CPUs); err != nil {
 		return err
 	}
+	// The node record says how many events a sample stands for, for
+	// dcpi pprof's estimated counts.
+	if err := sink.Register(ncfg.Node.Host, hc.CPUs, ncfg.Profile, time.Now()); err != nil {
+		return err
+	}
 	// What the database held before, so that the conservation line
 	// counts this run's samples only.
 	prior, err := dbTotals(db, storage.Query{})

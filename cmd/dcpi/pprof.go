@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,6 +20,7 @@ import (
 	"dcpi/analysis"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
+	"dcpi/storage"
 	"dcpi/wire"
 )
 
@@ -61,11 +64,11 @@ tags, -http, flame graphs) reads fleet profiles:
 
 The image files are found as dcpi list finds them (embedded, the recorded
 path, --image-dir); an image whose file is not found keeps its symbol names
-and no source lines. The database does not record the counters'
-configuration: the periods are the default configuration's (every event but
-cycles: 4096, the mean of 3840-4352). A --mux profile counts each of the
-multiplexed events a fraction of the time, so give their periods times the
-number of events sharing the counter (--period imiss=16384 ...).
+and no source lines. The periods are those the selected hosts registered
+(events per sample: the counter's mean period times the events multiplexed
+on it, so 16384 for imiss under --mux); an event the hosts disagree on is
+refused (select hosts with --host, or give --period), and a host registered
+by an earlier dcpi gets the default configuration's, with a note.
 
 --binaries DIR writes the image files found to DIR (DIR/BUILDID/NAME), for
 go tool pprof's -disasm and -list to read with PPROF_BINARY_PATH=DIR; pprof
@@ -95,10 +98,11 @@ Prints a summary line (or, with --json, {"output", "sample_types": [{"type",
 				return err
 			}
 			defer o.close()
-			periods, err := pprofPeriods(periodFlags)
+			pc, err := pprofSelectedPeriods(o, sel.Filter.Hosts, periodFlags)
 			if err != nil {
 				return err
 			}
+			periods := pc.periods
 			var found []pprofImageFound
 			q := analysis.PprofQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, ByHost: byHost, ByEpoch: byEpoch,
 				Periods: periods, Files: newImageFinder(nil, o, imageDirs), // the summary below says which file each image came from
@@ -120,6 +124,9 @@ Prints a summary line (or, with --json, {"output", "sample_types": [{"type",
 			}
 			p, err := analysis.Pprof(o.src, q)
 			if err != nil {
+				return err
+			}
+			if err := pc.check(p, cmd.ErrOrStderr()); err != nil {
 				return err
 			}
 			if output == "" {
@@ -158,7 +165,7 @@ Prints a summary line (or, with --json, {"output", "sample_types": [{"type",
 	f.StringVarP(&output, "output", "o", "dcpi.pb.gz", "write the profile to `FILE` (- for standard output)")
 	f.BoolVar(&byHost, "by-host", false, "keep hosts apart, labelled host=H")
 	f.BoolVar(&byEpoch, "by-epoch", false, "keep epochs apart, labelled epoch=N")
-	f.StringArrayVar(&periodFlags, "period", nil, "event `E=N`: E's mean sampling period, N events per sample (0: samples only; repeatable; default: the default configuration's)")
+	f.StringArrayVar(&periodFlags, "period", nil, "event `E=N`: E's mean sampling period, N events per sample (0: samples only; repeatable; default: the hosts' registered periods)")
 	f.StringArrayVar(&imageDirs, "image-dir", nil, "look for image files under `DIR` too (repeatable)")
 	f.StringVar(&binDir, "binaries", "", "write the image files found to `DIR`, for PPROF_BINARY_PATH")
 	return cmd
@@ -171,39 +178,143 @@ type pprofImageFound struct {
 	where string
 }
 
-// pprofPeriods is every event's mean sampling period under the default
+// defaultPeriods is every event's events per sample under the default
 // counter configuration (hwsim.DefaultProfile, whose second counter's
-// period dcpi node gives every event but cycles), overridden by --period.
-func pprofPeriods(flags []string) (map[uint8]int64, error) {
+// period dcpi node gives every event but cycles): what a host registered
+// before node records carried periods is taken to have used.
+func defaultPeriods() map[uint8]uint64 {
 	def := hwsim.DefaultProfile()
-	periods := map[uint8]int64{}
+	periods := map[uint8]uint64{}
 	for e := range alpha.NumEvents {
 		spec := def.Counters[1]
 		if e == alpha.EvCycles {
 			spec = def.Counters[0]
 		}
-		periods[uint8(e)] = int64(spec.PeriodMin+spec.PeriodMax) / 2
+		periods[uint8(e)] = (spec.PeriodMin + spec.PeriodMax) / 2
+	}
+	return periods
+}
+
+// pprofPeriods is the export's choice of each event's period (events per
+// sample) for the selected hosts.
+type pprofPeriods struct {
+	// periods are those all the selected hosts agree on, or --period's.
+	periods map[uint8]int64
+	// conflicts are the events the selected hosts disagree on (with no
+	// --period), each with who says what: exported as samples only, and
+	// refused by check if the profile holds any of them.
+	conflicts map[uint8]string
+	// legacy are the selected hosts whose node records carry no periods
+	// (registered by an earlier build, or not at all), given the default
+	// configuration's.
+	legacy []string
+}
+
+// choosePeriods takes each event's period from the node records of hosts:
+// one every host that records a period for the event agrees on, else a
+// conflict; a host without periods counts as the default configuration
+// (defaultPeriods). --period E=N overrides (E=0: samples only).
+func choosePeriods(nodes []storage.Node, hosts []string, flags []string) (pprofPeriods, error) {
+	byHost := map[string]storage.Node{}
+	for _, n := range nodes {
+		byHost[n.Host] = n
+	}
+	type vote struct {
+		period uint64
+		hosts  []string
+	}
+	votes := map[uint8][]vote{}
+	pc := pprofPeriods{periods: map[uint8]int64{}, conflicts: map[uint8]string{}}
+	for _, h := range hosts {
+		periods := byHost[h].Periods
+		if len(periods) == 0 {
+			pc.legacy = append(pc.legacy, h)
+			periods = defaultPeriods()
+		}
+		for e, n := range periods {
+			i := slices.IndexFunc(votes[e], func(v vote) bool { return v.period == n })
+			if i < 0 {
+				votes[e] = append(votes[e], vote{period: n})
+				i = len(votes[e]) - 1
+			}
+			votes[e][i].hosts = append(votes[e][i].hosts, h)
+		}
+	}
+	if len(hosts) == 0 {
+		// Nothing selected, or no host known: the default, as for a
+		// host without periods (and no samples to weigh anyway).
+		for e, n := range defaultPeriods() {
+			votes[e] = []vote{{period: n}}
+		}
+	}
+	for e, vs := range votes {
+		if len(vs) == 1 {
+			pc.periods[e] = int64(min(vs[0].period, math.MaxInt64))
+			continue
+		}
+		var says []string
+		for _, v := range vs {
+			says = append(says, fmt.Sprintf("%d on %s", v.period, strings.Join(v.hosts, ", ")))
+		}
+		slices.Sort(says)
+		pc.conflicts[e] = strings.Join(says, "; ")
 	}
 	for _, f := range flags {
 		name, v, ok := strings.Cut(f, "=")
 		if !ok {
-			return nil, fmt.Errorf("--period %q: want EVENT=N", f)
+			return pc, fmt.Errorf("--period %q: want EVENT=N", f)
 		}
 		e, err := analysis.ParseEvent(strings.TrimSpace(name))
 		if err != nil {
-			return nil, fmt.Errorf("--period %q: %w", f, errors.Unwrap(err))
+			return pc, fmt.Errorf("--period %q: %w", f, errors.Unwrap(err))
 		}
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil || n < 0 {
-			return nil, fmt.Errorf("--period %q: want a number of events >= 0", f)
+			return pc, fmt.Errorf("--period %q: want a number of events >= 0", f)
 		}
+		delete(pc.conflicts, e)
 		if n == 0 {
-			delete(periods, e)
+			delete(pc.periods, e)
 		} else {
-			periods[e] = n
+			pc.periods[e] = n
 		}
 	}
-	return periods, nil
+	return pc, nil
+}
+
+// pprofSelectedPeriods chooses the periods for the hosts the filter
+// selects (all the source's when it names none) from the source's node
+// registry.
+func pprofSelectedPeriods(o *openedSource, hosts []string, flags []string) (pprofPeriods, error) {
+	nodes, err := o.nodes()
+	if err != nil {
+		return pprofPeriods{}, fmt.Errorf("sampling periods: %w", err)
+	}
+	if hosts == nil {
+		if hosts, err = o.hosts(); err != nil {
+			return pprofPeriods{}, fmt.Errorf("sampling periods: %w", err)
+		}
+	}
+	return choosePeriods(nodes, hosts, flags)
+}
+
+// check refuses a profile holding an event the hosts disagree on, and
+// notes on w the hosts given the default configuration's periods.
+func (pc pprofPeriods) check(p *profile.Profile, w io.Writer) error {
+	for e, says := range pc.conflicts {
+		name := analysis.EventName(e)
+		for _, st := range p.SampleType {
+			if st.Type == name || st.Type == name+"_samples" {
+				return fmt.Errorf("the selected hosts sample %s with different periods (events per sample: %s): select hosts that agree with --host, or give --period %s=N (0: samples only)", name, says, name)
+			}
+		}
+	}
+	if len(pc.legacy) > 0 && len(p.Sample) > 0 {
+		def := defaultPeriods()
+		fmt.Fprintf(w, "note: no recorded sampling periods for %s (registered by an earlier dcpi): using the default configuration's (cycles %d, other events %d; --period sets them)\n",
+			strings.Join(pc.legacy, ", "), def[uint8(alpha.EvCycles)], def[uint8(alpha.EvIMiss)])
+	}
+	return nil
 }
 
 // writeBinaries writes each image file to dir/BUILDID/NAME (dir/NAME for an

@@ -158,7 +158,13 @@ func runProfile(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []progr
 			db.Close()
 		}
 	}()
-	sh, err := simhost.New(m, ncfg, simhost.LocalSink{DB: db})
+	sink := simhost.LocalSink{DB: db}
+	// The node record says how many events a sample stands for, for
+	// dcpi pprof's estimated counts.
+	if err := sink.Register(ncfg.Node.Host, hc.CPUs, ncfg.Profile, time.Now()); err != nil {
+		return err
+	}
+	sh, err := simhost.New(m, ncfg, sink)
 	if err != nil {
 		return err
 	}
