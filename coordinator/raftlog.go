@@ -6,6 +6,7 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -166,3 +167,44 @@ func (l *raftLogger) StandardWriter(*hclog.StandardLoggerOptions) io.Writer {
 }
 
 var _ hclog.Logger = (*raftLogger)(nil)
+
+// logfHandler writes Warn and above into a Logf, as one line each with no
+// time of its own (the Logf's logger has one): "raft c1: WARN message
+// key=value ...", the component first, as hclog wrote it.
+type logfHandler struct {
+	logf  func(string, ...any)
+	attrs []slog.Attr
+}
+
+func (h logfHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (h logfHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	var rest []slog.Attr
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "component" {
+			b.WriteString(a.Value.String() + ": ")
+		} else {
+			rest = append(rest, a)
+		}
+		return true
+	})
+	b.WriteString(r.Level.String() + " " + r.Message)
+	for _, a := range append(append([]slog.Attr(nil), h.attrs...), rest...) {
+		v := a.Value.Resolve().String()
+		if v == "" || strings.ContainsAny(v, " \t\"=") {
+			v = strconv.Quote(v)
+		}
+		b.WriteString(" " + a.Key + "=" + v)
+	}
+	h.logf("%s", b.String())
+	return nil
+}
+
+func (h logfHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	h.attrs = append(append([]slog.Attr(nil), h.attrs...), as...)
+	return h
+}
+
+// WithGroup is not used by raftLogger; groups are flattened.
+func (h logfHandler) WithGroup(string) slog.Handler { return h }

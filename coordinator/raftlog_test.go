@@ -74,12 +74,11 @@ func TestRaftHandlerWithoutLogger(t *testing.T) {
 	}}
 	l := newRaftLogger(raftHandler(cfg), cfg.ID)
 	l.Info("entering follower state")
-	l.Warn("heartbeat timeout reached", "last-leader-addr", "127.0.0.1:7002")
+	l.Warn("heartbeat timeout reached", "last-leader-addr", "127.0.0.1:7002", "id", "", "note", "a b")
 	if len(got) != 1 {
 		t.Fatalf("got %q", got)
 	}
-	if strings.Contains(got[0], "time=") || !strings.Contains(got[0], "level=WARN") ||
-		!strings.Contains(got[0], `component="raft c1"`) || !strings.Contains(got[0], "last-leader-addr=127.0.0.1:7002") {
+	if want := `raft c1: WARN heartbeat timeout reached last-leader-addr=127.0.0.1:7002 id="" note="a b"`; got[0] != want {
 		t.Errorf("line %q", got[0])
 	}
 }

@@ -357,19 +357,12 @@ func (r *Replica) watchLeadership(notify <-chan bool) {
 }
 
 // raftHandler is where raft's lines go: cfg.Logger's handler, or, without
-// one, a text handler writing Warn and above into Logf with no time of its
-// own (Logf's logger has one).
+// one, Logf, Warn and above only.
 func raftHandler(cfg Config) slog.Handler {
 	if cfg.Logger != nil {
 		return cfg.Logger.Handler()
 	}
-	return slog.NewTextHandler(&logWriter{logf: cfg.Logf}, &slog.HandlerOptions{Level: slog.LevelWarn,
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if len(groups) == 0 && a.Key == slog.TimeKey {
-				return slog.Attr{}
-			}
-			return a
-		}})
+	return logfHandler{logf: cfg.Logf}
 }
 
 // logWriter turns lines written to it into Logf calls.
