@@ -45,10 +45,10 @@ func TestEveryCommandIsDocumented(t *testing.T) {
 		if strings.TrimSpace(c.Example) == "" {
 			t.Errorf("%s: no Example", path)
 		}
-		for _, ex := range strings.Split(c.Example, "\n") {
-			ex = strings.TrimSpace(ex)
-			if ex != "" && !strings.HasPrefix(ex, "dcpi ") && !strings.HasPrefix(ex, "#") && !strings.HasPrefix(ex, "--") && !strings.HasPrefix(ex, "source ") && !strings.HasPrefix(ex, "go ") && !strings.HasPrefix(ex, "alpha-linux-gnu") {
-				t.Errorf("%s: example line %q is not a command", path, ex)
+		// The examples parse as the documents' commands do (docs_test.go).
+		for _, ex := range extractCommands(path, parseMark+"\n```sh\n"+c.Example+"\n```\n") {
+			if err := checkParse(ex); err != nil {
+				t.Errorf("%s: example %q: %v", path, ex.text, err)
 			}
 		}
 		var help strings.Builder
