@@ -33,9 +33,11 @@ json (one object a line), one timestamp a line; --verbose adds debug lines.`,
   dcpi coordinator --log-format json --verbose`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		// Every command's, as no other command has a PersistentPreRun.
+		// Every command's: EnableTraverseRunHooks runs it before a
+		// subcommand's own PersistentPreRun, should one have one.
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error { return setupLogging(cmd) },
 	}
+	cobra.EnableTraverseRunHooks = true
 	root.PersistentFlags().String("config", "", "configuration file (YAML, TOML or JSON)")
 	addLogFlags(root)
 	for _, add := range subcommands {
