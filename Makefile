@@ -31,8 +31,11 @@ lint:
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(STATICCHECK) ./...
 
+# Package docs and README's tables, then every documented dcpi command run
+# or parsed against the binary, and every command's help complete.
 docs-check:
 	$(GO) run ./internal/tools/docscheck
+	$(GO) test -run 'TestDocsCommands|TestExtractCommands|TestEveryCommandIsDocumented' ./cmd/dcpi
 
 # Benchmarks summarized by benchstat (mean ± spread over COUNT runs).
 bench:

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
@@ -40,7 +40,13 @@ type Config struct {
 	// HeartbeatTimeout is how long a node stays live after its last
 	// heartbeat; 0 means 10 s.
 	HeartbeatTimeout time.Duration
-	Logf             func(string, ...any) // nil: the standard logger
+	// Logf receives the replica's own lines; nil means Logger's Info, or
+	// the standard logger when Logger is nil too.
+	Logf func(string, ...any)
+	// Logger receives raft's and its stores' lines at their levels (raft's
+	// Info as Debug), with their key/value pairs as attributes. Nil: they
+	// go to Logf as text, Warn and above only, as they always have.
+	Logger *slog.Logger
 
 	// RaftTimeout sets Raft's heartbeat and election timeouts (the leader
 	// lease is half of it); 0 keeps Raft's defaults (1 s). Tests shorten it.
@@ -90,6 +96,9 @@ func Start(cfg Config) (*Replica, error) {
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = log.Printf
+		if l := cfg.Logger; l != nil {
+			cfg.Logf = func(format string, args ...any) { l.Info(fmt.Sprintf(format, args...)) }
+		}
 	}
 	r := &Replica{cfg: cfg, logf: cfg.Logf, stop: make(chan struct{})}
 	if err := r.open(); err != nil {
@@ -101,7 +110,7 @@ func Start(cfg Config) (*Replica, error) {
 
 func (r *Replica) open() error {
 	cfg := r.cfg
-	logw := &logWriter{logf: r.logf}
+	rlog := newRaftLogger(raftHandler(cfg), cfg.ID)
 	raftDir := filepath.Join(cfg.DataDir, "raft")
 	if err := os.MkdirAll(raftDir, 0o755); err != nil {
 		return err
@@ -118,7 +127,7 @@ func (r *Replica) open() error {
 	if r.wal, err = wal.Open(raftDir, wal.WithMetaStore(r.meta), wal.WithSegmentSize(segBytes)); err != nil {
 		return fmt.Errorf("raft log: %w", err)
 	}
-	snaps, err := raft.NewFileSnapshotStore(cfg.DataDir, 2, logw)
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, 2, rlog.Named("snapshots"))
 	if err != nil {
 		return fmt.Errorf("snapshot store: %w", err)
 	}
@@ -148,14 +157,14 @@ func (r *Replica) open() error {
 	if addr.Port != 0 && !addr.IP.IsUnspecified() {
 		advertise = addr
 	}
-	if r.trans, err = raft.NewTCPTransport(cfg.RaftAddr, advertise, 3, 10*time.Second, logw); err != nil {
+	if r.trans, err = raft.NewTCPTransportWithLogger(cfg.RaftAddr, advertise, 3, 10*time.Second, rlog.Named("transport")); err != nil {
 		return fmt.Errorf("raft transport: %w", err)
 	}
 
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.ID)
 	rc.NoSnapshotRestoreOnStart = true
-	rc.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft " + cfg.ID, Level: hclog.Warn, Output: logw})
+	rc.Logger = rlog
 	if cfg.RaftTimeout > 0 {
 		rc.HeartbeatTimeout = cfg.RaftTimeout
 		rc.ElectionTimeout = cfg.RaftTimeout
@@ -347,8 +356,16 @@ func (r *Replica) watchLeadership(notify <-chan bool) {
 	}
 }
 
-// logWriter turns the lines of raft's and its stores' loggers into Logf
-// calls.
+// raftHandler is where raft's lines go: cfg.Logger's handler, or, without
+// one, Logf, Warn and above only.
+func raftHandler(cfg Config) slog.Handler {
+	if cfg.Logger != nil {
+		return cfg.Logger.Handler()
+	}
+	return logfHandler{logf: cfg.Logf}
+}
+
+// logWriter turns lines written to it into Logf calls.
 type logWriter struct {
 	logf func(string, ...any)
 	mu   sync.Mutex

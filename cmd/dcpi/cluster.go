@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
-	"os"
 	"strings"
 	"time"
 
@@ -47,12 +45,6 @@ func connectTool(c config.NATS, name string) (*nats.Conn, error) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return nc, nil
-}
-
-// stderrLog is the roles' logger: time-stamped lines on stderr.
-func stderrLog(prefix string) func(string, ...any) {
-	l := log.New(os.Stderr, prefix, log.LstdFlags|log.Lmicroseconds)
-	return l.Printf
 }
 
 // control adapts the coordinator client to the node's Control. Its

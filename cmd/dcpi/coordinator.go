@@ -59,8 +59,24 @@ and "dcpi coordinator remove".`,
 	f.StringSliceVar(&natsURLs, "nats", nil, "NATS server(s) to use instead of an embedded one")
 	f.BoolVar(&embed, "embed-nats", false, "run an embedded NATS server even when --nats is given")
 	f.Int("nats-port", 4222, "port of the embedded NATS server")
-	cmd.AddCommand(membershipCommand("add-voter", "Add a replica to the Raft group (ID HOST:PORT)", 2),
-		membershipCommand("remove", "Remove a replica from the Raft group (ID)", 1))
+	cmd.AddCommand(membershipCommand(cobra.Command{
+		Use:   "add-voter [flags] ID HOST:PORT",
+		Short: "Add a replica to the Raft group (ID HOST:PORT)",
+		Long: `Add replica ID, whose Raft transport listens at HOST:PORT, to the group as
+a voter, through the current leader. Start the new replica first, with an
+empty data directory and no --peers: it waits to be added, then receives a
+snapshot of the profile database and the log after it.`,
+		Example: `  dcpi coordinator --id c4 --raft-addr 127.0.0.1:7004 --data-dir /var/dcpi/c4 --nats nats://127.0.0.1:4222
+  dcpi coordinator add-voter c4 127.0.0.1:7004 --nats nats://127.0.0.1:4222`,
+	}, 2),
+		membershipCommand(cobra.Command{
+			Use:   "remove [flags] ID",
+			Short: "Remove a replica from the Raft group (ID)",
+			Long: `Remove replica ID from the Raft group, through the current leader. The
+replica stops receiving the log; stop its process afterwards. Removing
+the leader makes the others elect a new one.`,
+			Example: `  dcpi coordinator remove c3 --nats nats://127.0.0.1:4222`,
+		}, 1))
 	return cmd
 }
 
@@ -89,7 +105,8 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool) error {
 	if err != nil {
 		return err
 	}
-	logf := stderrLog("coordinator " + c.ID + ": ")
+	log := roleLogger("coordinator " + c.ID)
+	logf := roleLogf(log)
 	release, err := lockDataDir(c.DataDir, "--data-dir", "dcpi coordinator "+c.ID)
 	if err != nil {
 		return err
@@ -127,7 +144,7 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool) error {
 		boot = append(boot, coordinator.Peer{ID: p[0], Addr: p[1]})
 	}
 	r, err := coordinator.Start(coordinator.Config{ID: c.ID, RaftAddr: c.RaftAddr, DataDir: c.DataDir,
-		Bootstrap: boot, NATS: nc, HeartbeatTimeout: c.HeartbeatTimeout, Logf: logf})
+		Bootstrap: boot, NATS: nc, HeartbeatTimeout: c.HeartbeatTimeout, Logf: logf, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -137,13 +154,18 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool) error {
 	return r.Shutdown()
 }
 
-func membershipCommand(use, short string, nargs int) *cobra.Command {
+// membershipCommand is add-voter (nargs 2) or remove (nargs 1), with the
+// help text of meta.
+func membershipCommand(meta cobra.Command, nargs int) *cobra.Command {
 	var natsURLs []string
 	cmd := &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  cobra.ExactArgs(nargs),
+		Use:     meta.Use,
+		Short:   meta.Short,
+		Long:    meta.Long,
+		Example: meta.Example,
+		Args:    cobra.ExactArgs(nargs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			use := cmd.Name()
 			nc, err := connectTool(natsConfig(cmd, natsURLs), "dcpi-membership")
 			if err != nil {
 				return err

@@ -30,6 +30,9 @@ log; every node flushes its driver tables by IPI into the closing epoch,
 acknowledges, and continues in the new one; the coordinator seals the
 closing epoch once every live node has acknowledged and its acknowledged
 batches are stored.`,
+		Example: `  dcpi epoch cut --nats nats://127.0.0.1:4222
+  dcpi epoch list --nats nats://127.0.0.1:4222
+  dcpi prof --nats nats://127.0.0.1:4222 --epoch 1`,
 	}
 	cmd.PersistentFlags().StringSliceVar(&natsURLs, "nats", []string{"nats://127.0.0.1:4222"}, "NATS server(s) of the cluster")
 	client := func(cmd *cobra.Command) (*coordinator.Client, func(), error) {
@@ -42,7 +45,13 @@ batches are stored.`,
 	cmd.AddCommand(&cobra.Command{
 		Use:   "cut",
 		Short: "Close the current epoch and open the next",
-		Args:  cobra.NoArgs,
+		Long: `Commit an epoch cut through the coordinator's Raft log and print the
+epoch closing and the one now open. Nodes flush their driver tables into
+the closing epoch and acknowledge; "dcpi epoch list" shows when it is
+sealed, and the tools' --epoch N selects it.`,
+		Example: `  dcpi epoch cut
+  dcpi epoch cut --nats nats://10.0.0.5:4222`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, closeFn, err := client(cmd)
 			if err != nil {

@@ -22,15 +22,52 @@ func newRootCommand() *cobra.Command {
 hosts that run real Alpha Linux programs, and says where the cycles went.
 
 Configuration is read from --config FILE (YAML, TOML or JSON), then from
-DCPI_* environment variables (DCPI_SIM_CPUS=8 sets sim.cpus), then from flags.`,
+DCPI_* environment variables (DCPI_SIM_CPUS=8 sets sim.cpus), then from flags.
+
+Every role logs through one logger: --log-format text (key=value pairs) or
+json (one object a line), one timestamp a line; --verbose adds debug lines.`,
+		Example: `  dcpi demo
+  dcpi sim run hello
+  dcpi node --mix default --seconds 0.5 --db /tmp/prof
+  dcpi prof --db /tmp/prof --limit 20
+  dcpi coordinator --log-format json --verbose`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Every command's: EnableTraverseRunHooks runs it before a
+		// subcommand's own PersistentPreRun, should one have one.
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error { return setupLogging(cmd) },
 	}
+	cobra.EnableTraverseRunHooks = true
 	root.PersistentFlags().String("config", "", "configuration file (YAML, TOML or JSON)")
+	addLogFlags(root)
 	for _, add := range subcommands {
 		root.AddCommand(add())
 	}
+	decorateBuiltins(root)
 	return root
+}
+
+// decorateBuiltins adds cobra's help and completion commands now rather
+// than at Execute, and gives them an example each, as every command has.
+func decorateBuiltins(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Example = "  dcpi help prof\n  dcpi help coordinator add-voter"
+		case "completion":
+			c.Example = "  source <(dcpi completion bash)\n  dcpi completion zsh > \"${fpath[1]}/_dcpi\"\n  dcpi completion fish > ~/.config/fish/completions/dcpi.fish"
+			for _, sh := range c.Commands() {
+				sh.Example = map[string]string{
+					"bash":       "  source <(dcpi completion bash)",
+					"zsh":        "  dcpi completion zsh > \"${fpath[1]}/_dcpi\"",
+					"fish":       "  dcpi completion fish > ~/.config/fish/completions/dcpi.fish",
+					"powershell": "  dcpi completion powershell | Out-String | Invoke-Expression",
+				}[sh.Name()]
+			}
+		}
+	}
 }
 
 // subcommands is filled by each command file's init, so adding a tool is

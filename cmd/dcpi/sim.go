@@ -24,6 +24,12 @@ func newSimCommand() *cobra.Command {
 	sim := &cobra.Command{
 		Use:   "sim",
 		Short: "Run Alpha Linux programs on a simulated multiprocessor 21164 host",
+		Long: `Run static Alpha Linux programs on the simulated host, without profiling:
+"dcpi sim run" runs one program (or a mix) with its output passed through
+and its exit status as dcpi's, for checking that a program runs before
+profiling it.`,
+		Example: `  dcpi sim run hello
+  dcpi sim run --strace --cpus 1 ./a.out`,
 	}
 	sim.AddCommand(newSimRunCommand())
 	return sim
