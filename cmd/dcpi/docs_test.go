@@ -79,7 +79,7 @@ var inlineSpan = regexp.MustCompile("`([^`]+)`")
 func extractCommands(file, text string) []docCommand {
 	var out []docCommand
 	lines := strings.Split(text, "\n")
-	inFence, shell, marked := false, false, false
+	inFence, shell, marked, diagram := false, false, false, false
 	var prose strings.Builder // text outside fences, with line breaks kept
 	var cont strings.Builder  // a command continued with a backslash
 	contLine := 0
@@ -91,6 +91,7 @@ func extractCommands(file, text string) []docCommand {
 				info := strings.TrimSpace(strings.TrimPrefix(trimmed, "```"))
 				shell = info == "sh" || info == "bash" || info == "shell" || info == "console"
 				marked = lastText == parseMark
+				diagram = isDiagram(lines[i+1:])
 			}
 			inFence = !inFence
 			prose.WriteString("\n")
@@ -106,6 +107,15 @@ func extractCommands(file, text string) []docCommand {
 		}
 		prose.WriteString("\n")
 		if !shell {
+			// A block not marked as shell holds output, but a command
+			// written there still must not drift: it is parsed. Output
+			// lines that name the command ("dcpi demo: NATS at ...") are
+			// not commands.
+			if cmd := normalizeCommand(stripComment(trimmed)); !diagram && strings.HasPrefix(cmd, "dcpi ") {
+				if f := strings.Fields(cmd); !strings.HasSuffix(f[1], ":") {
+					out = append(out, docCommand{file: file, line: i + 1, text: cmd, mode: docParse})
+				}
+			}
 			continue
 		}
 		if cont.Len() == 0 {
@@ -134,6 +144,21 @@ func extractCommands(file, text string) []docCommand {
 		}
 	}
 	return out
+}
+
+// isDiagram reports whether the fenced block that starts with lines (up
+// to its closing fence) is a drawing: box-drawing characters name roles,
+// they do not run them.
+func isDiagram(lines []string) bool {
+	for _, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			return false
+		}
+		if strings.ContainsFunc(l, func(r rune) bool { return r >= 0x2500 && r <= 0x257F }) {
+			return true
+		}
+	}
+	return false
 }
 
 // normalizeCommand turns the ways the documents invoke the binary (go run
