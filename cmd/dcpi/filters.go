@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	"dcpi/analysis"
 	"dcpi/coordinator"
+	"dcpi/hwsim/alpha"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -225,6 +228,96 @@ var errNoLabels = errors.New("--label: labels live in the cluster's node registr
 // every named host and epoch is known (or the source cannot say).
 func (o *openedSource) emptyHint(f storage.Query) string {
 	return knownHint(f, o.where, o.hosts, o.epochs)
+}
+
+// selectionHint is emptyHint, and when the hosts and epochs are known, the
+// images and events they hold (contentHint).
+func (o *openedSource) selectionHint(sel selection) string {
+	if h := o.emptyHint(sel.Filter); h != "" {
+		return h
+	}
+	return contentHint(o.src, sel, o.where)
+}
+
+// contentHint says, for a selection that matched nothing because of its
+// --image or --event, which images and events the same hosts, epochs and
+// PIDs do hold samples of, most samples first ("images with samples in
+// this database: /bin/sort, /vmunix"). It scans the profile without those
+// two filters, which only an empty result pays for.
+func contentHint(src analysis.Source, sel selection, where string) string {
+	if len(sel.Filter.Images) == 0 && len(sel.ImagePaths) == 0 && len(sel.Events) == 0 {
+		return ""
+	}
+	q := sel.Filter
+	q.Images, q.Events = nil, nil
+	byImage, byEvent := map[wire.ImageKey]uint64{}, map[uint8]uint64{}
+	if err := src.Profile(q, func(image wire.ImageKey, _ uint64, event uint8, _ string, n uint64) error {
+		byImage[image] += n
+		byEvent[event] += n
+		return nil
+	}); err != nil {
+		return ""
+	}
+	var hints []string
+	if len(sel.Filter.Images) > 0 || len(sel.ImagePaths) > 0 {
+		var names []string
+		for _, k := range mostFirst(byImage) {
+			name := k.String()
+			if r, err := src.Image(k); err == nil && r.Path != "" {
+				name = r.Path
+			}
+			names = append(names, name)
+		}
+		hints = append(hints, fmt.Sprintf("images with samples in %s: %s", where, orNone(capList(names, 12))))
+	}
+	if len(sel.Events) > 0 {
+		var names []string
+		for _, e := range mostFirst(byEvent) {
+			names = append(names, alpha.Event(e).String())
+		}
+		hints = append(hints, fmt.Sprintf("events with samples in %s: %s", where, orNone(names)))
+	}
+	return strings.Join(hints, "; ")
+}
+
+// procedureHint names the procedures with the most samples in sel, for a
+// dcpi list whose procedures have none ("procedures with the most samples
+// here: lap, slot, naive").
+func procedureHint(src analysis.Source, sel selection) string {
+	t, err := analysis.Prof(src, analysis.ProfQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, Limit: 10})
+	if err != nil {
+		return ""
+	}
+	var names []string
+	for _, r := range t.Rows {
+		if r.Procedure != "" && !slices.Contains(names, r.Procedure) {
+			names = append(names, r.Procedure)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "procedures with the most samples in the selection: " + strings.Join(names, ", ")
+}
+
+// mostFirst returns m's keys by count, most first.
+func mostFirst[K comparable](m map[K]uint64) []K {
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(a, b K) int {
+		if c := cmp.Compare(m[b], m[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(fmt.Sprint(a), fmt.Sprint(b))
+	})
+	return keys
+}
+
+// capList keeps the first n names and says how many more there are.
+func capList(names []string, n int) []string {
+	if len(names) <= n {
+		return names
+	}
+	return append(names[:n:n], fmt.Sprintf("and %d more", len(names)-n))
 }
 
 func knownHint(f storage.Query, where string, hosts func() ([]string, error), epochs func() ([]uint64, error)) string {

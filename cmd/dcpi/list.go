@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -68,7 +69,11 @@ The shared filters select the samples (default: the whole fleet, every epoch);
 			}
 			l, err := analysis.List(o.src, q)
 			if err != nil {
-				if h := o.emptyHint(sel.Filter); h != "" {
+				h := o.selectionHint(sel)
+				if h == "" && errors.Is(err, analysis.ErrQuery) && len(args) > 0 {
+					h = procedureHint(o.src, sel)
+				}
+				if h != "" {
 					return fmt.Errorf("%w; %s", err, h)
 				}
 				return err

@@ -84,7 +84,9 @@ table for machines: {"by", "events": [{"event", "name", "total"}], "rows":
 			}
 			defer o.close()
 			q.Filter = sel.Filter
-			return runProf(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.src, q, pf.json, func() string { return o.emptyHint(q.Filter) })
+			return runProf(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.src, q, pf.json, func() string {
+				return o.selectionHint(selection{Filter: q.Filter, Events: q.Events, ImagePaths: q.ImagePaths})
+			})
 		},
 	}
 	f := cmd.Flags()

@@ -196,3 +196,34 @@ cycles       %     cum%  procedure    image
 		t.Errorf("image never uploaded not shown by key:\n%s", out)
 	}
 }
+
+// TestEmptyResultNamesWhatIsThere: an --image, --event or procedure the
+// selection has no samples of is answered with the images, events or
+// procedures it does have.
+func TestEmptyResultNamesWhatIsThere(t *testing.T) {
+	db := nodeDB(t)
+	out, _, err := run(t, "prof", "--db", db, "--image", "nosuch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "images with samples in this database: ") || !strings.Contains(out, "/bin/sort") {
+		t.Errorf("--image nosuch:\n%s", out)
+	}
+	out, _, err = run(t, "prof", "--db", db, "--event", "dmiss")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without the timing model the machine counts only cycles.
+	if !strings.Contains(out, "events with samples in this database: cycles") {
+		t.Errorf("--event dmiss:\n%s", out)
+	}
+	_, _, err = run(t, "list", "--db", db, "nosuchproc")
+	if err == nil || !strings.Contains(err.Error(), "procedures with the most samples in the selection: ") {
+		t.Errorf("list nosuchproc: %v", err)
+	}
+	// A selection that matches says nothing more.
+	out, _, _ = run(t, "prof", "--db", db, "--image", "sort")
+	if strings.Contains(out, "with samples in") {
+		t.Errorf("a matching selection got a hint:\n%s", out)
+	}
+}
