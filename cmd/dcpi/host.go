@@ -30,6 +30,7 @@ type hostSpec struct {
 	heartbeat  time.Duration
 	maxBuffer  int // bytes of batches held while NATS is unreachable
 	events     []string
+	mux        bool // the paper's mux configuration (profileFromFlags)
 	// stdout and stderr receive the programs' output (nil: discarded).
 	stdout, stderr io.Writer
 	nc             *nats.Conn
@@ -75,7 +76,7 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 	ncfg := simhost.DefaultConfig()
 	ncfg.Node.Host = name
 	ncfg.FlushEvery = uint64(s.flushEvery * float64(hc.ClockHz))
-	if ncfg.Profile, err = profileFromFlags(s.events, false); err != nil {
+	if ncfg.Profile, err = profileFromFlags(s.events, s.mux); err != nil {
 		return nil, err
 	}
 	sctx := ctx

@@ -72,7 +72,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 				return err
 			}
 			if len(natsURLs) > 0 {
-				return runClusterNode(cmd, progs, events, labels)
+				return runClusterNode(cmd, progs, events, mux, labels)
 			}
 			cfg, err := loadRoleConfig(cmd)
 			if err != nil {

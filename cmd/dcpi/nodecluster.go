@@ -19,7 +19,7 @@ import (
 // to JetStream, epochs follow the coordinator. It runs until --seconds of
 // simulated time (0: until interrupted), then drains, publishes everything
 // and reports.
-func runClusterNode(cmd *cobra.Command, progs []program, events []string, labels map[string]string) error {
+func runClusterNode(cmd *cobra.Command, progs []program, events []string, mux bool, labels map[string]string) error {
 	cfg, err := loadRoleConfig(cmd)
 	if err != nil {
 		return err
@@ -40,7 +40,7 @@ func runClusterNode(cmd *cobra.Command, progs []program, events []string, labels
 	startCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	spec := hostSpec{sim: cfg.Sim, progs: progs, seconds: cfg.Node.Seconds, flushEvery: cfg.Node.FlushEvery,
-		labels: labels, heartbeat: cfg.Node.Heartbeat, maxBuffer: cfg.Node.MaxBufferedMB << 20, events: events,
+		labels: labels, heartbeat: cfg.Node.Heartbeat, maxBuffer: cfg.Node.MaxBufferedMB << 20, events: events, mux: mux,
 		nc: nc, coord: coord, logf: logf, startCtx: startCtx}
 	if progs[0].user() {
 		spec.stdout, spec.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()

@@ -449,7 +449,11 @@ func TestClusterNodesRunUserProgram(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			args := append([]string{"node", "--nats", url, "--host", h, "--cpus", "1", "--timing=false", "--seconds", "0.05", "--", my.path}, long...)
+			args := []string{"node", "--nats", url, "--host", h, "--cpus", "1", "--timing=false", "--seconds", "0.05"}
+			if i == len(hosts)-1 {
+				args = append(args, "--mux") // a cluster node honours --mux too
+			}
+			args = append(append(args, "--", my.path), long...)
 			outs[i], _, errs[i] = run(t, args...)
 		}()
 	}
@@ -486,7 +490,11 @@ func TestClusterNodesRunUserProgram(t *testing.T) {
 		t.Fatalf("nodes %+v %v", nodes, err)
 	}
 	for _, n := range nodes {
-		if want := simhost.EventsPerSample(hwsim.DefaultProfile()); !reflect.DeepEqual(n.Periods, want) {
+		want := simhost.EventsPerSample(hwsim.DefaultProfile())
+		if n.Host == hosts[len(hosts)-1] {
+			want = simhost.EventsPerSample(hwsim.MuxProfile())
+		}
+		if !reflect.DeepEqual(n.Periods, want) {
 			t.Errorf("node %s registered periods %v, want %v", n.Host, n.Periods, want)
 		}
 	}
