@@ -7,129 +7,8 @@ package alpha
 // FM); results ready after each class's latency; the multiplier and the FP
 // divider not pipelined. The memory system (caches, TLBs, write buffer) and
 // branch prediction are behind MemorySystem and BranchUnit, implemented by
-// package hwsim/timing.
-
-// pipes is a set of issue pipes.
-type pipes uint8
-
-const (
-	pE0 pipes = 1 << iota
-	pE1
-	pFA
-	pFM
-	pE01 = pE0 | pE1
-	pFAM = pFA | pFM
-)
-
-// unit is a functional unit that is not pipelined.
-type unit uint8
-
-const (
-	uNone unit = iota
-	uMul
-	uFDiv
-)
-
-// opClass is the static timing of an operation.
-type opClass struct {
-	pipes   pipes
-	lat     uint8 // cycles until the result can be used
-	busy    uint8 // cycles a non-pipelined unit stays busy
-	unit    unit
-	readsA  bool // Ra is a source
-	readsB  bool // Rb is a source (unless the literal is used)
-	fpA     bool // Ra names an FP register
-	fpB     bool
-	writes  uint8 // 0 none, 'a' Ra, 'c' Rc
-	fpDst   bool
-	load    bool
-	store   bool
-	branch  bool // conditional branch: predicted
-	jump    bool // JMP/JSR/RET: predicted with the return stack
-	barrier bool // MB, WMB, TRAPB, EXCB: wait for the write buffer
-}
-
-var classOf [numOps]opClass
-
-func init() {
-	set := func(c opClass, ops ...Op) {
-		for _, op := range ops {
-			classOf[op] = c
-		}
-	}
-	intOp := opClass{pipes: pE01, lat: 1, readsA: true, readsB: true, writes: 'c'}
-	set(intOp, OpADDL, OpS4ADDL, OpS8ADDL, OpSUBL, OpS4SUBL, OpS8SUBL, OpADDQ, OpS4ADDQ,
-		OpS8ADDQ, OpSUBQ, OpS4SUBQ, OpS8SUBQ, OpADDLV, OpSUBLV, OpADDQV, OpSUBQV, OpCMPEQ,
-		OpCMPLT, OpCMPLE, OpCMPULT, OpCMPULE, OpCMPBGE, OpAND, OpBIC, OpBIS, OpORNOT, OpXOR,
-		OpEQV, OpAMASK, OpIMPLVER, OpSEXTB, OpSEXTW)
-	cmov := intOp
-	cmov.lat = 2
-	set(cmov, OpCMOVLBS, OpCMOVLBC, OpCMOVEQ, OpCMOVNE, OpCMOVLT, OpCMOVGE, OpCMOVLE, OpCMOVGT)
-	shift := intOp
-	shift.pipes = pE0
-	set(shift, OpSLL, OpSRL, OpSRA, OpEXTBL, OpEXTWL, OpEXTLL, OpEXTQL, OpEXTWH, OpEXTLH,
-		OpEXTQH, OpINSBL, OpINSWL, OpINSLL, OpINSQL, OpINSWH, OpINSLH, OpINSQH, OpMSKBL,
-		OpMSKWL, OpMSKLL, OpMSKQL, OpMSKWH, OpMSKLH, OpMSKQH, OpZAP, OpZAPNOT, OpCTPOP,
-		OpCTLZ, OpCTTZ)
-	mvi := shift
-	mvi.lat = 2
-	set(mvi, OpPERR, OpUNPKBW, OpUNPKBL, OpPKWB, OpPKLB, OpMINSB8, OpMINSW4, OpMINUB8,
-		OpMINUW4, OpMAXUB8, OpMAXUW4, OpMAXSB8, OpMAXSW4)
-	mul := opClass{pipes: pE0, unit: uMul, readsA: true, readsB: true, writes: 'c'}
-	mul.lat, mul.busy = 8, 4
-	set(mul, OpMULL, OpMULLV)
-	mul.lat, mul.busy = 12, 8
-	set(mul, OpMULQ, OpMULQV)
-	mul.lat, mul.busy = 14, 8
-	set(mul, OpUMULH)
-
-	lda := opClass{pipes: pE01, lat: 1, readsB: true, writes: 'a'}
-	set(lda, OpLDA, OpLDAH)
-	load := opClass{pipes: pE01, lat: 2, readsB: true, writes: 'a', load: true}
-	set(load, OpLDBU, OpLDWU, OpLDL, OpLDQ, OpLDQU, OpLDLL, OpLDQL)
-	fload := load
-	fload.fpDst = true
-	set(fload, OpLDF, OpLDG, OpLDS, OpLDT)
-	store := opClass{pipes: pE0, readsA: true, readsB: true, store: true}
-	set(store, OpSTB, OpSTW, OpSTL, OpSTQ, OpSTQU)
-	stc := store
-	stc.writes, stc.lat = 'a', 2
-	set(stc, OpSTLC, OpSTQC)
-	fstore := store
-	fstore.fpA = true
-	set(fstore, OpSTF, OpSTG, OpSTS, OpSTT)
-	set(opClass{pipes: pE01, lat: 1, readsB: true, load: true}, OpFETCH, OpWH64, OpECB)
-	set(opClass{pipes: pE0, barrier: true}, OpMB, OpWMB, OpTRAPB, OpEXCB)
-	set(opClass{pipes: pE0, lat: 2, writes: 'a'}, OpRPCC, OpRC, OpRS)
-
-	set(opClass{pipes: pE1, readsA: true, branch: true}, OpBEQ, OpBNE, OpBLT, OpBLE, OpBGT,
-		OpBGE, OpBLBC, OpBLBS)
-	set(opClass{pipes: pE1, lat: 1, writes: 'a'}, OpBR)
-	set(opClass{pipes: pE1, lat: 1, readsB: true, writes: 'a', jump: true}, OpJMP)
-	set(opClass{pipes: pFA, readsA: true, fpA: true, branch: true}, OpFBEQ, OpFBNE, OpFBLT,
-		OpFBLE, OpFBGT, OpFBGE)
-	set(opClass{pipes: pE1}, OpCallPal, OpInvalid, OpUnimpl)
-
-	fadd := opClass{pipes: pFA, lat: 4, readsA: true, readsB: true, fpA: true, fpB: true, writes: 'c', fpDst: true}
-	set(fadd, OpADDS, OpSUBS, OpADDT, OpSUBT, OpCMPTUN, OpCMPTEQ, OpCMPTLT, OpCMPTLE,
-		OpCVTTS, OpCVTTQ, OpCVTQS, OpCVTQT, OpCVTST, OpCVTLQ, OpCVTQL, OpFCMOVEQ, OpFCMOVNE,
-		OpFCMOVLT, OpFCMOVGE, OpFCMOVLE, OpFCMOVGT)
-	fmul := fadd
-	fmul.pipes = pFM
-	set(fmul, OpMULS, OpMULT)
-	cpys := fadd
-	cpys.pipes = pFAM
-	set(cpys, OpCPYS, OpCPYSN, OpCPYSE)
-	fdiv := fadd
-	fdiv.unit, fdiv.lat, fdiv.busy = uFDiv, 15, 15
-	set(fdiv, OpDIVS, OpSQRTS)
-	fdiv.lat, fdiv.busy = 22, 22
-	set(fdiv, OpDIVT, OpSQRTT)
-	set(opClass{pipes: pFA, lat: 4, readsA: true, fpA: true, writes: 'a', fpDst: true}, OpMFFPCR)
-	set(opClass{pipes: pFA, lat: 4, readsA: true, fpA: true}, OpMTFPCR)
-	set(opClass{pipes: pE0, lat: 4, readsA: true, writes: 'c', fpDst: true}, OpITOFS, OpITOFF, OpITOFT)
-	set(opClass{pipes: pFA, lat: 4, readsA: true, fpA: true, writes: 'c'}, OpFTOIT, OpFTOIS)
-}
+// package hwsim/timing. The per-operation table, IssueClass, is in
+// issueclass.go, exported for the static scheduler (analysis/sched).
 
 // Stall causes, for ground truth: static ones the code determines, dynamic
 // ones the run does (DCPI paper sec. 6.3 draws the same line).
@@ -186,12 +65,12 @@ type Timing struct {
 	last       uint64 // issue cycle of the previous instruction
 	lastBlock  uint64 // its 16-byte issue block
 	slots      uint8  // instructions issued in cycle last
-	used       pipes  // pipes used in cycle last
+	used       Pipes  // pipes used in cycle last
 	memOp      uint8  // 1 load, 2 store issued in cycle last
 	fetchLine  uint64 // current 32-byte fetch block + 1; 0 none
 	fetchReady uint64 // no instruction issues before this cycle
 	fetchCause StallCause
-	unitFree   [3]uint64
+	unitFree   [NumUnits]uint64
 	events     EventSet               // of the instruction being issued
 	why        [NumStallCauses]uint32 // its stall cycles by cause
 	lat        uint64                 // its result latency
@@ -228,8 +107,8 @@ func (t *Timing) issue(d *Decoded, pc, ea uint64) uint64 {
 	// The earliest cycle: with the previous instruction if it is in the
 	// same issue block and a slot is free, else the next cycle.
 	at := t.last + 1
-	block := pc >> 4
-	if block == t.lastBlock && t.slots < 4 {
+	block := pc >> IssueBlockShift
+	if block == t.lastBlock && t.slots < IssueWidth {
 		at = t.last
 	}
 	if line := pc>>5 + 1; line != t.fetchLine {
@@ -243,28 +122,28 @@ func (t *Timing) issue(d *Decoded, pc, ea uint64) uint64 {
 		}
 	}
 	t.raise(&at, t.fetchReady, t.fetchCause)
-	if cl.readsA {
-		f := b2i(cl.fpA)
+	if cl.ReadsA {
+		f := b2i(cl.FPA)
 		t.raise(&at, t.ready[f][d.Ra&63], t.readyCause[f][d.Ra&63])
 	}
-	if cl.readsB && !d.Lit {
-		f := b2i(cl.fpB)
+	if cl.ReadsB && !d.Lit {
+		f := b2i(cl.FPB)
 		t.raise(&at, t.ready[f][d.Rb&63], t.readyCause[f][d.Rb&63])
 	}
-	if cl.unit != uNone {
-		t.raise(&at, t.unitFree[cl.unit], StallUnit)
+	if cl.Unit != UnitNone {
+		t.raise(&at, t.unitFree[cl.Unit], StallUnit)
 	}
 	if at == t.last {
 		// Same cycle: the pipe must be free, and a load and a store may
 		// not issue together.
-		free := cl.pipes &^ t.used
-		if free == 0 || (cl.store && t.memOp == 1) || (cl.load && t.memOp == 2) {
+		free := cl.Pipes &^ t.used
+		if free == 0 || (cl.Store && t.memOp == 1) || (cl.Load && t.memOp == 2) {
 			t.raise(&at, at+1, StallSlot)
 		}
 	}
-	t.lat, t.latCause = uint64(cl.lat), StallDep
+	t.lat, t.latCause = uint64(cl.Lat), StallDep
 	switch {
-	case cl.load:
+	case cl.Load:
 		if d.Op != OpFETCH && d.Op != OpWH64 && d.Op != OpECB {
 			stall, l, ev := t.Mem.Load(ea, t.cpu.dataPhys(ea), at)
 			t.events |= ev.With(EvLoads)
@@ -277,14 +156,14 @@ func (t *Timing) issue(d *Decoded, pc, ea uint64) uint64 {
 				t.latCause = StallDCache
 			}
 		}
-	case cl.store:
+	case cl.Store:
 		stall, ev := t.Mem.Store(ea, t.cpu.dataPhys(ea), at)
 		t.events |= ev.With(EvStores)
 		if stall > 0 {
 			t.why[StallWBuf] += uint32(stall)
 			at += stall
 		}
-	case cl.barrier:
+	case cl.Barrier:
 		if stall := t.Mem.Barrier(at); stall > 0 {
 			t.why[StallBarrier] += uint32(stall)
 			at += stall
@@ -306,43 +185,43 @@ func (t *Timing) raise(at *uint64, to uint64, cause StallCause) {
 // is at next.
 func (t *Timing) commit(d *Decoded, pc, at, next uint64) {
 	cl := &classOf[d.Op]
-	if at == t.last && pc>>4 == t.lastBlock {
+	if at == t.last && pc>>IssueBlockShift == t.lastBlock {
 		t.slots++
 	} else {
 		t.slots, t.used, t.memOp = 1, 0, 0
 	}
 	// Take the first free pipe of the class: E0 before E1, FA before FM.
-	free := cl.pipes &^ t.used
-	t.used |= free & -free
+	free := cl.Pipes &^ t.used
+	t.used |= free.First()
 	switch {
-	case cl.load:
+	case cl.Load:
 		t.memOp = 1
-	case cl.store:
+	case cl.Store:
 		t.memOp = 2
 	}
 	lat, cause := t.lat, t.latCause
-	if cl.unit != uNone {
-		t.unitFree[cl.unit] = at + uint64(cl.busy)
+	if cl.Unit != UnitNone {
+		t.unitFree[cl.Unit] = at + uint64(cl.Busy)
 	}
-	if cl.writes != 0 {
+	if cl.Writes != 0 {
 		reg := d.Rc
-		if cl.writes == 'a' {
+		if cl.Writes == 'a' {
 			reg = d.Ra
 		}
-		f := b2i(cl.fpDst)
+		f := b2i(cl.FPDst)
 		t.ready[f][reg&63] = at + lat
 		t.readyCause[f][reg&63] = cause
 	}
 	var penalty uint64
 	var ev EventSet
 	switch {
-	case cl.branch:
+	case cl.Branch:
 		penalty, ev = t.Mem.Branch(pc, pc+4+uint64(d.Imm), next != pc+4)
 	case d.Op == OpBR:
 		if d.Ra != SinkReg {
 			t.Mem.Call(pc + 4) // BSR
 		}
-	case cl.jump:
+	case cl.Jump:
 		switch d.Imm >> 14 & 3 {
 		case 0: // JMP
 			penalty, ev = t.Mem.Jump(pc, uint16(d.Imm)&0x3fff, next)
@@ -362,7 +241,7 @@ func (t *Timing) commit(d *Decoded, pc, at, next uint64) {
 	} else if t.fetchReady <= at {
 		t.fetchReady, t.fetchCause = 0, StallSlot
 	}
-	t.last, t.lastBlock = at, pc>>4
+	t.last, t.lastBlock = at, pc>>IssueBlockShift
 }
 
 func b2i(b bool) int {
