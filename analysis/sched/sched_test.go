@@ -1,0 +1,307 @@
+package sched
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"dcpi/hwsim/alpha"
+)
+
+// Encoders for hand-written sequences (Alpha Architecture Handbook
+// instruction formats).
+
+func mem(opc, ra, rb uint32, disp int16) uint32 {
+	return opc<<26 | ra<<21 | rb<<16 | uint32(uint16(disp))
+}
+
+func op(opc, fn, ra, rb, rc uint32) uint32 { return opc<<26 | ra<<21 | rb<<16 | fn<<5 | rc }
+
+func opLit(opc, fn, ra, lit, rc uint32) uint32 {
+	return opc<<26 | ra<<21 | lit<<13 | 1<<12 | fn<<5 | rc
+}
+
+func br(opc, ra uint32, disp int32) uint32 { return opc<<26 | ra<<21 | uint32(disp)&0x1fffff }
+
+func fp(opc, fn, fa, fb, fc uint32) uint32 { return opc<<26 | fa<<21 | fb<<16 | fn<<5 | fc }
+
+const callsys = 0x83
+
+var (
+	ldq    = func(ra, rb uint32, d int16) uint32 { return mem(0x29, ra, rb, d) }
+	ldt    = func(ra, rb uint32, d int16) uint32 { return mem(0x23, ra, rb, d) }
+	stq    = func(ra, rb uint32, d int16) uint32 { return mem(0x2d, ra, rb, d) }
+	stt    = func(ra, rb uint32, d int16) uint32 { return mem(0x27, ra, rb, d) }
+	lda    = func(ra, rb uint32, d int16) uint32 { return mem(0x08, ra, rb, d) }
+	addq   = func(a, b, c uint32) uint32 { return op(0x10, 0x20, a, b, c) }
+	addqi  = func(a, lit, c uint32) uint32 { return opLit(0x10, 0x20, a, lit, c) }
+	cmpult = func(a, b, c uint32) uint32 { return op(0x10, 0x1d, a, b, c) }
+	xor    = func(a, b, c uint32) uint32 { return op(0x11, 0x40, a, b, c) }
+	cmoveq = func(a, b, c uint32) uint32 { return op(0x11, 0x24, a, b, c) }
+	sll    = func(a, b, c uint32) uint32 { return op(0x12, 0x39, a, b, c) }
+	extbl  = func(a, b, c uint32) uint32 { return op(0x12, 0x06, a, b, c) }
+	mull   = func(a, b, c uint32) uint32 { return op(0x13, 0x00, a, b, c) }
+	mulq   = func(a, b, c uint32) uint32 { return op(0x13, 0x20, a, b, c) }
+	addt   = func(a, b, c uint32) uint32 { return fp(0x16, 0x0a0, a, b, c) }
+	mult   = func(a, b, c uint32) uint32 { return fp(0x16, 0x0a2, a, b, c) }
+	divt   = func(a, b, c uint32) uint32 { return fp(0x16, 0x0a3, a, b, c) }
+	divs   = func(a, b, c uint32) uint32 { return fp(0x16, 0x083, a, b, c) }
+	cpys   = func(a, b, c uint32) uint32 { return fp(0x17, 0x020, a, b, c) }
+	bne    = func(ra uint32, disp int32) uint32 { return br(0x3d, ra, disp) }
+	beq    = func(ra uint32, disp int32) uint32 { return br(0x39, ra, disp) }
+	fbeq   = func(fa uint32, disp int32) uint32 { return br(0x31, fa, disp) }
+)
+
+const (
+	codeBase = 0x120000000
+	dataBase = 0x140000000
+	dataReg  = 20 // holds dataBase; never written by the sequences
+	one      = 0x3ff0000000000000
+)
+
+// simulate runs words, placed at codeBase+off, once from PC codeBase+off
+// through hwsim's issue model over a perfect memory system, and returns
+// each executed PC's ground truth.
+func simulate(t *testing.T, off uint64, words []uint32) map[uint64]*alpha.PCTruth {
+	t.Helper()
+	code := make([]uint32, off/4, off/4+uint64(len(words))+1)
+	code = append(code, words...)
+	code = append(code, callsys)
+	as := alpha.NewAddressSpace()
+	as.Map(codeBase, alpha.PageSize, alpha.PermR|alpha.PermX)
+	b := make([]byte, 4*len(code))
+	for i, w := range code {
+		b[4*i], b[4*i+1], b[4*i+2], b[4*i+3] = byte(w), byte(w>>8), byte(w>>16), byte(w>>24)
+	}
+	if err := as.WriteBytes(codeBase, b); err != nil {
+		t.Fatal(err)
+	}
+	as.Map(dataBase, alpha.PageSize, alpha.PermR|alpha.PermW)
+	c := alpha.NewCPU(alpha.EV5)
+	ctx := alpha.Context{PC: codeBase + off}
+	ctx.R[dataReg] = dataBase
+	for i := range ctx.F {
+		if i != 31 {
+			ctx.F[i] = one
+		}
+	}
+	ctx.R[1] = 1
+	c.Load(&ctx, as)
+	tm := alpha.NewTiming(c, alpha.PerfectMemory{})
+	tm.Truth = alpha.NewGroundTruth()
+	c.Run(^uint64(0))
+	if c.Trap.Kind != alpha.TrapSyscall {
+		t.Fatalf("stopped with %v", c.Trap)
+	}
+	return tm.Truth.PCs
+}
+
+// compare checks every instruction of s against the truth: executed once,
+// head-of-queue cycles M, and the static stall cycles by cause.
+func compare(t *testing.T, name string, s *Schedule, truth map[uint64]*alpha.PCTruth) {
+	t.Helper()
+	for _, in := range s.Insns {
+		tr := truth[in.PC]
+		if tr == nil || tr.Executed != 1 {
+			t.Fatalf("%s: %#x (%v) did not execute once: %+v", name, in.PC, in.Op, tr)
+		}
+		var why [alpha.NumStallCauses]uint64
+		for _, st := range in.Stalls {
+			switch st.Reason {
+			case Slotting:
+				why[alpha.StallSlot] += uint64(st.Cycles)
+			case DepRa, DepRb:
+				why[alpha.StallDep] += uint64(st.Cycles)
+			case Unit:
+				why[alpha.StallUnit] += uint64(st.Cycles)
+			}
+		}
+		if tr.HeadCycles != uint64(in.M) || why != tr.Stall {
+			t.Errorf("%s: %#x %v: M %d stalls %v (%+v); hwsim head %d stalls %v",
+				name, in.PC, in.Op, in.M, why, in.Stalls, tr.HeadCycles, tr.Stall)
+		}
+	}
+}
+
+func mustSchedule(t *testing.T, b Block, opt Options) *Schedule {
+	t.Helper()
+	s, err := Of(b, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// The named sequences: each kind of rule at least once.
+var sequences = []struct {
+	name  string
+	words []uint32
+}{
+	{"independent int", []uint32{addq(1, 2, 3), xor(4, 5, 6), addq(7, 8, 9), xor(10, 11, 12), addq(1, 1, 13)}},
+	{"dependent chain", []uint32{addq(1, 2, 3), addq(3, 3, 4), xor(4, 3, 5), addq(5, 4, 6)}},
+	{"shifts on E0", []uint32{sll(1, 2, 3), extbl(4, 5, 6), sll(7, 8, 9), addq(1, 2, 10)}},
+	{"loads hit", []uint32{ldq(3, dataReg, 0), ldq(4, dataReg, 8), addq(3, 4, 5), ldq(6, dataReg, 16), stq(5, dataReg, 24)}},
+	{"load store same cycle", []uint32{ldq(3, dataReg, 0), stq(1, dataReg, 8), ldq(4, dataReg, 16), stq(3, dataReg, 24), stq(4, dataReg, 32)}},
+	{"multiplies", []uint32{mull(1, 1, 2), mull(1, 1, 3), mulq(2, 3, 4), addq(4, 1, 5), mull(5, 5, 6), addq(1, 1, 7)}},
+	{"cmov latency", []uint32{cmoveq(1, 2, 3), addq(3, 1, 4), addq(4, 4, 5)}},
+	{"fp pipes", []uint32{addt(1, 2, 3), mult(4, 5, 6), addt(7, 8, 9), cpys(3, 3, 10), mult(6, 9, 11), addt(11, 10, 12)}},
+	{"fp divide", []uint32{divt(1, 2, 3), divs(4, 5, 6), addt(3, 6, 7), divt(7, 1, 8), stt(8, dataReg, 0)}},
+	{"fp loads", []uint32{ldt(1, dataReg, 0), ldt(2, dataReg, 8), mult(1, 2, 3), stt(3, dataReg, 16)}},
+	{"branches", []uint32{addq(1, 2, 3), beq(3, 0), cmpult(1, 3, 4), bne(4, 0), fbeq(1, 0), addq(1, 1, 5)}},
+	{"wide block", []uint32{addq(1, 2, 3), addt(1, 2, 4), xor(5, 6, 7), mult(1, 2, 8), addq(1, 1, 9), addt(4, 8, 10), addq(9, 9, 11), lda(12, dataReg, 4)}},
+}
+
+// TestMatchesIssueModel holds the scheduler to hwsim's issue model: for
+// straight-line code over a perfect memory system, M and the static stall
+// cycles of every instruction equal the model's head-of-queue cycles and
+// stalls, at every alignment of the sequence within its issue blocks.
+func TestMatchesIssueModel(t *testing.T) {
+	for _, sq := range sequences {
+		for off := uint64(0); off < 16; off += 4 {
+			pc := uint64(codeBase) + 0x100 + off
+			s := mustSchedule(t, Block{PC: pc, Words: sq.words}, Options{})
+			compare(t, sq.name, s, simulate(t, 0x100+off, sq.words))
+		}
+	}
+}
+
+// randomWord draws one instruction from a mix that writes only registers
+// 1-15 (integer and FP), loads and stores near dataBase, and divides ones,
+// so that no sequence faults or traps.
+func randomWord(r *rand.Rand) uint32 {
+	reg := func() uint32 { return uint32(r.IntN(15) + 1) }
+	src := func() uint32 { return uint32(r.IntN(16)) } // 0 is r0 / f0: also fine
+	// Integer and FP data apart, so that no FP instruction reads an
+	// integer's bits as a denormal or a NaN.
+	disp := func() int16 { return int16(8 * r.IntN(64)) }
+	fdisp := func() int16 { return 512 + disp() }
+	switch r.IntN(20) {
+	case 0, 1:
+		return ldq(reg(), dataReg, disp())
+	case 2:
+		return stq(src(), dataReg, disp())
+	case 3:
+		return ldt(reg(), dataReg, fdisp())
+	case 4:
+		return stt(src(), dataReg, fdisp())
+	case 5:
+		return lda(reg(), src(), int16(r.IntN(100)))
+	case 6:
+		return sll(src(), src(), reg())
+	case 7:
+		return cmoveq(src(), src(), reg())
+	case 8:
+		return mull(src(), src(), reg())
+	case 9:
+		return mulq(src(), src(), reg())
+	case 10:
+		return addt(src(), src(), reg())
+	case 11:
+		return mult(src(), src(), reg())
+	case 12:
+		return cpys(src(), src(), reg())
+	case 13:
+		// Divide by f16, which holds one and no instruction writes.
+		return divt(src(), 16, reg())
+	case 14:
+		return beq(src(), 0)
+	case 15:
+		return fbeq(src(), 0)
+	case 16:
+		return addqi(src(), uint32(r.IntN(256)), reg())
+	default:
+		return addq(src(), src(), reg())
+	}
+}
+
+// TestRandomSequencesMatch compares random sequences split into blocks at
+// random points: each block scheduled with all the blocks before it as
+// Options.Pred must match the model, which ran them as one stream.
+func TestRandomSequencesMatch(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 3))
+	for n := 0; n < 300; n++ {
+		words := make([]uint32, 1+r.IntN(40))
+		for i := range words {
+			words[i] = randomWord(r)
+		}
+		off := 4 * uint64(r.IntN(4))
+		start := uint64(codeBase) + 0x100 + off
+		truth := simulate(t, 0x100+off, words)
+		var pred []Block
+		for i := 0; i < len(words); {
+			j := min(len(words), i+1+r.IntN(12))
+			b := Block{PC: start + 4*uint64(i), Words: words[i:j]}
+			compare(t, "random", mustSchedule(t, b, Options{Pred: pred}), truth)
+			pred = append(pred, b)
+			i = j
+		}
+		if t.Failed() {
+			t.Fatalf("sequence %d: %#x", n, words)
+		}
+	}
+}
+
+func TestCulprits(t *testing.T) {
+	pc := uint64(0x10000)
+	s := mustSchedule(t, Block{PC: pc, Words: []uint32{
+		ldq(3, dataReg, 0), // 0x10000 M1
+		addq(3, 3, 4),      // 0x10004: Ra=3 waits 2 for the load (cycle 3)
+		mulq(4, 4, 5),      // 0x10008: Ra=4 waits 1 (cycle 4)
+		mulq(1, 1, 6),      // 0x1000c: the multiplier is busy 8 after 0x10008 (cycle 12)
+		stq(1, dataReg, 0), // 0x10010: new issue block (cycle 13)
+		stq(2, dataReg, 8), // 0x10014: E0 taken by the store: slotting (cycle 14)
+		xor(1, 6, 7),       // 0x10018: Rb=6 waits for the mulq at 0x1000c (cycle 24)
+	}}, Options{})
+	want := []struct {
+		m      int
+		stalls []Stall
+	}{
+		{1, nil},
+		{2, []Stall{{Cycles: 2, Reason: DepRa, Culprit: 0x10000, Reg: 3}}},
+		{1, []Stall{{Cycles: 1, Reason: DepRa, Culprit: 0x10004, Reg: 4}}},
+		{8, []Stall{{Cycles: 8, Reason: Unit, Culprit: 0x10008}}},
+		{1, nil},
+		{1, []Stall{{Cycles: 1, Reason: Slotting, Culprit: 0x10010}}},
+		{10, []Stall{{Cycles: 10, Reason: DepRb, Culprit: 0x1000c, Reg: 6}}},
+	}
+	for i, w := range want {
+		in := s.Insns[i]
+		if in.M != w.m || len(in.Stalls) != len(w.stalls) {
+			t.Errorf("%#x: M %d stalls %+v, want %d %+v", in.PC, in.M, in.Stalls, w.m, w.stalls)
+			continue
+		}
+		for j := range w.stalls {
+			if in.Stalls[j] != w.stalls[j] {
+				t.Errorf("%#x: stall %+v, want %+v", in.PC, in.Stalls[j], w.stalls[j])
+			}
+		}
+	}
+	if s.Cycles != 24 || s.Insns[6].Cycle != 24 {
+		t.Errorf("block cycles %d, last issues at %d; want 24", s.Cycles, s.Insns[6].Cycle)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, c := range []struct {
+		b    Block
+		opt  Options
+		want error
+	}{
+		{Block{PC: 0x1000}, Options{}, ErrEmpty},
+		{Block{PC: 0x1002, Words: []uint32{0}}, Options{}, ErrMisalign},
+		{Block{PC: 0x1000, Words: []uint32{0}}, Options{LoadLatency: 1 << 40}, ErrLatency},
+		{Block{PC: 0x1000, Words: []uint32{0}}, Options{Pred: []Block{{PC: 0x2000}}}, ErrEmpty},
+	} {
+		if _, err := Of(c.b, c.opt); !errors.Is(err, c.want) {
+			t.Errorf("Of(%+v, %+v): %v, want %v", c.b, c.opt, err, c.want)
+		}
+	}
+	if _, err := Of(Block{PC: ^uint64(0) - 3, Words: []uint32{0, 0}}, Options{}); err == nil {
+		t.Error("a block wrapping the address space was accepted")
+	}
+	// Words that decode to nothing the model knows are scheduled as hwsim
+	// issues them (then traps), not refused.
+	if _, err := Of(Block{PC: 0x1000, Words: []uint32{0xffffffff, 0x1c000000}}, Options{}); err != nil {
+		t.Error(err)
+	}
+}
