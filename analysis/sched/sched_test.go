@@ -361,14 +361,14 @@ func TestLoopBackEdge(t *testing.T) {
 	// Preheader: r1 = 3 iterations, r2 = r3 = the data page.
 	pre := []uint32{lda(1, 31, 3), lda(2, dataReg, 0), lda(3, dataReg, 256)}
 	loop := []uint32{
-		mulq(1, 1, 4),  // the multiplier is still busy at the next iteration
-		ldq(5, 2, 0),   //
-		stq(5, 3, 0),   // waits for the load
-		lda(2, 2, 8),   //
-		lda(3, 3, 8),   //
-		subqi(1, 1, 1), //
-		addq(5, 5, 6),  //
-		bne(1, -8),     // back to the mull
+		mulq(1, 1, 4), // the multiplier is still busy at the next iteration
+		ldq(5, 2, 0),
+		stq(5, 3, 0), // waits for the load
+		lda(2, 2, 8),
+		lda(3, 3, 8),
+		subqi(1, 1, 1),
+		addq(5, 5, 6),
+		bne(1, -8), // back to the mull
 	}
 	words := append(append([]uint32{}, pre...), loop...)
 	const off = 0x104 // the loop starts mid issue block
