@@ -155,7 +155,7 @@ func Of(b Block, opt Options) (*Schedule, error) {
 	s := newState(opt)
 	for i, p := range opt.Pred {
 		if err := check(p); err != nil {
-			return nil, fmt.Errorf("Pred[%d]: %w", i, err)
+			return nil, fmt.Errorf("predecessor %d: %w", i, err)
 		}
 		for j, w := range p.Words {
 			s.step(p.PC+4*uint64(j), w, nil)
