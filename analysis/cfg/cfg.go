@@ -31,7 +31,7 @@ type Proc struct {
 	// entry past the gp setup), in address order.
 	Entries []uint64
 
-	// entryPreds and exitPreds are Entry's out-edges and Exit's in-edges.
+	// entryOut and exitIn are Entry's out-edges and Exit's in-edges.
 	entryOut, exitIn []int
 }
 
