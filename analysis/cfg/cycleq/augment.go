@@ -90,24 +90,25 @@ func (c csr) of(v int) []int32 { return c.to[c.start[v]:c.start[v+1]] }
 
 // adjacency returns the successor and predecessor lists of g.
 func adjacency(g Graph) (succ, pred csr) {
-	build := func(head, tail func(Edge) int) csr {
-		c := csr{start: make([]int32, g.N+1), to: make([]int32, len(g.Edges))}
-		for _, e := range g.Edges {
-			c.start[tail(e)+1]++
-		}
-		for v := range g.N {
-			c.start[v+1] += c.start[v]
-		}
-		fill := slices.Clone(c.start[:g.N])
-		for _, e := range g.Edges {
-			c.to[fill[tail(e)]] = int32(head(e))
-			fill[tail(e)]++
-		}
-		return c
+	succ = csr{start: make([]int32, g.N+1), to: make([]int32, len(g.Edges))}
+	pred = csr{start: make([]int32, g.N+1), to: make([]int32, len(g.Edges))}
+	for _, e := range g.Edges {
+		succ.start[e.From+1]++
+		pred.start[e.To+1]++
 	}
-	from := func(e Edge) int { return e.From }
-	to := func(e Edge) int { return e.To }
-	return build(to, from), build(from, to)
+	for v := range g.N {
+		succ.start[v+1] += succ.start[v]
+		pred.start[v+1] += pred.start[v]
+	}
+	sfill := slices.Clone(succ.start[:g.N])
+	pfill := slices.Clone(pred.start[:g.N])
+	for _, e := range g.Edges {
+		succ.to[sfill[e.From]] = int32(e.To)
+		sfill[e.From]++
+		pred.to[pfill[e.To]] = int32(e.From)
+		pfill[e.To]++
+	}
+	return succ, pred
 }
 
 // reach marks the nodes reachable from start along adj, through nodes

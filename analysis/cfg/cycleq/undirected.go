@@ -2,14 +2,16 @@ package cycleq
 
 // undirectedClasses computes the cycle equivalence classes of the edges of
 // an undirected multigraph with nodes 0..n-1 and edge i joining ends[i][0]
-// and ends[i][1], by Johnson, Pearson and Pingali's algorithm (PLDI 1994,
-// procedure CycleEquiv). It returns a class number per edge, not
-// dense. The component of root must be 2-edge-connected (so it is when it
-// comes from a strongly connected digraph, the only use here: their
-// Theorem 3 makes directed and undirected cycle equivalence agree there);
-// edges outside that component get classes of their own, as do self-loops,
-// which lie on no cycle but their own. Every loop is iterative: a
-// procedure's depth-first tree can be as deep as it has blocks.
+// and ends[i][1], by Johnson, Pearson and Pingali's procedure CycleEquiv
+// (PLDI 1994). It returns a class number per edge, not dense.
+//
+// The component of root must be 2-edge-connected, as it is when it comes
+// from a strongly connected digraph, the only use here: the paper shows
+// that there directed and undirected cycle equivalence agree (the tests
+// check it against the directed definition). Edges outside that component
+// get classes of their own, as do self-loops, which lie on no cycle but
+// their own. Every loop is iterative: a procedure's depth-first tree can
+// be as deep as it has blocks.
 func undirectedClasses(n int, ends [][2]int32, root int) []int {
 	m := len(ends)
 	class := make([]int, m)

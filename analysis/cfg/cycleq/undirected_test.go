@@ -13,8 +13,7 @@ func connectedWithout(n int, ends [][2]int32, a, b int) bool {
 	for v := range parent {
 		parent[v] = v
 	}
-	var find func(int) int
-	find = func(v int) int {
+	find := func(v int) int {
 		for parent[v] != v {
 			v = parent[v]
 		}
