@@ -66,6 +66,14 @@ func augment(g Graph) augmentation {
 			header[c] = v // blocks are visited in increasing order
 		}
 	}
+	for v := range g.N {
+		// Every stuck block is reachable from Entry, so its region is
+		// entered somewhere; should that ever fail, any member will do
+		// as the header rather than none.
+		if stuck[v] && header[comp[v]] < 0 {
+			header[comp[v]] = v
+		}
+	}
 	var heads []int
 	for c := range ncomp {
 		if sink[c] {

@@ -70,7 +70,7 @@ func Classes(g Graph, opt Options) (Partition, error) {
 
 	// Dense numbers in order of first appearance; an excluded block or
 	// edge takes a fresh number.
-	num := make([]int, len(ends)) // core class → dense number+1, 0 unseen
+	num := make([]int32, len(ends)) // core class → dense number+1, 0 unseen
 	count := 0
 	number := func(k int32) int {
 		if k < 0 {
@@ -79,9 +79,9 @@ func Classes(g Graph, opt Options) (Partition, error) {
 		}
 		if num[core[k]] == 0 {
 			count++
-			num[core[k]] = count
+			num[core[k]] = int32(count)
 		}
-		return num[core[k]] - 1
+		return int(num[core[k]]) - 1
 	}
 	p := Partition{Node: make([]int, g.N), Edge: make([]int, len(g.Edges))}
 	for v := range g.N {

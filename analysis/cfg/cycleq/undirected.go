@@ -12,14 +12,14 @@ package cycleq
 // get classes of their own, as do self-loops, which lie on no cycle but
 // their own. Every loop is iterative: a procedure's depth-first tree can
 // be as deep as it has blocks.
-func undirectedClasses(n int, ends [][2]int32, root int) []int {
+func undirectedClasses(n int, ends [][2]int32, root int) []int32 {
 	m := len(ends)
-	class := make([]int, m)
+	class := make([]int32, m)
 	for i := range class {
 		class[i] = -1
 	}
-	next := 0
-	newClass := func() int { next++; return next - 1 }
+	next := int32(0)
+	newClass := func() int32 { next++; return next - 1 }
 
 	// Incidence lists, each edge at both ends; self-loops are left out.
 	start := make([]int32, n+1)
@@ -132,7 +132,7 @@ func undirectedClasses(n int, ends [][2]int32, root int) []int {
 	prev := make([]int32, nb)
 	nxt := make([]int32, nb)
 	recentSize := make([]int32, nb)
-	recentClass := make([]int, nb)
+	recentClass := make([]int32, nb)
 	type blist struct{ top, bottom, size int32 }
 	lists := make([]blist, n)
 	for v := range lists {
