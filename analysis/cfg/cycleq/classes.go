@@ -28,8 +28,9 @@ package cycleq
 // to Exit) and then the added edge, is a returning one. Classes of loops
 // running millions of times stay exact to within a handful of counts.
 //
-// The error, which wraps ErrBadGraph, reports a node count below one, an
-// Entry or Exit outside the nodes, or an edge with an end outside them.
+// The error, which wraps ErrBadGraph, reports a node count below one or
+// nodes or edges above MaxSize, an Entry or Exit outside the nodes, or an
+// edge with an end outside them.
 // Time and memory are linear in the size of g.
 func Classes(g Graph, opt Options) (Partition, error) {
 	if err := validate(g); err != nil {

@@ -140,6 +140,7 @@ func TestClassesBadGraph(t *testing.T) {
 		want string
 	}{
 		{Graph{N: 0}, "0 nodes"},
+		{Graph{N: MaxSize + 1}, "more than"},
 		{Graph{N: -3}, "-3 nodes"},
 		{Graph{N: 2, Entry: -1}, "entry -1"},
 		{Graph{N: 2, Entry: 2}, "entry 2"},

@@ -60,10 +60,17 @@ type AddedEdge struct {
 // ErrBadGraph is wrapped by every error about a malformed Graph.
 var ErrBadGraph = errors.New("cycleq: bad graph")
 
+// MaxSize bounds a Graph's nodes and its edges, each: the search indexes
+// them in 32 bits, and no procedure comes near it.
+const MaxSize = 1 << 28
+
 // validate reports the first thing wrong with g.
 func validate(g Graph) error {
 	if g.N <= 0 {
 		return fmt.Errorf("%w: %d nodes (a procedure has at least its entry block)", ErrBadGraph, g.N)
+	}
+	if g.N > MaxSize || len(g.Edges) > MaxSize {
+		return fmt.Errorf("%w: %d nodes and %d edges, more than %d", ErrBadGraph, g.N, len(g.Edges), MaxSize)
 	}
 	if g.Entry < 0 || g.Entry >= g.N {
 		return fmt.Errorf("%w: entry %d outside nodes 0..%d", ErrBadGraph, g.Entry, g.N-1)

@@ -17,7 +17,7 @@ import (
 // oracleValid says whether g is well formed, from the rules, not from
 // validate.
 func oracleValid(g Graph) bool {
-	ok := g.N >= 1 && 0 <= g.Entry && g.Entry < g.N && 0 <= g.Exit && g.Exit < g.N
+	ok := g.N >= 1 && g.N <= MaxSize && len(g.Edges) <= MaxSize && 0 <= g.Entry && g.Entry < g.N && 0 <= g.Exit && g.Exit < g.N
 	for _, e := range g.Edges {
 		ok = ok && 0 <= e.From && e.From < g.N && 0 <= e.To && e.To < g.N
 	}

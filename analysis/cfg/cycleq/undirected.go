@@ -1,5 +1,7 @@
 package cycleq
 
+import "slices"
+
 // undirectedClasses computes the cycle equivalence classes of the edges of
 // an undirected multigraph with nodes 0..n-1 and edge i joining ends[i][0]
 // and ends[i][1], by Johnson, Pearson and Pingali's procedure CycleEquiv
@@ -20,109 +22,14 @@ func undirectedClasses(n int, ends [][2]int32, root int) []int32 {
 	}
 	next := int32(0)
 	newClass := func() int32 { next++; return next - 1 }
-
-	// Incidence lists, each edge at both ends; self-loops are left out.
-	start := make([]int32, n+1)
 	for i, e := range ends {
 		if e[0] == e[1] {
 			class[i] = newClass()
-			continue
-		}
-		start[e[0]+1]++
-		start[e[1]+1]++
-	}
-	for v := range n {
-		start[v+1] += start[v]
-	}
-	adj := make([]int32, start[n])
-	fill := make([]int32, n)
-	copy(fill, start[:n])
-	for i, e := range ends {
-		if e[0] == e[1] {
-			continue
-		}
-		adj[fill[e[0]]] = int32(i)
-		fill[e[0]]++
-		adj[fill[e[1]]] = int32(i)
-		fill[e[1]]++
-	}
-
-	// Undirected depth-first search. Every non-tree edge joins a node to
-	// one of its ancestors (a backedge); it is met first from the lower
-	// end, whose other end is then on the stack.
-	const unseen = -1
-	dfsnum := make([]int32, n)
-	for v := range dfsnum {
-		dfsnum[v] = unseen
-	}
-	parentEdge := make([]int32, n) // tree edge to the parent, -1 at the root
-	preorder := make([]int32, 0, n)
-	isTree := make([]bool, m)
-	seen := make([]bool, m) // edge already classified as tree or backedge
-	upper := make([]int32, m)
-	lower := make([]int32, m)
-	pos := make([]int32, n) // next incidence to scan, per node on the stack
-	stack := []int32{int32(root)}
-	dfsnum[root] = 0
-	parentEdge[root] = -1
-	preorder = append(preorder, int32(root))
-	pos[root] = start[root]
-	for len(stack) > 0 {
-		v := stack[len(stack)-1]
-		if pos[v] == start[v+1] {
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		e := adj[pos[v]]
-		pos[v]++
-		if seen[e] {
-			continue
-		}
-		seen[e] = true
-		w := ends[e][0]
-		if w == v {
-			w = ends[e][1]
-		}
-		if dfsnum[w] == unseen {
-			isTree[e] = true
-			dfsnum[w] = int32(len(preorder))
-			preorder = append(preorder, w)
-			parentEdge[w] = e
-			pos[w] = start[w]
-			stack = append(stack, w)
-			continue
-		}
-		lower[e], upper[e] = v, w // backedge from v up to ancestor w
-	}
-
-	// Backedges by their ends: up[v] leave v for an ancestor, down[v]
-	// arrive at v from a descendant (CSR layout, two passes).
-	upStart := make([]int32, n+1)
-	downStart := make([]int32, n+1)
-	for e := range m {
-		if seen[e] && !isTree[e] {
-			upStart[lower[e]+1]++
-			downStart[upper[e]+1]++
 		}
 	}
-	for v := range n {
-		upStart[v+1] += upStart[v]
-		downStart[v+1] += downStart[v]
-	}
-	up := make([]int32, upStart[n])
-	down := make([]int32, downStart[n])
-	upFill := make([]int32, n)
-	downFill := make([]int32, n)
-	copy(upFill, upStart[:n])
-	copy(downFill, downStart[:n])
-	for e := range m {
-		if seen[e] && !isTree[e] {
-			up[upFill[lower[e]]] = int32(e)
-			upFill[lower[e]]++
-			down[downFill[upper[e]]] = int32(e)
-			downFill[upper[e]]++
-		}
-	}
+	t := search(n, ends, incidence(n, ends), root)
+	preorder, dfsnum, parentEdge, upper := t.preorder, t.dfsnum, t.parentEdge, t.upper
+	up, down := t.up, t.down
 
 	// Brackets: backedge e is bracket e; the capping backedge made at
 	// node v is bracket m+v. A bracket list is doubly linked from top
@@ -196,7 +103,7 @@ func undirectedClasses(n int, ends [][2]int32, root int) []int32 {
 	for i := len(preorder) - 1; i >= 0; i-- {
 		v := preorder[i]
 		hi0 := infinity
-		for _, e := range up[upStart[v]:upStart[v+1]] {
+		for _, e := range up.of(int(v)) {
 			hi0 = min(hi0, dfsnum[upper[e]])
 		}
 		hi[v] = min(hi0, hi1[v])
@@ -205,13 +112,13 @@ func undirectedClasses(n int, ends [][2]int32, root int) []int32 {
 		for c := cappingHead[v]; c >= 0; c = cappingNext[c] {
 			del(l, int32(m)+c)
 		}
-		for _, b := range down[downStart[v]:downStart[v+1]] {
+		for _, b := range down.of(int(v)) {
 			del(l, b)
 			if class[b] < 0 {
 				class[b] = newClass()
 			}
 		}
-		for _, e := range up[upStart[v]:upStart[v+1]] {
+		for _, e := range up.of(int(v)) {
 			push(l, e)
 		}
 		if hi2[v] < hi0 && hi2[v] < dfsnum[v] {
@@ -262,4 +169,121 @@ func undirectedClasses(n int, ends [][2]int32, root int) []int32 {
 		}
 	}
 	return class
+}
+
+// incidence lists each edge that is not a self-loop at both its ends.
+func incidence(n int, ends [][2]int32) csr {
+	c := csr{start: make([]int32, n+1)}
+	for _, e := range ends {
+		if e[0] != e[1] {
+			c.start[e[0]+1]++
+			c.start[e[1]+1]++
+		}
+	}
+	for v := range n {
+		c.start[v+1] += c.start[v]
+	}
+	c.to = make([]int32, c.start[n])
+	fill := slices.Clone(c.start[:n])
+	for i, e := range ends {
+		if e[0] != e[1] {
+			c.to[fill[e[0]]] = int32(i)
+			fill[e[0]]++
+			c.to[fill[e[1]]] = int32(i)
+			fill[e[1]]++
+		}
+	}
+	return c
+}
+
+// searchTree is an undirected depth-first search tree with its backedges.
+type searchTree struct {
+	preorder   []int32 // the nodes reached, in preorder
+	dfsnum     []int32 // preorder number, -1 if not reached
+	parentEdge []int32 // tree edge to the parent, -1 at the root
+	upper      []int32 // a backedge's end nearer the root
+	up, down   csr     // backedges leaving a node for an ancestor, arriving from a descendant
+}
+
+// search runs an iterative undirected depth-first search from root. Every
+// non-tree edge joins a node to one of its ancestors (a backedge); it is
+// met first from the lower end, whose other end is then on the stack.
+func search(n int, ends [][2]int32, inc csr, root int) searchTree {
+	m := len(ends)
+	t := searchTree{
+		preorder:   make([]int32, 0, n),
+		dfsnum:     make([]int32, n),
+		parentEdge: make([]int32, n),
+		upper:      make([]int32, m),
+	}
+	for v := range t.dfsnum {
+		t.dfsnum[v] = -1
+	}
+	const (
+		unmet = iota
+		tree
+		back
+	)
+	kind := make([]uint8, m)
+	lower := make([]int32, m)
+	pos := make([]int32, n) // next incidence to scan, per node on the stack
+	stack := []int32{int32(root)}
+	t.dfsnum[root] = 0
+	t.parentEdge[root] = -1
+	t.preorder = append(t.preorder, int32(root))
+	pos[root] = inc.start[root]
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		if pos[v] == inc.start[v+1] {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		e := inc.to[pos[v]]
+		pos[v]++
+		if kind[e] != unmet {
+			continue
+		}
+		w := ends[e][0]
+		if w == v {
+			w = ends[e][1]
+		}
+		if t.dfsnum[w] < 0 {
+			kind[e] = tree
+			t.dfsnum[w] = int32(len(t.preorder))
+			t.preorder = append(t.preorder, w)
+			t.parentEdge[w] = e
+			pos[w] = inc.start[w]
+			stack = append(stack, w)
+			continue
+		}
+		kind[e] = back
+		lower[e], t.upper[e] = v, w
+	}
+
+	// Backedges by their ends, in compressed lists.
+	t.up.start = make([]int32, n+1)
+	t.down.start = make([]int32, n+1)
+	for e := range m {
+		if kind[e] == back {
+			t.up.start[lower[e]+1]++
+			t.down.start[t.upper[e]+1]++
+		}
+	}
+	for v := range n {
+		t.up.start[v+1] += t.up.start[v]
+		t.down.start[v+1] += t.down.start[v]
+	}
+	t.up.to = make([]int32, t.up.start[n])
+	t.down.to = make([]int32, t.down.start[n])
+	upFill := slices.Clone(t.up.start[:n])
+	downFill := slices.Clone(t.down.start[:n])
+	for e := range m {
+		if kind[e] == back {
+			t.up.to[upFill[lower[e]]] = int32(e)
+			upFill[lower[e]]++
+			t.down.to[downFill[t.upper[e]]] = int32(e)
+			downFill[t.upper[e]]++
+		}
+	}
+	return t
 }
