@@ -1,7 +1,11 @@
 // Package analysis holds the logic of DCPI's tools — dcpiprof, dcpilist,
 // dcpistats, dcpidiff — and pprof export, as pure functions over read
 // interfaces of the profile database and the uploaded images. dcpicalc
-// (sec. 6: frequency, CPI and culprits per instruction) is not here yet.
+// (sec. 6: frequency, CPI and culprits per instruction) is being built on
+// the program-structure layer below it: analysis/cfg (each procedure's
+// CFG), analysis/cfg/cycleq (frequency equivalence classes) and
+// analysis/sched (the static 21164 scheduler); its estimator and dcpi
+// calc are not here yet.
 //
 // The boundary is Source: a profile scan and an image lookup, which
 // *storage.DB satisfies for a local database and a cluster query client can
