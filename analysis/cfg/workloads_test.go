@@ -3,6 +3,7 @@ package cfg
 import (
 	"testing"
 
+	"dcpi/analysis/cfg/cycleq"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
@@ -198,8 +199,66 @@ func TestGroundTruthBlocks(t *testing.T) {
 				}
 			}
 			t.Logf("%s: %d executed blocks in %d procedures checked, %d violations", run.name, blocks, len(procs), bad)
+			checkClassesAgainstTruth(t, procs, count)
 		})
 	}
+}
+
+// checkClassesAgainstTruth holds the frequency equivalence classes of
+// cycleq (sec. 6.1.2) over these CFGs to what the simulator counted: the
+// blocks of one class execute equally often, up to one execution per call
+// of the procedure that never returned (the procedures on the stack when
+// the program exited: main and the like), so by at most 1 here. Blocks
+// that start with a CALL_PAL are left out (the ground truth does not
+// count a PAL call that traps to the kernel), as are procedures with
+// missing edges (each block is its own class there).
+func checkClassesAgainstTruth(t *testing.T, procs map[uint64]*Proc, count func(uint64) uint64) {
+	t.Helper()
+	classes, shared, bad := 0, 0, 0
+	for _, p := range procs {
+		g := cycleq.Graph{N: len(p.Blocks) + 2, Entry: p.Entry(), Exit: p.Exit()}
+		for _, e := range p.Edges {
+			g.Edges = append(g.Edges, cycleq.Edge{From: e.From, To: e.To})
+		}
+		part, err := cycleq.Classes(g, cycleq.Options{MissingEdges: p.MissingEdges})
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		if p.MissingEdges {
+			continue
+		}
+		lo, hi := map[int]uint64{}, map[int]uint64{}
+		members := map[int]int{}
+		for bi := range p.Blocks {
+			ins := p.BlockInsns(bi)
+			if ins[0].Dec.Op == alpha.OpCallPal {
+				continue
+			}
+			c, n := part.Node[bi], count(ins[0].PC)
+			if members[c] == 0 {
+				lo[c], hi[c] = n, n
+			}
+			lo[c], hi[c] = min(lo[c], n), max(hi[c], n)
+			members[c]++
+		}
+		for c, m := range members {
+			classes++
+			if m < 2 || hi[c] == 0 {
+				continue
+			}
+			shared++
+			if hi[c]-lo[c] > 1 {
+				bad++
+				if bad < 10 {
+					t.Errorf("%s: class %d of %d blocks executed from %d to %d times", p.Name, c, m, lo[c], hi[c])
+				}
+			}
+		}
+	}
+	if shared == 0 {
+		t.Fatal("no class of two or more executed blocks: the check checked nothing")
+	}
+	t.Logf("frequency equivalence classes: %d, %d of them with several executed blocks, %d violations", classes, shared, bad)
 }
 
 // BenchmarkBuildAll builds every procedure of the largest workload image.
