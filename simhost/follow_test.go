@@ -4,6 +4,7 @@ import (
 	"context"
 	"dcpi/node"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -111,7 +112,7 @@ func TestFollowCatchesUp(t *testing.T) {
 	cancel()
 	st := <-followed
 
-	if want := []uint64{1, 2, 3, 4}; !equalU64(ctl.ackList, want) {
+	if want := []uint64{1, 2, 3, 4}; !slices.Equal(ctl.ackList, want) {
 		t.Fatalf("acks in order %v, want %v", ctl.ackList, want)
 	}
 	lastIn := map[[2]uint64]uint64{}
@@ -134,18 +135,6 @@ func TestFollowCatchesUp(t *testing.T) {
 	if st.Cuts != 2 || st.Failures == 0 {
 		t.Fatalf("follow stats %+v: want 2 cuts and some failures", st)
 	}
-}
-
-func equalU64(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestFollowAcksAfterRun: once Run has returned, a cut is acknowledged at
@@ -192,7 +181,7 @@ func TestFollowAcksAfterRun(t *testing.T) {
 			t.Errorf("epoch 1 cpu %d acked through %d, batches end at %d", cpu, seq, last[uint16(cpu)])
 		}
 	}
-	if n.Node().Epoch() != 3 || !equalU64(ctl.acks[2], []uint64{0, 0}) {
+	if n.Node().Epoch() != 3 || !slices.Equal(ctl.acks[2], []uint64{0, 0}) {
 		t.Fatalf("node in epoch %d, ack of 2: %v", n.Node().Epoch(), ctl.acks[2])
 	}
 }

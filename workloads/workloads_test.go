@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"testing"
@@ -181,7 +182,7 @@ func TestCommittedBinariesMatchSources(t *testing.T) {
 	for _, e := range built {
 		got = append(got, e.Name())
 	}
-	if want := names(); !equalStrings(got, want) {
+	if want := names(); !slices.Equal(got, want) {
 		t.Errorf("make builds %q, bin/ holds %q", got, want)
 	}
 	for _, name := range got {
@@ -279,16 +280,4 @@ func checkRun(t *testing.T, name string, cmd *exec.Cmd) {
 	if !bytes.Equal(stdout.Bytes(), want) {
 		t.Errorf("%q: stdout differs from expected/%s.out\ngot:\n%s\nwant:\n%s", cmd.Args, name, stdout.Bytes(), want)
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -385,33 +385,31 @@ func (b *builder) finish(v *values) {
 		}
 	}
 	// Forward from Entry, backward from Exit.
-	stack := []int{}
+	var from []int
 	for _, e := range p.entryOut {
-		stack = append(stack, p.Edges[e].To)
+		from = append(from, p.Edges[e].To)
 	}
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if n >= len(p.Blocks) || p.Blocks[n].Reachable {
-			continue
-		}
-		p.Blocks[n].Reachable = true
-		for _, e := range p.Blocks[n].Succs {
-			stack = append(stack, p.Edges[e].To)
-		}
-	}
+	p.mark(from, func(b *Block) *bool { return &b.Reachable }, func(b *Block) []int { return b.Succs }, func(e Edge) int { return e.To })
+	from = from[:0]
 	for _, e := range p.exitIn {
-		stack = append(stack, p.Edges[e].From)
+		from = append(from, p.Edges[e].From)
 	}
+	p.mark(from, func(b *Block) *bool { return &b.ReachesExit }, func(b *Block) []int { return b.Preds }, func(e Edge) int { return e.From })
+}
+
+// mark sets flag on every real block reachable from the nodes in from,
+// following edges(b) to far(edge); the virtual Entry and Exit are passed.
+func (p *Proc) mark(from []int, flag func(*Block) *bool, edges func(*Block) []int, far func(Edge) int) {
+	stack := append([]int(nil), from...)
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if n >= len(p.Blocks) || p.Blocks[n].ReachesExit {
+		if n >= len(p.Blocks) || *flag(&p.Blocks[n]) {
 			continue
 		}
-		p.Blocks[n].ReachesExit = true
-		for _, e := range p.Blocks[n].Preds {
-			stack = append(stack, p.Edges[e].From)
+		*flag(&p.Blocks[n]) = true
+		for _, e := range edges(&p.Blocks[n]) {
+			stack = append(stack, far(p.Edges[e]))
 		}
 	}
 }

@@ -3,6 +3,7 @@ package cfg
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -130,7 +131,7 @@ func TestHandBranchesCallsLoops(t *testing.T) {
 	for _, b := range f.Blocks {
 		starts = append(starts, int((b.Start-textLo)/4))
 	}
-	if want := []int{0, 1, 3, 4}; !equalInts(starts, want) {
+	if want := []int{0, 1, 3, 4}; !slices.Equal(starts, want) {
 		t.Errorf("f blocks start at %v, want %v", starts, want)
 	}
 	want := []string{"E->0 entry", "0->1 fallthrough", "0->3 taken", "1->4 taken", "3->4 fallthrough", "4->X return"}
@@ -182,18 +183,6 @@ func TestHandBranchesCallsLoops(t *testing.T) {
 	if !edgeSet(n)["14->X halt"] {
 		t.Errorf("n does not halt: %v", edgeSet(n))
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestHandJumpTable builds gcc's switch: a gp prologue, a bounds check,
