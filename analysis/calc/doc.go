@@ -1,0 +1,22 @@
+// Package calc is dcpicalc's estimator (DCPI paper sec. 6): from a
+// procedure's code and its samples it factors each instruction's CYCLES
+// samples S_i into an execution frequency F and a cycles-per-instruction
+// C_i = S_i / F, and names the culprits of every stall.
+//
+// It is pure: it reads no database, no image file and no ground truth. The
+// caller (package analysis) builds the procedure's CFG (analysis/cfg),
+// gathers its samples, and passes both in:
+//
+//   - NewProcedure adds the static analysis: frequency equivalence classes
+//     (analysis/cfg/cycleq) and each block's schedule (analysis/sched).
+//   - Frequencies estimates F for every block and edge: the heuristic of
+//     sec. 6.1.3, local propagation (6.1.4) and a confidence (6.1.5).
+//   - Explain gives every instruction its CPI, static stalls and dynamic
+//     stall candidates ("guilty until proven innocent", sec. 6.3), and the
+//     procedure's summary of where its cycles went (Figure 4).
+//
+// Units: a frequency F is executions per P cycles, where P is the mean
+// CYCLES sampling period (Profile.Periods[cycles]); F·P estimates the
+// execution count. Samples are float64 because the caller may have scaled
+// hosts with different periods to one.
+package calc

@@ -1,0 +1,88 @@
+package calc
+
+import (
+	"fmt"
+
+	"dcpi/analysis/sched"
+)
+
+// Cause is a dynamic stall cause (Figure 4's dynamic rows).
+type Cause uint8
+
+// Dynamic causes, in Figure 4's order.
+const (
+	ICache      Cause = iota // I-cache miss, not an ITB miss
+	ITB                      // ITB miss (and the I-cache miss after it)
+	DCache                   // waiting for a load that missed the D-cache
+	DTB                      // DTB miss
+	WriteBuffer              // write buffer full
+	Sync                     // memory barrier draining stores and fills
+	Mispredict               // branch, jump or return mispredicted
+	IMULBusy                 // the integer multiplier busy (from before the block)
+	FDIVBusy                 // the FP divider busy (from before the block)
+	Other
+	NumCauses
+)
+
+var causeNames = [NumCauses]string{"I-cache (not ITB)", "ITB/I-cache miss", "D-cache miss", "DTB miss",
+	"Write buffer", "Synchronization", "Branch mispredict", "IMUL busy", "FDIV busy", "Other"}
+
+// Letters are Figure 2's bubble letters, by cause.
+var causeLetters = [NumCauses]byte{'i', 'I', 'd', 'D', 'w', 'y', 'p', 'm', 'f', 'o'}
+
+func (c Cause) String() string {
+	if c < NumCauses {
+		return causeNames[c]
+	}
+	return fmt.Sprintf("cause(%d)", uint8(c))
+}
+
+// Letter returns the cause's bubble letter in a listing.
+func (c Cause) Letter() byte {
+	if c < NumCauses {
+		return causeLetters[c]
+	}
+	return '?'
+}
+
+// Candidate is one dynamic cause not ruled out for an instruction's stall.
+type Candidate struct {
+	Cause Cause
+	// Culprit is the instruction that may be responsible (the load whose
+	// value is awaited, the branch that may have been mispredicted), or
+	// 0 when it is the stalled instruction itself.
+	Culprit uint64
+	// Bound is the most cycles per execution this cause can explain, as
+	// far as the event samples tell; +Inf when they do not bound it.
+	Bound float64
+}
+
+// InsnExplanation is dcpicalc's analysis of one instruction (a line of
+// Figure 2).
+type InsnExplanation struct {
+	PC    uint64
+	Word  uint32
+	Block int
+	// S is its CYCLES samples; M its static minimum head-of-queue cycles.
+	S float64
+	M int
+	// F is its class's frequency (Known false: none could be estimated,
+	// and CPI, Dynamic and Candidates are meaningless).
+	F          float64
+	Known      bool
+	Confidence Confidence
+	// CPI is S/F: the cycles it spends at the head of the issue queue per
+	// execution.
+	CPI float64
+	// Static are the static stalls of its schedule.
+	Static []sched.Stall
+	// Dynamic is CPI - M: its dynamic stall cycles per execution
+	// (negative: a gain, the schedule overestimated it).
+	Dynamic float64
+	// Candidates are the dynamic causes that survive every test, when
+	// Dynamic > 0; none left means the stall is unexplained.
+	Candidates []Candidate
+}
+
+// Range is a share of a procedure's cycles, as Figure 4's "x% to y%".
+type Range struct{ Lo, Hi float64 }
