@@ -86,3 +86,65 @@ type InsnExplanation struct {
 
 // Range is a share of a procedure's cycles, as Figure 4's "x% to y%".
 type Range struct{ Lo, Hi float64 }
+
+// StaticCause is a static stall row of Figure 4.
+type StaticCause uint8
+
+// Static causes, in Figure 4's order.
+const (
+	Slotting StaticCause = iota
+	RaDep
+	RbDep
+	RcDep
+	FUDep
+	NumStatic
+)
+
+var staticNames = [NumStatic]string{"Slotting", "Ra dependency", "Rb dependency", "Rc dependency", "FU dependency"}
+
+func (c StaticCause) String() string {
+	if c < NumStatic {
+		return staticNames[c]
+	}
+	return fmt.Sprintf("static(%d)", uint8(c))
+}
+
+// Summary is Figure 4: where a procedure's cycles went. Cycle amounts are
+// in samples (cycles / P); shares are fractions of Actual (0.279 prints as
+// 27.9%).
+type Summary struct {
+	// Instructions is ΣF_i over the instructions with a known frequency
+	// (Figure 4's 36016): the instructions executed, in units of P.
+	Instructions float64
+	// BestCase is ΣF_i·M_i and Actual ΣS_i over the same instructions
+	// (14686 and 35171): best-case CPI is BestCase/Instructions, actual
+	// CPI Actual/Instructions.
+	BestCase, Actual float64
+	// Dynamic[c] is the share of Actual cause c may account for.
+	Dynamic [NumCauses]Range
+	// UnexplainedStall is the share of dynamic stall no cause survives
+	// for; UnexplainedGain the (negative) share of instructions that
+	// spent less than M.
+	UnexplainedStall, UnexplainedGain Range
+	// SubtotalDynamic is the dynamic stall share.
+	SubtotalDynamic float64
+	// Static[c] is the share of static stall c; SubtotalStatic their sum.
+	Static         [NumStatic]float64
+	SubtotalStatic float64
+	// TotalStall, Execution and NetSamplingError complete the tally:
+	// TotalStall + Execution + NetSamplingError = 1.
+	TotalStall, Execution, NetSamplingError float64
+	// AllSamples is the procedure's CYCLES samples, those of
+	// instructions without a frequency estimate included: Actual /
+	// AllSamples is the share tallied.
+	AllSamples float64
+}
+
+// Explanation is dcpicalc's analysis of one procedure: every instruction
+// in address order and the summary.
+type Explanation struct {
+	Proc    *Procedure
+	Freq    *Frequencies
+	Insns   []InsnExplanation
+	Summary Summary
+}
