@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"dcpi/hwsim"
 	"dcpi/simhost"
 	"dcpi/storage"
+	"dcpi/wire"
 )
 
 func init() { subcommands = append(subcommands, newProfileCommand) }
@@ -32,6 +34,7 @@ type profileOptions struct {
 	truthFile string
 	limit     int
 	stats     bool
+	hosts     int
 }
 
 func newProfileCommand() *cobra.Command {
@@ -66,13 +69,23 @@ is refused.
 
 Your program is recorded under its absolute path: dcpi list finds the
 file there later, and refuses it if it was rebuilt since (another build
-ID); --image-dir gives other places to look.`,
+ID); --image-dir gives other places to look.
+
+--hosts N runs the same programs on N simulated hosts at once, a small
+fleet in one database: the hosts are named after --host with its trailing
+digits replaced by 0..N-1 (alpha0 ... alpha7), host i runs with --seed
+plus i (its own sampling periods, page placement and scheduling), and
+only the first host's programs read standard input and write to standard
+output and error. The analysis tools see one image profiled on N hosts
+and sum its samples (dcpi calc's fleet-wide estimate); --truth then
+writes the ground truth of all the hosts summed per instruction.`,
 		Example: `  alpha-linux-gnu-gcc -O2 -g -static -mcpu=ev5 -Wl,--no-relax my.c -o my
   dcpi profile -- ./my 1000
   dcpi list main
   dcpi profile -o before.db --cpus 2 -- ./my : ./my --other-input
   dcpi profile --mux --seconds 2 --truth truth.txt -- ./server --port 9
-  dcpi profile sort`,
+  dcpi profile sort
+  dcpi profile --hosts 8 -o fleet.db --truth fleet-truth.txt -- stream`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return fmt.Errorf("name the program to profile: dcpi profile -- ./prog ARGS")
@@ -123,6 +136,7 @@ ID); --image-dir gives other places to look.`,
 	f.StringVar(&o.truthFile, "truth", "", "write per-instruction ground truth (executions, head-of-queue cycles, stalls, events) to `FILE`")
 	f.IntVar(&o.limit, "limit", 20, "procedures in the printed table (0: all)")
 	f.BoolVar(&o.stats, "stats", false, "print Table-4-like driver and daemon figures as well")
+	f.IntVar(&o.hosts, "hosts", 1, "run the programs on `N` simulated hosts at once (a fleet in one database)")
 	return cmd
 }
 
@@ -135,7 +149,10 @@ func runProfile(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []progr
 	if err != nil {
 		return err
 	}
-	m, err := hwsim.New(hc)
+	if o.hosts < 1 || o.hosts > maxProfileHosts {
+		return fmt.Errorf("--hosts %d: want 1 to %d", o.hosts, maxProfileHosts)
+	}
+	names, err := fleetHostNames(ncfg.Node.Host, o.hosts)
 	if err != nil {
 		return err
 	}
@@ -159,42 +176,59 @@ func runProfile(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []progr
 		}
 	}()
 	sink := simhost.LocalSink{DB: db}
-	// The node record says how many events a sample stands for, for
-	// dcpi pprof's estimated counts.
-	if err := sink.Register(ncfg.Node.Host, hc.CPUs, ncfg.Profile, time.Now()); err != nil {
-		return err
-	}
-	sh, err := simhost.New(m, ncfg, sink)
-	if err != nil {
-		return err
-	}
 	env := []string{"PATH=/bin", "HOME=/", "TERM=dumb", "LANG=C"}
-	procs := make([]*hwsim.Process, len(progs))
-	for i, p := range progs {
-		if procs[i], err = m.Spawn(p.Path, p.Argv, env); err != nil {
-			return fmt.Errorf("run %s: %w", p.Given, err)
+	hosts := make([]profiledHost, len(names))
+	for i, name := range names {
+		h := &hosts[i]
+		hci, nci := hc, ncfg
+		hci.Seed, hci.Hostname, nci.Node.Host = hc.Seed+uint64(i), name, name
+		if i > 0 {
+			// One host's programs talk to the terminal; the rest of the
+			// fleet runs them with no input and output discarded.
+			hci.Stdin, hci.Stdout, hci.Stderr = strings.NewReader(""), io.Discard, io.Discard
+		}
+		if h.m, err = hwsim.New(hci); err != nil {
+			return err
+		}
+		// The node record says how many events a sample stands for, for
+		// dcpi pprof's estimated counts.
+		if err := sink.Register(name, hci.CPUs, nci.Profile, time.Now()); err != nil {
+			return err
+		}
+		if h.sh, err = simhost.New(h.m, nci, sink); err != nil {
+			return err
+		}
+		h.procs = make([]*hwsim.Process, len(progs))
+		for j, p := range progs {
+			if h.procs[j], err = h.m.Spawn(p.Path, p.Argv, env); err != nil {
+				return fmt.Errorf("run %s: %w", p.Given, err)
+			}
 		}
 	}
 
-	// An interrupt stops the machine; the profile of what ran is written.
+	// An interrupt stops the machines; the profile of what ran is written.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	ran := make(chan error, 1)
+	ran := make(chan error, len(hosts))
 	limit := uint64(o.seconds * float64(hc.ClockHz))
 	start := time.Now()
-	go func() { ran <- sh.Run(limit) }()
+	for i := range hosts {
+		go func(sh *simhost.Host) { ran <- sh.Run(limit) }(hosts[i].sh)
+	}
 	var interrupted os.Signal
 	var runErr error
-wait:
-	for {
+	for running := len(hosts); running > 0; {
 		select {
-		case runErr = <-ran:
-			break wait
+		case err := <-ran:
+			running--
+			runErr = cmp.Or(runErr, err)
 		case s := <-sigs:
 			if interrupted == nil {
 				interrupted = s
-				sh.Stop()
+				for i := range hosts {
+					hosts[i].sh.Stop()
+				}
 			}
 		}
 	}
@@ -203,38 +237,62 @@ wait:
 	}
 	elapsed := time.Since(start)
 
-	ranFor := float64(sh.SimCycles()) / float64(hc.ClockHz) // seconds, simulated
+	var ranFor float64 // seconds, simulated: the longest host's
+	var generated uint64
+	for i := range hosts {
+		ranFor = max(ranFor, float64(hosts[i].sh.SimCycles())/float64(hc.ClockHz))
+		generated += hosts[i].sh.Generated()
+	}
 	status := 0
-	for i, p := range procs {
-		if p.State() < hwsim.ProcZombie {
-			why := fmt.Sprintf("the --seconds %g limit", o.seconds)
-			if interrupted != nil {
-				why = "the interrupt"
+	for _, h := range hosts {
+		for i, p := range h.procs {
+			if p.State() < hwsim.ProcZombie {
+				why := fmt.Sprintf("the --seconds %g limit", o.seconds)
+				if interrupted != nil {
+					why = "the interrupt"
+				}
+				on := ""
+				if len(hosts) > 1 {
+					on = " on " + h.m.Config().Hostname
+				}
+				fmt.Fprintf(w, "note: %s%s was still running at %s (%.3f simulated s); stopped it there\n", progs[i].Given, on, why, float64(h.sh.SimCycles())/float64(hc.ClockHz))
+				continue
 			}
-			fmt.Fprintf(w, "note: %s was still running at %s (%.3f simulated s); stopped it there\n", progs[i].Given, why, ranFor)
-			continue
-		}
-		if status == 0 {
-			status = exitCode(p.ExitStatus())
+			if status == 0 {
+				status = exitCode(p.ExitStatus())
+			}
 		}
 	}
 	if o.truthFile != "" {
-		if err := writeTruth(m, o.truthFile); err != nil {
+		machines := make([]*hwsim.Machine, len(hosts))
+		for i := range hosts {
+			machines[i] = hosts[i].m
+		}
+		if err := writeTruth(machines, o.truthFile); err != nil {
 			return err
 		}
 	}
 	if o.stats {
-		printNodeStats(w, sh, elapsed)
+		for _, h := range hosts {
+			if len(hosts) > 1 {
+				fmt.Fprintf(w, "\n%s:\n", h.m.Config().Hostname)
+			}
+			printNodeStats(w, h.sh, elapsed)
+		}
 	}
 	table, err := analysis.Prof(analysis.NewSymbolizer(db), analysis.ProfQuery{Limit: o.limit})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\ndcpi profile: %s on %d CPU%s, %.3f simulated s\n\n", programCommands(progs), hc.CPUs, plural(hc.CPUs), ranFor)
+	on := fmt.Sprintf("%d CPU%s", hc.CPUs, plural(hc.CPUs))
+	if len(hosts) > 1 {
+		on = fmt.Sprintf("%d hosts (%s to %s) of %s", len(hosts), names[0], names[len(names)-1], on)
+	}
+	fmt.Fprintf(w, "\ndcpi profile: %s on %s, %.3f simulated s\n\n", programCommands(progs), on, ranFor)
 	if err := analysis.WriteText(w, table); err != nil {
 		return err
 	}
-	balanced, err := printConservation(w, db, sh.Generated(), storage.Query{}, totals{})
+	balanced, err := printConservation(w, db, generated, storage.Query{}, totals{})
 	if err != nil {
 		return err
 	}
@@ -389,13 +447,42 @@ func printConservation(w io.Writer, db *storage.DB, generated uint64, q storage.
 	return balanced, nil
 }
 
-// writeTruth writes the machine's ground truth to file.
-func writeTruth(m *hwsim.Machine, file string) error {
+// maxProfileHosts bounds --hosts: every host is a whole simulated machine
+// in this process.
+const maxProfileHosts = 64
+
+// profiledHost is one simulated host of a dcpi profile run.
+type profiledHost struct {
+	m     *hwsim.Machine
+	sh    *simhost.Host
+	procs []*hwsim.Process
+}
+
+// fleetHostNames names n hosts after host: host itself when n is 1, else
+// host with its trailing digits replaced by 0..n-1.
+func fleetHostNames(host string, n int) ([]string, error) {
+	if n == 1 {
+		return []string{host}, nil
+	}
+	base := strings.TrimRight(host, "0123456789")
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s%d", base, i)
+		if err := wire.CheckHost(names[i]); err != nil {
+			return nil, fmt.Errorf("--host %q --hosts %d: %w", host, n, err)
+		}
+	}
+	return names, nil
+}
+
+// writeTruth writes the ground truth of machines, summed per image and
+// instruction, to file.
+func writeTruth(machines []*hwsim.Machine, file string) error {
 	f, err := os.Create(file)
 	if err != nil {
 		return fmt.Errorf("--truth: %w", err)
 	}
-	err = m.WriteGroundTruth(f)
+	err = hwsim.WriteGroundTruthOf(f, machines...)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -520,5 +521,74 @@ func TestClusterNodesRunUserProgram(t *testing.T) {
 	}
 	if !strings.Contains(out, "Procedure "+my.listProc+" in "+my.path) {
 		t.Errorf("no listing of %s:\n%s", my.listProc, out)
+	}
+}
+
+// TestProfileFleet: --hosts N runs the program on N hosts into one
+// database, each host registered under its own name with its own samples,
+// and --truth sums the hosts' ground truth: a deterministic program's
+// instruction counts are N times one host's.
+func TestProfileFleet(t *testing.T) {
+	dir := t.TempDir()
+	truth := func(hosts string) map[string]uint64 {
+		t.Helper()
+		file := filepath.Join(dir, "truth-"+hosts)
+		db := filepath.Join(dir, "db-"+hosts)
+		_, stderr, err := run(t, "profile", "-o", db, "--hosts", hosts, "--truth", file, "--", "tiny")
+		if err != nil {
+			t.Fatalf("--hosts %s: %v\n%s", hosts, err, stderr)
+		}
+		if !conservationRE.MatchString(stderr) {
+			t.Errorf("--hosts %s: no balanced conservation line:\n%s", hosts, stderr)
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		executed := map[string]uint64{}
+		for _, line := range strings.Split(string(data), "\n") {
+			f := strings.Split(line, "\t")
+			if len(f) > 3 && f[0] == "/bin/tiny" {
+				n, err := strconv.ParseUint(f[2], 10, 64)
+				if err != nil {
+					t.Fatalf("truth line %q: %v", line, err)
+				}
+				executed[f[1]] = n
+			}
+		}
+		if len(executed) == 0 {
+			t.Fatalf("--hosts %s: no /bin/tiny instructions in the truth file", hosts)
+		}
+		return executed
+	}
+	one, three := truth("1"), truth("3")
+	for pc, n := range one {
+		if three[pc] != 3*n {
+			t.Errorf("pc %s executed %d times on one host, %d on three; want 3x", pc, n, three[pc])
+		}
+	}
+	if len(three) != len(one) {
+		t.Errorf("three hosts executed %d PCs of tiny, one host %d", len(three), len(one))
+	}
+	db, err := storage.Open(filepath.Join(dir, "db-3"), storage.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := db.Nodes()
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range nodes {
+		names = append(names, n.Host)
+	}
+	if want := []string{"alpha0", "alpha1", "alpha2"}; !slices.Equal(names, want) {
+		t.Errorf("hosts registered %v, want %v", names, want)
+	}
+	for _, bad := range [][]string{{"--hosts", "0"}, {"--hosts", "65"}} {
+		if _, _, err := run(t, append(append([]string{"profile", "-o", filepath.Join(dir, "bad")}, bad...), "tiny")...); err == nil || !strings.Contains(err.Error(), "--hosts") {
+			t.Errorf("profile %v: err %v, want a --hosts error", bad, err)
+		}
 	}
 }

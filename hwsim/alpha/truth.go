@@ -47,3 +47,22 @@ func (g *GroundTruth) wait(pc, cycles uint64) {
 	}
 	e.HeadCycles += cycles
 }
+
+// Add adds o's counts to g's, instruction by instruction.
+func (g *GroundTruth) Add(o *GroundTruth) {
+	for pc, t := range o.PCs {
+		e := g.PCs[pc]
+		if e == nil {
+			e = &PCTruth{}
+			g.PCs[pc] = e
+		}
+		e.Executed += t.Executed
+		e.HeadCycles += t.HeadCycles
+		for i, v := range t.Stall {
+			e.Stall[i] += v
+		}
+		for i, v := range t.Events {
+			e.Events[i] += v
+		}
+	}
+}
