@@ -94,7 +94,8 @@ func (o FreqOptions) check() error {
 //  1. Each class holding instructions is estimated from its own samples
 //     (estimateClass): the average of a cluster of small S/M ratios of its
 //     issue points, ΣS/ΣM when it has few samples, or 0 (NoSamples) when
-//     none of its instructions was sampled.
+//     none of its instructions was sampled. A class whose code has no
+//     issue point at all (ΣM = 0) is left to propagation.
 //  2. Local propagation (propagate) gives the classes still unknown — those
 //     of edges alone, and of code with no issue point — the values the
 //     CFG's flow constraints imply. Estimates from samples, NoSamples
