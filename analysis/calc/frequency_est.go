@@ -1,0 +1,341 @@
+package calc
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"dcpi/analysis/sched"
+	"dcpi/hwsim/alpha"
+)
+
+// FreqOptions tune the frequency heuristic (sec. 6.1.3) and the confidence
+// rules (sec. 6.1.5). A zero field takes its default.
+type FreqOptions struct {
+	// ClusterWidth bounds a cluster of ratios: max <= ClusterWidth × min.
+	// Default 1.5, the paper's example.
+	ClusterWidth float64
+	// MinClusterFraction is the smallest share of the class's issue points
+	// a cluster must hold; a smaller one is taken as anomalous (an M too
+	// large, a stall overlapped by the one before). Default 0.25.
+	MinClusterFraction float64
+	// MaxBelowFraction is the largest share of the class's issue points
+	// that may lie significantly below a cluster's F: each of them would
+	// have a negative dynamic stall (the schedule overestimated M), and
+	// many such would make F an "unreasonably large stall" the other way.
+	// Default 0.25.
+	MaxBelowFraction float64
+	// Sigmas is how many standard deviations of sampling error make a
+	// difference significant. A ratio S/M whose issue point has no
+	// dynamic stall is Poisson-distributed around F with variance F/M, so
+	// within a cluster the largest ratio is dropped while it exceeds the
+	// M-weighted mean of the others by more than Sigmas standard
+	// deviations of that difference (it has a dynamic stall of its own),
+	// and an issue point lies significantly below F when
+	// S < F·M − Sigmas·√(F·M). Default 2.
+	Sigmas float64
+	// MinSamplesPerPoint: a class whose CYCLES samples average fewer than
+	// this per issue point, or whose chosen cluster holds fewer than this
+	// in all, has too few samples for ratios (relative sampling error
+	// 1/√S, 25% at 16, about what a cluster width of 1.5 tolerates); its F
+	// is ΣS/ΣM over all its instructions instead. Default 16.
+	MinSamplesPerPoint float64
+	// HighSamples and MediumSamples are the samples behind an estimate
+	// (the used ratios' S) for high and medium confidence: relative
+	// sampling errors of 5% and 10%. Defaults 400 and 100.
+	HighSamples, MediumSamples float64
+	// HighSpread is the widest max/min of the used ratios for high
+	// confidence. Default 1.2.
+	HighSpread float64
+}
+
+func (o FreqOptions) withDefaults() FreqOptions {
+	def := func(v *float64, d float64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&o.ClusterWidth, 1.5)
+	def(&o.MinClusterFraction, 0.25)
+	def(&o.MaxBelowFraction, 0.25)
+	def(&o.Sigmas, 2)
+	def(&o.MinSamplesPerPoint, 16)
+	def(&o.HighSamples, 400)
+	def(&o.MediumSamples, 100)
+	def(&o.HighSpread, 1.2)
+	return o
+}
+
+// ErrBadOptions is wrapped when FreqOptions hold a value out of range.
+var ErrBadOptions = errors.New("calc: bad frequency options")
+
+func (o FreqOptions) check() error {
+	for _, f := range []struct {
+		name   string
+		v, min float64
+	}{{"ClusterWidth", o.ClusterWidth, 1}, {"MinClusterFraction", o.MinClusterFraction, 0},
+		{"MaxBelowFraction", o.MaxBelowFraction, 0}, {"Sigmas", o.Sigmas, 0},
+		{"MinSamplesPerPoint", o.MinSamplesPerPoint, 0}, {"HighSamples", o.HighSamples, 0},
+		{"MediumSamples", o.MediumSamples, 0}, {"HighSpread", o.HighSpread, 1}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < f.min {
+			return fmt.Errorf("%w: %s = %v (at least %v)", ErrBadOptions, f.name, f.v, f.min)
+		}
+	}
+	if o.MinClusterFraction > 1 || o.MaxBelowFraction > 1 {
+		return fmt.Errorf("%w: fractions above 1", ErrBadOptions)
+	}
+	return nil
+}
+
+// EstimateFrequencies estimates the frequency of every class of p from the
+// CYCLES samples in prof (sec. 6.1.3-6.1.5):
+//
+//  1. Each class holding instructions is estimated from its own samples
+//     (estimateClass): the average of a cluster of small S/M ratios of its
+//     issue points, ΣS/ΣM when it has few samples, or 0 (NoSamples) when
+//     none of its instructions was sampled. A class whose code has no
+//     issue point at all (ΣM = 0) is left to propagation.
+//  2. Local propagation (propagate) gives the classes still unknown — those
+//     of edges alone, and of code with no issue point — the values the
+//     CFG's flow constraints imply. Estimates from samples, NoSamples
+//     included, are never overridden: zero samples over a class's
+//     instructions bound its F·ΣM to a few samples, tighter than a
+//     difference of other estimates.
+//  3. Every estimate gets a confidence (see Confidence's rules below).
+//
+// Confidence rules (sec. 6.1.5: issue points used, tightness, propagation,
+// magnitude):
+//
+//   - Ratios: High when at least 3 ratios were averaged, their max/min is
+//     at most HighSpread and they hold at least HighSamples samples;
+//     Medium when at least 2 were averaged with MediumSamples samples;
+//     Low otherwise (one issue point: it may stall on every execution).
+//   - FewSamples and NoSamples: Low.
+//   - Propagated: Medium when every estimate it was computed from is High
+//     and the result is at least a quarter of the largest of them (not a
+//     small difference of large numbers, whose relative error is large);
+//     Low otherwise.
+//
+// Samples are prof.At(pc, alpha.EvCycles). F is in executions per P
+// cycles, P being prof.Periods[alpha.EvCycles]; the estimator itself does
+// not need P.
+func EstimateFrequencies(p *Procedure, prof *Profile, opt FreqOptions) (*Frequencies, error) {
+	if p == nil || p.CFG == nil || len(p.Sched) != len(p.CFG.Blocks) {
+		return nil, errors.New("calc: EstimateFrequencies: no procedure")
+	}
+	if prof == nil {
+		prof = &Profile{}
+	}
+	opt = opt.withDefaults()
+	if err := opt.check(); err != nil {
+		return nil, err
+	}
+	for pc, c := range prof.Samples {
+		if c == nil {
+			continue
+		}
+		if s := c[alpha.EvCycles]; s < 0 || math.IsNaN(s) || math.IsInf(s, 0) {
+			return nil, fmt.Errorf("calc: %s: %v CYCLES samples at %#x", p.CFG.Name, s, pc)
+		}
+	}
+	f := &Frequencies{Class: make([]ClassEstimate, p.Classes.Count), p: p}
+	byClass := make([][]int, p.Classes.Count)
+	for b := range p.CFG.Blocks {
+		c := p.Classes.Node[b]
+		byClass[c] = append(byClass[c], b)
+	}
+	for c, blocks := range byClass {
+		if len(blocks) > 0 {
+			f.Class[c] = estimateClass(p, prof, blocks, opt)
+		}
+	}
+	propagate(p, f)
+	return f, nil
+}
+
+// point is one issue point's ratio while a class is estimated.
+type point struct {
+	Ratio
+	v float64 // S/M
+}
+
+// estimateClass estimates one class from the samples of its blocks.
+func estimateClass(p *Procedure, prof *Profile, blocks []int, opt FreqOptions) ClassEstimate {
+	var pts []point
+	var sumS, sumM float64
+	for _, b := range blocks {
+		ins := p.Sched[b].Insns
+		s := make([]float64, len(ins))
+		for i := range ins {
+			s[i] = prof.At(ins[i].PC, alpha.EvCycles)
+			sumS += s[i]
+			sumM += float64(ins[i].M)
+		}
+		for i := range ins {
+			if ins[i].M <= 0 {
+				continue
+			}
+			from := spanStart(ins, i)
+			r := Ratio{PC: ins[i].PC, From: ins[from].PC}
+			for k := from; k <= i; k++ {
+				r.S += s[k]
+				r.M += float64(ins[k].M)
+			}
+			pts = append(pts, point{Ratio: r, v: r.S / r.M})
+		}
+	}
+	est := ClassEstimate{IssuePoints: len(pts)}
+	if sumM == 0 {
+		// Code with no issue point (a short block dual-issued with its
+		// predecessor): its samples cannot be factored; only
+		// propagation can tell.
+		return est
+	}
+	if sumS == 0 {
+		est.Method, est.Confidence = NoSamples, Low
+		return est
+	}
+	fewSamples := func() ClassEstimate {
+		est.F, est.Method, est.Confidence = sumS/sumM, FewSamples, Low
+		est.Ratios = ratiosOf(pts, nil)
+		return est
+	}
+	if sumS < opt.MinSamplesPerPoint*float64(len(pts)) {
+		return fewSamples()
+	}
+	used, ok := chooseCluster(pts, opt)
+	var cs, cm float64
+	for _, k := range used {
+		cs += pts[k].S
+		cm += pts[k].M
+	}
+	if cs < opt.MinSamplesPerPoint || cm == 0 {
+		return fewSamples()
+	}
+	est.F, est.Method = cs/cm, Ratios
+	est.Ratios = ratiosOf(pts, used)
+	lo, hi := math.Inf(1), 0.0
+	for _, k := range used {
+		lo, hi = min(lo, pts[k].v), max(hi, pts[k].v)
+	}
+	switch {
+	case !ok || len(used) < 2 || cs < opt.MediumSamples:
+		est.Confidence = Low
+	case len(used) >= 3 && hi <= opt.HighSpread*lo && cs >= opt.HighSamples:
+		est.Confidence = High
+	default:
+		est.Confidence = Medium
+	}
+	return est
+}
+
+// spanStart returns the first instruction of issue point i's ratio: j+1
+// when i waits statically for an earlier instruction j of its block (a
+// register or a busy unit; the last such stall is the one that sets M_i),
+// i otherwise. Dynamic stalls between j and i overlap j's latency and
+// shorten i's head time, but not the time from j to i (sec. 6.1.3).
+func spanStart(ins []sched.Insn, i int) int {
+	from := i
+	for _, st := range ins[i].Stalls {
+		if st.Reason == sched.Slotting {
+			continue
+		}
+		if st.Culprit >= ins[0].PC && st.Culprit < ins[i].PC {
+			from = int((st.Culprit-ins[0].PC)/4) + 1
+		}
+	}
+	return from
+}
+
+func ratiosOf(pts []point, used []int) []Ratio {
+	out := make([]Ratio, len(pts))
+	for i := range pts {
+		out[i] = pts[i].Ratio
+	}
+	for _, k := range used {
+		out[k].Used = true
+	}
+	return out
+}
+
+// chooseCluster picks the ratios to average (sec. 6.1.3). The ratios are
+// sorted; each run starting at one of them and reaching every ratio up to
+// ClusterWidth times it is a candidate cluster, taken lowest first. Its
+// largest ratios are dropped while they exceed the mean of the rest by
+// more than sampling error (those issue points stalled too). A cluster is
+// discarded if it then holds fewer than MinClusterFraction of the issue
+// points, or if its F puts more than MaxBelowFraction of them
+// significantly below F (negative dynamic stalls). The first cluster kept
+// wins; if all are discarded, the one with the most issue points (the
+// lowest on a tie), with ok false.
+func chooseCluster(pts []point, opt FreqOptions) (used []int, ok bool) {
+	order := make([]int, len(pts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch {
+		case pts[a].v < pts[b].v:
+			return -1
+		case pts[a].v > pts[b].v:
+			return 1
+		}
+		return 0
+	})
+	n := float64(len(pts))
+	var best []int
+	for a := 0; a < len(order); a++ {
+		if a > 0 && pts[order[a]].v == pts[order[a-1]].v {
+			continue // the same cluster as the one before, or a subset of it
+		}
+		b := a + 1
+		for b < len(order) && pts[order[b]].v <= opt.ClusterWidth*pts[order[a]].v {
+			b++
+		}
+		c := trim(pts, order[a:b], opt.Sigmas)
+		if len(c) > len(best) {
+			best = c
+		}
+		if float64(len(c)) < opt.MinClusterFraction*n {
+			continue
+		}
+		var s, m float64
+		for _, k := range c {
+			s, m = s+pts[k].S, m+pts[k].M
+		}
+		f := s / m
+		below := 0
+		for k := range pts {
+			fm := f * pts[k].M
+			if pts[k].S < fm-opt.Sigmas*math.Sqrt(fm) {
+				below++
+			}
+		}
+		if float64(below) > opt.MaxBelowFraction*n {
+			continue
+		}
+		return slices.Clone(c), true
+	}
+	return slices.Clone(best), false
+}
+
+// trim drops the largest ratios of a cluster (sorted ascending) while each
+// exceeds the M-weighted mean of those below it by more than sigmas
+// standard deviations of Poisson sampling error: var(S/M) = F/M, so the
+// difference has variance F·(1/M_top + 1/ΣM_rest).
+func trim(pts []point, c []int, sigmas float64) []int {
+	for len(c) > 1 {
+		var s, m float64
+		for _, k := range c[:len(c)-1] {
+			s, m = s+pts[k].S, m+pts[k].M
+		}
+		top := pts[c[len(c)-1]]
+		f := s / m
+		if top.v-f <= sigmas*math.Sqrt(f*(1/top.M+1/m)) {
+			break
+		}
+		c = c[:len(c)-1]
+	}
+	return c
+}
