@@ -49,8 +49,9 @@ func (c Cause) Letter() byte {
 type Candidate struct {
 	Cause Cause
 	// Culprit is the instruction that may be responsible (the load whose
-	// value is awaited, the branch that may have been mispredicted), or
-	// 0 when it is the stalled instruction itself.
+	// value is awaited, the branch that may have been mispredicted, the
+	// call whose callee may have left the value, unit or return late), or
+	// 0 when it is the stalled instruction itself or lies in a caller.
 	Culprit uint64
 	// Bound is the most cycles per execution this cause can explain, as
 	// far as the event samples tell; +Inf when they do not bound it.
@@ -120,19 +121,38 @@ type Summary struct {
 	// (14686 and 35171): best-case CPI is BestCase/Instructions, actual
 	// CPI Actual/Instructions.
 	BestCase, Actual float64
-	// Dynamic[c] is the share of Actual cause c may account for.
+	// Dynamic[c] is the share of Actual cause c may account for, over the
+	// instructions whose difference S_i − F_i·M_i is a stall beyond
+	// sampling error (see NetSamplingError), D_i. With B_c the least of
+	// D_i and F_i times the sum of cause c's candidate bounds: Hi sums
+	// B_c, Lo sums what no other cause can take, max(0, min(B_c, D_i −
+	// Σ_{c'≠c} B_c')) (all of it where c is the only candidate). For a
+	// cause an event counts, the part of each sum from finite bounds is
+	// capped by the procedure's event samples: their upper count × the
+	// event's period × the most a miss costs, over P.
 	Dynamic [NumCauses]Range
-	// UnexplainedStall is the share of dynamic stall no cause survives
-	// for; UnexplainedGain the (negative) share of instructions that
-	// spent less than M.
+	// UnexplainedStall is the share of D_i the candidates' bounds cannot
+	// cover, max(0, D_i − Σ_c B_c) (all of D_i with no candidate);
+	// UnexplainedGain the (negative) sum of the differences that are
+	// gains beyond sampling error. Lo = Hi for both.
 	UnexplainedStall, UnexplainedGain Range
-	// SubtotalDynamic is the dynamic stall share.
+	// SubtotalDynamic is the net dynamic share: ΣD_i plus the gains.
 	SubtotalDynamic float64
-	// Static[c] is the share of static stall c; SubtotalStatic their sum.
+	// Static[c] is the share of static stall c, ΣF_i × the cycles of the
+	// schedule's stalls of that reason (RcDep is always 0: hwsim's issue
+	// model reads no Rc); SubtotalStatic their sum.
 	Static         [NumStatic]float64
 	SubtotalStatic float64
-	// TotalStall, Execution and NetSamplingError complete the tally:
-	// TotalStall + Execution + NetSamplingError = 1.
+	// TotalStall is SubtotalDynamic + SubtotalStatic. Execution is the
+	// issue cycles, ΣF_i·(M_i − its static stall cycles) (one cycle per
+	// issue point that waited for nothing before it could issue; 0 for a
+	// dual-issued or slotted instruction), so that Execution +
+	// SubtotalStatic = BestCase/Actual. NetSamplingError is the sum of the
+	// differences S_i − F_i·M_i within ExplainOptions.Margin standard
+	// deviations of 0 (|S_i − F_i·M_i| ≤ Margin·√max(S_i, F_i·M_i, 1)),
+	// which neither stall nor gain; it is computed as 1 − TotalStall −
+	// Execution, so the three add up to 1 by construction. All shares
+	// are 0 when Actual is 0.
 	TotalStall, Execution, NetSamplingError float64
 	// AllSamples is the procedure's CYCLES samples, those of
 	// instructions without a frequency estimate included: Actual /

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"dcpi/analysis/codetest"
 	"dcpi/hwsim/alpha"
 )
 
@@ -308,23 +309,8 @@ func TestBadInput(t *testing.T) {
 }
 
 // copyLoop is the loop of the paper's Figures 2 and 7, at 0x9810 in the
-// paper (registers: t0 r1, t1 r2, t2 r3, t4 r5, t5 r6, t6 r7, a0 r16, v0
-// r0).
-var copyLoop = []uint32{
-	ldq(5, 2, 0),    // 009810 ldq t4, 0(t1)
-	addqi(1, 4, 1),  // 009814 addq t0, 0x4, t0
-	ldq(6, 2, 8),    // 009818 ldq t5, 8(t1)
-	ldq(7, 2, 16),   // 00981c ldq t6, 16(t1)
-	ldq(16, 2, 24),  // 009820 ldq a0, 24(t1)
-	lda(2, 2, 32),   // 009824 lda t1, 32(t1)
-	stq(5, 3, 0),    // 009828 stq t4, 0(t2)
-	cmpult(1, 0, 5), // 00982c cmpult t0, v0, t4
-	stq(6, 3, 8),    // 009830 stq t5, 8(t2)
-	stq(7, 3, 16),   // 009834 stq t6, 16(t2)
-	stq(16, 3, 24),  // 009838 stq a0, 24(t2)
-	lda(3, 3, 32),   // 00983c lda t2, 32(t2)
-	bne(5, -13),     // 009840 bne t4, 0x009810
-}
+// paper (analysis/codetest holds it for every analysis package's tests).
+var copyLoop = codetest.CopyLoop()
 
 // TestFigure7 schedules the copy loop alone and after its own body (the
 // loop back edge). The paper's scheduler gave M 1,0,1,0,1,0,1,0,1,1,1,0,1

@@ -1,0 +1,213 @@
+package calc
+
+import (
+	"io"
+	"testing"
+
+	"dcpi/analysis/cfg"
+	"dcpi/hwsim"
+	"dcpi/hwsim/alpha"
+	"dcpi/hwsim/elfimage"
+	"dcpi/workloads"
+)
+
+// Culprits held to the simulator: a workload runs on hwsim with ground
+// truth and with DMISS and IMISS sampled; each procedure is explained
+// with S and F taken from the truth (as the paper's Figure 10 took
+// execution counts from instrumented runs, to judge culprits apart from
+// frequency estimation) and the real event samples, skid and all. For
+// every PC whose truth shows dynamic stall cycles of a cause, the cycles
+// count as covered when the cause is among the PC's candidates. The truth
+// is read here only, never by Explain.
+
+// sampleCounter is the counter interrupt handler: samples per PC and event.
+type sampleCounter map[uint64]*Counts
+
+func (s sampleCounter) CounterInterrupt(x hwsim.Sample) uint64 {
+	if x.Kernel || x.PID == 0 {
+		return 0
+	}
+	c := s[x.PC]
+	if c == nil {
+		c = &Counts{}
+		s[x.PC] = c
+	}
+	c[x.Event]++
+	return 0
+}
+
+// truthCauses maps hwsim's dynamic stall causes to the candidates that
+// account for them (hwsim charges a load's DTB miss to dcache and a
+// store's to wbuf, and an ITB miss to icache).
+var truthCauses = map[alpha.StallCause][]Cause{
+	alpha.StallICache:  {ICache, ITB},
+	alpha.StallDCache:  {DCache, DTB},
+	alpha.StallMispred: {Mispredict},
+	alpha.StallWBuf:    {WriteBuffer, DTB},
+	alpha.StallBarrier: {Sync},
+}
+
+type coverage struct {
+	total, covered [alpha.NumStallCauses]uint64
+	candidates     int // candidates listed over stalled instructions
+	stalled        int
+}
+
+func runCulpritTruth(t *testing.T, name string, args ...string) coverage {
+	t.Helper()
+	image, err := workloads.Binary(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := hwsim.DefaultConfig()
+	mc.CPUs = 1
+	mc.GroundTruth = true
+	path := "/bin/" + name
+	mc.Files = map[string][]byte{path: image}
+	mc.Stdout, mc.Stderr = io.Discard, io.Discard
+	m, err := hwsim.New(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const evPeriod = 200 // DMISS and IMISS periods: [190, 210]
+	samples := sampleCounter{}
+	pc := hwsim.ProfileConfig{Counters: []hwsim.CounterSpec{
+		{Events: []alpha.Event{alpha.EvDMiss}, PeriodMin: evPeriod - 10, PeriodMax: evPeriod + 10},
+		{Events: []alpha.Event{alpha.EvIMiss}, PeriodMin: evPeriod - 10, PeriodMax: evPeriod + 10},
+	}}
+	if err := m.StartProfiling(pc, samples); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Spawn(path, append([]string{path}, args...), []string{"PATH=/bin"}); err != nil {
+		t.Fatal(err)
+	}
+	if m.Run(200_000_000_000) {
+		t.Fatalf("%s did not finish", name)
+	}
+	truth := m.GroundTruth()[path]
+	if truth == nil {
+		t.Fatalf("no ground truth for %s", path)
+	}
+	im, err := elfimage.Parse(image, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := cfg.NewCode(im, cfg.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs, err := code.BuildAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	const P = 1 << 16 // the CYCLES period S and F are expressed in
+	var cov coverage
+	for _, cp := range procs {
+		executed := false
+		for _, in := range cp.Insns {
+			if tr := truth.PCs[in.PC]; tr != nil && tr.Executed > 0 {
+				executed = true
+				break
+			}
+		}
+		if !executed {
+			continue
+		}
+		p, err := NewProcedure(cp, StaticOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &Frequencies{Class: make([]ClassEstimate, p.Classes.Count), p: p}
+		for b := range cp.Blocks {
+			n := uint64(0)
+			if tr := truth.PCs[cp.Blocks[b].Start]; tr != nil {
+				n = tr.Executed
+			}
+			c := &f.Class[p.Classes.Node[b]]
+			c.F, c.Method, c.Confidence = max(c.F, float64(n)/P), Ratios, High
+		}
+		prof := &Profile{Samples: map[uint64]*Counts{}}
+		prof.Periods[alpha.EvCycles] = P
+		prof.Periods[alpha.EvDMiss], prof.Periods[alpha.EvIMiss] = evPeriod, evPeriod
+		for _, in := range cp.Insns {
+			c := &Counts{}
+			if s := samples[in.PC]; s != nil {
+				*c = *s
+			}
+			if tr := truth.PCs[in.PC]; tr != nil {
+				c[alpha.EvCycles] = float64(tr.HeadCycles) / P
+			}
+			prof.Samples[in.PC] = c
+		}
+		e, err := Explain(p, f, prof, ExplainOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range e.Insns {
+			in := &e.Insns[i]
+			tr := truth.PCs[in.PC]
+			if tr == nil {
+				continue
+			}
+			if len(in.Candidates) > 0 {
+				cov.stalled++
+				cov.candidates += len(in.Candidates)
+			}
+			for sc, causes := range truthCauses {
+				n := tr.Stall[sc]
+				if n == 0 {
+					continue
+				}
+				cov.total[sc] += n
+				for _, c := range causes {
+					if _, ok := hasCause(in, c); ok {
+						cov.covered[sc] += n
+						break
+					}
+				}
+			}
+		}
+	}
+	return cov
+}
+
+func (c coverage) share(sc alpha.StallCause) float64 {
+	if c.total[sc] == 0 {
+		return 1
+	}
+	return float64(c.covered[sc]) / float64(c.total[sc])
+}
+
+// TestCulpritsAgainstTruth pins floors on the share of each cause's
+// dynamic stall cycles whose instruction lists the cause.
+func TestCulpritsAgainstTruth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs workloads on hwsim")
+	}
+	for _, w := range []struct {
+		name string
+		args []string
+	}{{"stream", []string{"32768", "1"}}, {"sort", []string{"3000"}}} {
+		cov := runCulpritTruth(t, w.name, w.args...)
+		var tot, covd uint64
+		for sc := alpha.StallICache; sc < alpha.NumStallCauses; sc++ {
+			t.Logf("%s: %-10v %12d cycles, %.1f%% among the candidates", w.name, sc, cov.total[sc], 100*cov.share(sc))
+			tot += cov.total[sc]
+			covd += cov.covered[sc]
+		}
+		t.Logf("%s: all dynamic stall cycles %d, %.1f%% covered; %.2f candidates per stalled instruction",
+			w.name, tot, 100*float64(covd)/float64(tot), float64(cov.candidates)/float64(max(cov.stalled, 1)))
+		// Measured: stream 99.8% (each cause 97.9-100%), sort 96.2%
+		// (icache 88.6%: I-cache misses where the rules clear the
+		// instruction, such as refetches after the kernel ran).
+		for sc := alpha.StallICache; sc < alpha.NumStallCauses; sc++ {
+			if cov.total[sc] > tot/100 && cov.share(sc) < 0.85 {
+				t.Errorf("%s: %v: only %.1f%% of %d cycles covered", w.name, sc, 100*cov.share(sc), cov.total[sc])
+			}
+		}
+		if float64(covd) < 0.95*float64(tot) {
+			t.Errorf("%s: only %d of %d dynamic stall cycles covered", w.name, covd, tot)
+		}
+	}
+}
