@@ -1,69 +1,22 @@
 package calc
 
 import (
-	"encoding/binary"
 	"errors"
 	"math"
 	"testing"
 
-	"dcpi/analysis/cfg"
+	"dcpi/analysis/codetest"
 	"dcpi/hwsim/alpha"
-	"dcpi/hwsim/elfimage"
 )
 
-// Encoders for hand-written procedures (Alpha Architecture Handbook
-// instruction formats), as analysis/sched's and analysis/cfg's tests
-// write them.
-func mem(opc, ra, rb uint32, disp int16) uint32 {
-	return opc<<26 | ra<<21 | rb<<16 | uint32(uint16(disp))
-}
-func opr(opc, fn, ra, rb, rc uint32) uint32 { return opc<<26 | ra<<21 | rb<<16 | fn<<5 | rc }
-func opl(opc, fn, ra, lit, rc uint32) uint32 {
-	return opc<<26 | ra<<21 | lit<<13 | 1<<12 | fn<<5 | rc
-}
-func br(opc, ra uint32, disp int32) uint32 { return opc<<26 | ra<<21 | uint32(disp)&0x1fffff }
+// jmp encodes jmp (r31), (rb): an indirect jump (codetest has no jumps
+// through a register other than ret).
+func jmp(rb uint32) uint32 { return 0x1a<<26 | 31<<21 | rb<<16 }
 
-var (
-	ldq    = func(ra, rb uint32, d int16) uint32 { return mem(0x29, ra, rb, d) }
-	stq    = func(ra, rb uint32, d int16) uint32 { return mem(0x2d, ra, rb, d) }
-	lda    = func(ra, rb uint32, d int16) uint32 { return mem(0x08, ra, rb, d) }
-	addq   = func(a, b, c uint32) uint32 { return opr(0x10, 0x20, a, b, c) }
-	addqi  = func(a, lit, c uint32) uint32 { return opl(0x10, 0x20, a, lit, c) }
-	cmpult = func(a, b, c uint32) uint32 { return opr(0x10, 0x1d, a, b, c) }
-	bne    = func(ra uint32, disp int32) uint32 { return br(0x3d, ra, disp) }
-	beq    = func(ra uint32, disp int32) uint32 { return br(0x39, ra, disp) }
-	bra    = func(disp int32) uint32 { return br(0x30, 31, disp) }
-	jmp    = func(rb uint32) uint32 { return 0x1a<<26 | 31<<21 | rb<<16 }
-	ret    = uint32(0x1a<<26 | 31<<21 | 26<<16 | 2<<14)
-)
-
-// handProc builds the procedure "f" made of words at base and analyzes it.
+// handProc builds the procedure of words at base and analyzes it.
 func handProc(t *testing.T, base uint64, words []uint32) *Procedure {
 	t.Helper()
-	text := make([]byte, 4*len(words))
-	for i, w := range words {
-		binary.LittleEndian.PutUint32(text[4*i:], w)
-	}
-	im := &elfimage.Image{Path: "hand",
-		Segments: []elfimage.Segment{{Vaddr: base, Memsz: uint64(len(text)), Filesz: uint64(len(text)),
-			Flags: elfimage.PermR | elfimage.PermX, Data: text}},
-		Sections:  []elfimage.Section{{Name: ".text", Flags: 0x6, Addr: base, Size: uint64(len(text))}},
-		TextStart: base, TextEnd: base + uint64(len(text)),
-		Symbols: []elfimage.Symbol{{Name: "f", Addr: base, Size: uint64(len(text)), Kind: elfimage.SymFunc}},
-	}
-	c, err := cfg.NewCode(im, cfg.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := c.BuildNamed("f")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := NewProcedure(g, StaticOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return buildProc(t, base, words)
 }
 
 // profileOf gives the instructions at base, base+4, ... the CYCLES
@@ -108,21 +61,7 @@ func mustEstimate(t *testing.T, p *Procedure, prof *Profile) *Frequencies {
 }
 
 // The copy loop of the paper's Figures 2 and 7, at 009810.
-var copyLoop = []uint32{
-	ldq(5, 2, 0),    // 009810 ldq t4, 0(t1)
-	addqi(1, 4, 1),  // 009814 addq t0, 0x4, t0
-	ldq(6, 2, 8),    // 009818 ldq t5, 8(t1)
-	ldq(7, 2, 16),   // 00981c ldq t6, 16(t1)
-	ldq(16, 2, 24),  // 009820 ldq a0, 24(t1)
-	lda(2, 2, 32),   // 009824 lda t1, 32(t1)
-	stq(5, 3, 0),    // 009828 stq t4, 0(t2)
-	cmpult(1, 0, 5), // 00982c cmpult t0, v0, t4
-	stq(6, 3, 8),    // 009830 stq t5, 8(t2)
-	stq(7, 3, 16),   // 009834 stq t6, 16(t2)
-	stq(16, 3, 24),  // 009838 stq a0, 24(t2)
-	lda(3, 3, 32),   // 00983c lda t2, 32(t2)
-	bne(5, -13),     // 009840 bne t4, 0x009810
-}
+var copyLoop = codetest.CopyLoop()
 
 // TestFigure7 estimates the copy loop's frequency from the paper's sample
 // counts. The paper averaged the starred 1482, 1493, 1548 and 1586 into
@@ -133,7 +72,7 @@ var copyLoop = []uint32{
 // deviations of the difference, 1586 the mean of the three below it by
 // 1.75. With Sigmas = 2 the heuristic stars exactly the paper's four.
 func TestFigure7(t *testing.T) {
-	p := handProc(t, 0x9810, append(append([]uint32{}, copyLoop...), ret))
+	p := handProc(t, 0x9810, append(append([]uint32{}, copyLoop...), codetest.Ret))
 	if len(p.CFG.Blocks) != 2 {
 		t.Fatalf("%d blocks, want the loop and the ret", len(p.CFG.Blocks))
 	}
@@ -170,10 +109,10 @@ func TestFigure7(t *testing.T) {
 // stall-free with too few samples.
 func TestDependenceSpan(t *testing.T) {
 	words := []uint32{
-		ldq(1, 2, 0),  // load
-		lda(3, 3, 8),  // does not depend on it
-		addq(1, 1, 4), // waits for the load
-		lda(5, 5, 8), lda(6, 6, 8), lda(7, 7, 8), lda(8, 8, 8), ret,
+		codetest.Ldq(1, 2, 0),  // load
+		codetest.Lda(3, 3, 8),  // does not depend on it
+		codetest.Addq(1, 1, 4), // waits for the load
+		codetest.Lda(5, 5, 8), codetest.Lda(6, 6, 8), codetest.Lda(7, 7, 8), codetest.Lda(8, 8, 8), codetest.Ret,
 	}
 	p := handProc(t, 0x10000, words)
 	ins := p.Sched[0].Insns
@@ -259,9 +198,9 @@ func TestFewSamples(t *testing.T) {
 // b0→b2 is a class of its own, with no code.
 func ifThen(t *testing.T) *Procedure {
 	return handProc(t, 0x10000, []uint32{
-		lda(1, 1, 1), lda(2, 2, 1), beq(1, 3),
-		lda(3, 3, 1), lda(4, 4, 1), lda(5, 5, 1),
-		ret,
+		codetest.Lda(1, 1, 1), codetest.Lda(2, 2, 1), codetest.Beq(1, 3),
+		codetest.Lda(3, 3, 1), codetest.Lda(4, 4, 1), codetest.Lda(5, 5, 1),
+		codetest.Ret,
 	})
 }
 
@@ -318,7 +257,7 @@ func TestPropagateIfThen(t *testing.T) {
 // the entries; without it b1's out-constraint would give the back edge
 // all of b1.
 func TestPropagateInfiniteLoop(t *testing.T) {
-	p := handProc(t, 0x10000, []uint32{lda(1, 1, 1), lda(2, 2, 1), addq(1, 2, 3), lda(4, 4, 1), bra(-3)})
+	p := handProc(t, 0x10000, []uint32{codetest.Lda(1, 1, 1), codetest.Lda(2, 2, 1), codetest.Addq(1, 2, 3), codetest.Lda(4, 4, 1), codetest.BrAlways(-3)})
 	if len(p.CFG.Blocks) != 2 || len(p.Classes.Added) != 2 {
 		t.Fatalf("%d blocks, %d added edges, want 2 and 2", len(p.CFG.Blocks), len(p.Classes.Added))
 	}
@@ -341,9 +280,9 @@ func TestPropagateInfiniteLoop(t *testing.T) {
 // since the jmp may land anywhere.
 func TestPropagateMissingEdges(t *testing.T) {
 	p := handProc(t, 0x10000, []uint32{
-		lda(1, 1, 1), beq(1, 2), // b0
-		lda(2, 2, 1), jmp(5), // b1: an unresolved jump
-		lda(3, 3, 1), ret, // b2
+		codetest.Lda(1, 1, 1), codetest.Beq(1, 2), // b0
+		codetest.Lda(2, 2, 1), jmp(5), // b1: an unresolved jump
+		codetest.Lda(3, 3, 1), codetest.Ret, // b2
 	})
 	if !p.CFG.MissingEdges || len(p.CFG.Blocks) != 3 {
 		t.Fatalf("missing edges %v, %d blocks", p.CFG.MissingEdges, len(p.CFG.Blocks))
@@ -363,7 +302,7 @@ func TestPropagateMissingEdges(t *testing.T) {
 		switch {
 		case ed.From == 2: // b2's only out-edge, the ret
 			if e.Method != Propagated || e.F != 90 {
-				t.Errorf("ret edge %v by %v, want 90 propagated", e.F, e.Method)
+				t.Errorf("codetest.Ret edge %v by %v, want 90 propagated", e.F, e.Method)
 			}
 		case ed.From == 0: // two unknowns, and the in-constraints do not hold
 			if e.Known() {
