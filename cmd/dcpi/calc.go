@@ -1,0 +1,184 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"dcpi/analysis"
+	"dcpi/hwsim/alpha"
+)
+
+func init() { subcommands = append(subcommands, newCalcCommand) }
+
+func newCalcCommand() *cobra.Command {
+	var (
+		qf          queryFlags
+		top         int
+		all         bool
+		imageDirs   []string
+		sourceDirs  []string
+		periodFlags []string
+		isolated    bool
+		summary     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "calc [flags] [PROCEDURE...]",
+		Short: "Where have all the cycles gone: frequency, CPI and culprits per instruction, DCPI's dcpicalc",
+		Long: `Analyze procedures as DCPI's dcpicalc did (sec. 3.2 and 6 of the paper):
+from the CYCLES samples alone, factor each instruction's samples into an
+execution frequency and a CPI (cycles at the head of the issue queue per
+execution), and name the possible culprits of every stall.
+
+Which procedures: the ones named (every image with CYCLES samples in a
+procedure of that name; narrow with --image), or --top N, the N with the
+most CYCLES samples in the selection as dcpi prof ranks them, or --all,
+every procedure with CYCLES samples (with --image: that whole image).
+With no name, --top 1: the hottest procedure.
+
+For each procedure it prints (Figure 2 of the paper) a legend of the
+bubble letters once, then block by block: the block's frequency F (in
+executions per P, P the mean CYCLES period) with its confidence (low,
+medium, high) and how it was estimated; "Best-case ΣM/n = CPI", the
+static schedule's cycles per execution over the block's n instructions,
+with no dynamic stall; "Actual Σ(S/F)/n = CPI", the cycles measured; then
+each instruction: address, disassembly, samples S, CPI = S/F ("(dual
+issue)" when it issues with the one before, M = 0), and the culprit PCs
+(the producer of an awaited register, the load that may have missed, the
+instruction holding a pipe). Above a stalled instruction, one line per
+half-cycle of its stall, lettered by cause: its static stalls (s slotting,
+a Ra and b Rb dependency, e functional unit busy), then its dynamic stall
+(CPI - M) with the letter of every cause not ruled out (d D-cache, D DTB,
+w write buffer, i I-cache, I ITB, p mispredict, y synchronization, m IMUL,
+f FDIV, o other; u when none survives: unexplained); runs longer than 4
+lines print as first, "... N.Ncy", last. Source lines come before the
+instructions compiled from them when the image has DWARF lines.
+
+Then the procedure's summary (Figure 4): best-case and actual CPI over
+the instructions with a frequency, each dynamic cause as a range of the
+tallied samples, "x% to y%": x counts the stall cycles of instructions
+whose only surviving cause it is, y those of every instruction it is a
+candidate for, bounded by its event samples where there are some (IMISS,
+DMISS, DTBMISS, ...); unexplained stall (no cause survives) and gain (an
+instruction faster than its schedule, negative); the static stalls; total
+stall, execution (the schedule's issue cycles), and net sampling error
+(what is left, so that the three tally 100%), and the samples tallied with
+their share of all the procedure's samples (those of blocks without a
+frequency are not tallied).
+
+Fleet-wide: the samples of the same image on every selected host and in
+every selected epoch feed one estimate (DCPI analyzed one run at a time).
+Hosts sampling an event with different periods (events per sample, from
+the node registry; --period E=N overrides for every host) are scaled to
+one common period, their sample-weighted mean, before they are summed.
+
+Images are found as dcpi list finds them (embedded, the recorded path,
+--image-dir, the cluster's upload) and refused if their content key is
+not the profiled image's. --summary prints only the summaries; --json
+the whole report (see docs/dcpicalc.md).`,
+		Example: `  dcpi profile -o /tmp/calc -- stream
+  dcpi calc --db /tmp/calc
+  dcpi calc --db /tmp/calc --top 3 --summary
+  dcpi calc --db /tmp/calc --image stream --all --summary
+  dcpi calc --db /tmp/fleet/c1 --host alpha1 --source-dir workloads lap
+  dcpi calc --nats nats://127.0.0.1:4222 --label rack=r1 --top 20 --json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if top < 0 {
+				return fmt.Errorf("--top %d: want a number of procedures >= 1", top)
+			}
+			topSet := cmd.Flags().Changed("top")
+			switch {
+			case len(args) > 0 && (topSet || all):
+				return fmt.Errorf("give procedure names, --top or --all, not several")
+			case topSet && all:
+				return fmt.Errorf("give --top or --all, not both")
+			case topSet && top == 0:
+				return fmt.Errorf("--top 0: want a number of procedures >= 1 (--all: every procedure)")
+			}
+			sel, err := qf.selection()
+			if err != nil {
+				return err
+			}
+			if len(sel.Events) > 0 {
+				return fmt.Errorf("--event: dcpi calc reads every event (cycles for the frequencies, the others to bound the stall causes)")
+			}
+			o, err := qf.open(cmd, "dcpi-calc", &sel)
+			if err != nil {
+				return err
+			}
+			defer o.close()
+			periods, err := calcPeriods(o, sel.Filter.Hosts, periodFlags, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			q := analysis.CalcQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Procedures: args, All: all, Periods: periods,
+				Files: newImageFinder(cmd.ErrOrStderr(), o, imageDirs), Source: sourceReader(sourceDirs)}
+			q.Static.Isolated = isolated
+			if len(args) == 0 && !all {
+				q.Top = max(top, 1)
+			}
+			r, err := analysis.Calc(o.src, q)
+			if err != nil {
+				if h := o.selectionHint(sel); h != "" {
+					return fmt.Errorf("%w; %s", err, h)
+				}
+				return err
+			}
+			if qf.json {
+				return analysis.WriteCalcJSON(cmd.OutOrStdout(), r)
+			}
+			return analysis.WriteCalcText(cmd.OutOrStdout(), r, summary)
+		},
+	}
+	f := cmd.Flags()
+	qf.register(f, "not for calc: it reads every event")
+	f.IntVar(&top, "top", 1, "analyze the `N` procedures with the most cycles samples (the default when no procedure is named)")
+	f.BoolVar(&all, "all", false, "analyze every procedure with cycles samples in the selection (with --image: a whole image)")
+	f.StringArrayVar(&imageDirs, "image-dir", nil, "look for image files under `DIR` too (repeatable)")
+	f.StringArrayVar(&sourceDirs, "source-dir", nil, "look for source files under `DIR` (repeatable)")
+	f.StringArrayVar(&periodFlags, "period", nil, "event `E=N`: E's mean sampling period on every host, N events per sample (repeatable; default: the hosts' registered periods)")
+	f.BoolVar(&isolated, "isolated", false, "schedule every block from an empty pipeline, as DCPI did (default: after its only predecessor block)")
+	f.BoolVar(&summary, "summary", false, "print only each procedure's summary (Figure 4)")
+	return cmd
+}
+
+// calcPeriods gives each selected host (every host of the source when the
+// filter names none) its periods per event from the node registry, with
+// --period's overrides, as dcpi pprof chooses them for one host.
+func calcPeriods(o *openedSource, hosts []string, flags []string, note io.Writer) (map[string]map[uint8]float64, error) {
+	nodes, err := o.nodes()
+	if err != nil {
+		return nil, fmt.Errorf("sampling periods: %w", err)
+	}
+	if hosts == nil {
+		if hosts, err = o.hosts(); err != nil {
+			return nil, fmt.Errorf("sampling periods: %w", err)
+		}
+	}
+	out := map[string]map[uint8]float64{}
+	var legacy []string
+	for _, h := range hosts {
+		pc, err := choosePeriods(nodes, []string{h}, flags)
+		if err != nil {
+			return nil, err
+		}
+		legacy = append(legacy, pc.legacy...)
+		m := map[uint8]float64{}
+		for e, n := range pc.periods {
+			m[e] = float64(n)
+		}
+		out[h] = m
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no hosts in the selection: nothing to analyze")
+	}
+	if len(legacy) > 0 && len(flags) == 0 {
+		def := defaultPeriods()
+		fmt.Fprintf(note, "note: no recorded sampling periods for %s (registered by an earlier dcpi): using the default configuration's (cycles %d, other events %d; --period sets them)\n",
+			strings.Join(legacy, ", "), def[uint8(alpha.EvCycles)], def[uint8(alpha.EvIMiss)])
+	}
+	return out, nil
+}
