@@ -64,7 +64,8 @@ whose only surviving cause it is, y those of every instruction it is a
 candidate for, bounded by its event samples where there are some (IMISS,
 DMISS, DTBMISS, ...); unexplained stall (no cause survives) and gain (an
 instruction faster than its schedule, negative); the static stalls; total
-stall, execution (the schedule's issue cycles), and net sampling error
+stall, execution (the cycles to issue with no stall at all), and net
+sampling error
 (what is left, so that the three tally 100%), and the samples tallied with
 their share of all the procedure's samples (those of blocks without a
 frequency are not tallied).
