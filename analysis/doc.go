@@ -1,11 +1,12 @@
 // Package analysis holds the logic of DCPI's tools — dcpiprof, dcpilist,
 // dcpistats, dcpidiff — and pprof export, as pure functions over read
-// interfaces of the profile database and the uploaded images. dcpicalc
-// (sec. 6: frequency, CPI and culprits per instruction) is being built on
-// the program-structure layer below it: analysis/cfg (each procedure's
-// CFG), analysis/cfg/cycleq (frequency equivalence classes) and
-// analysis/sched (the static 21164 scheduler); its estimator and dcpi
-// calc are not here yet.
+// interfaces of the profile database and the uploaded images, and
+// dcpicalc's query and rendering (sec. 6: frequency, CPI and culprits per
+// instruction): Calc finds each procedure's code and samples and hands
+// them to the estimator, analysis/calc, which builds on analysis/cfg (each
+// procedure's CFG), analysis/cfg/cycleq (frequency equivalence classes)
+// and analysis/sched (the static 21164 scheduler); WriteCalcText prints
+// Figures 2 and 4.
 //
 // The boundary is Source: a profile scan and an image lookup, which
 // *storage.DB satisfies for a local database and a cluster query client can
