@@ -526,7 +526,7 @@ func TestExtractCommands(t *testing.T) {
 		mode docMode
 		bad  string
 	}{
-		{"dcpi calc", docParse, "no such command"},
+		{"dcpi nosuchtool", docParse, "no such command"}, // once "dcpi calc", which now exists
 		{"dcpi epoch bogus", docParse, "no such command"},
 		{"dcpi prof --no-such-flag", docParse, "unknown flag"},
 		{"dcpi prof --limit many", docParse, "invalid argument"},
