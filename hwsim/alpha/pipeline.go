@@ -160,13 +160,20 @@ func (t *Timing) issue(d *Decoded, pc, ea uint64) uint64 {
 			t.fetchTLB = t.last + 1 + tlb
 		}
 	}
-	t.raise(&at, t.fetchTLB, StallITB)
-	t.raise(&at, t.fetchReady, t.fetchCause)
+	if t.fetchReady > at {
+		t.raise(&at, t.fetchTLB, StallITB)
+		t.raise(&at, t.fetchReady, t.fetchCause)
+	}
+	// The waits for operands are out of line: most instructions have none.
 	if cl.ReadsA {
-		t.waitOperand(&at, b2i(cl.FPA), d.Ra&63, OperandRa)
+		if f, r := b2i(cl.FPA), d.Ra&63; t.ready[f][r] > at {
+			t.waitOperand(&at, f, r, OperandRa)
+		}
 	}
 	if cl.ReadsB && !d.Lit {
-		t.waitOperand(&at, b2i(cl.FPB), d.Rb&63, OperandRb)
+		if f, r := b2i(cl.FPB), d.Rb&63; t.ready[f][r] > at {
+			t.waitOperand(&at, f, r, OperandRb)
+		}
 	}
 	if cl.Unit != UnitNone {
 		t.raise(&at, t.unitFree[cl.Unit], unitStall[cl.Unit])
@@ -221,15 +228,12 @@ func (t *Timing) raise(at *uint64, to uint64, cause StallCause) {
 	}
 }
 
-// waitOperand delays the issue cycle *at until register r of file f (1 for
-// FP) is ready, the instruction's operand op. The wait is the operand's
+// waitOperand delays the issue cycle *at, earlier, until register r of
+// file f (1 for FP) is ready, the instruction's operand op. The wait is the operand's
 // dependency, or the D-cache's if the value comes from a load that missed;
 // with Truth set it is also noted with the register and its producer.
 func (t *Timing) waitOperand(at *uint64, f int, r uint8, op Operand) {
 	to := t.ready[f][r]
-	if to <= *at {
-		return
-	}
 	cause := t.readyCause[f][r]
 	if cause == StallRa {
 		cause += StallCause(op) // StallRb follows StallRa
