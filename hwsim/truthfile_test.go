@@ -74,7 +74,7 @@ func TestReadGroundTruthErrors(t *testing.T) {
 	pcRow := lines[3] // the first row of [pcs]
 	for _, c := range []struct{ name, in, want string }{
 		{"empty", "", "empty input"},
-		{"version", with(1, "dcpi ground truth v1"), "line 1: not a ground truth file"},
+		{"version", with(1, "dcpi-ground-truth v1"), "line 1: not a ground truth file"},
 		{"column line", with(3, "image\tpc"), "line 3: section [pcs]: column line"},
 		{"row before sections", lines[0] + "\n" + pcRow + "\n", "line 2: row"},
 		{"fields", with(4, pcRow+"\t1"), "line 4: 29 fields, want 28"},
