@@ -164,15 +164,27 @@ func (t *Timing) issue(d *Decoded, pc, ea uint64) uint64 {
 		t.raise(&at, t.fetchTLB, StallITB)
 		t.raise(&at, t.fetchReady, t.fetchCause)
 	}
-	// The waits for operands are out of line: most instructions have none.
+	// A wait for an operand is the operand's dependency, or the D-cache's
+	// if the value comes from a load that missed.
 	if cl.ReadsA {
 		if f, r := b2i(cl.FPA), d.Ra&63; t.ready[f][r] > at {
-			t.waitOperand(&at, f, r, OperandRa)
+			cause := t.readyCause[f][r]
+			if t.Truth != nil {
+				t.noteRegWait(at, f, r, OperandRa, cause)
+			}
+			t.raise(&at, t.ready[f][r], cause)
 		}
 	}
 	if cl.ReadsB && !d.Lit {
 		if f, r := b2i(cl.FPB), d.Rb&63; t.ready[f][r] > at {
-			t.waitOperand(&at, f, r, OperandRb)
+			cause := t.readyCause[f][r]
+			if cause == StallRa {
+				cause = StallRb
+			}
+			if t.Truth != nil {
+				t.noteRegWait(at, f, r, OperandRb, cause)
+			}
+			t.raise(&at, t.ready[f][r], cause)
 		}
 	}
 	if cl.Unit != UnitNone {
@@ -228,25 +240,14 @@ func (t *Timing) raise(at *uint64, to uint64, cause StallCause) {
 	}
 }
 
-// waitOperand delays the issue cycle *at, earlier, until register r of
-// file f (1 for FP) is ready, the instruction's operand op. The wait is the operand's
-// dependency, or the D-cache's if the value comes from a load that missed;
-// with Truth set it is also noted with the register and its producer.
-func (t *Timing) waitOperand(at *uint64, f int, r uint8, op Operand) {
-	to := t.ready[f][r]
-	cause := t.readyCause[f][r]
-	if cause == StallRa {
-		cause += StallCause(op) // StallRb follows StallRa
-	}
-	cycles := to - *at
-	t.why[cause] += uint32(cycles)
-	*at = to
-	if t.Truth != nil {
-		n := t.nRegWaits & 1 // at most one wait per operand
-		t.regWaits[n] = RegWait{Producer: t.readyPC[f][r], Reg: uint8(f<<5) | r&31, Operand: op, Cause: cause}
-		t.regCycles[n] = cycles
-		t.nRegWaits++
-	}
+// noteRegWait notes, for Truth, that the instruction being issued waits
+// from cycle at for register r of file f (1 for FP), its operand op, for
+// cause.
+func (t *Timing) noteRegWait(at uint64, f int, r uint8, op Operand, cause StallCause) {
+	n := t.nRegWaits & 1 // at most one wait per operand
+	t.regWaits[n] = RegWait{Producer: t.readyPC[f][r], Reg: uint8(f<<5) | r&31, Operand: op, Cause: cause}
+	t.regCycles[n] = t.ready[f][r] - at
+	t.nRegWaits++
 }
 
 // commit records that d issued at cycle at and that the next instruction
