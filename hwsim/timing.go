@@ -18,13 +18,19 @@ func (m *Machine) newTiming(cpu *alpha.CPU) (*alpha.Timing, *memSystem, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("hwsim: memory system: %w", err)
 	}
-	ms := &memSystem{h: h}
+	ms := &memSystem{h: h, itb: h.Params().ITBMissCycles, dtb: h.Params().DTBMissCycles}
 	return alpha.NewTiming(cpu, ms), ms, nil
 }
 
 // memSystem adapts timing.Hierarchy to alpha.MemorySystem, translating its
 // events into the performance counters' events.
-type memSystem struct{ h *timing.Hierarchy }
+// The Hierarchy charges a TLB miss its fixed cost before anything else
+// (ITBMissCycles, DTBMissCycles), so the TLB's part of a stall is that cost
+// when the miss event is set.
+type memSystem struct {
+	h        *timing.Hierarchy
+	itb, dtb uint64 // the cycles of a TLB miss
+}
 
 // eventMap maps timing's events to counter events.
 var eventMap = [...]struct {
@@ -55,19 +61,28 @@ func convert(ev timing.Events) alpha.EventSet {
 	return s
 }
 
-func (m *memSystem) Fetch(vpc, ppc, cycle uint64) (uint64, alpha.EventSet) {
-	stall, ev := m.h.Fetch(vpc, ppc, cycle)
-	return stall, convert(ev)
+func (m *memSystem) Fetch(vpc, ppc, cycle uint64) (stall, tlb uint64, ev alpha.EventSet) {
+	stall, e := m.h.Fetch(vpc, ppc, cycle)
+	if e&timing.EvITBMiss != 0 {
+		tlb = m.itb
+	}
+	return stall, tlb, convert(e)
 }
 
-func (m *memSystem) Load(va, pa, cycle uint64) (uint64, uint64, alpha.EventSet) {
-	stall, lat, ev := m.h.Load(va, pa, cycle)
-	return stall, lat, convert(ev)
+func (m *memSystem) Load(va, pa, cycle uint64) (stall, tlb, latency uint64, ev alpha.EventSet) {
+	stall, lat, e := m.h.Load(va, pa, cycle)
+	if e&timing.EvDTBMiss != 0 {
+		tlb = m.dtb
+	}
+	return stall, tlb, lat, convert(e)
 }
 
-func (m *memSystem) Store(va, pa, cycle uint64) (uint64, alpha.EventSet) {
-	stall, ev := m.h.Store(va, pa, cycle)
-	return stall, convert(ev)
+func (m *memSystem) Store(va, pa, cycle uint64) (stall, tlb uint64, ev alpha.EventSet) {
+	stall, e := m.h.Store(va, pa, cycle)
+	if e&timing.EvDTBMiss != 0 {
+		tlb = m.dtb
+	}
+	return stall, tlb, convert(e)
 }
 
 func (m *memSystem) Barrier(cycle uint64) uint64 { return m.h.Barrier(cycle) }

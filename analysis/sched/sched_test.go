@@ -112,10 +112,16 @@ func compare(t *testing.T, name string, s *Schedule, truth map[uint64]*alpha.PCT
 			switch st.Reason {
 			case Slotting:
 				why[alpha.StallSlot] += uint64(st.Cycles)
-			case DepRa, DepRb:
-				why[alpha.StallDep] += uint64(st.Cycles)
+			case DepRa:
+				why[alpha.StallRa] += uint64(st.Cycles)
+			case DepRb:
+				why[alpha.StallRb] += uint64(st.Cycles)
 			case Unit:
-				why[alpha.StallUnit] += uint64(st.Cycles)
+				if alpha.ClassOf(in.Op).Unit == alpha.UnitFDiv {
+					why[alpha.StallFDiv] += uint64(st.Cycles)
+				} else {
+					why[alpha.StallIMul] += uint64(st.Cycles)
+				}
 			}
 		}
 		if tr.HeadCycles != uint64(in.M) || why != tr.Stall {

@@ -172,8 +172,10 @@ func runTruth(t *testing.T, name string, args ...string) truthMatch {
 				continue
 			}
 			dynamic := uint64(0)
-			for c := alpha.StallICache; c < alpha.NumStallCauses; c++ {
-				dynamic += tr.Stall[c]
+			for c := alpha.StallCause(0); c < alpha.NumStallCauses; c++ {
+				if c.Dynamic() {
+					dynamic += tr.Stall[c]
+				}
 			}
 			if dynamic > 0 {
 				continue
@@ -207,7 +209,7 @@ func runTruth(t *testing.T, name string, args ...string) truthMatch {
 }
 
 func mismatch(in Insn, tr, prev *alpha.PCTruth) string {
-	msg := fmt.Sprintf("%#x %-24s M %d %+v; hwsim %d executions, %d head cycles, slot/dep/unit %v",
+	msg := fmt.Sprintf("%#x %-24s M %d %+v; hwsim %d executions, %d head cycles, slot/ra/rb/imul/fdiv %v",
 		in.PC, disasm.Insn(in.Word, in.PC, nil), in.M, in.Stalls, tr.Executed, tr.HeadCycles, tr.Stall[:alpha.StallICache])
 	if prev != nil {
 		msg += fmt.Sprintf("; the instruction before: %d executions, %d head cycles, stalls %v", prev.Executed, prev.HeadCycles, prev.Stall)

@@ -502,7 +502,8 @@ func (c *CPU) Run(until uint64) uint64 {
 				c.PMU.record(tm.events, at)
 			}
 			if tm.Truth != nil {
-				tm.Truth.record(pc, at-start, &tm.why, tm.events)
+				cl := &classOf[d.Op]
+				tm.Truth.record(pc, c.PC, at-start, tm, cl.Branch || cl.Jump || d.Op == OpBR)
 			}
 		}
 		done++

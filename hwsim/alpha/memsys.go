@@ -5,13 +5,13 @@ package alpha
 type PerfectMemory struct{}
 
 // Fetch never stalls.
-func (PerfectMemory) Fetch(vpc, ppc, cycle uint64) (uint64, EventSet) { return 0, 0 }
+func (PerfectMemory) Fetch(vpc, ppc, cycle uint64) (uint64, uint64, EventSet) { return 0, 0, 0 }
 
 // Load hits the D-cache.
-func (PerfectMemory) Load(va, pa, cycle uint64) (uint64, uint64, EventSet) { return 0, 2, 0 }
+func (PerfectMemory) Load(va, pa, cycle uint64) (uint64, uint64, uint64, EventSet) { return 0, 0, 2, 0 }
 
 // Store never waits.
-func (PerfectMemory) Store(va, pa, cycle uint64) (uint64, EventSet) { return 0, 0 }
+func (PerfectMemory) Store(va, pa, cycle uint64) (uint64, uint64, EventSet) { return 0, 0, 0 }
 
 // Barrier never waits.
 func (PerfectMemory) Barrier(cycle uint64) uint64 { return 0 }

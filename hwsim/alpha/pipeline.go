@@ -15,22 +15,48 @@ package alpha
 type StallCause uint8
 
 // Causes of cycles an instruction waits at the head of the issue queue
-// beyond its one issue cycle.
+// beyond its one issue cycle. The static ones come first: StallICache is
+// the first dynamic cause.
 const (
 	StallSlot    StallCause = iota // static: pipe conflict or issue-block boundary
-	StallDep                       // static: waiting for a register from an earlier instruction
-	StallUnit                      // static: multiplier or FP divider busy
-	StallICache                    // dynamic: I-cache miss (and ITB miss)
-	StallDCache                    // dynamic: waiting for a load that missed the D-cache
+	StallRa                        // static: waiting for operand Ra from an earlier instruction
+	StallRb                        // static: waiting for operand Rb, after any wait for Ra
+	StallIMul                      // static: integer multiplier busy
+	StallFDiv                      // static: FP divider busy
+	StallICache                    // dynamic: I-cache miss
+	StallITB                       // dynamic: ITB miss of a fetch
+	StallDCache                    // dynamic: waiting for a load that missed the D-cache, or a load replayed on a full miss address file
+	StallDTB                       // dynamic: DTB miss of a load or store
 	StallMispred                   // dynamic: branch mispredict refetch
 	StallWBuf                      // dynamic: write buffer full
 	StallBarrier                   // dynamic: memory barrier draining the write buffer
 	NumStallCauses
 )
 
-var stallNames = [NumStallCauses]string{"slot", "dep", "unit", "icache", "dcache", "mispredict", "wbuf", "barrier"}
+var stallNames = [NumStallCauses]string{"slot", "ra", "rb", "imul", "fdiv", "icache", "itb", "dcache", "dtb", "mispredict", "wbuf", "barrier"}
 
-func (s StallCause) String() string { return stallNames[s] }
+func (s StallCause) String() string {
+	if s >= NumStallCauses {
+		return "stall?"
+	}
+	return stallNames[s]
+}
+
+// Dynamic reports whether the run, not the code, determines the cause.
+func (s StallCause) Dynamic() bool { return s >= StallICache }
+
+// ParseStallCause returns the cause String names.
+func ParseStallCause(name string) (StallCause, bool) {
+	for i, n := range stallNames {
+		if n == name {
+			return StallCause(i), true
+		}
+	}
+	return 0, false
+}
+
+// unitStall is the cause of waiting for each non-pipelined unit.
+var unitStall = [NumUnits]StallCause{UnitMul: StallIMul, UnitFDiv: StallFDiv}
 
 // MemorySystem is the timing of one CPU's caches, TLBs, write buffer and
 // branch prediction (package hwsim/timing implements it). Physical
@@ -39,12 +65,16 @@ func (s StallCause) String() string { return stallNames[s] }
 // machines.
 type MemorySystem interface {
 	// Fetch is called when execution enters a new 32-byte fetch block.
-	Fetch(vpc, ppc, cycle uint64) (stall uint64, ev EventSet)
-	// Load returns the cycles a load waits to issue (a full miss address
-	// file) and its load-to-use latency.
-	Load(va, pa, cycle uint64) (stall, latency uint64, ev EventSet)
-	// Store returns the cycles a store waits for the write buffer.
-	Store(va, pa, cycle uint64) (stall uint64, ev EventSet)
+	// It returns the cycles fetch stalls, the first tlb of them (tlb <=
+	// stall) for an ITB miss, the rest for the I-cache.
+	Fetch(vpc, ppc, cycle uint64) (stall, tlb uint64, ev EventSet)
+	// Load returns the cycles a load waits to issue, the first tlb of
+	// them for a DTB miss, the rest replay traps on a full miss address
+	// file; and its load-to-use latency.
+	Load(va, pa, cycle uint64) (stall, tlb, latency uint64, ev EventSet)
+	// Store returns the cycles a store waits to issue, the first tlb of
+	// them for a DTB miss, the rest for the write buffer.
+	Store(va, pa, cycle uint64) (stall, tlb uint64, ev EventSet)
 	// Barrier returns the cycles a memory barrier waits to drain stores.
 	Barrier(cycle uint64) uint64
 	// Branch, Jump and Return resolve control flow and return the refetch
@@ -60,21 +90,26 @@ type Timing struct {
 	Mem MemorySystem
 	cpu *CPU
 
-	ready      [2][64]uint64 // per register file, cycle each value is ready
-	readyCause [2][64]StallCause
-	last       uint64 // issue cycle of the previous instruction
-	lastBlock  uint64 // its 16-byte issue block
-	slots      uint8  // instructions issued in cycle last
-	used       Pipes  // pipes used in cycle last
-	memOp      uint8  // 1 load, 2 store issued in cycle last
-	fetchLine  uint64 // current 32-byte fetch block + 1; 0 none
-	fetchReady uint64 // no instruction issues before this cycle
+	ready      [2][64]uint64     // per register file, cycle each value is ready
+	readyCause [2][64]StallCause // StallRa (a plain dependency) or StallDCache
+	readyPC    [2][64]uint64     // the instruction that wrote it
+	last       uint64            // issue cycle of the previous instruction
+	lastBlock  uint64            // its 16-byte issue block
+	slots      uint8             // instructions issued in cycle last
+	used       Pipes             // pipes used in cycle last
+	memOp      uint8             // 1 load, 2 store issued in cycle last
+	fetchLine  uint64            // current 32-byte fetch block + 1; 0 none
+	fetchReady uint64            // no instruction issues before this cycle
 	fetchCause StallCause
+	fetchTLB   uint64 // the wait for fetchReady is an ITB miss until this cycle
 	unitFree   [NumUnits]uint64
 	events     EventSet               // of the instruction being issued
 	why        [NumStallCauses]uint32 // its stall cycles by cause
 	lat        uint64                 // its result latency
 	latCause   StallCause             // what a consumer waiting for it waits on
+	regWaits   [2]RegWait             // its waits for operands, for Truth
+	regCycles  [2]uint64              // and their cycles
+	nRegWaits  uint8
 
 	// Truth, if not nil, collects ground truth per PC.
 	Truth *GroundTruth
@@ -88,6 +123,7 @@ func (t *Timing) Restart(cycle uint64) {
 	t.fetchLine = 0
 	t.fetchReady = cycle + 1
 	t.fetchCause = StallSlot
+	t.fetchTLB = 0
 }
 
 // issue returns the cycle instruction d at pc issues, and records why it
@@ -101,6 +137,7 @@ func (t *Timing) Restart(cycle uint64) {
 // access, as a replayed one does.
 func (t *Timing) issue(d *Decoded, pc, ea uint64) uint64 {
 	t.why = [NumStallCauses]uint32{}
+	t.nRegWaits = 0
 	cl := &classOf[d.Op]
 	t.events = 1 << EvIssues
 
@@ -113,25 +150,45 @@ func (t *Timing) issue(d *Decoded, pc, ea uint64) uint64 {
 	}
 	if line := pc>>5 + 1; line != t.fetchLine {
 		t.fetchLine = line
-		stall, ev := t.Mem.Fetch(pc, t.cpu.codePhys(pc), t.last)
+		stall, tlb, ev := t.Mem.Fetch(pc, t.cpu.codePhys(pc), t.last)
 		t.events |= ev
 		if stall > 0 && t.last+1+stall > t.fetchReady {
 			// Kept in fetchReady so that an instruction that issues after
-			// an interrupt or a budget stop still waits for its line.
+			// an interrupt or a budget stop still waits for its line. The
+			// ITB is looked up first: its part of the wait comes first.
 			t.fetchReady, t.fetchCause = t.last+1+stall, StallICache
+			t.fetchTLB = t.last + 1 + tlb
 		}
 	}
-	t.raise(&at, t.fetchReady, t.fetchCause)
+	if t.fetchReady > at {
+		t.raise(&at, t.fetchTLB, StallITB)
+		t.raise(&at, t.fetchReady, t.fetchCause)
+	}
+	// A wait for an operand is the operand's dependency, or the D-cache's
+	// if the value comes from a load that missed.
 	if cl.ReadsA {
-		f := b2i(cl.FPA)
-		t.raise(&at, t.ready[f][d.Ra&63], t.readyCause[f][d.Ra&63])
+		if f, r := b2i(cl.FPA), d.Ra&63; t.ready[f][r] > at {
+			cause := t.readyCause[f][r]
+			if t.Truth != nil {
+				t.noteRegWait(at, f, r, OperandRa, cause)
+			}
+			t.raise(&at, t.ready[f][r], cause)
+		}
 	}
 	if cl.ReadsB && !d.Lit {
-		f := b2i(cl.FPB)
-		t.raise(&at, t.ready[f][d.Rb&63], t.readyCause[f][d.Rb&63])
+		if f, r := b2i(cl.FPB), d.Rb&63; t.ready[f][r] > at {
+			cause := t.readyCause[f][r]
+			if cause == StallRa {
+				cause = StallRb
+			}
+			if t.Truth != nil {
+				t.noteRegWait(at, f, r, OperandRb, cause)
+			}
+			t.raise(&at, t.ready[f][r], cause)
+		}
 	}
 	if cl.Unit != UnitNone {
-		t.raise(&at, t.unitFree[cl.Unit], StallUnit)
+		t.raise(&at, t.unitFree[cl.Unit], unitStall[cl.Unit])
 	}
 	if at == t.last {
 		// Same cycle: the pipe must be free, and a load and a store may
@@ -141,14 +198,15 @@ func (t *Timing) issue(d *Decoded, pc, ea uint64) uint64 {
 			t.raise(&at, at+1, StallSlot)
 		}
 	}
-	t.lat, t.latCause = uint64(cl.Lat), StallDep
+	t.lat, t.latCause = uint64(cl.Lat), StallRa
 	switch {
 	case cl.Load:
 		if d.Op != OpFETCH && d.Op != OpWH64 && d.Op != OpECB {
-			stall, l, ev := t.Mem.Load(ea, t.cpu.dataPhys(ea), at)
+			stall, tlb, l, ev := t.Mem.Load(ea, t.cpu.dataPhys(ea), at)
 			t.events |= ev.With(EvLoads)
 			if stall > 0 {
-				t.why[StallDCache] += uint32(stall)
+				t.why[StallDTB] += uint32(tlb)
+				t.why[StallDCache] += uint32(stall - tlb)
 				at += stall
 			}
 			t.lat = l
@@ -157,10 +215,11 @@ func (t *Timing) issue(d *Decoded, pc, ea uint64) uint64 {
 			}
 		}
 	case cl.Store:
-		stall, ev := t.Mem.Store(ea, t.cpu.dataPhys(ea), at)
+		stall, tlb, ev := t.Mem.Store(ea, t.cpu.dataPhys(ea), at)
 		t.events |= ev.With(EvStores)
 		if stall > 0 {
-			t.why[StallWBuf] += uint32(stall)
+			t.why[StallDTB] += uint32(tlb)
+			t.why[StallWBuf] += uint32(stall - tlb)
 			at += stall
 		}
 	case cl.Barrier:
@@ -179,6 +238,16 @@ func (t *Timing) raise(at *uint64, to uint64, cause StallCause) {
 		t.why[cause] += uint32(to - *at)
 		*at = to
 	}
+}
+
+// noteRegWait notes, for Truth, that the instruction being issued waits
+// from cycle at for register r of file f (1 for FP), its operand op, for
+// cause.
+func (t *Timing) noteRegWait(at uint64, f int, r uint8, op Operand, cause StallCause) {
+	n := t.nRegWaits & 1 // at most one wait per operand
+	t.regWaits[n] = RegWait{Producer: t.readyPC[f][r], Reg: uint8(f<<5) | r&31, Operand: op, Cause: cause}
+	t.regCycles[n] = t.ready[f][r] - at
+	t.nRegWaits++
 }
 
 // commit records that d issued at cycle at and that the next instruction
@@ -211,6 +280,7 @@ func (t *Timing) commit(d *Decoded, pc, at, next uint64) {
 		f := b2i(cl.FPDst)
 		t.ready[f][reg&63] = at + lat
 		t.readyCause[f][reg&63] = cause
+		t.readyPC[f][reg&63] = pc
 	}
 	var penalty uint64
 	var ev EventSet
@@ -237,9 +307,9 @@ func (t *Timing) commit(d *Decoded, pc, at, next uint64) {
 	}
 	if penalty > 0 {
 		t.events |= ev
-		t.fetchReady, t.fetchCause = at+1+penalty, StallMispred
+		t.fetchReady, t.fetchCause, t.fetchTLB = at+1+penalty, StallMispred, 0
 	} else if t.fetchReady <= at {
-		t.fetchReady, t.fetchCause = 0, StallSlot
+		t.fetchReady, t.fetchCause, t.fetchTLB = 0, StallSlot, 0
 	}
 	t.last, t.lastBlock = at, pc>>IssueBlockShift
 }

@@ -4,10 +4,20 @@ import "math/bits"
 
 // GroundTruth is what the simulator knows and the profiler must estimate,
 // per instruction address: how often it executed, the cycles it spent at
-// the head of the issue queue, and why (DCPI's authors had dcpix for this).
-// It is kept apart from the profile path: nothing in the sampling reads it.
+// the head of the issue queue, and why (DCPI's authors had dcpix for this);
+// the control transfers taken, from which the control-flow graph's edge
+// counts follow; and, for every wait for a register, which register and
+// which instruction produced it. It is kept apart from the profile path:
+// nothing in the sampling reads it. docs/groundtruth.md describes it.
 type GroundTruth struct {
 	PCs map[uint64]*PCTruth
+	// Edges counts the control transfers executed whose next PC is not
+	// From+4, by (From, To). A branch's fall-throughs are its executions
+	// less its transfers.
+	Edges map[Edge]uint64
+	// RegWaits totals the waits for registers, by waiting instruction,
+	// register, operand, producer and cause.
+	RegWaits map[RegWait]WaitTotal
 }
 
 // PCTruth is the ground truth of one instruction address.
@@ -18,10 +28,52 @@ type PCTruth struct {
 	Events     [NumEvents]uint64
 }
 
-// NewGroundTruth returns an empty collection.
-func NewGroundTruth() *GroundTruth { return &GroundTruth{PCs: make(map[uint64]*PCTruth)} }
+// Edge is a control transfer from the instruction at From to To.
+type Edge struct{ From, To uint64 }
 
-func (g *GroundTruth) record(pc, head uint64, why *[NumStallCauses]uint32, ev EventSet) {
+// Operand is the source register field an instruction waits for.
+type Operand uint8
+
+// The operands: Ra (a store's data, a branch's condition, an operate's
+// first source) and Rb (an address base, an operate's second source, a
+// jump's target).
+const (
+	OperandRa Operand = iota
+	OperandRb
+)
+
+func (o Operand) String() string {
+	if o == OperandRa {
+		return "ra"
+	}
+	return "rb"
+}
+
+// RegWait is one kind of wait for a register: the instruction at PC waited
+// for register Reg (0-31 integer, 32-63 FP), its operand Operand, written by
+// the instruction at Producer, for Cause (StallRa, StallRb, or StallDCache
+// when the producer was a load that missed). Producer is the last
+// instruction that wrote the register on this CPU, which may be in another
+// image (vmunix, for a value a system call returned).
+type RegWait struct {
+	PC, Producer uint64
+	Reg          uint8
+	Operand      Operand
+	Cause        StallCause
+}
+
+// WaitTotal is how often a RegWait happened and the cycles it cost.
+type WaitTotal struct{ Count, Cycles uint64 }
+
+// NewGroundTruth returns an empty collection.
+func NewGroundTruth() *GroundTruth {
+	return &GroundTruth{PCs: make(map[uint64]*PCTruth), Edges: make(map[Edge]uint64), RegWaits: make(map[RegWait]WaitTotal)}
+}
+
+// record adds one execution of the instruction at pc that t has just
+// committed, after head cycles at the head of the issue queue; next is the
+// PC that follows it.
+func (g *GroundTruth) record(pc, next, head uint64, t *Timing, transfer bool) {
 	e := g.PCs[pc]
 	if e == nil {
 		e = &PCTruth{}
@@ -29,11 +81,22 @@ func (g *GroundTruth) record(pc, head uint64, why *[NumStallCauses]uint32, ev Ev
 	}
 	e.Executed++
 	e.HeadCycles += head
-	for i, w := range why {
+	for i, w := range &t.why {
 		e.Stall[i] += uint64(w)
 	}
-	for s := ev; s != 0; s &= s - 1 {
+	for s := t.events; s != 0; s &= s - 1 {
 		e.Events[bits.TrailingZeros32(uint32(s))]++
+	}
+	for i := range min(t.nRegWaits, 2) {
+		k := t.regWaits[i]
+		k.PC = pc
+		w := g.RegWaits[k]
+		w.Count++
+		w.Cycles += t.regCycles[i]
+		g.RegWaits[k] = w
+	}
+	if transfer && next != pc+4 {
+		g.Edges[Edge{pc, next}]++
 	}
 }
 

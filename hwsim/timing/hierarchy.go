@@ -159,7 +159,10 @@ func (h *Hierarchy) replay(wait uint64) uint64 {
 // Fetch models entering the fetch block (an aligned IcacheLine bytes) at
 // virtual address vpc, physical address ppc, at cycle: the ITB when the
 // page changes, then the I-cache, filled on a miss from the S-cache, the
-// board cache or memory. It returns the cycles fetch stalls.
+// board cache or memory. It returns the cycles fetch stalls. An ITB miss
+// costs exactly ITBMissCycles, and a DTB miss of Load and Store exactly
+// DTBMissCycles, first: hwsim's ground truth tells the TLB's part of a
+// stall from the rest by that.
 func (h *Hierarchy) Fetch(vpc, ppc, cycle uint64) (stall uint64, ev Events) {
 	h.st.Fetches++
 	// Only fetches use the ITB and only a page change looks it up, so the
