@@ -133,7 +133,7 @@ writes the ground truth of all the hosts summed per instruction.`,
 	f.Float64("flush-every", 0.1, "simulated seconds between full drains of the driver tables")
 	f.StringSliceVar(&o.events, "events", []string{"cycles", "imiss"}, "events to count: the first on its own counter (periods 60K-64K for cycles), the rest on a second")
 	f.BoolVar(&o.mux, "mux", false, "the paper's mux configuration: cycles, and imiss, dmiss, branchmp, dtbmiss taking turns")
-	f.StringVar(&o.truthFile, "truth", "", "write per-instruction ground truth (executions, head-of-queue cycles, stalls, events) to `FILE`")
+	f.StringVar(&o.truthFile, "truth", "", "write per-instruction ground truth (executions, head-of-queue cycles, stalls by cause, events, control transfers, register waits; docs/groundtruth.md) to `FILE`")
 	f.IntVar(&o.limit, "limit", 20, "procedures in the printed table (0: all)")
 	f.BoolVar(&o.stats, "stats", false, "print Table-4-like driver and daemon figures as well")
 	f.IntVar(&o.hosts, "hosts", 1, "run the programs on `N` simulated hosts at once (a fleet in one database)")

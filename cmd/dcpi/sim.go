@@ -96,7 +96,7 @@ CPUs (mixes: ` + strings.Join(mixNames(), ", ") + `).`,
 	f.StringVar(&mix, "mix", "", "run the named mix of embedded workloads")
 	f.BoolVar(&trace, "strace", false, "trace system calls on stderr")
 	f.Bool("timing", true, "run the 21164 timing model (false: one cycle per instruction, several times faster)")
-	f.StringVar(&truthFile, "truth", "", "write per-instruction ground truth (executions, head-of-queue cycles, stalls, events) to this file")
+	f.StringVar(&truthFile, "truth", "", "write per-instruction ground truth (executions, head-of-queue cycles, stalls by cause, events, control transfers, register waits; docs/groundtruth.md) to this file")
 	return cmd
 }
 

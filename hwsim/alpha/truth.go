@@ -111,7 +111,8 @@ func (g *GroundTruth) wait(pc, cycles uint64) {
 	e.HeadCycles += cycles
 }
 
-// Add adds o's counts to g's, instruction by instruction.
+// Add adds o's counts to g's: executions, cycles, stalls and events per
+// instruction, transfers and register waits.
 func (g *GroundTruth) Add(o *GroundTruth) {
 	for pc, t := range o.PCs {
 		e := g.PCs[pc]
@@ -127,5 +128,14 @@ func (g *GroundTruth) Add(o *GroundTruth) {
 		for i, v := range t.Events {
 			e.Events[i] += v
 		}
+	}
+	for k, n := range o.Edges {
+		g.Edges[k] += n
+	}
+	for k, w := range o.RegWaits {
+		t := g.RegWaits[k]
+		t.Count += w.Count
+		t.Cycles += w.Cycles
+		g.RegWaits[k] = t
 	}
 }
