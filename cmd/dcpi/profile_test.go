@@ -530,7 +530,7 @@ func TestClusterNodesRunUserProgram(t *testing.T) {
 // instruction counts are N times one host's.
 func TestProfileFleet(t *testing.T) {
 	dir := t.TempDir()
-	truth := func(hosts string) map[string]uint64 {
+	truth := func(hosts string) map[uint64]uint64 {
 		t.Helper()
 		file := filepath.Join(dir, "truth-"+hosts)
 		db := filepath.Join(dir, "db-"+hosts)
@@ -541,19 +541,19 @@ func TestProfileFleet(t *testing.T) {
 		if !conservationRE.MatchString(stderr) {
 			t.Errorf("--hosts %s: no balanced conservation line:\n%s", hosts, stderr)
 		}
-		data, err := os.ReadFile(file)
+		f, err := os.Open(file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		executed := map[string]uint64{}
-		for _, line := range strings.Split(string(data), "\n") {
-			f := strings.Split(line, "\t")
-			if len(f) > 3 && f[0] == "/bin/tiny" {
-				n, err := strconv.ParseUint(f[2], 10, 64)
-				if err != nil {
-					t.Fatalf("truth line %q: %v", line, err)
-				}
-				executed[f[1]] = n
+		defer f.Close()
+		truth, err := hwsim.ReadGroundTruth(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		executed := map[uint64]uint64{}
+		if g := truth["/bin/tiny"]; g != nil {
+			for pc, pt := range g.PCs {
+				executed[pc] = pt.Executed
 			}
 		}
 		if len(executed) == 0 {
@@ -564,7 +564,7 @@ func TestProfileFleet(t *testing.T) {
 	one, three := truth("1"), truth("3")
 	for pc, n := range one {
 		if three[pc] != 3*n {
-			t.Errorf("pc %s executed %d times on one host, %d on three; want 3x", pc, n, three[pc])
+			t.Errorf("pc %#x executed %d times on one host, %d on three; want 3x", pc, n, three[pc])
 		}
 	}
 	if len(three) != len(one) {
