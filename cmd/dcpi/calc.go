@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -113,6 +114,9 @@ the whole report (see docs/dcpicalc.md).`,
 			defer o.close()
 			periods, err := calcPeriods(o, sel.Filter.Hosts, periodFlags, cmd.ErrOrStderr())
 			if err != nil {
+				if h := o.selectionHint(sel); h != "" {
+					return fmt.Errorf("%w; %s", err, h)
+				}
 				return err
 			}
 			q := analysis.CalcQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Procedures: args, All: all, Periods: periods,
@@ -154,10 +158,16 @@ func calcPeriods(o *openedSource, hosts []string, flags []string, note io.Writer
 	if err != nil {
 		return nil, fmt.Errorf("sampling periods: %w", err)
 	}
+	known, err := o.hosts()
+	if err != nil {
+		return nil, fmt.Errorf("sampling periods: %w", err)
+	}
 	if hosts == nil {
-		if hosts, err = o.hosts(); err != nil {
-			return nil, fmt.Errorf("sampling periods: %w", err)
-		}
+		hosts = known
+	} else {
+		// A host named but unknown has no samples to weigh: leave it to
+		// the query's own "no samples for host" error.
+		hosts = slices.DeleteFunc(slices.Clone(hosts), func(h string) bool { return !slices.Contains(known, h) })
 	}
 	out := map[string]map[uint8]float64{}
 	var legacy []string
@@ -174,7 +184,7 @@ func calcPeriods(o *openedSource, hosts []string, flags []string, note io.Writer
 		out[h] = m
 	}
 	if len(out) == 0 {
-		return nil, errors.New("no hosts in the selection: nothing to analyze")
+		return nil, errors.New("the selection holds no samples from any host: nothing to analyze")
 	}
 	if len(legacy) > 0 && len(flags) == 0 {
 		def := defaultPeriods()
