@@ -197,14 +197,21 @@ func estimateClass(p *Procedure, prof *Profile, blocks []int, opt FreqOptions) C
 		return est
 	}
 	fewSamples := func() ClassEstimate {
-		est.F, est.Method, est.Confidence = sumS/sumM, FewSamples, Low
-		est.Ratios = ratiosOf(pts, nil)
+		// ΣS/ΣM over every instruction bounds F from above (stalls only
+		// add samples); the issue points consistent with a lower F, cut
+		// Poisson draws and all, give F.
+		used, f := consistent(pts, sumS/sumM, opt.Sigmas)
+		est.F, est.Method, est.Confidence = f, FewSamples, Low
+		est.Ratios = ratiosOf(pts, used)
 		return est
 	}
 	if sumS < opt.MinSamplesPerPoint*float64(len(pts)) {
 		return fewSamples()
 	}
 	used, ok := chooseCluster(pts, opt)
+	if ok {
+		used = recenter(pts, used, opt.Sigmas)
+	}
 	var cs, cm float64
 	for _, k := range used {
 		cs += pts[k].S
@@ -338,4 +345,105 @@ func trim(pts []point, c []int, sigmas float64) []int {
 		c = c[:len(c)-1]
 	}
 	return c
+}
+
+// consistent returns the issue points consistent with F, and F: the
+// largest F at most f0 such that the points consistent with it (S not
+// significantly above F·M: S ≤ c = ⌊F·M + sigmas·√(F·M)⌋) hold as many
+// samples as Poisson(F·M) draws cut at c would, in expectation. Stalls only
+// add samples, so F is sought from above: each step drops the points that
+// stalled significantly at the current F and refits, stopping at the
+// first fixpoint. The expectation of the cut draws (not F·M itself) keeps
+// the cut from biasing F down: with F·M below 1, cutting Poisson's upper
+// tail at 2σ lowers its mean by some 13%.
+func consistent(pts []point, f0, sigmas float64) ([]int, float64) {
+	f := f0
+	var used []int
+	for range 64 {
+		used = used[:0]
+		var s, e float64
+		for k := range pts {
+			fm := f * pts[k].M
+			c := math.Floor(fm + sigmas*math.Sqrt(fm))
+			if pts[k].S <= c {
+				used = append(used, k)
+				s += pts[k].S
+				e += truncatedMean(fm, c)
+			}
+		}
+		if e == 0 {
+			return used, 0
+		}
+		nf := f * s / e
+		if nf >= f*(1-1e-6) {
+			return used, f
+		}
+		f = nf
+	}
+	return used, f
+}
+
+// truncatedMean is the mean of a Poisson(lambda) draw given it is at most
+// c: lambda·P(X ≤ c−1)/P(X ≤ c); from the normal approximation when
+// lambda is large.
+func truncatedMean(lambda, c float64) float64 {
+	if lambda <= 0 {
+		return 0
+	}
+	if lambda > 100 {
+		sd := math.Sqrt(lambda)
+		t := (c + 0.5 - lambda) / sd
+		phi := math.Exp(-t*t/2) / math.Sqrt(2*math.Pi)
+		cdf := 0.5 * math.Erfc(-t/math.Sqrt2)
+		return lambda - sd*phi/cdf
+	}
+	term := math.Exp(-lambda) // P(X = 0)
+	below, upto := 0.0, term  // P(X ≤ k−1), P(X ≤ k)
+	for k := 1.0; k <= c; k++ {
+		term *= lambda / k
+		below = upto
+		upto += term
+	}
+	if c < 1 {
+		below = 0
+	}
+	return lambda * below / upto
+}
+
+// recenter moves a cluster to the issue points consistent with its F
+// within sampling error (|S − F·M| ≤ sigmas·√(F·M)) and refits F, until
+// the set no longer changes: a cluster of width 1.5 begun at a ratio that
+// sampling error put low holds only the low half of the stall-free issue
+// points when each has a few dozen samples (±2σ is then wider than 1.5×),
+// and so F comes out low. With many samples per point the band is narrow
+// and the cluster stays as it was.
+func recenter(pts []point, used []int, sigmas float64) []int {
+	var s, m float64
+	for _, k := range used {
+		s, m = s+pts[k].S, m+pts[k].M
+	}
+	if m == 0 {
+		return used
+	}
+	for range 32 {
+		f := s / m
+		var next []int
+		var ns, nm float64
+		for k := range pts {
+			fm := f * pts[k].M
+			if math.Abs(pts[k].S-fm) <= sigmas*math.Sqrt(fm) {
+				next = append(next, k)
+				ns, nm = ns+pts[k].S, nm+pts[k].M
+			}
+		}
+		if nm == 0 {
+			return used
+		}
+		same := slices.Equal(next, used)
+		used, s, m = next, ns, nm
+		if same {
+			break
+		}
+	}
+	return used
 }
