@@ -292,37 +292,48 @@ func chooseCluster(pts []point, opt FreqOptions) (used []int, ok bool) {
 	})
 	n := float64(len(pts))
 	var best []int
-	for a := 0; a < len(order); a++ {
-		if a > 0 && pts[order[a]].v == pts[order[a-1]].v {
-			continue // the same cluster as the one before, or a subset of it
-		}
-		b := a + 1
-		for b < len(order) && pts[order[b]].v <= opt.ClusterWidth*pts[order[a]].v {
-			b++
-		}
-		c := trim(pts, order[a:b], opt.Sigmas)
-		if len(c) > len(best) {
-			best = c
-		}
-		if float64(len(c)) < opt.MinClusterFraction*n {
-			continue
-		}
-		var s, m float64
-		for _, k := range c {
-			s, m = s+pts[k].S, m+pts[k].M
-		}
-		f := s / m
-		below := 0
-		for k := range pts {
-			fm := f * pts[k].M
-			if pts[k].S < fm-opt.Sigmas*math.Sqrt(fm) {
-				below++
+	// A cluster of one ratio is taken only when no cluster of two or more
+	// passes: one issue point cannot show that it did not stall, nor that
+	// its M is not too large (hwsim issues a block's first instruction
+	// with its predecessor's last more often than a schedule from one
+	// predecessor can see), while two or more that agree within sampling
+	// error rarely stalled alike.
+	for _, minSize := range []int{2, 1} {
+		for a := 0; a < len(order); a++ {
+			if a > 0 && pts[order[a]].v == pts[order[a-1]].v {
+				continue // the same cluster as the one before, or a subset of it
 			}
+			b := a + 1
+			for b < len(order) && pts[order[b]].v <= opt.ClusterWidth*pts[order[a]].v {
+				b++
+			}
+			c := trim(pts, order[a:b], opt.Sigmas)
+			if len(c) > len(best) {
+				best = c
+			}
+			if len(c) < minSize || float64(len(c)) < opt.MinClusterFraction*n {
+				continue
+			}
+			var s, m float64
+			for _, k := range c {
+				s, m = s+pts[k].S, m+pts[k].M
+			}
+			f := s / m
+			below := 0
+			for k := range pts {
+				fm := f * pts[k].M
+				if pts[k].S < fm-opt.Sigmas*math.Sqrt(fm) {
+					below++
+				}
+			}
+			// One point below is always tolerated: one M too large (see
+			// above) is no reason to take a lower cluster; in a class of
+			// three it is already a third of the points.
+			if below > 1 && float64(below) > opt.MaxBelowFraction*n {
+				continue
+			}
+			return slices.Clone(c), true
 		}
-		if float64(below) > opt.MaxBelowFraction*n {
-			continue
-		}
-		return slices.Clone(c), true
 	}
 	return slices.Clone(best), false
 }

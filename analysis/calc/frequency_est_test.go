@@ -410,3 +410,17 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("nil counts: %v", err)
 	}
 }
+
+// TestClusterOfOneLast: one issue point with 9 samples (its M too large:
+// it issued with the instruction before) and two that agree at 299 and
+// 318: the pair is the cluster, the point below it tolerated.
+func TestClusterOfOneLast(t *testing.T) {
+	var pts []point
+	for i, v := range []float64{9, 299, 318} {
+		pts = append(pts, point{Ratio: Ratio{PC: uint64(4 * i), S: v, M: 1}, v: v})
+	}
+	used, ok := chooseCluster(pts, FreqOptions{}.withDefaults())
+	if !ok || len(used) != 2 || pts[used[0]].S != 299 || pts[used[1]].S != 318 {
+		t.Errorf("cluster %v (%v), want the points of 299 and 318", used, ok)
+	}
+}
