@@ -62,7 +62,7 @@ func (o FreqOptions) withDefaults() FreqOptions {
 	def(&o.Sigmas, 2)
 	def(&o.MinSamplesPerPoint, 16)
 	def(&o.HighSamples, 400)
-	def(&o.MediumSamples, 100)
+	def(&o.MediumSamples, 180)
 	def(&o.HighSpread, 1.2)
 	return o
 }
@@ -208,7 +208,7 @@ func estimateClass(p *Procedure, prof *Profile, blocks []int, opt FreqOptions) C
 	if sumS < opt.MinSamplesPerPoint*float64(len(pts)) {
 		return fewSamples()
 	}
-	used, ok := chooseCluster(pts, opt)
+	used, ok, pointBelow := chooseCluster(pts, opt)
 	if ok {
 		used = recenter(pts, used, opt.Sigmas)
 	}
@@ -229,7 +229,7 @@ func estimateClass(p *Procedure, prof *Profile, blocks []int, opt FreqOptions) C
 	switch {
 	case !ok || len(used) < 2 || cs < opt.MediumSamples:
 		est.Confidence = Low
-	case len(used) >= 3 && hi <= opt.HighSpread*lo && cs >= opt.HighSamples:
+	case !pointBelow && len(used) >= 3 && hi <= opt.HighSpread*lo && cs >= opt.HighSamples:
 		est.Confidence = High
 	default:
 		est.Confidence = Medium
@@ -276,7 +276,7 @@ func ratiosOf(pts []point, used []int) []Ratio {
 // significantly below F (negative dynamic stalls). The first cluster kept
 // wins; if all are discarded, the one with the most issue points (the
 // lowest on a tie), with ok false.
-func chooseCluster(pts []point, opt FreqOptions) (used []int, ok bool) {
+func chooseCluster(pts []point, opt FreqOptions) (used []int, ok, pointBelow bool) {
 	order := make([]int, len(pts))
 	for i := range order {
 		order[i] = i
@@ -328,14 +328,16 @@ func chooseCluster(pts []point, opt FreqOptions) (used []int, ok bool) {
 			}
 			// One point below is always tolerated: one M too large (see
 			// above) is no reason to take a lower cluster; in a class of
-			// three it is already a third of the points.
+			// three it is already a third of the points. But the lone
+			// point may as well be the one that did not stall, so the
+			// estimate is then medium confidence at most.
 			if below > 1 && float64(below) > opt.MaxBelowFraction*n {
 				continue
 			}
-			return slices.Clone(c), true
+			return slices.Clone(c), true, below == 1
 		}
 	}
-	return slices.Clone(best), false
+	return slices.Clone(best), false, false
 }
 
 // trim drops the largest ratios of a cluster (sorted ascending) while each

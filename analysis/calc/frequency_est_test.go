@@ -166,7 +166,7 @@ func TestCluster(t *testing.T) {
 		for i, s := range c.s {
 			pts[i] = point{Ratio: Ratio{S: s, M: 1}, v: s}
 		}
-		used, ok := chooseCluster(pts, FreqOptions{}.withDefaults())
+		used, ok, _ := chooseCluster(pts, FreqOptions{}.withDefaults())
 		got := map[int]bool{}
 		for _, k := range used {
 			got[k] = true
@@ -250,7 +250,7 @@ func TestRecenter(t *testing.T) {
 	for i, v := range s {
 		pts = append(pts, point{Ratio: Ratio{PC: uint64(4 * i), S: v, M: 1}, v: v})
 	}
-	used, ok := chooseCluster(pts, FreqOptions{}.withDefaults())
+	used, ok, _ := chooseCluster(pts, FreqOptions{}.withDefaults())
 	if !ok || len(used) != 6 {
 		t.Fatalf("cluster %v (%v), want the six lowest", used, ok)
 	}
@@ -419,7 +419,7 @@ func TestClusterOfOneLast(t *testing.T) {
 	for i, v := range []float64{9, 299, 318} {
 		pts = append(pts, point{Ratio: Ratio{PC: uint64(4 * i), S: v, M: 1}, v: v})
 	}
-	used, ok := chooseCluster(pts, FreqOptions{}.withDefaults())
+	used, ok, _ := chooseCluster(pts, FreqOptions{}.withDefaults())
 	if !ok || len(used) != 2 || pts[used[0]].S != 299 || pts[used[1]].S != 318 {
 		t.Errorf("cluster %v (%v), want the points of 299 and 318", used, ok)
 	}
