@@ -43,7 +43,8 @@ type FreqOptions struct {
 	MinSamplesPerPoint float64
 	// HighSamples and MediumSamples are the samples behind an estimate
 	// (the used ratios' S) for high and medium confidence: relative
-	// sampling errors of 5% and 10%. Defaults 400 and 100.
+	// sampling errors of 10% and 15% at two standard deviations, so that
+	// errors beyond 15% are low confidence. Defaults 400 and 180.
 	HighSamples, MediumSamples float64
 	// HighSpread is the widest max/min of the used ratios for high
 	// confidence. Default 1.2.
@@ -93,7 +94,9 @@ func (o FreqOptions) check() error {
 //
 //  1. Each class holding instructions is estimated from its own samples
 //     (estimateClass): the average of a cluster of small S/M ratios of its
-//     issue points, ΣS/ΣM when it has few samples, or 0 (NoSamples) when
+//     issue points, recentered within sampling error; when it has few
+//     samples, the F its issue points not significantly above F·M
+//     support (consistent); or 0 (NoSamples) when
 //     none of its instructions was sampled. A class whose code has no
 //     issue point at all (ΣM = 0) is left to propagation.
 //  2. Local propagation (propagate) gives the classes still unknown — those
@@ -108,7 +111,8 @@ func (o FreqOptions) check() error {
 // magnitude):
 //
 //   - Ratios: High when at least 3 ratios were averaged, their max/min is
-//     at most HighSpread and they hold at least HighSamples samples;
+//     at most HighSpread, they hold at least HighSamples samples and no
+//     issue point was tolerated below the cluster (chooseCluster);
 //     Medium when at least 2 were averaged with MediumSamples samples;
 //     Low otherwise (one issue point: it may stall on every execution).
 //   - FewSamples and NoSamples: Low.

@@ -13,7 +13,13 @@ import (
 	"dcpi/workloads"
 )
 
-// TestDiagFrequency: DCPI_CALC_DIAG=name prints the worst classes.
+// TestDiagFrequency is a diagnostic, not a check: DCPI_CALC_DIAG=workload
+// runs it with Poisson samples at P = 1024 (expected ones at P = 64 with
+// DCPI_CALC_DIAG_EXPECTED=1) and prints the samples outside 15% by method
+// and confidence, then the 40 classes with the most such samples: method,
+// F, true F, issue points (and how many the truth says stalled).
+// DCPI_CALC_DIAG_CLASS=proc/class adds that class's ratios beside each
+// issue point's true head cycles per execution.
 func TestDiagFrequency(t *testing.T) {
 	name := os.Getenv("DCPI_CALC_DIAG")
 	if name == "" {
