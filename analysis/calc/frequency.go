@@ -31,8 +31,10 @@ const (
 	// Ratios: the average of a cluster of small S_i/M_i ratios of the
 	// class's issue points (sec. 6.1.3).
 	Ratios
-	// FewSamples: ΣS_i/ΣM_i over the class's instructions, used when the
-	// class has too few samples for ratios (sec. 6.1.3).
+	// FewSamples: used when the class has too few samples for ratios
+	// (sec. 6.1.3): the paper's ΣS_i/ΣM_i over the class's instructions
+	// lowered to the F that the issue points not stalled at it support
+	// (see EstimateFrequencies).
 	FewSamples
 	// Propagated: from the flow constraints of the CFG (sec. 6.1.4).
 	Propagated

@@ -43,7 +43,8 @@ type FreqOptions struct {
 	MinSamplesPerPoint float64
 	// HighSamples and MediumSamples are the samples behind an estimate
 	// (the used ratios' S) for high and medium confidence: relative
-	// sampling errors of 5% and 10%. Defaults 400 and 100.
+	// sampling errors of 10% and 15% at two standard deviations, so that
+	// errors beyond 15% are low confidence. Defaults 400 and 180.
 	HighSamples, MediumSamples float64
 	// HighSpread is the widest max/min of the used ratios for high
 	// confidence. Default 1.2.
@@ -62,7 +63,7 @@ func (o FreqOptions) withDefaults() FreqOptions {
 	def(&o.Sigmas, 2)
 	def(&o.MinSamplesPerPoint, 16)
 	def(&o.HighSamples, 400)
-	def(&o.MediumSamples, 100)
+	def(&o.MediumSamples, 180)
 	def(&o.HighSpread, 1.2)
 	return o
 }
@@ -93,7 +94,9 @@ func (o FreqOptions) check() error {
 //
 //  1. Each class holding instructions is estimated from its own samples
 //     (estimateClass): the average of a cluster of small S/M ratios of its
-//     issue points, ΣS/ΣM when it has few samples, or 0 (NoSamples) when
+//     issue points, recentered within sampling error; when it has few
+//     samples, the F its issue points not significantly above F·M
+//     support (consistent); or 0 (NoSamples) when
 //     none of its instructions was sampled. A class whose code has no
 //     issue point at all (ΣM = 0) is left to propagation.
 //  2. Local propagation (propagate) gives the classes still unknown — those
@@ -108,7 +111,8 @@ func (o FreqOptions) check() error {
 // magnitude):
 //
 //   - Ratios: High when at least 3 ratios were averaged, their max/min is
-//     at most HighSpread and they hold at least HighSamples samples;
+//     at most HighSpread, they hold at least HighSamples samples and no
+//     issue point was tolerated below the cluster (chooseCluster);
 //     Medium when at least 2 were averaged with MediumSamples samples;
 //     Low otherwise (one issue point: it may stall on every execution).
 //   - FewSamples and NoSamples: Low.
@@ -197,14 +201,21 @@ func estimateClass(p *Procedure, prof *Profile, blocks []int, opt FreqOptions) C
 		return est
 	}
 	fewSamples := func() ClassEstimate {
-		est.F, est.Method, est.Confidence = sumS/sumM, FewSamples, Low
-		est.Ratios = ratiosOf(pts, nil)
+		// ΣS/ΣM over every instruction bounds F from above (stalls only
+		// add samples); the issue points consistent with a lower F, cut
+		// Poisson draws and all, give F.
+		used, f := consistent(pts, sumS/sumM, opt.Sigmas)
+		est.F, est.Method, est.Confidence = f, FewSamples, Low
+		est.Ratios = ratiosOf(pts, used)
 		return est
 	}
 	if sumS < opt.MinSamplesPerPoint*float64(len(pts)) {
 		return fewSamples()
 	}
-	used, ok := chooseCluster(pts, opt)
+	used, ok, pointBelow := chooseCluster(pts, opt)
+	if ok {
+		used = recenter(pts, used, opt.Sigmas)
+	}
 	var cs, cm float64
 	for _, k := range used {
 		cs += pts[k].S
@@ -222,7 +233,7 @@ func estimateClass(p *Procedure, prof *Profile, blocks []int, opt FreqOptions) C
 	switch {
 	case !ok || len(used) < 2 || cs < opt.MediumSamples:
 		est.Confidence = Low
-	case len(used) >= 3 && hi <= opt.HighSpread*lo && cs >= opt.HighSamples:
+	case !pointBelow && len(used) >= 3 && hi <= opt.HighSpread*lo && cs >= opt.HighSamples:
 		est.Confidence = High
 	default:
 		est.Confidence = Medium
@@ -269,7 +280,7 @@ func ratiosOf(pts []point, used []int) []Ratio {
 // significantly below F (negative dynamic stalls). The first cluster kept
 // wins; if all are discarded, the one with the most issue points (the
 // lowest on a tie), with ok false.
-func chooseCluster(pts []point, opt FreqOptions) (used []int, ok bool) {
+func chooseCluster(pts []point, opt FreqOptions) (used []int, ok, pointBelow bool) {
 	order := make([]int, len(pts))
 	for i := range order {
 		order[i] = i
@@ -285,39 +296,52 @@ func chooseCluster(pts []point, opt FreqOptions) (used []int, ok bool) {
 	})
 	n := float64(len(pts))
 	var best []int
-	for a := 0; a < len(order); a++ {
-		if a > 0 && pts[order[a]].v == pts[order[a-1]].v {
-			continue // the same cluster as the one before, or a subset of it
-		}
-		b := a + 1
-		for b < len(order) && pts[order[b]].v <= opt.ClusterWidth*pts[order[a]].v {
-			b++
-		}
-		c := trim(pts, order[a:b], opt.Sigmas)
-		if len(c) > len(best) {
-			best = c
-		}
-		if float64(len(c)) < opt.MinClusterFraction*n {
-			continue
-		}
-		var s, m float64
-		for _, k := range c {
-			s, m = s+pts[k].S, m+pts[k].M
-		}
-		f := s / m
-		below := 0
-		for k := range pts {
-			fm := f * pts[k].M
-			if pts[k].S < fm-opt.Sigmas*math.Sqrt(fm) {
-				below++
+	// A cluster of one ratio is taken only when no cluster of two or more
+	// passes: one issue point cannot show that it did not stall, nor that
+	// its M is not too large (hwsim issues a block's first instruction
+	// with its predecessor's last more often than a schedule from one
+	// predecessor can see), while two or more that agree within sampling
+	// error rarely stalled alike.
+	for _, minSize := range []int{2, 1} {
+		for a := 0; a < len(order); a++ {
+			if a > 0 && pts[order[a]].v == pts[order[a-1]].v {
+				continue // the same cluster as the one before, or a subset of it
 			}
+			b := a + 1
+			for b < len(order) && pts[order[b]].v <= opt.ClusterWidth*pts[order[a]].v {
+				b++
+			}
+			c := trim(pts, order[a:b], opt.Sigmas)
+			if len(c) > len(best) {
+				best = c
+			}
+			if len(c) < minSize || float64(len(c)) < opt.MinClusterFraction*n {
+				continue
+			}
+			var s, m float64
+			for _, k := range c {
+				s, m = s+pts[k].S, m+pts[k].M
+			}
+			f := s / m
+			below := 0
+			for k := range pts {
+				fm := f * pts[k].M
+				if pts[k].S < fm-opt.Sigmas*math.Sqrt(fm) {
+					below++
+				}
+			}
+			// One point below is always tolerated: one M too large (see
+			// above) is no reason to take a lower cluster; in a class of
+			// three it is already a third of the points. But the lone
+			// point may as well be the one that did not stall, so the
+			// estimate is then medium confidence at most.
+			if below > 1 && float64(below) > opt.MaxBelowFraction*n {
+				continue
+			}
+			return slices.Clone(c), true, below == 1
 		}
-		if float64(below) > opt.MaxBelowFraction*n {
-			continue
-		}
-		return slices.Clone(c), true
 	}
-	return slices.Clone(best), false
+	return slices.Clone(best), false, false
 }
 
 // trim drops the largest ratios of a cluster (sorted ascending) while each
@@ -338,4 +362,105 @@ func trim(pts []point, c []int, sigmas float64) []int {
 		c = c[:len(c)-1]
 	}
 	return c
+}
+
+// consistent returns the issue points consistent with F, and F: the
+// largest F at most f0 such that the points consistent with it (S not
+// significantly above F·M: S ≤ c = ⌊F·M + sigmas·√(F·M)⌋) hold as many
+// samples as Poisson(F·M) draws cut at c would, in expectation. Stalls only
+// add samples, so F is sought from above: each step drops the points that
+// stalled significantly at the current F and refits, stopping at the
+// first fixpoint. The expectation of the cut draws (not F·M itself) keeps
+// the cut from biasing F down: with F·M below 1, cutting Poisson's upper
+// tail at 2σ lowers its mean by some 13%.
+func consistent(pts []point, f0, sigmas float64) ([]int, float64) {
+	f := f0
+	var used []int
+	for range 64 {
+		used = used[:0]
+		var s, e float64
+		for k := range pts {
+			fm := f * pts[k].M
+			c := math.Floor(fm + sigmas*math.Sqrt(fm))
+			if pts[k].S <= c {
+				used = append(used, k)
+				s += pts[k].S
+				e += truncatedMean(fm, c)
+			}
+		}
+		if e == 0 {
+			return used, 0
+		}
+		nf := f * s / e
+		if nf >= f*(1-1e-6) {
+			return used, f
+		}
+		f = nf
+	}
+	return used, f
+}
+
+// truncatedMean is the mean of a Poisson(lambda) draw given it is at most
+// c: lambda·P(X ≤ c−1)/P(X ≤ c); from the normal approximation when
+// lambda is large.
+func truncatedMean(lambda, c float64) float64 {
+	if lambda <= 0 {
+		return 0
+	}
+	if lambda > 100 {
+		sd := math.Sqrt(lambda)
+		t := (c + 0.5 - lambda) / sd
+		phi := math.Exp(-t*t/2) / math.Sqrt(2*math.Pi)
+		cdf := 0.5 * math.Erfc(-t/math.Sqrt2)
+		return lambda - sd*phi/cdf
+	}
+	term := math.Exp(-lambda) // P(X = 0)
+	below, upto := 0.0, term  // P(X ≤ k−1), P(X ≤ k)
+	for k := 1.0; k <= c; k++ {
+		term *= lambda / k
+		below = upto
+		upto += term
+	}
+	if c < 1 {
+		below = 0
+	}
+	return lambda * below / upto
+}
+
+// recenter moves a cluster to the issue points consistent with its F
+// within sampling error (|S − F·M| ≤ sigmas·√(F·M)) and refits F, until
+// the set no longer changes: a cluster of width 1.5 begun at a ratio that
+// sampling error put low holds only the low half of the stall-free issue
+// points when each has a few dozen samples (±2σ is then wider than 1.5×),
+// and so F comes out low. With many samples per point the band is narrow
+// and the cluster stays as it was.
+func recenter(pts []point, used []int, sigmas float64) []int {
+	var s, m float64
+	for _, k := range used {
+		s, m = s+pts[k].S, m+pts[k].M
+	}
+	if m == 0 {
+		return used
+	}
+	for range 32 {
+		f := s / m
+		var next []int
+		var ns, nm float64
+		for k := range pts {
+			fm := f * pts[k].M
+			if math.Abs(pts[k].S-fm) <= sigmas*math.Sqrt(fm) {
+				next = append(next, k)
+				ns, nm = ns+pts[k].S, nm+pts[k].M
+			}
+		}
+		if nm == 0 {
+			return used
+		}
+		same := slices.Equal(next, used)
+		used, s, m = next, ns, nm
+		if same {
+			break
+		}
+	}
+	return used
 }

@@ -3,6 +3,7 @@ package calc
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"dcpi/analysis/codetest"
@@ -165,7 +166,7 @@ func TestCluster(t *testing.T) {
 		for i, s := range c.s {
 			pts[i] = point{Ratio: Ratio{S: s, M: 1}, v: s}
 		}
-		used, ok := chooseCluster(pts, FreqOptions{}.withDefaults())
+		used, ok, _ := chooseCluster(pts, FreqOptions{}.withDefaults())
 		got := map[int]bool{}
 		for _, k := range used {
 			got[k] = true
@@ -189,8 +190,80 @@ func TestFewSamples(t *testing.T) {
 	for _, in := range p.Sched[0].Insns {
 		m += float64(in.M)
 	}
-	if e.Method != FewSamples || e.F != 16/m || e.Confidence != Low {
-		t.Errorf("F %v by %v (%v), want %v by few samples (low)", e.F, e.Method, e.Confidence, 16/m)
+	if e.Method != FewSamples || e.Confidence != Low || !(e.F > 0 && e.F < 16/m) {
+		t.Fatalf("F %v by %v (%v), want below ΣS/ΣM = %v by few samples (low)", e.F, e.Method, e.Confidence, 16/m)
+	}
+	// The 9 samples at 0x10024 are a stall: left out. The rest are the
+	// points consistent with F, and F is where the descent stopped: their
+	// samples are at least what Poisson draws cut at their bounds would
+	// hold (a lower F would want a higher one).
+	var got, want float64
+	for _, r := range e.Ratios {
+		fm := e.F * r.M
+		c := math.Floor(fm + 2*math.Sqrt(fm))
+		if r.Used != (r.S <= c) {
+			t.Errorf("ratio at %#x (S %v, F·M %.2f): used %v", r.PC, r.S, fm, r.Used)
+		}
+		if r.PC == 0x10024 && r.Used {
+			t.Errorf("the stalled point is used")
+		}
+		if r.Used {
+			got += r.S
+			want += truncatedMean(fm, c)
+		}
+	}
+	if got < want*(1-1e-6) {
+		t.Errorf("used samples %v, the cut draws' expectation %v: F should have fallen", got, want)
+	}
+}
+
+// TestFewSamplesUnbiased: a thousand one-cycle issue points executed 0.7
+// times per period, a fifth of them stalled 2 to 20 cycles, sampled: ΣS/ΣM
+// is far too high, the few-samples estimate within 5%.
+func TestFewSamplesUnbiased(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const f = 0.7
+	var pts []point
+	var sumS, sumM float64
+	for i := range 1000 {
+		lambda := f
+		if i%5 == 0 {
+			lambda = f * float64(1+2+rng.IntN(19))
+		}
+		s := poisson(rng, lambda)
+		pts = append(pts, point{Ratio: Ratio{S: s, M: 1}, v: s})
+		sumS, sumM = sumS+s, sumM+1
+	}
+	_, got := consistent(pts, sumS/sumM, 2)
+	if math.Abs(got/f-1) > 0.05 || sumS/sumM < 1.5*f {
+		t.Errorf("F %v (ΣS/ΣM %v), want %v within 5%%", got, sumS/sumM, f)
+	}
+}
+
+// TestRecenter: eighteen one-cycle issue points with F = 34, sampled
+// (their S Poisson around 34, three stalled); the lowest cluster of width
+// 1.5 holds only the six lowest, F = 25.8; recentering on the points within
+// sampling error of F brings it within 10% of 34.
+func TestRecenter(t *testing.T) {
+	s := []float64{24, 41, 39, 40, 48, 28, 46, 21, 46, 37, 64, 22, 36, 32, 34, 36, 29, 31}
+	var pts []point
+	for i, v := range s {
+		pts = append(pts, point{Ratio: Ratio{PC: uint64(4 * i), S: v, M: 1}, v: v})
+	}
+	used, ok, _ := chooseCluster(pts, FreqOptions{}.withDefaults())
+	if !ok || len(used) != 6 {
+		t.Fatalf("cluster %v (%v), want the six lowest", used, ok)
+	}
+	used = recenter(pts, used, 2)
+	var cs float64
+	for _, k := range used {
+		cs += pts[k].S
+		if pts[k].S == 64 {
+			t.Errorf("the stalled point is used")
+		}
+	}
+	if f := cs / float64(len(used)); math.Abs(f/34-1) > 0.1 {
+		t.Errorf("F %v from %d points, want 34 within 10%%", f, len(used))
 	}
 }
 
@@ -335,5 +408,19 @@ func TestBadInput(t *testing.T) {
 	prof.Samples[0x10004] = nil // a nil entry is no samples
 	if _, err := EstimateFrequencies(p, prof, FreqOptions{}); err != nil {
 		t.Errorf("nil counts: %v", err)
+	}
+}
+
+// TestClusterOfOneLast: one issue point with 9 samples (its M too large:
+// it issued with the instruction before) and two that agree at 299 and
+// 318: the pair is the cluster, the point below it tolerated.
+func TestClusterOfOneLast(t *testing.T) {
+	var pts []point
+	for i, v := range []float64{9, 299, 318} {
+		pts = append(pts, point{Ratio: Ratio{PC: uint64(4 * i), S: v, M: 1}, v: v})
+	}
+	used, ok, _ := chooseCluster(pts, FreqOptions{}.withDefaults())
+	if !ok || len(used) != 2 || pts[used[0]].S != 299 || pts[used[1]].S != 318 {
+		t.Errorf("cluster %v (%v), want the points of 299 and 318", used, ok)
 	}
 }
