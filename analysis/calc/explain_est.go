@@ -272,25 +272,35 @@ func (x *explainer) candidates(b, k int, F, dynamic float64) []Candidate {
 	}
 
 	// Values: a source register loaded within a memory latency before,
-	// or produced before the block by code its schedule did not see.
+	// or produced before the block by code its schedule did not see. One
+	// execution of the producer (or call, or entry) can stall at most one
+	// execution of the consumer (the register is ready after that wait),
+	// so its frequency bounds the stall: a producer before a loop that
+	// runs many times per entry is ruled out.
 	for _, r := range sources(in.Dec, cl) {
 		for _, h := range x.walkBack(b, k, int(tp.MemoryLatency), func(w cfg.Insn) bool { return writes(w.Dec, r) }) {
 			switch h.kind {
 			case hitMatch:
 				wcl := alpha.ClassOf(h.in.Dec.Op)
 				lat := int(wcl.Lat)
+				hb, hk := x.locate(h.in.PC)
 				if isLoad(h.in.Dec.Op) {
 					lat = int(tp.DcacheLatency)
-					hb, hk := x.locate(h.in.PC)
-					add(DCache, h.in.PC, x.bound(alpha.EvDMiss, F, float64(tp.MemoryLatency), x.after(hb, hk, F)))
+					miss := float64(tp.MemoryLatency)
+					add(DCache, h.in.PC, min(x.bound(alpha.EvDMiss, F, miss, x.after(hb, hk, F)), x.once(x.blockFreq(hb), F, miss)))
 				}
 				if !h.inRegion && h.d < lat {
-					add(Other, h.in.PC, math.Inf(1))
+					add(Other, h.in.PC, x.once(x.blockFreq(hb), F, float64(lat-h.d)))
 				}
 			case hitCall, hitEntry:
-				add(DCache, h.pc, math.Inf(1))
+				fw := x.entryFreq()
+				if h.kind == hitCall {
+					cb, _ := x.locate(h.pc)
+					fw = x.blockFreq(cb)
+				}
+				add(DCache, h.pc, x.once(fw, F, float64(tp.MemoryLatency)))
 				if h.d < x.maxLat {
-					add(Other, h.pc, math.Inf(1))
+					add(Other, h.pc, x.once(fw, F, float64(x.maxLat-h.d)))
 				}
 			}
 		}
@@ -306,11 +316,17 @@ func (x *explainer) candidates(b, k int, F, dynamic float64) []Candidate {
 		for _, h := range x.walkBack(b, k, x.unitBusy[u], func(w cfg.Insn) bool { return alpha.ClassOf(w.Dec.Op).Unit == u }) {
 			switch h.kind {
 			case hitMatch:
-				if !h.inRegion && h.d < int(alpha.ClassOf(h.in.Dec.Op).Busy) {
-					add(cause, h.in.PC, math.Inf(1))
+				if busy := int(alpha.ClassOf(h.in.Dec.Op).Busy); !h.inRegion && h.d < busy {
+					hb, _ := x.locate(h.in.PC)
+					add(cause, h.in.PC, x.once(x.blockFreq(hb), F, float64(busy-h.d)))
 				}
 			case hitCall, hitEntry:
-				add(cause, h.pc, math.Inf(1))
+				fw := x.entryFreq()
+				if h.kind == hitCall {
+					cb, _ := x.locate(h.pc)
+					fw = x.blockFreq(cb)
+				}
+				add(cause, h.pc, x.once(fw, F, float64(x.unitBusy[u]-h.d)))
 			}
 		}
 	}
@@ -411,6 +427,46 @@ func (x *explainer) fetchChange(b, k int, F float64, afterCall bool) (line, page
 		page = page || last>>x.pageShift != pc>>x.pageShift
 	}
 	return line, page
+}
+
+// once bounds, per execution of an instruction executing F times per
+// CYCLES period, a stall of at most cost cycles that each execution of a
+// culprit executing fw times per period can cause once: fw·cost/F
+// (+Inf when fw is unknown, a negative number). Only a culprit that runs
+// less often than the instruction gets a bound this way: a culprit as
+// frequent bounds nothing the stall itself does not.
+func (x *explainer) once(fw, F, cost float64) float64 {
+	if fw < 0 || fw >= F {
+		return math.Inf(1)
+	}
+	return fw * cost / F
+}
+
+// blockFreq is block b's estimated frequency, or -1 if it has none.
+func (x *explainer) blockFreq(b int) float64 {
+	if est := x.f.Block(b); est.Known() {
+		return est.F
+	}
+	return -1
+}
+
+// entryFreq is how often the procedure is entered: the sum of the edges
+// into it from outside, or -1 if one has no estimate.
+func (x *explainer) entryFreq() float64 {
+	sum := 0.0
+	for b := range x.p.CFG.Blocks {
+		for _, e := range x.p.CFG.Blocks[b].Preds {
+			if from := x.p.CFG.Edges[e].From; from >= 0 && from < len(x.p.CFG.Blocks) {
+				continue
+			}
+			est := x.f.Edge(e)
+			if !est.Known() {
+				return -1
+			}
+			sum += est.F
+		}
+	}
+	return sum
 }
 
 // mispredictCulprits returns the predicted control transfers that may
