@@ -1,6 +1,7 @@
 package calc
 
 import (
+	"math"
 	"testing"
 
 	"dcpi/analysis/cfg"
@@ -99,5 +100,54 @@ func TestEdgeCountsAgainstTruth(t *testing.T) {
 	t.Logf("%d executed blocks without an entry edge checked, %d mismatches; %d edge executions", checked, bad, edgeExec)
 	if checked < 100 {
 		t.Errorf("only %d blocks checked", checked)
+	}
+}
+
+// TestCompareCauses: hwsim's causes land on Figure 4's rows (ra and rb
+// with Other, imul and fdiv with the units' busy rows), as shares of the
+// head cycles, and In applies the tolerance.
+func TestCompareCauses(t *testing.T) {
+	var s Summary
+	s.Dynamic[DCache] = Range{0.20, 0.40}
+	s.Dynamic[Other] = Range{0, 0.05}
+	s.Dynamic[IMULBusy] = Range{0.01, 0.02}
+	s.Static[RaDep], s.Static[RbDep], s.Static[FUDep], s.Static[Slotting] = 0.10, 0.05, 0.03, 0.08
+	var stall [alpha.NumStallCauses]float64
+	stall[alpha.StallDCache] = 300
+	stall[alpha.StallRa], stall[alpha.StallRb] = 100, 60
+	stall[alpha.StallIMul], stall[alpha.StallFDiv] = 30, 10
+	stall[alpha.StallSlot] = 110
+	stall[alpha.StallMispred] = 50
+	rows := map[string]CauseCheck{}
+	for _, c := range CompareCauses(&s, stall, 1000) {
+		rows[c.Row] = c
+	}
+	for _, w := range []struct {
+		row      string
+		measured float64
+		lo, hi   float64
+		in       bool
+	}{
+		{DCache.String(), 0.30, 0.20, 0.40, true},
+		{"Ra/Rb dependency", 0.16, 0.15, 0.20, true},
+		{FUDep.String(), 0.04, 0.04, 0.05, true},
+		{Slotting.String(), 0.11, 0.08, 0.08, false}, // 3 points off a point range
+		{Mispredict.String(), 0.05, 0, 0, false},
+		{ICache.String(), 0, 0, 0, true},
+	} {
+		c, ok := rows[w.row]
+		if !ok {
+			t.Errorf("no row %q", w.row)
+			continue
+		}
+		if math.Abs(c.Measured-w.measured) > 1e-9 || math.Abs(c.Reported.Lo-w.lo) > 1e-9 || math.Abs(c.Reported.Hi-w.hi) > 1e-9 || c.In(0.02) != w.in {
+			t.Errorf("%s: measured %v range %v in %v; want %v [%v, %v] %v", w.row, c.Measured, c.Reported, c.In(0.02), w.measured, w.lo, w.hi, w.in)
+		}
+	}
+	if got := rows[Slotting.String()].Miss(); math.Abs(got-0.03) > 1e-9 {
+		t.Errorf("slotting miss %v, want 0.03", got)
+	}
+	if CompareCauses(&s, stall, 0) != nil {
+		t.Error("no head cycles: want no rows")
 	}
 }
