@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"html"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -305,9 +306,9 @@ func figure8SVG(results []result, hosts int) []byte {
 				color = manyColr
 			}
 			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s: %.1f%%</title></rect>`+"\n",
-				x+slot*0.1+float64(k)*bar, y(v), bar, top+plotH-y(v), color, calc.BucketLabel(i), 100*v)
+				x+slot*0.1+float64(k)*bar, y(v), bar, top+plotH-y(v), color, html.EscapeString(calc.BucketLabel(i)), 100*v)
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", x+slot/2, top+plotH+14, calc.BucketLabel(i))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", x+slot/2, top+plotH+14, html.EscapeString(calc.BucketLabel(i)))
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">error of F·P against the true execution count (bucket -15%%: 0.85 to 0.90 times)</text>`+"\n", left+plotW/2, h-22)
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="10" height="10" fill="%s"/><text x="%d" y="%d">1 host: %.0f%% / %.0f%% / %.0f%% within 5/10/15%%</text>`+"\n",
