@@ -142,13 +142,10 @@ func (a *CalcAccuracy) JSON() CalcAccuracyJSON {
 	for _, c := range a.Causes {
 		v.Causes = append(v.Causes, causeJSON{c.Procedure, c.Image, c.Row, c.Measured, c.Cycles, c.Reported.Lo, c.Reported.Hi, c.In})
 	}
-	uv := func(u CalcUnexplained) unexplainedJSON {
-		return unexplainedJSON{u.Procedure, u.Image, u.Share, u.Samples}
-	}
 	for _, u := range a.Unexplained {
-		v.Unexplained = append(v.Unexplained, uv(u))
+		v.Unexplained = append(v.Unexplained, unexplainedJSON(u))
 	}
-	v.MaxUnexplained = uv(a.MaxUnexplained)
+	v.MaxUnexplained = unexplainedJSON(a.MaxUnexplained)
 	return v
 }
 
