@@ -66,7 +66,7 @@ func TestCalcTruthFloors(t *testing.T) {
 		{"stream", nil, 3, 0.60, 0.35, 0.05},
 	}
 	if os.Getenv("DCPI_CALC_TRUTH") != "" {
-		for _, w := range []string{"sort", "matmul", "hashdb", "interp"} {
+		for _, w := range []string{"sort", "hashdb", "interp", "ptrchase"} {
 			floors = append(floors, truthFloor{workload: w, hosts: 1}, truthFloor{workload: w, hosts: 4})
 		}
 	}
