@@ -12,7 +12,7 @@ BENCH ?= .
 PKG   ?= ./...
 COUNT ?= 6
 
-.PHONY: ci test race fuzz-short lint docs-check bench bench-vs
+.PHONY: ci test race fuzz-short lint docs-check bench bench-vs calc-accuracy
 
 ci: test race fuzz-short lint docs-check
 
@@ -48,3 +48,9 @@ bench:
 bench-vs:
 	@test -n "$(BASE)" || (echo "make bench-vs needs BASE=<commit>"; exit 2)
 	./internal/tools/benchvs.sh '$(BASE)' '$(BENCH)' '$(PKG)' '$(COUNT)'
+
+# dcpicalc's accuracy figures: every workload profiled with ground truth on
+# one host and on 8, dcpi calc --truth over each; rewrites the table in
+# docs/dcpicalc.md ("Accuracy") and docs/calc-accuracy-fig8.svg (minutes).
+calc-accuracy:
+	$(GO) run ./internal/tools/calcaccuracy

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -182,11 +183,17 @@ func Calc(src Source, q CalcQuery) (*CalcReport, error) {
 			}
 			images[row.ImageKey] = im
 		}
-		p, err := im.analyze(q, row.Procedure)
+		ranges, err := im.ranges(row.Procedure)
 		if err != nil {
 			return nil, err
 		}
-		r.Procedures = append(r.Procedures, *p)
+		for _, rg := range ranges {
+			p, err := im.analyze(q, row.Procedure, rg)
+			if err != nil {
+				return nil, err
+			}
+			r.Procedures = append(r.Procedures, *p)
+		}
 	}
 	return r, nil
 }
@@ -441,17 +448,59 @@ func openCalcImage(syms *Symbolizer, q CalcQuery, row ProfRow, hosts []string) (
 	return im, nil
 }
 
-// analyze runs dcpicalc on procedure name of the image.
-func (im *calcImage) analyze(q CalcQuery, name string) (*CalcProc, error) {
-	r, err := im.code.Lookup(name)
-	if err != nil {
-		// The uploaded symbols named it; find the code's procedure at
-		// the symbol's address.
-		r, err = im.lookupBySymbol(name)
+// ranges returns the code of every procedure of the image named name
+// that has CYCLES samples, in address order: a static function's name may
+// stand for several (glibc has four read_int), and the selection's row
+// sums their samples. With none sampled, the first, whose analysis then
+// says so.
+func (im *calcImage) ranges(name string) ([]cfg.Range, error) {
+	var all []cfg.Range
+	seen := map[uint64]bool{}
+	for _, s := range im.table.syms {
+		if s.Name != name {
+			continue
+		}
+		if r, err := im.code.At(s.Addr); err == nil && !seen[r.Start] {
+			seen[r.Start] = true
+			all = append(all, r)
+		}
+	}
+	if len(all) == 0 {
+		r, err := im.code.Lookup(name)
 		if err != nil {
 			return nil, fmt.Errorf("analysis: calc %s in %s: %w", name, im.rec.Path, err)
 		}
+		all = append(all, r)
 	}
+	slices.SortFunc(all, func(a, b cfg.Range) int { return cmp.Compare(a.Start, b.Start) })
+	var sampled []cfg.Range
+	for _, r := range all {
+		if im.hasCycles(r) {
+			sampled = append(sampled, r)
+		}
+	}
+	if len(sampled) == 0 {
+		return all[:1], nil
+	}
+	return sampled, nil
+}
+
+// hasCycles reports whether some instruction of r has CYCLES samples.
+func (im *calcImage) hasCycles(r cfg.Range) bool {
+	for addr, per := range im.counts {
+		if addr >= r.Start && addr < r.End {
+			for _, c := range per {
+				if c[alpha.EvCycles] > 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// analyze runs dcpicalc on procedure name of the image, whose code is r.
+func (im *calcImage) analyze(q CalcQuery, name string, r cfg.Range) (*CalcProc, error) {
 	g, err := im.code.Build(r)
 	if err != nil {
 		return nil, fmt.Errorf("analysis: calc %s in %s: %w", name, im.rec.Path, err)
@@ -497,15 +546,6 @@ func (im *calcImage) analyze(q CalcQuery, name string) (*CalcProc, error) {
 		}
 	}
 	return p, nil
-}
-
-func (im *calcImage) lookupBySymbol(name string) (cfg.Range, error) {
-	for _, s := range im.table.syms {
-		if s.Name == name {
-			return im.code.At(s.Addr)
-		}
-	}
-	return cfg.Range{}, fmt.Errorf("%w named %q", cfg.ErrNoProcedure, name)
 }
 
 // profile is the procedure's calc.Profile: per instruction the samples of

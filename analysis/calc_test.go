@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -373,4 +374,40 @@ type noFinder struct{}
 
 func (noFinder) FindImage(rec *wire.ImageRecord) ([]byte, string, error) {
 	return nil, "", errors.Join(ErrNoImageFile, errors.New(rec.Path))
+}
+
+// TestCalcSameNameProcedures: glibc in /bin/server has four static
+// read_int; with samples in two of them, dcpi calc read_int analyzes
+// those two, each over its own code (not the first one's, which has none).
+func TestCalcSameNameProcedures(t *testing.T) {
+	data, err := workloads.Binary("server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, im := elfRecord(t, data, "/bin/server", false)
+	var addrs []uint64
+	for _, s := range im.Symbols {
+		if s.Name == "read_int" {
+			addrs = append(addrs, s.Addr)
+		}
+	}
+	if len(addrs) < 3 {
+		t.Fatalf("server has %d read_int, want several", len(addrs))
+	}
+	slices.Sort(addrs)
+	m := NewMemSource()
+	m.PutImage(r)
+	for _, a := range []uint64{addrs[1], addrs[len(addrs)-1]} {
+		m.Add(storage.Record{Epoch: 1, Event: uint8(alpha.EvCycles), Image: r.Key, Offset: a + 4 - r.Base, Host: "alpha", Count: 7})
+	}
+	rep, err := Calc(m, CalcQuery{Procedures: []string{"read_int"}, Files: embeddedFinder{}, Periods: calcPeriodsOf(map[string]float64{"alpha": 60000})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Procedures) != 2 || rep.Procedures[0].Start != addrs[1] || rep.Procedures[1].Start != addrs[len(addrs)-1] {
+		for _, p := range rep.Procedures {
+			t.Logf("analyzed %s at %#x", p.Procedure, p.Start)
+		}
+		t.Errorf("want read_int at %#x and %#x analyzed", addrs[1], addrs[len(addrs)-1])
+	}
 }

@@ -1,15 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis"
+	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 )
 
@@ -25,6 +28,7 @@ func newCalcCommand() *cobra.Command {
 		periodFlags []string
 		isolated    bool
 		summary     bool
+		truthFile   string
 	)
 	cmd := &cobra.Command{
 		Use:   "calc [flags] [PROCEDURE...]",
@@ -80,13 +84,25 @@ one common period, their sample-weighted mean, before they are summed.
 Images are found as dcpi list finds them (embedded, the recorded path,
 --image-dir, the cluster's upload) and refused if their content key is
 not the profiled image's. --summary prints only the summaries; --json
-the whole report (see docs/dcpicalc.md).`,
+the whole report (see docs/dcpicalc.md).
+
+--truth FILE, the ground truth dcpi profile --truth wrote for the same
+run, prints an accuracy report over the selected procedures instead
+(use --all --image NAME, or --top N): the error of F·P against each
+instruction's executions weighted by CYCLES samples (the paper's
+Figure 8) and against each CFG edge's executions (Figure 9), the share of
+the far-off samples marked low confidence, how often the truth's stall
+cycles of each cause lie in the summary's range for it (the culprit
+score, with the worst misses), and the unexplained stall. The estimator
+never reads the truth: the report compares afterwards.`,
 		Example: `  dcpi profile -o /tmp/calc -- stream
   dcpi calc --db /tmp/calc
   dcpi calc --db /tmp/calc --top 3 --summary
   dcpi calc --db /tmp/calc --image stream --all --summary
   dcpi calc --db /tmp/fleet/c1 --host alpha1 --source-dir workloads lap
-  dcpi calc --nats nats://127.0.0.1:4222 --label rack=r1 --top 20 --json`,
+  dcpi calc --nats nats://127.0.0.1:4222 --label rack=r1 --top 20 --json
+  dcpi profile -o /tmp/acc --mux --truth /tmp/acc.truth -- sort 100000
+  dcpi calc --db /tmp/acc --image sort --all --truth /tmp/acc.truth`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if top < 0 {
 				return fmt.Errorf("--top %d: want a number of procedures >= 1", top)
@@ -99,6 +115,18 @@ the whole report (see docs/dcpicalc.md).`,
 				return fmt.Errorf("give --top or --all, not both")
 			case topSet && top == 0:
 				return fmt.Errorf("--top 0: want a number of procedures >= 1 (--all: every procedure)")
+			}
+			if truthFile != "" && summary {
+				return fmt.Errorf("--truth prints an accuracy report instead of the listing and summaries: --summary does not apply")
+			}
+			var truth map[string]*alpha.GroundTruth
+			if truthFile != "" {
+				// Read before the analysis so that a bad file fails fast;
+				// the estimator never sees it (CompareCalc runs after).
+				var err error
+				if truth, err = readTruthFile(truthFile); err != nil {
+					return err
+				}
 			}
 			sel, err := qf.selection()
 			if err != nil {
@@ -132,6 +160,16 @@ the whole report (see docs/dcpicalc.md).`,
 				}
 				return err
 			}
+			if truth != nil {
+				a, err := analysis.CompareCalc(r, truth)
+				if err != nil {
+					return fmt.Errorf("--truth %s: %w", truthFile, err)
+				}
+				if qf.json {
+					return analysis.WriteCalcAccuracyJSON(cmd.OutOrStdout(), a)
+				}
+				return analysis.WriteCalcAccuracyText(cmd.OutOrStdout(), a)
+			}
 			if qf.json {
 				return analysis.WriteCalcJSON(cmd.OutOrStdout(), r)
 			}
@@ -147,6 +185,7 @@ the whole report (see docs/dcpicalc.md).`,
 	f.StringArrayVar(&periodFlags, "period", nil, "event `E=N`: E's mean sampling period on every host, N events per sample (repeatable; default: the hosts' registered periods)")
 	f.BoolVar(&isolated, "isolated", false, "schedule every block from an empty pipeline, as DCPI did (default: after its only predecessor block)")
 	f.BoolVar(&summary, "summary", false, "print only each procedure's summary (Figure 4)")
+	f.StringVar(&truthFile, "truth", "", "instead of the listing, hold the estimates to the ground truth `FILE` of dcpi profile --truth (docs/dcpicalc.md, Accuracy)")
 	return cmd
 }
 
@@ -192,4 +231,19 @@ func calcPeriods(o *openedSource, hosts []string, flags []string, note io.Writer
 			strings.Join(legacy, ", "), def[uint8(alpha.EvCycles)], def[uint8(alpha.EvIMiss)])
 	}
 	return out, nil
+}
+
+// readTruthFile reads a ground truth file (hwsim.ReadGroundTruth), naming
+// the file in its errors.
+func readTruthFile(name string) (map[string]*alpha.GroundTruth, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("--truth: %w", err)
+	}
+	defer f.Close()
+	t, err := hwsim.ReadGroundTruth(bufio.NewReader(f))
+	if err != nil {
+		return nil, fmt.Errorf("--truth %s: %w", name, err)
+	}
+	return t, nil
 }
