@@ -72,7 +72,10 @@ func orDash(s string) string {
 	return s
 }
 
-type histogramJSON struct {
+// CalcHistogramJSON is an error histogram (Figure 8 or 9) as --json writes
+// it: the buckets' labels, weights and low-confidence parts, and the shares
+// derived from them.
+type CalcHistogramJSON struct {
 	Buckets     []string  `json:"buckets"`
 	Weight      []float64 `json:"weight"`
 	Low         []float64 `json:"low"`
@@ -84,8 +87,8 @@ type histogramJSON struct {
 	Beyond15    float64   `json:"beyond_15"`
 }
 
-func histogramView(h *calc.ErrorHistogram) histogramJSON {
-	v := histogramJSON{Weight: h.Weight[:], Low: h.Low[:], Unestimated: h.Unestimated,
+func histogramView(h *calc.ErrorHistogram) CalcHistogramJSON {
+	v := CalcHistogramJSON{Weight: h.Weight[:], Low: h.Low[:], Unestimated: h.Unestimated,
 		Within5: h.Within(0.05), Within10: h.Within(0.10), Within15: h.Within(0.15)}
 	v.LowBeyond15, v.Beyond15 = h.LowBeyond(0.15)
 	for i := range calc.NumBuckets {
@@ -119,8 +122,8 @@ type CalcAccuracyJSON struct {
 	Procedures         int               `json:"procedures"`
 	Samples            float64           `json:"samples"`
 	Skipped            []string          `json:"skipped"`
-	Insns              histogramJSON     `json:"insns"`
-	Edges              histogramJSON     `json:"edges"`
+	Insns              CalcHistogramJSON `json:"insns"`
+	Edges              CalcHistogramJSON `json:"edges"`
 	CulpritScore       float64           `json:"culprit_score"`
 	CulpritTolerance   float64           `json:"culprit_tolerance"`
 	StallCycles        float64           `json:"stall_cycles"`

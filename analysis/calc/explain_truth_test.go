@@ -1,14 +1,13 @@
 package calc
 
 import (
-	"io"
 	"testing"
 
 	"dcpi/analysis/cfg"
+	"dcpi/analysis/codetest"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
-	"dcpi/workloads"
 )
 
 // Culprits held to the simulator: a workload runs on hwsim with ground
@@ -57,39 +56,14 @@ type coverage struct {
 
 func runCulpritTruth(t *testing.T, name string, args ...string) coverage {
 	t.Helper()
-	image, err := workloads.Binary(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc := hwsim.DefaultConfig()
-	mc.CPUs = 1
-	mc.GroundTruth = true
-	path := "/bin/" + name
-	mc.Files = map[string][]byte{path: image}
-	mc.Stdout, mc.Stderr = io.Discard, io.Discard
-	m, err := hwsim.New(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const evPeriod = 200 // DMISS and IMISS periods: [190, 210]
 	samples := sampleCounter{}
 	pc := hwsim.ProfileConfig{Counters: []hwsim.CounterSpec{
 		{Events: []alpha.Event{alpha.EvDMiss}, PeriodMin: evPeriod - 10, PeriodMax: evPeriod + 10},
 		{Events: []alpha.Event{alpha.EvIMiss}, PeriodMin: evPeriod - 10, PeriodMax: evPeriod + 10},
 	}}
-	if err := m.StartProfiling(pc, samples); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Spawn(path, append([]string{path}, args...), []string{"PATH=/bin"}); err != nil {
-		t.Fatal(err)
-	}
-	if m.Run(200_000_000_000) {
-		t.Fatalf("%s did not finish", name)
-	}
-	truth := m.GroundTruth()[path]
-	if truth == nil {
-		t.Fatalf("no ground truth for %s", path)
-	}
+	run := codetest.RunWorkload(t, name, args, pc, samples)
+	image, path, truth := run.Image, run.Path, run.Truth
 	im, err := elfimage.Parse(image, path)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package calc
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"dcpi/analysis/cfg"
+	"dcpi/analysis/codetest"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
@@ -33,31 +33,8 @@ type workloadRun struct {
 
 func runWorkload(t testing.TB, name string, args ...string) workloadRun {
 	t.Helper()
-	image, err := workloads.Binary(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := hwsim.DefaultConfig()
-	c.CPUs = 1
-	c.Timing = true
-	c.GroundTruth = true
-	c.Files = map[string][]byte{"/bin/" + name: image}
-	c.Stdout, c.Stderr = io.Discard, io.Discard
-	m, err := hwsim.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := "/bin/" + name
-	if _, err := m.Spawn(path, append([]string{path}, args...), []string{"PATH=/bin"}); err != nil {
-		t.Fatal(err)
-	}
-	if m.Run(200_000_000_000) {
-		t.Fatalf("%s did not finish", name)
-	}
-	truth := m.GroundTruth()[path]
-	if truth == nil || len(truth.PCs) == 0 {
-		t.Fatalf("no ground truth for %s", path)
-	}
+	r := codetest.RunWorkload(t, name, args, hwsim.ProfileConfig{}, nil)
+	image, path, truth := r.Image, r.Path, r.Truth
 	im, err := elfimage.Parse(image, path)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,8 @@
 // Package codetest is the analysis packages' test kit of hand-written Alpha
 // code: instruction encoders, the DCPI paper's copy loop (Figures 2 and 7)
-// and an image that holds words as named procedures, for cfg.NewCode. It
-// is for tests only.
+// and an image that holds words as named procedures, for cfg.NewCode; and
+// runs of the committed workloads on hwsim with their ground truth
+// (RunWorkload). It is for tests only.
 package codetest
 
 import (

@@ -9,22 +9,14 @@ import (
 	"dcpi/hwsim/alpha"
 )
 
-// Encoders for hand-written sequences (Alpha Architecture Handbook
-// instruction formats).
-
-func mem(opc, ra, rb uint32, disp int16) uint32 {
-	return opc<<26 | ra<<21 | rb<<16 | uint32(uint16(disp))
-}
-
-func op(opc, fn, ra, rb, rc uint32) uint32 { return opc<<26 | ra<<21 | rb<<16 | fn<<5 | rc }
-
-func opLit(opc, fn, ra, lit, rc uint32) uint32 {
-	return opc<<26 | ra<<21 | lit<<13 | 1<<12 | fn<<5 | rc
-}
-
-func br(opc, ra uint32, disp int32) uint32 { return opc<<26 | ra<<21 | uint32(disp)&0x1fffff }
-
-func fp(opc, fn, fa, fb, fc uint32) uint32 { return opc<<26 | fa<<21 | fb<<16 | fn<<5 | fc }
+// The encoders of analysis/codetest, under short names.
+var (
+	mem   = codetest.Mem
+	op    = codetest.Op
+	opLit = codetest.OpLit
+	br    = codetest.Br
+	fp    = codetest.Op // FP operates share the operate format: fa, fb, fc in ra, rb, rc
+)
 
 const callsys = 0x83
 

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"testing"
 
+	"dcpi/analysis/codetest"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/alpha/disasm"
@@ -122,30 +123,8 @@ type truthMatch struct {
 
 func runTruth(t *testing.T, name string, args ...string) truthMatch {
 	t.Helper()
-	image, err := workloads.Binary(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := hwsim.DefaultConfig()
-	cfg.CPUs = 1
-	cfg.GroundTruth = true
-	cfg.Files = map[string][]byte{"/bin/" + name: image}
-	cfg.Stdout, cfg.Stderr = io.Discard, io.Discard
-	m, err := hwsim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := "/bin/" + name
-	if _, err := m.Spawn(path, append([]string{path}, args...), []string{"PATH=/bin"}); err != nil {
-		t.Fatal(err)
-	}
-	if m.Run(200_000_000_000) {
-		t.Fatalf("%s did not finish", name)
-	}
-	truth := m.GroundTruth()[path]
-	if truth == nil {
-		t.Fatalf("no ground truth for %s", path)
-	}
+	run := codetest.RunWorkload(t, name, args, hwsim.ProfileConfig{}, nil)
+	image, truth := run.Image, run.Truth
 
 	var r truthMatch
 	blocks, preds := imageBlocks(t, image)

@@ -158,24 +158,12 @@ func measure(bin, work string, r run, hosts int) (analysis.CalcAccuracyJSON, err
 }
 
 // histogram rebuilds a calc.ErrorHistogram from its JSON.
-func histogram(v analysisHistogram) calc.ErrorHistogram {
+func histogram(v analysis.CalcHistogramJSON) calc.ErrorHistogram {
 	var h calc.ErrorHistogram
 	copy(h.Weight[:], v.Weight)
 	copy(h.Low[:], v.Low)
 	h.Unestimated = v.Unestimated
 	return h
-}
-
-type analysisHistogram = struct {
-	Buckets     []string  `json:"buckets"`
-	Weight      []float64 `json:"weight"`
-	Low         []float64 `json:"low"`
-	Unestimated float64   `json:"unestimated"`
-	Within5     float64   `json:"within_5"`
-	Within10    float64   `json:"within_10"`
-	Within15    float64   `json:"within_15"`
-	LowBeyond15 float64   `json:"low_beyond_15"`
-	Beyond15    float64   `json:"beyond_15"`
 }
 
 // pooled is the figures of several reports taken together.
