@@ -3,11 +3,9 @@ package calc
 import (
 	"testing"
 
-	"dcpi/analysis/cfg"
 	"dcpi/analysis/codetest"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
-	"dcpi/hwsim/elfimage"
 )
 
 // Culprits held to the simulator: a workload runs on hwsim with ground
@@ -63,15 +61,7 @@ func runCulpritTruth(t *testing.T, name string, args ...string) coverage {
 		{Events: []alpha.Event{alpha.EvIMiss}, PeriodMin: evPeriod - 10, PeriodMax: evPeriod + 10},
 	}}
 	run := codetest.RunWorkload(t, name, args, pc, samples)
-	image, path, truth := run.Image, run.Path, run.Truth
-	im, err := elfimage.Parse(image, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	code, err := cfg.NewCode(im, cfg.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	truth, code := run.Truth, run.Code(t)
 	procs, err := code.BuildAll()
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"testing"
 
-	"dcpi/analysis/cfg"
 	"dcpi/hwsim/alpha"
 	"dcpi/internal/testrand"
 	"dcpi/workloads"
@@ -35,36 +34,9 @@ func TestDiagFrequency(t *testing.T) {
 	rng := testrand.New(t)
 	period := 1024.0
 	if os.Getenv("DCPI_CALC_DIAG_EXPECTED") != "" {
-		period = 64
+		period, rng = 64, nil
 	}
-	pcs := make([]uint64, 0, len(r.truth.PCs))
-	for pc := range r.truth.PCs {
-		pcs = append(pcs, pc)
-	}
-	sort.Slice(pcs, func(i, j int) bool { return pcs[i] < pcs[j] })
-	byProc := map[uint64]*Profile{}
-	ranges := map[uint64]cfg.Range{}
-	for _, pc := range pcs {
-		rg, err := r.code.At(pc)
-		if err != nil {
-			continue
-		}
-		prof := byProc[rg.Start]
-		if prof == nil {
-			prof = &Profile{Samples: map[uint64]*Counts{}}
-			prof.Periods[alpha.EvCycles] = period
-			byProc[rg.Start], ranges[rg.Start] = prof, rg
-		}
-		s := float64(r.truth.PCs[pc].HeadCycles) / period
-		if os.Getenv("DCPI_CALC_DIAG_EXPECTED") == "" {
-			s = poisson(rng, s)
-		}
-		if s > 0 {
-			var c Counts
-			c[alpha.EvCycles] = s
-			prof.Samples[pc] = &c
-		}
-	}
+	byProc, ranges := synthProfiles(r, period, rng)
 	type row struct {
 		proc           string
 		class          int

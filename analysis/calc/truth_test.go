@@ -12,7 +12,6 @@ import (
 	"dcpi/analysis/codetest"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
-	"dcpi/hwsim/elfimage"
 	"dcpi/internal/testrand"
 	"dcpi/workloads"
 )
@@ -34,16 +33,7 @@ type workloadRun struct {
 func runWorkload(t testing.TB, name string, args ...string) workloadRun {
 	t.Helper()
 	r := codetest.RunWorkload(t, name, args, hwsim.ProfileConfig{}, nil)
-	image, path, truth := r.Image, r.Path, r.Truth
-	im, err := elfimage.Parse(image, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	code, err := cfg.NewCode(im, cfg.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return workloadRun{code: code, truth: truth}
+	return workloadRun{code: r.Code(t), truth: r.Truth}
 }
 
 // accuracy is the share of samples at PCs whose estimated execution count
@@ -73,35 +63,7 @@ func (a accuracy) String() string {
 // nil) and scores the estimates.
 func estimateAgainstTruth(t testing.TB, r workloadRun, period float64, rng *rand.Rand) accuracy {
 	t.Helper()
-	// Samples per procedure, in a fixed order so the draws replay.
-	pcs := make([]uint64, 0, len(r.truth.PCs))
-	for pc := range r.truth.PCs {
-		pcs = append(pcs, pc)
-	}
-	sort.Slice(pcs, func(i, j int) bool { return pcs[i] < pcs[j] })
-	byProc := map[uint64]*Profile{}
-	ranges := map[uint64]cfg.Range{}
-	for _, pc := range pcs {
-		rg, err := r.code.At(pc)
-		if err != nil {
-			continue // outside every procedure (none in these images)
-		}
-		prof := byProc[rg.Start]
-		if prof == nil {
-			prof = &Profile{Samples: map[uint64]*Counts{}}
-			prof.Periods[alpha.EvCycles] = period
-			byProc[rg.Start], ranges[rg.Start] = prof, rg
-		}
-		s := float64(r.truth.PCs[pc].HeadCycles) / period
-		if rng != nil {
-			s = poisson(rng, s)
-		}
-		if s > 0 {
-			var c Counts
-			c[alpha.EvCycles] = s
-			prof.Samples[pc] = &c
-		}
-	}
+	byProc, ranges := synthProfiles(r, period, rng)
 	starts := make([]uint64, 0, len(byProc))
 	for s := range byProc {
 		starts = append(starts, s)
@@ -238,4 +200,40 @@ func TestAgainstTruthAll(t *testing.T) {
 		t.Logf("%-8s expected P=64: %v", w.Name, estimateAgainstTruth(t, r, 64, nil))
 		t.Logf("%-8s Poisson P=1024: %v", w.Name, estimateAgainstTruth(t, r, 1024, rng))
 	}
+}
+
+// synthProfiles gives every executed procedure of r, by start address, a
+// profile of CYCLES samples synthesized from the truth's head cycles at
+// period: their expectation, or Poisson draws from rng when it is not nil
+// (in address order, so a seed replays them).
+func synthProfiles(r workloadRun, period float64, rng *rand.Rand) (map[uint64]*Profile, map[uint64]cfg.Range) {
+	pcs := make([]uint64, 0, len(r.truth.PCs))
+	for pc := range r.truth.PCs {
+		pcs = append(pcs, pc)
+	}
+	sort.Slice(pcs, func(i, j int) bool { return pcs[i] < pcs[j] })
+	byProc := map[uint64]*Profile{}
+	ranges := map[uint64]cfg.Range{}
+	for _, pc := range pcs {
+		rg, err := r.code.At(pc)
+		if err != nil {
+			continue // outside every procedure (none in these images)
+		}
+		prof := byProc[rg.Start]
+		if prof == nil {
+			prof = &Profile{Samples: map[uint64]*Counts{}}
+			prof.Periods[alpha.EvCycles] = period
+			byProc[rg.Start], ranges[rg.Start] = prof, rg
+		}
+		s := float64(r.truth.PCs[pc].HeadCycles) / period
+		if rng != nil {
+			s = poisson(rng, s)
+		}
+		if s > 0 {
+			var c Counts
+			c[alpha.EvCycles] = s
+			prof.Samples[pc] = &c
+		}
+	}
+	return byProc, ranges
 }

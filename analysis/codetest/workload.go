@@ -4,8 +4,10 @@ import (
 	"io"
 	"testing"
 
+	"dcpi/analysis/cfg"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
+	"dcpi/hwsim/elfimage"
 	"dcpi/workloads"
 )
 
@@ -55,4 +57,18 @@ func RunWorkload(t testing.TB, name string, args []string, prof hwsim.ProfileCon
 		t.Fatalf("no ground truth for %s", path)
 	}
 	return Run{Image: image, Path: path, Truth: truth}
+}
+
+// Code parses the run's image and prepares it for analysis/cfg.
+func (r Run) Code(t testing.TB) *cfg.Code {
+	t.Helper()
+	im, err := elfimage.Parse(r.Image, r.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := cfg.NewCode(im, cfg.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code
 }
