@@ -21,28 +21,28 @@ var (
 const callsys = 0x83
 
 var (
-	ldq    = func(ra, rb uint32, d int16) uint32 { return mem(0x29, ra, rb, d) }
+	ldq    = codetest.Ldq
 	ldt    = func(ra, rb uint32, d int16) uint32 { return mem(0x23, ra, rb, d) }
-	stq    = func(ra, rb uint32, d int16) uint32 { return mem(0x2d, ra, rb, d) }
+	stq    = codetest.Stq
 	stt    = func(ra, rb uint32, d int16) uint32 { return mem(0x27, ra, rb, d) }
-	lda    = func(ra, rb uint32, d int16) uint32 { return mem(0x08, ra, rb, d) }
-	addq   = func(a, b, c uint32) uint32 { return op(0x10, 0x20, a, b, c) }
-	addqi  = func(a, lit, c uint32) uint32 { return opLit(0x10, 0x20, a, lit, c) }
+	lda    = codetest.Lda
+	addq   = codetest.Addq
+	addqi  = codetest.Addqi
 	subqi  = func(a, lit, c uint32) uint32 { return opLit(0x10, 0x29, a, lit, c) }
-	cmpult = func(a, b, c uint32) uint32 { return op(0x10, 0x1d, a, b, c) }
+	cmpult = codetest.Cmpult
 	xor    = func(a, b, c uint32) uint32 { return op(0x11, 0x40, a, b, c) }
 	cmoveq = func(a, b, c uint32) uint32 { return op(0x11, 0x24, a, b, c) }
 	sll    = func(a, b, c uint32) uint32 { return op(0x12, 0x39, a, b, c) }
 	extbl  = func(a, b, c uint32) uint32 { return op(0x12, 0x06, a, b, c) }
 	mull   = func(a, b, c uint32) uint32 { return op(0x13, 0x00, a, b, c) }
-	mulq   = func(a, b, c uint32) uint32 { return op(0x13, 0x20, a, b, c) }
+	mulq   = codetest.Mulq
 	addt   = func(a, b, c uint32) uint32 { return fp(0x16, 0x0a0, a, b, c) }
 	mult   = func(a, b, c uint32) uint32 { return fp(0x16, 0x0a2, a, b, c) }
 	divt   = func(a, b, c uint32) uint32 { return fp(0x16, 0x0a3, a, b, c) }
 	divs   = func(a, b, c uint32) uint32 { return fp(0x16, 0x083, a, b, c) }
 	cpys   = func(a, b, c uint32) uint32 { return fp(0x17, 0x020, a, b, c) }
-	bne    = func(ra uint32, disp int32) uint32 { return br(0x3d, ra, disp) }
-	beq    = func(ra uint32, disp int32) uint32 { return br(0x39, ra, disp) }
+	bne    = codetest.Bne
+	beq    = codetest.Beq
 	fbeq   = func(fa uint32, disp int32) uint32 { return br(0x31, fa, disp) }
 )
 
