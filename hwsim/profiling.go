@@ -32,8 +32,16 @@ type CounterHandler interface {
 }
 
 // CounterSpec programs one of the three counters. More than one event
-// makes it multiplexed: it moves to the next event at each of its
-// interrupts, the fine-grained multiplexing of DCPI's "mux" configuration.
+// makes it multiplexed, DCPI's "time-multiplexing among different events
+// at a very fine grain" (sec. 4.1): the counter moves to its next event at
+// every interrupt of a counter counting CYCLES alone (every 60K-64K
+// cycles by default), so each event is counted for an equal share of the
+// time, as the periods the node registers (simhost.EventsPerSample:
+// period times events) assume; each event's partial count is kept across
+// its turns, so an event rarer than one period per turn still samples at
+// its rate. Without such a CYCLES counter the multiplexed counter moves
+// on at its own interrupts instead, and its events' shares follow their
+// rates, not time.
 type CounterSpec struct {
 	Events []alpha.Event
 	// Each period is drawn uniformly from [PeriodMin, PeriodMax] at the
@@ -96,7 +104,21 @@ func (p ProfileConfig) Validate() error {
 // profCPU is one CPU's counter programming.
 type profCPU struct {
 	next [alpha.NumCounters]int // index into Events of each counter's current event
+	// left holds, per counter and event, the count an event had left when
+	// its multiplexed counter moved on; 0 means draw a fresh period.
+	left [alpha.NumCounters][alpha.NumEvents]uint64
 	rand *rand.Rand
+}
+
+// timeBase returns the counter that counts CYCLES alone, whose interrupts
+// turn the multiplexed counters, or -1.
+func (p ProfileConfig) timeBase() int {
+	for i, c := range p.Counters {
+		if len(c.Events) == 1 && c.Events[0] == alpha.EvCycles {
+			return i
+		}
+	}
+	return -1
 }
 
 // StartProfiling programs every CPU's counters and installs h as the
@@ -130,8 +152,8 @@ func (m *Machine) StopProfiling() {
 	}
 }
 
-// reloadCounter writes counter i a fresh random period, moving a
-// multiplexed counter to its next event.
+// reloadCounter writes counter i a fresh random period for its current
+// event.
 func (m *Machine) reloadCounter(c *cpuState, i int) {
 	spec := m.prof.Counters[i]
 	ev := spec.Events[c.prof.next[i]%len(spec.Events)]
@@ -140,6 +162,26 @@ func (m *Machine) reloadCounter(c *cpuState, i int) {
 		period += c.prof.rand.Uint64N(spec.PeriodMax - spec.PeriodMin + 1)
 	}
 	c.cpu.PMU.SetCounter(i, ev, period, c.cpu.Cycle)
+}
+
+// turnCounter moves multiplexed counter j of c to its next event, keeping
+// what the current event had left to count for its next turn. A counter
+// whose interrupt is pending keeps its event until it has been delivered.
+func (m *Machine) turnCounter(c *cpuState, j int) {
+	left, pending := c.cpu.PMU.Left(j)
+	if pending {
+		return
+	}
+	events := m.prof.Counters[j].Events
+	c.prof.left[j][events[c.prof.next[j]%len(events)]] = left
+	c.prof.next[j]++
+	ev := events[c.prof.next[j]%len(events)]
+	if n := c.prof.left[j][ev]; n > 0 {
+		c.prof.left[j][ev] = 0
+		c.cpu.PMU.SetCounter(j, ev, n, c.cpu.Cycle)
+		return
+	}
+	m.reloadCounter(c, j)
 }
 
 // counterInterrupt delivers the due counter interrupt of c to the driver.
@@ -161,8 +203,18 @@ func (m *Machine) counterInterrupt(c *cpuState) {
 		cost += m.handler.CounterInterrupt(s)
 	}
 	m.spend(c, start+cost-c.cpu.Cycle, &c.Profiling)
-	c.prof.next[i]++
+	base := m.prof.timeBase()
+	if base < 0 && len(m.prof.Counters[i].Events) > 1 {
+		c.prof.next[i]++ // no time base: turn at the counter's own interrupts
+	}
 	m.reloadCounter(c, i)
+	if i == base {
+		for j, spec := range m.prof.Counters {
+			if len(spec.Events) > 1 {
+				m.turnCounter(c, j)
+			}
+		}
+	}
 	if c.cpu.Timing != nil {
 		c.cpu.Timing.Restart(c.cpu.Cycle)
 	}

@@ -273,3 +273,40 @@ func TestIPIs(t *testing.T) {
 type handlerFunc func(hwsim.Sample) uint64
 
 func (f handlerFunc) CounterInterrupt(s hwsim.Sample) uint64 { return f(s) }
+
+// TestMuxSharesTime: under the mux configuration each multiplexed event is
+// counted for an equal share of the time, so its samples times its period
+// times the number of events estimate its total, as the periods the node
+// registers assume. ptrchase misses the D-cache on nearly every step and
+// the I-cache almost never: a counter that moved on only at its own
+// overflows would sit on IMISS and leave DMISS with almost no samples.
+func TestMuxSharesTime(t *testing.T) {
+	prof := hwsim.MuxProfile()
+	col := &collector{}
+	m := profiledMachine(t, 1, prof, col, false)
+	if _, err := m.Spawn("/bin/ptrchase", []string{"/bin/ptrchase", "65536", "1500000"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	m.Run(0)
+	spec := prof.Counters[1]
+	perSample := float64(spec.PeriodMin+spec.PeriodMax) / 2 * float64(len(spec.Events))
+	samples := map[alpha.Event]float64{}
+	for _, s := range col.samples {
+		samples[s.Event]++
+	}
+	totals := m.CPUStats()[0].Events
+	checked := 0
+	for _, e := range spec.Events {
+		want := float64(totals[e]) / perSample
+		if want < 100 {
+			continue // too few to hold to 25%
+		}
+		checked++
+		if got := samples[e]; math.Abs(got-want) > 0.25*want {
+			t.Errorf("%s: %.0f samples, want about %.0f (%d events, %.0f events a sample)", e, got, want, totals[e], perSample)
+		}
+	}
+	if checked == 0 || totals[alpha.EvDMiss] < 100*uint64(perSample) {
+		t.Fatalf("ptrchase gave too few events to check (%v)", totals)
+	}
+}

@@ -97,6 +97,12 @@ func (p *PMU) SetCounter(i int, e Event, period uint64, cycle uint64) {
 	p.update()
 }
 
+// Left returns how many events counter i still counts before it
+// overflows, and whether its interrupt is already pending.
+func (p *PMU) Left(i int) (left uint64, pending bool) {
+	return p.c[i].left, p.c[i].deliverAt != 0
+}
+
 // Counter reports counter i's event and whether it is enabled.
 func (p *PMU) Counter(i int) (Event, bool) { return p.c[i].event, p.c[i].enabled }
 
