@@ -59,11 +59,14 @@ func TestCalcTruthFloors(t *testing.T) {
 		// floors are loose): matmul 1 host 65.1% within 15%, edges
 		// 47.6%, culprits 48.6%; 3 hosts 95.8%, 95.3%, 81.2%; stream 1
 		// host 41.8-67.2%, 51.0-58.8%, 24.7-41.2%; 3 hosts 76.1-88.7%,
-		// 47.1-70.6%, 11.5-27.2%.
-		{"matmul", nil, 1, 0.55, 0.40, 0.40},
-		{"matmul", nil, 3, 0.90, 0.90, 0.70},
-		{"stream", nil, 1, 0.30, 0.35, 0.10},
-		{"stream", nil, 3, 0.60, 0.35, 0.05},
+		// 47.1-70.6%, 11.5-27.2%. Since the mux configuration turns by
+		// time, the culprit scores are matmul 72.9% (1 host), 95.3% (3),
+		// stream 62.2%, 59.7%; overflow-driven turns gave stream's
+		// culprits under 45%, which these floors refuse.
+		{"matmul", nil, 1, 0.55, 0.40, 0.60},
+		{"matmul", nil, 3, 0.90, 0.90, 0.85},
+		{"stream", nil, 1, 0.30, 0.35, 0.45},
+		{"stream", nil, 3, 0.60, 0.35, 0.45},
 	}
 	if os.Getenv("DCPI_CALC_TRUTH") != "" {
 		for _, w := range []string{"sort", "hashdb", "interp", "ptrchase"} {
