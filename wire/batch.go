@@ -49,6 +49,14 @@ type Batch struct {
 	// Delivered - Accounted as lost in the crash, so every sample the
 	// hardware reported is accounted for. Both are 0 in version 1.
 	Delivered, Accounted uint64
+
+	// Stacks (version 3) count samples by call stack, when the node
+	// records them; see StackEntry for how they conserve samples.
+	Stacks []StackEntry
+	// StackDrops are named counters of samples whose stacks were lost
+	// since the previous batch of this (Host, CPU), e.g. a full stack
+	// table; never counted in Drops, which are for samples lost entirely.
+	StackDrops map[string]uint64
 }
 
 // Entry is one (image, offset, event, PID) count.
@@ -119,6 +127,7 @@ func (b *Batch) Normalize() {
 			delete(b.Drops, name)
 		}
 	}
+	b.normalizeStacks()
 }
 
 // mergeSorted sums runs of equal elements (saturating) and drops zeros.
@@ -218,7 +227,7 @@ func (b *Batch) Validate() error {
 			return fmt.Errorf("wire: batch: %w", err)
 		}
 	}
-	return nil
+	return b.validateStacks()
 }
 
 // CheckDropName reports whether name can name a drop counter: 1 to
