@@ -24,8 +24,8 @@ type walker struct {
 	// frames the heuristic produced, and those that differ from the
 	// table walk's frame at the same depth (invented, not just missing)
 	heurFrames, heurWrong int
-	user      int
-	reads     int
+	user                  int
+	reads                 int
 }
 
 func (w *walker) CounterInterrupt(s hwsim.Sample) uint64 {
