@@ -242,7 +242,6 @@ func (s *Space) Walk(r Regs, mem Memory, out []uint64) Result {
 	// frame below left them alone: a millicode routine (its RA in r23)
 	// keeps r26, any other procedure keeps neither once it has called.
 	raLive, t9Live := true, true
-	var prevCFA uint64
 	for frame := 0; ; frame++ {
 		look := pc
 		if frame > 0 {
@@ -302,7 +301,11 @@ func (s *Space) Walk(r Regs, mem Memory, out []uint64) Result {
 		if next == 0 {
 			return res // the outermost frame: _start clears its RA
 		}
-		if cfa < sp || (frame > 0 && cfa <= prevCFA) || next&3 != 0 {
+		// The CFA never goes down, and a frame whose RA came from memory
+		// must move it up: a frame above 0 that did not would read the
+		// same slot again, forever. (Frames whose RA is in a register
+		// may share a CFA: each register serves once.)
+		if cfa < sp || (frame > 0 && cfa == sp && row.RA == AtCFA) || next&3 != 0 {
 			res.Truncated = true
 			return res
 		}
@@ -325,7 +328,7 @@ func (s *Space) Walk(r Regs, mem Memory, out []uint64) Result {
 		}
 		out[res.N] = next
 		res.N++
-		prevCFA, sp, pc = cfa, cfa, next
+		sp, pc = cfa, next
 	}
 }
 
