@@ -61,10 +61,11 @@ func compileRow(f elfimage.FDE, r elfimage.FrameRow, base uint64) unwind.Row {
 	// leave the PC to the heuristic, which would guess where the
 	// compiler has said otherwise.
 	stop := unwind.Row{Start: r.Addr - base, CFAReg: unwind.RegSP, RA: unwind.Unknown}
-	if r.CFA.Expr || (r.CFA.Reg != unwind.RegSP && r.CFA.Reg != unwind.RegFP) {
+	if r.CFA.Expr || (r.CFA.Reg != unwind.RegSP && r.CFA.Reg != unwind.RegFP) || !fits32(r.CFA.Offset) ||
+		!fits32(r.RA.Offset) || !fits32(r.FP.Offset) {
 		return stop
 	}
-	row := unwind.Row{Start: r.Addr - base, CFAReg: r.CFA.Reg, CFAOff: r.CFA.Offset}
+	row := unwind.Row{Start: r.Addr - base, CFAReg: r.CFA.Reg, CFAOff: int32(r.CFA.Offset)}
 	switch r.RA.Kind {
 	case elfimage.RuleSame:
 		if f.RAColumn != unwind.RegRA && f.RAColumn != unwind.RegFP && f.RAColumn != unwind.RegT9 {
@@ -72,7 +73,7 @@ func compileRow(f elfimage.FDE, r elfimage.FrameRow, base uint64) unwind.Row {
 		}
 		row.RA, row.RAReg = unwind.Same, f.RAColumn
 	case elfimage.RuleOffset:
-		row.RA, row.RAOff = unwind.AtCFA, r.RA.Offset
+		row.RA, row.RAOff = unwind.AtCFA, int32(r.RA.Offset)
 	case elfimage.RuleUndefined:
 		row.RA = unwind.Undefined
 	default:
@@ -82,9 +83,11 @@ func compileRow(f elfimage.FDE, r elfimage.FrameRow, base uint64) unwind.Row {
 	case elfimage.RuleSame, elfimage.RuleUndefined:
 		row.FP = unwind.Same
 	case elfimage.RuleOffset:
-		row.FP, row.FPOff = unwind.AtCFA, r.FP.Offset
+		row.FP, row.FPOff = unwind.AtCFA, int32(r.FP.Offset)
 	default:
 		return stop
 	}
 	return row
 }
+
+func fits32(v int64) bool { return v == int64(int32(v)) }

@@ -65,7 +65,7 @@ func heuristic(im *Image, look uint64, frame0 bool, mem Memory, res *Result) (Ro
 		op, ra, rb := insn>>26, insn>>21&31, insn>>16&31
 		switch {
 		case op == opLDA && ra == RegSP && rb == RegSP:
-			disp := int64(int16(insn))
+			disp := int32(int16(insn))
 			if disp < 0 {
 				return forward(a, end, -disp, mem, &word, res)
 			}
@@ -91,7 +91,7 @@ func heuristic(im *Image, look uint64, frame0 bool, mem Memory, res *Result) (Ro
 func isNop(insn uint32) bool { return insn == insnUnop || insn == insnNop || insn == insnFnop }
 
 // forward scans from the frame allocation at a up to end for the saves.
-func forward(a, end uint64, size int64, mem Memory, word *insnReader, res *Result) (Row, bool) {
+func forward(a, end uint64, size int32, mem Memory, word *insnReader, res *Result) (Row, bool) {
 	row := Row{CFAReg: RegSP, CFAOff: size, RA: Same, RAReg: RegRA, FP: Same}
 	for n := 0; n < maxScan && a+4 < end; n++ {
 		a += 4
@@ -100,7 +100,7 @@ func forward(a, end uint64, size int64, mem Memory, word *insnReader, res *Resul
 			return Row{}, false
 		}
 		op, ra, rb := insn>>26, insn>>21&31, insn>>16&31
-		disp := int64(int16(insn))
+		disp := int32(int16(insn))
 		switch {
 		case op == opSTQ && rb == RegSP && ra == RegRA:
 			row.RA, row.RAOff = AtCFA, disp-size

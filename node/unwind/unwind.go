@@ -45,9 +45,9 @@ const (
 // DWARF call frame information; the heuristic makes one the same shape.
 type Row struct {
 	Start  uint64 // offset from the image's base; the row lasts until the next row's Start
-	CFAOff int64
-	RAOff  int64 // RA at CFA+RAOff when RA == AtCFA
-	FPOff  int64 // caller's FP at CFA+FPOff when FP == AtCFA
+	CFAOff int32
+	RAOff  int32 // RA at CFA+RAOff when RA == AtCFA
+	FPOff  int32 // caller's FP at CFA+FPOff when FP == AtCFA
 	CFAReg uint8 // RegSP or RegFP; 0: no rule here (a gap between FDEs)
 	RA, FP Where
 	RAReg  uint8 // the register holding the return address when RA == Same: RegRA, RegT9 (millicode) or RegFP (_start)
@@ -59,8 +59,9 @@ type Range struct{ Lo, Hi uint64 }
 // Table is one image's unwind rules, immutable once built: rows sorted by
 // Start, and the executable ranges a return address must lie in.
 type Table struct {
-	rows []Row
-	exec []Range
+	starts []uint64 // rows' Starts, searched apart from the rows: fewer lines touched
+	rows   []Row
+	exec   []Range
 }
 
 // ErrTable is wrapped by NewTable's errors.
@@ -105,7 +106,11 @@ func NewTable(rows []Row, exec []Range) (*Table, error) {
 			return nil, fmt.Errorf("unwind: executable range [%#x, %#x): %w", e.Lo, e.Hi, ErrTable)
 		}
 	}
-	return &Table{rows: slices.Clip(out), exec: exec}, nil
+	t := &Table{rows: slices.Clip(out), exec: exec, starts: make([]uint64, len(out))}
+	for i, r := range t.rows {
+		t.starts[i] = r.Start
+	}
+	return t, nil
 }
 
 // Rows is the number of rows, for figures.
@@ -117,23 +122,23 @@ func (t *Table) Rows() int {
 }
 
 // lookup returns the row covering offset off: a binary search.
-func (t *Table) lookup(off uint64) (Row, bool) {
+func (t *Table) lookup(off uint64) (*Row, bool) {
 	if t == nil {
-		return Row{}, false
+		return nil, false
 	}
-	lo, hi := 0, len(t.rows)
+	lo, hi := 0, len(t.starts)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if t.rows[m].Start <= off {
+		if t.starts[m] <= off {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
 	if lo == 0 || t.rows[lo-1].CFAReg == 0 {
-		return Row{}, false
+		return nil, false
 	}
-	return t.rows[lo-1], true
+	return &t.rows[lo-1], true
 }
 
 func (t *Table) executable(off uint64) bool {
@@ -256,23 +261,25 @@ func (s *Space) Walk(r Regs, mem Memory, out []uint64) Result {
 		row, ok := im.Table.lookup(look - im.Base)
 		if !ok {
 			res.Heuristic++
-			if row, ok = heuristic(im, look, frame == 0, mem, &res); !ok {
+			h, ok := heuristic(im, look, frame == 0, mem, &res)
+			if !ok {
 				res.Truncated = true
 				return res
 			}
+			row = &h
 		}
 		base := sp
 		if row.CFAReg == RegFP {
 			base = fp
 		}
-		cfa := base + uint64(row.CFAOff)
+		cfa := base + uint64(int64(row.CFAOff))
 		var next uint64
 		millicode := false
 		switch row.RA {
 		case Undefined:
 			return res // the outermost frame
 		case AtCFA:
-			v, ok := read(mem, cfa+uint64(row.RAOff), &res)
+			v, ok := read(mem, cfa+uint64(int64(row.RAOff)), &res)
 			if !ok {
 				res.Truncated = true
 				return res
@@ -310,7 +317,7 @@ func (s *Space) Walk(r Regs, mem Memory, out []uint64) Result {
 			return res
 		}
 		if row.FP == AtCFA {
-			v, ok := read(mem, cfa+uint64(row.FPOff), &res)
+			v, ok := read(mem, cfa+uint64(int64(row.FPOff)), &res)
 			if !ok {
 				res.Truncated = true
 				return res
