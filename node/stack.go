@@ -9,7 +9,7 @@ import (
 	"dcpi/wire"
 )
 
-// Sampled call stacks (issue 13): with StackConfig.Entries > 0 the
+// Sampled call stacks: with StackConfig.Entries > 0 the
 // interrupt handler, after counting the sample in the flat table, walks
 // the interrupted user context's call chain (package unwind) and counts
 // (process, event, chain) in a second per-CPU table beside the flat one,
