@@ -427,7 +427,7 @@ func (n *Node) DriverMemoryBytes() int { return n.cfg.Driver.MemoryBytes() }
 func (n *Node) DaemonMemoryBytes() int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return cap(n.buf)*int(unsafe.Sizeof(Entry{})) + n.books.memoryBytes()
+	return cap(n.buf)*int(unsafe.Sizeof(Entry{})) + cap(n.sbuf)*int(unsafe.Sizeof(StackSample{})) + n.books.memoryBytes()
 }
 
 // HandlerTiming returns the handler's measured host cost, over every CPU;
