@@ -84,6 +84,7 @@ func BenchmarkStorageBytesPerSample(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			var size int64
+			distinct := map[uint64]bool{}
 			for b.Loop() {
 				dir := filepath.Join(b.TempDir(), "db")
 				db, err := Open(dir, Options{NoSync: true})
@@ -104,12 +105,17 @@ func BenchmarkStorageBytesPerSample(b *testing.B) {
 				}
 				total := db.pdb.Metrics().Total()
 				size = total.TablesSize
+				clear(distinct)
+				if err := db.Stacks(Query{}, func(st *Stack, _ uint8, _ string, _ uint64) error { distinct[st.ID] = true; return nil }); err != nil {
+					b.Fatal(err)
+				}
 				db.Close()
 			}
 			b.ReportMetric(float64(size)/float64(samples), "bytes/sample")
 			b.ReportMetric(float64(samples), "samples")
 			if withStacks {
 				b.ReportMetric(float64(stacks), "stack-rows")
+				b.ReportMetric(float64(len(distinct)), "distinct-stacks")
 			} else {
 				b.ReportMetric(float64(entries), "flat-rows")
 			}
