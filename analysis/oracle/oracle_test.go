@@ -174,6 +174,26 @@ func checkEquality(t *testing.T, o *Oracle, truth *alpha.GroundTruth, path strin
 		}
 	}
 
+	// Instructions per path: exactly its blocks' lengths per run (fork
+	// copies an open path's counts to the child, a restarted system call
+	// runs its CALL_PAL again: both only in ccdriver).
+	if len(im.Forked) == 0 && c.RestartedSyscalls == 0 {
+		for _, p := range imp.Clean {
+			for id, s := range p.Paths {
+				blocks, _ := p.Numbering.Blocks(id)
+				var n uint64
+				for _, b := range blocks {
+					n += uint64(p.CFG.Blocks[b].Len())
+				}
+				if s.Instructions != n*s.Count {
+					if bad++; bad <= 10 {
+						t.Errorf("%s path %d: %d instructions in %d runs of %d", p.Name, id, s.Instructions, s.Count, n)
+					}
+				}
+			}
+		}
+	}
+
 	// Calls: every procedure whose entries are reached only by calls,
 	// tail calls and jumps from elsewhere (no branch inside it leads back
 	// to an entry block).
