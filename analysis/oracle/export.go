@@ -11,11 +11,11 @@ import (
 const ProfileSource = "hwsim-oracle"
 
 // PathProfile returns the path counts of every image as a paths.Profile
-// (metrics: instructions, cycles per path), the form an instrumented
+// (metrics per path: instructions, cycles, imiss, dmiss), the form an instrumented
 // profile is compared against. Procedures that could not be numbered
 // appear with num_paths 0 and their unknown activations.
 func (o *Oracle) PathProfile() *paths.Profile {
-	p := &paths.Profile{Source: ProfileSource, Metrics: []string{MetricInstructions, MetricCycles}}
+	p := &paths.Profile{Source: ProfileSource, Metrics: []string{MetricInstructions, MetricCycles, MetricIMiss, MetricDMiss}}
 	for _, path := range o.ImagePaths() {
 		im := o.Images[path]
 		ip := paths.ImageProfile{ID: im.ID, Path: im.Path}
@@ -25,7 +25,7 @@ func (o *Oracle) PathProfile() *paths.Profile {
 				pp.NumPaths = pr.Numbering.NumPaths
 			}
 			for id, s := range pr.Paths {
-				pp.Paths = append(pp.Paths, paths.PathCount{ID: id, Count: s.Count, Metrics: []uint64{s.Instructions, s.Cycles}})
+				pp.Paths = append(pp.Paths, paths.PathCount{ID: id, Count: s.Count, Metrics: []uint64{s.Instructions, s.Cycles, s.IMiss, s.DMiss}})
 			}
 			if len(pp.Paths) == 0 && pp.Unknown == 0 {
 				continue

@@ -20,12 +20,16 @@ const (
 	MetricCalls        = "calls"
 	MetricInstructions = "instructions"
 	MetricCycles       = "cycles"
+	MetricIMiss        = "imiss" // I-cache misses (hwsim's PMU totals)
+	MetricDMiss        = "dmiss" // D-cache load misses
 )
 
 const (
 	mCalls = iota
 	mInsns
 	mCycles
+	mIMiss
+	mDMiss
 )
 
 // Counters are the named events the oracle could not turn into paths, and
@@ -64,6 +68,7 @@ type PathStat struct {
 	Count        uint64
 	Instructions uint64
 	Cycles       uint64
+	IMiss, DMiss uint64
 }
 
 // Proc is one procedure's ground truth.
@@ -92,7 +97,7 @@ type Image struct {
 	Path     string
 	ID       string // content identity from the resolver
 	Code     *cfg.Code
-	Tree     *cct.Tree // metrics: calls, instructions, cycles
+	Tree     *cct.Tree // metrics: calls, instructions, cycles, imiss, dmiss
 	Procs    map[uint64]*Proc
 	Partials []Partial
 	// Forked are the prefixes of paths open at a fork: the path ends in
@@ -178,7 +183,7 @@ func (o *Oracle) image(path string) *Image {
 		return nil
 	}
 	im := &Image{Path: path, ID: id, Code: code, Procs: map[uint64]*Proc{},
-		Tree: cct.New(MetricCalls, MetricInstructions, MetricCycles)}
+		Tree: cct.New(MetricCalls, MetricInstructions, MetricCycles, MetricIMiss, MetricDMiss)}
 	o.Images[path] = im
 	return im
 }

@@ -194,6 +194,22 @@ func checkEquality(t *testing.T, o *Oracle, truth *alpha.GroundTruth, path strin
 		}
 	}
 
+	// Misses: the CCT's totals are the truth's per-PC events summed.
+	var imiss, dmiss, head uint64
+	for _, pt := range truth.PCs {
+		imiss += pt.Events[alpha.EvIMiss]
+		dmiss += pt.Events[alpha.EvDMiss]
+		head += pt.HeadCycles
+	}
+	tot := im.Tree.Totals()
+	if tot[mIMiss] != imiss || tot[mDMiss] != dmiss {
+		t.Errorf("CCT misses: %d I-cache, %d D-cache; truth %d, %d", tot[mIMiss], tot[mDMiss], imiss, dmiss)
+	}
+	if d := int64(tot[mCycles]) - int64(head); d*d > int64(head)*int64(head)/10000 {
+		t.Errorf("CCT cycles %d, truth head-of-queue cycles %d: more than 1%% apart", tot[mCycles], head)
+	}
+	t.Logf("cycles: CCT %d, truth head-of-queue %d; I-cache misses %d, D-cache %d", tot[mCycles], head, imiss, dmiss)
+
 	// Calls: every procedure whose entries are reached only by calls,
 	// tail calls and jumps from elsewhere (no branch inside it leads back
 	// to an entry block).

@@ -22,7 +22,7 @@ type frame struct {
 	r        int64     // the Ball-Larus path register
 	trail    []int     // the current path's blocks so far
 	insns    uint64    // the current path's instructions so far
-	cycles   uint64    // and its cycles
+	cost     [3]uint64 // and its cycles, I-cache and D-cache misses
 }
 
 // process is one process's view: its image, shadow stack and the next
@@ -30,10 +30,10 @@ type frame struct {
 type process struct {
 	img    *Image
 	frames []*frame
-	pc     uint64 // the next user instruction
-	cycle  uint64 // the CPU's cycle counter at the last charge
-	fresh  bool   // exec'd or spawned: the next resume enters the image
-	path   string // the image exec named
+	pc     uint64    // the next user instruction
+	last   [3]uint64 // the CPU's cycles, I-cache and D-cache misses at the last charge
+	fresh  bool      // exec'd or spawned: the next resume enters the image
+	path   string    // the image exec named
 }
 
 // ProcessEvent follows fork, exec and exit (hwsim.EventSink).
@@ -126,7 +126,7 @@ func (o *Oracle) Transfer(t *hwsim.Transfer) {
 			return
 		}
 		p.run(o, t.From+4)
-		p.charge(t.Cycle)
+		p.charge(t)
 		p.transfer(o, t.From, t.To)
 	case hwsim.TransferKernelEntry:
 		o.Counters.KernelEntries++
@@ -135,14 +135,14 @@ func (o *Oracle) Transfer(t *hwsim.Transfer) {
 			return
 		}
 		p.run(o, t.From)
-		p.charge(t.Cycle)
+		p.charge(t)
 	case hwsim.TransferUserResume:
 		p := o.procs[t.PID]
 		if p == nil {
 			p = &process{fresh: true}
 			o.procs[t.PID] = p
 		}
-		p.cycle = t.Cycle
+		p.last = costs(t)
 		switch {
 		case p.fresh:
 			p.fresh = false
@@ -170,16 +170,22 @@ func (o *Oracle) Transfer(t *hwsim.Transfer) {
 	}
 }
 
-// charge gives the cycles since the last charge to the top activation.
-func (p *process) charge(cycle uint64) {
-	d := cycle - p.cycle
-	p.cycle = cycle
-	if len(p.frames) == 0 {
-		return
+// costs are the counters charged per straight-line segment.
+func costs(t *hwsim.Transfer) [3]uint64 { return [3]uint64{t.Cycle, t.IMiss, t.DMiss} }
+
+// charge gives the cycles and misses since the last charge (a resume or
+// a transfer on the same CPU) to the top activation.
+func (p *process) charge(t *hwsim.Transfer) {
+	now := costs(t)
+	if len(p.frames) > 0 {
+		f := p.frames[len(p.frames)-1]
+		for i := range now {
+			d := now[i] - p.last[i]
+			f.cost[i] += d
+			f.node.Metrics[mCycles+i] += d
+		}
 	}
-	f := p.frames[len(p.frames)-1]
-	f.cycles += d
-	f.node.Metrics[mCycles] += d
+	p.last = now
 }
 
 // enter pushes an activation of the code at addr, called from parent's
@@ -241,9 +247,11 @@ func (f *frame) count(o *Oracle, p *process, id int64) {
 	}
 	s.Count++
 	s.Instructions += f.insns
-	s.Cycles += f.cycles
+	s.Cycles += f.cost[0]
+	s.IMiss += f.cost[1]
+	s.DMiss += f.cost[2]
 	f.node.AddPath(uint64(id), 1)
-	f.insns, f.cycles = 0, 0
+	f.insns, f.cost = 0, [3]uint64{}
 	f.trail = f.trail[:0]
 }
 

@@ -178,6 +178,8 @@ type ppHotPath struct {
 	Count        uint64    `json:"count"`
 	Instructions uint64    `json:"instructions"`
 	Cycles       uint64    `json:"cycles"`
+	IMiss        uint64    `json:"imiss"`
+	DMiss        uint64    `json:"dmiss"`
 	Blocks       []ppBlock `json:"blocks"` // address ranges [start, end) in path order
 }
 
@@ -228,7 +230,7 @@ func buildPPOracleReport(o *oracle.Oracle, files map[string][]byte, args []strin
 			for id, s := range p.Paths {
 				row.Instructions += s.Instructions
 				row.Cycles += s.Cycles
-				hp := ppHotPath{Proc: p.Name, Entry: p.Entry, ID: id, Count: s.Count, Instructions: s.Instructions, Cycles: s.Cycles}
+				hp := ppHotPath{Proc: p.Name, Entry: p.Entry, ID: id, Count: s.Count, Instructions: s.Instructions, Cycles: s.Cycles, IMiss: s.IMiss, DMiss: s.DMiss}
 				ri.HotPaths = append(ri.HotPaths, hp)
 			}
 			if row.Executed == 0 && row.Unknown == 0 {
@@ -317,11 +319,11 @@ func (r *ppOracleReport) render(w io.Writer) error {
 	for _, im := range r.Images {
 		fmt.Fprintf(&b, "\nimage %s (%s): %d instructions, %d cycles in user code\n", im.Path, im.ID, im.Instructions, im.Cycles)
 		fmt.Fprintf(&b, "\nhot paths (top %d by instructions):\n", len(im.HotPaths))
-		fmt.Fprintf(&b, "  %-28s %8s %10s %12s %12s %6s\n", "procedure", "path", "count", "instructions", "cycles", "CPI")
+		fmt.Fprintf(&b, "  %-28s %8s %10s %12s %12s %6s %9s %9s\n", "procedure", "path", "count", "instructions", "cycles", "CPI", "imiss", "dmiss")
 		for _, hp := range im.HotPaths {
-			fmt.Fprintf(&b, "  %-28s %8d %10d %12d %12d %6s\n", hp.Proc, hp.ID, hp.Count, hp.Instructions, hp.Cycles, cpi(hp.Cycles, hp.Instructions))
+			fmt.Fprintf(&b, "  %-28s %8d %10d %12d %12d %6s %9d %9d\n", hp.Proc, hp.ID, hp.Count, hp.Instructions, hp.Cycles, cpi(hp.Cycles, hp.Instructions), hp.IMiss, hp.DMiss)
 			for _, bl := range hp.Blocks {
-				fmt.Fprintln(&b, strings.TrimSpace(fmt.Sprintf("      %#x-%#x %s", bl.Start, bl.End, bl.Line)))
+				fmt.Fprintln(&b, strings.TrimRight(fmt.Sprintf("      %#x-%#x %s", bl.Start, bl.End, bl.Line), " "))
 			}
 		}
 		fmt.Fprintf(&b, "\npaths per procedure:\n  %-28s %9s %12s %7s %7s %s\n", "procedure", "executed", "of", "%insns", "%cycles", "unknown activations")
