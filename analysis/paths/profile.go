@@ -179,7 +179,7 @@ func DecodeProfile(data []byte) (*Profile, error) {
 		for _, ep := range ei.Procs {
 			pr := ProcProfile{Entry: ep.Entry, Name: ep.Name, NumPaths: ep.NumPaths, Unknown: ep.Unknown}
 			for _, x := range ep.Paths {
-				pr.Paths = append(pr.Paths, PathCount{ID: x.ID, Count: x.Count, Metrics: x.Metrics})
+				pr.Paths = append(pr.Paths, PathCount(x))
 			}
 			im.Procs = append(im.Procs, pr)
 		}
