@@ -20,7 +20,11 @@
 //   - Paths still open when a process exits, execs or unwinds several
 //     frames at once have no Ball-Larus ID (they never reached Exit or a
 //     backedge): they are not counted as paths but kept as Partials with
-//     the blocks they ran, so block counts still add up.
+//     the blocks they ran, so block counts still add up. After a longjmp
+//     lands mid-procedure the frame walks without a path register until
+//     its next backedge; that stretch is a Partial too.
+//   - Cycles and I-/D-cache misses (hwsim.Transfer's PMU totals) are
+//     charged per straight-line segment to the top activation.
 //   - Activations of procedures that cannot be numbered (an unresolved
 //     jmp, more than 2^63 paths) or entered where no entry edge leads are
 //     counted by procedure as Unknown activations with their

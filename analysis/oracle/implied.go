@@ -72,7 +72,13 @@ func (out *Implied) partial(pp Partial, n uint64) error {
 	}
 	var edges []int
 	for i, b := range pp.Blocks {
-		end := p.CFG.Blocks[b].End
+		start, end := p.CFG.Blocks[b].Start, p.CFG.Blocks[b].End
+		if i == 0 && pp.From != 0 {
+			if pp.From < start || pp.From >= end {
+				return fmt.Errorf("oracle: %s: %s path starts at %#x outside its first block", p.Name, pp.Reason, pp.From)
+			}
+			start = pp.From
+		}
 		if i == len(pp.Blocks)-1 {
 			if pp.Upto < p.CFG.Blocks[b].Start || pp.Upto > end {
 				return fmt.Errorf("oracle: %s: %s path stops at %#x outside its last block", p.Name, pp.Reason, pp.Upto)
@@ -85,7 +91,12 @@ func (out *Implied) partial(pp Partial, n uint64) error {
 			}
 			edges = append(edges, e)
 		}
-		out.block(p.CFG, b, end, n)
+		for pc := start; pc < end; pc += 4 {
+			out.Executed[pc] += n
+		}
+	}
+	if pp.Out >= 0 {
+		edges = append(edges, pp.Out)
 	}
 	out.edges(p.CFG, edges, n)
 	return nil

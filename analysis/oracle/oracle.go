@@ -50,6 +50,9 @@ type Counters struct {
 	// Unwound: frames popped without returning (a return to a frame
 	// further down: longjmp-like).
 	Unwound uint64
+	// Longjmps: returns that landed mid-procedure in a frame further
+	// down (its path is cut there; it walks on to its next backedge).
+	Longjmps uint64
 	// UnexpectedResumes: the kernel resumed a process somewhere other
 	// than where it left (signal delivery); its stack is restarted.
 	UnexpectedResumes uint64
@@ -83,13 +86,18 @@ type Proc struct {
 	UnknownIns uint64 // their instructions
 }
 
-// Partial is a path that never ended: the blocks it ran (the last one up
-// to, not including, Upto) when the process exited, exec'd or unwound.
+// Partial is a stretch of a procedure's blocks that is no whole path: a
+// path cut short when the process exited, exec'd, forked or unwound, or
+// the blocks a frame ran after a longjmp landed in it until its next
+// backedge or exit. The first block ran from From (0: its start), the last
+// up to, not including, Upto; Out is the edge that ended it (-1: none).
 type Partial struct {
 	Proc   *Proc
 	Blocks []int
+	From   uint64
 	Upto   uint64
-	Reason string // "exit", "exec", "unwind", "restart"
+	Out    int
+	Reason string // "exit", "exec", "unwind", "restart", "longjmp", "fork"
 }
 
 // Image is the ground truth of one image, over every process that ran it.

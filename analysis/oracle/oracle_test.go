@@ -16,18 +16,21 @@ import (
 // truth and the oracle attached.
 func runOracle(t testing.TB, name string, args ...string) (*Oracle, *alpha.GroundTruth, string) {
 	t.Helper()
+	data, err := workloads.Binary(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runOracleImage(t, name, data, args...)
+}
+
+// runOracleImage runs the executable data as /bin/NAME.
+func runOracleImage(t testing.TB, name string, data []byte, args ...string) (*Oracle, *alpha.GroundTruth, string) {
+	t.Helper()
 	c := hwsim.DefaultConfig()
 	c.CPUs = 1
 	c.Timing = true
 	c.GroundTruth = true
-	c.Files = map[string][]byte{}
-	for _, w := range []string{name} {
-		data, err := workloads.Binary(w)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Files["/bin/"+w] = data
-	}
+	c.Files = map[string][]byte{"/bin/" + name: data}
 	c.Stdout, c.Stderr = io.Discard, io.Discard
 	m, err := hwsim.New(c)
 	if err != nil {

@@ -18,11 +18,15 @@ type frame struct {
 	callSite uint64    // the call in the caller (0 for the first frame)
 	retAddr  uint64    // where a return to the caller goes (0: none)
 	tracking bool      // following the path: the numbering is known and the entry was an entry edge
-	block    int       // the current block, when tracking
-	r        int64     // the Ball-Larus path register
-	trail    []int     // the current path's blocks so far
-	insns    uint64    // the current path's instructions so far
-	cost     [3]uint64 // and its cycles, I-cache and D-cache misses
+	// resync: walking the blocks without a path register, after a
+	// longjmp landed mid-procedure, until a backedge starts a path.
+	resync bool
+	from   uint64    // when resyncing: where the first block of trail was entered
+	block  int       // the current block, when walking
+	r      int64     // the Ball-Larus path register
+	trail  []int     // the current path's blocks so far
+	insns  uint64    // the current path's instructions so far
+	cost   [3]uint64 // and its cycles, I-cache and D-cache misses
 }
 
 // process is one process's view: its image, shadow stack and the next
@@ -82,8 +86,8 @@ func (p *process) recordForked() {
 	upto := p.pc
 	for i := len(p.frames) - 1; i >= 0; i-- {
 		f := p.frames[i]
-		if f.proc != nil && f.tracking && len(f.trail) > 0 {
-			p.img.Forked = append(p.img.Forked, Partial{Proc: f.proc, Blocks: append([]int(nil), f.trail...), Upto: upto, Reason: "fork"})
+		if f.proc != nil && f.walking() && len(f.trail) > 0 {
+			p.img.Forked = append(p.img.Forked, Partial{Proc: f.proc, Blocks: append([]int(nil), f.trail...), From: f.from, Upto: upto, Out: -1, Reason: "fork"})
 		}
 		upto = f.retAddr
 	}
@@ -109,12 +113,26 @@ func (p *process) popPartial(o *Oracle, reason string, upto uint64) {
 	if f.proc == nil {
 		return
 	}
-	if !f.tracking {
+	if !f.walking() {
 		f.proc.Unknown++
 		o.Counters.UnknownActivations++
 		return
 	}
-	p.img.Partials = append(p.img.Partials, Partial{Proc: f.proc, Blocks: f.trail, Upto: upto, Reason: reason})
+	p.cut(f, reason, upto, -1)
+}
+
+// walking reports whether the frame follows its blocks (with or without
+// the path register).
+func (f *frame) walking() bool { return f.tracking || f.resync }
+
+// cut keeps f's open path as a Partial: its trail, the last block run up
+// to upto, and the edge out that ended it (-1: none).
+func (p *process) cut(f *frame, reason string, upto uint64, out int) {
+	if len(f.trail) == 0 {
+		return
+	}
+	p.img.Partials = append(p.img.Partials, Partial{Proc: f.proc, Blocks: f.trail, From: f.from, Upto: upto, Out: out, Reason: reason})
+	f.trail, f.from = nil, 0
 }
 
 // Transfer follows one observed transfer (hwsim.TransferObserver).
@@ -219,6 +237,22 @@ func (p *process) enter(o *Oracle, parent *cct.Node, addr, callSite, retAddr uin
 func (f *frame) take(o *Oracle, p *process, e int) {
 	n := f.proc.Numbering
 	a := n.Actions[e]
+	if f.resync {
+		// No path register: a backedge starts the next path (r = Start,
+		// as after any backedge); leaving ends the walk. Either way the
+		// blocks walked since the landing are a Partial.
+		if a.Kind == paths.Back || a.Kind == paths.Count {
+			last := f.trail[len(f.trail)-1]
+			p.cut(f, "longjmp", f.proc.CFG.Blocks[last].End, e)
+			f.resync, f.tracking = false, true
+			f.r, f.insns, f.cost = a.Start, 0, [3]uint64{}
+		}
+		if to := f.proc.CFG.Edges[e].To; to != f.proc.CFG.Exit() {
+			f.block = to
+			f.trail = append(f.trail, to)
+		}
+		return
+	}
 	switch a.Kind {
 	case paths.Init:
 		f.r = a.Start
@@ -259,7 +293,7 @@ func (f *frame) count(o *Oracle, p *process, id int64) {
 // what ran.
 func (f *frame) lose(o *Oracle, p *process, why string) {
 	o.Counters.Inconsistent++
-	f.tracking = false
+	f.tracking, f.resync = false, false
 	if len(o.Notes) < maxNotes {
 		name := "?"
 		if f.proc != nil {
@@ -288,7 +322,7 @@ func (p *process) run(o *Oracle, end uint64) {
 		P := f.proc.CFG
 		if p.pc == P.End {
 			// Running off the procedure's end into the next one.
-			if f.tracking {
+			if f.walking() {
 				if e, ok := exitEdge(P, f.block, cfg.FallOut, 0); ok {
 					f.take(o, p, e)
 				} else {
@@ -304,7 +338,7 @@ func (p *process) run(o *Oracle, end uint64) {
 			continue
 		}
 		stop := min(end, P.End)
-		if f.tracking {
+		if f.walking() {
 			b := &P.Blocks[f.block]
 			if p.pc == b.End {
 				if e, ok := fallEdge(P, f.block); ok {
@@ -397,7 +431,7 @@ func (p *process) transfer(o *Oracle, from, to uint64) {
 		p.pc = to
 		return
 	}
-	if f.tracking && (bi != f.block || P.Blocks[bi].End != from+4) {
+	if f.walking() && (bi != f.block || P.Blocks[bi].End != from+4) {
 		f.lose(o, p, fmt.Sprintf("transfer %#x->%#x not at the end of block %d", from, to, f.block))
 	}
 	for _, e := range P.Blocks[bi].Succs {
@@ -407,16 +441,16 @@ func (p *process) transfer(o *Oracle, from, to uint64) {
 			if E.To == P.Exit() || P.Blocks[E.To].Start != to {
 				continue
 			}
-			if f.tracking {
+			if f.walking() {
 				f.take(o, p, e)
 			}
 			p.pc = to
 			return
 		case cfg.Return:
-			if f.tracking {
+			if f.walking() {
 				f.take(o, p, e)
 			}
-			if !p.ret(o, to) {
+			if !p.ret(o, to) && !p.land(o, to) {
 				o.Counters.UnmatchedReturns++
 				p.replace(o, to)
 			}
@@ -426,7 +460,7 @@ func (p *process) transfer(o *Oracle, from, to uint64) {
 			if E.Target != 0 && E.Target != to {
 				continue
 			}
-			if f.tracking {
+			if f.walking() {
 				f.take(o, p, e)
 			}
 			p.pc = to
@@ -438,7 +472,7 @@ func (p *process) transfer(o *Oracle, from, to uint64) {
 	}
 	// No edge explains it: an unresolved jmp (the procedure has no
 	// numbering) or a layout the CFG got wrong.
-	if f.tracking {
+	if f.walking() {
 		f.lose(o, p, fmt.Sprintf("no edge for the transfer %#x->%#x", from, to))
 	}
 	p.pc = to
@@ -468,6 +502,40 @@ func (p *process) ret(o *Oracle, to uint64) bool {
 			g := p.frames[len(p.frames)-1]
 			p.popPartial(o, "unwind", upto)
 			upto = g.retAddr
+		}
+		return true
+	}
+	return false
+}
+
+// land follows a return to no return address into the code of a frame
+// below the top: longjmp (glibc's __longjmp ends with a ret to the
+// setjmp call's return address, whose frame is long gone). The frames
+// above are unwound, the landing frame's open path is cut, and it walks
+// on without a path register until a backedge or its exit (resync).
+func (p *process) land(o *Oracle, to uint64) bool {
+	for i := len(p.frames) - 2; i >= 0; i-- {
+		g := p.frames[i]
+		if g.proc == nil || g.proc.CFG == nil || to < g.proc.CFG.Start || to >= g.proc.CFG.End {
+			continue
+		}
+		top := p.frames[len(p.frames)-1]
+		p.frames = p.frames[:len(p.frames)-1]
+		p.leave(o, top)
+		upto := top.retAddr
+		for len(p.frames) > i+1 {
+			o.Counters.Unwound++
+			h := p.frames[len(p.frames)-1]
+			p.popPartial(o, "unwind", upto)
+			upto = h.retAddr
+		}
+		o.Counters.Longjmps++
+		if g.walking() {
+			p.cut(g, "longjmp", upto, -1)
+			b, _ := g.proc.CFG.BlockOf(to)
+			g.tracking, g.resync = false, true
+			g.block, g.trail, g.from = b, []int{b}, to
+			g.insns, g.cost = 0, [3]uint64{}
 		}
 		return true
 	}

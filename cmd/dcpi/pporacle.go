@@ -343,8 +343,8 @@ func (r *ppOracleReport) render(w io.Writer) error {
 		}
 	}
 	c := r.Counters
-	fmt.Fprintf(&b, "\noracle counters: %d kernel entries, %d activations with unknown paths, %d entered mid-procedure, %d instructions outside procedures, %d unwound frames, %d restarted system calls, %d unmatched returns, %d unexpected resumes, %d inconsistencies\n",
-		c.KernelEntries, c.UnknownActivations, c.EnteredMidProcedure, c.UnknownCode, c.Unwound, c.RestartedSyscalls, c.UnmatchedReturns, c.UnexpectedResumes, c.Inconsistent)
+	fmt.Fprintf(&b, "\noracle counters: %d kernel entries, %d activations with unknown paths, %d entered mid-procedure, %d instructions outside procedures, %d unwound frames, %d longjmps, %d restarted system calls, %d unmatched returns, %d unexpected resumes, %d inconsistencies\n",
+		c.KernelEntries, c.UnknownActivations, c.EnteredMidProcedure, c.UnknownCode, c.Unwound, c.Longjmps, c.RestartedSyscalls, c.UnmatchedReturns, c.UnexpectedResumes, c.Inconsistent)
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "  note: %s\n", n)
 	}
