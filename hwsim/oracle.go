@@ -1,5 +1,7 @@
 package hwsim
 
+import "dcpi/hwsim/alpha"
+
 // The transfer observer: ground truth of every control transfer the CPUs
 // execute, for the path-profiling oracle (analysis/oracle) that numbers
 // the paths and builds the calling context tree without instrumenting
@@ -56,6 +58,10 @@ type Transfer struct {
 	// transfers are the cycles its user code spent, kernel excursions
 	// excluded when the observer subtracts KernelEntry..UserResume.
 	Cycle, Retired uint64
+	// IMiss and DMiss are the CPU's I-cache and D-cache (load) misses so
+	// far (its PMU totals, counted whether or not a counter is programmed;
+	// zero without the timing model): deltas per process as for Cycle.
+	IMiss, DMiss uint64
 }
 
 // TransferObserver receives every Transfer, synchronously, in each CPU's
@@ -75,7 +81,8 @@ func (m *Machine) SetTransferObserver(o TransferObserver) {
 			continue
 		}
 		c.cpu.OnTransfer = func(from, to uint64) {
-			t := Transfer{Kind: TransferUser, CPU: c.id, From: from, To: to, Cycle: c.cpu.Cycle, Retired: c.cpu.Retired}
+			t := Transfer{Kind: TransferUser, CPU: c.id, From: from, To: to, Cycle: c.cpu.Cycle, Retired: c.cpu.Retired,
+				IMiss: c.cpu.PMU.Totals[alpha.EvIMiss], DMiss: c.cpu.PMU.Totals[alpha.EvDMiss]}
 			if c.cpu.Kernel {
 				t.Kind = TransferKernel
 			}
@@ -92,7 +99,8 @@ func (m *Machine) observeMode(c *cpuState, kind TransferKind) {
 	if m.observer == nil || c.cur == nil {
 		return
 	}
-	t := Transfer{Kind: kind, CPU: c.id, PID: c.cur.PID, Cycle: c.cpu.Cycle, Retired: c.cpu.Retired}
+	t := Transfer{Kind: kind, CPU: c.id, PID: c.cur.PID, Cycle: c.cpu.Cycle, Retired: c.cpu.Retired,
+		IMiss: c.cpu.PMU.Totals[alpha.EvIMiss], DMiss: c.cpu.PMU.Totals[alpha.EvDMiss]}
 	if kind == TransferKernelEntry {
 		t.From = c.cpu.PC
 	} else {
