@@ -65,7 +65,7 @@ func TestLedgerStacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if batch.Version != wire.Version || len(batch.Stacks) != 0 || len(batch.StackDrops) != 0 {
+	if batch.Version != wire.FlatVersion || len(batch.Stacks) != 0 || len(batch.StackDrops) != 0 {
 		t.Fatalf("flat-only batch: version %d, %d stacks, drops %v", batch.Version, len(batch.Stacks), batch.StackDrops)
 	}
 	// Stack drops going backwards are refused.

@@ -2,7 +2,6 @@ package simhost
 
 import (
 	"slices"
-	"sync"
 	"testing"
 
 	"dcpi/hwsim"
@@ -11,37 +10,14 @@ import (
 	"dcpi/workloads"
 )
 
-// rawPublisher keeps batches as published, without the wire encoding
-// (version 3, which carries stacks, is encoded on another branch).
-type rawPublisher struct {
-	mu      sync.Mutex
-	batches []*wire.Batch
-	images  map[wire.ImageKey]*wire.ImageRecord
-}
-
-func (p *rawPublisher) PublishImage(r *wire.ImageRecord) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.images == nil {
-		p.images = map[wire.ImageKey]*wire.ImageRecord{}
-	}
-	p.images[r.Key] = r
-	return nil
-}
-
-func (p *rawPublisher) PublishBatch(b *wire.Batch) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.batches = append(p.batches, b)
-	return nil
-}
-
 // TestStackConservation runs a workload mix with stacks on, with stack
 // tables and buffers small enough to evict and drop, and requires every
 // sample the hardware delivered to be in exactly one published stack or in
 // a stack drop counter, besides the flat profile's own conservation; the
 // stacks must be canonical, their images recorded, and the batches
-// without stacks still of version 2.
+// without stacks still of version 2. The batches come back through their
+// wire encoding (MemPublisher), so what the daemon builds must validate
+// and round-trip.
 func TestStackConservation(t *testing.T) {
 	cfg := hwsim.DefaultConfig()
 	cfg.CPUs = 2
@@ -63,7 +39,7 @@ func TestStackConservation(t *testing.T) {
 	ncfg.Node.Driver.Stacks = node.StackConfig{Entries: 64, BufferEntries: 16, Depth: wire.MaxStackFrames}
 	ncfg.Profile.Counters[0].PeriodMin, ncfg.Profile.Counters[0].PeriodMax = 3000, 3400
 	ncfg.FlushEvery = 2_000_000
-	pub := &rawPublisher{}
+	pub := &node.MemPublisher{}
 	h, err := New(m, ncfg, pub)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +56,8 @@ func TestStackConservation(t *testing.T) {
 	delivered := h.Generated()
 	var flat, flatDrops, stacks, stackDrops, truncated, frames uint64
 	v2, v3 := 0, 0
-	for _, b := range pub.batches {
+	images := pub.Images()
+	for _, b := range pub.Batches() {
 		flat += b.Total()
 		for _, d := range b.Drops {
 			flatDrops += d
@@ -95,7 +72,7 @@ func TestStackConservation(t *testing.T) {
 				t.Fatalf("batch with stacks of version %d", b.Version)
 			}
 			v3++
-		case b.Version != wire.Version:
+		case b.Version != wire.FlatVersion:
 			t.Fatalf("batch without stacks of version %d", b.Version)
 		default:
 			v2++
@@ -108,7 +85,7 @@ func TestStackConservation(t *testing.T) {
 				t.Fatalf("bad stack %+v", s)
 			}
 			for _, f := range s.Frames {
-				if f.Image != (wire.ImageKey{}) && pub.images[f.Image] == nil {
+				if f.Image != (wire.ImageKey{}) && images[f.Image] == nil {
 					t.Fatalf("stack frame names image %v with no record", f.Image)
 				}
 			}
