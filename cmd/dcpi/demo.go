@@ -111,7 +111,7 @@ aggregator, dcpi node --nats URL (see examples/).`,
 	f.BoolVar(&o.timing, "timing", true, "run the 21164 timing model (false: faster, one cycle per instruction)")
 	f.IntVar(&o.limit, "limit", 20, "procedures in the profile table")
 	f.BoolVar(&o.verbose, "verbose", false, "log what the cluster's roles say")
-	f.BoolVar(&o.stacks, "stacks", wire.Version >= wire.StackVersion, "record sampled call stacks on every host, for flame graphs (on by default once this build encodes batch version 3)")
+	f.BoolVar(&o.stacks, "stacks", wire.Version >= wire.StackVersion, "record sampled call stacks on every host, for call trees and flame graphs (dcpi stacks, dcpi pprof)")
 	return cmd
 }
 
