@@ -51,6 +51,9 @@ func Instrument(data []byte, name string, opt Options) (*Result, error) {
 	if opt.DumpPath == "" || len(opt.DumpPath) > 1000 {
 		return nil, fmt.Errorf("instrument: dump path must be 1 to 1000 bytes")
 	}
+	if _, _, err := ReadManifest(data); err == nil {
+		return nil, refuse("%s: already instrumented (it has a %s section)", name, ManifestSection)
+	}
 	f, err := readELF(data)
 	if err != nil {
 		return nil, refuse("%s: %v", name, err)
