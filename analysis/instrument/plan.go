@@ -85,6 +85,7 @@ func plan(procs []*cfg.Proc, opt Options) (*planned, error) {
 		if skip == "" {
 			live = liveIn(p)
 		}
+		locked := lockWindows(p)
 		// Every callsys, even in a skipped procedure, is hooked: the exit
 		// path must dump, and a fork's child must start from zero.
 		for bi := range p.Blocks {
@@ -108,7 +109,7 @@ func plan(procs []*cfg.Proc, opt Options) (*planned, error) {
 				continue
 			}
 			bl := BlockInfo{Start: b.Start, End: b.End, Counter: -1}
-			if first := p.Insns[(b.Start-p.Start)/4].Word; displaceable(first) {
+			if first := p.Insns[(b.Start-p.Start)/4].Word; displaceable(first) && !locked[b.Start] {
 				bl.Counter = m.Counters
 				m.Counters++
 				at(p, live, b.Start).blockCounter = bl.Counter
@@ -117,6 +118,7 @@ func plan(procs []*cfg.Proc, opt Options) (*planned, error) {
 			lastPC := b.End - 4
 			last := p.Insns[(lastPC-p.Start)/4].Word
 			switch {
+			case locked[lastPC]:
 			case condBranch(last):
 				br := BranchInfo{PC: lastPC, Target: branchTarget(lastPC, last), Taken: m.Counters, Fall: m.Counters + 1}
 				m.Counters += 2
@@ -155,4 +157,28 @@ func plan(procs []*cfg.Proc, opt Options) (*planned, error) {
 		return nil, refuse("no system call found to hook the exit path (exit_group) on")
 	}
 	return pl, nil
+}
+
+// lockWindow bounds how far after a load-locked the instrumenter looks for
+// its store-conditional.
+const lockWindow = 16
+
+// lockWindows returns the addresses after an ldl_l/ldq_l up to and
+// including the next stl_c/stq_c (in address order, within lockWindow
+// instructions): counting code there would add stores inside the locked
+// sequence, which a real 21164 may answer by failing the stx_c every time.
+func lockWindows(p *cfg.Proc) map[uint64]bool {
+	locked := map[uint64]bool{}
+	for i, in := range p.Insns {
+		if op := in.Word >> 26; op != 0x2a && op != 0x2b {
+			continue
+		}
+		for j := i + 1; j < len(p.Insns) && j <= i+lockWindow; j++ {
+			locked[p.Insns[j].PC] = true
+			if op := p.Insns[j].Word >> 26; op == 0x2e || op == 0x2f {
+				break
+			}
+		}
+	}
+	return locked
 }

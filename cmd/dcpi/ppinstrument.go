@@ -74,6 +74,17 @@ docs/instrument.md describes the rewriting and the dump format.`,
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%s: %s mode, %d procedures, %d counters, %d trampolines (%d with spilled scratch registers); dumps to %s\n",
 				out, m.Mode, len(m.Procs), m.Counters, m.Trampolines, m.Spills, m.DumpPath)
+			var uncounted int
+			for _, p := range m.Procs {
+				for _, b := range p.Blocks {
+					if b.Counter < 0 {
+						uncounted++
+					}
+				}
+			}
+			if uncounted > 0 {
+				fmt.Fprintf(w, "  %d blocks not counted (inside an ldx_l/stx_c sequence, or starting with a jump through its own link register)\n", uncounted)
+			}
 			for _, s := range m.Skipped {
 				fmt.Fprintf(w, "  not counted: %s: %s\n", s.Name, s.Reason)
 			}
