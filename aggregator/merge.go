@@ -29,14 +29,19 @@ type Proposal struct {
 	Members [][]int
 }
 
-// Entries is the number of entries the proposal carries.
+// Entries is the number of entries the proposal carries: flat entries,
+// unknown samples and stacks.
 func (p *Proposal) Entries() int {
 	n := 0
 	for _, d := range p.Deltas {
-		n += len(d.Batch.Entries) + len(d.Batch.Unknown)
+		n += deltaSize(d.Batch)
 	}
 	return n
 }
+
+// deltaSize is what a batch counts against the limits. A stack counts as
+// one entry: its frames are mostly shared through the frame table.
+func deltaSize(b *wire.Batch) int { return len(b.Entries) + len(b.Unknown) + len(b.Stacks) }
 
 // Merge folds batches into deltas and groups the deltas into proposals.
 // Batches of one (host, CPU) stream with consecutive sequence numbers in
@@ -78,7 +83,7 @@ func Merge(batches []*wire.Batch, lim Limits) []Proposal {
 			members[len(members)-1] = append(members[len(members)-1], i)
 			continue
 		case cur != nil && b.Host == cur.Host && b.CPU == cur.CPU && b.Seq == last+1 &&
-			b.Epoch == cur.Epoch && len(cur.Entries)+len(b.Entries) <= lim.MaxDeltaEntries:
+			b.Epoch == cur.Epoch && len(cur.Entries)+len(cur.Stacks)+len(b.Entries)+len(b.Stacks) <= lim.MaxDeltaEntries:
 			fold(cur, b)
 			last = b.Seq
 			deltas[len(deltas)-1].Last = last
@@ -100,7 +105,7 @@ func Merge(batches []*wire.Batch, lim Limits) []Proposal {
 	var p Proposal
 	size := 0
 	for k, d := range deltas {
-		n := len(d.Batch.Entries) + len(d.Batch.Unknown)
+		n := deltaSize(d.Batch)
 		if len(p.Deltas) > 0 && size+n > lim.MaxProposalEntries {
 			out = append(out, p)
 			p, size = Proposal{}, 0
@@ -120,13 +125,10 @@ func clone(b *wire.Batch) *wire.Batch {
 	c := *b
 	c.Entries = slices.Clone(b.Entries)
 	c.Unknown = slices.Clone(b.Unknown)
-	c.Drops = nil
-	for name, n := range b.Drops {
-		if c.Drops == nil {
-			c.Drops = make(map[string]uint64, len(b.Drops))
-		}
-		c.Drops[name] = n
-	}
+	c.Drops = addDrops(nil, b.Drops)
+	// Frames are never written through, so stacks may share them with b.
+	c.Stacks = slices.Clone(b.Stacks)
+	c.StackDrops = addDrops(nil, b.StackDrops)
 	return &c
 }
 
@@ -135,14 +137,26 @@ func clone(b *wire.Batch) *wire.Batch {
 func fold(dst, b *wire.Batch) {
 	dst.Entries = append(dst.Entries, b.Entries...)
 	dst.Unknown = append(dst.Unknown, b.Unknown...)
-	for name, n := range b.Drops {
-		if dst.Drops == nil {
-			dst.Drops = map[string]uint64{}
-		}
-		dst.Drops[name] += n
-	}
+	dst.Drops = addDrops(dst.Drops, b.Drops)
+	// Stacks sum per (PID, event, frames, truncated), as Normalize does;
+	// the PID survives into storage as the flat entries' does.
+	dst.Stacks = append(dst.Stacks, b.Stacks...)
+	dst.StackDrops = addDrops(dst.StackDrops, b.StackDrops)
 	dst.Start, dst.End = min(dst.Start, b.Start), max(dst.End, b.End)
 	// The accounting is cumulative: the later batch's describes the run.
+	// A delta of flat and stack batches is of the stack version.
 	dst.Version = max(dst.Version, b.Version)
 	dst.Delivered, dst.Accounted = b.Delivered, b.Accounted
+}
+
+// addDrops adds named counters to dst, allocating it only when there is
+// something to add.
+func addDrops(dst, src map[string]uint64) map[string]uint64 {
+	for name, n := range src {
+		if dst == nil {
+			dst = map[string]uint64{}
+		}
+		dst[name] += n
+	}
+	return dst
 }

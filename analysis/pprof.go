@@ -3,6 +3,7 @@ package analysis
 import (
 	"cmp"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -46,6 +47,9 @@ type PprofQuery struct {
 	// Found, when set, is called once for each image whose bytes Files
 	// found (say, to write them where pprof's PPROF_BINARY_PATH looks).
 	Found func(rec *wire.ImageRecord, data []byte, where string)
+	// Flat exports the flat profile even when the source holds call
+	// stacks for the selection: one single-frame sample per instruction.
+	Flat bool
 }
 
 // Pprof builds a pprof profile (github.com/google/pprof/profile) of q over
@@ -78,6 +82,19 @@ type PprofQuery struct {
 //
 // Every selected count appears exactly once, so the profile's total per
 // sample type equals the database's total for that event.
+//
+// When the source holds call stacks (StackSource) for the selection and
+// q.Flat is not set, the samples are the stacks' instead: one Sample per
+// (stack, host, epoch) kept apart, its Locations leaf first — the sampled
+// instruction's location as above, then each caller's call site, the
+// instruction before its return address (return address - 4), with
+// symbols and lines found the same way — so flame graphs and pprof's
+// callers/callees views work. A truncated stack ends in a location of the
+// function "[truncated]" and a frame no image map covered is a location
+// of UnknownProcedure at its raw address, both without a mapping. Stacks
+// are selected by their leaf's image. Their totals are the stack view's:
+// the flat profile's less the samples whose stacks were dropped (storage's
+// StackTotals), which the profile's comments report.
 func Pprof(src Source, q PprofQuery) (*profile.Profile, error) {
 	if q.ByHost && q.Filter.Hosts == nil {
 		return nil, fmt.Errorf("analysis: pprof: %w: by host needs the list of hosts", ErrQuery)
@@ -117,19 +134,44 @@ func Pprof(src Source, q PprofQuery) (*profile.Profile, error) {
 			reads = append(reads, r)
 		}
 	}
-	for _, r := range reads {
-		b.epoch = -1
-		if len(r.Epochs) == 1 {
-			b.epoch = int64(r.Epochs[0])
+	ss, withStacks := src.(StackSource)
+	withStacks = withStacks && !q.Flat
+	if withStacks {
+		for _, r := range reads {
+			b.startRead(r)
+			if err := ss.Stacks(r, b.addStack); err != nil {
+				if errors.Is(err, ErrNoStacks) {
+					break // a Symbolizer over a source without stacks
+				}
+				return nil, fmt.Errorf("analysis: pprof: stacks: %w", err)
+			}
 		}
-		if !q.ByHost && len(r.Hosts) == 1 {
-			b.host = r.Hosts[0]
-		}
-		if err := src.Profile(r, b.add); err != nil {
-			return nil, fmt.Errorf("analysis: pprof: %w", err)
+		withStacks = b.stacks.rows > 0
+	}
+	if !withStacks {
+		for _, r := range reads {
+			b.startRead(r)
+			if err := src.Profile(r, b.add); err != nil {
+				return nil, fmt.Errorf("analysis: pprof: %w", err)
+			}
 		}
 	}
-	return b.profile(), nil
+	p := b.profile()
+	if withStacks {
+		p.Comments = append(p.Comments, fmt.Sprintf("dcpi: samples by call stack (%d stacks), leaf first; callers at their call sites", b.stacks.rows))
+	}
+	return p, nil
+}
+
+// startRead sets the labels of the samples of read r.
+func (b *pprofBuilder) startRead(r storage.Query) {
+	b.epoch = -1
+	if len(r.Epochs) == 1 {
+		b.epoch = int64(r.Epochs[0])
+	}
+	if !b.q.ByHost && len(r.Hosts) == 1 {
+		b.host = r.Hosts[0]
+	}
 }
 
 type pprofBuilder struct {
@@ -158,6 +200,8 @@ type pprofBuilder struct {
 	last    *pprofImage
 
 	frames []sourceFrame // scratch for sourceLines
+
+	stacks pprofStacks // samples by call stack (pprof_stacks.go)
 }
 
 type pprofImage struct {
@@ -219,6 +263,14 @@ func (b *pprofBuilder) image(key wire.ImageKey) (*pprofImage, error) {
 	if im.skip {
 		return im, nil
 	}
+	b.mapImage(im, key)
+	return im, nil
+}
+
+// mapImage gives im its Mapping: its text's range, dense location slots,
+// and its DWARF when q.Files finds the bytes.
+func (b *pprofBuilder) mapImage(im *pprofImage, key wire.ImageKey) {
+	t := im.table
 	buildID := key.String()
 	if key.Kind() == wire.KindBuildID {
 		buildID = hex.EncodeToString(key.ID())
@@ -228,7 +280,7 @@ func (b *pprofBuilder) image(key wire.ImageKey) (*pprofImage, error) {
 	b.p.Mapping = append(b.p.Mapping, im.mapping)
 	rec, err := b.syms.Image(key)
 	if err != nil {
-		return im, nil // symbols only (the Symbolizer's empty table)
+		return // symbols only (the Symbolizer's empty table)
 	}
 	im.mapping.Limit = max(im.mapping.Limit, rec.TextEnd)
 	// Instructions lie in the text: a slot per instruction there
@@ -239,7 +291,6 @@ func (b *pprofBuilder) image(key wire.ImageKey) (*pprofImage, error) {
 	if b.q.Files != nil {
 		b.openSource(im, rec)
 	}
-	return im, nil
 }
 
 // openSource reads the DWARF of rec's image when q.Files finds its bytes,
@@ -358,6 +409,36 @@ func (b *pprofBuilder) add(image wire.ImageKey, offset uint64, event uint8, host
 	if col < 0 {
 		col = b.addColumn(event)
 	}
+	pl := b.location(im, offset)
+	var s *profile.Sample
+	if b.q.ByHost {
+		sk := pprofSampleKey{pl.loc, host, b.epoch}
+		if s = b.samples[sk]; s == nil {
+			s = b.newSample(pl.loc, host)
+			b.samples[sk] = s
+		}
+	} else {
+		if pl.sample == nil || pl.epoch != b.epoch {
+			pl.sample, pl.epoch = b.newSample(pl.loc, b.host), b.epoch
+		}
+		s = pl.sample
+	}
+	addValue(s, col, count)
+	return nil
+}
+
+// addValue adds count to column col of s.
+func addValue(s *profile.Sample, col int, count uint64) {
+	for len(s.Value) <= col {
+		s.Value = append(s.Value, 0)
+	}
+	// pprof values are int64; a count past 2^63-1 (never, in practice)
+	// saturates there.
+	s.Value[col] = int64(min(uint64(s.Value[col])+min(count, 1<<63-1), 1<<63-1))
+}
+
+// location returns the location of offset in im, making it.
+func (b *pprofBuilder) location(im *pprofImage, offset uint64) *pprofLoc {
 	var pl *pprofLoc
 	slot := offset / 4
 	useDense := offset%4 == 0 && slot < uint64(len(im.dense))
@@ -398,26 +479,7 @@ func (b *pprofBuilder) add(image wire.ImageKey, offset uint64, event uint8, host
 			im.locs[offset] = pl
 		}
 	}
-	var s *profile.Sample
-	if b.q.ByHost {
-		sk := pprofSampleKey{pl.loc, host, b.epoch}
-		if s = b.samples[sk]; s == nil {
-			s = b.newSample(pl.loc, host)
-			b.samples[sk] = s
-		}
-	} else {
-		if pl.sample == nil || pl.epoch != b.epoch {
-			pl.sample, pl.epoch = b.newSample(pl.loc, b.host), b.epoch
-		}
-		s = pl.sample
-	}
-	for len(s.Value) <= col {
-		s.Value = append(s.Value, 0)
-	}
-	// pprof values are int64; a count past 2^63-1 (never, in practice)
-	// saturates there.
-	s.Value[col] = int64(min(uint64(s.Value[col])+min(count, 1<<63-1), 1<<63-1))
-	return nil
+	return pl
 }
 
 // newSample adds a sample at loc, labelled with host (if any) and the

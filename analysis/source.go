@@ -26,12 +26,19 @@ type Source interface {
 
 var _ Source = (*storage.DB)(nil)
 
+var _ StackSource = (*MemSource)(nil)
+
 // MemSource is Source's in-memory twin: records and images in maps. Its
 // methods are safe for concurrent use.
 type MemSource struct {
 	mu     sync.Mutex
 	counts map[storage.Record]uint64 // Count zero in the keys
 	images map[wire.ImageKey]*wire.ImageRecord
+
+	// Call stacks (stacksource.go), made at the first AddStack.
+	stackIDs    map[string]uint64
+	stacks      map[uint64]*storage.Stack
+	stackCounts map[memStackKey]uint64
 }
 
 // NewMemSource returns an empty MemSource.

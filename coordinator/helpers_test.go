@@ -56,6 +56,18 @@ func dumpDB(t testing.TB, db *storage.DB) string {
 		t.Fatal(err)
 	}
 	fmt.Fprintf(&b, "totals %d %d %v\n", s, u, d)
+	err = db.Stacks(storage.Query{Hosts: mustHosts(t, db)}, func(st *storage.Stack, ev uint8, host string, n uint64) error {
+		fmt.Fprintf(&b, "stack %016x %v %v %d %s = %d\n", st.ID, st.Truncated, st.Frames, ev, host, n)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, sd, err := db.StackTotals(storage.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&b, "stack totals %d %v\n", ss, sd)
 	eps, err := db.Epochs()
 	if err != nil {
 		t.Fatal(err)
@@ -124,4 +136,16 @@ func mustApply(t testing.TB, f *FSM, index uint64, c Command) any {
 func outcomes(res any) []storage.Outcome {
 	o, _ := res.([]storage.Outcome)
 	return slices.Clone(o)
+}
+
+func mustHosts(t testing.TB, db *storage.DB) []string {
+	t.Helper()
+	hosts, err := db.Hosts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hosts == nil {
+		hosts = []string{}
+	}
+	return hosts
 }

@@ -234,6 +234,7 @@ func (s *service) queries() map[string]query {
 	return map[string]query{
 		QueryEpochs: s.queryEpochs, QueryNodes: s.queryNodes, QueryImages: s.queryImages,
 		QueryApplied: s.queryApplied, QueryTotals: s.queryTotals, QueryProfile: s.queryProfile,
+		QueryStacks: s.queryStacks,
 	}
 }
 

@@ -108,6 +108,7 @@ func b2u(b bool) uint64 {
 func (m *Machine) enterKernel(c *cpuState, entry uint64) {
 	if !c.cpu.Kernel && c.cur != nil {
 		c.cpu.Save(&c.cur.ctx)
+		m.observeMode(c, TransferKernelEntry)
 	}
 	c.cpu.SetMode(true)
 	if c.mem != nil {
@@ -151,6 +152,7 @@ func (m *Machine) returnToUser(c *cpuState) {
 	c.cpu.IPL = 0
 	c.cpu.Load(&p.ctx, p.as)
 	m.setTruth(c)
+	m.observeMode(c, TransferUserResume)
 }
 
 // timerInterrupt enters vmunix's entInt for a clock tick.

@@ -34,7 +34,8 @@ type Machine struct {
 	kern       *kernel
 	tickCycles uint64
 
-	truth map[string]*alpha.GroundTruth // by image path, with Config.GroundTruth
+	truth    map[string]*alpha.GroundTruth // by image path, with Config.GroundTruth
+	observer TransferObserver              // SetTransferObserver (oracle.go)
 
 	prof       ProfileConfig
 	handler    CounterHandler

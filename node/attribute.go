@@ -123,7 +123,7 @@ func (a *attributor) add(entries []Entry) (newImages []Mapping, err error) {
 
 // batch returns the accumulated profile as a batch and starts a new one.
 func (a *attributor) batch(host string, epoch uint64, cpu uint16, seq, start, end uint64, drops map[string]uint64) *wire.Batch {
-	b := &wire.Batch{Version: wire.Version, Host: host, Epoch: epoch, CPU: cpu, Seq: seq,
+	b := &wire.Batch{Version: wire.FlatVersion, Host: host, Epoch: epoch, CPU: cpu, Seq: seq,
 		Start: start, End: end, Drops: drops}
 	// The batch's canonical order is (image key, event, offset, PID):
 	// rank the images once, then sort on integers.

@@ -97,6 +97,11 @@ type DB struct {
 
 	smu     sync.Mutex
 	streams map[streamID]*stream
+
+	// stacks serializes the calls that assign stack IDs, from reading
+	// the stack table to committing, so two calls never give one ID to
+	// two stacks; it guards the cache of committed IDs.
+	stacks stackCache
 }
 
 // streamID names a batch stream: a (host, CPU) whose Seqs are contiguous.

@@ -3,6 +3,7 @@ package storage
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"dcpi/wire"
@@ -139,6 +140,7 @@ func (db *DB) applyDeltas(ds []Delta, m *Meta, gapIsError bool) ([]Outcome, erro
 		next[id] = st.seq
 	}
 	var w batchWriter
+	var stacks *stackAssigner // made, and db.stacks locked, at the first stack
 	out := make([]Outcome, len(ds))
 	for i := range ds {
 		d := &ds[i]
@@ -160,6 +162,23 @@ func (db *DB) applyDeltas(ds []Delta, m *Meta, gapIsError bool) ([]Outcome, erro
 			continue
 		}
 		w.add(b)
+		if len(b.Stacks) > 0 {
+			if stacks == nil {
+				db.stacks.mu.Lock()
+				defer db.stacks.mu.Unlock()
+				stacks = &stackAssigner{db: db, pending: map[uint64][]byte{}, byRec: map[string]uint64{}}
+			}
+			ids := make([]uint64, len(b.Stacks))
+			for k := range b.Stacks {
+				var err error
+				if ids[k], err = stacks.id(encodeStack(b.Stacks[k].Truncated, b.Stacks[k].Frames)); err != nil {
+					return nil, err
+				}
+			}
+			w.addStacks(b, ids)
+		} else if len(b.StackDrops) > 0 {
+			w.addStacks(b, nil)
+		}
 		next[id] = last
 		acct[id] = StreamState{Delivered: b.Delivered, Accounted: b.Accounted}
 		out[i] = Applied
@@ -170,6 +189,14 @@ func (db *DB) applyDeltas(ds []Delta, m *Meta, gapIsError bool) ([]Outcome, erro
 		return nil, err
 	}
 	changed := w.len() > 0 || m != nil && len(m.ops) > 0
+	if stacks != nil {
+		// New stack records, in ID order for the memtable's sake.
+		for _, id := range slices.Sorted(maps.Keys(stacks.pending)) {
+			if err := pb.Set(stackKey(id), stacks.pending[id], nil); err != nil {
+				return nil, fmt.Errorf("storage: apply: %w", err)
+			}
+		}
+	}
 	for _, id := range ids {
 		if next[id] != streams[id].seq {
 			st := acct[id]
@@ -195,6 +222,9 @@ func (db *DB) applyDeltas(ds []Delta, m *Meta, gapIsError bool) ([]Outcome, erro
 	}
 	for _, id := range ids {
 		streams[id].seq = next[id]
+	}
+	if stacks != nil {
+		stacks.committed()
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"dcpi/wire"
+	"dcpi/wire/wiretest"
 )
 
 // mergeBatches merges consecutive batches of one stream and epoch into one
@@ -23,6 +24,13 @@ func mergeBatches(bs []*wire.Batch) Delta {
 				m.Drops = map[string]uint64{}
 			}
 			m.Drops[name] += n
+		}
+		m.Stacks = append(m.Stacks, wiretest.CloneStacks(b.Stacks)...)
+		for name, n := range b.StackDrops {
+			if m.StackDrops == nil {
+				m.StackDrops = map[string]uint64{}
+			}
+			m.StackDrops[name] += n
 		}
 	}
 	m.Normalize()

@@ -28,6 +28,11 @@
 //	'e' epoch:8                                         → epoch record: version 1, state, start ns, end ns (Set)
 //	'n' host\0                                          → node record: version 2, CPUs, registered, updated, labels, events per sample (Set; version 1 has no periods)
 //	'k' epoch:8 host\0                                  → epoch ack: version, flags (late), at, per-stream last Seqs (Set)
+//	't' stackID:8                                       → stack record: version 1, flags (truncated), images, frames (Set once)
+//	'g' epoch:8 event:1 stackID:8                       → samples by call stack over all hosts and PIDs (merged)
+//	'x' epoch:8 host\0 event:1 stackID:8 pid:4          → samples by call stack (merged)
+//	'q' epoch:8 event:1 host\0                          → samples counted by stacks, per host (merged)
+//	'p' epoch:8 host\0 name                             → named stack drop counter (merged)
 //	'm' "schema"                                        → "dcpi-profile-db/2" (Set once)
 //	'm' "logindex"                                      → the Raft log index the database reflects (8 bytes, Set)
 //
@@ -43,6 +48,21 @@
 // naming so many hosts that a range each costs more than seeking. 's' and
 // 'd' let Totals check conservation (samples generated = stored + dropped)
 // without scanning profiles.
+//
+// Call stacks (wire.StackEntry) are content-addressed: a stack's ID is 64
+// bits of the SHA-256 of its record (its frames, leaf first, and whether it
+// was truncated), and its record is written once to 't'. If that ID already
+// holds another stack's record, the next ID is tried, and so on: a read
+// during apply, deterministic because every replica applies the same log
+// in the same order, so two different stacks are never merged. 'x' is the
+// stack profile host-major (a query naming hosts reads one range per epoch
+// and host, as 'h'), 'g' its roll-up for fleet-wide queries, 'q' and 'p'
+// the stack view's conservation counters: per stream, stack samples plus
+// stack drops equal the samples delivered. All are written in the same
+// Pebble batch as the delta's flat counts. The stack tables were added to
+// schema version 2 without a new version: a database from before them
+// reads as one without stacks, and a build from before them reads none of
+// their prefixes.
 //
 // Schema versions: a database of another version is refused at Open and
 // must be rebuilt (version 2 added 'h').

@@ -38,20 +38,38 @@ func batch(host string, cpu uint16, seq, epoch uint64, entries []wire.Entry, unk
 // five images, three epochs, the offsets randQuery ranges over — so that
 // batches collide and merges add up.
 func streamBatch(r *rand.Rand, host string, cpu uint16, seq uint64, maxEntries int) *wire.Batch {
-	return wiretest.RandBatch(r, wiretest.Options{Host: host, CPU: cpu, Seq: seq, Epoch: uint64(r.IntN(3)),
-		MaxEntries: maxEntries, Images: wiretest.Keys(5)})
+	o := wiretest.Options{Host: host, CPU: cpu, Seq: seq, Epoch: uint64(r.IntN(3)),
+		MaxEntries: maxEntries, Images: wiretest.Keys(5)}
+	if r.IntN(2) == 0 {
+		o.MaxStacks = maxEntries / 2 // half the batches carry stacks
+	}
+	return wiretest.RandBatch(r, o)
 }
 
 // model is the database as a map: what the tests compare against.
 type model struct {
-	counts  map[Record]uint64 // Count field zero in keys
-	unknown map[UnknownRecord]uint64
-	drops   map[[3]string]uint64 // epoch, host, name
-	applied map[streamID]uint64
+	counts     map[Record]uint64 // Count field zero in keys
+	unknown    map[UnknownRecord]uint64
+	drops      map[[3]string]uint64 // epoch, host, name
+	applied    map[streamID]uint64
+	stacks     map[stackModelKey]uint64
+	stackDrops map[[3]string]uint64 // epoch, host, name
+}
+
+// stackModelKey is a stack counter of the model: the stack as its
+// record's bytes, which differ exactly when the stacks do.
+type stackModelKey struct {
+	epoch uint64
+	event uint8
+	host  string
+	pid   uint32
+	leaf  wire.ImageKey
+	stack string
 }
 
 func newModel() *model {
-	return &model{counts: map[Record]uint64{}, unknown: map[UnknownRecord]uint64{}, drops: map[[3]string]uint64{}, applied: map[streamID]uint64{}}
+	return &model{counts: map[Record]uint64{}, unknown: map[UnknownRecord]uint64{}, drops: map[[3]string]uint64{}, applied: map[streamID]uint64{},
+		stacks: map[stackModelKey]uint64{}, stackDrops: map[[3]string]uint64{}}
 }
 
 // apply mirrors ApplyBatch; it returns what ApplyBatch should.
@@ -75,7 +93,79 @@ func (m *model) apply(b *wire.Batch) (applied, gap bool) {
 			m.drops[[3]string{fmt.Sprint(b.Epoch), b.Host, name}] += n
 		}
 	}
+	for _, s := range b.Stacks {
+		m.stacks[stackModelKey{b.Epoch, s.Event, b.Host, s.PID, s.Frames[0].Image, string(encodeStack(s.Truncated, s.Frames))}] += s.Count
+	}
+	for name, n := range b.StackDrops {
+		if n != 0 {
+			m.stackDrops[[3]string{fmt.Sprint(b.Epoch), b.Host, name}] += n
+		}
+	}
 	return true, false
+}
+
+// stackView is what Stacks(q) should report, by (event, stack, host).
+type stackView struct {
+	event uint8
+	stack string
+	host  string
+}
+
+func (m *model) stackProfile(q Query) map[stackView]uint64 {
+	out := map[stackView]uint64{}
+	for k, n := range m.stacks {
+		if !in(q.Epochs, k.epoch) || !in(q.Events, k.event) || !in(q.Hosts, k.host) || !in(q.Images, k.leaf) || !in(q.PIDs, k.pid) {
+			continue
+		}
+		v := stackView{k.event, k.stack, k.host}
+		if q.Hosts == nil {
+			v.host = ""
+		}
+		out[v] += n
+	}
+	return out
+}
+
+// stackTotals is what StackTotals(q) should report: images and PIDs do
+// not select there.
+func (m *model) stackTotals(q Query) (samples uint64, drops map[string]uint64) {
+	drops = map[string]uint64{}
+	for _, empty := range []bool{q.Epochs != nil && len(q.Epochs) == 0, q.Events != nil && len(q.Events) == 0, q.Hosts != nil && len(q.Hosts) == 0,
+		q.Images != nil && len(q.Images) == 0, q.PIDs != nil && len(q.PIDs) == 0} {
+		if empty {
+			return 0, drops // an empty list selects nothing
+		}
+	}
+	for k, n := range m.stacks {
+		if in(q.Epochs, k.epoch) && in(q.Events, k.event) && in(q.Hosts, k.host) {
+			samples += n
+		}
+	}
+	for k, n := range m.stackDrops {
+		var e uint64
+		fmt.Sscan(k[0], &e)
+		if in(q.Epochs, e) && in(q.Hosts, k[1]) {
+			drops[k[2]] += n
+		}
+	}
+	return samples, drops
+}
+
+func readStacks(t testing.TB, db *DB, q Query) map[stackView]uint64 {
+	t.Helper()
+	out := map[stackView]uint64{}
+	err := db.Stacks(q, func(st *Stack, event uint8, host string, count uint64) error {
+		k := stackView{event, string(encodeStack(st.Truncated, st.Frames)), host}
+		if _, dup := out[k]; dup {
+			t.Errorf("Stacks reported %+v twice", k)
+		}
+		out[k] = count
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Stacks(%+v): %v", q, err)
+	}
+	return out
 }
 
 func in[T comparable](list []T, v T) bool {

@@ -27,6 +27,16 @@ func checkAgainstModel(t *testing.T, db *DB, m *model, q Query) {
 	if s != ws || u != wu || !maps.Equal(d, wd) {
 		t.Fatalf("Totals(%+v) = %d %d %v; model %d %d %v", q, s, u, d, ws, wu, wd)
 	}
+	if got, want := readStacks(t, db, q), m.stackProfile(q); !maps.Equal(got, want) {
+		t.Fatalf("Stacks(%+v): %d rows, model %d\n got %v\nwant %v", q, len(got), len(want), got, want)
+	}
+	ss, sd, err := db.StackTotals(q)
+	if err != nil {
+		t.Fatalf("StackTotals(%+v): %v", q, err)
+	}
+	if wss, wsd := m.stackTotals(q); ss != wss || !maps.Equal(sd, wsd) {
+		t.Fatalf("StackTotals(%+v) = %d %v; model %d %v", q, ss, sd, wss, wsd)
+	}
 	// Records: the raw rows.
 	got := map[Record]uint64{}
 	var prev *Record

@@ -316,15 +316,9 @@ func (b *Batch) AppendBinary(buf []byte) ([]byte, error) {
 		buf = binary.AppendUvarint(buf, u.Count)
 	}
 
-	names := make([]string, 0, len(b.Drops))
-	for name := range b.Drops {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	buf = binary.AppendUvarint(buf, uint64(len(names)))
-	for _, name := range names {
-		buf = bincodec.AppendString(buf, name)
-		buf = binary.AppendUvarint(buf, b.Drops[name])
+	buf = appendDrops(buf, b.Drops)
+	if b.Version >= StackVersion {
+		buf = b.appendStacks(buf)
 	}
 	if len(buf)-start+trailerLen > MaxMessageBytes {
 		return nil, fmt.Errorf("wire: batch: %w: encodes to %d bytes (cap %d)", ErrTooLarge, len(buf)-start+trailerLen, MaxMessageBytes)
@@ -399,19 +393,9 @@ func (b *Batch) UnmarshalBinary(data []byte) error {
 		nb.Unknown = append(nb.Unknown, u)
 	}
 
-	nd := d.Count("drop counters", MaxDrops, minDropBytes)
-	if nd > 0 {
-		nb.Drops = make(map[string]uint64, nd)
-	}
-	prevName := ""
-	for i := 0; i < nd && d.Err() == nil; i++ {
-		name := d.String("drop counter name", MaxDropNameLen)
-		n := d.Uvarint("drop count")
-		if d.Err() == nil && i > 0 && name <= prevName {
-			d.Fail(ErrInvalid, "drop counter %q: not after %q in name order", name, prevName)
-		}
-		prevName = name
-		nb.Drops[name] = n
+	nb.Drops = decodeDrops(d, "drop")
+	if v >= StackVersion && d.Err() == nil {
+		decodeStacks(d, &nb)
 	}
 	d.End()
 	if err := d.Err(); err != nil {

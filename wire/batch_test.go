@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"reflect"
 	"strings"
@@ -107,7 +108,7 @@ func TestBatchDecodeErrors(t *testing.T) {
 		{"empty", nil, ErrMalformed, "shorter than header"},
 		{"short", good[:9], ErrMalformed, "shorter than header"},
 		{"magic", append([]byte("DCPR"), good[4:]...), ErrMalformed, "magic"},
-		{"version", reseal(append(append([]byte("DCPB"), 0, 3), good[6:]...)), ErrVersion, "version 3"},
+		{"version", reseal(append(append([]byte("DCPB"), 0, Version+1), good[6:]...)), ErrVersion, fmt.Sprintf("version %d", Version+1)},
 		{"checksum", append(append([]byte(nil), good[:len(good)-1]...), good[len(good)-1]^1), ErrMalformed, "checksum"},
 		{"flipped body", func() []byte { b := append([]byte(nil), good...); b[10] ^= 0x40; return b }(), ErrMalformed, "checksum"},
 		{"truncated", reseal(append(append([]byte(nil), good[:len(good)-8]...), 0, 0, 0, 0)), ErrMalformed, "truncated"},
@@ -204,7 +205,7 @@ func TestBatchAccountingAndVersions(t *testing.T) {
 	if err := got.UnmarshalBinary(data); err != nil {
 		t.Fatal(err)
 	}
-	if got.Version != 2 || got.Delivered != 1000 || got.Accounted != 990 {
+	if got.Version != Version || got.Delivered != 1000 || got.Accounted != 990 {
 		t.Fatalf("decoded version %d delivered %d accounted %d", got.Version, got.Delivered, got.Accounted)
 	}
 

@@ -9,10 +9,13 @@ import (
 	"dcpi/internal/bincodec"
 )
 
-// Version is the format version this package writes. It reads every
-// version from MinVersion up; a message keeps the version it was read
-// with, and re-encodes to the same bytes.
-const Version = 2
+// Version is the newest format version this package reads and writes. It
+// reads every version from MinVersion up; a message keeps the version it
+// was read with, and re-encodes to the same bytes. Version 3 added the
+// batch's call stacks (StackVersion); producers write a batch without
+// stacks as FlatVersion, so flat profiles keep their version-2 bytes. An
+// image record of version 3 has version 2's body.
+const Version = 3
 
 // MinVersion is the oldest format version this package reads. Version 1
 // lacks the batch's sample accounting and the image record's load base.

@@ -21,12 +21,17 @@ var updateCorpus = flag.Bool("update-corpus", false, "rewrite the seed files und
 // runs them through the fuzz targets).
 func TestSeedCorpus(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
+	rs := rand.New(rand.NewPCG(13, 14))
 	var batches, records [][]byte
 	for _, b := range []*wire.Batch{
 		wire.SampleBatch(),
-		{Version: wire.Version, Host: "h", Seq: 1},
-		{Version: wire.Version, Host: "daemon-example", CPU: wire.AllCPUs, Seq: 3, Drops: map[string]uint64{"daemon.buffer_full": 9, wire.DropOverflowFull: 1}},
+		{Version: wire.FlatVersion, Host: "h", Seq: 1},
+		{Version: wire.FlatVersion, Host: "daemon-example", CPU: wire.AllCPUs, Seq: 3, Drops: map[string]uint64{"daemon.buffer_full": 9, wire.DropOverflowFull: 1}},
 		wiretest.RandBatch(r, wiretest.Options{MaxEntries: 3}), wiretest.RandBatch(r, wiretest.Options{MaxEntries: 30}), wiretest.RandBatch(r, wiretest.Options{MaxEntries: 300}),
+		// Version 3, with stacks, from a generator of their own so the
+		// seeds above stay as they were.
+		stackBatch(4), {Version: wire.StackVersion, Host: "h", Seq: 1},
+		wiretest.RandBatch(rs, wiretest.Options{MaxEntries: 3, MaxStacks: 4}), wiretest.RandBatch(rs, wiretest.Options{MaxEntries: 10, MaxStacks: 40}),
 	} {
 		data, err := b.MarshalBinary()
 		if err != nil {

@@ -6,7 +6,7 @@
 // coordinator. It owns the formats and their checks, not their transport or
 // storage.
 //
-// # Encoding (version 2; version 1 is read too)
+// # Encoding (version 3; versions 1 and 2 are read too)
 //
 // Every message is self-contained and self-checking:
 //
@@ -26,6 +26,23 @@
 //	    imagekey n, n × (event:1 byte, offset delta, pid, count)
 //	nunknown, each: pid pc event:1 byte count
 //	ndrops, each (sorted by name): name count
+//	[stack section: version 3]
+//
+// Stack section (version 3; see StackEntry):
+//
+//	nframegroups, per group (one image, the zero key as kind 0 length 0):
+//	    imagekey n, first offset, (n-1) × (offset delta - 1)
+//	nstacks, each (in (pid, event, frames, truncated) order):
+//	    pid event:1 byte flags:1 byte (bit 0 truncated) depth, depth × frame index, count
+//	nstackdrops, each (sorted by name): name count
+//
+// The frame table lists each distinct frame of the batch once, in (image,
+// offset) order, and a stack names its frames leaf first by their index in
+// the table, so a deep caller chain that many stacks share costs its 36-byte
+// image keys once and about a byte a frame after that. Every frame must be
+// referenced by some stack. Producers write a batch without stacks as
+// version 2 (FlatVersion), whose bytes it keeps; an image record of version
+// 3 has version 2's body.
 //
 // The offset delta is from the previous entry of the same group and event (0
 // at a group's or an event's first entry), so a dense profile costs about four

@@ -35,6 +35,14 @@ func goldenMessages() []struct {
 		Entries: []Entry{{Image: bid, Offset: 0x40, Count: 2}}}
 	daemon := &Batch{Version: 2, Host: "daemon-example", CPU: AllCPUs, Seq: 3, Delivered: 9, Accounted: 9,
 		Drops: map[string]uint64{"crash.lost": 9}}
+	v3 := &Batch{Version: 3, Host: "alpha7-lab", Epoch: 300, CPU: 1, Seq: 9, Start: 100, End: 200, Delivered: 12, Accounted: 12,
+		Entries: []Entry{{Image: sha, Offset: 0x40, Count: 7}, {Image: bid, Offset: 0x10, Count: 5}},
+		Stacks: []StackEntry{
+			{Frames: []Frame{{Image: sha, Offset: 0x40}, {Image: bid, Offset: 0x24}, {Image: bid, Offset: 0x88}}, Count: 4},
+			{Frames: []Frame{{Image: bid, Offset: 0x10}, {Image: bid, Offset: 0x88}}, Count: 5},
+			{PID: 42, Event: 2, Truncated: true, Frames: []Frame{{Offset: 0x120000abc}, {Image: sha, Offset: 0x40}}, Count: 3},
+		},
+		StackDrops: map[string]uint64{"driver.stack_table_full": 2}}
 	rec := &ImageRecord{Version: 2, Key: bid, Path: "/usr/lib/libc.so.6", Size: 812345,
 		TextStart: 0x120000000, TextEnd: 0x120080000, Base: 0x11fff0000,
 		Symbols: []Symbol{{Name: "_start", Addr: 0x120000000, Size: 0x40}, {Name: "main", Addr: 0x120000040, Size: 0x100}}}
@@ -45,7 +53,7 @@ func goldenMessages() []struct {
 			MarshalBinary() ([]byte, error)
 		}
 	}{
-		{"batch-v2", full}, {"batch-v1", v1}, {"batch-daemon", daemon}, {"image-v2", rec}, {"image-v1", recV1},
+		{"batch-v3", v3}, {"batch-v2", full}, {"batch-v1", v1}, {"batch-daemon", daemon}, {"image-v2", rec}, {"image-v1", recV1},
 	}
 }
 

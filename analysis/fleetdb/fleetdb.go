@@ -149,7 +149,7 @@ func Build(dir string, s Spec, hostsPerCommit int) (BuildStats, error) {
 	}
 	seen := make([]int, s.Offsets) // host+1 that took offset k, per image
 	for h := range s.Hosts {
-		b := &wire.Batch{Version: wire.Version, Host: Host(h), CPU: 0, Seq: 1, Epoch: 1,
+		b := &wire.Batch{Version: wire.FlatVersion, Host: Host(h), CPU: 0, Seq: 1, Epoch: 1,
 			Entries: make([]wire.Entry, 0, s.Images*s.PerHost*len(s.Events))}
 		for im := range s.Images {
 			clear(seen)

@@ -117,3 +117,9 @@ func natsConfig(cmd *cobra.Command, urls []string) config.NATS {
 	}
 	return c
 }
+
+func (s clusterSource) Stacks(q storage.Query, fn func(st *storage.Stack, event uint8, host string, count uint64) error) error {
+	return s.c.Stacks(s.ctx, q, s.linearizable, fn)
+}
+
+var _ analysis.StackSource = clusterSource{}

@@ -35,6 +35,7 @@ func newPprofCommand() *cobra.Command {
 		periodFlags []string
 		imageDirs   []string
 		binDir      string
+		flat        bool
 	)
 	cmd := &cobra.Command{
 		Use:   "pprof",
@@ -61,6 +62,14 @@ tags, -http, flame graphs) reads fleet profiles:
                 ones, with their files and start lines
   labels        host (string) with --by-host, epoch (number) with --by-epoch,
                 or when the filters select exactly one
+  call stacks   when the nodes recorded stacks for the selection, one sample
+                per stack, its locations leaf first: the sampled instruction,
+                then each caller's call site (return address - 4); a
+                truncated stack ends in a "[truncated]" frame. Flame graphs
+                (go tool pprof -http, View > Flame Graph), -peek and -traces
+                then show who called what. Totals are the stacks': the flat
+                profile's less the samples whose stacks were dropped. --flat
+                exports the flat profile (one frame a sample) instead
 
 The image files are found as dcpi list finds them (embedded, the recorded
 path, --image-dir); an image whose file is not found keeps its symbol names
@@ -86,7 +95,8 @@ Prints a summary line (or, with --json, {"output", "sample_types": [{"type",
   dcpi pprof --db /tmp/prof --binaries /tmp/bins -o p.pb.gz && PPROF_BINARY_PATH=/tmp/bins go tool pprof -list main p.pb.gz
   dcpi pprof --db /tmp/fleet/c1 --by-host --by-epoch -o tagged.pb.gz && go tool pprof -tags tagged.pb.gz
   dcpi pprof --db /tmp/fleet/c1 --event imiss --image sort -o imiss.pb.gz
-  dcpi pprof --nats nats://127.0.0.1:4222 --label rack=r1 -o - > r1.pb.gz`,
+  dcpi pprof --nats nats://127.0.0.1:4222 --label rack=r1 -o - > r1.pb.gz
+  dcpi pprof --db /tmp/prof -o stacks.pb.gz && go tool pprof -http :8080 stacks.pb.gz   # flame graph`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sel, err := qf.selection()
@@ -108,7 +118,7 @@ Prints a summary line (or, with --json, {"output", "sample_types": [{"type",
 				Periods: periods, Files: newImageFinder(nil, o, imageDirs), // the summary below says which file each image came from
 				Found: func(rec *wire.ImageRecord, data []byte, where string) {
 					found = append(found, pprofImageFound{rec, data, where})
-				}}
+				}, Flat: flat}
 			if byHost && q.Filter.Hosts == nil {
 				if q.Filter.Hosts, err = o.hosts(); err != nil {
 					return fmt.Errorf("--by-host: %w", err)
@@ -168,6 +178,7 @@ Prints a summary line (or, with --json, {"output", "sample_types": [{"type",
 	f.StringArrayVar(&periodFlags, "period", nil, "event `E=N`: E's mean sampling period, N events per sample (0: samples only; repeatable; default: the hosts' registered periods)")
 	f.StringArrayVar(&imageDirs, "image-dir", nil, "look for image files under `DIR` too (repeatable)")
 	f.StringVar(&binDir, "binaries", "", "write the image files found to `DIR`, for PPROF_BINARY_PATH")
+	f.BoolVar(&flat, "flat", false, "export the flat profile even where call stacks were recorded")
 	return cmd
 }
 

@@ -22,8 +22,9 @@ func init() { subcommands = append(subcommands, newProfCommand) }
 // table's shape.
 type profFlags struct {
 	queryFlags
-	by    string
-	limit int
+	by       string
+	limit    int
+	byCaller bool
 }
 
 // maxEpochRange bounds --epochs A-B: the range becomes a list in the
@@ -62,7 +63,17 @@ Percentages are of everything the filters select, shown or not; --limit N
 keeps the top N rows and sums the rest on one line. --json prints the same
 table for machines: {"by", "events": [{"event", "name", "total"}], "rows":
 [{"procedure", "image", "image_key", "counts", "percent", "cum_percent"}],
-"omitted_rows", "omitted_counts"}, per-row arrays parallel to "events".`,
+"omitted_rows", "omitted_counts"}, per-row arrays parallel to "events".
+
+--by-caller reads the sampled call stacks instead (nodes record them with
+stacks on; see dcpi stacks for the call trees): for the first --event
+(cycles by default), each procedure with its samples as the sampled one
+(self) and anywhere on a stack (inclusive, a stack counted once), then its
+callers with their shares of the inclusive samples, "[root]" for stacks
+that end at it and "[truncated]" for partial chains. Rows by inclusive
+samples; --limit N keeps the top N. --json prints {"event", "total",
+"rows": [{"proc": {"procedure", "image"}, "self", "inclusive", "percent",
+"callers": [{"caller", "samples", "percent"}]}], "omitted_rows"}.`,
 		Example: `  dcpi node --mix default --seconds 0.3 --db /tmp/prof
   dcpi prof --db /tmp/prof
   dcpi prof --db /tmp/prof --event imiss --event cycles --limit 10
@@ -70,7 +81,8 @@ table for machines: {"by", "events": [{"event", "name", "total"}], "rows":
   dcpi prof --db /tmp/prof --image hashdb --epochs 1-3 --host alpha0
   dcpi prof --db /tmp/fleet/c1      # a stopped coordinator replica's data directory
   dcpi prof --db /tmp/prof --json | jq '.rows[0]'
-  dcpi prof --nats nats://127.0.0.1:4222 --label rack=r1 --limit 20`,
+  dcpi prof --nats nats://127.0.0.1:4222 --label rack=r1 --limit 20
+  dcpi prof --db /tmp/prof --by-caller --limit 10`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q, err := pf.query()
@@ -84,6 +96,9 @@ table for machines: {"by", "events": [{"event", "name", "total"}], "rows":
 			}
 			defer o.close()
 			q.Filter = sel.Filter
+			if pf.byCaller {
+				return runByCaller(cmd.OutOrStdout(), o.src, stackQuery(q.Filter, q.Events, q.ImagePaths), pf.limit, pf.json)
+			}
 			return runProf(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.src, q, pf.json, func() string {
 				return o.selectionHint(selection{Filter: q.Filter, Events: q.Events, ImagePaths: q.ImagePaths})
 			})
@@ -93,6 +108,7 @@ table for machines: {"by", "events": [{"event", "name", "total"}], "rows":
 	pf.register(f, "event column `NAME`, in order; the first sorts (repeatable)")
 	f.StringVar(&pf.by, "by", "procedure", "one row per `procedure` or per image")
 	f.IntVar(&pf.limit, "limit", 0, "print the top `N` rows and sum the rest (0: all)")
+	f.BoolVar(&pf.byCaller, "by-caller", false, "each procedure's callers and their shares, from the sampled call stacks")
 	return cmd
 }
 

@@ -125,6 +125,11 @@ type CPU struct {
 	Timing *Timing
 	// PMU is the performance counters.
 	PMU PMU
+	// OnTransfer, when set, is called after every instruction Run
+	// executes whose successor is not pc+4 (a branch taken, a jump, a
+	// call, a return, a PAL call that redirects): ground truth for
+	// hwsim's transfer observer (hwsim/oracle.go). Nil costs one check.
+	OnTransfer func(from, to uint64)
 
 	// lock is the LDx_L/STx_C lock flag and the locked address's quadword.
 	lockValid bool

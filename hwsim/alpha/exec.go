@@ -506,6 +506,9 @@ func (c *CPU) Run(until uint64) uint64 {
 				tm.Truth.record(pc, c.PC, at-start, tm, cl.Branch || cl.Jump || d.Op == OpBR)
 			}
 		}
+		if c.OnTransfer != nil && c.PC != pc+4 {
+			c.OnTransfer(pc, c.PC)
+		}
 		done++
 		c.Retired++
 	}

@@ -101,12 +101,20 @@ type Options struct {
 	Events   int    // default 3
 	Offsets  int    // default 64
 	MaxCount uint64 // default 100
+
+	// MaxStacks, when above 0, makes the batch version wire.StackVersion
+	// with up to MaxStacks call stacks and sometimes stack drops, drawn
+	// after everything else (so the other fields are what they would be
+	// without stacks). With Images set, frames come from Images and share
+	// callers, so stacks collide; else every field is over its whole range.
+	// Without stacks the batch is wire.FlatVersion.
+	MaxStacks int
 }
 
 // RandBatch returns a valid, normalized batch drawn from r as o says, with
 // nil rather than empty entries, unknown samples and drops.
 func RandBatch(r *rand.Rand, o Options) *wire.Batch {
-	b := &wire.Batch{Version: wire.Version}
+	b := &wire.Batch{Version: wire.FlatVersion}
 	if o.Host == "" {
 		// The order of the draws is fixed: the committed fuzz corpora
 		// of package wire were made with it.
@@ -129,9 +137,19 @@ func RandBatch(r *rand.Rand, o Options) *wire.Batch {
 	} else {
 		narrowEntries(r, b, lo, o)
 	}
+	if o.MaxStacks > 0 {
+		b.Version = wire.StackVersion
+		randStacks(r, b, o)
+	}
 	b.Normalize()
 	if len(b.Entries) == 0 {
 		b.Entries = nil
+	}
+	if len(b.Stacks) == 0 {
+		b.Stacks = nil
+	}
+	if len(b.StackDrops) == 0 {
+		b.StackDrops = nil
 	}
 	if len(b.Unknown) == 0 {
 		b.Unknown = nil
@@ -201,6 +219,55 @@ func narrowEntries(r *rand.Rand, b *wire.Batch, lo int, o Options) {
 	}
 }
 
+// randStacks draws up to o.MaxStacks stacks and sometimes stack drops.
+func randStacks(r *rand.Rand, b *wire.Batch, o Options) {
+	narrow := o.Images != nil
+	frame := func() wire.Frame {
+		if narrow {
+			return wire.Frame{Image: o.Images[r.IntN(len(o.Images))], Offset: 4 * uint64(r.IntN(16))}
+		}
+		if r.IntN(8) == 0 {
+			return wire.Frame{Offset: Uint64(r)} // no image map covered it
+		}
+		return wire.Frame{Image: RandKey(r), Offset: Uint64(r)}
+	}
+	// A few shared callers, as real stacks share main and its callees.
+	callers := make([]wire.Frame, 1+r.IntN(4))
+	for i := range callers {
+		callers[i] = frame()
+	}
+	for range r.IntN(o.MaxStacks + 1) {
+		s := wire.StackEntry{Count: 1 + r.Uint64N(100)}
+		s.Frames = append(s.Frames, frame())
+		depth := r.IntN(6)
+		if !narrow && r.IntN(16) == 0 {
+			depth = wire.MaxStackFrames - 1
+		}
+		for range depth {
+			if r.IntN(3) == 0 {
+				s.Frames = append(s.Frames, frame())
+			} else {
+				s.Frames = append(s.Frames, callers[r.IntN(len(callers))])
+			}
+		}
+		s.Truncated = r.IntN(5) == 0
+		if narrow {
+			s.Event = uint8(r.IntN(max(o.Events, 1)))
+			if r.IntN(5) == 0 {
+				s.PID = uint32(1 + r.IntN(3))
+			}
+		} else {
+			s.Event = uint8(r.IntN(4))
+			s.PID = uint32(Uint64(r))
+			s.Count = 1 + Uint64(r)>>24
+		}
+		b.Stacks = append(b.Stacks, s)
+	}
+	if r.IntN(3) == 0 {
+		b.StackDrops = map[string]uint64{"driver.stack_table_full": uint64(r.IntN(5)), "driver.stack_unwind": uint64(r.IntN(2))}
+	}
+}
+
 // RandRecord returns a valid image record of a random key with up to
 // maxSyms symbols, every field over its whole range.
 func RandRecord(r *rand.Rand, maxSyms int) *wire.ImageRecord {
@@ -222,17 +289,20 @@ func RandRecord(r *rand.Rand, maxSyms int) *wire.ImageRecord {
 // empty entries, unknown samples and drops as equal (the encoding does not
 // tell them apart).
 func BatchEqual(a, b *wire.Batch) bool {
-	if len(a.Entries) != len(b.Entries) || len(a.Unknown) != len(b.Unknown) || len(a.Drops) != len(b.Drops) {
+	if len(a.Entries) != len(b.Entries) || len(a.Unknown) != len(b.Unknown) || len(a.Drops) != len(b.Drops) ||
+		len(a.Stacks) != len(b.Stacks) || len(a.StackDrops) != len(b.StackDrops) {
 		return false
 	}
 	if len(a.Entries) > 0 && !reflect.DeepEqual(a.Entries, b.Entries) ||
 		len(a.Unknown) > 0 && !reflect.DeepEqual(a.Unknown, b.Unknown) ||
-		len(a.Drops) > 0 && !reflect.DeepEqual(a.Drops, b.Drops) {
+		len(a.Drops) > 0 && !reflect.DeepEqual(a.Drops, b.Drops) ||
+		len(a.Stacks) > 0 && !reflect.DeepEqual(a.Stacks, b.Stacks) ||
+		len(a.StackDrops) > 0 && !reflect.DeepEqual(a.StackDrops, b.StackDrops) {
 		return false
 	}
 	x, y := *a, *b
-	x.Entries, x.Unknown, x.Drops = nil, nil, nil
-	y.Entries, y.Unknown, y.Drops = nil, nil, nil
+	x.Entries, x.Unknown, x.Drops, x.Stacks, x.StackDrops = nil, nil, nil, nil, nil
+	y.Entries, y.Unknown, y.Drops, y.Stacks, y.StackDrops = nil, nil, nil, nil, nil
 	return reflect.DeepEqual(x, y)
 }
 
@@ -254,5 +324,20 @@ func Clone(b *wire.Batch) *wire.Batch {
 	c.Entries = slices.Clone(b.Entries)
 	c.Unknown = slices.Clone(b.Unknown)
 	c.Drops = maps.Clone(b.Drops)
+	c.Stacks = CloneStacks(b.Stacks)
+	c.StackDrops = maps.Clone(b.StackDrops)
 	return &c
+}
+
+// CloneStacks returns a deep copy of stacks, frames included.
+func CloneStacks(stacks []wire.StackEntry) []wire.StackEntry {
+	if stacks == nil {
+		return nil
+	}
+	c := make([]wire.StackEntry, len(stacks))
+	for i, s := range stacks {
+		c[i] = s
+		c[i].Frames = slices.Clone(s.Frames)
+	}
+	return c
 }

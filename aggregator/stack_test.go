@@ -1,0 +1,80 @@
+package aggregator
+
+import (
+	"fmt"
+	"maps"
+	"testing"
+
+	"dcpi/storage"
+	"dcpi/wire"
+	"dcpi/wire/wiretest"
+)
+
+// stackKey names one stack's count: (PID, event, frames, truncated).
+func stackKey(s *wire.StackEntry) string {
+	return fmt.Sprintf("%d/%d/%v/%v", s.PID, s.Event, s.Truncated, s.Frames)
+}
+
+// TestMergeKeepsStacks: deltas carry the stacks and stack drops of their
+// batches, summed per (PID, event, frames, truncated); a delta holding a
+// stack batch is of the stack version; inputs are left alone.
+func TestMergeKeepsStacks(t *testing.T) {
+	r := testRand(t)
+	var in []*wire.Batch
+	for seq := uint64(1); seq <= 6; seq++ {
+		o := wiretest.Options{Host: "h1", Seq: seq, Epoch: 1, MaxEntries: 9, Images: wiretest.Keys(3), Events: 2, Offsets: 8, MaxCount: 9}
+		if seq != 2 { // one flat batch among them
+			o.MaxStacks = 12
+		}
+		in = append(in, wiretest.RandBatch(r, o))
+	}
+	before := make([]*wire.Batch, len(in))
+	want := map[string]uint64{}
+	wantDrops := map[string]uint64{}
+	for i, b := range in {
+		before[i] = wiretest.Clone(b)
+		for k := range b.Stacks {
+			want[stackKey(&b.Stacks[k])] += b.Stacks[k].Count
+		}
+		for name, n := range b.StackDrops {
+			if n != 0 {
+				wantDrops[name] += n
+			}
+		}
+	}
+	ps := Merge(in, DefaultLimits())
+	if len(ps) != 1 || len(ps[0].Deltas) != 1 {
+		t.Fatalf("%d proposals, want one of one delta", len(ps))
+	}
+	d := ps[0].Deltas[0]
+	if err := storage.CheckDelta(d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Batch.Version != wire.StackVersion {
+		t.Errorf("delta version %d, want %d", d.Batch.Version, wire.StackVersion)
+	}
+	got := map[string]uint64{}
+	for k := range d.Batch.Stacks {
+		s := &d.Batch.Stacks[k]
+		if _, dup := got[stackKey(s)]; dup {
+			t.Fatalf("stack %s twice in the delta", stackKey(s))
+		}
+		got[stackKey(s)] = s.Count
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("delta stacks %v\nwant %v", got, want)
+	}
+	if len(wantDrops) > 0 && !maps.Equal(d.Batch.StackDrops, wantDrops) || len(wantDrops) == 0 && len(d.Batch.StackDrops) != 0 {
+		t.Fatalf("delta stack drops %v, want %v", d.Batch.StackDrops, wantDrops)
+	}
+	for i, b := range in {
+		if !wiretest.BatchEqual(before[i], b) {
+			t.Fatalf("Merge modified its input batch %d", i)
+		}
+	}
+	// Stacks count against the delta limit as entries do.
+	small := Merge(in, Limits{MaxDeltaEntries: 1, MaxProposalEntries: 1})
+	if len(small) != len(in) {
+		t.Fatalf("with limits of 1, %d proposals for %d batches", len(small), len(in))
+	}
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dcpi/analysis/oracle"
+)
+
+// TestPPOracle runs hello: its output passes through, the report is
+// labelled ground truth, names main's paths and the CCT, and --json and
+// --save agree with each other.
+func TestPPOracle(t *testing.T) {
+	out, _, err := run(t, "pp", "oracle", "--top", "3", "--", "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"hello, world from a simulated Alpha\n", "# " + ppOracleLabel, "hot paths (top 3", "paths per procedure:", "calling context tree (Table 3):", "_start > __libc_start_main", "0 inconsistencies"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	save := filepath.Join(t.TempDir(), "hello.oracle.json")
+	out, stderr, err := run(t, "pp", "oracle", "--json", "--save", save, "--", "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "hello, world") {
+		t.Errorf("with --json the program's output goes to stderr; stderr %q", stderr)
+	}
+	var rep ppOracleReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, out)
+	}
+	if rep.Source != ppOracleLabel || len(rep.Images) != 1 || len(rep.Images[0].HotPaths) == 0 || rep.Counters.Inconsistent != 0 {
+		t.Fatalf("report: %+v", rep)
+	}
+	data, err := os.ReadFile(save)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := oracle.ReadSaved(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hot := rep.Images[0].HotPaths[0]
+	found := false
+	for _, pr := range s.Paths.Images[0].Procs {
+		for _, pc := range pr.Paths {
+			if pr.Entry == hot.Entry && pc.ID == hot.ID {
+				found = pc.Count == hot.Count && pc.Metrics[0] == hot.Instructions
+			}
+		}
+	}
+	if !found {
+		t.Errorf("hot path %s/%d (count %d) not in the save file as reported", hot.Proc, hot.ID, hot.Count)
+	}
+	if got := s.Trees[0].Tree.Totals()[1]; got != rep.Images[0].Instructions {
+		t.Errorf("saved tree has %d instructions, report %d", got, rep.Images[0].Instructions)
+	}
+}
+
+func TestPPOracleBadInput(t *testing.T) {
+	if _, _, err := run(t, "pp", "oracle"); err == nil {
+		t.Error("no program: no error")
+	}
+	if _, _, err := run(t, "pp", "oracle", "--top", "0", "--", "tiny"); err == nil {
+		t.Error("--top 0: no error")
+	}
+	if _, _, err := run(t, "pp", "oracle", "--", "/no/such/file"); err == nil {
+		t.Error("missing program: no error")
+	}
+	var exit exitError
+	if _, _, err := run(t, "pp", "oracle", "--", "../../hwsim/testdata/sysprobe", "exit", "3"); !errors.As(err, &exit) || exit.code != 3 {
+		t.Errorf("err %v, want the program's exit status 3", err)
+	}
+}

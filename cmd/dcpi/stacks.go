@@ -1,0 +1,126 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"dcpi/analysis"
+	"dcpi/storage"
+)
+
+func init() { subcommands = append(subcommands, newStacksCommand) }
+
+func newStacksCommand() *cobra.Command {
+	var (
+		qf       queryFlags
+		bottomUp bool
+		topDown  bool
+		minPct   float64
+		depth    int
+	)
+	cmd := &cobra.Command{
+		Use:   "stacks",
+		Short: "Call trees from the sampled call stacks: top-down or bottom-up",
+		Long: `Print the call tree of the sampled call stacks (nodes record them with
+stacks on) for one event, the first --event (cycles by default):
+
+  --top-down   (default) from the outermost caller (main, or [truncated]
+               for a stack the unwinder could not follow to its root) to the
+               sampled procedure: each node's total is the samples spent in
+               it and what it called on that path, its self those sampled in
+               it
+  --bottom-up  from the sampled procedure through its callers: the first
+               level is the flat profile by procedure, and each node's
+               children say who called it
+
+Callers are named at their call sites (the instruction before the return
+address). Nodes under --min percent of all the samples, and levels below
+--depth, are summed into a "(N more)" line. The filters are dcpi prof's; a
+stack is selected by its sampled (leaf) image. --json prints the whole tree:
+{"proc": {"procedure", "image"}, "total", "self", "children": [...]}.
+For each procedure's callers as a table, see dcpi prof --by-caller; for
+flame graphs, dcpi pprof (which exports the stacks) and go tool pprof -http.`,
+		Example: `  dcpi stacks --db /tmp/prof
+  dcpi stacks --db /tmp/prof --bottom-up --min 2 --depth 4
+  dcpi stacks --db /tmp/prof --image hashdb --event imiss --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if topDown && bottomUp {
+				return fmt.Errorf("--top-down and --bottom-up: choose one")
+			}
+			if minPct < 0 || minPct > 100 {
+				return fmt.Errorf("--min %g: want a percentage from 0 to 100", minPct)
+			}
+			if depth < 0 {
+				return fmt.Errorf("--depth %d: want 0 (all) or more", depth)
+			}
+			sel, err := qf.selection()
+			if err != nil {
+				return err
+			}
+			o, err := qf.open(cmd, "dcpi-stacks", &sel)
+			if err != nil {
+				return err
+			}
+			defer o.close()
+			tree, err := analysis.StackTree(o.src, stackQuery(sel.Filter, sel.Events, sel.ImagePaths), !bottomUp)
+			if err != nil {
+				return err
+			}
+			if qf.json {
+				return writeJSON(cmd.OutOrStdout(), tree)
+			}
+			if err := analysis.WriteTree(cmd.OutOrStdout(), tree, !bottomUp, minPct, depth); err != nil {
+				return err
+			}
+			if tree.Total == 0 {
+				_, err = fmt.Fprintln(cmd.OutOrStdout(), "no call stacks selected (do the nodes record stacks?)")
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	qf.register(f, "the `NAME` of the event whose samples are counted (default: cycles; the first given)")
+	f.BoolVar(&topDown, "top-down", false, "the tree from the outermost callers down (the default)")
+	f.BoolVar(&bottomUp, "bottom-up", false, "the tree from the sampled procedures up through their callers")
+	f.Float64Var(&minPct, "min", 1, "leave out nodes under `PCT` percent of the samples")
+	f.IntVar(&depth, "depth", 0, "print at most `N` levels (0: all)")
+	return cmd
+}
+
+// stackQuery is the stack query of the shared filters: the first event
+// given, else cycles.
+func stackQuery(filter storage.Query, events []uint8, imagePaths []string) analysis.StackQuery {
+	q := analysis.StackQuery{Filter: filter, ImagePaths: imagePaths}
+	if len(events) > 0 {
+		q.Event = events[0]
+	}
+	return q
+}
+
+// runByCaller prints dcpi prof --by-caller.
+func runByCaller(w io.Writer, src analysis.Source, q analysis.StackQuery, limit int, asJSON bool) error {
+	t, err := analysis.ByCaller(src, q, limit)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(w, t)
+	}
+	if err := analysis.WriteCallers(w, t); err != nil {
+		return err
+	}
+	if t.Total == 0 {
+		_, err = fmt.Fprintln(w, "no call stacks selected (do the nodes record stacks?)")
+	}
+	return err
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
