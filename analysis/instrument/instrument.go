@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strings"
 
 	"dcpi/analysis/cfg"
 	"dcpi/hwsim/elfimage"
@@ -48,8 +49,8 @@ func Instrument(data []byte, name string, opt Options) (*Result, error) {
 	if opt.Mode != ModePixie {
 		return nil, fmt.Errorf("instrument: unknown mode %q (modes: %s)", opt.Mode, ModePixie)
 	}
-	if opt.DumpPath == "" || len(opt.DumpPath) > 1000 {
-		return nil, fmt.Errorf("instrument: dump path must be 1 to 1000 bytes")
+	if opt.DumpPath == "" || len(opt.DumpPath) > 1000 || strings.IndexByte(opt.DumpPath, 0) >= 0 {
+		return nil, fmt.Errorf("instrument: dump path must be 1 to 1000 bytes, without NUL")
 	}
 	if _, _, err := ReadManifest(data); err == nil {
 		return nil, refuse("%s: already instrumented (it has a %s section)", name, ManifestSection)
