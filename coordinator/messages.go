@@ -153,6 +153,11 @@ type AppliedReply struct{ Seq, Delivered, Accounted uint64 }
 type TotalsReply struct {
 	Samples, Unknown uint64
 	Drops            map[string]uint64
+	// The stack view (storage.DB.StackTotals): samples counted by call
+	// stacks and each stack drop counter. Zero where no node recorded
+	// stacks.
+	StackSamples uint64            `json:",omitempty"`
+	StackDrops   map[string]uint64 `json:",omitempty"`
 }
 
 // ProfileRequest asks for one page of storage.Profile rows after a position.

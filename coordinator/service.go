@@ -678,7 +678,10 @@ func (s *service) queryTotals(ctx context.Context, m *nats.Msg, _ func(string) (
 	}
 	var out TotalsReply
 	err := s.view(ctx, "query "+QueryTotals, func(db *storage.DB) (err error) {
-		out.Samples, out.Unknown, out.Drops, err = db.Totals(q)
+		if out.Samples, out.Unknown, out.Drops, err = db.Totals(q); err != nil {
+			return err
+		}
+		out.StackSamples, out.StackDrops, err = db.StackTotals(q)
 		return err
 	})
 	if err != nil {

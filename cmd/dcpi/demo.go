@@ -361,6 +361,21 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 			dir, base.stored, base.drops, base.lost, wire.DropCrashLost)
 	}
 	fmt.Fprintf(w, "\n%s\n", line)
+	if o.stacks {
+		tot, err := coord.Totals(ctx, storage.Query{})
+		if err != nil {
+			return err
+		}
+		sdrops := map[string]uint64{}
+		for name, n := range tot.StackDrops {
+			sdrops[name] = n - min(base.stackDropsByName[name], n)
+		}
+		// A predecessor's crash-lost samples are drops of the flat view
+		// only: the stack view counts what this run's drivers delivered.
+		sline, sbalanced := stackConservationLine(generated-base.lost, tot.StackSamples-min(base.stackStored, tot.StackSamples), sdrops)
+		fmt.Fprintln(w, sline)
+		balanced = balanced && sbalanced
+	}
 	var as aggregator.Stats
 	for _, a := range cl.aggs {
 		s := a.Stats()
@@ -414,6 +429,28 @@ func conservationLine(generated, stored uint64, drops map[string]uint64) (line s
 		generated, stored, dropped, dropList(names), verdict), balanced
 }
 
+// stackConservationLine is the stack view's conservation line, printed
+// when the hosts recorded call stacks: every sample the hardware generated
+// has its stack stored or counted under a stack drop counter (wire.StackEntry).
+func stackConservationLine(generated, stored uint64, drops map[string]uint64) (line string, balanced bool) {
+	var dropped uint64
+	var names []string
+	for name, n := range drops {
+		if n > 0 {
+			dropped += n
+			names = append(names, fmt.Sprintf("%s %d", name, n))
+		}
+	}
+	slices.Sort(names)
+	balanced = stored+dropped == generated
+	verdict := "balanced"
+	if !balanced {
+		verdict = "NOT BALANCED"
+	}
+	return fmt.Sprintf("call stacks: %d samples generated = %d with their stack stored + %d whose stack was dropped (%s): %s",
+		generated, stored, dropped, dropList(names), verdict), balanced
+}
+
 func peerList(peers []coordinator.Peer) string {
 	var s []string
 	for _, p := range peers {
@@ -429,6 +466,9 @@ type demoBaseline struct {
 	stored, drops uint64
 	dropsByName   map[string]uint64
 	lost          uint64
+	// The stack view's totals before this run.
+	stackStored      uint64
+	stackDropsByName map[string]uint64
 }
 
 // waitLeader waits for the coordinator's Raft group to answer as a group
@@ -502,6 +542,7 @@ func continueFleet(ctx context.Context, w io.Writer, pr *progress, js jetstream.
 	}
 	b.stored = prev.Samples + prev.Unknown
 	b.dropsByName = prev.Drops
+	b.stackStored, b.stackDropsByName = prev.StackSamples, prev.StackDrops
 	for _, n := range prev.Drops {
 		b.drops += n
 	}
@@ -510,8 +551,14 @@ func continueFleet(ctx context.Context, w io.Writer, pr *progress, js jetstream.
 }
 
 func totalsEqual(a, b coordinator.TotalsReply) bool {
-	if a.Samples != b.Samples || a.Unknown != b.Unknown || len(a.Drops) != len(b.Drops) {
+	if a.Samples != b.Samples || a.Unknown != b.Unknown || len(a.Drops) != len(b.Drops) ||
+		a.StackSamples != b.StackSamples || len(a.StackDrops) != len(b.StackDrops) {
 		return false
+	}
+	for k, v := range a.StackDrops {
+		if b.StackDrops[k] != v {
+			return false
+		}
 	}
 	for k, v := range a.Drops {
 		if b.Drops[k] != v {

@@ -37,6 +37,11 @@ func TestDemoBalances(t *testing.T) {
 	if generated == 0 {
 		t.Fatalf("no samples generated:\n%s", out)
 	}
+	// Stacks are on by default: the stack view conserves the same samples.
+	sm := regexp.MustCompile(`call stacks: (\d+) samples generated = (\d+) with their stack stored \+ (\d+) whose stack was dropped .*: balanced`).FindStringSubmatch(out)
+	if sm == nil || sm[1] != m[1] || sm[2] == "0" {
+		t.Errorf("no balanced call stack conservation line for the %d samples generated:\n%s", generated, out)
+	}
 	if !regexp.MustCompile(`(?m)^1\s+sealed\s.*alpha0 alpha1`).MatchString(out) {
 		t.Errorf("epoch 1 not sealed with both hosts' acknowledgements:\n%s", out)
 	}

@@ -231,7 +231,7 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []program,
 	if stats {
 		printNodeStats(w, sh, elapsed)
 	}
-	balanced, err := printConservation(w, db, sh.Generated(), storage.Query{}, prior)
+	balanced, err := printConservation(w, db, sh.Generated(), storage.Query{}, prior, ncfg.Node.Driver.Stacks.Entries > 0)
 	if err != nil {
 		return err
 	}

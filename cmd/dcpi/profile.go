@@ -301,7 +301,7 @@ func runProfile(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []progr
 	if err := analysis.WriteText(w, table); err != nil {
 		return err
 	}
-	balanced, err := printConservation(w, db, generated, storage.Query{}, totals{})
+	balanced, err := printConservation(w, db, generated, storage.Query{}, totals{}, o.stacks)
 	if err != nil {
 		return err
 	}
@@ -431,18 +431,26 @@ func commitProfile(tmp, out string, existing outputState) error {
 type totals struct {
 	stored uint64
 	drops  map[string]uint64
+	// The stack view: samples counted by stacks, and stack drops.
+	stackStored uint64
+	stackDrops  map[string]uint64
 }
 
 func dbTotals(db *storage.DB, q storage.Query) (totals, error) {
 	s, u, d, err := db.Totals(q)
-	return totals{stored: s + u, drops: d}, err
+	if err != nil {
+		return totals{}, err
+	}
+	ss, sd, err := db.StackTotals(q)
+	return totals{stored: s + u, drops: d, stackStored: ss, stackDrops: sd}, err
 }
 
 // printConservation prints the conservation line of a run: the samples
 // the simulated hardware generated against what the run added to db
 // (now minus before) in profiles and drop counters. It reports whether
-// the two balance exactly.
-func printConservation(w io.Writer, db *storage.DB, generated uint64, q storage.Query, before totals) (bool, error) {
+// the two balance exactly. With stacks, a second line does the same for
+// the stack view, and both must balance.
+func printConservation(w io.Writer, db *storage.DB, generated uint64, q storage.Query, before totals, stacks bool) (bool, error) {
 	now, err := dbTotals(db, q)
 	if err != nil {
 		return false, err
@@ -453,6 +461,15 @@ func printConservation(w io.Writer, db *storage.DB, generated uint64, q storage.
 	}
 	line, balanced := conservationLine(generated, now.stored-before.stored, drops)
 	fmt.Fprintf(w, "\n%s\n", line)
+	if stacks {
+		sdrops := map[string]uint64{}
+		for name, n := range now.stackDrops {
+			sdrops[name] = n - min(before.stackDrops[name], n)
+		}
+		sline, sbalanced := stackConservationLine(generated, now.stackStored-min(before.stackStored, now.stackStored), sdrops)
+		fmt.Fprintln(w, sline)
+		balanced = balanced && sbalanced
+	}
 	return balanced, nil
 }
 
