@@ -12,7 +12,7 @@ BENCH ?= .
 PKG   ?= ./...
 COUNT ?= 6
 
-.PHONY: ci test race fuzz-short lint docs-check bench bench-vs calc-accuracy
+.PHONY: ci test race fuzz-short lint docs-check bench bench-vs calc-accuracy flamegraph
 
 ci: test race fuzz-short lint docs-check
 
@@ -54,3 +54,9 @@ bench-vs:
 # docs/dcpicalc.md ("Accuracy") and docs/calc-accuracy-fig8.svg (minutes).
 calc-accuracy:
 	$(GO) run ./internal/tools/calcaccuracy
+
+# The flame graph screenshot in docs/tools.md: the demo fleet's sampled call
+# stacks through dcpi pprof and go tool pprof -http, photographed by headless
+# Chromium (docs/flamegraph-demo.png; needs chromium).
+flamegraph:
+	./internal/tools/flamegraph.sh docs/flamegraph-demo.png
