@@ -135,7 +135,7 @@ func TestServiceTimeoutHeader(t *testing.T) {
 		m := nats.NewMsg(tc.subject)
 		m.Data = []byte("{}")
 		m.Header.Set(headerTimeout, tc.timeout)
-		reply, err := nc.RequestMsg(m, 5*time.Second)
+		reply, err := requestServed(nc, m)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.subject, err)
 		}
@@ -152,5 +152,18 @@ func TestServiceTimeoutHeader(t *testing.T) {
 	}
 	if len(eps) > 1 {
 		t.Errorf("%d epochs after refused cuts, want at most the first", len(eps))
+	}
+}
+
+// requestServed sends m, retrying while nobody serves its subject yet: a
+// new leader subscribes to the leader subjects (the cut among them) just
+// after it is elected, so the first requests can find no responder.
+func requestServed(nc *nats.Conn, m *nats.Msg) (*nats.Msg, error) {
+	for tries := 0; ; tries++ {
+		reply, err := nc.RequestMsg(m, 5*time.Second)
+		if !errors.Is(err, nats.ErrNoResponders) || tries == 200 {
+			return reply, err
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
