@@ -94,7 +94,9 @@ func TestPathUploadRefuses(t *testing.T) {
 		{"procs out of order", func(u *wire.PathUpload) { u.Profile.Procs[0].Entry = 0x120000100 }, wire.ErrInvalid},
 		{"path out of range", func(u *wire.PathUpload) { u.Profile.Procs[0].Paths[1].ID = 4 }, wire.ErrInvalid},
 		{"zero count", func(u *wire.PathUpload) { u.Profile.Procs[0].Paths[1].Count = 0 }, wire.ErrInvalid},
-		{"paths unnumbered", func(u *wire.PathUpload) { u.Profile.Procs[1].Paths = []wire.PathRun{{ID: 0, Count: 1, Metrics: []uint64{1, 1}}} }, wire.ErrInvalid},
+		{"paths unnumbered", func(u *wire.PathUpload) {
+			u.Profile.Procs[1].Paths = []wire.PathRun{{ID: 0, Count: 1, Metrics: []uint64{1, 1}}}
+		}, wire.ErrInvalid},
 		{"metric repeated", func(u *wire.PathUpload) { u.Profile.PathMetrics[1] = "instructions" }, wire.ErrInvalid},
 		{"recursion unfolded", func(u *wire.PathUpload) { u.Profile.Tree[2].Proc = 0x120000040 }, wire.ErrInvalid},
 		{"backedge to root", func(u *wire.PathUpload) { u.Profile.Tree[2].Recursive[0].To = 0 }, wire.ErrInvalid},
