@@ -16,7 +16,7 @@ import (
 // pathModel is merged path profiles as flat maps: what the tests compare
 // the database's merges against.
 type pathModel struct {
-	paths map[string][]uint64 // "entry/id" → count, metrics...
+	paths map[string][]uint64  // "entry/id" → count, metrics...
 	procs map[uint64][2]uint64 // entry → num paths, unknown
 	tree  map[string][]uint64  // chain of keys → metrics..., then path tallies as id,count pairs
 	backs map[string]bool      // chain, site, target chain
