@@ -57,6 +57,8 @@ type Node struct {
 	Heartbeat  time.Duration `mapstructure:"heartbeat"`
 	// MaxBufferedMB bounds the batches held while NATS is unreachable.
 	MaxBufferedMB int `mapstructure:"max_buffered_mb"`
+	// Stacks records sampled call stacks beside the flat profile.
+	Stacks bool `mapstructure:"stacks"`
 }
 
 func clusterDefaults() (NATS, Coordinator, Aggregator, Node) {
@@ -70,7 +72,7 @@ var clusterKeys = []string{
 	"nats.urls", "nats.creds", "nats.ca", "nats.cert", "nats.key", "nats.embed_host", "nats.embed_port", "nats.stream_replicas",
 	"coordinator.id", "coordinator.raft_addr", "coordinator.data_dir", "coordinator.peers", "coordinator.heartbeat_timeout",
 	"aggregator.fetch_max", "aggregator.fetch_wait", "aggregator.max_proposal_entries",
-	"node.labels", "node.mix", "node.workloads", "node.seconds", "node.flush_every", "node.heartbeat", "node.max_buffered_mb",
+	"node.labels", "node.mix", "node.workloads", "node.seconds", "node.flush_every", "node.heartbeat", "node.max_buffered_mb", "node.stacks",
 }
 
 // ParsePeers parses "id=host:port" peers.

@@ -41,6 +41,13 @@ type Config struct {
 	// Files is the simulated file system: absolute path to contents. exec
 	// finds programs here.
 	Files map[string][]byte
+	// OpenAppend, if set, lets a simulated program create or append to an
+	// output file: open/openat with O_WRONLY|O_CREAT|O_APPEND calls it with
+	// the path the program gave and writes go to the writer it returns (the
+	// machine never closes it). Nil keeps the file system read-only (every
+	// such open fails with ENOENT). dcpi pp's instrumented programs dump
+	// their counters this way (docs/instrument.md).
+	OpenAppend func(path string) (io.Writer, error)
 	// MaxMemory caps the simulated pages of all processes, in bytes; an
 	// allocation beyond it fails with ENOMEM rather than exhausting the host.
 	MaxMemory uint64

@@ -183,7 +183,7 @@ func (m *Machine) simcall(c *cpuState) {
 		}
 		m.syscall(c, p)
 	case simConsoleWrite:
-		v0 = m.consoleWrite(a1, a2, a3)
+		v0 = m.consoleWrite(p, a1, a2, a3)
 	case simConsoleRead:
 		v0 = m.consoleRead(a1, a2, a3)
 	case simSetRet:
@@ -218,8 +218,17 @@ func (m *Machine) simcall(c *cpuState) {
 	r[0] = v0
 }
 
-// consoleWrite writes n bytes of kernel memory at buf to fd 1 or 2.
-func (m *Machine) consoleWrite(fd, buf, n uint64) uint64 {
+// consoleWrite writes n bytes of kernel memory at buf to fd 1 or 2, or to
+// an output file p opened through Config.OpenAppend.
+func (m *Machine) consoleWrite(p *Process, fd, buf, n uint64) uint64 {
+	if p != nil && p.outFiles[fd] != nil {
+		b := make([]byte, min(n, 1<<20))
+		if m.kern.as.ReadBytes(buf, b) != nil {
+			return negErrno(eFAULT)
+		}
+		p.outFiles[fd].Write(b)
+		return uint64(len(b))
+	}
 	if fd != 1 && fd != 2 {
 		return negErrno(eBADF)
 	}

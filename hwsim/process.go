@@ -1,6 +1,7 @@
 package hwsim
 
 import (
+	"io"
 	"sort"
 
 	"dcpi/hwsim/alpha"
@@ -74,6 +75,8 @@ type Process struct {
 	parent   *Process
 
 	clearTID uint64 // CLONE_CHILD_CLEARTID / set_tid_address pointer
+	// outFiles are the output files Config.OpenAppend opened, by fd (>= 3).
+	outFiles map[uint64]io.Writer
 	ieeeFP   uint64 // osf_setsysinfo's software FP control word
 
 	// Accounting, in instructions and cycles; Cycles includes KernelCycles,

@@ -20,6 +20,22 @@ type Sample struct {
 	Event       alpha.Event
 	Kernel      bool   // the PC is vmunix's
 	Cycle       uint64 // when the interrupt was delivered
+
+	// The interrupted user context, for a stack walk: set only when the
+	// CPU was in user mode (Kernel false, a process current). SP is r30,
+	// FP r15 and RA r26 as they were; Mem reads the process's memory.
+	// A sample in vmunix carries none: the simulated kernel keeps no
+	// frame chain a profiler could follow. T9 is r23, the return address
+	// of the millicode routines (__divqu and the like).
+	SP, FP, RA, T9 uint64
+	Mem            UserMemory
+}
+
+// UserMemory reads a process's memory for an observer: an aligned 8-byte
+// load that fails, and never faults the machine, on memory that is not
+// mapped (alpha.AddressSpace.Read8).
+type UserMemory interface {
+	Read8(addr uint64) (v uint64, ok bool)
 }
 
 // CounterHandler is the driver's performance counter interrupt handler. It
@@ -196,6 +212,9 @@ func (m *Machine) counterInterrupt(c *cpuState) {
 	s := Sample{CPU: c.id, PC: c.cpu.PC, Event: ev, Kernel: c.cpu.Kernel, Cycle: start}
 	if c.cur != nil {
 		s.PID, s.Incarnation = c.cur.PID, c.cur.Incarnation
+		if !c.cpu.Kernel && c.cpu.AS != nil {
+			s.SP, s.FP, s.RA, s.T9, s.Mem = c.cpu.R[30], c.cpu.R[15], c.cpu.R[26], c.cpu.R[23], c.cpu.AS
+		}
 	}
 	c.Interrupts[ev]++
 	cost := m.prof.InterruptCycles

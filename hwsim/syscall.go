@@ -3,6 +3,7 @@ package hwsim
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"strings"
 
 	"dcpi/hwsim/alpha"
@@ -101,6 +102,10 @@ func (m *Machine) dispatchSyscall(c *cpuState, p *Process, num uint64, a [6]uint
 		return m.sysVector(p, num == 121, a[0], a[1], a[2])
 	case 6: // close
 		if a[0] <= 2 {
+			return 0, 0
+		}
+		if _, ok := p.outFiles[a[0]]; ok {
+			delete(p.outFiles, a[0])
 			return 0, 0
 		}
 		return 0, eBADF
@@ -237,7 +242,10 @@ func (m *Machine) dispatchSyscall(c *cpuState, p *Process, num uint64, a [6]uint
 		}
 		return 0, eNOENT
 	case 45, 450: // open, openat: the file system holds only programs to exec
-		return 0, eNOENT
+		if num == 450 {
+			return m.sysOpenAppend(p, a[1], a[2])
+		}
+		return m.sysOpenAppend(p, a[0], a[1])
 	case 19: // lseek
 		if a[0] <= 2 {
 			return 0, eSPIPE
@@ -357,7 +365,49 @@ func (m *Machine) sysRead(p *Process, fd, buf, n uint64) (uint64, errno) {
 	return uint64(k), m.userWrite(p, buf, b[:k])
 }
 
+// Linux/Alpha's open flags (asm/fcntl.h) that Config.OpenAppend serves.
+const (
+	oAccMode = 3
+	oWronly  = 1
+	oAppend  = 0o10
+	oCreat   = 0o1000
+)
+
+// sysOpenAppend opens an output file through Config.OpenAppend: only a
+// write-only, creating, appending open, the one an instrumented program's
+// counter dump makes; anything else finds no file, as before.
+func (m *Machine) sysOpenAppend(p *Process, pathp, flags uint64) (uint64, errno) {
+	if m.cfg.OpenAppend == nil || flags&oAccMode != oWronly || flags&(oCreat|oAppend) != oCreat|oAppend {
+		return 0, eNOENT
+	}
+	path, err := p.as.ReadString(pathp, 4096)
+	if err != nil {
+		return 0, eFAULT
+	}
+	w, oerr := m.cfg.OpenAppend(path)
+	if oerr != nil {
+		return 0, eNOENT
+	}
+	if p.outFiles == nil {
+		p.outFiles = make(map[uint64]io.Writer)
+	}
+	fd := uint64(3)
+	for p.outFiles[fd] != nil {
+		fd++
+	}
+	p.outFiles[fd] = w
+	return fd, 0
+}
+
 func (m *Machine) sysWrite(p *Process, fd, buf, n uint64) (uint64, errno) {
+	if w := p.outFiles[fd]; w != nil {
+		b, err := m.userRead(p, buf, n)
+		if err != 0 {
+			return 0, err
+		}
+		w.Write(b)
+		return n, 0
+	}
 	if fd != 1 && fd != 2 {
 		return 0, eBADF
 	}
@@ -526,6 +576,12 @@ func (m *Machine) sysClone(c *cpuState, p *Process, flags, newsp, ptid, ctid, tl
 		as: p.as.Fork(), vmas: append([]vma(nil), p.vmas...),
 		brkLo: p.brkLo, brk: p.brk, ieeeFP: p.ieeeFP, rlimitStack: p.rlimitStack,
 		StartCycle: c.cpu.Cycle, forkedFrom: p.PID,
+	}
+	if len(p.outFiles) > 0 {
+		child.outFiles = make(map[uint64]io.Writer, len(p.outFiles))
+		for fd, w := range p.outFiles {
+			child.outFiles[fd] = w
+		}
 	}
 	// The child starts where the parent returns, with v0 = 0 and no error.
 	child.ctx = p.ctx

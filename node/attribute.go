@@ -101,16 +101,9 @@ func (a *attributor) add(entries []Entry) (newImages []Mapping, err error) {
 			a.unknown[unknownKey{pid: uint32(pid), pc: e.PC, event: e.Event}] += uint64(e.Count)
 			continue
 		}
-		img, seen := a.index[m.Image]
-		if !seen {
-			key, err := wire.ParseImageKey(m.Image)
-			if err != nil {
-				return newImages, fmt.Errorf("node: image %s: %w", m.Path, err)
-			}
-			img = uint32(len(a.images))
-			a.index[m.Image] = img
-			a.images = append(a.images, key)
-			newImages = append(newImages, m)
+		img, err := a.intern(m, &newImages)
+		if err != nil {
+			return newImages, err
 		}
 		k := entryKey{image: img, offset: off, event: e.Event}
 		if a.perProcess[m.Path] {
@@ -119,6 +112,23 @@ func (a *attributor) add(entries []Entry) (newImages []Mapping, err error) {
 		a.counts[k] += uint64(e.Count)
 	}
 	return newImages, nil
+}
+
+// intern returns m's image index, appending m to newImages the first
+// time it is seen.
+func (a *attributor) intern(m Mapping, newImages *[]Mapping) (uint32, error) {
+	if img, seen := a.index[m.Image]; seen {
+		return img, nil
+	}
+	key, err := wire.ParseImageKey(m.Image)
+	if err != nil {
+		return 0, fmt.Errorf("node: image %s: %w", m.Path, err)
+	}
+	img := uint32(len(a.images))
+	a.index[m.Image] = img
+	a.images = append(a.images, key)
+	*newImages = append(*newImages, m)
+	return img, nil
 }
 
 // batch returns the accumulated profile as a batch and starts a new one.

@@ -23,6 +23,8 @@ type DriverConfig struct {
 	BufferEntries int
 	// Cost is the handler's cost model.
 	Cost CostModel
+	// Stacks configures the call stack table (zero: stacks off).
+	Stacks StackConfig
 }
 
 // DefaultDriverConfig is DCPI's: a 16K-entry 4-way round-robin table and
@@ -54,12 +56,18 @@ func (c DriverConfig) Validate() error {
 	case c.BufferEntries < 1 || c.BufferEntries > 1<<24:
 		return bad("overflow buffers of %d entries: want 1 to %d", c.BufferEntries, 1<<24)
 	}
+	if err := c.Stacks.validate(); err != nil {
+		return bad("%v", err)
+	}
 	return nil
 }
 
 // MemoryBytes is the driver's memory at 16 bytes an entry: the table and
-// both buffers (DCPI's default: 512 KB).
-func (c DriverConfig) MemoryBytes() int { return 16 * (c.TableEntries + 2*c.BufferEntries) }
+// both buffers (DCPI's default: 512 KB), and the stack table and buffers
+// when stacks are on.
+func (c DriverConfig) MemoryBytes() int {
+	return 16*(c.TableEntries+2*c.BufferEntries) + c.Stacks.memoryBytes()
+}
 
 // handler is one specialized version of the interrupt handler (sec. 4.2:
 // "we switch dynamically among specialized versions of the interrupt
@@ -93,7 +101,8 @@ type Driver struct {
 	cost   costTable
 	stats  DriverStats
 	satAt  uint64 // count at which an entry is sent out (CountMax; tests lower it)
-	out    overflowPair
+	out    overflowPair[slot]
+	stk    *stackSide // nil: stacks off (stack.go)
 
 	normal   handler // the table handler for the configured policy
 	flushing bool    // between BeginFlush and EndFlush (not read by handlers)
@@ -112,8 +121,11 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 		tab:   newTable(cfg.TableEntries, cfg.Assoc),
 		cost:  cfg.Cost.table(cfg.Assoc, cfg.Policy),
 		satAt: CountMax,
-		out:   newOverflowPair(cfg.BufferEntries),
+		out:   newOverflowPair[slot](cfg.BufferEntries),
 		cfg:   cfg,
+	}
+	if cfg.Stacks.Entries > 0 {
+		d.stk = newStackSide(cfg.Stacks)
 	}
 	switch {
 	case cfg.Policy == SwapToFront:
@@ -146,7 +158,7 @@ func (d *Driver) Sample(pid uint32, pc uint64, event uint8) (cost uint64, buffer
 func (d *Driver) saturated(s *slot, j int) (uint64, bool) {
 	cost := d.cost.hit[j&(maxAssoc-1)]
 	d.stats.Hits++
-	ok, full := d.out.push(*s)
+	ok, full := d.out.push(s)
 	if !ok {
 		d.stats.Dropped++
 		d.stats.CyclesHit += cost
@@ -269,7 +281,7 @@ func (d *Driver) missSwapToFront(b []slot, s slot) (uint64, bool) {
 // evicted writes a victim of a miss to the overflow buffer, which the miss
 // path has checked has room.
 func (d *Driver) evicted(victim slot, cost uint64) (uint64, bool) {
-	_, full := d.out.push(victim)
+	_, full := d.out.push(&victim)
 	d.stats.Evictions++
 	d.stats.EntriesOut++
 	d.stats.SamplesOut += uint64(victim.count())
@@ -303,7 +315,7 @@ func allLive(b []slot) bool {
 func (d *Driver) sampleFlushing(pid uint32, pc uint64, event uint8) (uint64, bool) {
 	cost := d.cost.direct
 	d.stats.DirectWrites++
-	ok, full := d.out.push(slot{pc: pc, key: tagOf(pid, event) | 1})
+	ok, full := d.out.push(&slot{pc: pc, key: tagOf(pid, event) | 1})
 	switch {
 	case !ok:
 		d.stats.Dropped++
@@ -343,10 +355,26 @@ type DriverStats struct {
 
 	// Modelled handler cycles (CostModel) by path.
 	CyclesHit, CyclesMiss, CyclesDirect uint64
+
+	// The stack side (stack.go), zero with stacks off. Every
+	// StackSamples is counted in the stack table (a hit or a miss), or
+	// written to a stack buffer while flushing, or StackDropped.
+	StackSamples   uint64 // SampleStack calls
+	StackHits      uint64 // the chain was in the stack table
+	StackMisses    uint64 // it was not
+	StackEvictions uint64 // misses that pushed an entry to a stack buffer
+	StackDropped   uint64 // samples whose stack no stack buffer had room for
+	StackFrames    uint64 // frames recorded
+	StackReads     uint64 // memory reads of the walks
+	StackTruncated uint64 // walks that stopped before the outermost frame
+	StackHeuristic uint64 // frames unwound by prologue scanning (no table row)
+	CyclesStack    uint64 // modelled cycles the stack side added
 }
 
 // Cycles is the modelled total of the handler's cycles.
-func (s DriverStats) Cycles() uint64 { return s.CyclesHit + s.CyclesMiss + s.CyclesDirect }
+func (s DriverStats) Cycles() uint64 {
+	return s.CyclesHit + s.CyclesMiss + s.CyclesDirect + s.CyclesStack
+}
 
 // Add adds o's counters to s, for totals over CPUs or runs.
 func (s *DriverStats) Add(o DriverStats) {
@@ -364,6 +392,16 @@ func (s *DriverStats) Add(o DriverStats) {
 	s.CyclesHit += o.CyclesHit
 	s.CyclesMiss += o.CyclesMiss
 	s.CyclesDirect += o.CyclesDirect
+	s.StackSamples += o.StackSamples
+	s.StackHits += o.StackHits
+	s.StackMisses += o.StackMisses
+	s.StackEvictions += o.StackEvictions
+	s.StackDropped += o.StackDropped
+	s.StackFrames += o.StackFrames
+	s.StackReads += o.StackReads
+	s.StackTruncated += o.StackTruncated
+	s.StackHeuristic += o.StackHeuristic
+	s.CyclesStack += o.CyclesStack
 }
 
 // Stats returns the driver's counters (CPU side: call it on the driver's
@@ -372,5 +410,8 @@ func (d *Driver) Stats() DriverStats {
 	s := d.stats
 	s.Samples = s.Hits + s.Misses + s.DirectWrites
 	s.BuffersCompleted = d.out.completed
+	if d.stk != nil {
+		s.BuffersCompleted += d.stk.out.completed
+	}
 	return s
 }

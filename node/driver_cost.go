@@ -43,6 +43,19 @@ type CostModel struct {
 	Direct        uint64 // a flushing handler's direct write to the overflow buffer
 	BufferSwitch  uint64 // completing a buffer: switch to the other, wake the daemon
 
+	// The stack side (stack.go), charged only with stacks on. The walk
+	// reads the interrupted context and the process's unwind space
+	// (StackWalk, with hashing the chain), then per frame unwound finds
+	// the PC's row by binary search and checks the step (StackFrame), and
+	// per memory read (a saved RA or FP on the user stack, or a code word
+	// the heuristic scans) pays StackRead: the stack's lines were just
+	// used by the program, so most reads hit the cache. Counting the chain
+	// costs StackHit on a hit and StackFill on a miss; an entry written
+	// to a stack buffer (eviction, saturation, a direct write while
+	// flushing) StackOut, several lines as the chain is held in place.
+	StackWalk, StackFrame, StackRead uint64
+	StackHit, StackFill, StackOut    uint64
+
 	// Not charged by the handler; Simulate adds them for the system's cost.
 	Delivery uint64 // interrupt delivery and return (hwsim's InterruptCycles)
 	// Daemon is the daemon's cycles per entry it reads from the driver. A
@@ -64,6 +77,12 @@ func DefaultCostModel() CostModel {
 		Move:          4,
 		Direct:        420,
 		BufferSwitch:  1000,
+		StackWalk:     150,
+		StackFrame:    80,
+		StackRead:     50,
+		StackHit:      120,
+		StackFill:     220,
+		StackOut:      200,
 		Delivery:      214,
 		Daemon:        2000,
 	}
@@ -88,6 +107,8 @@ type costTable struct {
 	overflow uint64 // extra for an entry written to a buffer outside a miss
 	direct   uint64
 	switched uint64 // extra when a buffer completes
+
+	stackWalk, stackFrame, stackRead, stackHit, stackFill, stackOut uint64
 }
 
 func (c CostModel) table(assoc int, p Policy) costTable {
@@ -119,5 +140,7 @@ func (c CostModel) table(assoc int, p Policy) costTable {
 	t.overflow = c.OverflowWrite
 	t.direct = c.Direct
 	t.switched = c.BufferSwitch
+	t.stackWalk, t.stackFrame, t.stackRead = c.StackWalk, c.StackFrame, c.StackRead
+	t.stackHit, t.stackFill, t.stackOut = c.StackHit, c.StackFill, c.StackOut
 	return t
 }

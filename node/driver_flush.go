@@ -50,12 +50,18 @@ package node
 // copy and clear it with DrainTable. It is idempotent.
 func (d *Driver) BeginFlush() {
 	d.handle, d.flushing = (*Driver).sampleFlushing, true
+	if d.stk != nil {
+		d.stk.flushing = true
+	}
 }
 
 // EndFlush (CPU side, in an IPI handler) switches back to the table
 // handler. The daemon must not call DrainTable after sending it.
 func (d *Driver) EndFlush() {
 	d.handle, d.flushing = d.normal, false
+	if d.stk != nil {
+		d.stk.flushing = false
+	}
 }
 
 // DrainTable (daemon side) appends every entry of the table to dst and
@@ -74,30 +80,50 @@ func (d *Driver) DrainTable(dst []Entry) []Entry {
 // HandOff (CPU side, in an IPI handler) publishes every complete overflow
 // buffer to the daemon, oldest first; with seal it first completes the
 // active buffer if it holds any entry. It returns how many buffers the
-// daemon may take with TakeFull once it has seen the IPI complete.
-func (d *Driver) HandOff(seal bool) int { return d.out.handOff(seal) }
+// daemon may take with TakeFull once it has seen the IPI complete. The
+// stack buffers (TakeFullStacks) are handed off likewise.
+func (d *Driver) HandOff(seal bool) int {
+	if d.stk != nil {
+		d.stk.out.handOff(seal)
+	}
+	return d.out.handOff(seal)
+}
 
 // TakeFull (daemon side) appends the oldest published buffer not taken yet
 // to dst and reports whether there was one. A taken buffer stays the
 // daemon's until the CPU runs Release, so TakeFull copies and the daemon
 // processes its copy at leisure.
 func (d *Driver) TakeFull(dst []Entry) ([]Entry, bool) {
-	dst, n, ok := d.out.takeFull(dst)
-	d.drained += n
+	buf, ok := d.out.takeFull()
+	for _, s := range buf {
+		dst = append(dst, s.entry())
+		d.drained += uint64(s.count())
+	}
 	return dst, ok
 }
 
 // Release (CPU side, in an IPI handler) returns every buffer the daemon
 // has taken to the driver, and reinstates an active buffer if the driver
-// had none. It returns how many buffers it freed.
-func (d *Driver) Release() int { return d.out.release() }
+// had none, and does the same for the stack buffers. It returns how many
+// flat buffers it freed.
+func (d *Driver) Release() int {
+	if d.stk != nil {
+		d.stk.out.release()
+	}
+	return d.out.release()
+}
 
 // Pending (CPU side, or when the CPU is stopped) counts what the driver
 // holds that the daemon has not taken: entries and samples in the table,
 // and in overflow buffers.
 func (d *Driver) Pending() (tableEntries int, tableSamples uint64, bufferEntries int, bufferSamples uint64) {
 	tableEntries, tableSamples = d.tab.contents()
-	bufferEntries, bufferSamples = d.out.pending()
+	d.out.pending(func(ss []slot) {
+		for _, s := range ss {
+			bufferEntries++
+			bufferSamples += uint64(s.count())
+		}
+	})
 	return
 }
 

@@ -3,6 +3,8 @@ package node
 import (
 	"slices"
 	"time"
+
+	"dcpi/node/unwind"
 )
 
 // timingStride is how often the handler is timed in host time: one sample
@@ -23,10 +25,23 @@ type handlerTiming struct {
 	missNS       []float32
 	clocks       uint64    // timed empty intervals
 	clockNS      []float32 // an empty interval, timed where a handler runs
+	stacks       uint64    // timed stack walks and counts (SampleStack)
+	stackNS      []float32
 }
 
 func newHandlerTiming() handlerTiming {
-	return handlerTiming{hitNS: make([]float32, timingKeep), missNS: make([]float32, timingKeep), clockNS: make([]float32, timingKeep)}
+	return handlerTiming{hitNS: make([]float32, timingKeep), missNS: make([]float32, timingKeep),
+		clockNS: make([]float32, timingKeep), stackNS: make([]float32, timingKeep)}
+}
+
+// timedStack times the stack side of a handler call, on the calls whose
+// flat side timed does.
+func (t *handlerTiming) timedStack(d *Driver, s Sample, space *unwind.Space, clockNS float64) (uint64, bool) {
+	start := time.Now()
+	cost, full := d.SampleStack(s, space)
+	t.stackNS[t.stacks%timingKeep] = float32(max(float64(time.Since(start))-clockNS, 0))
+	t.stacks++
+	return cost, full
 }
 
 // timed runs the handler between two clock reads and classifies the call
@@ -68,12 +83,18 @@ type HandlerTiming struct {
 	// adds, beyond the warm clock cost already subtracted from all three:
 	// the measurement's own floor in the cold cache.
 	MedianClockNanos float64
+	// Stacks and MedianStackNanos time what the stack side adds to a
+	// handler call (SampleStack: walk and count), with stacks on.
+	Stacks           uint64
+	MedianStackNanos float64
 }
 
 func summarize(ts []handlerTiming) HandlerTiming {
 	var h HandlerTiming
-	var hit, miss, clock []float32
+	var hit, miss, clock, stack []float32
 	for _, t := range ts {
+		h.Stacks += t.stacks
+		stack = append(stack, t.stackNS[:min(t.stacks, timingKeep)]...)
 		h.Hits += t.hits
 		h.Misses += t.misses
 		hit = append(hit, t.hitNS[:min(t.hits, timingKeep)]...)
@@ -81,6 +102,7 @@ func summarize(ts []handlerTiming) HandlerTiming {
 		clock = append(clock, t.clockNS[:min(t.clocks, timingKeep)]...)
 	}
 	h.MedianHitNanos, h.MedianMissNano, h.MedianClockNanos = median(hit), median(miss), median(clock)
+	h.MedianStackNanos = median(stack)
 	return h
 }
 

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"sync"
 
+	"dcpi/node/unwind"
 	"dcpi/wire"
 )
 
@@ -44,6 +45,13 @@ type Sample struct {
 	Incarnation uint32
 	PC          uint64
 	Event       uint8 // an alpha.Event
+
+	// The interrupted user context, for the stack walk: r30, r15, r26
+	// and r23 (millicode's return address), and the process's memory.
+	// Mem is nil when the CPU was not in user mode (in vmunix or idle):
+	// the stack is then the PC alone.
+	SP, FP, RA, T9 uint64
+	Mem            unwind.Memory
 }
 
 // EventKind is the kind of a loader event.
@@ -92,6 +100,17 @@ type ImageSource interface {
 	// DescribeImage returns the file behind m: ok false if the source does
 	// not know it (the record then carries only the mapping).
 	DescribeImage(m Mapping) (facts ImageFacts, ok bool, err error)
+}
+
+// UnwindSource is an ImageSource that can also compile an image's call
+// frame information into an unwind table for the stack walk (the node
+// still never reads an image file: the source does).
+type UnwindSource interface {
+	ImageSource
+	// UnwindTable returns m's table, with offsets from m.Base; nil, nil
+	// if the image has no call frame information (the walk then scans
+	// prologues).
+	UnwindTable(m Mapping) (*unwind.Table, error)
 }
 
 // ImageFacts are what an image record says of the file beyond its mapping.

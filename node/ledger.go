@@ -32,6 +32,11 @@ type Ledger struct {
 	carried []map[string]uint64
 	att     *attributor
 	stats   DaemonStats // batches, entries, samples, unknown, images
+
+	// The stack side: the stacks of the batch being built, and the
+	// driver's stack drops already reported, per CPU.
+	stk            stackBook
+	stackDropsSeen []uint64
 }
 
 // NewLedger starts the books of a host of cpus CPUs, attributing samples
@@ -43,7 +48,8 @@ func NewLedger(cfg Config, cpus int, im *ImageMaps) (*Ledger, error) {
 	}
 	l := &Ledger{host: cfg.Host, epoch: cfg.Epoch, att: newAttributor(im, cfg.PerProcess),
 		seq: make([]uint64, cpus), epochFirst: make([]uint64, cpus), accounted: make([]uint64, cpus),
-		lastCycle: make([]uint64, cpus), dropsSeen: make([]uint64, cpus), carried: make([]map[string]uint64, cpus)}
+		lastCycle: make([]uint64, cpus), dropsSeen: make([]uint64, cpus), carried: make([]map[string]uint64, cpus),
+		stackDropsSeen: make([]uint64, cpus)}
 	for cpu := range l.seq {
 		l.seq[cpu] = 1
 		if cpu < len(cfg.FirstSeq) && cfg.FirstSeq[cpu] > 0 {
@@ -68,16 +74,36 @@ func NewLedger(cfg Config, cpus int, im *ImageMaps) (*Ledger, error) {
 // Accounted (samples published plus the driver's own drops, this run), so
 // that what the CPU took is in a batch, dropped, or still in the driver.
 func (l *Ledger) Drained(cpu int, entries []Entry, st DriverStats, now uint64) (*wire.Batch, []Mapping, error) {
+	return l.DrainedStacks(cpu, entries, nil, st, now)
+}
+
+// DrainedStacks is Drained with the stacks the drain handed over too.
+// They go into the same batch, attributed frame by frame, with the
+// driver's stack drops since the last batch in StackDrops; such a batch
+// is of wire.StackVersion, and one without stacks or stack drops keeps
+// wire.Version, so a node with stacks off publishes what it always did.
+func (l *Ledger) DrainedStacks(cpu int, entries []Entry, stacks []StackSample, st DriverStats, now uint64) (*wire.Batch, []Mapping, error) {
 	if cpu < 0 || cpu >= len(l.seq) {
 		return nil, nil, fmt.Errorf("node: drained cpu %d of %d", cpu, len(l.seq))
 	}
 	if st.Dropped < l.dropsSeen[cpu] {
 		return nil, nil, fmt.Errorf("node: cpu %d: driver drops went back from %d to %d", cpu, l.dropsSeen[cpu], st.Dropped)
 	}
+	if st.StackDropped < l.stackDropsSeen[cpu] {
+		return nil, nil, fmt.Errorf("node: cpu %d: driver stack drops went back from %d to %d", cpu, l.stackDropsSeen[cpu], st.StackDropped)
+	}
 	newImages, err := l.att.add(entries)
 	if err != nil {
 		return nil, nil, err
 	}
+	if newImages, err = l.att.addStacks(&l.stk, stacks, newImages); err != nil {
+		return nil, nil, err
+	}
+	var stackDrops map[string]uint64
+	if d := st.StackDropped - l.stackDropsSeen[cpu]; d > 0 {
+		stackDrops = map[string]uint64{wire.DropStackOverflowFull: d}
+	}
+	l.stackDropsSeen[cpu] = st.StackDropped
 	l.stats.Images += len(newImages)
 	var drops map[string]uint64
 	own := st.Dropped - l.dropsSeen[cpu]
@@ -94,10 +120,15 @@ func (l *Ledger) Drained(cpu int, entries []Entry, st DriverStats, now uint64) (
 		}
 		l.carried[cpu] = nil
 	}
-	if len(entries) == 0 && drops == nil {
+	if len(entries) == 0 && drops == nil && len(l.stk.counts) == 0 && stackDrops == nil {
 		return nil, newImages, nil
 	}
 	b := l.att.batch(l.host, l.epoch, uint16(cpu), l.seq[cpu], l.lastCycle[cpu], now, drops)
+	if len(l.stk.counts) > 0 || stackDrops != nil {
+		b.Version, b.Stacks, b.StackDrops = wire.StackVersion, l.stk.batch(), stackDrops
+		l.stats.Stacks += uint64(len(b.Stacks))
+		l.stats.StackSamples += b.StackTotal()
+	}
 	l.accounted[cpu] += b.Total() + own
 	b.Delivered, b.Accounted = st.Samples, l.accounted[cpu]
 	if l.epochFirst[cpu] == 0 {
@@ -171,5 +202,6 @@ func (l *Ledger) ImageFigures() []ImageFigures {
 // batch built.
 func (l *Ledger) memoryBytes() int {
 	perCount := int(unsafe.Sizeof(entryKey{})) + 8
-	return l.att.maps.MemoryBytes() + l.att.peak*perCount
+	perStack := int(unsafe.Sizeof(wire.StackEntry{})) + 16 + 12*8 // entry, key, a typical chain
+	return l.att.maps.MemoryBytes() + l.att.peak*perCount + l.stk.peak*perStack
 }

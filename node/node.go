@@ -65,7 +65,12 @@ type Node struct {
 	timing  []handlerTiming
 	clockNS float64 // host ns a pair of clock reads costs, subtracted
 
-	buf []Entry // the daemon's drain buffer
+	buf  []Entry       // the daemon's drain buffer
+	sbuf []StackSample // and its stack drain buffer
+
+	// stacks hands the handler each process's unwind space; nil with
+	// stacks off, which is all the handler then tests.
+	stacks *stackSpaces
 
 	// mu guards the books and the daemon's counters: the daemon writes
 	// them, Follow and Stats read them from other goroutines.
@@ -77,8 +82,11 @@ type Node struct {
 // DaemonStats is what the daemon did.
 type DaemonStats struct {
 	Batches, Entries, Samples, Unknown uint64
-	Images                             int
-	FullDrains, BufferDrains           uint64
+	// Stacks and StackSamples count the stack entries published and the
+	// samples they hold (stacks on).
+	Stacks, StackSamples     uint64
+	Images                   int
+	FullDrains, BufferDrains uint64
 	// HostNanos is host time spent attributing and publishing.
 	HostNanos uint64
 }
@@ -111,7 +119,13 @@ func New(host Host, cfg Config, pub Publisher, images ImageSource) (*Node, error
 		n.timing[i] = newHandlerTiming()
 	}
 	n.clockNS = clockReadCost()
-	host.Subscribe(maps)
+	if cfg.Driver.Stacks.Entries > 0 {
+		src, _ := images.(UnwindSource)
+		n.stacks = newStackSpaces(src)
+		host.Subscribe(loaderSinks{maps, n.stacks})
+	} else {
+		host.Subscribe(maps)
+	}
 	if err := host.StartProfiling(n); err != nil {
 		return nil, err
 	}
@@ -134,6 +148,16 @@ func (n *Node) CounterInterrupt(s Sample) uint64 {
 		fallthrough
 	default:
 		cost, full = d.Sample(s.Incarnation, s.PC, s.Event)
+	}
+	if n.stacks != nil {
+		var c uint64
+		var f bool
+		if t.tick%timingStride == 0 {
+			c, f = t.timedStack(d, s, n.stacks.space(s.Incarnation), n.clockNS)
+		} else {
+			c, f = d.SampleStack(s, n.stacks.space(s.Incarnation))
+		}
+		cost, full = cost+c, full || f
 	}
 	if full {
 		select {
@@ -254,7 +278,7 @@ func (n *Node) drainBuffers() error {
 		if err := n.ipi(cpu, func(d *Driver) { d.HandOff(false) }); err != nil {
 			return err
 		}
-		if err := n.takeBuffers(cpu, n.buf[:0]); err != nil {
+		if err := n.takeBuffers(cpu, n.buf[:0], n.sbuf[:0]); err != nil {
 			return err
 		}
 	}
@@ -269,10 +293,11 @@ func (n *Node) drainAll() error {
 			return err
 		}
 		buf := d.DrainTable(n.buf[:0])
+		sbuf := d.DrainStacks(n.sbuf[:0])
 		if err := n.ipi(cpu, func(d *Driver) { d.EndFlush(); d.HandOff(true) }); err != nil {
 			return err
 		}
-		if err := n.takeBuffers(cpu, buf); err != nil {
+		if err := n.takeBuffers(cpu, buf, sbuf); err != nil {
 			return err
 		}
 	}
@@ -284,7 +309,7 @@ func (n *Node) drainAll() error {
 // back by IPI, and publishes the lot. The driver's counters and the time
 // are read on the CPU, in the IPI that ends the drain: the daemon never
 // reads the host directly.
-func (n *Node) takeBuffers(cpu int, buf []Entry) error {
+func (n *Node) takeBuffers(cpu int, buf []Entry, sbuf []StackSample) error {
 	d := n.drivers[cpu]
 	for {
 		var ok bool
@@ -292,13 +317,19 @@ func (n *Node) takeBuffers(cpu int, buf []Entry) error {
 			break
 		}
 	}
-	n.buf = buf
+	for {
+		var ok bool
+		if sbuf, ok = d.TakeFullStacks(sbuf); !ok {
+			break
+		}
+	}
+	n.buf, n.sbuf = buf, sbuf
 	var st DriverStats
 	var now uint64
 	if err := n.ipi(cpu, func(d *Driver) { d.Release(); st, now = d.Stats(), n.host.Now() }); err != nil {
 		return err
 	}
-	return n.publish(cpu, buf, st, now)
+	return n.publish(cpu, buf, sbuf, st, now)
 }
 
 // finalDrain empties every driver with the host stopped: nothing runs on
@@ -307,6 +338,7 @@ func (n *Node) finalDrain() error {
 	for cpu, d := range n.drivers {
 		d.BeginFlush()
 		buf := d.DrainTable(nil)
+		sbuf := d.DrainStacks(nil)
 		d.EndFlush()
 		d.HandOff(true)
 		for {
@@ -315,8 +347,14 @@ func (n *Node) finalDrain() error {
 				break
 			}
 		}
+		for {
+			var ok bool
+			if sbuf, ok = d.TakeFullStacks(sbuf); !ok {
+				break
+			}
+		}
 		d.Release()
-		if err := n.publish(cpu, buf, d.Stats(), n.host.Now()); err != nil {
+		if err := n.publish(cpu, buf, sbuf, d.Stats(), n.host.Now()); err != nil {
 			return err
 		}
 	}
@@ -326,13 +364,13 @@ func (n *Node) finalDrain() error {
 
 // publish books one CPU's drained entries and publishes the records of
 // new images, then the batch.
-func (n *Node) publish(cpu int, entries []Entry, st DriverStats, now uint64) error {
+func (n *Node) publish(cpu int, entries []Entry, stacks []StackSample, st DriverStats, now uint64) error {
 	start := time.Now()
 	defer func() {
 		n.count(func(s *DaemonStats) { s.HostNanos += uint64(time.Since(start)) })
 	}()
 	n.mu.Lock()
-	b, newImages, err := n.books.Drained(cpu, entries, st, now)
+	b, newImages, err := n.books.DrainedStacks(cpu, entries, stacks, st, now)
 	n.mu.Unlock()
 	if err != nil {
 		return err
@@ -389,7 +427,7 @@ func (n *Node) DriverMemoryBytes() int { return n.cfg.Driver.MemoryBytes() }
 func (n *Node) DaemonMemoryBytes() int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return cap(n.buf)*int(unsafe.Sizeof(Entry{})) + n.books.memoryBytes()
+	return cap(n.buf)*int(unsafe.Sizeof(Entry{})) + cap(n.sbuf)*int(unsafe.Sizeof(StackSample{})) + n.books.memoryBytes()
 }
 
 // HandlerTiming returns the handler's measured host cost, over every CPU;

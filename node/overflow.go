@@ -38,13 +38,15 @@ type published struct {
 	n   int    // entries
 }
 
-type overflowPair struct {
-	bufs [2][]slot // fixed at construction; contents owned per state
+// overflowPair holds entries of type T: the flat table's slots, or the
+// stack table's (stack.go), which share the protocol.
+type overflowPair[T any] struct {
+	bufs [2][]T // fixed at construction; contents owned per state
 
 	// Owned by the CPU.
-	cur       []slot // the active buffer, or nil when none has room
-	n         int    // entries in cur
-	active    int    // index of cur in bufs, or -1
+	cur       []T // the active buffer, or nil when none has room
+	n         int // entries in cur
+	active    int // index of cur in bufs, or -1
 	state     [2]bufState
 	fill      [2]int    // entries in a complete buffer
 	seq       [2]uint64 // completion order of a complete or handed buffer
@@ -62,14 +64,14 @@ type overflowPair struct {
 	_     [56]byte
 }
 
-func newOverflowPair(entries int) overflowPair {
-	o := overflowPair{bufs: [2][]slot{pinned(entries), pinned(entries)}}
+func newOverflowPair[T any](entries int) overflowPair[T] {
+	o := overflowPair[T]{bufs: [2][]T{pinned[T](entries), pinned[T](entries)}}
 	o.pub[0].seq, o.pub[1].seq = ^uint64(0), ^uint64(0) // never published
 	o.activate(0)
 	return o
 }
 
-func (o *overflowPair) activate(i int) {
+func (o *overflowPair[T]) activate(i int) {
 	o.state[i] = bufActive
 	o.active, o.cur, o.n = i, o.bufs[i], 0
 }
@@ -77,11 +79,11 @@ func (o *overflowPair) activate(i int) {
 // push appends s to the active buffer. ok is false, and s is not stored,
 // when no buffer has room; full is true when s filled the active buffer,
 // which is then complete, and the caller should notify the daemon.
-func (o *overflowPair) push(s slot) (ok, full bool) {
+func (o *overflowPair[T]) push(s *T) (ok, full bool) {
 	if o.n >= len(o.cur) {
 		return false, false
 	}
-	o.cur[o.n] = s
+	o.cur[o.n] = *s
 	o.n++
 	if o.n == len(o.cur) {
 		o.complete()
@@ -91,12 +93,12 @@ func (o *overflowPair) push(s slot) (ok, full bool) {
 }
 
 // room reports whether push would store an entry.
-func (o *overflowPair) room() bool { return o.n < len(o.cur) }
+func (o *overflowPair[T]) room() bool { return o.n < len(o.cur) }
 
 // complete ends the active buffer and makes the other one active if it is
 // free; if not (the daemon still has it), no buffer is active until
 // Release returns one.
-func (o *overflowPair) complete() {
+func (o *overflowPair[T]) complete() {
 	i := o.active
 	o.state[i], o.fill[i], o.seq[i] = bufComplete, o.n, o.completed
 	o.completed++
@@ -111,7 +113,7 @@ func (o *overflowPair) complete() {
 // returns how many buffers the daemon may now take. With seal, a partly
 // filled active buffer is completed first, so that a full drain gets
 // every entry.
-func (o *overflowPair) handOff(seal bool) int {
+func (o *overflowPair[T]) handOff(seal bool) int {
 	if seal && o.active >= 0 && o.n > 0 {
 		o.complete()
 	}
@@ -131,28 +133,23 @@ func (o *overflowPair) handOff(seal bool) int {
 	return int(o.pubCount - o.taken)
 }
 
-// takeFull (daemon) appends the oldest handed buffer the daemon has not
-// taken yet to dst, with the samples it held.
-func (o *overflowPair) takeFull(dst []Entry) ([]Entry, uint64, bool) {
+// takeFull (daemon) returns the oldest handed buffer the daemon has not
+// taken yet: its entries stay the daemon's until release.
+func (o *overflowPair[T]) takeFull() ([]T, bool) {
 	if o.taken >= o.pubCount {
-		return dst, 0, false
+		return nil, false
 	}
 	i := 0
 	if o.pub[1].seq == o.taken {
 		i = 1
 	}
-	var samples uint64
-	for _, s := range o.bufs[i][:o.pub[i].n] {
-		dst = append(dst, s.entry())
-		samples += uint64(s.count())
-	}
 	o.taken++
-	return dst, samples, true
+	return o.bufs[i][:o.pub[i].n], true
 }
 
 // release (CPU) frees the buffers the daemon has taken and, if no buffer
 // was active, makes a freed one active. It returns how many it freed.
-func (o *overflowPair) release() int {
+func (o *overflowPair[T]) release() int {
 	freed := 0
 	for i := range 2 {
 		if o.state[i] == bufHanded && o.seq[i] < o.taken {
@@ -171,26 +168,19 @@ func (o *overflowPair) release() int {
 	return freed
 }
 
-// pending (CPU, or after the CPU has stopped) counts the entries and
-// samples in buffers the daemon has not taken: the active one, complete
-// ones, and handed ones not yet copied.
-func (o *overflowPair) pending() (entries int, samples uint64) {
-	add := func(ss []slot) {
-		for _, s := range ss {
-			entries++
-			samples += uint64(s.count())
-		}
-	}
+// pending (CPU, or after the CPU has stopped) calls visit with the
+// entries of the buffers the daemon has not taken: the active one,
+// complete ones, and handed ones not yet copied.
+func (o *overflowPair[T]) pending(visit func([]T)) {
 	if o.active >= 0 {
-		add(o.cur[:o.n])
+		visit(o.cur[:o.n])
 	}
 	for i := range 2 {
 		switch {
 		case o.state[i] == bufComplete:
-			add(o.bufs[i][:o.fill[i]])
+			visit(o.bufs[i][:o.fill[i]])
 		case o.state[i] == bufHanded && o.seq[i] >= o.taken:
-			add(o.bufs[i][:o.fill[i]])
+			visit(o.bufs[i][:o.fill[i]])
 		}
 	}
-	return entries, samples
 }

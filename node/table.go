@@ -3,6 +3,7 @@ package node
 import (
 	"fmt"
 	"math/bits"
+	"unsafe"
 )
 
 // The aggregation table of DCPI's driver (sec. 4.2.1): an array of buckets
@@ -141,7 +142,7 @@ type table struct {
 
 func newTable(entries, assoc int) table {
 	return table{
-		slots:   pinned(entries),
+		slots:   pinned[slot](entries),
 		assoc:   uint64(assoc),
 		buckets: uint64(entries / assoc),
 	}
@@ -151,15 +152,21 @@ func newTable(entries, assoc int) table {
 // non-pageable kernel memory (sec. 5.3): otherwise the handler's first
 // touch of each page takes the host's page fault, a microsecond that no
 // real handler paid.
-func pinned(entries int) []slot {
-	s := make([]slot, entries)
-	const perPage = 4096 / 16
+func pinned[T any](entries int) []T {
+	s := make([]T, entries)
+	var zero T
+	perPage := max(1, 4096/int(unsafe.Sizeof(zero)))
 	for i := 0; i < len(s); i += perPage {
-		s[i].pc = 1
-		s[i].pc = 0
+		touch(&s[i])
 	}
 	return s
 }
+
+// touch writes *p (its own value back) through a pointer the compiler
+// cannot prove unused.
+//
+//go:noinline
+func touch[T any](p *T) { v := *p; *p = v }
 
 // bucket returns the bucket of (pid, pc, event).
 func (t *table) bucket(pid uint32, pc uint64, event uint8) []slot {

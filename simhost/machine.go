@@ -38,7 +38,12 @@ func (a machine) Subscribe(s node.LoaderSink) { a.m.Subscribe(loaderEvents{s}) }
 type interrupts struct{ h node.InterruptHandler }
 
 func (i interrupts) CounterInterrupt(s hwsim.Sample) uint64 {
-	return i.h.CounterInterrupt(node.Sample{CPU: s.CPU, Incarnation: s.Incarnation, PC: s.PC, Event: uint8(s.Event)})
+	ns := node.Sample{CPU: s.CPU, Incarnation: s.Incarnation, PC: s.PC, Event: uint8(s.Event),
+		SP: s.SP, FP: s.FP, RA: s.RA, T9: s.T9}
+	if s.Mem != nil { // a nil hwsim.UserMemory must stay a nil unwind.Memory
+		ns.Mem = s.Mem
+	}
+	return i.h.CounterInterrupt(ns)
 }
 
 // loaderEvents hands the machine's process events to a node's image maps.
@@ -72,7 +77,7 @@ type Images struct {
 	facts map[string]node.ImageFacts // by path
 }
 
-var _ node.ImageSource = (*Images)(nil)
+var _ node.UnwindSource = (*Images)(nil)
 
 // NewImages describes files, by path (hwsim.Config.Files), and vmunix.
 func NewImages(files map[string][]byte) *Images {

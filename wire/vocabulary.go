@@ -25,6 +25,10 @@ const (
 	// the agent died that it had neither published nor dropped; its
 	// successor reports them in its first batch of each CPU.
 	DropCrashLost = "node.crash_lost"
+	// DropStackOverflowFull (in Batch.StackDrops) counts samples whose
+	// call stack the driver dropped because both stack overflow buffers
+	// of their CPU were full: the sample may still be in the flat profile.
+	DropStackOverflowFull = "driver.stack_overflow_full"
 )
 
 // CheckHost reports whether h can name a host: in a Batch, in the profile

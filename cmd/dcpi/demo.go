@@ -42,6 +42,7 @@ type demoOptions struct {
 	verbose                            bool
 	programs                           []program // after --; nil: the mix
 	replicasSet                        bool      // --replicas given, not defaulted
+	stacks                             bool
 }
 
 func newDemoCommand() *cobra.Command {
@@ -87,6 +88,11 @@ aggregator, dcpi node --nats URL (see examples/).`,
 					return err
 				}
 			}
+			if o.stacks {
+				if err := checkStacks(); err != nil {
+					return err
+				}
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			o.replicasSet = cmd.Flags().Changed("replicas")
@@ -105,6 +111,7 @@ aggregator, dcpi node --nats URL (see examples/).`,
 	f.BoolVar(&o.timing, "timing", true, "run the 21164 timing model (false: faster, one cycle per instruction)")
 	f.IntVar(&o.limit, "limit", 20, "procedures in the profile table")
 	f.BoolVar(&o.verbose, "verbose", false, "log what the cluster's roles say")
+	f.BoolVar(&o.stacks, "stacks", wire.Version >= wire.StackVersion, "record sampled call stacks on every host, for call trees and flame graphs (dcpi stacks, dcpi pprof)")
 	return cmd
 }
 
@@ -267,7 +274,8 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		s.Hostname, s.Seed = fmt.Sprintf("alpha%d", i), uint64(1+i)
 		h, err := startHost(runCtx, hostSpec{sim: s, progs: progs, seconds: o.seconds, flushEvery: 0.1,
 			labels: map[string]string{"rack": fmt.Sprintf("r%d", i%2)}, heartbeat: 200 * time.Millisecond,
-			maxBuffer: 16 << 20, events: []string{"cycles", "imiss"}, nc: hnc, coord: coordinator.NewClient(hnc), logf: logf})
+			maxBuffer: 16 << 20, events: []string{"cycles", "imiss"}, nc: hnc, coord: coordinator.NewClient(hnc), logf: logf,
+			stacks: o.stacks})
 		if err != nil {
 			return err
 		}

@@ -31,6 +31,7 @@ type hostSpec struct {
 	maxBuffer  int // bytes of batches held while NATS is unreachable
 	events     []string
 	mux        bool // the paper's mux configuration (profileFromFlags)
+	stacks     bool // record call stacks (node.DefaultStackConfig)
 	// stdout and stderr receive the programs' output (nil: discarded).
 	stdout, stderr io.Writer
 	nc             *nats.Conn
@@ -75,6 +76,9 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 	}
 	ncfg := simhost.DefaultConfig()
 	ncfg.Node.Host = name
+	if s.stacks {
+		ncfg.Node.Driver.Stacks = node.DefaultStackConfig()
+	}
 	ncfg.FlushEvery = uint64(s.flushEvery * float64(hc.ClockHz))
 	if ncfg.Profile, err = profileFromFlags(s.events, s.mux); err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"dcpi/node"
 	"dcpi/simhost"
 	"dcpi/storage"
+	"dcpi/wire"
 	"dcpi/workloads"
 )
 
@@ -71,6 +72,11 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 			if err != nil {
 				return err
 			}
+			if on, _ := cmd.Flags().GetBool("stacks"); on {
+				if err := checkStacks(); err != nil {
+					return err
+				}
+			}
 			if len(natsURLs) > 0 {
 				return runClusterNode(cmd, progs, events, mux, labels)
 			}
@@ -89,6 +95,12 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 			installPrograms(&hc, progs)
 			ncfg := simhost.DefaultConfig()
 			ncfg.Node.Host = cfg.Sim.Hostname
+			if cfg.Node.Stacks {
+				if err := checkStacks(); err != nil {
+					return err
+				}
+				ncfg.Node.Driver.Stacks = node.DefaultStackConfig()
+			}
 			if entries > 0 {
 				ncfg.Node.Driver.TableEntries = entries
 			}
@@ -127,6 +139,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 	f.StringVar(&policy, "policy", "", "replacement: round-robin (DCPI's) or swap-to-front (sec. 5.4)")
 	f.StringSliceVar(&events, "events", []string{"cycles", "imiss"}, "events to count: the first on its own counter (periods 60K-64K for cycles), the rest on a second")
 	f.BoolVar(&mux, "mux", false, "the paper's mux configuration: cycles, and imiss, dmiss, branchmp, dtbmiss taking turns")
+	f.Bool("stacks", false, "record sampled call stacks beside the flat profile (docs/node.md, \"Call stacks\")")
 	for _, sub := range nodeSubcommands {
 		cmd.AddCommand(sub())
 	}
@@ -257,6 +270,13 @@ func printNodeStats(w io.Writer, sh *simhost.Host, elapsed time.Duration) {
 	net := func(v float64) float64 { return max(v-ht.MedianClockNanos, 0) }
 	fmt.Fprintf(w, "handler host time       %.0f ns/sample hit, %.0f ns/sample miss, in the run's cold caches (medians of %d of %d samples, net of the %.0f ns an empty timed interval takes there)\n",
 		net(ht.MedianHitNanos), net(ht.MedianMissNano), ht.Hits+ht.Misses, tot.Samples, ht.MedianClockNanos)
+	if tot.StackSamples > 0 {
+		fmt.Fprintf(w, "call stacks             %d samples, %d dropped, %.1f%% stack table hits, %.1f frames/sample, %.1f%% truncated, %.2f heuristic frames/sample\n",
+			tot.StackSamples, tot.StackDropped, 100*div(tot.StackHits, tot.StackSamples), div(tot.StackFrames, tot.StackSamples),
+			100*div(tot.StackTruncated, tot.StackSamples), div(tot.StackHeuristic, tot.StackSamples))
+		fmt.Fprintf(w, "stack cost              %.0f cycles/sample more, modelled (%.1f memory reads/sample); %.0f host ns/sample (median of %d)\n",
+			div(tot.CyclesStack, tot.StackSamples), div(tot.StackReads, tot.StackSamples), net(ht.MedianStackNanos), ht.Stacks)
+	}
 	fmt.Fprintf(w, "daemon                  %d batches, %d full drains, %d buffer drains, %d images\n",
 		ds.Batches, ds.FullDrains, ds.BufferDrains, ds.Images)
 	fmt.Fprintf(w, "daemon cost             %.0f host ns/sample (attribution and publishing, Pebble included)\n",
@@ -306,4 +326,13 @@ func profileFromFlags(events []string, mux bool) (hwsim.ProfileConfig, error) {
 		p.Counters = append(p.Counters, second)
 	}
 	return p, p.Validate()
+}
+
+// checkStacks refuses --stacks while this build cannot encode the batches
+// that carry stacks (wire.StackVersion).
+func checkStacks() error {
+	if wire.Version < wire.StackVersion {
+		return fmt.Errorf("--stacks: this build encodes batches up to version %d; call stacks need version %d", wire.Version, wire.StackVersion)
+	}
+	return nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"dcpi/analysis"
 	"dcpi/hwsim"
+	"dcpi/node"
 	"dcpi/simhost"
 	"dcpi/storage"
 	"dcpi/wire"
@@ -35,6 +36,7 @@ type profileOptions struct {
 	limit     int
 	stats     bool
 	hosts     int
+	stacks    bool
 }
 
 func newProfileCommand() *cobra.Command {
@@ -114,6 +116,12 @@ writes the ground truth of all the hosts summed per instruction.`,
 			o.seconds = cfg.Node.Seconds
 			ncfg := simhost.DefaultConfig()
 			ncfg.Node.Host = cfg.Sim.Hostname
+			if o.stacks {
+				if err := checkStacks(); err != nil {
+					return err
+				}
+				ncfg.Node.Driver.Stacks = node.DefaultStackConfig()
+			}
 			ncfg.FlushEvery = uint64(cfg.Node.FlushEvery * float64(hc.ClockHz))
 			if ncfg.Profile, err = profileFromFlags(o.events, o.mux); err != nil {
 				return err
@@ -137,6 +145,7 @@ writes the ground truth of all the hosts summed per instruction.`,
 	f.IntVar(&o.limit, "limit", 20, "procedures in the printed table (0: all)")
 	f.BoolVar(&o.stats, "stats", false, "print Table-4-like driver and daemon figures as well")
 	f.IntVar(&o.hosts, "hosts", 1, "run the programs on `N` simulated hosts at once (a fleet in one database)")
+	f.BoolVar(&o.stacks, "stacks", false, "record sampled call stacks beside the flat profile (docs/node.md, \"Call stacks\")")
 	return cmd
 }
 

@@ -127,6 +127,7 @@ func machineConfig(s config.Sim) (hwsim.Config, error) {
 	hc.Quantum, hc.TimeSlice, hc.PIDMax = s.Quantum, s.TimeSlice, s.PIDMax
 	hc.Hostname, hc.MaxMemory = s.Hostname, s.MaxMemMB<<20
 	hc.Timing = s.Timing
+	hc.OpenAppend = (&ppDumpFiles{}).open // dcpi pp instrument's counter dumps
 	if err := applyMemoryParams(&hc.MemoryParams, s.Memory); err != nil {
 		return hwsim.Config{}, err
 	}

@@ -219,6 +219,20 @@ func (as *AddressSpace) ReadBytes(addr uint64, b []byte) error {
 	return nil
 }
 
+// Read8 loads the aligned quadword at addr, ignoring permissions, for an
+// observer such as a profiler's stack walk: ok is false, and nothing
+// faults, if addr is unaligned or its page is not mapped.
+func (as *AddressSpace) Read8(addr uint64) (v uint64, ok bool) {
+	if addr&7 != 0 {
+		return 0, false
+	}
+	p := as.pages.get(addr >> PageShift)
+	if p == nil {
+		return 0, false
+	}
+	return p.W[(addr&pageMask)>>3], true
+}
+
 // WriteBytes copies b to memory at addr, ignoring write permission (the
 // kernel's and loader's view) but not mapping: every page must exist.
 func (as *AddressSpace) WriteBytes(addr uint64, b []byte) error {

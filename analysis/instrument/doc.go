@@ -1,0 +1,15 @@
+// Package instrument owns dcpi's binary instrumenter for static Alpha ELF
+// executables, an EEL-like rewriter after the PLDI'97 paper's tools: it
+// reads an image with analysis/cfg, replaces chosen original instructions
+// by a br to a stub in a new PT_LOAD segment (so every original PC, jump
+// table, return address and symbol stays valid), and writes an ELF that
+// runs on hwsim and qemu-alpha with the original's output while counting.
+// It also owns the runtime those stubs call (written here in Alpha words by
+// a small assembler: the exit-path dump, the fork and execve hooks), the
+// manifest stored in the instrumented ELF, and the reader of the dump file.
+//
+// Mode pixie (DCPI's dcpix) counts every basic block's executions and both
+// edges of every conditional branch and each jump-table transfer exactly.
+// docs/instrument.md describes the rewriting, register scavenging, the
+// dump and manifest formats, and the limits.
+package instrument

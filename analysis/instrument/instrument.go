@@ -1,0 +1,84 @@
+package instrument
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"dcpi/analysis/cfg"
+	"dcpi/hwsim/elfimage"
+)
+
+// Modes the instrumenter implements.
+const (
+	ModePixie = "pixie"
+)
+
+// Options say how to instrument.
+type Options struct {
+	Mode string
+	// DumpPath is the file the runtime appends to at exit; relative paths
+	// are taken from the process's working directory.
+	DumpPath string
+	// Strict refuses an image with any procedure the CFG cannot resolve,
+	// rather than leaving those procedures uncounted.
+	Strict bool
+}
+
+// DefaultDumpPath is the dump file of an instrumented binary written to
+// out: its base name and ".pp.out", in the working directory.
+func DefaultDumpPath(out string) string { return path.Base(out) + ".pp.out" }
+
+// Result is an instrumented image.
+type Result struct {
+	ELF      []byte
+	Manifest *Manifest
+}
+
+// ErrRefused is returned (wrapped, with the reason) for an input the
+// instrumenter will not rewrite.
+var ErrRefused = errors.New("cannot instrument")
+
+func refuse(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrRefused, fmt.Sprintf(format, args...))
+}
+
+// Instrument rewrites the static Alpha ELF data (named name in messages).
+func Instrument(data []byte, name string, opt Options) (*Result, error) {
+	if opt.Mode != ModePixie {
+		return nil, fmt.Errorf("instrument: unknown mode %q (modes: %s)", opt.Mode, ModePixie)
+	}
+	if opt.DumpPath == "" || len(opt.DumpPath) > 1000 || strings.IndexByte(opt.DumpPath, 0) >= 0 {
+		return nil, fmt.Errorf("instrument: dump path must be 1 to 1000 bytes, without NUL")
+	}
+	if _, _, err := ReadManifest(data); err == nil {
+		return nil, refuse("%s: already instrumented (it has a %s section)", name, ManifestSection)
+	}
+	f, err := readELF(data)
+	if err != nil {
+		return nil, refuse("%s: %v", name, err)
+	}
+	im, err := elfimage.Parse(data, name)
+	if err != nil {
+		return nil, refuse("%v", err)
+	}
+	for _, s := range im.Segments {
+		if s.Flags&elfimage.PermX != 0 && s.Flags&elfimage.PermW != 0 {
+			return nil, refuse("%s: segment at %#x is writable and executable: code that writes text cannot be rewritten safely", name, s.Vaddr)
+		}
+	}
+	code, err := cfg.NewCode(im, cfg.Options{})
+	if err != nil {
+		return nil, refuse("%s: %v", name, err)
+	}
+	procs, err := code.BuildAll()
+	if err != nil {
+		return nil, refuse("%s: %v", name, err)
+	}
+	pl, err := plan(procs, opt)
+	if err != nil {
+		return nil, err
+	}
+	return pl.write(f, im, data, opt)
+}

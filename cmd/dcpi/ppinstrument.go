@@ -1,0 +1,204 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"dcpi/analysis/instrument"
+)
+
+func init() {
+	ppSubcommands = append(ppSubcommands, newPPInstrumentCommand, newPPCountsCommand)
+}
+
+func newPPInstrumentCommand() *cobra.Command {
+	var (
+		mode, out, dump string
+		strict          bool
+	)
+	cmd := &cobra.Command{
+		Use:   "instrument [flags] BINARY",
+		Short: "Rewrite a static Alpha executable to count its blocks and edges (pixie)",
+		Long: `Instrument a static Alpha ELF executable. Chosen original instructions
+become a br to a stub in a new segment; the stub counts, runs the displaced
+instruction (branches re-encoded, return addresses kept original) and branches
+back, so every original address, jump table and symbol stays valid. The
+result runs on the simulated host (dcpi sim run, dcpi profile) and on
+qemu-alpha with the original's output, and at exit appends its counters to
+a dump file (default: the output's base name plus .pp.out, in the working
+directory). Read it with dcpi pp counts.
+
+Modes:
+  pixie   exact execution counts of every basic block, both edges of every
+          conditional branch and every jump-table transfer (DCPI's dcpix)
+
+Refused, with the reason: a file that is not a static Alpha executable, a
+writable text segment, code beyond br's 4 MB reach of the new segment, and
+(with --strict) any procedure with an indirect jump the CFG cannot resolve;
+without --strict such procedures are left uncounted and listed.
+
+BINARY is a path, or the name of an embedded workload (` + strings.Join(workloadNames(), ", ") + `).
+docs/instrument.md describes the rewriting and the dump format.`,
+		Example: `  dcpi pp instrument --mode pixie -o hello.pix hello
+  dcpi sim run --cpus 1 ./hello.pix && dcpi pp counts hello.pix
+  qemu-alpha ./hello.pix && dcpi pp counts --top 20 hello.pix hello.pix.pp.out`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, _, err := readELF(args[0])
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = filepath.Base(args[0]) + "." + mode
+			}
+			if dump == "" {
+				dump = instrument.DefaultDumpPath(out)
+			}
+			res, err := instrument.Instrument(data, args[0], instrument.Options{Mode: mode, DumpPath: dump, Strict: strict})
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(out, res.ELF, 0o755); err != nil {
+				return err
+			}
+			m := res.Manifest
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%s: %s mode, %d procedures, %d counters, %d trampolines (%d with spilled scratch registers); dumps to %s\n",
+				out, m.Mode, len(m.Procs), m.Counters, m.Trampolines, m.Spills, m.DumpPath)
+			var uncounted int
+			for _, p := range m.Procs {
+				for _, b := range p.Blocks {
+					if b.Counter < 0 {
+						uncounted++
+					}
+				}
+			}
+			if uncounted > 0 {
+				fmt.Fprintf(w, "  %d blocks not counted (inside an ldx_l/stx_c sequence, or starting with a jump through its own link register)\n", uncounted)
+			}
+			for _, s := range m.Skipped {
+				fmt.Fprintf(w, "  not counted: %s: %s\n", s.Name, s.Reason)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&mode, "mode", instrument.ModePixie, "what to count: pixie")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "instrumented file to write (default: BINARY's base name and .MODE)")
+	cmd.Flags().StringVar(&dump, "dump", "", "dump file the program appends to at exit, relative to its working directory (default: OUTPUT's base name and .pp.out)")
+	cmd.Flags().BoolVar(&strict, "strict", false, "refuse a binary with any procedure the CFG cannot resolve")
+	return cmd
+}
+
+func newPPCountsCommand() *cobra.Command {
+	var top int
+	cmd := &cobra.Command{
+		Use:   "counts [flags] INSTRUMENTED [DUMP]",
+		Short: "Print the block counts of an instrumented program's dump",
+		Long: `Read the dump an instrumented program wrote (default: the dump path its
+manifest names) with the instrumented binary, and print the most executed
+basic blocks: procedure, address, executions, and the block's share of all
+counted block executions. Records of every process (forked children, images
+before an execve) are summed. A dump written by another binary is refused.`,
+		Example: `  dcpi pp counts hello.pix
+  dcpi pp counts --top 0 hello.pix hello.pix.pp.out`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			bin, err := os.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			m, _, err := instrument.ReadManifest(bin)
+			if err != nil {
+				return err
+			}
+			dumpPath := m.DumpPath
+			if len(args) == 2 {
+				dumpPath = args[1]
+			}
+			dump, err := os.ReadFile(dumpPath)
+			if err != nil {
+				return err
+			}
+			c, err := instrument.ReadCounts(bin, dump)
+			if err != nil {
+				return err
+			}
+			return printCounts(cmd.OutOrStdout(), c, top)
+		},
+	}
+	cmd.Flags().IntVar(&top, "top", 30, "blocks to print, most executed first (0: all executed)")
+	return cmd
+}
+
+func printCounts(w io.Writer, c *instrument.Counts, top int) error {
+	type row struct {
+		proc  string
+		start uint64
+		n     uint64
+	}
+	var rows []row
+	var total uint64
+	for _, p := range c.Manifest.Procs {
+		for _, b := range p.Blocks {
+			if n := c.Blocks[b.Start]; n > 0 {
+				rows = append(rows, row{p.Name, b.Start, n})
+				total += n
+			}
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].n != rows[j].n {
+			return rows[i].n > rows[j].n
+		}
+		return rows[i].start < rows[j].start
+	})
+	if top > 0 && len(rows) > top {
+		rows = rows[:top]
+	}
+	fmt.Fprintf(w, "%d records; %d block executions counted\n", c.Records, total)
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "executions\tshare\taddress\t procedure")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%d\t%.2f%%\t%#x\t %s\n", r.n, 100*float64(r.n)/float64(max(total, 1)), r.start, r.proc)
+	}
+	return tw.Flush()
+}
+
+// ppDumpFiles opens the dump files instrumented programs append to on the
+// simulated host (hwsim.Config.OpenAppend): only a plain file name ending
+// in .pp.out, created in dcpi's working directory, so a simulated program
+// can write nothing else on the host.
+type ppDumpFiles struct {
+	mu    sync.Mutex
+	files map[string]*os.File
+}
+
+func (d *ppDumpFiles) open(path string) (io.Writer, error) {
+	name := filepath.Base(path)
+	if name != strings.TrimPrefix(path, "./") || !strings.HasSuffix(name, ".pp.out") || name == ".pp.out" {
+		return nil, errors.New("only NAME.pp.out in the working directory")
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if f := d.files[name]; f != nil {
+		return f, nil
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if d.files == nil {
+		d.files = map[string]*os.File{}
+	}
+	d.files[name] = f
+	return f, nil
+}

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestPPDumpFilesOnlyNamesInTheWorkingDirectory: a simulated program may
+// append to NAME.pp.out in dcpi's working directory and nowhere else.
+func TestPPDumpFilesOnlyNamesInTheWorkingDirectory(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var d ppDumpFiles
+	for _, bad := range []string{"../x.pp.out", "/tmp/x.pp.out", "sub/x.pp.out", "x.txt", ".pp.out", "x.pp.out/.."} {
+		if _, err := d.open(bad); err == nil {
+			t.Errorf("%q: opened", bad)
+		}
+	}
+	for _, good := range []string{"x.pp.out", "./x.pp.out"} {
+		w, err := d.open(good)
+		if err != nil {
+			t.Fatalf("%q: %v", good, err)
+		}
+		if _, err := w.Write([]byte(good + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile("x.pp.out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(b); got != "x.pp.out\n./x.pp.out\n" || strings.Count(got, "\n") != 2 {
+		t.Errorf("file holds %q", got)
+	}
+}
