@@ -62,6 +62,14 @@ type SealEpoch struct {
 // proposes it, so nodes always find an open epoch.
 type StartEpochs struct{ At time.Time }
 
+// UploadPaths merges a host's path profile and calling context tree of one
+// image (wire.PathUpload) into the fleet's: storage.ApplyPathUploadWith
+// decides, against the upload IDs applied so far, whether it is new,
+// a redelivery, or refused; Apply's result is the storage.PathOutcome.
+type UploadPaths struct {
+	Upload *wire.PathUpload
+}
+
 // Command encoding: version byte, kind byte, body.
 const commandVersion = 1
 
@@ -77,6 +85,9 @@ const (
 	// kindRegister is RegisterNode: kindRegisterV1's body, then the
 	// periods (storage.AppendPeriods).
 	kindRegister = 7
+	// kindUploadPaths is UploadPaths: the upload's wire encoding as a
+	// length-prefixed byte string.
+	kindUploadPaths = 8
 )
 
 // Caps on commands from outside input, beyond those of wire and storage.
@@ -91,6 +102,7 @@ func (*CutEpoch) kind() byte     { return kindCut }
 func (*AckEpoch) kind() byte     { return kindAck }
 func (*SealEpoch) kind() byte    { return kindSeal }
 func (*StartEpochs) kind() byte  { return kindStart }
+func (*UploadPaths) kind() byte  { return kindUploadPaths }
 
 // ErrBadCommand is wrapped by every error about a command's content: the
 // command changed nothing.
@@ -164,6 +176,15 @@ func (c *SealEpoch) encode(e *bincodec.Encoder) error {
 
 func (c *StartEpochs) encode(e *bincodec.Encoder) error { e.Time(c.At); return nil }
 
+func (c *UploadPaths) encode(e *bincodec.Encoder) error {
+	b, err := c.Upload.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	e.Bytes(b)
+	return nil
+}
+
 // DecodeCommand decodes and checks a command from outside input (a log
 // entry, a request): any failure is an error wrapping ErrBadCommand, never a
 // panic. What it returns passes Check.
@@ -214,6 +235,15 @@ func DecodeCommand(b []byte) (Command, error) {
 		c = &SealEpoch{Epoch: d.Uvarint("epoch"), At: d.Time("at")}
 	case kindStart:
 		c = &StartEpochs{At: d.Time("at")}
+	case kindUploadPaths:
+		b := d.LenBytes("path upload", wire.MaxMessageBytes)
+		u := &wire.PathUpload{}
+		if d.Err() == nil {
+			if err := u.UnmarshalBinary(b); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrBadCommand, err)
+			}
+		}
+		c = &UploadPaths{Upload: u}
 	default:
 		if d.Err() == nil {
 			return nil, fmt.Errorf("%w: unknown kind %d", ErrBadCommand, k)
@@ -325,6 +355,12 @@ func Check(c Command) error {
 		}
 	case *StartEpochs:
 		err = checkAt("start epochs", c.At)
+	case *UploadPaths:
+		if c.Upload == nil {
+			err = errors.New("upload paths: nil upload")
+		} else {
+			err = c.Upload.Validate()
+		}
 	case nil:
 		err = errors.New("nil command")
 	default:

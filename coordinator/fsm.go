@@ -291,6 +291,16 @@ func (f *FSM) write(index uint64, e effect) (any, error) {
 	if e.ingest {
 		return f.ingest(e.deltas, &m)
 	}
+	if e.pathUpload != nil {
+		out, err := f.db.ApplyPathUploadWith(e.pathUpload, &m)
+		if err != nil {
+			if errors.Is(err, storage.ErrInvalid) {
+				return nil, fmt.Errorf("%w: %w", ErrBadCommand, err)
+			}
+			return nil, fmt.Errorf("coordinator: upload paths: %w", err)
+		}
+		return out, nil
+	}
 	if err := f.db.CommitMeta(&m); err != nil {
 		return nil, fmt.Errorf("coordinator: apply: %w", err)
 	}

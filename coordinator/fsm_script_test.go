@@ -36,6 +36,9 @@ import (
 //	ack host=H epoch=E [last=S,...] at=T
 //	seal epoch=E at=T
 //	batch host=H [cpu=C|all] seq=S [last=S] epoch=E [samples=N] [unknown=N] [drops=N]
+//	paths host=H id=N [source=oracle] [metrics=m,...] [numpaths=N] [paths=ID:COUNT,...] [calls=PROC:N,...]
+//	                         (a path upload of procedure 0x100 of the script image;
+//	                          each path's metrics are 10×COUNT; calls are the root's children)
 //	raw hex=BYTES            (an entry as it came off the log, unchecked)
 //	entries                  (input: one command a line, applied together by ApplyBatch)
 //	due [dead=H,...]         (the sealing rule with those hosts dead)
@@ -153,6 +156,13 @@ func formatResult(res any) string {
 			return "late\n"
 		}
 		return "on time\n"
+	case storage.PathOutcome:
+		// Not "refused: ...": a refused upload is recorded (a state
+		// change), unlike a refused command.
+		if r.Reason != "" {
+			return fmt.Sprintf("upload %s: %s\n", r.Status, r.Reason)
+		}
+		return "upload " + r.Status.String() + "\n"
 	case []storage.Outcome:
 		var ss []string
 		for _, o := range r {
@@ -226,10 +236,82 @@ func encodeScriptCommand(a scriptArgs, cmd string) ([]byte, error) {
 		}
 		b.Normalize()
 		c = &Ingest{Deltas: []storage.Delta{{Batch: b, Last: a.uint("last", 0)}}}
+	case "paths":
+		c = &UploadPaths{Upload: a.pathUpload()}
 	default:
 		a.t.Fatalf("%s: unknown command %q", a.pos, cmd)
 	}
 	return EncodeCommand(c)
+}
+
+// pathUpload builds the upload of a paths line.
+func (a scriptArgs) pathUpload() *wire.PathUpload {
+	u := &wire.PathUpload{Host: a.str("host"), Image: scriptImage, Source: wire.SourceInstrumented}
+	u.ID[15] = byte(a.uint("id", 0))
+	if a.str("source") == "oracle" {
+		u.Source = wire.SourceOracle
+	}
+	p := &u.Profile
+	p.ImagePath, p.PathMetrics = "/bin/script", a.list("metrics")
+	if p.PathMetrics == nil {
+		p.PathMetrics = []string{"cycles"}
+	}
+	proc := wire.PathProc{Entry: 0x100, Name: "main", NumPaths: a.uint("numpaths", 4)}
+	for _, v := range a.list("paths") {
+		id, n, _ := strings.Cut(v, ":")
+		r := wire.PathRun{ID: a.parseUint(id), Count: a.parseUint(n)}
+		for range p.PathMetrics {
+			r.Metrics = append(r.Metrics, 10*r.Count)
+		}
+		proc.Paths = append(proc.Paths, r)
+	}
+	p.Procs = []wire.PathProc{proc}
+	if calls := a.list("calls"); calls != nil {
+		p.TreeMetrics = []string{"calls"}
+		p.Tree = []wire.TreeNode{{Metrics: []uint64{0}}}
+		for _, v := range calls {
+			pr, n, _ := strings.Cut(v, ":")
+			p.Tree = append(p.Tree, wire.TreeNode{Proc: a.parseUint(pr), Metrics: []uint64{a.parseUint(n)}})
+		}
+	}
+	return u
+}
+
+// pathStatus renders the merged path profiles and the upload records.
+func pathStatus(b *strings.Builder, db *storage.DB) error {
+	ims, err := db.PathImages(0)
+	if err != nil {
+		return err
+	}
+	for _, im := range ims {
+		p, err := db.PathProfile(im.Source, im.Image, nil)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(b, "paths %s %s hosts=%s metrics=%s\n", im.Source, im.ImagePath, strings.Join(im.Hosts, ","), strings.Join(p.PathMetrics, ","))
+		for _, pr := range p.Procs {
+			fmt.Fprintf(b, "  proc %#x paths=%d:", pr.Entry, pr.NumPaths)
+			for _, r := range pr.Paths {
+				fmt.Fprintf(b, " %d×%d%v", r.ID, r.Count, r.Metrics)
+			}
+			b.WriteString("\n")
+		}
+		for _, n := range p.Tree[min(1, len(p.Tree)):] {
+			fmt.Fprintf(b, "  context %d %v\n", n.Proc, n.Metrics)
+		}
+	}
+	ups, err := db.PathUploads()
+	if err != nil {
+		return err
+	}
+	for _, u := range ups {
+		st := "applied"
+		if u.Refused != "" {
+			st = "refused: " + u.Refused
+		}
+		fmt.Fprintf(b, "upload %s/%d %s %s\n", u.Host, u.ID[15], u.Source, st)
+	}
+	return nil
 }
 
 // scriptArgs reads a script line's arguments; a malformed one is the
@@ -379,7 +461,7 @@ func (s *fsmScript) status() string {
 				fmt.Fprintf(&b, "stream %s cpu %s applied through %d\n", h, name, seq)
 			}
 		}
-		return nil
+		return pathStatus(&b, db)
 	})
 	if err != nil {
 		t.Fatalf("status: %v", err)

@@ -56,6 +56,10 @@ func TestEncodingGolden(t *testing.T) {
 		&SealEpoch{Epoch: 1 << 40, At: at},
 		&StartEpochs{At: time.Unix(0, 1).UTC()},
 		&RegisterNode{Host: "alpha2", CPUs: 2, Periods: map[uint8]uint64{0: 63488, 1: 16384, 4: 16384}, At: at},
+		&UploadPaths{Upload: &wire.PathUpload{Host: "alpha1", ID: wire.UploadID{15: 1}, Image: imgKey(1), Source: wire.SourceOracle,
+			Profile: wire.PathProfile{ImagePath: "/bin/prog1", PathMetrics: []string{"cycles"},
+				Procs:       []wire.PathProc{{Entry: 0x1000, Name: "main", NumPaths: 2, Paths: []wire.PathRun{{ID: 1, Count: 3, Metrics: []uint64{30}}}}},
+				TreeMetrics: []string{"calls"}, Tree: []wire.TreeNode{{Metrics: []uint64{0}}, {Proc: 0x1000, Metrics: []uint64{1}}}}}},
 	} {
 		name := fmt.Sprintf("command-%d-%s", i, strings.TrimPrefix(fmt.Sprintf("%T", c), "*coordinator."))
 		messages = append(messages, golden.Value{Name: name, Value: c,

@@ -39,6 +39,10 @@ type effect struct {
 	ingest bool
 	deltas []storage.Delta
 
+	// pathUpload, if set, is applied in the batch by
+	// storage.ApplyPathUploadWith, whose outcome is Apply's result.
+	pathUpload *wire.PathUpload
+
 	// compact asks for a background compaction once the batch is
 	// committed: an epoch was sealed (FSM.compactSoon).
 	compact bool
@@ -62,6 +66,10 @@ func decide(reg registry, c Command) (effect, error) {
 		return ackEffect(reg, c)
 	case *SealEpoch:
 		return sealEffect(reg, c)
+	case *UploadPaths:
+		// Storage decides against the upload IDs it holds, as it
+		// decides a delta against the applied sequence numbers.
+		return effect{pathUpload: c.Upload}, nil
 	}
 	return effect{}, badCommand("unknown command %T", c)
 }

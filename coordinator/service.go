@@ -234,7 +234,7 @@ func (s *service) queries() map[string]query {
 	return map[string]query{
 		QueryEpochs: s.queryEpochs, QueryNodes: s.queryNodes, QueryImages: s.queryImages,
 		QueryApplied: s.queryApplied, QueryTotals: s.queryTotals, QueryProfile: s.queryProfile,
-		QueryStacks: s.queryStacks,
+		QueryStacks: s.queryStacks, QueryPathImages: s.queryPathImages, QueryPaths: s.queryPaths,
 	}
 }
 
@@ -282,6 +282,7 @@ func (s *service) lead() (*leaderTerm, error) {
 		SubjectCut:           l.cut,
 		SubjectMembersAdd:    l.membersAdd,
 		SubjectMembersRemove: l.membersRemove,
+		SubjectUploadPaths:   l.uploadPaths,
 	}
 	for kind, q := range s.queries() {
 		handlers[SubjectLinearQuery+kind] = func(ctx context.Context, m *nats.Msg) ([]byte, error) {

@@ -33,6 +33,9 @@
 //	'x' epoch:8 host\0 event:1 stackID:8 pid:4          → samples by call stack (merged)
 //	'q' epoch:8 event:1 host\0                          → samples counted by stacks, per host (merged)
 //	'p' epoch:8 host\0 name                             → named stack drop counter (merged)
+//	'U' host\0 uploadID:16                              → path upload record: version 1, source, image:34, refusal reason ("" applied) (Set once)
+//	'W' source:1 image:34                               → merged path profile and CCT of every host (wire.PathProfile encoding, Set)
+//	'V' source:1 image:34 host\0                        → merged path profile and CCT of one host (wire.PathProfile encoding, Set)
 //	'm' "schema"                                        → "dcpi-profile-db/2" (Set once)
 //	'm' "logindex"                                      → the Raft log index the database reflects (8 bytes, Set)
 //
@@ -63,6 +66,21 @@
 // schema version 2 without a new version: a database from before them
 // reads as one without stacks, and a build from before them reads none of
 // their prefixes.
+//
+// Path profiles (wire.PathUpload: Ball-Larus path counts and a calling
+// context tree of one image, from an instrumented run or hwsim's oracle)
+// are merged when applied, not summed by Pebble merges: ApplyPathUpload
+// reads the stored profile of (source, image) in 'W' and of (source,
+// image, host) in 'V', merges the upload into each (MergePathProfiles: path
+// counts and metrics summed, trees merged record by record) and writes
+// both back with the upload's record in 'U', in one Pebble batch. A (host,
+// upload ID) found in 'U' is a redelivery and changes nothing. An upload
+// that does not merge (other metric names, another path numbering) is
+// recorded in 'U' as refused, with its reason, and merges nothing. The
+// source is the first byte of the profile keys, so oracle ground truth and
+// instrumented measurements are never merged. There is no epoch dimension:
+// a path profile covers one run, whenever it ended. These tables were
+// added to schema version 2 as the stack tables were.
 //
 // Schema versions: a database of another version is refused at Open and
 // must be rebuilt (version 2 added 'h').

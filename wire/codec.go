@@ -78,6 +78,12 @@ func appendTrailer(buf []byte, start int) []byte {
 // frame checks magic, version, size and checksum, and returns the body and
 // the version.
 func frame(data []byte, magic, what string) ([]byte, uint16, error) {
+	return frameVersions(data, magic, what, checkVersion)
+}
+
+// frameVersions is frame with the record kind's own version check (a kind
+// versioned apart from Batch and ImageRecord, such as PathUpload).
+func frameVersions(data []byte, magic, what string, check func(what string, v uint16) error) ([]byte, uint16, error) {
 	if len(data) > MaxMessageBytes {
 		return nil, 0, fmt.Errorf("wire: %s: %d bytes: %w (cap %d)", what, len(data), ErrTooLarge, MaxMessageBytes)
 	}
@@ -88,7 +94,7 @@ func frame(data []byte, magic, what string) ([]byte, uint16, error) {
 		return nil, 0, fmt.Errorf("wire: %s: %w: magic %q, want %q", what, ErrMalformed, data[:4], magic)
 	}
 	v := binary.BigEndian.Uint16(data[4:6])
-	if err := checkVersion(what, v); err != nil {
+	if err := check(what, v); err != nil {
 		return nil, 0, err
 	}
 	n := len(data) - trailerLen

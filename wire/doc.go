@@ -1,6 +1,8 @@
 // Package wire holds the messages that cross process boundaries: the sample
-// Batch a node's daemon publishes and the ImageRecord it publishes once per
-// image. Nodes, aggregators, the coordinator and the local sink all import it;
+// Batch a node's daemon publishes, the ImageRecord it publishes once per
+// image, and the PathUpload a host sends of a profiled run's path counts
+// and calling context tree (magic "DCPP", versioned on its own from 1; see
+// PathUpload.MarshalBinary and docs/cluster.md). Nodes, aggregators, the coordinator and the local sink all import it;
 // of the project it imports only internal/bincodec, the byte-level codec
 // (uvarints, strings, the decoder) it shares with storage and the
 // coordinator. It owns the formats and their checks, not their transport or

@@ -57,6 +57,7 @@ logged.`,
 				Limits: aggregator.Limits{MaxProposalEntries: cfg.Aggregator.MaxProposalEntries, MaxDeltaEntries: cfg.Aggregator.MaxProposalEntries / 2},
 				Logf:   logf}, src, coordinator.NewClient(nc), src)
 			logf("consuming %s", transport.StreamName)
+			go runPathUploads(ctx, js, coordinator.NewClient(nc), logf)
 			go func() {
 				t := time.NewTicker(10 * time.Second)
 				defer t.Stop()

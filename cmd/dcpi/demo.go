@@ -249,8 +249,9 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		src := transport.BatchSource{Consumer: cons, JS: ajs}
 		a := aggregator.New(aggregator.Config{Logf: logf}, src, coordinator.NewClient(ac), src)
 		cl.aggs = append(cl.aggs, a)
-		cl.wg.Add(1)
+		cl.wg.Add(2)
 		go func() { defer cl.wg.Done(); a.Run(runCtx) }()
+		go func() { defer cl.wg.Done(); runPathUploads(runCtx, ajs, coordinator.NewClient(ac), logf) }()
 	}
 
 	// A continued fleet: what earlier runs stored is this run's baseline.
