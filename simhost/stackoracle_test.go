@@ -21,7 +21,7 @@ import (
 	"dcpi/workloads"
 )
 
-// The per-sample validation of the sampled call stacks (issue 13): the
+// The per-sample validation of the sampled call stacks: the
 // workload runs once on hwsim with the oracle (analysis/oracle) following
 // its transfers and a counter handler walking every sample's chain as the
 // driver's stack side does (node.Driver.SampleStack: unwind.Space.Walk
@@ -29,23 +29,28 @@ import (
 // .eh_frame, up to wire.MaxStackFrames frames). At the interrupt the
 // oracle has followed every transfer before the interrupted instruction,
 // so its shadow stack is the true chain: the PC, then each activation's
-// return address (its call site + 4), innermost first. The oracle is
-// ground truth for this test; nothing here measures like the profiler.
+// return address (its call site + 4), innermost first. Every user sample
+// also goes through a node.Driver with stacks on, whose handed-over chains
+// must be the ones walked here: what is checked is what the driver
+// records. The oracle is ground truth for this test; nothing here
+// measures like the profiler.
 
 // stackCheck is the handler: it walks each sample with the table walk and,
 // for the negative control, with every CFA 8 bytes high (SP+8 at the
 // interrupt: each CFA derives from the one before, so every SP-based row
 // is off by 8).
 type stackCheck struct {
-	o      *oracle.Oracle
-	im     *elfimage.Image
-	space  *unwind.Space
-	acts   []oracle.Activation
-	kernel int // samples in vmunix (the driver records the kernel PC alone)
-	idle   int // samples with no process
-	lost   int // user samples the oracle followed no stack for
-	good   tally
-	broken tally
+	o         *oracle.Oracle
+	im        *elfimage.Image
+	space     *unwind.Space
+	heur      *unwind.Space // the prologue heuristic alone, for its figures
+	acts      []oracle.Activation
+	kernel    int // samples in vmunix (the driver records the kernel PC alone)
+	idle      int // samples with no process
+	lost      int // user samples the oracle followed no stack for
+	good      tally
+	broken    tally
+	heuristic tally
 	// sampled is the CCT of the table walk's chains (metric: samples),
 	// keyed as the oracle keys its tree.
 	sampled *cct.Tree
@@ -97,6 +102,9 @@ type tally struct {
 	firstK    [5]int // [k]: the first k frames right (k = 1..4)
 	truncated int    // a proper prefix of the true chain, the walk said Truncated
 	wrong     int    // a frame differs (or the walk went on past the outermost)
+	// flagWrong: every frame right, but Truncated says otherwise (the
+	// heuristic cannot step out of _start, whose RA column is r15).
+	flagWrong int
 	// causes counts the wrong chains by where the failing step started:
 	// the class of the frame whose row gave the wrong return address.
 	causes map[string]int
@@ -146,6 +154,8 @@ func (c *stackCheck) CounterInterrupt(s hwsim.Sample) uint64 {
 		c.takeStacks(false)
 	}
 	c.count(img, got, res.Truncated)
+	res = c.heur.Walk(regs, s.Mem, buf[:])
+	c.judge(&c.heuristic, want, buf[:res.N], res.Truncated, s.PC)
 	regs.SP += 8
 	res = c.space.Walk(regs, s.Mem, buf[:])
 	c.judge(&c.broken, want, buf[:res.N], res.Truncated, s.PC)
@@ -161,9 +171,12 @@ func (c *stackCheck) judge(t *tally, want, got []uint64, truncated bool, pc uint
 	if len(capped) > wire.MaxStackFrames {
 		capped = capped[:wire.MaxStackFrames]
 	}
-	if slices.Equal(got, capped) && truncated == (len(want) > len(capped)) {
+	if slices.Equal(got, capped) {
 		t.whole++
 		t.right[class]++
+		if truncated != (len(want) > len(capped)) {
+			t.flagWrong++
+		}
 	}
 	for k := 1; k <= 4; k++ {
 		n := min(k, len(capped))
@@ -309,7 +322,7 @@ func lookupContext(t *cct.Tree, parent *cct.Node, proc, site uint64) *cct.Node {
 // stackWorkload runs name with the oracle and the checker attached.
 func stackWorkload(t *testing.T, name string, args []string) *stackCheck {
 	t.Helper()
-	im, space, _ := spaces(t, name)
+	im, space, heur := spaces(t, name)
 	data, err := workloads.Binary(name)
 	if err != nil {
 		t.Fatal(err)
@@ -326,7 +339,7 @@ func stackWorkload(t *testing.T, name string, args []string) *stackCheck {
 	}
 	o := oracle.New(oracle.FilesResolver(cfg.Files))
 	o.Attach(m)
-	c := &stackCheck{o: o, im: im, space: space, good: newTally(), broken: newTally(),
+	c := &stackCheck{o: o, im: im, space: space, heur: heur, good: newTally(), broken: newTally(), heuristic: newTally(),
 		sampled: cct.New("samples"), samplesAt: map[*cct.Node]uint64{}, walks: map[string]uint32{}}
 	dc := node.DefaultDriverConfig()
 	dc.Stacks = node.DefaultStackConfig()
@@ -419,9 +432,9 @@ func pct(n, d int) float64 {
 
 func (t *tally) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d user samples: whole chain right %.1f%%, first k right %.1f/%.1f/%.1f/%.1f%% (k=1..4), truncated %.1f%%, wrong %.1f%%",
+	fmt.Fprintf(&b, "%d user samples: whole chain right %.1f%%, first k right %.1f/%.1f/%.1f/%.1f%% (k=1..4), truncated %.1f%%, wrong %.1f%%, all frames right but Truncated wrong %.1f%%",
 		t.user, pct(t.whole, t.user), pct(t.firstK[1], t.user), pct(t.firstK[2], t.user), pct(t.firstK[3], t.user), pct(t.firstK[4], t.user),
-		pct(t.truncated, t.user), pct(t.wrong, t.user))
+		pct(t.truncated, t.user), pct(t.wrong, t.user), pct(t.flagWrong, t.user))
 	classes := make([]string, 0, len(t.at))
 	for k := range t.at {
 		classes = append(classes, k)
@@ -478,6 +491,10 @@ func TestStacksAgainstOracle(t *testing.T) {
 			t.Logf("%s: %d samples in vmunix (kernel PC only), %d idle, %d the oracle had no stack for", w.name, c.kernel, c.idle, c.lost)
 			t.Logf("table walk: %s", g)
 			t.Logf("CFA+8 walk: %s", b)
+			t.Logf("heuristic alone: %s", &c.heuristic)
+			for _, e := range c.heuristic.examples {
+				t.Logf("heuristic wrong: %s", e)
+			}
 			t.Logf("sampled CCT: %.1f%% of user samples in a context the oracle has; over %d contexts, sampled share vs. oracle cycle share: correlation %.4f, total variation distance %.4f",
 				100*a.inOracle, a.contexts, a.corr, a.tvd)
 			for _, e := range g.examples {
@@ -485,6 +502,9 @@ func TestStacksAgainstOracle(t *testing.T) {
 			}
 			if f := float64(g.whole) / float64(g.user); f < w.whole {
 				t.Errorf("whole chain right on %.1f%% of samples, floor %.0f%%", 100*f, 100*w.whole)
+			}
+			if g.flagWrong != 0 {
+				t.Errorf("%d right chains with the wrong Truncated flag", g.flagWrong)
 			}
 			if f := float64(b.whole) / float64(b.user); f >= w.whole {
 				t.Errorf("a walk with every CFA off by 8 passes the floor: %.1f%% whole", 100*f)
