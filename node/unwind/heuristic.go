@@ -5,9 +5,16 @@ package unwind
 // manner of gdb's alpha-tdep.c (alpha_heuristic_proc_start and
 // alpha_heuristic_frame_unwind_cache), bounded.
 //
-// Scanning back from the PC, at most maxScan instructions and never below
-// the image's base, it looks for the procedure's frame allocation, `lda
-// sp,-N(sp)`. It skips epilogues met on the way (an early return's `lda
+// A sampled PC at a procedure's gp prologue (`ldah gp,H(t12)`, which only
+// an entry computes from the procedure value) is the entry itself: nothing
+// of the procedure has run, so it has no frame. (Scanning back from there
+// would read the procedure before, whose last instruction may be a
+// noreturn call rather than a ret; the oracle's per-sample check,
+// TestStacksAgainstOracle in simhost, found such entries wrong.)
+//
+// Otherwise, scanning back from the PC, at most maxScan instructions and
+// never below the image's base, it looks for the procedure's frame
+// allocation, `lda sp,-N(sp)`. It skips epilogues met on the way (an early return's `lda
 // sp,+N(sp); ret` lies before later code of the same procedure), except
 // one just executed: the PC is then the `ret` and the frame is gone. It
 // stops at the procedure's entry: the `ldah gp,H(t12)` that starts every
@@ -57,6 +64,18 @@ func heuristic(im *Image, look uint64, frame0 bool, mem Memory, res *Result) (Ro
 	}
 	var word insnReader
 	frameless := Row{CFAReg: RegSP, RA: Same, RAReg: RegRA, FP: Same}
+	if frame0 {
+		// Sampled at a procedure's entry (its gp prologue, which only an
+		// entry computes from t12): nothing of it has run, and the scan
+		// back would read the procedure before.
+		insn, ok := word.at(mem, look, res)
+		if !ok {
+			return Row{}, false
+		}
+		if insn>>26 == opLDAH && insn>>21&31 == regGP && insn>>16&31 == regPV {
+			return frameless, true
+		}
+	}
 	for n, a := 0, look-4; n < maxScan && a >= im.Base && a < look; n, a = n+1, a-4 {
 		insn, ok := word.at(mem, a, res)
 		if !ok {

@@ -152,6 +152,35 @@ func TestHeuristic(t *testing.T) {
 	}
 }
 
+// TestHeuristicAtEntry: sampled at a procedure's gp prologue, nothing of
+// it has run; scanning back would take the frame of the procedure before,
+// which here ends in a noreturn call (no ret, no padding).
+func TestHeuristicAtEntry(t *testing.T) {
+	words := []uint32{
+		0x23deffe0, // lda sp,-32(sp)          0x00
+		0xb75e0000, // stq ra,0(sp)            0x04
+		0xd3400010, // bsr ra,abort            0x08 (noreturn)
+		0x27bb0000, // ldah gp,0(t12)          0x0c (the next procedure)
+		0x23bd0000, // lda gp,0(gp)            0x10
+		0x47ff041f, // nop                     0x14
+	}
+	m := mem{}
+	for i := 0; i < len(words); i += 2 {
+		m[base+uint64(i)*4] = uint64(words[i]) | uint64(words[i+1])<<32
+	}
+	im := &Image{Base: base, Size: 0x100}
+	var res Result
+	row, ok := heuristic(im, base+0x0c, true, m, &res)
+	if want := (Row{CFAReg: RegSP, RA: Same, RAReg: RegRA, FP: Same}); !ok || row != want {
+		t.Fatalf("at the entry: row %+v ok %v, want %+v", row, ok, want)
+	}
+	// Above frame 0 the instruction at look is a call that has run: the
+	// entry rule is frame 0's alone.
+	if row, ok = heuristic(im, base+0x08, false, m, &res); !ok || row.CFAOff != 32 || row.RA != AtCFA {
+		t.Fatalf("at the noreturn call: %+v ok %v", row, ok)
+	}
+}
+
 func TestNewTableRejects(t *testing.T) {
 	for _, rows := range [][]Row{
 		{{CFAReg: 5}},
