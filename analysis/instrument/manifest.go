@@ -39,9 +39,12 @@ type Manifest struct {
 	Spills int `json:"spills"`
 	// Special names the paths mode's first counters (lost, out_of_range,
 	// stack_overflow, unmatched): events that left paths uncounted.
-	Special []string   `json:"special,omitempty"`
-	Procs   []ProcInfo `json:"procs"`
-	Skipped []Skip     `json:"skipped,omitempty"`
+	Special []string `json:"special,omitempty"`
+	// HashBase and HashSlots place the paths mode's hash table.
+	HashBase  int        `json:"hash_base,omitempty"`
+	HashSlots int        `json:"hash_slots,omitempty"`
+	Procs     []ProcInfo `json:"procs"`
+	Skipped   []Skip     `json:"skipped,omitempty"`
 }
 
 // ProcInfo is one instrumented procedure.
@@ -57,6 +60,9 @@ type ProcInfo struct {
 	ID       int    `json:"id,omitempty"`
 	NumPaths uint64 `json:"np,omitempty"`
 	PathBase int    `json:"pb,omitempty"`
+	// Hashed says the paths are counted in the shared hash table and
+	// PathBase is the procedure's overflow counter (pathsmode.go).
+	Hashed bool `json:"hashed,omitempty"`
 }
 
 // BlockInfo is a basic block [Start, End) and the counter of its

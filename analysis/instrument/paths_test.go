@@ -82,6 +82,9 @@ func TestPathCountsEqualOracle(t *testing.T) {
 					t.Errorf("special counter %s = %d, want 0 (no longjmp, no deep stack here)", name, v)
 				}
 			}
+			for name, v := range got.HashOverflow {
+				t.Logf("%s: %d path executions found its hash table full", name, v)
+			}
 			compareWithOracle(t, got, o.PathProfile(), "/bin/"+tc.name, tc.minPaths)
 			t.Logf("%s: %d records, %d procedures counted, %d skipped, %d trampolines (%d spills); cycles %d -> %d (%.2fx)",
 				tc.name, got.Records, len(res.Manifest.Procs), len(res.Manifest.Skipped), res.Manifest.Trampolines, res.Manifest.Spills,

@@ -25,11 +25,22 @@ import (
 //     not, nothing is counted and "unmatched" goes up.
 //
 // Counters: four named ones first (below), then per counted procedure an
-// array of NumPaths counters. Procedures with more than MaxArrayPaths
-// paths, or that paths.Number refuses, are left uncounted and listed.
+// array of NumPaths counters, or, with more than MaxArrayPaths paths, one
+// overflow counter, its paths going to the hash table all such procedures
+// share (HashSlots open-addressed slots keyed by procedure and path ID; a
+// path that finds the table full is counted in its procedure's overflow
+// counter, never lost silently). Procedures paths.Number refuses are left
+// uncounted and listed.
 const (
 	// MaxArrayPaths bounds the paths of a procedure counted in an array.
 	MaxArrayPaths = 4096
+	// HashSlots is the hash table's capacity (a power of two); one slot
+	// stays empty, so it holds HashSlots-1 distinct paths. The table is
+	// 1+3*HashSlots counters: slots used, then (path ID + 1, procedure
+	// ID, count) triples.
+	HashSlots = 1 << hashBits
+	hashBits  = 14
+	hashMul   = 0x9e37 // spreads procedures over the table
 	// pathStackSlots is the path stack's capacity (activations deep).
 	pathStackSlots = 1 << 16
 	slotSize       = 24 // r, ^entry sp, procedure ID
@@ -52,8 +63,10 @@ type pathOp struct {
 	kind       paths.ActionKind
 	add, start int64
 	id         int    // the procedure's ID (its slot tag), from 1
-	base       int    // its first counter
+	base       int    // its first counter (hashed: its overflow counter)
+	hashBase   int    // the hash table's first counter
 	np         uint64 // its NumPaths
+	hashed     bool   // counted in a hash table, not an array
 }
 
 // pathPoint is what a paths-mode stub does around one instruction.
@@ -93,8 +106,6 @@ func planPaths(procs []*cfg.Proc, opt Options) (*planned, error) {
 			}
 		} else if n, err := paths.Number(p); err != nil {
 			skip = err.Error()
-		} else if n.NumPaths > MaxArrayPaths {
-			skip = fmt.Sprintf("%d paths, more than the %d an array holds", n.NumPaths, MaxArrayPaths)
 		} else {
 			num = n
 			live = liveIn(p)
@@ -133,7 +144,7 @@ func planPaths(procs []*cfg.Proc, opt Options) (*planned, error) {
 			}
 		}
 		if num != nil {
-			if why := planProcPaths(p, num, at, nextID, m.Counters); why != "" {
+			if why := planProcPaths(p, num, at, nextID, m.Counters, num.NumPaths > MaxArrayPaths); why != "" {
 				skip = why
 				if opt.Strict {
 					return nil, refuse("procedure %s: %s", p.Name, skip)
@@ -147,9 +158,15 @@ func planPaths(procs []*cfg.Proc, opt Options) (*planned, error) {
 					}
 				}
 			} else {
-				m.Procs = append(m.Procs, ProcInfo{Name: p.Name, Start: p.Start, End: p.End, ID: nextID, NumPaths: num.NumPaths, PathBase: m.Counters})
+				pi := ProcInfo{Name: p.Name, Start: p.Start, End: p.End, ID: nextID, NumPaths: num.NumPaths, PathBase: m.Counters}
+				if num.NumPaths > MaxArrayPaths {
+					pi.Hashed = true
+					m.Counters++
+				} else {
+					m.Counters += int(num.NumPaths)
+				}
+				m.Procs = append(m.Procs, pi)
 				nextID++
-				m.Counters += int(num.NumPaths)
 			}
 		}
 		if skip != "" {
@@ -159,9 +176,31 @@ func planPaths(procs []*cfg.Proc, opt Options) (*planned, error) {
 			pl.points[pc] = pt
 		}
 	}
+	// The hash table goes last, if any procedure needs it; the ops learn
+	// its place now.
+	for _, p := range m.Procs {
+		if p.Hashed {
+			m.HashBase = m.Counters
+			m.HashSlots = HashSlots
+			m.Counters += 1 + 3*HashSlots
+			break
+		}
+	}
 	hooked := false
 	for _, pt := range pl.points {
 		hooked = hooked || pt.syscall
+		if x := pt.path; x != nil {
+			for _, list := range [][]pathOp{x.pre, x.taken, x.fall} {
+				for i := range list {
+					list[i].hashBase = m.HashBase
+				}
+			}
+			for _, list := range x.jump {
+				for i := range list {
+					list[i].hashBase = m.HashBase
+				}
+			}
+		}
 	}
 	if !hooked {
 		return nil, refuse("no system call found to hook the exit path (exit_group) on")
@@ -171,7 +210,7 @@ func planPaths(procs []*cfg.Proc, opt Options) (*planned, error) {
 
 // planProcPaths places p's actions on points; it returns why p cannot be
 // counted, or "".
-func planProcPaths(p *cfg.Proc, n *paths.Numbering, at func(uint64) *point, id, base int) string {
+func planProcPaths(p *cfg.Proc, n *paths.Numbering, at func(uint64) *point, id, base int, hashed bool) string {
 	locked := lockWindows(p)
 	isEntry := map[uint64]bool{}
 	for _, e := range p.Entries {
@@ -197,7 +236,7 @@ func planProcPaths(p *cfg.Proc, n *paths.Numbering, at func(uint64) *point, id, 
 		if !fitsInt32(a.Add) || !fitsInt32(a.Start) {
 			return nil, "an increment beyond 32 bits"
 		}
-		return []pathOp{{kind: a.Kind, add: a.Add, start: a.Start, id: id, base: base, np: n.NumPaths}}, ""
+		return []pathOp{{kind: a.Kind, add: a.Add, start: a.Start, id: id, base: base, np: n.NumPaths, hashed: hashed}}, ""
 	}
 	// Entries first: their Init runs before any other action there.
 	for _, e := range p.Out(p.Entry()) {
@@ -399,6 +438,9 @@ func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spil
 	n := 3
 	if o.kind == paths.Count || o.kind == paths.Back {
 		n = 4
+		if o.hashed {
+			n = 5
+		}
 	}
 	regs, spilled := acquire(a, free, avoid, n, spills)
 	x, y, z := regs[0], regs[1], regs[2]
@@ -454,12 +496,18 @@ func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spil
 			addConst(a, t, o.start, regZero)
 			a.emit(encMem(opSTQ, t, y, 0))
 		}
-		addConst(a, t, int64(o.np), regZero)
-		a.emit(encOp(opINTA, 0x1d, z, t, t)) // cmpult: 0 <= id < np
-		a.branchTo(opBEQ, t, l+"range")
-		addConst(a, t, int64(8*o.base), x)
-		a.emit(encOp(opINTA, 0x32, z, t, t)) // s8addq
-		bump(a, t, z, 0)
+		if o.np < math.MaxInt32-(1<<15) {
+			addConst(a, t, int64(o.np), regZero)
+			a.emit(encOp(opINTA, 0x1d, z, t, t)) // cmpult: 0 <= id < np
+			a.branchTo(opBEQ, t, l+"range")
+		} // else the reader checks the IDs it finds in the table
+		if o.hashed {
+			hashCount(a, o, x, y, z, t, regs[4], l)
+		} else {
+			addConst(a, t, int64(8*o.base), x)
+			a.emit(encOp(opINTA, 0x32, z, t, t)) // s8addq
+			bump(a, t, z, 0)
+		}
 		a.branchTo(opBR, regZero, l+"done")
 		a.label(l + "range")
 		bump(a, x, z, 8*cRange)
@@ -479,6 +527,9 @@ type PathCounts struct {
 	Profile  *paths.Profile
 	// Special holds the named counters (PathSpecialCounters), summed.
 	Special map[string]uint64
+	// HashOverflow counts, by procedure, the paths that found the
+	// procedure's hash table full (not in Profile).
+	HashOverflow map[string]uint64
 }
 
 // ProfileSource is the source of a path profile read from an
@@ -511,7 +562,7 @@ func ReadPaths(instrumented, dump []byte) (*PathCounts, error) {
 	if len(m.Special) > len(sum) {
 		return nil, fmt.Errorf("manifest: %d special counters, %d counters", len(m.Special), len(sum))
 	}
-	pc := &PathCounts{Manifest: m, Records: len(recs), Special: map[string]uint64{}}
+	pc := &PathCounts{Manifest: m, Records: len(recs), Special: map[string]uint64{}, HashOverflow: map[string]uint64{}}
 	for i, name := range m.Special {
 		pc.Special[name] = sum[i]
 	}
@@ -520,14 +571,53 @@ func ReadPaths(instrumented, dump []byte) (*PathCounts, error) {
 		id = "sha256:" + m.Original
 	}
 	im := paths.ImageProfile{ID: id}
+	if m.HashSlots < 0 || m.HashSlots > 1<<24 || m.HashSlots > 0 && (m.HashBase < len(m.Special) || m.HashBase+1+3*m.HashSlots > len(sum)) {
+		return nil, fmt.Errorf("manifest: hash table out of range")
+	}
+	// The hash table: each record's is its own (slots differ between
+	// processes), so it is read record by record.
+	hashed := map[int]map[uint64]uint64{} // procedure ID -> path ID -> count
+	for _, r := range recs {
+		if m.HashSlots == 0 {
+			break
+		}
+		t := r.Counters[m.HashBase+1:]
+		for k := range m.HashSlots {
+			key, proc, v := t[3*k], t[3*k+1], t[3*k+2]
+			if key == 0 {
+				continue
+			}
+			if hashed[int(proc)] == nil {
+				hashed[int(proc)] = map[uint64]uint64{}
+			}
+			hashed[int(proc)][key-1] += v
+		}
+	}
 	for _, p := range m.Procs {
-		if p.NumPaths == 0 || p.PathBase < len(m.Special) || uint64(p.PathBase)+p.NumPaths > uint64(len(sum)) {
+		size := p.NumPaths
+		if p.Hashed {
+			size = 1
+		}
+		if p.NumPaths == 0 || p.PathBase < len(m.Special) || uint64(p.PathBase)+size > uint64(len(sum)) {
 			return nil, fmt.Errorf("manifest: procedure %s: path counters out of range", p.Name)
 		}
 		pp := paths.ProcProfile{Entry: p.Start, Name: p.Name, NumPaths: p.NumPaths}
-		for k := range p.NumPaths {
-			if v := sum[p.PathBase+int(k)]; v > 0 {
-				pp.Paths = append(pp.Paths, paths.PathCount{ID: k, Count: v, Metrics: []uint64{}})
+		if p.Hashed {
+			if v := sum[p.PathBase]; v > 0 {
+				pc.HashOverflow[p.Name] = v
+			}
+			for id, v := range hashed[p.ID] {
+				if id >= p.NumPaths {
+					pc.Special[PathSpecialCounters[cRange]] += v
+					continue
+				}
+				pp.Paths = append(pp.Paths, paths.PathCount{ID: id, Count: v, Metrics: []uint64{}})
+			}
+		} else {
+			for k := range p.NumPaths {
+				if v := sum[p.PathBase+int(k)]; v > 0 {
+					pp.Paths = append(pp.Paths, paths.PathCount{ID: k, Count: v, Metrics: []uint64{}})
+				}
 			}
 		}
 		if len(pp.Paths) > 0 {
@@ -540,4 +630,51 @@ func ReadPaths(instrumented, dump []byte) (*PathCounts, error) {
 		return nil, err
 	}
 	return pc, nil
+}
+
+// hashCount counts path z (x: the counters) in the shared hash table:
+// linear probing from (ID+1 + procedure*hashMul) mod HashSlots for the
+// key (ID+1, procedure) or an empty slot; a new key that would fill the
+// last empty slot goes to the procedure's overflow counter instead.
+func hashCount(a *asm, o pathOp, x, y, z, t, u uint32, l string) {
+	const sll, srl, s8addq, subq, addq = 0x39, 0x34, 0x32, 0x29, 0x20
+	wrap := func() { // t mod HashSlots
+		a.emit(encOpLit(0x12, sll, t, 64-hashBits, t))
+		a.emit(encOpLit(0x12, srl, t, 64-hashBits, t))
+	}
+	addConst(a, y, int64(8*o.hashBase), x) // y = the table; 0(y) = slots used
+	a.emit(encMem(opLDA, z, z, 1))         // z = key
+	addConst(a, t, int64(o.id)*hashMul, z)
+	wrap()
+	a.label(l + "probe")
+	a.emit(encOpLit(0x12, sll, t, 4, u))
+	a.emit(encOp(opINTA, s8addq, t, u, u)) // u = 24*slot
+	a.emit(encOp(opINTA, addq, u, y, u))   // the slot is 8(u), 16(u), 24(u)
+	a.emit(encMem(opLDQ, x, u, 8))
+	a.emit(encOp(opINTA, subq, x, z, x))
+	a.branchTo(opBNE, x, l+"miss")
+	a.emit(encMem(opLDQ, x, u, 16))
+	addConst(a, x, -int64(o.id), x)
+	a.branchTo(opBEQ, x, l+"hit")
+	a.label(l + "miss")
+	a.emit(encMem(opLDQ, x, u, 8))
+	a.branchTo(opBEQ, x, l+"empty")
+	a.emit(encOpLit(opINTA, addq, t, 1, t))
+	wrap()
+	a.branchTo(opBR, regZero, l+"probe")
+	a.label(l + "empty")
+	a.emit(encMem(opLDQ, x, y, 0))
+	a.emit(encMem(opLDA, x, x, 1))
+	a.emit(encMem(opLDA, t, x, -(HashSlots - 1)))
+	a.branchTo(opBGT, t, l+"full")
+	a.emit(encMem(opSTQ, x, y, 0))
+	a.emit(encMem(opSTQ, z, u, 8))
+	addConst(a, x, int64(o.id), regZero)
+	a.emit(encMem(opSTQ, x, u, 16))
+	a.label(l + "hit")
+	bump(a, u, x, 24)
+	a.branchTo(opBR, regZero, l+"done")
+	a.label(l + "full")
+	addConst(a, y, int64(8*(o.base-o.hashBase)), y)
+	bump(a, y, x, 0)
 }
