@@ -21,8 +21,13 @@ import (
 //   - an Add edge adds to the top slot's r;
 //   - a Count edge (to Exit: return, tail call, fall-out) does
 //     count[r+Add]++ and pops; a Back edge does count[r+Add]++ and r =
-//     Start. Both first check that the top slot is this procedure's: if
-//     not, nothing is counted and "unmatched" goes up.
+//     Start. Both first find this activation's slot, popping (as lost)
+//     the slots of activations a longjmp skipped; if there is none,
+//     nothing is counted and "unmatched" goes up;
+//   - a ret through ra that does not go where the activation's entry ra
+//     said (glibc's __longjmp returns to setjmp's caller) marks the slot
+//     below as landed on: like the oracle, that activation counts no path
+//     until its next backedge restarts one (its exit counts as lost).
 //
 // Counters: four named ones first (below), then per counted procedure an
 // array of NumPaths counters, or, with more than MaxArrayPaths paths, one
@@ -43,7 +48,7 @@ const (
 	hashMul   = 0x9e37 // spreads procedures over the table
 	// pathStackSlots is the path stack's capacity (activations deep).
 	pathStackSlots = 1 << 16
-	slotSize       = 24 // r, ^entry sp, procedure ID
+	slotSize       = 32 // r, ^entry sp, procedure ID, return address
 	topOff         = -72
 	modePaths      = 2
 )
@@ -67,6 +72,9 @@ type pathOp struct {
 	hashBase   int    // the hash table's first counter
 	np         uint64 // its NumPaths
 	hashed     bool   // counted in a hash table, not an array
+	// ret: a Count at a ret through ra, which checks that it returns
+	// where the activation was called from.
+	ret bool
 }
 
 // pathPoint is what a paths-mode stub does around one instruction.
@@ -296,6 +304,11 @@ func planProcPaths(p *cfg.Proc, n *paths.Numbering, at func(uint64) *point, id, 
 			case opc == opBR || opc == opBSR:
 				x.pre = append(x.pre, o...)
 				x.brRoute = route
+			case opc == opJMP && (w>>14)&3 == 2 && (w>>16)&31 == regRA && E.Kind == cfg.Return:
+				for i := range o {
+					o[i].ret = true
+				}
+				x.pre = append(x.pre, o...)
 			default:
 				if route {
 					if isCall(w) || opc == opJMP || w == palCallsys {
@@ -442,6 +455,9 @@ func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spil
 			n = 5
 		}
 	}
+	if o.kind == paths.Init || o.ret {
+		avoid |= reg(regRA) // read after the scratch registers are set
+	}
 	regs, spilled := acquire(a, free, avoid, n, spills)
 	x, y, z := regs[0], regs[1], regs[2]
 	delta := int16(0)
@@ -461,6 +477,7 @@ func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spil
 		a.branchTo(opBEQ, z, l+"push")
 		a.emit(encMem(opLDA, y, y, -slotSize))
 		bump(a, x, z, 8*cLost)
+		markResync(a, y, z, l+"m")
 		a.branchTo(opBR, regZero, l+"loop")
 		a.label(l + "push")
 		a.loadAddr(z, lay.stackLast)
@@ -478,15 +495,68 @@ func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spil
 		a.emit(encMem(opSTQ, z, y, 8))
 		addConst(a, z, int64(o.id), regZero)
 		a.emit(encMem(opSTQ, z, y, 16))
+		a.emit(encMem(opSTQ, regRA, y, 24))
 	case paths.Add:
 		a.emit(encMem(opLDQ, z, y, 0))
 		addConst(a, z, o.add, z)
 		a.emit(encMem(opSTQ, z, y, 0))
 	case paths.Count, paths.Back:
 		t := regs[3]
+		// Find this activation's slot: pop the slots of activations that
+		// are gone (entry sp below ours, or at ours and another
+		// procedure's: a longjmp skipped their exits), counting each as
+		// lost. A slot found after pops, or marked by an Init's pops, is
+		// the activation a longjmp landed in: its r is unknown, so its
+		// path is not counted (lost); a Back starts the next path afresh.
+		a.emit(encOp(opINTL, 0x20, regZero, regZero, t)) // t = 0: nothing popped
+		a.label(l + "find")
+		a.emit(encMem(opLDQ, z, y, 8))
+		a.emit(encOp(opINTL, 0x28, regZero, z, z))
+		a.emit(encMem(opLDA, z, z, -delta))
+		a.emit(encOp(opINTA, 0x1d, z, regSP, z)) // slot's sp < ours
+		a.branchTo(opBNE, z, l+"stale")
 		a.emit(encMem(opLDQ, z, y, 16))
 		addConst(a, z, -int64(o.id), z)
-		a.branchTo(opBNE, z, l+"unmatched")
+		a.branchTo(opBEQ, z, l+"found")
+		a.emit(encMem(opLDQ, z, y, 16))
+		addConst(a, z, int64(o.id), z)
+		a.branchTo(opBEQ, z, l+"marked")
+		a.emit(encMem(opLDQ, z, y, 8))
+		a.emit(encOp(opINTL, 0x28, regZero, z, z))
+		a.emit(encMem(opLDA, z, z, -delta))
+		a.emit(encOp(opINTA, 0x2d, z, regSP, z)) // cmpeq: at our sp, another procedure's
+		a.branchTo(opBEQ, z, l+"unmatched")
+		a.label(l + "stale")
+		a.emit(encMem(opLDA, y, y, -slotSize))
+		bump(a, x, z, 8*cLost)
+		a.emit(encMem(opLDA, t, regZero, 1))
+		a.branchTo(opBR, regZero, l+"find")
+		a.label(l + "marked")
+		a.emit(encMem(opLDA, t, regZero, 1))
+		a.label(l + "found")
+		a.emit(encMem(opSTQ, y, x, topOff))
+		a.branchTo(opBEQ, t, l+"live")
+		bump(a, x, z, 8*cLost)
+		if o.kind == paths.Count {
+			a.emit(encMem(opLDA, y, y, -slotSize))
+			a.emit(encMem(opSTQ, y, x, topOff))
+		} else {
+			addConst(a, t, o.start, regZero)
+			a.emit(encMem(opSTQ, t, y, 0))
+			addConst(a, t, int64(o.id), regZero)
+			a.emit(encMem(opSTQ, t, y, 16))
+		}
+		a.branchTo(opBR, regZero, l+"done")
+		a.label(l + "live")
+		if o.ret {
+			a.emit(encMem(opLDQ, z, y, 24))
+			a.emit(encOp(opINTA, 0x29, z, regRA, z)) // subq
+			a.branchTo(opBEQ, z, l+"home")
+			a.emit(encMem(opLDA, y, y, -slotSize))
+			markResync(a, y, z, l+"m")
+			a.emit(encMem(opLDA, y, y, slotSize))
+			a.label(l + "home")
+		}
 		a.emit(encMem(opLDQ, z, y, 0))
 		addConst(a, z, o.add, z)
 		if o.kind == paths.Count {
@@ -513,6 +583,13 @@ func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spil
 		bump(a, x, z, 8*cRange)
 		a.branchTo(opBR, regZero, l+"done")
 		a.label(l + "unmatched")
+		// Not ours (__longjmp's ret runs on the sp it restored, so its own
+		// slot and its caller's look gone): the stale slots popped on the
+		// way stay popped, and the survivor was landed on.
+		a.emit(encMem(opSTQ, y, x, topOff))
+		a.branchTo(opBEQ, t, l+"um")
+		markResync(a, y, z, l+"m2")
+		a.label(l + "um")
 		bump(a, x, z, 8*cUnmatched)
 	}
 	a.label(l + "done")
@@ -677,4 +754,15 @@ func hashCount(a *asm, o pathOp, x, y, z, t, u uint32, l string) {
 	a.label(l + "full")
 	addConst(a, y, int64(8*(o.base-o.hashBase)), y)
 	bump(a, y, x, 0)
+}
+
+// markResync marks the slot at y (unless the sentinel or marked already)
+// as an activation a longjmp may have landed in: its procedure ID is
+// negated, so its next Count or Back counts nothing and restarts.
+func markResync(a *asm, y, z uint32, l string) {
+	a.emit(encMem(opLDQ, z, y, 16))
+	a.branchTo(0x3b, z, l+"skip") // ble
+	a.emit(encOp(opINTA, 0x29, regZero, z, z))
+	a.emit(encMem(opSTQ, z, y, 16))
+	a.label(l + "skip")
 }
