@@ -11,7 +11,7 @@ import (
 	"dcpi/workloads"
 )
 
-// pathsCases are the workloads of the paths acceptance test (issue 13):
+// pathsCases are the workloads the paths mode is held to the oracle on:
 // tiny has no glibc, recurse recurses deeply, sort branches on data,
 // interp has jump tables (its computed-goto run_threaded has too many
 // paths and is refused), ccdriver forks and execs itself.
