@@ -157,3 +157,37 @@ func compareWithOracle(t *testing.T, got *PathCounts, want *paths.Profile, path 
 	}
 	t.Logf("%d procedures compared; %d distinct paths (%d executions) equal the oracle", compared, counted, total)
 }
+
+// TestReadPathsRefusesBadInput: a pixie binary, a truncated dump and a
+// dump of another image are errors, never a silent short profile.
+func TestReadPathsRefusesBadInput(t *testing.T) {
+	orig, err := workloads.Binary("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pathsRes, err := Instrument(orig, "tiny", Options{Mode: ModePaths, DumpPath: "pp.out"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pixieRes, err := Instrument(orig, "tiny", Options{Mode: ModePixie, DumpPath: "pp.out"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, _, files := simRun(t, "tiny", pathsRes.ELF, nil)
+	dump := files["pp.out"].Bytes()
+	if _, err := ReadPaths(pathsRes.ELF, dump); err != nil {
+		t.Fatalf("good dump: %v", err)
+	}
+	if _, err := ReadPaths(pixieRes.ELF, dump); err == nil {
+		t.Error("a pixie image read as paths")
+	}
+	if _, err := ReadCounts(pathsRes.ELF, dump); err == nil {
+		t.Error("a paths dump read as pixie counts")
+	}
+	if _, err := ReadPaths(pathsRes.ELF, dump[:len(dump)-8]); err == nil {
+		t.Error("a truncated dump read")
+	}
+	if _, err := ReadPaths(pathsRes.ELF, nil); err == nil {
+		t.Error("an empty dump read")
+	}
+}

@@ -675,7 +675,7 @@ func ReadPaths(instrumented, dump []byte) (*PathCounts, error) {
 		if p.Hashed {
 			size = 1
 		}
-		if p.NumPaths == 0 || p.PathBase < len(m.Special) || uint64(p.PathBase)+size > uint64(len(sum)) {
+		if p.NumPaths == 0 || p.PathBase < len(m.Special) || size > uint64(len(sum)) || uint64(p.PathBase)+size > uint64(len(sum)) {
 			return nil, fmt.Errorf("manifest: procedure %s: path counters out of range", p.Name)
 		}
 		pp := paths.ProcProfile{Entry: p.Start, Name: p.Name, NumPaths: p.NumPaths}
