@@ -38,6 +38,7 @@ const (
 	opBSR   = 0x34
 	opBEQ   = 0x39
 	opBNE   = 0x3d
+	opBGT   = 0x3f
 	palCall = 0x83 // callsys
 )
 

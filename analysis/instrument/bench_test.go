@@ -14,14 +14,21 @@ import (
 // one-CPU 21164 (the PLDI paper's Table 1 gives overhead as such ratios):
 //
 //	go test ./analysis/instrument -run '^$' -bench PixieOverhead -benchtime 1x
-func BenchmarkPixieOverhead(b *testing.B) {
+func BenchmarkPixieOverhead(b *testing.B) { benchOverhead(b, ModePixie) }
+
+// BenchmarkPathsOverhead is the same for the paths mode:
+//
+//	go test ./analysis/instrument -run '^$' -bench PathsOverhead -benchtime 1x
+func BenchmarkPathsOverhead(b *testing.B) { benchOverhead(b, ModePaths) }
+
+func benchOverhead(b *testing.B, mode string) {
 	for _, w := range workloads.All() {
 		b.Run(w.Name, func(b *testing.B) {
 			orig, err := workloads.Binary(w.Name)
 			if err != nil {
 				b.Fatal(err)
 			}
-			res, err := Instrument(orig, w.Name, Options{Mode: ModePixie, DumpPath: "pp.out"})
+			res, err := Instrument(orig, w.Name, Options{Mode: mode, DumpPath: "pp.out"})
 			if err != nil {
 				b.Skipf("not instrumentable: %v", err)
 			}

@@ -43,6 +43,9 @@ func ReadCounts(instrumented, dump []byte) (*Counts, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m.Mode != ModePixie {
+		return nil, fmt.Errorf("instrumented image: mode %q, not %s (read it with ReadPaths)", m.Mode, ModePixie)
+	}
 	recs, err := ParseDump(dump, hash, m.Counters)
 	if err != nil {
 		return nil, err

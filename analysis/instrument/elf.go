@@ -107,15 +107,22 @@ func (pl *planned) write(f *elfFile, im *elfimage.Image, data []byte, opt Option
 	// Pass 1 sizes the code (every address load is three words whatever
 	// the address); pass 2 emits it with the data's real addresses.
 	var spills int
-	code, _, err := gen(base, pl, layout{pathAddr: base, headerAddr: base, countersAddr: base}, &spills)
+	code, _, err := gen(base, pl, layout{pathAddr: base, headerAddr: base, countersAddr: base, stackBase: base, stackLast: base}, &spills)
 	if err != nil {
 		return nil, refuse("%v", err)
 	}
 	var lay layout
 	lay.pathAddr = alignUp(base+uint64(len(code)), 8)
 	lay.headerAddr = alignUp(lay.pathAddr+uint64(len(opt.DumpPath))+1, 64)
+	paths := m.Mode == ModePaths
+	if paths {
+		// The path stack's top pointer sits just before the header.
+		lay.headerAddr = alignUp(lay.pathAddr+uint64(len(opt.DumpPath))+1+8, 64)
+	}
 	lay.countersAddr = lay.headerAddr + headerSize
 	lay.recordLen = headerSize + 8*uint64(m.Counters)
+	lay.stackBase = lay.countersAddr + 8*uint64(m.Counters)
+	lay.stackLast = lay.stackBase + (pathStackSlots-1)*slotSize
 	if lay.recordLen > maxRecordLen {
 		return nil, refuse("%d counters: a record would exceed 2 GB", m.Counters)
 	}
@@ -133,10 +140,18 @@ func (pl *planned) write(f *elfFile, im *elfimage.Image, data []byte, opt Option
 	}
 	filesz := lay.countersAddr - base
 	memsz := filesz + 8*uint64(m.Counters)
+	mode := uint32(modePixie)
+	if paths {
+		mode = modePaths
+		memsz += pathStackSlots * slotSize
+	}
 	seg := make([]byte, filesz)
 	copy(seg, code2)
 	copy(seg[lay.pathAddr-base:], opt.DumpPath)
-	copy(seg[lay.headerAddr-base:], header(modePixie, hash, m.Counters))
+	copy(seg[lay.headerAddr-base:], header(mode, hash, m.Counters))
+	if paths {
+		le.PutUint64(seg[lay.countersAddr-uint64(-topOff)-base:], lay.stackBase)
+	}
 
 	out := append([]byte(nil), data...)
 	for pc, st := range stubs {

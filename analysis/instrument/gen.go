@@ -9,31 +9,35 @@ import (
 type layout struct {
 	pathAddr, headerAddr, countersAddr uint64
 	recordLen                          uint64
+	// stackBase and stackLast are the paths mode's path stack (its
+	// sentinel slot and its last slot).
+	stackBase, stackLast uint64
 }
 
 // Linux/Alpha system call numbers and open flags the runtime uses.
 const (
-	sysExit      = 405 // exit_group
-	sysExecve    = 59
-	sysFork      = 2
-	sysClone     = 312
-	sysGetxpid   = 20
-	sysOpen      = 45
-	sysWrite     = 4
-	sysClose     = 6
-	cloneVM      = 0x100
-	openAppend   = 0x1 | 0x200 | 0x8 // O_WRONLY|O_CREAT|O_APPEND
-	openMode     = 0o644
-	dumpFrame    = 96
-	labelDump    = "rt_dump"
-	labelZero    = "rt_zero"
-	jumpToOrig   = opBR<<26 | regZero<<21
-	retT11       = opJMP<<26 | regZero<<21 | regT11<<16 | 2<<14
-	palCallsys   = opPAL<<26 | palCall
-	movBase      = opINTL<<26 | regZero<<21 | 0x20<<5 // bis zero, rb, rc
-	subqLitFunc  = 0x29
-	andFunc      = 0x00
-	maxRecordLen = 1<<31 - 1<<16
+	sysExit       = 405 // exit_group
+	sysExitThread = 1
+	sysExecve     = 59
+	sysFork       = 2
+	sysClone      = 312
+	sysGetxpid    = 20
+	sysOpen       = 45
+	sysWrite      = 4
+	sysClose      = 6
+	cloneVM       = 0x100
+	openAppend    = 0x1 | 0x200 | 0x8 // O_WRONLY|O_CREAT|O_APPEND
+	openMode      = 0o644
+	dumpFrame     = 96
+	labelDump     = "rt_dump"
+	labelZero     = "rt_zero"
+	jumpToOrig    = opBR<<26 | regZero<<21
+	retT11        = opJMP<<26 | regZero<<21 | regT11<<16 | 2<<14
+	palCallsys    = opPAL<<26 | palCall
+	movBase       = opINTL<<26 | regZero<<21 | 0x20<<5 // bis zero, rb, rc
+	subqLitFunc   = 0x29
+	andFunc       = 0x00
+	maxRecordLen  = 1<<31 - 1<<16
 )
 
 func mov(from, to uint32) uint32 { return movBase | from<<16 | to }
@@ -137,6 +141,10 @@ func counterAddr(lay layout, c int) uint64 { return lay.countersAddr + 8*uint64(
 // stub emits one point's stub: its counting, then the displaced
 // instruction, then a branch back to the instruction after it.
 func stub(a *asm, pt *point, l string, lay layout, spills *int) {
+	if pt.path != nil {
+		pathStub(a, pt, l, lay, spills)
+		return
+	}
 	w, pc := pt.word, pt.pc
 	free := pt.free
 	if pt.syscall {
@@ -169,7 +177,7 @@ func stub(a *asm, pt *point, l string, lay layout, spills *int) {
 			a.emit(encMem(opSTQ, y, x, 0))
 		})
 	case pt.syscall:
-		syscallHook(a, pc, l)
+		syscallHook(a, pc, l, false)
 		return
 	}
 	displace(a, pc, w)
@@ -208,9 +216,17 @@ func displace(a *asm, pc uint64, w uint32) {
 //     clear the counters, whose counts are in the dump already.
 //   - fork, and clone without CLONE_VM: in the child, clear the counters:
 //     its copy holds its parent's counts, which the parent dumps.
-func syscallHook(a *asm, pc uint64, l string) {
+//
+// With exitToo (paths mode, single-threaded programs only) the exit
+// system call, which ends one thread, dumps too: a freestanding program
+// ends with it.
+func syscallHook(a *asm, pc uint64, l string, exitToo bool) {
 	a.emit(encMem(opLDA, regT0, regV0, -sysExit))
 	a.branchTo(opBEQ, regT0, l+"exit")
+	if exitToo {
+		a.emit(encMem(opLDA, regT0, regV0, -sysExitThread))
+		a.branchTo(opBEQ, regT0, l+"exit")
+	}
 	a.emit(encMem(opLDA, regT0, regV0, -sysExecve))
 	a.branchTo(opBEQ, regT0, l+"exec")
 	a.emit(encMem(opLDA, regT0, regV0, -sysFork))

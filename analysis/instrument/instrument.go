@@ -13,6 +13,7 @@ import (
 // Modes the instrumenter implements.
 const (
 	ModePixie = "pixie"
+	ModePaths = "paths"
 )
 
 // Options say how to instrument.
@@ -46,8 +47,8 @@ func refuse(format string, args ...any) error {
 
 // Instrument rewrites the static Alpha ELF data (named name in messages).
 func Instrument(data []byte, name string, opt Options) (*Result, error) {
-	if opt.Mode != ModePixie {
-		return nil, fmt.Errorf("instrument: unknown mode %q (modes: %s)", opt.Mode, ModePixie)
+	if opt.Mode != ModePixie && opt.Mode != ModePaths {
+		return nil, fmt.Errorf("instrument: unknown mode %q (modes: %s, %s)", opt.Mode, ModePixie, ModePaths)
 	}
 	if opt.DumpPath == "" || len(opt.DumpPath) > 1000 || strings.IndexByte(opt.DumpPath, 0) >= 0 {
 		return nil, fmt.Errorf("instrument: dump path must be 1 to 1000 bytes, without NUL")
@@ -76,9 +77,15 @@ func Instrument(data []byte, name string, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, refuse("%s: %v", name, err)
 	}
-	pl, err := plan(procs, opt)
+	var pl *planned
+	if opt.Mode == ModePaths {
+		pl, err = planPaths(procs, opt)
+	} else {
+		pl, err = plan(procs, opt)
+	}
 	if err != nil {
 		return nil, err
 	}
+	pl.manifest.OriginalID = im.ID.String()
 	return pl.write(f, im, data, opt)
 }

@@ -23,6 +23,9 @@ type Manifest struct {
 	Mode    string `json:"mode"`
 	// Original is the SHA-256 of the uninstrumented file, hex.
 	Original string `json:"original"`
+	// OriginalID is the uninstrumented image's identity as hwsim names
+	// it ("buildid:<hex>" or "sha256:<hex>"), for path profiles.
+	OriginalID string `json:"original_id,omitempty"`
 	// DumpPath is where the runtime appends its records at exit.
 	DumpPath string `json:"dump_path"`
 	// Counters is the number of 64-bit counters in each record.
@@ -33,9 +36,15 @@ type Manifest struct {
 	Trampolines int    `json:"trampolines"`
 	// Spills counts the points where no two dead registers were found and
 	// the stub pushed two on the stack.
-	Spills  int        `json:"spills"`
-	Procs   []ProcInfo `json:"procs"`
-	Skipped []Skip     `json:"skipped,omitempty"`
+	Spills int `json:"spills"`
+	// Special names the paths mode's first counters (lost, out_of_range,
+	// stack_overflow, unmatched): events that left paths uncounted.
+	Special []string `json:"special,omitempty"`
+	// HashBase and HashSlots place the paths mode's hash table.
+	HashBase  int        `json:"hash_base,omitempty"`
+	HashSlots int        `json:"hash_slots,omitempty"`
+	Procs     []ProcInfo `json:"procs"`
+	Skipped   []Skip     `json:"skipped,omitempty"`
 }
 
 // ProcInfo is one instrumented procedure.
@@ -46,6 +55,14 @@ type ProcInfo struct {
 	Blocks     []BlockInfo  `json:"blocks"`
 	Branches   []BranchInfo `json:"branches,omitempty"`
 	Jumps      []JumpInfo   `json:"jumps,omitempty"`
+	// Paths mode: the procedure's slot tag ID, its NumPaths under
+	// analysis/paths's numbering, and its first path counter.
+	ID       int    `json:"id,omitempty"`
+	NumPaths uint64 `json:"np,omitempty"`
+	PathBase int    `json:"pb,omitempty"`
+	// Hashed says the paths are counted in the shared hash table and
+	// PathBase is the procedure's overflow counter (pathsmode.go).
+	Hashed bool `json:"hashed,omitempty"`
 }
 
 // BlockInfo is a basic block [Start, End) and the counter of its

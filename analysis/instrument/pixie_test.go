@@ -44,6 +44,13 @@ func (fs *appendFiles) open(path string) (io.Writer, error) {
 // returning stdout, stderr, the truth of the image and the files written.
 func simRun(t *testing.T, name string, image []byte, args []string) (stdout, stderr []byte, truth *alpha.GroundTruth, cycles uint64, files map[string]*bytes.Buffer) {
 	t.Helper()
+	return simRunHook(t, name, image, args, nil)
+}
+
+// simRunHook is simRun with hook called on the machine (and its files)
+// before the run, and done after it.
+func simRunHook(t *testing.T, name string, image []byte, args []string, hook func(m *hwsim.Machine, files map[string][]byte) (done func())) (stdout, stderr []byte, truth *alpha.GroundTruth, cycles uint64, files map[string]*bytes.Buffer) {
+	t.Helper()
 	path := "/bin/" + name
 	c := hwsim.DefaultConfig()
 	c.CPUs = 1
@@ -67,11 +74,18 @@ func simRun(t *testing.T, name string, image []byte, args []string) (stdout, std
 	if err != nil {
 		t.Fatal(err)
 	}
+	var done func()
+	if hook != nil {
+		done = hook(m, files0)
+	}
 	if _, err := m.Spawn(path, append([]string{path}, args...), []string{"PATH=/bin"}); err != nil {
 		t.Fatal(err)
 	}
 	if m.Run(200_000_000_000) {
 		t.Fatalf("%s did not finish", name)
+	}
+	if done != nil {
+		done()
 	}
 	cycles = m.Now()
 	if f := m.Faults(); len(f) > 0 {

@@ -18,6 +18,7 @@ type point struct {
 	branch       *BranchInfo
 	jump         *JumpInfo
 	syscall      bool
+	path         *pathPoint // paths mode
 }
 
 // planned is the instrumentation of a whole image before it is laid out.

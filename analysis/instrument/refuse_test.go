@@ -47,6 +47,7 @@ func TestRefusesBadInput(t *testing.T) {
 		{"unknown mode", hello, Options{Mode: "cct", DumpPath: "x"}, "unknown mode"},
 		{"no dump path", hello, Options{Mode: ModePixie}, "dump path"},
 		{"strict", hello, Options{Mode: ModePixie, DumpPath: "x", Strict: true}, "cannot resolve"},
+		{"strict paths", hello, Options{Mode: ModePaths, DumpPath: "x", Strict: true}, "cannot resolve"},
 		{"tiny has no exit_group", tiny, Options{Mode: ModePixie, DumpPath: "x"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

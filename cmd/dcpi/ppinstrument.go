@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,7 +28,7 @@ func newPPInstrumentCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "instrument [flags] BINARY",
-		Short: "Rewrite a static Alpha executable to count its blocks and edges (pixie)",
+		Short: "Rewrite a static Alpha executable to count its blocks and edges (pixie) or paths",
 		Long: `Instrument a static Alpha ELF executable. Chosen original instructions
 become a br to a stub in a new segment; the stub counts, runs the displaced
 instruction (branches re-encoded, return addresses kept original) and branches
@@ -40,6 +41,9 @@ directory). Read it with dcpi pp counts.
 Modes:
   pixie   exact execution counts of every basic block, both edges of every
           conditional branch and every jump-table transfer (DCPI's dcpix)
+  paths   Ball-Larus path counts per procedure (PLDI'97 sec. 2; the numbering
+          of analysis/paths, as dcpi pp oracle's), the path register kept
+          per activation on a path stack; single-threaded programs
 
 Refused, with the reason: a file that is not a static Alpha executable, a
 writable text segment, code beyond br's 4 MB reach of the new segment, and
@@ -50,6 +54,8 @@ BINARY is a path, or the name of an embedded workload (` + strings.Join(workload
 docs/instrument.md describes the rewriting and the dump format.`,
 		Example: `  dcpi pp instrument --mode pixie -o hello.pix hello
   dcpi sim run --cpus 1 ./hello.pix && dcpi pp counts hello.pix
+  dcpi pp instrument --mode paths -o sort.paths sort
+  dcpi sim run --cpus 1 ./sort.paths 2000 && dcpi pp counts --original sort sort.paths
   qemu-alpha ./hello.pix && dcpi pp counts --top 20 hello.pix hello.pix.pp.out`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -91,7 +97,7 @@ docs/instrument.md describes the rewriting and the dump format.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&mode, "mode", instrument.ModePixie, "what to count: pixie")
+	cmd.Flags().StringVar(&mode, "mode", instrument.ModePixie, "what to count: pixie or paths")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "instrumented file to write (default: BINARY's base name and .MODE)")
 	cmd.Flags().StringVar(&dump, "dump", "", "dump file the program appends to at exit, relative to its working directory (default: OUTPUT's base name and .pp.out)")
 	cmd.Flags().BoolVar(&strict, "strict", false, "refuse a binary with any procedure the CFG cannot resolve")
@@ -99,15 +105,27 @@ docs/instrument.md describes the rewriting and the dump format.`,
 }
 
 func newPPCountsCommand() *cobra.Command {
-	var top int
+	var (
+		top            int
+		original, save string
+		asJSON         bool
+	)
 	cmd := &cobra.Command{
 		Use:   "counts [flags] INSTRUMENTED [DUMP]",
-		Short: "Print the block counts of an instrumented program's dump",
+		Short: "Print the block or path counts of an instrumented program's dump",
 		Long: `Read the dump an instrumented program wrote (default: the dump path its
 manifest names) with the instrumented binary, and print the most executed
 basic blocks: procedure, address, executions, and the block's share of all
 counted block executions. Records of every process (forked children, images
-before an execve) are summed. A dump written by another binary is refused.`,
+before an execve) are summed. A dump written by another binary is refused.
+
+A paths-mode dump prints the most executed Ball-Larus paths (labelled as
+the instrumented profile, in dcpi pp oracle's shape), the paths executed per
+procedure, and the paths left uncounted (lost to a longjmp, out of range,
+stack overflow, unmatched exits, a full hash table). With --original (the
+uninstrumented binary or workload name) each hot path shows its blocks and
+source lines. --save FILE writes the path profile in the encoding dcpi pp
+oracle's profile uses (docs/paths.md), so the two compare directly.`,
 		Example: `  dcpi pp counts hello.pix
   dcpi pp counts --top 0 hello.pix hello.pix.pp.out`,
 		Args: cobra.RangeArgs(1, 2),
@@ -128,6 +146,12 @@ before an execve) are summed. A dump written by another binary is refused.`,
 			if err != nil {
 				return err
 			}
+			if m.Mode == instrument.ModePaths {
+				return printPathCounts(cmd.OutOrStdout(), bin, dump, original, save, top, asJSON)
+			}
+			if original != "" || save != "" || asJSON {
+				return fmt.Errorf("--original, --save and --json are for a paths-mode dump; this is %s", m.Mode)
+			}
 			c, err := instrument.ReadCounts(bin, dump)
 			if err != nil {
 				return err
@@ -135,8 +159,39 @@ before an execve) are summed. A dump written by another binary is refused.`,
 			return printCounts(cmd.OutOrStdout(), c, top)
 		},
 	}
-	cmd.Flags().IntVar(&top, "top", 30, "blocks to print, most executed first (0: all executed)")
+	cmd.Flags().IntVar(&top, "top", 30, "blocks (paths) to print, most executed first (0: all executed)")
+	cmd.Flags().StringVar(&original, "original", "", "paths mode: the uninstrumented binary (or workload name), to show each hot path's blocks")
+	cmd.Flags().StringVar(&save, "save", "", "paths mode: write the path profile (docs/paths.md encoding) to this file")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "paths mode: print the report as JSON")
 	return cmd
+}
+
+func printPathCounts(w io.Writer, bin, dump []byte, original, save string, top int, asJSON bool) error {
+	pc, err := instrument.ReadPaths(bin, dump)
+	if err != nil {
+		return err
+	}
+	var orig []byte
+	if original != "" {
+		if orig, _, err = readELF(original); err != nil {
+			return err
+		}
+	}
+	rep, err := buildPPPathsReport(pc, orig, top)
+	if err != nil {
+		return err
+	}
+	if save != "" {
+		if err := writeFileWith(save, pc.Profile.Encode); err != nil {
+			return fmt.Errorf("save: %w", err)
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return rep.render(w)
 }
 
 func printCounts(w io.Writer, c *instrument.Counts, top int) error {

@@ -1,0 +1,62 @@
+package instrument
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"dcpi/analysis/oracle"
+	"dcpi/hwsim"
+)
+
+// TestPathsUserProgram builds testdata/user.c (skipped without the cross
+// compiler): a longjmp (gcc -O2 folds deep's recursion, so main calls
+// longjmp itself), a fork, a jump table, calls through pointers. In paths
+// mode the output must be the original's and the program's own path counts
+// the oracle's: the activations the longjmp abandons (longjmp's and
+// __longjmp's) are counted as lost, and main, which the longjmp lands in,
+// counts no path until it restarts one (its last path is lost too), as the
+// oracle does.
+func TestPathsUserProgram(t *testing.T) {
+	gcc, err := exec.LookPath("alpha-linux-gnu-gcc")
+	if err != nil {
+		t.Skip("alpha-linux-gnu-gcc not installed")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "user")
+	if out, err := exec.Command(gcc, "-O2", "-g", "-static", "-mcpu=ev5", "-Wl,--no-relax", "testdata/user.c", "-o", bin).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	orig, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Instrument(orig, "user", Options{Mode: ModePaths, DumpPath: "pp.out"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o *oracle.Oracle
+	want, wantErr, _, _, _ := simRunHook(t, "user", orig, nil, func(m *hwsim.Machine, files map[string][]byte) func() {
+		o = oracle.New(oracle.FilesResolver(files))
+		o.Attach(m)
+		return o.Finish
+	})
+	got, gotErr, _, _, files := simRun(t, "user", res.ELF, nil)
+	if !bytes.Equal(got, want) || !bytes.Equal(gotErr, wantErr) {
+		t.Fatalf("on hwsim: got %q / %q, want %q / %q", got, gotErr, want, wantErr)
+	}
+	pc, err := ReadPaths(res.ELF, files["pp.out"].Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc.Records != 2 {
+		t.Errorf("%d records, want the parent's and the child's", pc.Records)
+	}
+	if pc.Special["lost"] < 3 {
+		t.Errorf("lost = %d, want at least longjmp's, __longjmp's and main's landed path", pc.Special["lost"])
+	}
+	t.Logf("special counters: %v", pc.Special)
+	compareOwnPaths(t, pc, o.PathProfile(), "/bin/user", ownCode(t, orig))
+}
