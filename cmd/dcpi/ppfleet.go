@@ -21,6 +21,7 @@ import (
 
 	"dcpi/analysis/cct"
 	"dcpi/analysis/fleetpaths"
+	"dcpi/analysis/instrument"
 	"dcpi/analysis/oracle"
 	"dcpi/analysis/paths"
 	"dcpi/coordinator"
@@ -44,6 +45,19 @@ type ppReader struct {
 
 var ppReaders = []ppReader{
 	{name: "dcpi pp oracle --save", read: readOracleSaveForUpload},
+	{name: "dcpi pp counts --save", read: readInstrumentedForUpload},
+}
+
+// readInstrumentedForUpload reads the path profile dcpi pp counts --save
+// wrote from a paths-mode dump: an instrumented run's counts, uploaded as
+// instrumented data (no calling context tree: paths mode records none).
+func readInstrumentedForUpload(data []byte) ([]fleetpaths.Image, bool, error) {
+	p, err := paths.DecodeProfile(data)
+	if err != nil || p.Source != instrument.ProfileSource {
+		return nil, false, nil
+	}
+	ims, err := fleetpaths.Split(wire.SourceInstrumented, p, nil)
+	return ims, true, err
 }
 
 // readOracleSaveForUpload reads a dcpi pp oracle --save file: hwsim

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -51,5 +52,31 @@ func TestPPCountsReadsAPathsDump(t *testing.T) {
 	}
 	if _, _, err := run(t, "pp", "counts", "--save", "x.json", "recurse.paths", "p.json"); err == nil {
 		t.Error("a file that is not a dump was read")
+	}
+
+	// The saved profile uploads as instrumented data: two hosts' uploads
+	// merge to twice one host's counts, and the oracle source has none.
+	for _, h := range []string{"alpha0", "alpha1", "alpha0"} {
+		if out, _, err := run(t, "pp", "upload", "--db", "db", "--host", h, "p.json"); err != nil || !strings.Contains(out, " instrumented as "+h+"/") {
+			t.Fatalf("upload as %s: %v\n%s", h, err, out)
+		}
+	}
+	one, _, err := run(t, "pp", "fleet", "--db", "db", "--host", "alpha1", "--top", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	both, _, err := run(t, "pp", "fleet", "--db", "db", "--top", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1 := regexp.MustCompile(`(?m)^  (\S+)\s+(\d+)\s+(\d+)$`).FindStringSubmatch(one)
+	if m1 == nil {
+		t.Fatalf("no hot path in:\n%s", one)
+	}
+	if got := hotPathCount(t, both, m1[1], m1[2]); atoi(t, got) != 2*atoi(t, m1[3]) {
+		t.Errorf("path %s of %s: one host %s, both %s (want twice)", m1[2], m1[1], m1[3], got)
+	}
+	if _, _, err := run(t, "pp", "fleet", "--db", "db", "--source", "oracle"); err == nil {
+		t.Error("instrumented uploads answered an oracle query")
 	}
 }
