@@ -1,0 +1,5 @@
+//go:build !race
+
+package simhost_test
+
+const raceEnabled = false
