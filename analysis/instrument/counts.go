@@ -39,25 +39,9 @@ type Counts struct {
 
 // ReadCounts reads a dump with the instrumented image that wrote it.
 func ReadCounts(instrumented, dump []byte) (*Counts, error) {
-	m, hash, err := ReadManifest(instrumented)
+	m, recs, sum, err := readSummed(instrumented, dump, ModePixie, " (read it with ReadPaths)")
 	if err != nil {
 		return nil, err
-	}
-	if m.Mode != ModePixie {
-		return nil, fmt.Errorf("instrumented image: mode %q, not %s (read it with ReadPaths)", m.Mode, ModePixie)
-	}
-	recs, err := ParseDump(dump, hash, m.Counters)
-	if err != nil {
-		return nil, err
-	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("dump: no records (did the program exit through exit_group?)")
-	}
-	sum := make([]uint64, m.Counters)
-	for _, r := range recs {
-		for i, v := range r.Counters {
-			sum[i] += v
-		}
 	}
 	return countsOf(m, sum, len(recs))
 }
@@ -105,4 +89,32 @@ func countsOf(m *Manifest, sum []uint64, records int) (*Counts, error) {
 		}
 	}
 	return c, nil
+}
+
+// readSummed reads the manifest of an instrumented image of the given mode
+// (hint ends the error for another mode) and the records of its dump, and
+// sums the records' counters: every process's (forked children, images
+// before an execve).
+func readSummed(instrumented, dump []byte, mode, hint string) (m *Manifest, recs []Record, sum []uint64, err error) {
+	m, hash, err := ReadManifest(instrumented)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if m.Mode != mode {
+		return nil, nil, nil, fmt.Errorf("instrumented image: mode %q, not %s%s", m.Mode, mode, hint)
+	}
+	recs, err = ParseDump(dump, hash, m.Counters)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(recs) == 0 {
+		return nil, nil, nil, fmt.Errorf("dump: no records (did the program exit through exit_group?)")
+	}
+	sum = make([]uint64, m.Counters)
+	for _, r := range recs {
+		for i, v := range r.Counters {
+			sum[i] += v
+		}
+	}
+	return m, recs, sum, nil
 }

@@ -51,14 +51,7 @@ func TestPathCountsEqualOracle(t *testing.T) {
 	}
 	for _, tc := range pathsCases {
 		t.Run(tc.name, func(t *testing.T) {
-			orig, err := workloads.Binary(tc.name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := Instrument(orig, tc.name, Options{Mode: ModePaths, DumpPath: "pp.out"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			orig, res := instrumentWorkload(t, tc.name, ModePaths)
 			var o *oracle.Oracle
 			wantOut, wantErr, _, origCycles, _ := simRunHook(t, tc.name, orig, tc.args, func(m *hwsim.Machine, files map[string][]byte) func() {
 				o = oracle.New(oracle.FilesResolver(files))

@@ -2,9 +2,6 @@ package instrument
 
 import (
 	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"dcpi/analysis/oracle"
@@ -20,19 +17,8 @@ import (
 // counts no path until it restarts one (its last path is lost too), as the
 // oracle does.
 func TestPathsUserProgram(t *testing.T) {
-	gcc, err := exec.LookPath("alpha-linux-gnu-gcc")
-	if err != nil {
-		t.Skip("alpha-linux-gnu-gcc not installed")
-	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "user")
-	if out, err := exec.Command(gcc, "-O2", "-g", "-static", "-mcpu=ev5", "-Wl,--no-relax", "testdata/user.c", "-o", bin).CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	orig, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	orig := buildUserProgram(t, dir)
 	res, err := Instrument(orig, "user", Options{Mode: ModePaths, DumpPath: "pp.out"})
 	if err != nil {
 		t.Fatal(err)

@@ -616,25 +616,9 @@ const ProfileSource = "dcpi-pp-instrument"
 // ReadPaths reads a paths-mode dump with the instrumented image that
 // wrote it.
 func ReadPaths(instrumented, dump []byte) (*PathCounts, error) {
-	m, hash, err := ReadManifest(instrumented)
+	m, recs, sum, err := readSummed(instrumented, dump, ModePaths, "")
 	if err != nil {
 		return nil, err
-	}
-	if m.Mode != ModePaths {
-		return nil, fmt.Errorf("instrumented image: mode %q, not %s", m.Mode, ModePaths)
-	}
-	recs, err := ParseDump(dump, hash, m.Counters)
-	if err != nil {
-		return nil, err
-	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("dump: no records (did the program exit through exit_group?)")
-	}
-	sum := make([]uint64, m.Counters)
-	for _, r := range recs {
-		for i, v := range r.Counters {
-			sum[i] += v
-		}
 	}
 	if len(m.Special) > len(sum) {
 		return nil, fmt.Errorf("manifest: %d special counters, %d counters", len(m.Special), len(sum))

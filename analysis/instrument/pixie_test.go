@@ -117,14 +117,7 @@ func TestPixieCountsEqualGroundTruth(t *testing.T) {
 	}
 	for _, tc := range pixieCases {
 		t.Run(tc.name, func(t *testing.T) {
-			orig, err := workloads.Binary(tc.name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := Instrument(orig, tc.name, Options{Mode: ModePixie, DumpPath: "pp.out"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			orig, res := instrumentWorkload(t, tc.name, ModePixie)
 			wantOut, wantErr, truth, origCycles, _ := simRun(t, tc.name, orig, tc.args)
 			gotOut, gotErr, _, instCycles, files := simRun(t, tc.name, res.ELF, tc.args)
 			if !bytes.Equal(gotOut, wantOut) || !bytes.Equal(gotErr, wantErr) {

@@ -4,12 +4,8 @@ import (
 	"bytes"
 	"debug/dwarf"
 	"debug/elf"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
-
-	"dcpi/workloads"
 )
 
 // TestPixieOnQemu runs instrumented workloads on qemu-alpha (skipped
@@ -30,39 +26,8 @@ func TestPixieOnQemu(t *testing.T) {
 		args []string
 	}{{"hello", nil}, {"sort", []string{"2000"}}, {"interp", []string{"1"}}} {
 		t.Run(tc.name, func(t *testing.T) {
-			orig, err := workloads.Binary(tc.name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := Instrument(orig, tc.name, Options{Mode: ModePixie, DumpPath: "pp.out"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			dir := t.TempDir()
-			run := func(image []byte) (stdout, stderr []byte) {
-				path := filepath.Join(dir, "/bin-"+tc.name)
-				if err := os.WriteFile(path, image, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				cmd := exec.Command(qemu, append([]string{"-cpu", "ev5", "-0", "/bin/" + tc.name, path}, tc.args...)...)
-				cmd.Dir = dir
-				cmd.Env = []string{"PATH=/bin"}
-				var so, se bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &so, &se
-				if err := cmd.Run(); err != nil {
-					t.Fatalf("qemu-alpha: %v\n%s", err, se.Bytes())
-				}
-				return so.Bytes(), se.Bytes()
-			}
-			wantOut, wantErr := run(orig)
-			gotOut, gotErr := run(res.ELF)
-			if !bytes.Equal(gotOut, wantOut) || !bytes.Equal(gotErr, wantErr) {
-				t.Fatalf("instrumented output on qemu differs:\n got %q / %q\nwant %q / %q", gotOut, gotErr, wantOut, wantErr)
-			}
-			dump, err := os.ReadFile(filepath.Join(dir, "pp.out"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			orig, res := instrumentWorkload(t, tc.name, ModePixie)
+			dump := qemuBoth(t, qemu, t.TempDir(), tc.name, tc.args, orig, res.ELF)
 			onQemu, err := ReadCounts(res.ELF, dump)
 			if err != nil {
 				t.Fatal(err)

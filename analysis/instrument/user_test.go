@@ -14,19 +14,8 @@ import (
 // dump must hold the parent's and the child's records, and the counts of
 // the program's own code must agree between the two emulators.
 func TestUserProgram(t *testing.T) {
-	gcc, err := exec.LookPath("alpha-linux-gnu-gcc")
-	if err != nil {
-		t.Skip("alpha-linux-gnu-gcc not installed")
-	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "user")
-	if out, err := exec.Command(gcc, "-O2", "-g", "-static", "-mcpu=ev5", "-Wl,--no-relax", "testdata/user.c", "-o", bin).CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	orig, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	orig := buildUserProgram(t, dir)
 	res, err := Instrument(orig, "user", Options{Mode: ModePixie, DumpPath: "pp.out"})
 	if err != nil {
 		t.Fatal(err)
