@@ -48,21 +48,31 @@ func TestBatchRoundTrip(t *testing.T) {
 func TestBatchRoundTripRandom(t *testing.T) {
 	r := testrand.New(t)
 	for i := range 2000 {
-		b := wiretest.RandBatch(r, wiretest.Options{MaxEntries: 1 + i%300})
-		data, err := b.MarshalBinary()
-		if err != nil {
-			t.Fatalf("batch %d: %v", i, err)
-		}
-		var got wire.Batch
-		if err := got.UnmarshalBinary(data); err != nil {
-			t.Fatalf("batch %d: %v", i, err)
-		}
-		if !wiretest.BatchEqual(&got, b) {
-			t.Fatalf("batch %d: round trip:\n got %+v\nwant %+v", i, got, *b)
-		}
-		if got.Total() != b.Total() {
-			t.Fatalf("batch %d: total %d, want %d", i, got.Total(), b.Total())
-		}
+		roundTripBatch(t, i, wiretest.RandBatch(r, wiretest.Options{MaxEntries: 1 + i%300}))
+	}
+}
+
+// roundTripBatch encodes b, decodes it, and requires the same batch, the
+// same totals, and the same bytes when the decoded batch is encoded again.
+func roundTripBatch(t *testing.T, i int, b *wire.Batch) {
+	t.Helper()
+	data, err := b.MarshalBinary()
+	if err != nil {
+		t.Fatalf("batch %d: %v", i, err)
+	}
+	var got wire.Batch
+	if err := got.UnmarshalBinary(data); err != nil {
+		t.Fatalf("batch %d: %v", i, err)
+	}
+	if !wiretest.BatchEqual(&got, b) {
+		t.Fatalf("batch %d: round trip:\n got %+v\nwant %+v", i, got, *b)
+	}
+	if got.Total() != b.Total() || got.StackTotal() != b.StackTotal() {
+		t.Fatalf("batch %d: totals %d, %d in stacks, want %d, %d", i, got.Total(), got.StackTotal(), b.Total(), b.StackTotal())
+	}
+	again, err := got.MarshalBinary()
+	if err != nil || !bytes.Equal(again, data) {
+		t.Fatalf("batch %d: re-encoding differs (%v)", i, err)
 	}
 }
 

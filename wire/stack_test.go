@@ -41,24 +41,7 @@ func TestStackBatchRoundTrip(t *testing.T) {
 		cases = append(cases, wiretest.RandBatch(r, wiretest.Options{MaxEntries: i % 40, MaxStacks: 1 + i%60}))
 	}
 	for i, b := range cases {
-		data, err := b.MarshalBinary()
-		if err != nil {
-			t.Fatalf("batch %d: %v", i, err)
-		}
-		var got wire.Batch
-		if err := got.UnmarshalBinary(data); err != nil {
-			t.Fatalf("batch %d: %v", i, err)
-		}
-		if !wiretest.BatchEqual(&got, b) {
-			t.Fatalf("batch %d: round trip:\n got %+v\nwant %+v", i, got, *b)
-		}
-		if got.StackTotal() != b.StackTotal() {
-			t.Fatalf("batch %d: stack total %d, want %d", i, got.StackTotal(), b.StackTotal())
-		}
-		again, err := got.MarshalBinary()
-		if err != nil || !bytes.Equal(again, data) {
-			t.Fatalf("batch %d: re-encoding differs (%v)", i, err)
-		}
+		roundTripBatch(t, i, b)
 	}
 }
 
