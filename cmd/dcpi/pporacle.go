@@ -69,15 +69,10 @@ an instrumented profile against.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadConfig(cmd)
+			hc, err := programMachineConfig(cmd)
 			if err != nil {
 				return err
 			}
-			hc, err := machineConfig(cfg.Sim)
-			if err != nil {
-				return err
-			}
-			hc.Stdout, hc.Stderr, hc.Stdin = cmd.OutOrStdout(), cmd.ErrOrStderr(), os.Stdin
 			if asJSON {
 				hc.Stdout = cmd.ErrOrStderr()
 			}

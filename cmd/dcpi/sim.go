@@ -71,15 +71,10 @@ CPUs (mixes: ` + strings.Join(mixNames(), ", ") + `).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadConfig(cmd)
+			hc, err := programMachineConfig(cmd)
 			if err != nil {
 				return err
 			}
-			hc, err := machineConfig(cfg.Sim)
-			if err != nil {
-				return err
-			}
-			hc.Stdout, hc.Stderr, hc.Stdin = cmd.OutOrStdout(), cmd.ErrOrStderr(), os.Stdin
 			if trace {
 				hc.Trace = cmd.ErrOrStderr()
 			}
@@ -310,4 +305,20 @@ func mixNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// programMachineConfig is the machine the configuration and flags of cmd
+// describe, with the simulated programs' standard streams on cmd's and
+// dcpi's: what a command that runs a user's program needs.
+func programMachineConfig(cmd *cobra.Command) (hwsim.Config, error) {
+	cfg, err := loadConfig(cmd)
+	if err != nil {
+		return hwsim.Config{}, err
+	}
+	hc, err := machineConfig(cfg.Sim)
+	if err != nil {
+		return hwsim.Config{}, err
+	}
+	hc.Stdout, hc.Stderr, hc.Stdin = cmd.OutOrStdout(), cmd.ErrOrStderr(), os.Stdin
+	return hc, nil
 }
