@@ -122,7 +122,11 @@ func (pl *planned) write(f *elfFile, im *elfimage.Image, data []byte, opt Option
 	lay.countersAddr = lay.headerAddr + headerSize
 	lay.recordLen = headerSize + 8*uint64(m.Counters)
 	lay.stackBase = lay.countersAddr + 8*uint64(m.Counters)
-	lay.stackLast = lay.stackBase + (pathStackSlots-1)*slotSize
+	slot := uint64(slotSize)
+	if len(m.Metrics) > 0 {
+		slot = metricsSlotSize
+	}
+	lay.stackLast = lay.stackBase + (pathStackSlots-1)*slot
 	if lay.recordLen > maxRecordLen {
 		return nil, refuse("%d counters: a record would exceed 2 GB", m.Counters)
 	}
@@ -143,7 +147,7 @@ func (pl *planned) write(f *elfFile, im *elfimage.Image, data []byte, opt Option
 	mode := uint32(modePixie)
 	if paths {
 		mode = modePaths
-		memsz += pathStackSlots * slotSize
+		memsz += pathStackSlots * slot
 	}
 	seg := make([]byte, filesz)
 	copy(seg, code2)

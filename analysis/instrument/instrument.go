@@ -25,6 +25,11 @@ type Options struct {
 	// Strict refuses an image with any procedure the CFG cannot resolve,
 	// rather than leaving those procedures uncounted.
 	Strict bool
+	// Metrics (paths mode) accumulates, per path, cycles and the two
+	// events hwsim's rdpic returns, named by PIC (default DefaultPIC);
+	// the program then runs on hwsim only (metrics.go).
+	Metrics bool
+	PIC     [2]string
 }
 
 // DefaultDumpPath is the dump file of an instrumented binary written to
@@ -49,6 +54,12 @@ func refuse(format string, args ...any) error {
 func Instrument(data []byte, name string, opt Options) (*Result, error) {
 	if opt.Mode != ModePixie && opt.Mode != ModePaths {
 		return nil, fmt.Errorf("instrument: unknown mode %q (modes: %s, %s)", opt.Mode, ModePixie, ModePaths)
+	}
+	if opt.Metrics && opt.Mode != ModePaths {
+		return nil, fmt.Errorf("instrument: metrics are for the %s mode", ModePaths)
+	}
+	if err := validPIC(opt.PIC); err != nil {
+		return nil, err
 	}
 	if opt.DumpPath == "" || len(opt.DumpPath) > 1000 || strings.IndexByte(opt.DumpPath, 0) >= 0 {
 		return nil, fmt.Errorf("instrument: dump path must be 1 to 1000 bytes, without NUL")
