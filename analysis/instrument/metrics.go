@@ -10,14 +10,25 @@ package instrument
 // rdpic is hwsim's extension: a metrics-instrumented program dies of
 // SIGILL on qemu-alpha and on a real Alpha.
 //
-// Where the paper zeroes the PICs at a path's start and saves them
-// around calls, the reads here are absolute, so each activation keeps
-// its path's start values in its path stack slot: an Init (procedure
-// entry) stores them; a Count (exit) or Back (backedge) reads the
-// counters once, adds now-start to the path's accumulators and, for a
-// Back, stores now as the next path's start. Every cycle and event of an
-// activation, its callees' and the instrumentation's own included, so
-// falls in exactly one of its paths.
+// The paper zeroes the counters at a path's start and, since paths are
+// intraprocedural, saves them on procedure entry and restores them before
+// exit (sec. 3.1): a callee's events do not count in its caller's path,
+// the call instruction's do. The reads here are absolute, so each
+// activation keeps its path's start values in its path stack slot:
+//
+//   - Init (procedure entry) reads the counters, pauses the caller's path
+//     (its slot's start values become what its path has taken so far) and
+//     stores the values read as the new activation's start;
+//   - Count (exit) and Back (backedge) read once, add now-start to the
+//     path's accumulators and store now as the start (the next path's,
+//     after a Back); a Count then pops and resumes the caller's path (its
+//     start becomes now minus what it had taken).
+//
+// Every cycle and event from the first instrumented entry on, the
+// instrumentation's own included, thus falls in exactly one path of the
+// activation running it (a procedure left uncounted runs in its nearest
+// counted caller's path), except in activations that never exit (the one
+// that calls exit: the dump's own cost) and those a longjmp abandons.
 
 import "fmt"
 
@@ -93,6 +104,36 @@ func releasePIC(a *asm) {
 	a.emit(encMem(opLDQ, 0, regSP, 0))
 	a.emit(encMem(opLDQ, 1, regSP, 8))
 	a.emit(encMem(opLDA, regSP, regSP, 16))
+}
+
+// enterMetrics reads the counters at a procedure entry, pauses the
+// caller's path in the slot below y (ss bytes a slot) and stores the
+// values read as the start of slot y. z and t are scratch. (The bottom
+// slot is a sentinel, so there is always a slot below.)
+func enterMetrics(a *asm, y, z, t uint32, ss int16) {
+	const subq = 0x29
+	a.emit(rpcc(z))
+	a.emit(PalRDPIC)
+	for i, r := range [3]uint32{z, 0, 1} {
+		off := slotCycles + 8*int16(i)
+		a.emit(encMem(opLDQ, t, y, off-ss))
+		a.emit(encOp(opINTA, subq, r, t, t)) // taken so far (cycles modulo 2^32 when used)
+		a.emit(encMem(opSTQ, t, y, off-ss))
+		a.emit(encMem(opSTQ, r, y, off))
+	}
+}
+
+// resumeMetrics resumes the paused path of slot y: each start value
+// becomes now minus what the path had taken. now(off) returns a register
+// holding the value read now for the slot offset off; v is scratch.
+func resumeMetrics(a *asm, y, v uint32, now func(off int16) uint32) {
+	const subq = 0x29
+	for off := int16(slotCycles); off <= slotPIC1; off += 8 {
+		r := now(off)
+		a.emit(encMem(opLDQ, v, y, off))
+		a.emit(encOp(opINTA, subq, r, v, v))
+		a.emit(encMem(opSTQ, v, y, off))
+	}
 }
 
 // startMetrics stores the counters' values now in slot y as a path's

@@ -468,6 +468,9 @@ func bump(a *asm, x, t uint32, off int16) {
 // top pointer sits at topOff from it), y the top slot.
 func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spills *int) {
 	n := 3
+	if o.metrics {
+		n = 4 // Init pauses the caller's path with a fourth
+	}
 	if o.kind == paths.Count || o.kind == paths.Back {
 		n = 4
 		if o.hashed {
@@ -527,7 +530,7 @@ func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spil
 		a.emit(encMem(opSTQ, z, y, 16))
 		a.emit(encMem(opSTQ, regRA, y, 24))
 		if o.metrics {
-			startMetrics(a, y, z)
+			enterMetrics(a, y, z, regs[3], ss)
 		}
 	case paths.Add:
 		a.emit(encMem(opLDQ, z, y, 0))
@@ -573,6 +576,11 @@ func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spil
 		if o.kind == paths.Count {
 			a.emit(encMem(opLDA, y, y, -ss))
 			a.emit(encMem(opSTQ, y, x, topOff))
+			if o.metrics {
+				a.emit(rpcc(regs[4]))
+				a.emit(PalRDPIC)
+				resumeMetrics(a, y, regs[5], func(off int16) uint32 { return [3]uint32{regs[4], 0, 1}[(off-slotCycles)/8] })
+			}
 		} else {
 			addConst(a, t, o.start, regZero)
 			a.emit(encMem(opSTQ, t, y, 0))
@@ -601,6 +609,13 @@ func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spil
 		if o.kind == paths.Count {
 			a.emit(encMem(opLDA, y, y, -ss))
 			a.emit(encMem(opSTQ, y, x, topOff))
+			if o.metrics {
+				// endMetrics left the values read in the popped slot.
+				resumeMetrics(a, y, regs[5], func(off int16) uint32 {
+					a.emit(encMem(opLDQ, t, y, ss+off))
+					return t
+				})
+			}
 		} else {
 			addConst(a, t, o.start, regZero)
 			a.emit(encMem(opSTQ, t, y, 0))
