@@ -14,6 +14,10 @@ import (
 	"dcpi/workloads"
 )
 
+// RdpicCost is the cycles of the rdpic call alone (hwsim's model): the
+// least a path end costs.
+const RdpicCost = alpha.RdpicCycles
+
 // runForMetrics runs image as /bin/name on a one-CPU hwsim (rdpic's
 // default events: dmiss, imiss) and returns its output, its process and
 // the dump it wrote.
@@ -165,6 +169,28 @@ func TestPathMetrics(t *testing.T) {
 		t.Errorf("all paths took %d cycles, the process %d in user mode: want those within 10%%", all[0], user)
 	}
 	t.Logf("process: %v (cycles, dmiss, imiss), user cycles %d; all paths %v; main's %v; chase's %v over %d paths; the original's chase %v", truthTotals, p.Cycles-p.KernelCycles, all, main, chase, n, orig0)
+
+	// Every path execution takes cycles (an rpcc and an rdpic at least)
+	// and fewer misses than cycles, in arrays and in the hash table
+	// (glibc's _int_malloc and others have too many paths for an array).
+	hashed := map[uint64]bool{}
+	for _, pi := range res.Manifest.Procs {
+		hashed[pi.Start] = pi.Hashed
+	}
+	var fromHash int
+	for _, pr := range got.Profile.Images[0].Procs {
+		for _, x := range pr.Paths {
+			if hashed[pr.Entry] {
+				fromHash++
+			}
+			if x.Metrics[0] < RdpicCost*x.Count || x.Metrics[1] > x.Metrics[0] || x.Metrics[2] > x.Metrics[0] {
+				t.Errorf("%s path %d: %d executions took %v (cycles, dmiss, imiss)", pr.Name, x.ID, x.Count, x.Metrics)
+			}
+		}
+	}
+	if fromHash == 0 {
+		t.Error("no path of a hashed procedure ran: the hash table's metrics are untested")
+	}
 
 	// The counts are the paths mode's.
 	plain, err := Instrument(orig, "ptrchase", Options{Mode: ModePaths, DumpPath: "pp.out"})
