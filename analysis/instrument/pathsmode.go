@@ -467,8 +467,9 @@ func bump(a *asm, x, t uint32, off int16) {
 // pathAction emits one action. x holds the counters' address (the stack
 // top pointer sits at topOff from it), y the top slot.
 func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spills *int) {
+	reads := o.metrics && o.kind != paths.Add // reads rpcc and rdpic
 	n := 3
-	if o.metrics {
+	if reads {
 		n = 4 // Init pauses the caller's path with a fourth
 	}
 	if o.kind == paths.Count || o.kind == paths.Back {
@@ -483,11 +484,11 @@ func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spil
 	if o.kind == paths.Init || o.ret {
 		avoid |= reg(regRA) // read after the scratch registers are set
 	}
-	if o.metrics {
+	if reads {
 		avoid |= picRegs // rdpic writes them
 	}
 	regs, spilled := acquire(a, free, avoid, n, spills)
-	picSpilled := o.metrics && acquirePIC(a, free, spills)
+	picSpilled := reads && acquirePIC(a, free, spills)
 	x, y, z := regs[0], regs[1], regs[2]
 	delta := int16(0)
 	if spilled {
