@@ -46,6 +46,9 @@ type demoOptions struct {
 	replicasSet                        bool      // --replicas given, not defaulted
 	stacks                             bool
 	metrics                            string // host:port of the fleet's metrics endpoint ("": none)
+	// whileUp, if set (tests), runs after the results are printed, with
+	// the fleet still up, given the metrics endpoint's base URL.
+	whileUp func(metricsURL string) error
 }
 
 func newDemoCommand() *cobra.Command {
@@ -420,6 +423,11 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	fmt.Fprintf(w, "aggregators: %d batch entries merged into %d delta entries in %d Raft proposals; %d messages rejected\n",
 		as.EntriesIn, as.EntriesOut, as.Proposals, as.Rejected)
 	fmt.Fprintf(w, "wall time %.1f s\n", time.Since(start).Seconds())
+	if o.whileUp != nil {
+		if err := o.whileUp(tel.url()); err != nil {
+			return err
+		}
+	}
 	if !balanced {
 		return errors.New("conservation does not balance")
 	}
