@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"dcpi/internal/telemetry"
+	"dcpi/wire"
 )
 
 // The node's metrics, read at scrape time from the daemon's books (the
@@ -54,13 +55,9 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	mDelivered.Emit(ch, float64(booked.Delivered))
 	mPublished.Emit(ch, float64(st.Samples))
 	mUnknown.Emit(ch, float64(st.Unknown))
-	for name, v := range booked.Drops {
-		mDropped.Emit(ch, float64(v), name)
-	}
+	mDropped.EmitCounts(ch, booked.Drops, wire.DropOverflowFull, wire.DropCrashLost)
 	mStackPublished.Emit(ch, float64(st.StackSamples))
-	for name, v := range booked.StackDrops {
-		mStackDropped.Emit(ch, float64(v), name)
-	}
+	mStackDropped.EmitCounts(ch, booked.StackDrops, wire.DropStackOverflowFull)
 	mBatches.Emit(ch, float64(st.Batches))
 	mEntries.Emit(ch, float64(st.Entries))
 	mImages.Emit(ch, float64(st.Images))

@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"dcpi/internal/telemetry"
+	"dcpi/wire"
 )
 
 // EngineStats are a few of Pebble's figures that say how the engine
@@ -103,13 +104,9 @@ func (c dbCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		mStored.Emit(ch, float64(samples), "image")
 		mStored.Emit(ch, float64(unknown), "unknown")
-		for name, n := range drops {
-			mDropped.Emit(ch, float64(n), name)
-		}
+		mDropped.EmitCounts(ch, drops, wire.DropOverflowFull, wire.DropBufferFull, wire.DropTooLarge, wire.DropCrashLost)
 		mStackStored.Emit(ch, float64(stackSamples))
-		for name, n := range stackDrops {
-			mStackDropped.Emit(ch, float64(n), name)
-		}
+		mStackDropped.EmitCounts(ch, stackDrops, wire.DropStackOverflowFull)
 		mDisk.Emit(ch, float64(es.DiskBytes))
 		mReadAmp.Emit(ch, float64(es.ReadAmp))
 		mTables.Emit(ch, float64(es.Tables))

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"dcpi/internal/telemetry"
+	"dcpi/wire"
 )
 
 // The publisher's metrics: a node's queue to JetStream, read from Stats
@@ -50,9 +51,7 @@ func (c publisherCollector) Collect(ch chan<- prometheus.Metric) {
 	s := c.p.Stats()
 	mAccepted.Emit(ch, float64(s.SamplesAccepted))
 	mSamplesPublished.Emit(ch, float64(s.SamplesPublished))
-	for name, v := range s.Drops {
-		mPubDropped.Emit(ch, float64(v), name)
-	}
+	mPubDropped.EmitCounts(ch, s.Drops, wire.DropBufferFull, wire.DropTooLarge)
 	mBatchesPublished.Emit(ch, float64(s.BatchesPublished))
 	mBytesPublished.Emit(ch, float64(s.BytesPublished))
 	mTombstones.Emit(ch, float64(s.Tombstones))

@@ -55,3 +55,18 @@ func NewRegistry() *prometheus.Registry {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg
 }
+
+// EmitCounts sends one sample of d (a family with one label) per name in
+// counts, labelled with the name, and a zero for each name of always that
+// counts lacks: a counter's series should exist before its first
+// increment, so that rate() and alerts see it start.
+func (d Desc) EmitCounts(ch chan<- prometheus.Metric, counts map[string]uint64, always ...string) {
+	for name, v := range counts {
+		d.Emit(ch, float64(v), name)
+	}
+	for _, name := range always {
+		if _, ok := counts[name]; !ok {
+			d.Emit(ch, 0, name)
+		}
+	}
+}
