@@ -76,6 +76,10 @@ continues that fleet (same replicas and Raft addresses, recorded in
 DIR/demo.json; the hosts' streams resume) and its conservation line counts
 what this run added. On a terminal the demo prints a progress line every
 second, saying what it waits for; into a file or pipe only the results.
+It serves the whole fleet's Prometheus metrics, /healthz and /readyz at
+--metrics (every instance labelled by host, replica or aggregator; see
+docs/metrics.md), prints their URL, and starts its hosts once /readyz
+would answer ready.
 
 The same roles run as separate processes: dcpi coordinator, dcpi
 aggregator, dcpi node --nats URL (see examples/).`,

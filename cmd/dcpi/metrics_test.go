@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"dcpi/internal/telemetry"
 )
@@ -152,4 +153,92 @@ func checkFleetMetrics(t *testing.T, url string) float64 {
 		t.Errorf("proposals of %d aggregators, want 2: %v", len(got), got)
 	}
 	return generated
+}
+
+// TestRolesServeMetrics starts each server role as its command, in
+// process, each with --metrics: nats-server, a one-replica coordinator, an
+// aggregator and a node. Each endpoint's /readyz comes to answer 200, and
+// its scrape lints clean and has the role's families, labelled as
+// docs/metrics.md says.
+func TestRolesServeMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	dir := t.TempDir()
+	port := func() string {
+		p, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("127.0.0.1:%d", p)
+	}
+	natsAddr, raftAddr := port(), port()
+	natsURL := "nats://" + natsAddr
+	roles := []struct {
+		name, metrics string
+		args          []string
+		family        string
+		labels        map[string]string
+	}{
+		{"nats-server", port(), []string{"nats-server", "--dir", filepath.Join(dir, "nats"), "--port", strings.Split(natsAddr, ":")[1]},
+			"dcpi_jetstream_messages", nil},
+		{"coordinator", port(), []string{"coordinator", "--id", "c1", "--data-dir", filepath.Join(dir, "c1"), "--nats", natsURL,
+			"--raft-addr", raftAddr, "--peers", "c1=" + raftAddr}, "dcpi_coordinator_raft_commit_index", map[string]string{"replica": "c1"}},
+		{"aggregator", port(), []string{"aggregator", "--nats", natsURL}, "dcpi_aggregator_proposals_total", nil},
+		{"node", port(), []string{"node", "--nats", natsURL, "--host", "alpha1", "--cpus", "1", "--timing=false", "--workloads", "hello"},
+			"dcpi_sim_samples_generated_total", map[string]string{"host": "alpha1"}},
+	}
+	type running struct {
+		cancel context.CancelFunc
+		done   chan error
+	}
+	var started []running
+	defer func() {
+		for i := len(started) - 1; i >= 0; i-- { // the node first, NATS last
+			started[i].cancel()
+			if err := <-started[i].done; err != nil {
+				t.Errorf("%s: %v", roles[i].name, err)
+			}
+		}
+	}()
+	for _, r := range roles {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		root := newRootCommand()
+		root.SetOut(io.Discard)
+		root.SetErr(io.Discard)
+		root.SetArgs(append(r.args, "--metrics", r.metrics))
+		go func() { done <- root.ExecuteContext(ctx) }()
+		started = append(started, running{cancel, done})
+		url := "http://" + r.metrics
+		// Ready, or the command ended: progress, not a clock, ends the wait.
+		for {
+			select {
+			case err := <-done:
+				done <- err
+				t.Fatalf("%s ended before it was ready: %v", r.name, err)
+			default:
+			}
+			resp, err := http.Get(url + "/readyz")
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		s, err := telemetry.Get(url + "/metrics")
+		if err != nil {
+			t.Fatalf("%s: %v", r.name, err)
+		}
+		found := s.Has(r.family)
+		for k, v := range r.labels {
+			_, ok := s.By(r.family, k, r.labels)[v]
+			found = found && ok
+		}
+		if !found {
+			t.Errorf("%s: no %s%v in its scrape", r.name, r.family, r.labels)
+		}
+	}
 }
