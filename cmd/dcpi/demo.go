@@ -24,7 +24,6 @@ import (
 	"dcpi/analysis"
 	"dcpi/config"
 	"dcpi/coordinator"
-	"dcpi/internal/telemetry"
 	"dcpi/storage"
 	"dcpi/transport"
 	"dcpi/wire"
@@ -528,28 +527,6 @@ func waitLeader(ctx context.Context, coord *coordinator.Client, pr *progress, pe
 			return fmt.Errorf("the coordinator's replicas (%s) elected no leader in %v; run with --verbose to see Raft's log", peerList(peers), limit)
 		}
 		pr.printf("waiting for the coordinator's %d replicas to elect a leader", len(peers))
-	}
-}
-
-// waitReady waits until every readiness condition of the fleet holds (what
-// /readyz reports), saying on a terminal which do not yet; it gives up,
-// naming them, after limit.
-func waitReady(ctx context.Context, pr *progress, ready *telemetry.Readiness, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
-		unmet := ready.Check()
-		if len(unmet) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the cluster was not ready after %v: %s", limit, strings.Join(unmet, "; "))
-		}
-		pr.printf("waiting for the cluster to be ready: %s", strings.Join(unmet, "; "))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
 	}
 }
 

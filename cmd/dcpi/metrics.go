@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
@@ -89,4 +92,26 @@ func (s *startedCheck) check() error {
 		return errors.New(s.what)
 	}
 	return nil
+}
+
+// waitReady waits until every readiness condition of the fleet holds (what
+// /readyz reports), saying on a terminal which do not yet; it gives up,
+// naming them, after limit.
+func waitReady(ctx context.Context, pr *progress, ready *telemetry.Readiness, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		unmet := ready.Check()
+		if len(unmet) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the cluster was not ready after %v: %s", limit, strings.Join(unmet, "; "))
+		}
+		pr.printf("waiting for the cluster to be ready: %s", strings.Join(unmet, "; "))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
