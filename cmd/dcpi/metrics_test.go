@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"dcpi/internal/telemetry"
+	"dcpi/wire"
 )
 
 // TestDemoMetricsConserve runs a demo fleet (NATS, three replicas, two
@@ -54,32 +55,46 @@ func TestDemoMetricsConserve(t *testing.T) {
 // generated, as the metrics say.
 func checkFleetMetrics(t *testing.T, url string) float64 {
 	t.Helper()
-	for _, path := range []string{"/healthz", "/readyz"} {
+	status := func(path string) (int, string) {
 		resp, err := http.Get(url + path)
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer resp.Body.Close()
 		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Errorf("%s: %s %s", path, resp.Status, body)
-		}
+		return resp.StatusCode, string(body)
 	}
-	// Followers may still be applying the last entries: scrape until
-	// every replica's database stops changing, then compare exactly.
+	if code, body := status("/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz: %d %s", code, body)
+	}
+	// Followers may still be applying the last entries (and are not
+	// ready while they do): scrape until every replica has applied what
+	// the leader has committed and /readyz says so, giving up only when
+	// they stop making progress.
 	var s telemetry.Scrape
-	var prev string
-	for stable := 0; stable < 3; {
+	lastProgress, prev := time.Now(), ""
+	for {
 		var err error
 		if s, err = telemetry.Get(url + "/metrics"); err != nil {
 			t.Fatalf("scrape: %v", err)
 		}
-		now := fmt.Sprint(s.By("dcpi_coordinator_db_applied_index", "replica", nil))
-		if now == prev {
-			stable++
-		} else {
-			stable, prev = 0, now
+		commit := s.Sum("dcpi_coordinator_raft_commit_index", map[string]string{"replica": leaderOf(s)})
+		applied := s.By("dcpi_coordinator_raft_applied_index", "replica", nil)
+		caughtUp := len(applied) == 3
+		for _, a := range applied {
+			caughtUp = caughtUp && a >= commit
 		}
+		if code, body := status("/readyz"); caughtUp && code == http.StatusOK {
+			break
+		} else if caughtUp && !strings.Contains(body, "catching up") {
+			t.Fatalf("/readyz with every replica caught up: %d %s", code, body)
+		}
+		if now := fmt.Sprint(applied); now != prev {
+			lastProgress, prev = time.Now(), now
+		} else if time.Since(lastProgress) > 30*time.Second {
+			t.Fatalf("replicas stopped short of the leader's commit index %v: applied %v", commit, applied)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	for _, prefix := range []string{"dcpi_sim_", "dcpi_node_", "dcpi_transport_", "dcpi_nats_", "dcpi_jetstream_",
 		"dcpi_aggregator_", "dcpi_coordinator_", "dcpi_storage_"} {
@@ -132,7 +147,7 @@ func checkFleetMetrics(t *testing.T, url string) float64 {
 		at := map[string]string{"host": host}
 		delivered := s.Sum("dcpi_node_samples_delivered_total", at)
 		published := s.Sum("dcpi_node_samples_published_total", at)
-		nodeDropped := s.Sum("dcpi_node_samples_dropped_total", at)
+		nodeDropped := s.Sum("dcpi_node_samples_dropped_total", map[string]string{"host": host, "reason": wire.DropOverflowFull})
 		accepted := s.Sum("dcpi_transport_samples_accepted_total", at)
 		sent := s.Sum("dcpi_transport_samples_published_total", at)
 		queued := s.Sum("dcpi_transport_queue_samples", at)
@@ -241,4 +256,14 @@ func TestRolesServeMetrics(t *testing.T) {
 			t.Errorf("%s: no %s%v in its scrape", r.name, r.family, r.labels)
 		}
 	}
+}
+
+// leaderOf is the replica the scrape says leads ("" if none).
+func leaderOf(s telemetry.Scrape) string {
+	for replica, v := range s.By("dcpi_coordinator_raft_state", "replica", map[string]string{"state": "leader"}) {
+		if v == 1 {
+			return replica
+		}
+	}
+	return ""
 }
