@@ -43,6 +43,8 @@ type demoOptions struct {
 	programs                           []program // after --; nil: the mix
 	replicasSet                        bool      // --replicas given, not defaulted
 	stacks                             bool
+	httpAddr                           string // the web UI's; "": none
+	serve                              bool   // keep serving it after the results
 }
 
 func newDemoCommand() *cobra.Command {
@@ -70,6 +72,11 @@ continues that fleet (same replicas and Raft addresses, recorded in
 DIR/demo.json; the hosts' streams resume) and its conservation line counts
 what this run added. On a terminal the demo prints a progress line every
 second, saying what it waits for; into a file or pipe only the results.
+
+The demo serves the web UI of dcpi web over the fleet while it runs, at
+--http (any free port by default; "" for none) and prints its URL; with
+--serve it keeps serving it (and the cluster) after printing the results,
+until interrupted, so the pages and the tools' --nats URL can be explored.
 
 The same roles run as separate processes: dcpi coordinator, dcpi
 aggregator, dcpi node --nats URL (see examples/).`,
@@ -111,6 +118,8 @@ aggregator, dcpi node --nats URL (see examples/).`,
 	f.BoolVar(&o.timing, "timing", true, "run the 21164 timing model (false: faster, one cycle per instruction)")
 	f.IntVar(&o.limit, "limit", 20, "procedures in the profile table")
 	f.BoolVar(&o.verbose, "verbose", false, "log what the cluster's roles say")
+	f.StringVar(&o.httpAddr, "http", "127.0.0.1:0", "serve the web UI at `HOST:PORT` while the demo runs (\"\": not at all)")
+	f.BoolVar(&o.serve, "serve", false, "after the results, keep the cluster and the web UI up until interrupted")
 	f.BoolVar(&o.stacks, "stacks", wire.Version >= wire.StackVersion, "record sampled call stacks on every host, for call trees and flame graphs (dcpi stacks, dcpi pprof)")
 	return cmd
 }
@@ -229,6 +238,14 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		url, peerList(peers), o.aggregators, o.hosts, o.cpus, programList(progs))
 	if err := waitLeader(ctx, coord, pr, peers); err != nil {
 		return err
+	}
+	if o.httpAddr != "" {
+		srv, url, err := startWeb(o.httpAddr, &webBackend{o: clusterOpened(ctx, nc, true)}, logf)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		fmt.Fprintf(w, "dcpi demo: web UI at %s\n", url)
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
@@ -388,6 +405,10 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	fmt.Fprintf(w, "aggregators: %d batch entries merged into %d delta entries in %d Raft proposals; %d messages rejected\n",
 		as.EntriesIn, as.EntriesOut, as.Proposals, as.Rejected)
 	fmt.Fprintf(w, "wall time %.1f s\n", time.Since(start).Seconds())
+	if o.serve {
+		fmt.Fprintf(w, "dcpi demo: serving the cluster (NATS at %s) and the web UI until interrupted\n", url)
+		<-ctx.Done()
+	}
 	if !balanced {
 		return errors.New("conservation does not balance")
 	}
