@@ -79,7 +79,9 @@ func (b *testBackend) CalcPeriods([]string) (map[string]map[uint8]float64, error
 func (b *testBackend) Pprof(sel Selection) (*profile.Profile, error) {
 	return analysis.Pprof(b.src, analysis.PprofQuery{Filter: sel.Filter, Events: sel.Events, Flat: true})
 }
-func (b *testBackend) Epochs() ([]Epoch, error) { return []Epoch{{Number: 1, State: "sealed", Acked: b.hosts}}, nil }
+func (b *testBackend) Epochs() ([]Epoch, error) {
+	return []Epoch{{Number: 1, State: "sealed", Acked: b.hosts}}, nil
+}
 func (b *testBackend) Hosts() ([]Host, error) {
 	var hs []Host
 	for _, h := range b.hosts {
