@@ -331,6 +331,9 @@ func (s *Server) epochs(req request, pd *pageData) error {
 		return err
 	}
 	pd.Title, pd.View = "epochs", eps
+	if len(eps) == 0 {
+		pd.Notice = "No epochs recorded (a dcpi node or dcpi profile database has none; a cluster's begin with its first node)."
+	}
 	return nil
 }
 
@@ -340,6 +343,9 @@ func (s *Server) hosts(req request, pd *pageData) error {
 		return err
 	}
 	pd.Title, pd.View = "hosts", hosts
+	if len(hosts) == 0 {
+		pd.Notice = "No hosts registered."
+	}
 	return nil
 }
 
