@@ -25,6 +25,7 @@ func init() { subcommands = append(subcommands, newCoordinatorCommand) }
 func newCoordinatorCommand() *cobra.Command {
 	var natsURLs []string
 	var embed bool
+	var httpAddr string
 	cmd := &cobra.Command{
 		Use:   "coordinator",
 		Short: "Run one replica of the Raft-replicated coordinator (and, by default, an embedded NATS server)",
@@ -40,7 +41,10 @@ nats.embed_host:nats.embed_port (127.0.0.1:4222).
 A new group is formed from --peers (id=host:port for every voter,
 identical on each) the first time; afterwards the data directory holds
 the membership. Add and remove replicas with "dcpi coordinator add-voter"
-and "dcpi coordinator remove".`,
+and "dcpi coordinator remove".
+
+With --http ADDR the replica also serves the web UI of dcpi web over the
+cluster's profiles at ADDR (docs/web.md).`,
 		Example: `  dcpi coordinator --id c1 --raft-addr 127.0.0.1:7001 --data-dir /var/dcpi/c1 \
       --peers c1=127.0.0.1:7001,c2=127.0.0.1:7002,c3=127.0.0.1:7003
   dcpi coordinator --config examples/coordinator-c2.yaml --metrics 127.0.0.1:9112`,
@@ -57,7 +61,7 @@ and "dcpi coordinator remove".`,
 				return err
 			}
 			defer tel.close()
-			return runCoordinator(ctx, cfg, embed || len(cfg.NATS.URLs) == 0, tel)
+			return runCoordinator(ctx, cfg, embed || len(cfg.NATS.URLs) == 0, tel, httpAddr)
 		},
 	}
 	f := cmd.Flags()
@@ -69,6 +73,7 @@ and "dcpi coordinator remove".`,
 	f.BoolVar(&embed, "embed-nats", false, "run an embedded NATS server even when --nats is given")
 	f.Int("nats-port", 4222, "port of the embedded NATS server")
 	addMetricsFlag(f, "")
+	f.StringVar(&httpAddr, "http", "", "serve the web UI (dcpi web) at `HOST:PORT` too")
 	cmd.AddCommand(membershipCommand(cobra.Command{
 		Use:   "add-voter [flags] ID HOST:PORT",
 		Short: "Add a replica to the Raft group (ID HOST:PORT)",
@@ -110,7 +115,7 @@ func loadRoleConfig(cmd *cobra.Command) (config.Config, error) {
 	return l.Load(file)
 }
 
-func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *roleTelemetry) error {
+func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *roleTelemetry, httpAddr string) error {
 	c := cfg.Coordinator
 	peers, err := config.ParsePeers(c.Peers)
 	if err != nil {
@@ -181,6 +186,15 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *rol
 	}
 	replica.Store(r)
 	logf("replica %s serving, Raft at %s, data in %s", c.ID, r.Addr(), c.DataDir)
+	if httpAddr != "" {
+		srv, url, err := startWeb(httpAddr, &webBackend{o: clusterOpened(ctx, nc, false)}, logf)
+		if err != nil {
+			r.Shutdown()
+			return err
+		}
+		defer srv.Close()
+		logf("web UI at %s", url)
+	}
 	<-ctx.Done()
 	logf("shutting down")
 	return r.Shutdown()

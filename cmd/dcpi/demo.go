@@ -48,6 +48,8 @@ type demoOptions struct {
 	// whileUp, if set (tests), runs after the results are printed, with
 	// the fleet still up, given the metrics endpoint's base URL.
 	whileUp func(metricsURL string) error
+	httpAddr                           string // the web UI's; "": none
+	serve                              bool   // keep serving it after the results
 }
 
 func newDemoCommand() *cobra.Command {
@@ -79,6 +81,11 @@ It serves the whole fleet's Prometheus metrics, /healthz and /readyz at
 --metrics (every instance labelled by host, replica or aggregator; see
 docs/metrics.md), prints their URL, and starts its hosts once /readyz
 would answer ready.
+
+The demo serves the web UI of dcpi web over the fleet while it runs, at
+--http (any free port by default; "" for none) and prints its URL; with
+--serve it keeps serving it (and the cluster) after printing the results,
+until interrupted, so the pages and the tools' --nats URL can be explored.
 
 The same roles run as separate processes: dcpi coordinator, dcpi
 aggregator, dcpi node --nats URL (see examples/).`,
@@ -121,6 +128,8 @@ aggregator, dcpi node --nats URL (see examples/).`,
 	f.IntVar(&o.limit, "limit", 20, "procedures in the profile table")
 	f.BoolVar(&o.verbose, "verbose", false, "log what the cluster's roles say")
 	f.StringVar(&o.metrics, "metrics", "127.0.0.1:0", "serve the whole fleet's Prometheus metrics, /healthz and /readyz at this host:port (port 0: any; \"\": none); the demo prints the URL")
+	f.StringVar(&o.httpAddr, "http", "127.0.0.1:0", "serve the web UI at `HOST:PORT` while the demo runs (\"\": not at all)")
+	f.BoolVar(&o.serve, "serve", false, "after the results, keep the cluster and the web UI up until interrupted")
 	f.BoolVar(&o.stacks, "stacks", wire.Version >= wire.StackVersion, "record sampled call stacks on every host, for call trees and flame graphs (dcpi stacks, dcpi pprof)")
 	return cmd
 }
@@ -256,6 +265,14 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	}
 	if err := waitLeader(ctx, coord, pr, peers); err != nil {
 		return err
+	}
+	if o.httpAddr != "" {
+		srv, url, err := startWeb(o.httpAddr, &webBackend{o: clusterOpened(ctx, nc, true)}, logf)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		fmt.Fprintf(w, "dcpi demo: web UI at %s\n", url)
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
@@ -430,6 +447,10 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		if err := o.whileUp(tel.url()); err != nil {
 			return err
 		}
+	}
+	if o.serve {
+		fmt.Fprintf(w, "dcpi demo: serving the cluster (NATS at %s) and the web UI until interrupted\n", url)
+		<-ctx.Done()
 	}
 	if !balanced {
 		return errors.New("conservation does not balance")
