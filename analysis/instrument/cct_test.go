@@ -161,15 +161,26 @@ func instrumentedSet(m *Manifest) func(uint64) bool {
 // returns the instrumented profile and the oracle's tree of the image.
 func runCCTCase(t *testing.T, name string, args []string, opt Options) (*CCTProfile, *cct.Tree, *Result, [2]uint64) {
 	t.Helper()
-	got, err, want, res, cyc := runCCTCaseErr(t, name, args, opt)
-	if err != nil {
-		t.Fatal(err)
+	r := runCCTCaseErr(t, name, args, opt)
+	if r.err != nil {
+		t.Fatal(r.err)
 	}
-	return got, want, res, cyc
+	return r.got, r.want, r.res, r.cycles
+}
+
+// cctRun is one run of runCCTCaseErr: the profile read from the dump (or
+// the reader's error), the oracle's tree, the instrumentation, and the
+// original's and the instrumented program's cycles.
+type cctRun struct {
+	got    *CCTProfile
+	err    error
+	want   *cct.Tree
+	res    *Result
+	cycles [2]uint64
 }
 
 // runCCTCaseErr is runCCTCase returning the dump reader's error.
-func runCCTCaseErr(t *testing.T, name string, args []string, opt Options) (*CCTProfile, error, *cct.Tree, *Result, [2]uint64) {
+func runCCTCaseErr(t *testing.T, name string, args []string, opt Options) cctRun {
 	t.Helper()
 	orig, res := instrumentWorkloadOpt(t, name, opt)
 	var o *oracle.Oracle
@@ -191,7 +202,7 @@ func runCCTCaseErr(t *testing.T, name string, args []string, opt Options) (*CCTP
 	if im == nil {
 		t.Fatalf("oracle has no image /bin/%s", name)
 	}
-	return got, err, im.Tree, res, [2]uint64{origCycles, instCycles}
+	return cctRun{got, err, im.Tree, res, [2]uint64{origCycles, instCycles}}
 }
 
 func instrumentWorkloadOpt(t *testing.T, name string, opt Options) ([]byte, *Result) {
@@ -304,7 +315,8 @@ func TestCCTWrongInstrumentationFails(t *testing.T) {
 	defer func() { cctMutation = 0 }()
 	for _, mut := range []int{cctOmitIndirect, cctOneSlot} {
 		cctMutation = mut
-		got, err, want, res, _ := runCCTCaseErr(t, "sort", []string{"2000"}, Options{Mode: ModeCCT})
+		r := runCCTCaseErr(t, "sort", []string{"2000"}, Options{Mode: ModeCCT})
+		got, err, want, res := r.got, r.err, r.want, r.res
 		if err != nil {
 			if mut == cctOneSlot {
 				t.Fatalf("mutation %d: %v", mut, err)
