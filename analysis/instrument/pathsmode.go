@@ -75,6 +75,8 @@ type pathOp struct {
 	// ret: a Count at a ret through ra, which checks that it returns
 	// where the activation was called from.
 	ret bool
+	// cct: a CCT-mode action (cctmode.go) placed by this mode's planner.
+	cct *cctOp
 }
 
 // pathPoint is what a paths-mode stub does around one instruction.
@@ -448,6 +450,10 @@ func bump(a *asm, x, t uint32, off int16) {
 // pathAction emits one action. x holds the counters' address (the stack
 // top pointer sits at topOff from it), y the top slot.
 func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spills *int) {
+	if o.cct != nil {
+		cctAction(a, o.cct)
+		return
+	}
 	n := 3
 	if o.kind == paths.Count || o.kind == paths.Back {
 		n = 4
