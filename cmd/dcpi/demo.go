@@ -47,9 +47,9 @@ type demoOptions struct {
 	metrics                            string // host:port of the fleet's metrics endpoint ("": none)
 	// whileUp, if set (tests), runs after the results are printed, with
 	// the fleet still up, given the metrics endpoint's base URL.
-	whileUp func(metricsURL string) error
-	httpAddr                           string // the web UI's; "": none
-	serve                              bool   // keep serving it after the results
+	whileUp  func(metricsURL string) error
+	httpAddr string // the web UI's; "": none
+	serve    bool   // keep serving it after the results
 }
 
 func newDemoCommand() *cobra.Command {
