@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -91,12 +93,19 @@ type Aggregator struct {
 
 	fetched, acked, samples, entriesIn, entriesOut atomic.Uint64
 	proposals, rejected, gaps, overlaps            atomic.Uint64
+
+	// For the metrics (metrics.go): deltas by outcome (index: the
+	// storage.Outcome, 0 for any other), and the latencies of proposals
+	// and of fetches from delivery to acknowledgement.
+	outcomes           [5]atomic.Uint64
+	proposeLat, ackLat prometheus.Histogram
 }
 
 // New returns an aggregator reading src and proposing to coord.
 func New(cfg Config, src Source, coord Proposer, images ImageStore) *Aggregator {
 	cfg.defaults()
-	return &Aggregator{cfg: cfg, src: src, coord: coord, images: images, known: map[wire.ImageKey]bool{}}
+	return &Aggregator{cfg: cfg, src: src, coord: coord, images: images, known: map[wire.ImageKey]bool{},
+		proposeLat: newHistogram(mProposeSeconds), ackLat: newHistogram(mAckSeconds)}
 }
 
 // Stats returns the counters; safe from any goroutine.
@@ -130,6 +139,11 @@ func (a *Aggregator) Run(ctx context.Context) error {
 // Handle processes one fetch: terminates what is not a valid batch,
 // merges the rest, proposes, and acknowledges what was committed.
 func (a *Aggregator) Handle(ctx context.Context, ds []Delivery) {
+	if len(ds) == 0 {
+		return
+	}
+	start := time.Now()
+	defer func() { a.ackLat.Observe(time.Since(start).Seconds()) }()
 	a.fetched.Add(uint64(len(ds)))
 	var good []Delivery
 	var batches []*wire.Batch
@@ -156,7 +170,9 @@ func (a *Aggregator) propose(ctx context.Context, p Proposal, ds []Delivery) {
 	images := a.imagesFor(ctx, p.Deltas)
 	a.proposals.Add(1)
 	a.entriesOut.Add(uint64(p.Entries()))
+	start := time.Now()
 	outcomes, err := a.coord.Propose(ctx, p.Deltas, images)
+	a.proposeLat.Observe(time.Since(start).Seconds())
 	if err == nil && len(outcomes) != len(p.Deltas) {
 		err = fmt.Errorf("coordinator answered %d outcomes for %d deltas", len(outcomes), len(p.Deltas))
 	}
@@ -175,6 +191,7 @@ func (a *Aggregator) propose(ctx context.Context, p Proposal, ds []Delivery) {
 		a.known[im.Key] = true
 	}
 	for k, o := range outcomes {
+		a.outcomes[outcomeIndex(o)].Add(1)
 		switch o {
 		case storage.Applied, storage.Duplicate:
 			prevSeq := uint64(0) // members are in seq order; twins are adjacent

@@ -75,7 +75,8 @@ type Replica struct {
 	wal   *wal.WAL
 	meta  *metadb.BoltMetaDB
 
-	svc *service
+	svc     *service
+	metrics *replicaMetrics
 
 	stop chan struct{}
 	wg   sync.WaitGroup // background loops
@@ -100,7 +101,7 @@ func Start(cfg Config) (*Replica, error) {
 			cfg.Logf = func(format string, args ...any) { l.Info(fmt.Sprintf(format, args...)) }
 		}
 	}
-	r := &Replica{cfg: cfg, logf: cfg.Logf, stop: make(chan struct{})}
+	r := &Replica{cfg: cfg, logf: cfg.Logf, stop: make(chan struct{}), metrics: newReplicaMetrics()}
 	if err := r.open(); err != nil {
 		r.closeStores()
 		return nil, fmt.Errorf("coordinator: start %s: %w", cfg.ID, err)
@@ -198,7 +199,7 @@ func (r *Replica) open() error {
 			}
 		}
 	}
-	if r.raft, err = raft.NewRaft(rc, r.fsm, r.wal, r.wal, snaps, r.trans); err != nil {
+	if r.raft, err = raft.NewRaft(rc, timedFSM{FSM: r.fsm, apply: r.metrics.apply}, r.wal, r.wal, snaps, r.trans); err != nil {
 		return fmt.Errorf("raft: %w", err)
 	}
 	r.svc = newService(r)

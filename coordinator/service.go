@@ -68,6 +68,7 @@ type handler func(ctx context.Context, m *nats.Msg) ([]byte, error)
 // time, and a proposal waits a Raft round trip, which would otherwise
 // serialize every aggregator behind one commit. Requests run under parent.
 func (s *service) subscribe(parent context.Context, subject, queue string, h handler) (*nats.Subscription, error) {
+	latency := s.r.metrics.request.WithLabelValues(requestLabels(subject))
 	cb := func(m *nats.Msg) {
 		s.mu.Lock()
 		if s.closed {
@@ -86,8 +87,10 @@ func (s *service) subscribe(parent context.Context, subject, queue string, h han
 				return
 			}
 			defer cancel()
+			start := time.Now()
 			body, err := h(ctx, m)
 			s.respond(m, body, err)
+			latency.Observe(time.Since(start).Seconds())
 		}()
 	}
 	if queue == "" {
@@ -401,10 +404,12 @@ func (l *leaderTerm) applyEncoded(ctx context.Context, b []byte) (any, error) {
 	if ctx.Err() != nil {
 		return nil, ctxErr(ctx)
 	}
+	start := time.Now()
 	f := l.s.r.raft.Apply(b, timeoutOf(ctx))
 	if err := waitProposed(ctx, f); err != nil {
 		return nil, err
 	}
+	l.s.r.metrics.commit.Observe(time.Since(start).Seconds())
 	res := f.Response()
 	if err, ok := res.(error); ok {
 		if errors.Is(err, ErrBadCommand) {

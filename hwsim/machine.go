@@ -41,6 +41,8 @@ type Machine struct {
 	handler    CounterHandler
 	ipis       ipiQueue
 	ipiPending atomic.Bool
+	// beforeIPIs runs before each round takes queued IPIs (SetIPISync).
+	beforeIPIs func()
 	faults     []Fault
 	stdout     io.Writer
 	stderr     io.Writer
@@ -266,6 +268,9 @@ func (m *Machine) Idle(cycles uint64) {
 // between CPUs.
 func (m *Machine) round() {
 	end := m.now + m.cfg.Quantum
+	if m.beforeIPIs != nil {
+		m.beforeIPIs()
+	}
 	m.takeIPIs()
 	m.wakeSleepers()
 	for _, c := range m.cpus {

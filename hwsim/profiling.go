@@ -284,6 +284,15 @@ func (m *Machine) SendIPI(cpu int, fn IPIHandler) error {
 	return nil
 }
 
+// SetIPISync makes the machine call sync, on its goroutine, at the start
+// of each round before it takes the IPIs queued from other goroutines. An
+// agent whose goroutine sends IPIs uses it to wait until every IPI it
+// means to send by then is queued (node.Node.Settle), so that each lands
+// at a simulated time that does not depend on how the real machine
+// schedules goroutines: a run stays a function of its configuration and
+// seeds. Call it before running the machine.
+func (m *Machine) SetIPISync(sync func()) { m.beforeIPIs = sync }
+
 // takeIPIs moves queued IPIs to their CPUs.
 func (m *Machine) takeIPIs() {
 	if !m.ipiPending.Load() {

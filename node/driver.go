@@ -145,9 +145,10 @@ func (d *Driver) Config() DriverConfig { return d.cfg }
 // Sample is the performance counter interrupt handler (CPU side): it
 // counts one sample of event at pc in process pid and returns the
 // handler's modelled cost in cycles. bufferFull is true when the sample
-// completed an overflow buffer: the caller should wake the daemon (a
-// non-blocking send on a channel is enough; a lost wake-up only delays
-// the daemon, see HandOff), which then sends an IPI that calls HandOff.
+// completed an overflow buffer: the caller should wake the daemon (Node
+// notes it for the host's next sync point; a lost or merged wake-up only
+// delays the daemon, see HandOff), which then sends an IPI that calls
+// HandOff.
 func (d *Driver) Sample(pid uint32, pc uint64, event uint8) (cost uint64, bufferFull bool) {
 	return d.handle(d, pid, pc, event)
 }

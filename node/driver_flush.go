@@ -15,9 +15,10 @@ package node
 //     before the handler (hwsim.Machine.SendIPI, behind simhost's Host,
 //     queues the IPI under a mutex that the simulation goroutine takes
 //     before it runs the handler).
-//   - CPU → daemon: the IPI function, after calling the driver, sends on a
-//     channel the daemon receives from, so whatever the CPU did up to then
-//     happens before the daemon continues.
+//   - CPU → daemon: the IPI function, after calling the driver, notes its
+//     completion; the host hands it to the daemon (closes the channel the
+//     daemon waits on) at its next sync point (lockstep.go), so whatever
+//     the CPU did up to then happens before the daemon continues.
 //
 // The rule for the daemon: after sending an IPI to a driver, wait for its
 // completion signal before calling that driver's daemon-side methods

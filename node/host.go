@@ -29,6 +29,11 @@ type Host interface {
 	// in force (the kernel's, from alpha.KernelBase up), then each one as
 	// it happens, in the host's order.
 	Subscribe(s LoaderSink)
+	// SetIPISync makes the host call sync on its own goroutine before
+	// each time it takes the IPIs queued from other goroutines (and at no
+	// other time). The node's daemon runs only inside sync (lockstep.go),
+	// so a simulated host's run does not depend on goroutine scheduling.
+	SetIPISync(sync func())
 }
 
 // InterruptHandler handles a performance counter interrupt and returns

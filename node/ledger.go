@@ -37,6 +37,12 @@ type Ledger struct {
 	// driver's stack drops already reported, per CPU.
 	stk            stackBook
 	stackDropsSeen []uint64
+
+	// What the batches have reported, for the node's metrics: each
+	// CPU's driver interrupts as of its last drain, and the drop
+	// counters (flat and stack) summed over the batches published.
+	delivered                []uint64
+	dropsBooked, stackBooked map[string]uint64
 }
 
 // NewLedger starts the books of a host of cpus CPUs, attributing samples
@@ -49,7 +55,8 @@ func NewLedger(cfg Config, cpus int, im *ImageMaps) (*Ledger, error) {
 	l := &Ledger{host: cfg.Host, epoch: cfg.Epoch, att: newAttributor(im, cfg.PerProcess),
 		seq: make([]uint64, cpus), epochFirst: make([]uint64, cpus), accounted: make([]uint64, cpus),
 		lastCycle: make([]uint64, cpus), dropsSeen: make([]uint64, cpus), carried: make([]map[string]uint64, cpus),
-		stackDropsSeen: make([]uint64, cpus)}
+		stackDropsSeen: make([]uint64, cpus), delivered: make([]uint64, cpus),
+		dropsBooked: map[string]uint64{}, stackBooked: map[string]uint64{}}
 	for cpu := range l.seq {
 		l.seq[cpu] = 1
 		if cpu < len(cfg.FirstSeq) && cfg.FirstSeq[cpu] > 0 {
@@ -96,6 +103,7 @@ func (l *Ledger) DrainedStacks(cpu int, entries []Entry, stacks []StackSample, s
 	if err != nil {
 		return nil, nil, err
 	}
+	l.delivered[cpu] = st.Samples
 	if newImages, err = l.att.addStacks(&l.stk, stacks, newImages); err != nil {
 		return nil, nil, err
 	}
@@ -124,6 +132,12 @@ func (l *Ledger) DrainedStacks(cpu int, entries []Entry, stacks []StackSample, s
 		return nil, newImages, nil
 	}
 	b := l.att.batch(l.host, l.epoch, uint16(cpu), l.seq[cpu], l.lastCycle[cpu], now, drops)
+	for name, d := range drops {
+		l.dropsBooked[name] += d
+	}
+	for name, d := range stackDrops {
+		l.stackBooked[name] += d
+	}
 	if len(l.stk.counts) > 0 || stackDrops != nil {
 		b.Version, b.Stacks, b.StackDrops = wire.StackVersion, l.stk.batch(), stackDrops
 		l.stats.Stacks += uint64(len(b.Stacks))
@@ -181,6 +195,26 @@ func (l *Ledger) CPUs() int { return len(l.seq) }
 // Stats returns the batch, entry, sample, unknown and image counts (the
 // drain counts and host time are the daemon's, not the books').
 func (l *Ledger) Stats() DaemonStats { return l.stats }
+
+// Booked is what the books have reported so far, for the node's metrics.
+type Booked struct {
+	// Delivered is the drivers' interrupts as of each CPU's last drain
+	// (the batches' Delivered, summed over CPUs).
+	Delivered uint64
+	// Drops and StackDrops are the drop counters the published batches
+	// carried, by name, summed: the driver's own and a predecessor's
+	// carried losses.
+	Drops, StackDrops map[string]uint64
+}
+
+// Booked returns the running totals of what the batches reported.
+func (l *Ledger) Booked() Booked {
+	b := Booked{Drops: maps.Clone(l.dropsBooked), StackDrops: maps.Clone(l.stackBooked)}
+	for _, d := range l.delivered {
+		b.Delivered += d
+	}
+	return b
+}
 
 // ImageFigures returns the per-image sample and entry counts, sorted by
 // samples, most first.

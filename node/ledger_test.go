@@ -190,6 +190,17 @@ func TestLedgerAgainstModel(t *testing.T) {
 		if st := l.Stats(); st.Batches != mod.batches || st.Samples != mod.samples || st.Images != len(mod.images) {
 			t.Fatalf("round %d: stats %+v, model %d batches %d samples %d images", round, st, mod.batches, mod.samples, len(mod.images))
 		}
+		// What the metrics read: every CPU's last Delivered, and the
+		// drops the batches carried, by name.
+		var wantDelivered, wantOwn, wantReported uint64
+		for cpu := range cpus {
+			wantDelivered += delivered[cpu]
+			wantOwn += mod.ownDrops[cpu]
+			wantReported += mod.reported[cpu]
+		}
+		if bk := l.Booked(); bk.Delivered != wantDelivered || bk.Drops[wire.DropOverflowFull] != wantOwn || bk.Drops[wire.DropCrashLost] != wantReported {
+			t.Fatalf("round %d: booked %+v, want delivered %d, %s %d, %s %d", round, bk, wantDelivered, wire.DropOverflowFull, wantOwn, wire.DropCrashLost, wantReported)
+		}
 	}
 }
 

@@ -49,11 +49,12 @@ type Node struct {
 	images  ImageSource
 	pub     Publisher
 
-	wake     chan struct{}   // a buffer filled: drain buffers
-	flushReq chan struct{}   // drain everything: periodic, or on command
-	cutReq   chan cutRequest // drain everything into the epoch, then start the next
-	stop     chan struct{}   // closed by Finish: the daemon returns
-	started  bool
+	// steps runs the daemon in lockstep with the host (lockstep.go): it
+	// carries buffer-full wake-ups, flush requests and IPI completions.
+	steps   *lockstep
+	cutReq  chan cutRequest // drain everything into the epoch, then start the next
+	stop    chan struct{}   // closed by Finish: the daemon returns
+	started bool
 	// daemonDone is closed when the daemon goroutine returns, after
 	// daemonErr is set; runDone when Finish has returned, its final
 	// drain published.
@@ -105,7 +106,7 @@ func New(host Host, cfg Config, pub Publisher, images ImageSource) (*Node, error
 		return nil, err
 	}
 	n := &Node{cfg: cfg, host: host, pub: pub, images: images, maps: maps, books: books,
-		wake: make(chan struct{}, 1), flushReq: make(chan struct{}, 1), cutReq: make(chan cutRequest),
+		steps: newLockstep(), cutReq: make(chan cutRequest),
 		stop: make(chan struct{}), daemonDone: make(chan struct{}), runDone: make(chan struct{})}
 	for range cpus {
 		d, err := NewDriver(cfg.Driver)
@@ -126,6 +127,7 @@ func New(host Host, cfg Config, pub Publisher, images ImageSource) (*Node, error
 	} else {
 		host.Subscribe(maps)
 	}
+	host.SetIPISync(n.steps.sync)
 	if err := host.StartProfiling(n); err != nil {
 		return nil, err
 	}
@@ -160,10 +162,7 @@ func (n *Node) CounterInterrupt(s Sample) uint64 {
 		cost, full = cost+c, full || f
 	}
 	if full {
-		select {
-		case n.wake <- struct{}{}:
-		default:
-		}
+		n.steps.noteWake()
 	}
 	return cost
 }
@@ -177,6 +176,7 @@ func (n *Node) Start() error {
 	n.started = true
 	go func() {
 		n.daemonErr = n.daemon()
+		n.steps.exit()
 		close(n.daemonDone)
 	}()
 	return nil
@@ -195,16 +195,15 @@ func (n *Node) DaemonDone() <-chan struct{} { return n.daemonDone }
 func (n *Node) Finish(idle func()) error {
 	defer close(n.runDone)
 	if n.started {
+		n.steps.stop()
 		close(n.stop)
-	wait:
-		for {
-			select {
-			case <-n.daemonDone:
-				break wait
-			default:
-				idle()
-			}
+		// The host runs only while the daemon waits for an IPI (it may be
+		// in a handshake), so the simulated time this takes does not
+		// depend on when the daemon goroutine gets to run.
+		for n.steps.awaitHost() {
+			idle()
 		}
+		<-n.daemonDone
 		if n.daemonErr != nil {
 			return n.daemonErr
 		}
@@ -216,12 +215,7 @@ func (n *Node) Finish(idle func()) error {
 // paper's daemon did so on command as well as periodically). It does not
 // wait; a request made while one is pending is merged with it. It is safe
 // from any goroutine.
-func (n *Node) Flush() {
-	select {
-	case n.flushReq <- struct{}{}:
-	default:
-	}
-}
+func (n *Node) Flush() { n.steps.noteFlush() }
 
 // daemon drains buffers when woken and everything when asked, until stop.
 func (n *Node) daemon() error {
@@ -229,20 +223,24 @@ func (n *Node) daemon() error {
 		select {
 		case <-n.stop:
 			return nil
-		case <-n.wake:
-			if err := n.drainBuffers(); err != nil {
+		case r := <-n.steps.kick:
+			n.steps.start()
+			drain := n.drainBuffers
+			if r == drainAllReq {
+				drain = n.drainAll
+			}
+			if err := drain(); err != nil {
 				return err
 			}
-		case <-n.flushReq:
-			if err := n.drainAll(); err != nil {
-				return err
-			}
+			n.steps.idle()
 		case req := <-n.cutReq:
+			n.steps.start()
 			last, err := n.cut(req.next)
 			req.reply <- cutReply{closed: last, err: err}
 			if err != nil {
 				return err
 			}
+			n.steps.idle()
 		}
 	}
 }
@@ -253,11 +251,12 @@ func (n *Node) ipi(cpu int, fn func(d *Driver)) error {
 	d := n.drivers[cpu]
 	if err := n.host.SendIPI(cpu, func() uint64 {
 		fn(d)
-		close(ack)
+		n.steps.completed(ack)
 		return n.cfg.IPICycles
 	}); err != nil {
 		return fmt.Errorf("node: IPI to cpu %d: %w", cpu, err)
 	}
+	n.steps.waitIPI()
 	// Even once stop is closed the host keeps taking IPIs (Finish idles
 	// it until the daemon returns), so the handshake always completes.
 	<-ack

@@ -134,6 +134,10 @@ func (r *replayHost) SendIPI(cpu int, fn func() uint64) error {
 
 func (r *replayHost) Now() uint64 { return r.now }
 
+// SetIPISync does nothing: a replay's IPIs run at once, on its goroutine,
+// and its daemon (replayDaemon) runs there too.
+func (r *replayHost) SetIPISync(func()) {}
+
 func (r *replayHost) Subscribe(LoaderSink) {}
 
 // replay delivers every sample, calling between(cpu) after each.

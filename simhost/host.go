@@ -35,6 +35,11 @@ type Host struct {
 	keep    *keepAlive // programs restarted when they exit (KeepRunning)
 	stopReq atomic.Bool
 	simNow  atomic.Uint64 // machine time, for progress displays on other goroutines
+	// generated is Generated as of Run's last look at the clock, and
+	// exact once Run has returned: for the metrics, read on other
+	// goroutines.
+	generated atomic.Uint64
+	restarts  atomic.Uint64 // Restarts, likewise
 }
 
 // New attaches a node to m: it programs the counters, installs the
@@ -78,7 +83,7 @@ loop:
 		if !h.m.RunFor(chunk) && h.keep == nil {
 			break
 		}
-		h.simNow.Store(h.m.Now())
+		h.observe()
 		if h.stopReq.Load() {
 			break
 		}
@@ -106,10 +111,24 @@ loop:
 	h.m.StopProfiling()
 	// The daemon may be in a handshake: keep the CPUs taking IPIs.
 	quantum := h.m.Config().Quantum
-	if err := h.n.Finish(func() { h.m.Idle(quantum) }); err != nil {
+	err := h.n.Finish(func() { h.m.Idle(quantum) })
+	h.observeCounts() // SimCycles stays where the run ended
+	if err != nil {
 		return err
 	}
 	return runErr
+}
+
+// observe publishes the machine's clock and counts for other goroutines;
+// it runs on Run's goroutine, once per chunk of simulated time.
+func (h *Host) observe() {
+	h.simNow.Store(h.m.Now())
+	h.observeCounts()
+}
+
+func (h *Host) observeCounts() {
+	h.generated.Store(h.Generated())
+	h.restarts.Store(h.Restarts())
 }
 
 // SimCycles is how far the simulated machine has run, in cycles, as of

@@ -32,6 +32,8 @@ func (a machine) SendIPI(cpu int, fn func() uint64) error {
 
 func (a machine) Now() uint64 { return a.m.Now() }
 
+func (a machine) SetIPISync(sync func()) { a.m.SetIPISync(sync) }
+
 func (a machine) Subscribe(s node.LoaderSink) { a.m.Subscribe(loaderEvents{s}) }
 
 // interrupts hands the machine's counter interrupts to a node's handler.

@@ -58,6 +58,8 @@ type PublisherStats struct {
 	// BatchesPublished counts batches JetStream acknowledged, tombstones
 	// included; SamplesPublished the samples they carried.
 	BatchesPublished, SamplesPublished uint64
+	// BytesPublished is the encoded size of the batches acknowledged.
+	BytesPublished uint64
 	// Tombstones counts batches replaced by tombstones (buffer full, or
 	// too large for the server).
 	Tombstones uint64
@@ -368,6 +370,7 @@ func (p *Publisher) send(it *item) error {
 		default:
 			p.st.BatchesPublished++
 			p.st.SamplesPublished += it.samples
+			p.st.BytesPublished += uint64(len(it.data))
 			if dup {
 				p.st.DuplicateAcks++
 			}

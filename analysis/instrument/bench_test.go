@@ -21,6 +21,11 @@ func BenchmarkPixieOverhead(b *testing.B) { benchOverhead(b, ModePixie) }
 //	go test ./analysis/instrument -run '^$' -bench PathsOverhead -benchtime 1x
 func BenchmarkPathsOverhead(b *testing.B) { benchOverhead(b, ModePaths) }
 
+// BenchmarkCCTOverhead is the same for the CCT mode:
+//
+//	go test ./analysis/instrument -run '^$' -bench CCTOverhead -benchtime 1x
+func BenchmarkCCTOverhead(b *testing.B) { benchOverhead(b, ModeCCT) }
+
 func benchOverhead(b *testing.B, mode string) {
 	for _, w := range workloads.All() {
 		b.Run(w.Name, func(b *testing.B) {

@@ -10,6 +10,9 @@
 //
 // Mode pixie (DCPI's dcpix) counts every basic block's executions and both
 // edges of every conditional branch and each jump-table transfer exactly.
+// Mode paths counts Ball-Larus paths (the paper's sec. 2); mode cct builds
+// the calling context tree at run time as the paper's call records (sec.
+// 4; cctmode.go), which ReadCCT turns into an analysis/cct tree.
 // docs/instrument.md describes the rewriting, register scavenging, the
 // dump and manifest formats, and the limits.
 package instrument

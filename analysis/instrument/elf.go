@@ -107,7 +107,8 @@ func (pl *planned) write(f *elfFile, im *elfimage.Image, data []byte, opt Option
 	// Pass 1 sizes the code (every address load is three words whatever
 	// the address); pass 2 emits it with the data's real addresses.
 	var spills int
-	code, _, err := gen(base, pl, layout{pathAddr: base, headerAddr: base, countersAddr: base, stackBase: base, stackLast: base}, &spills)
+	code, _, err := gen(base, pl, layout{pathAddr: base, headerAddr: base, countersAddr: base, stackBase: base, stackLast: base,
+		cct: cctLayout{globals: base, root: base, chunkEnd: base, stackBase: base, stackLast: base}}, &spills)
 	if err != nil {
 		return nil, refuse("%v", err)
 	}
@@ -127,6 +128,10 @@ func (pl *planned) write(f *elfFile, im *elfimage.Image, data []byte, opt Option
 		slot = metricsSlotSize
 	}
 	lay.stackLast = lay.stackBase + (pathStackSlots-1)*slot
+	cct := m.Mode == ModeCCT
+	if cct {
+		cctPlace(&lay, m, opt)
+	}
 	if lay.recordLen > maxRecordLen {
 		return nil, refuse("%d counters: a record would exceed 2 GB", m.Counters)
 	}
@@ -149,12 +154,19 @@ func (pl *planned) write(f *elfFile, im *elfimage.Image, data []byte, opt Option
 		mode = modePaths
 		memsz += pathStackSlots * slot
 	}
+	if cct {
+		mode = modeCCT
+		filesz, memsz = cctSegmentSizes(lay, base)
+	}
 	seg := make([]byte, filesz)
 	copy(seg, code2)
 	copy(seg[lay.pathAddr-base:], opt.DumpPath)
 	copy(seg[lay.headerAddr-base:], header(mode, hash, m.Counters))
 	if paths {
 		le.PutUint64(seg[lay.countersAddr-uint64(-topOff)-base:], lay.stackBase)
+	}
+	if cct {
+		cctInit(seg, base, lay, m)
 	}
 
 	out := append([]byte(nil), data...)
@@ -209,7 +221,7 @@ func (pl *planned) write(f *elfFile, im *elfimage.Image, data []byte, opt Option
 	news := [][]byte{
 		shdr(name(".dcpi.pp.text"), shtProgbits, shfAlloc|shfExec|shfWrite, base, segOff, uint64(len(code)), 16),
 		shdr(name(".dcpi.pp.data"), shtProgbits, shfAlloc|shfWrite, lay.pathAddr, segOff+lay.pathAddr-base, filesz-(lay.pathAddr-base), 8),
-		shdr(name(".dcpi.pp.bss"), shtNobits, shfAlloc|shfWrite, lay.countersAddr, segOff+filesz, memsz-filesz, 8),
+		shdr(name(".dcpi.pp.bss"), shtNobits, shfAlloc|shfWrite, base+filesz, segOff+filesz, memsz-filesz, 8),
 		shdr(name(ManifestSection), shtProgbits, 0, 0, manOff, uint64(len(section)), 1),
 	}
 	strSize := uint64(len(out)) - strOff

@@ -12,6 +12,7 @@ type layout struct {
 	// stackBase and stackLast are the paths mode's path stack (its
 	// sentinel slot and its last slot).
 	stackBase, stackLast uint64
+	cct                  cctLayout // the CCT mode's data (cctmode.go)
 }
 
 // Linux/Alpha system call numbers and open flags the runtime uses.
@@ -46,7 +47,11 @@ func mov(from, to uint32) uint32 { return movBase | from<<16 | to }
 // each point's stub address.
 func gen(base uint64, pl *planned, lay layout, spills *int) ([]byte, map[uint64]uint64, error) {
 	a := newAsm(base)
-	runtime(a, lay, pl.manifest.Counters)
+	if pl.manifest.Mode == ModeCCT {
+		cctRuntime(a, lay, len(pl.manifest.Special))
+	} else {
+		runtime(a, lay, pl.manifest.Counters)
+	}
 	pcs := make([]uint64, 0, len(pl.points))
 	for pc := range pl.points {
 		pcs = append(pcs, pc)

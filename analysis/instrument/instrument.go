@@ -14,6 +14,7 @@ import (
 const (
 	ModePixie = "pixie"
 	ModePaths = "paths"
+	ModeCCT   = "cct"
 )
 
 // Options say how to instrument.
@@ -30,6 +31,10 @@ type Options struct {
 	// the program then runs on hwsim only (metrics.go).
 	Metrics bool
 	PIC     [2]string
+	// CCTChunkBytes sizes the CCT mode's heap chunks, the first and every
+	// one mapped later (0: 256 KB, then 1 MB each); small values make the
+	// heap grow early (tests).
+	CCTChunkBytes int
 }
 
 // DefaultDumpPath is the dump file of an instrumented binary written to
@@ -52,8 +57,11 @@ func refuse(format string, args ...any) error {
 
 // Instrument rewrites the static Alpha ELF data (named name in messages).
 func Instrument(data []byte, name string, opt Options) (*Result, error) {
-	if opt.Mode != ModePixie && opt.Mode != ModePaths {
-		return nil, fmt.Errorf("instrument: unknown mode %q (modes: %s, %s)", opt.Mode, ModePixie, ModePaths)
+	if opt.Mode != ModePixie && opt.Mode != ModePaths && opt.Mode != ModeCCT {
+		return nil, fmt.Errorf("instrument: unknown mode %q (modes: %s, %s, %s)", opt.Mode, ModePixie, ModePaths, ModeCCT)
+	}
+	if opt.CCTChunkBytes != 0 && (opt.CCTChunkBytes < 4096 || opt.CCTChunkBytes%4096 != 0 || opt.CCTChunkBytes > 1<<30) {
+		return nil, fmt.Errorf("instrument: CCT chunk size %d: want a multiple of 4096 up to 1 GB", opt.CCTChunkBytes)
 	}
 	if opt.Metrics && opt.Mode != ModePaths {
 		return nil, fmt.Errorf("instrument: metrics are for the %s mode", ModePaths)
@@ -89,9 +97,12 @@ func Instrument(data []byte, name string, opt Options) (*Result, error) {
 		return nil, refuse("%s: %v", name, err)
 	}
 	var pl *planned
-	if opt.Mode == ModePaths {
+	switch opt.Mode {
+	case ModePaths:
 		pl, err = planPaths(procs, opt)
-	} else {
+	case ModeCCT:
+		pl, err = planCCT(procs, opt)
+	default:
 		pl, err = plan(procs, opt)
 	}
 	if err != nil {

@@ -44,10 +44,15 @@ type Manifest struct {
 	// two rdpic events; metrics.go), none without --metrics.
 	Metrics []string `json:"metrics,omitempty"`
 	// HashBase and HashSlots place the paths mode's hash table.
-	HashBase  int        `json:"hash_base,omitempty"`
-	HashSlots int        `json:"hash_slots,omitempty"`
-	Procs     []ProcInfo `json:"procs"`
-	Skipped   []Skip     `json:"skipped,omitempty"`
+	HashBase  int `json:"hash_base,omitempty"`
+	HashSlots int `json:"hash_slots,omitempty"`
+	// CCT mode: the metrics of a call record, the root record's address
+	// and the size of each heap chunk mapped after the first.
+	CCTMetrics []string   `json:"cct_metrics,omitempty"`
+	CCTRoot    uint64     `json:"cct_root,omitempty"`
+	CCTGrow    int        `json:"cct_grow,omitempty"`
+	Procs      []ProcInfo `json:"procs"`
+	Skipped    []Skip     `json:"skipped,omitempty"`
 }
 
 // ProcInfo is one instrumented procedure.
@@ -66,6 +71,9 @@ type ProcInfo struct {
 	// Hashed says the paths are counted in the shared hash table and
 	// PathBase is the procedure's overflow counter (pathsmode.go).
 	Hashed bool `json:"hashed,omitempty"`
+	// CallSites are the CCT mode's call sites of the procedure, in slot
+	// order (its call records' callee slots).
+	CallSites []uint64 `json:"cs,omitempty"`
 }
 
 // BlockInfo is a basic block [Start, End) and the counter of its

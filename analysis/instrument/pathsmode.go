@@ -80,6 +80,8 @@ type pathOp struct {
 	// metrics: accumulate cycles and rdpic's two events per path
 	// (metrics.go).
 	metrics bool
+	// cct: a CCT-mode action (cctmode.go) placed by this mode's planner.
+	cct *cctOp
 }
 
 // slot returns the path stack's slot size in bytes.
@@ -467,6 +469,10 @@ func bump(a *asm, x, t uint32, off int16) {
 // pathAction emits one action. x holds the counters' address (the stack
 // top pointer sits at topOff from it), y the top slot.
 func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spills *int) {
+	if o.cct != nil {
+		cctAction(a, o.cct)
+		return
+	}
 	reads := o.metrics && o.kind != paths.Add // reads rpcc and rdpic
 	n := 3
 	if reads {

@@ -44,10 +44,12 @@ func TestRefusesBadInput(t *testing.T) {
 		{"writable text", writableText, Options{Mode: ModePixie, DumpPath: "x"}, "writable and executable"},
 		{"no PT_NOTE", noNote, Options{Mode: ModePixie, DumpPath: "x"}, "no PT_NOTE"},
 		{"already instrumented", instrumented.ELF, Options{Mode: ModePixie, DumpPath: "x"}, "already instrumented"},
-		{"unknown mode", hello, Options{Mode: "cct", DumpPath: "x"}, "unknown mode"},
+		{"unknown mode", hello, Options{Mode: "calltree", DumpPath: "x"}, "unknown mode"},
 		{"no dump path", hello, Options{Mode: ModePixie}, "dump path"},
 		{"strict", hello, Options{Mode: ModePixie, DumpPath: "x", Strict: true}, "cannot resolve"},
 		{"strict paths", hello, Options{Mode: ModePaths, DumpPath: "x", Strict: true}, "cannot resolve"},
+		{"strict cct", hello, Options{Mode: ModeCCT, DumpPath: "x", Strict: true}, "cannot resolve"},
+		{"cct chunk not pages", hello, Options{Mode: ModeCCT, DumpPath: "x", CCTChunkBytes: 5000}, "chunk size"},
 		{"tiny has no exit_group", tiny, Options{Mode: ModePixie, DumpPath: "x"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

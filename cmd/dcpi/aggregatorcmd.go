@@ -30,7 +30,8 @@ acknowledges a batch only after the Raft commit of the proposal that
 carried it. A redelivered batch is recognized by its (host, CPU, sequence)
 and changes nothing; a malformed or forged one is rejected with its reason
 logged.`,
-		Example: `  dcpi aggregator --nats nats://127.0.0.1:4222`,
+		Example: `  dcpi aggregator --nats nats://127.0.0.1:4222
+  dcpi aggregator --nats nats://127.0.0.1:4222 --metrics 127.0.0.1:9102`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadRoleConfig(cmd)
 			if err != nil {
@@ -39,11 +40,23 @@ logged.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			logf := stderrLog("aggregator: ")
+			addr, _ := cmd.Flags().GetString("metrics")
+			tel, err := startTelemetry(addr)
+			if err != nil {
+				return err
+			}
+			defer tel.close()
+			if u := tel.url(); u != "" {
+				logf("metrics at %s/metrics, readiness at %s/readyz", u, u)
+			}
 			nc, err := connectNATS(cfg.NATS, "aggregator", logf)
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
+			consuming := &startedCheck{what: "waiting for the stream " + transport.StreamName}
+			tel.ready.Add("nats", natsReady(nc))
+			tel.ready.Add("aggregator", consuming.check)
 			js, err := jetstream.New(nc)
 			if err != nil {
 				return err
@@ -56,6 +69,10 @@ logged.`,
 			a := aggregator.New(aggregator.Config{FetchMax: cfg.Aggregator.FetchMax, FetchWait: cfg.Aggregator.FetchWait,
 				Limits: aggregator.Limits{MaxProposalEntries: cfg.Aggregator.MaxProposalEntries, MaxDeltaEntries: cfg.Aggregator.MaxProposalEntries / 2},
 				Logf:   logf}, src, coordinator.NewClient(nc), src)
+			if err := tel.register(nil, a.Collector()); err != nil {
+				return err
+			}
+			consuming.started.Store(true)
 			logf("consuming %s", transport.StreamName)
 			go runPathUploads(ctx, js, coordinator.NewClient(nc), logf)
 			go func() {
@@ -75,6 +92,7 @@ logged.`,
 		},
 	}
 	cmd.Flags().StringSlice("nats", []string{"nats://127.0.0.1:4222"}, "NATS server(s) of the cluster")
+	addMetricsFlag(cmd.Flags(), "")
 	return cmd
 }
 

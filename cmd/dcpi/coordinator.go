@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"dcpi/config"
@@ -22,6 +25,7 @@ func init() { subcommands = append(subcommands, newCoordinatorCommand) }
 func newCoordinatorCommand() *cobra.Command {
 	var natsURLs []string
 	var embed bool
+	var httpAddr string
 	cmd := &cobra.Command{
 		Use:   "coordinator",
 		Short: "Run one replica of the Raft-replicated coordinator (and, by default, an embedded NATS server)",
@@ -37,10 +41,13 @@ nats.embed_host:nats.embed_port (127.0.0.1:4222).
 A new group is formed from --peers (id=host:port for every voter,
 identical on each) the first time; afterwards the data directory holds
 the membership. Add and remove replicas with "dcpi coordinator add-voter"
-and "dcpi coordinator remove".`,
+and "dcpi coordinator remove".
+
+With --http ADDR the replica also serves the web UI of dcpi web over the
+cluster's profiles at ADDR (docs/web.md).`,
 		Example: `  dcpi coordinator --id c1 --raft-addr 127.0.0.1:7001 --data-dir /var/dcpi/c1 \
       --peers c1=127.0.0.1:7001,c2=127.0.0.1:7002,c3=127.0.0.1:7003
-  dcpi coordinator --config examples/coordinator-c2.yaml`,
+  dcpi coordinator --config examples/coordinator-c2.yaml --metrics 127.0.0.1:9112`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadRoleConfig(cmd)
 			if err != nil {
@@ -48,7 +55,13 @@ and "dcpi coordinator remove".`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runCoordinator(ctx, cfg, embed || len(cfg.NATS.URLs) == 0)
+			addr, _ := cmd.Flags().GetString("metrics")
+			tel, err := startTelemetry(addr)
+			if err != nil {
+				return err
+			}
+			defer tel.close()
+			return runCoordinator(ctx, cfg, embed || len(cfg.NATS.URLs) == 0, tel, httpAddr)
 		},
 	}
 	f := cmd.Flags()
@@ -59,6 +72,8 @@ and "dcpi coordinator remove".`,
 	f.StringSliceVar(&natsURLs, "nats", nil, "NATS server(s) to use instead of an embedded one")
 	f.BoolVar(&embed, "embed-nats", false, "run an embedded NATS server even when --nats is given")
 	f.Int("nats-port", 4222, "port of the embedded NATS server")
+	addMetricsFlag(f, "")
+	f.StringVar(&httpAddr, "http", "", "serve the web UI (dcpi web) at `HOST:PORT` too")
 	cmd.AddCommand(membershipCommand(cobra.Command{
 		Use:   "add-voter [flags] ID HOST:PORT",
 		Short: "Add a replica to the Raft group (ID HOST:PORT)",
@@ -100,7 +115,7 @@ func loadRoleConfig(cmd *cobra.Command) (config.Config, error) {
 	return l.Load(file)
 }
 
-func runCoordinator(ctx context.Context, cfg config.Config, embed bool) error {
+func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *roleTelemetry, httpAddr string) error {
 	c := cfg.Coordinator
 	peers, err := config.ParsePeers(c.Peers)
 	if err != nil {
@@ -113,6 +128,17 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool) error {
 		return err
 	}
 	defer release()
+	if u := tel.url(); u != "" {
+		logf("metrics at %s/metrics, readiness at %s/readyz", u, u)
+	}
+	// Not ready until the replica has started and says it is.
+	var replica atomic.Pointer[coordinator.Replica]
+	tel.ready.Add("coordinator "+c.ID, func() error {
+		if r := replica.Load(); r != nil {
+			return r.Ready()
+		}
+		return errors.New("starting: waiting for NATS and the stream")
+	})
 	urls := cfg.NATS.URLs
 	if embed {
 		srv, err := transport.StartServer(transport.ServerConfig{Dir: filepath.Join(c.DataDir, "nats"),
@@ -121,6 +147,10 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool) error {
 			return err
 		}
 		defer srv.Shutdown()
+		if err := tel.register(nil, srv.Collector()); err != nil {
+			return err
+		}
+		tel.ready.Add("nats server", srv.Ready)
 		urls = []string{srv.ClientURL()}
 		logf("embedded NATS server at %s", srv.ClientURL())
 	}
@@ -131,6 +161,7 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool) error {
 		return err
 	}
 	defer nc.Close()
+	tel.ready.Add("nats", natsReady(nc))
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return err
@@ -149,7 +180,21 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool) error {
 	if err != nil {
 		return err
 	}
+	if err := tel.register(prometheus.Labels{"replica": c.ID}, r.Collector()); err != nil {
+		r.Shutdown()
+		return err
+	}
+	replica.Store(r)
 	logf("replica %s serving, Raft at %s, data in %s", c.ID, r.Addr(), c.DataDir)
+	if httpAddr != "" {
+		srv, url, err := startWeb(httpAddr, &webBackend{o: clusterOpened(ctx, nc, false)}, logf)
+		if err != nil {
+			r.Shutdown()
+			return err
+		}
+		defer srv.Close()
+		logf("web UI at %s", url)
+	}
 	<-ctx.Done()
 	logf("shutting down")
 	return r.Shutdown()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"dcpi/aggregator"
@@ -43,6 +44,12 @@ type demoOptions struct {
 	programs                           []program // after --; nil: the mix
 	replicasSet                        bool      // --replicas given, not defaulted
 	stacks                             bool
+	metrics                            string // host:port of the fleet's metrics endpoint ("": none)
+	// whileUp, if set (tests), runs after the results are printed, with
+	// the fleet still up, given the metrics endpoint's base URL.
+	whileUp  func(metricsURL string) error
+	httpAddr string // the web UI's; "": none
+	serve    bool   // keep serving it after the results
 }
 
 func newDemoCommand() *cobra.Command {
@@ -70,6 +77,15 @@ continues that fleet (same replicas and Raft addresses, recorded in
 DIR/demo.json; the hosts' streams resume) and its conservation line counts
 what this run added. On a terminal the demo prints a progress line every
 second, saying what it waits for; into a file or pipe only the results.
+It serves the whole fleet's Prometheus metrics, /healthz and /readyz at
+--metrics (every instance labelled by host, replica or aggregator; see
+docs/metrics.md), prints their URL, and starts its hosts once /readyz
+would answer ready.
+
+The demo serves the web UI of dcpi web over the fleet while it runs, at
+--http (any free port by default; "" for none) and prints its URL; with
+--serve it keeps serving it (and the cluster) after printing the results,
+until interrupted, so the pages and the tools' --nats URL can be explored.
 
 The same roles run as separate processes: dcpi coordinator, dcpi
 aggregator, dcpi node --nats URL (see examples/).`,
@@ -111,6 +127,9 @@ aggregator, dcpi node --nats URL (see examples/).`,
 	f.BoolVar(&o.timing, "timing", true, "run the 21164 timing model (false: faster, one cycle per instruction)")
 	f.IntVar(&o.limit, "limit", 20, "procedures in the profile table")
 	f.BoolVar(&o.verbose, "verbose", false, "log what the cluster's roles say")
+	f.StringVar(&o.metrics, "metrics", "127.0.0.1:0", "serve the whole fleet's Prometheus metrics, /healthz and /readyz at this host:port (port 0: any; \"\": none); the demo prints the URL")
+	f.StringVar(&o.httpAddr, "http", "127.0.0.1:0", "serve the web UI at `HOST:PORT` while the demo runs (\"\": not at all)")
+	f.BoolVar(&o.serve, "serve", false, "after the results, keep the cluster and the web UI up until interrupted")
 	f.BoolVar(&o.stacks, "stacks", wire.Version >= wire.StackVersion, "record sampled call stacks on every host, for call trees and flame graphs (dcpi stacks, dcpi pprof)")
 	return cmd
 }
@@ -197,6 +216,16 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		return err
 	}
 	cl.srv = srv
+	// One metrics endpoint for the whole fleet, every instance labelled.
+	tel, err := startTelemetry(o.metrics)
+	if err != nil {
+		return err
+	}
+	defer tel.close()
+	if err := tel.register(nil, srv.Collector()); err != nil {
+		return err
+	}
+	tel.ready.Add("nats server", srv.Ready)
 	url := srv.ClientURL()
 	nc, err := cl.connect(url, "demo", logf)
 	if err != nil {
@@ -223,12 +252,27 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 			return err
 		}
 		cl.replicas = append(cl.replicas, r)
+		if err := tel.register(prometheus.Labels{"replica": p.ID}, r.Collector()); err != nil {
+			return err
+		}
+		tel.ready.Add("coordinator "+p.ID, r.Ready)
 	}
 	coord := coordinator.NewClient(nc)
 	fmt.Fprintf(w, "dcpi demo: NATS at %s, coordinator %s, %d aggregators, %d hosts x %d CPUs running %s\n",
 		url, peerList(peers), o.aggregators, o.hosts, o.cpus, programList(progs))
+	if u := tel.url(); u != "" {
+		fmt.Fprintf(w, "dcpi demo: metrics at %s/metrics, health at %s/healthz and %s/readyz\n", u, u, u)
+	}
 	if err := waitLeader(ctx, coord, pr, peers); err != nil {
 		return err
+	}
+	if o.httpAddr != "" {
+		srv, url, err := startWeb(o.httpAddr, &webBackend{o: clusterOpened(ctx, nc, true)}, logf)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		fmt.Fprintf(w, "dcpi demo: web UI at %s\n", url)
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
@@ -249,6 +293,10 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		src := transport.BatchSource{Consumer: cons, JS: ajs}
 		a := aggregator.New(aggregator.Config{Logf: logf}, src, coordinator.NewClient(ac), src)
 		cl.aggs = append(cl.aggs, a)
+		if err := tel.register(prometheus.Labels{"aggregator": fmt.Sprint(i + 1)}, a.Collector()); err != nil {
+			return err
+		}
+		tel.ready.Add(fmt.Sprintf("aggregator %d", i+1), natsReady(ac))
 		cl.wg.Add(2)
 		go func() { defer cl.wg.Done(); a.Run(runCtx) }()
 		go func() { defer cl.wg.Done(); runPathUploads(runCtx, ajs, coordinator.NewClient(ac), logf) }()
@@ -262,7 +310,10 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		}
 	}
 
-	// The hosts.
+	// The hosts start once every role is ready (/readyz).
+	if err := waitReady(ctx, pr, tel.ready, time.Minute); err != nil {
+		return err
+	}
 	sim := config.Defaults().Sim
 	sim.CPUs, sim.Timing = o.cpus, o.timing
 	var hosts []*clusterHost
@@ -281,6 +332,10 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 			return err
 		}
 		hosts = append(hosts, h)
+		if err := tel.register(prometheus.Labels{"host": h.name}, h.collectors()...); err != nil {
+			return err
+		}
+		tel.ready.Add("node "+h.name, natsReady(hnc))
 		base.lost += h.resumed.Lost
 	}
 
@@ -388,6 +443,15 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	fmt.Fprintf(w, "aggregators: %d batch entries merged into %d delta entries in %d Raft proposals; %d messages rejected\n",
 		as.EntriesIn, as.EntriesOut, as.Proposals, as.Rejected)
 	fmt.Fprintf(w, "wall time %.1f s\n", time.Since(start).Seconds())
+	if o.whileUp != nil {
+		if err := o.whileUp(tel.url()); err != nil {
+			return err
+		}
+	}
+	if o.serve {
+		fmt.Fprintf(w, "dcpi demo: serving the cluster (NATS at %s) and the web UI until interrupted\n", url)
+		<-ctx.Done()
+	}
 	if !balanced {
 		return errors.New("conservation does not balance")
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/coordinator"
+	"dcpi/storage"
 )
 
 func init() { subcommands = append(subcommands, newEpochCommand) }
@@ -123,6 +124,11 @@ func localEpochInfo(dir string) ([]coordinator.EpochInfo, error) {
 		return nil, err
 	}
 	defer db.Close()
+	return dbEpochInfo(db)
+}
+
+// dbEpochInfo reads a database's epochs and their acknowledgements.
+func dbEpochInfo(db *storage.DB) ([]coordinator.EpochInfo, error) {
 	es, err := db.Epochs()
 	if err != nil {
 		return nil, err

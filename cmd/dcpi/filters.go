@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -165,6 +166,12 @@ type openedSource struct {
 	labels func(labels map[string]string, q *storage.Query) error
 	// imageFile reads an image file a node uploaded (nil: no cluster).
 	imageFile func(wire.ImageKey) ([]byte, error)
+	// epochInfo and nodeInfo are the epochs with their acknowledgements
+	// and the node registry with liveness (known only to a cluster's
+	// leader), for dcpi web's pages; totals the samples q selects.
+	epochInfo func() ([]coordinator.EpochInfo, error)
+	nodeInfo  func() ([]coordinator.NodeInfo, error)
+	totals    func(q storage.Query) (uint64, error)
 	close     func()
 	// where names the source in hints: "this database", "the cluster".
 	where string
@@ -180,17 +187,8 @@ func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *selection) (*op
 			cancel()
 			return nil, err
 		}
-		c := coordinator.NewClient(nc)
-		o := &openedSource{
-			src:       analysis.NewSymbolizer(clusterSource{ctx: ctx, c: c, linearizable: qf.linearizable}),
-			hosts:     func() ([]string, error) { return clusterHosts(ctx, c) },
-			epochs:    func() ([]uint64, error) { return clusterEpochs(ctx, c) },
-			nodes:     func() ([]storage.Node, error) { return clusterNodes(ctx, c) },
-			labels:    func(labels map[string]string, q *storage.Query) error { return selectLabels(ctx, c, labels, q) },
-			imageFile: clusterImageFiles(ctx, nc),
-			close:     func() { nc.Close(); cancel() },
-			where:     "the cluster",
-		}
+		o := clusterOpened(ctx, nc, qf.linearizable)
+		o.close = func() { nc.Close(); cancel() }
 		if err := o.labels(qf.labels, &sel.Filter); err != nil {
 			o.close()
 			return nil, err
@@ -204,6 +202,33 @@ func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *selection) (*op
 	if err != nil {
 		return nil, err
 	}
+	return localOpened(db), nil
+}
+
+// clusterOpened is the source of a cluster reached through nc, queried
+// under ctx. Its close does nothing: the caller owns nc.
+func clusterOpened(ctx context.Context, nc *nats.Conn, linearizable bool) *openedSource {
+	c := coordinator.NewClient(nc)
+	return &openedSource{
+		src:       analysis.NewSymbolizer(clusterSource{ctx: ctx, c: c, linearizable: linearizable}),
+		hosts:     func() ([]string, error) { return clusterHosts(ctx, c) },
+		epochs:    func() ([]uint64, error) { return clusterEpochs(ctx, c) },
+		nodes:     func() ([]storage.Node, error) { return clusterNodes(ctx, c) },
+		labels:    func(labels map[string]string, q *storage.Query) error { return selectLabels(ctx, c, labels, q) },
+		imageFile: clusterImageFiles(ctx, nc),
+		epochInfo: func() ([]coordinator.EpochInfo, error) { return c.Epochs(ctx) },
+		nodeInfo:  func() ([]coordinator.NodeInfo, error) { return c.Nodes(ctx) },
+		totals: func(q storage.Query) (uint64, error) {
+			t, err := c.Totals(ctx, q)
+			return t.Samples + t.Unknown, err
+		},
+		close: func() {},
+		where: "the cluster",
+	}
+}
+
+// localOpened is the source of a local database; its close closes db.
+func localOpened(db *storage.DB) *openedSource {
 	return &openedSource{
 		src:    analysis.NewSymbolizer(db),
 		hosts:  db.Hosts,
@@ -215,9 +240,22 @@ func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *selection) (*op
 			}
 			return errNoLabels
 		},
+		epochInfo: func() ([]coordinator.EpochInfo, error) { return dbEpochInfo(db) },
+		nodeInfo: func() ([]coordinator.NodeInfo, error) {
+			nodes, err := db.Nodes()
+			infos := make([]coordinator.NodeInfo, len(nodes))
+			for i, n := range nodes {
+				infos[i] = coordinator.NodeInfo{Node: n}
+			}
+			return infos, err
+		},
+		totals: func(q storage.Query) (uint64, error) {
+			samples, unknown, _, err := db.Totals(q)
+			return samples + unknown, err
+		},
 		close: func() { db.Close() },
 		where: "this database",
-	}, nil
+	}
 }
 
 var errNoLabels = errors.New("--label: labels live in the cluster's node registry; query the cluster with --nats URL")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"dcpi/config"
 	"dcpi/coordinator"
@@ -156,6 +157,12 @@ func orDiscard(w io.Writer) io.Writer {
 		return io.Discard
 	}
 	return w
+}
+
+// collectors are the host's metrics: the simulated machine's, the node's
+// and its publisher's.
+func (h *clusterHost) collectors() []prometheus.Collector {
+	return []prometheus.Collector{h.sim.Collector(), h.sim.Node().Collector(), h.pub.Collector()}
 }
 
 // simSeconds is how far the host's machine has run.

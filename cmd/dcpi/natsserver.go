@@ -30,6 +30,7 @@ the coordinators lets it be stopped and restarted on its own (the failure
 test kills it with SIGKILL and starts it again on the same directory and
 port).`,
 		Example: `  dcpi nats-server --dir /var/dcpi/nats --port 4222
+  dcpi nats-server --dir /var/dcpi/nats --port 4222 --metrics 127.0.0.1:9100
   dcpi coordinator --nats nats://127.0.0.1:4222 --id c1 ...`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -44,10 +45,24 @@ port).`,
 				return err
 			}
 			defer release()
+			addr, _ := cmd.Flags().GetString("metrics")
+			tel, err := startTelemetry(addr)
+			if err != nil {
+				return err
+			}
+			defer tel.close()
+			if u := tel.url(); u != "" {
+				logf("metrics at %s/metrics, readiness at %s/readyz", u, u)
+			}
 			srv, err := transport.StartServer(transport.ServerConfig{Dir: dir, Host: host, Port: port, Name: "dcpi-nats", Logf: logf})
 			if err != nil {
 				return err
 			}
+			if err := tel.register(nil, srv.Collector()); err != nil {
+				srv.Shutdown()
+				return err
+			}
+			tel.ready.Add("nats server", srv.Ready)
 			logf("serving at %s, JetStream in %s", srv.ClientURL(), dir)
 			fmt.Fprintln(cmd.OutOrStdout(), srv.ClientURL())
 			<-ctx.Done()
@@ -60,5 +75,6 @@ port).`,
 	f.StringVar(&dir, "dir", "", "directory of JetStream's store (required)")
 	f.StringVar(&host, "host", "127.0.0.1", "address to listen on")
 	f.IntVar(&port, "port", 4222, "client port (0: chosen by the OS, printed on start)")
+	addMetricsFlag(f, "")
 	return cmd
 }

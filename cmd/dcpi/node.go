@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"dcpi/hwsim"
@@ -77,8 +78,17 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 					return err
 				}
 			}
+			addr, _ := cmd.Flags().GetString("metrics")
+			tel, err := startTelemetry(addr)
+			if err != nil {
+				return err
+			}
+			defer tel.close()
+			if u := tel.url(); u != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "metrics at %s/metrics, readiness at %s/readyz\n", u, u)
+			}
 			if len(natsURLs) > 0 {
-				return runClusterNode(cmd, progs, events, mux, labels)
+				return runClusterNode(cmd, progs, events, mux, labels, tel)
 			}
 			cfg, err := loadRoleConfig(cmd)
 			if err != nil {
@@ -116,7 +126,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 			if ncfg.Profile, err = profileFromFlags(events, mux); err != nil {
 				return err
 			}
-			return runNode(cmd.OutOrStdout(), hc, ncfg, progs, seconds, keep, dbDir, stats)
+			return runNode(cmd.OutOrStdout(), hc, ncfg, progs, seconds, keep, dbDir, stats, tel)
 		},
 	}
 	f := cmd.Flags()
@@ -140,6 +150,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 	f.StringSliceVar(&events, "events", []string{"cycles", "imiss"}, "events to count: the first on its own counter (periods 60K-64K for cycles), the rest on a second")
 	f.BoolVar(&mux, "mux", false, "the paper's mux configuration: cycles, and imiss, dmiss, branchmp, dtbmiss taking turns")
 	f.Bool("stacks", false, "record sampled call stacks beside the flat profile (docs/node.md, \"Call stacks\")")
+	addMetricsFlag(f, "")
 	for _, sub := range nodeSubcommands {
 		cmd.AddCommand(sub())
 	}
@@ -169,7 +180,7 @@ func nodePrograms(mix string, names, args []string) ([]program, error) {
 	return embeddedPrograms(progs)
 }
 
-func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []program, seconds float64, keep bool, dbDir string, stats bool) error {
+func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []program, seconds float64, keep bool, dbDir string, stats bool, tel *roleTelemetry) error {
 	if keep && seconds <= 0 {
 		return fmt.Errorf("--keep-running needs --seconds: the programs would run forever")
 	}
@@ -206,6 +217,11 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []program,
 	if err != nil {
 		return err
 	}
+	if err := tel.register(prometheus.Labels{"host": ncfg.Node.Host}, sh.Collector(), sh.Node().Collector(),
+		storage.NewCollector(func(fn func(*storage.DB) error) error { return fn(db) })); err != nil {
+		return err
+	}
+	tel.ready.Add("database", db.Usable)
 	for _, p := range progs {
 		if keep {
 			err = sh.KeepRunning(p.Path, p.Argv)

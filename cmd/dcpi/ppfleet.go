@@ -46,6 +46,23 @@ type ppReader struct {
 var ppReaders = []ppReader{
 	{name: "dcpi pp oracle --save", read: readOracleSaveForUpload},
 	{name: "dcpi pp counts --save", read: readInstrumentedForUpload},
+	{name: "dcpi pp counts --save (cct)", read: readInstrumentedCCTForUpload},
+}
+
+// readInstrumentedCCTForUpload reads the tree dcpi pp counts --save wrote
+// from a CCT-mode dump: an instrumented run's calling contexts, uploaded
+// as instrumented data with no path counts.
+func readInstrumentedCCTForUpload(data []byte) ([]fleetpaths.Image, bool, error) {
+	if !instrument.IsSavedCCT(data) {
+		return nil, false, nil
+	}
+	id, t, err := instrument.ReadSavedCCT(data)
+	if err != nil {
+		return nil, true, err
+	}
+	empty := &paths.Profile{Source: instrument.ProfileSource, Metrics: []string{}, Images: []paths.ImageProfile{}}
+	ims, err := fleetpaths.Split(wire.SourceInstrumented, empty, map[string]*cct.Tree{id: t})
+	return ims, true, err
 }
 
 // readInstrumentedForUpload reads the path profile dcpi pp counts --save

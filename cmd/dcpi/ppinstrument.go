@@ -29,7 +29,7 @@ func newPPInstrumentCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "instrument [flags] BINARY",
-		Short: "Rewrite a static Alpha executable to count its blocks and edges (pixie) or paths",
+		Short: "Rewrite a static Alpha executable to count its blocks and edges (pixie), paths or calling contexts (cct)",
 		Long: `Instrument a static Alpha ELF executable. Chosen original instructions
 become a br to a stub in a new segment; the stub counts, runs the displaced
 instruction (branches re-encoded, return addresses kept original) and branches
@@ -47,8 +47,11 @@ Modes:
           per activation on a path stack; single-threaded programs
           --metrics adds per path its cycles (rpcc) and two hardware events
           (hwsim's rdpic PAL call; --pic names them as dcpi sim run --pic
-          configures them), callees included (sec. 3): such a program runs
+          configures them), each path's own, callees excluded (sec. 3.1): such a program runs
           on the simulated host only (SIGILL on qemu-alpha)
+  cct     the calling context tree (PLDI'97 sec. 4): call records with a call
+          count per context, built by the program as it runs in a heap that
+          grows with mmap; single-threaded programs
 
 Refused, with the reason: a file that is not a static Alpha executable, a
 writable text segment, code beyond br's 4 MB reach of the new segment, and
@@ -63,6 +66,8 @@ docs/instrument.md describes the rewriting and the dump format.`,
   dcpi sim run --cpus 1 ./sort.paths 2000 && dcpi pp counts --original sort sort.paths
   dcpi pp instrument --mode paths --metrics -o sort.hw sort
   dcpi sim run --cpus 1 ./sort.hw 2000 && dcpi pp counts sort.hw
+  dcpi pp instrument --mode cct -o sort.cct sort
+  dcpi sim run --cpus 1 ./sort.cct 2000 && dcpi pp counts --save sort.cct.json sort.cct
   qemu-alpha ./hello.pix && dcpi pp counts --top 20 hello.pix hello.pix.pp.out`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -112,7 +117,7 @@ docs/instrument.md describes the rewriting and the dump format.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&mode, "mode", instrument.ModePixie, "what to count: pixie or paths")
+	cmd.Flags().StringVar(&mode, "mode", instrument.ModePixie, "what to count: pixie, paths or cct")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "instrumented file to write (default: BINARY's base name and .MODE)")
 	cmd.Flags().StringVar(&dump, "dump", "", "dump file the program appends to at exit, relative to its working directory (default: OUTPUT's base name and .pp.out)")
 	cmd.Flags().BoolVar(&strict, "strict", false, "refuse a binary with any procedure the CFG cannot resolve")
@@ -142,7 +147,14 @@ procedure, and the paths left uncounted (lost to a longjmp, out of range,
 stack overflow, unmatched exits, a full hash table). With --original (the
 uninstrumented binary or workload name) each hot path shows its blocks and
 source lines. --save FILE writes the path profile in the encoding dcpi pp
-oracle's profile uses (docs/paths.md), so the two compare directly.`,
+oracle's profile uses (docs/paths.md), so the two compare directly.
+
+A CCT-mode dump prints the calling context tree the program built (the
+processes' trees merged), with its calls per context and --top children
+per record, the paper's Table 3 of it, and the activations left out (lost
+to a longjmp, unmatched exits, stack overflow, an exhausted heap). --save
+FILE writes the tree with the original image's ID (docs/instrument.md), for
+dcpi pp upload.`,
 		Example: `  dcpi pp counts hello.pix
   dcpi pp counts --top 0 hello.pix hello.pix.pp.out`,
 		Args: cobra.RangeArgs(1, 2),
@@ -166,8 +178,14 @@ oracle's profile uses (docs/paths.md), so the two compare directly.`,
 			if m.Mode == instrument.ModePaths {
 				return printPathCounts(cmd.OutOrStdout(), bin, dump, original, save, top, asJSON)
 			}
+			if m.Mode == instrument.ModeCCT {
+				if original != "" {
+					return fmt.Errorf("--original is for a paths-mode dump; this is %s", m.Mode)
+				}
+				return printCCTCounts(cmd.OutOrStdout(), bin, dump, save, top, asJSON)
+			}
 			if original != "" || save != "" || asJSON {
-				return fmt.Errorf("--original, --save and --json are for a paths-mode dump; this is %s", m.Mode)
+				return fmt.Errorf("--original, --save and --json are for a paths- or CCT-mode dump; this is %s", m.Mode)
 			}
 			c, err := instrument.ReadCounts(bin, dump)
 			if err != nil {
@@ -178,8 +196,8 @@ oracle's profile uses (docs/paths.md), so the two compare directly.`,
 	}
 	cmd.Flags().IntVar(&top, "top", 30, "blocks (paths) to print, most executed first (0: all executed)")
 	cmd.Flags().StringVar(&original, "original", "", "paths mode: the uninstrumented binary (or workload name), to show each hot path's blocks")
-	cmd.Flags().StringVar(&save, "save", "", "paths mode: write the path profile (docs/paths.md encoding) to this file")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "paths mode: print the report as JSON")
+	cmd.Flags().StringVar(&save, "save", "", "paths mode: write the path profile (docs/paths.md encoding); cct mode: the tree")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "paths and cct modes: print the report as JSON")
 	return cmd
 }
 

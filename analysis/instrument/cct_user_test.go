@@ -1,0 +1,49 @@
+package instrument
+
+import (
+	"bytes"
+	"testing"
+
+	"dcpi/analysis/oracle"
+	"dcpi/hwsim"
+)
+
+// TestCCTUserProgram builds testdata/user.c (skipped without the cross
+// compiler): a longjmp out of main's callees, a fork whose child prints
+// and _exits, a jump table, calls through pointers. In CCT mode the output
+// must be the original's, there must be two records (parent and child),
+// the activations the longjmp skipped (longjmp's and __longjmp's) must be
+// counted as lost (__longjmp's own exit, whose ret runs on the restored
+// sp, as unmatched), and the tree of the whole image must equal the
+// oracle's (projected as in TestCCTEqualsOracle): the longjmp loses no
+// context, the child's calls after the fork add to the parent's records.
+func TestCCTUserProgram(t *testing.T) {
+	dir := t.TempDir()
+	orig := buildUserProgram(t, dir)
+	res, err := Instrument(orig, "user", Options{Mode: ModeCCT, DumpPath: "pp.out", CCTChunkBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o *oracle.Oracle
+	want, wantErr, _, _, _ := simRunHook(t, "user", orig, nil, func(m *hwsim.Machine, files map[string][]byte) func() {
+		o = oracle.New(oracle.FilesResolver(files))
+		o.Attach(m)
+		return o.Finish
+	})
+	got, gotErr, _, _, files := simRun(t, "user", res.ELF, nil)
+	if !bytes.Equal(got, want) || !bytes.Equal(gotErr, wantErr) {
+		t.Fatalf("on hwsim: got %q / %q, want %q / %q", got, gotErr, want, wantErr)
+	}
+	p, err := ReadCCT(res.ELF, files["pp.out"].Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Records != 2 {
+		t.Errorf("%d records, want the parent's and the child's", p.Records)
+	}
+	if p.Special["lost"] < 2 {
+		t.Errorf("lost = %d, want at least longjmp's and __longjmp's activations", p.Special["lost"])
+	}
+	t.Logf("special counters: %v", p.Special)
+	compareCCT(t, p.Tree, projectOracle(o.Images["/bin/user"].Tree, instrumentedSet(res.Manifest)), procNamer(res.Manifest))
+}

@@ -1,0 +1,97 @@
+// Package web owns dcpi's web UI (dcpi web, and the same pages served by
+// dcpi demo and dcpi coordinator --http): server-rendered HTML over the
+// analysis tools' own logic — the hot procedures of dcpiprof (analysis.Prof),
+// the annotated listing of dcpilist (analysis.List) with dcpicalc's CPI and
+// culprits (analysis.Calc), flame graphs and icicles from the sampled call
+// stacks (analysis.StackTree), dcpidiff (analysis.Diff), the fleet's epochs
+// and hosts, and the pprof export of the current selection.
+//
+// The handlers are pure functions of a request and a Backend: the boundary
+// to the data, which the dcpi commands implement over the same opened
+// source and the same filter parsing as the command-line tools, so a page
+// and the tool given the same filters read the same samples the same way.
+// Templates, CSS and the little JavaScript the pages use are embedded; no
+// page loads anything from elsewhere.
+package web
+
+import (
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"dcpi/analysis"
+	"dcpi/storage"
+)
+
+// Filters are a page's filter parameters as given, before they are
+// checked: the command-line tools' shared flags, one URL parameter each
+// (host, label, epoch, epochs, image, event, pid), repeatable.
+type Filters struct {
+	Hosts       []string
+	Labels      map[string]string // label=KEY=VALUE
+	Epochs      []string
+	EpochRanges []string
+	Images      []string
+	Events      []string
+	PIDs        []string
+}
+
+// Selection is what checked Filters select, as the tools' queries take it.
+type Selection struct {
+	Filter     storage.Query
+	Events     []uint8
+	ImagePaths []string
+}
+
+// Epoch is one row of the epochs page.
+type Epoch struct {
+	Number     uint64
+	State      string
+	Start, End time.Time // End zero while open
+	Acked      []string  // hosts that acknowledged the cut ("(late)" marked)
+	Waiting    []string  // hosts the coordinator still waits for
+}
+
+// Host is one row of the hosts page.
+type Host struct {
+	Name   string
+	Labels map[string]string
+	CPUs   int
+	// Registered and Updated are the node registry's first and latest
+	// registration.
+	Registered, Updated time.Time
+	// Liveness is "live", "down", or "" when the source cannot say (a
+	// local database, or a follower replica).
+	Liveness      string
+	LastHeartbeat time.Time // zero if unknown
+	Samples       uint64    // stored samples of every event, every epoch
+}
+
+// Backend is the data behind the pages.
+type Backend interface {
+	// Source is the profile the tools read (a StackSource when it holds
+	// call stacks).
+	Source() analysis.Source
+	// Select checks f as the command-line tools check their flags,
+	// with the same message for each bad value, and applies labels.
+	Select(f Filters) (Selection, error)
+	// Set parses a sample set SPEC of dcpi stats --set over base (dcpi
+	// diff's --a and --b).
+	Set(base Selection, spec string) (analysis.SampleSet, error)
+	// Hint says why a selection that matched nothing did (a host or
+	// epoch the source does not hold, and what it does hold), or "".
+	Hint(sel Selection) string
+	// Files finds image bytes for listings; SourceFile source text ("",
+	// an error, when not found).
+	Files() analysis.ImageFinder
+	SourceFile(name string) ([]byte, error)
+	// CalcPeriods are the sampling periods dcpi calc uses for the hosts
+	// (every host with nil).
+	CalcPeriods(hosts []string) (map[string]map[uint8]float64, error)
+	// Pprof is dcpi pprof's export of sel.
+	Pprof(sel Selection) (*profile.Profile, error)
+	Epochs() ([]Epoch, error)
+	Hosts() ([]Host, error)
+	// Where names the source on the pages ("the cluster", a directory).
+	Where() string
+}

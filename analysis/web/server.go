@@ -1,0 +1,226 @@
+package web
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"dcpi/analysis"
+)
+
+//go:embed templates/*.html static/*
+var assets embed.FS
+
+// Server is the web UI: an http.Handler serving every page of the UI over
+// a Backend.
+type Server struct {
+	b     Backend
+	mux   *http.ServeMux
+	pages map[string]*template.Template
+	// logf reports internal errors (status 500) and recovered panics.
+	logf func(string, ...any)
+}
+
+// DefaultTopRows is how many procedures the top page shows without
+// limit=N.
+const DefaultTopRows = 50
+
+// New returns the UI over b. logf (nil: the standard logger) hears of
+// internal errors, which the pages show without detail beyond the error's
+// message.
+func New(b Backend, logf func(string, ...any)) *Server {
+	if logf == nil {
+		logf = log.Printf
+	}
+	s := &Server{b: b, mux: http.NewServeMux(), pages: map[string]*template.Template{}, logf: logf}
+	funcs := template.FuncMap{
+		"pct":  func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
+		"join": strings.Join,
+		"base": func(p string) string {
+			if i := strings.LastIndexByte(p, '/'); i >= 0 {
+				return p[i+1:]
+			}
+			return p
+		},
+		"hex": func(v uint64) string { return strconv.FormatUint(v, 16) },
+	}
+	for _, name := range []string{"top", "list", "flame", "diff", "epochs", "hosts", "error"} {
+		s.pages[name] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+name+".html"))
+	}
+	static, _ := fs.Sub(assets, "static")
+	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	s.mux.HandleFunc("GET /{$}", s.page("top", s.top))
+	s.mux.HandleFunc("GET /list", s.page("list", s.list))
+	s.mux.HandleFunc("GET /flame", s.page("flame", s.flame))
+	s.mux.HandleFunc("GET /diff", s.page("diff", s.diff))
+	s.mux.HandleFunc("GET /epochs", s.page("epochs", s.epochs))
+	s.mux.HandleFunc("GET /hosts", s.page("hosts", s.hosts))
+	s.mux.HandleFunc("GET /pprof", s.pprof)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.render(w, "error", &pageData{Nav: "", Title: "not found", Status: http.StatusNotFound,
+			Error: fmt.Sprintf("no page %s (pages: /, /list, /flame, /diff, /epochs, /hosts, /pprof)", r.URL.Path)})
+	})
+	return s
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.logf("web: %s %s: panic: %v", r.Method, r.URL, v)
+			http.Error(w, "internal error (logged by the server)", http.StatusInternalServerError)
+		}
+	}()
+	s.mux.ServeHTTP(w, r)
+}
+
+// pageData is what the layout renders around a view.
+type pageData struct {
+	Title string
+	Nav   string // the view's name, for the navigation bar
+	Path  string // the form's action
+	Where string
+	// Query is the filters as a query string ("?host=a", or ""), for
+	// links that keep them; Form the filters as the form shows them.
+	Query  string
+	Form   formFilters
+	Keep   map[string]string // view parameters the filter form keeps
+	Status int
+	Error  string
+	Notice string
+	View   any
+}
+
+// formFilters are the filters as the form's text boxes show them
+// (repeated values joined by commas).
+type formFilters struct {
+	Host, Label, Epoch, Epochs, Image, Event, PID, Search string
+}
+
+func formOf(f Filters) formFilters {
+	var labels []string
+	for k, v := range f.Labels {
+		labels = append(labels, k+"="+v)
+	}
+	j := func(s []string) string { return strings.Join(s, ", ") }
+	return formFilters{Host: j(f.Hosts), Label: j(labels), Epoch: j(f.Epochs), Epochs: j(f.EpochRanges), Image: j(f.Images),
+		Event: j(f.Events), PID: j(f.PIDs)}
+}
+
+// view computes a view's data from the request, filling pd; an error is
+// the page's message (badRequest: status 400).
+type view func(req request, pd *pageData) error
+
+// viewParams are the parameters each view takes beyond the filters.
+var viewParams = map[string][]string{
+	"top":    {"q", "by", "limit"},
+	"list":   {"proc"},
+	"flame":  {"view", "min"},
+	"diff":   {"a", "b", "z", "by", "limit"},
+	"epochs": nil,
+	"hosts":  nil,
+}
+
+func (s *Server) page(name string, v view) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		pd := &pageData{Nav: name, Title: name, Path: r.URL.Path, Where: s.b.Where(), Status: http.StatusOK}
+		req, err := parseRequest(r.URL.RawQuery, viewParams[name]...)
+		if err == nil {
+			pd.Query, pd.Form = req.with(), formOf(req.filters)
+			err = v(req, pd)
+		}
+		if err != nil {
+			// The page's frame (navigation, filters) with the message
+			// where its content would be.
+			pd.Status, pd.Error = s.status(r, err), err.Error()
+			pd.View = nil
+		}
+		s.render(w, name, pd)
+	}
+}
+
+// status is an error's HTTP status: 400 for bad input, 500 (logged) for
+// a failure of the source.
+func (s *Server) status(r *http.Request, err error) int {
+	var bad badRequest
+	if errors.As(err, &bad) || errors.Is(err, analysis.ErrQuery) {
+		return http.StatusBadRequest
+	}
+	s.logf("web: %s: %v", r.URL, err)
+	return http.StatusInternalServerError
+}
+
+func (s *Server) render(w http.ResponseWriter, name string, pd *pageData) {
+	var buf bytes.Buffer
+	if err := s.pages[name].Execute(&buf, pd); err != nil {
+		s.logf("web: rendering %s: %v", name, err)
+		http.Error(w, "internal error rendering the page (logged by the server)", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(pd.Status)
+	w.Write(buf.Bytes())
+}
+
+// selection checks the request's filters with the backend.
+func (s *Server) selection(req request) (Selection, error) {
+	sel, err := s.b.Select(req.filters)
+	if err != nil {
+		return sel, badRequest{err}
+	}
+	return sel, nil
+}
+
+// emptyError is the 400 of a selection that matched nothing because a
+// filter names a host, epoch, image or event the source does not hold,
+// or nil when none does (an empty selection of known values is no error).
+func (s *Server) emptyError(sel Selection) error {
+	if h := s.b.Hint(sel); h != "" {
+		return badf("nothing matches the filters: %s", h)
+	}
+	return nil
+}
+
+// intParam parses a view's integer parameter (def when absent).
+func intParam(req request, name string, def, lo int) (int, error) {
+	v, err := req.one(name)
+	if err != nil || v == "" {
+		return def, err
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo {
+		return 0, badf("%s=%q: want a whole number >= %d", name, v, lo)
+	}
+	return n, nil
+}
+
+func floatParam(req request, name string, def, lo, hi float64) (float64, error) {
+	v, err := req.one(name)
+	if err != nil || v == "" {
+		return def, err
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(x >= lo && x <= hi) {
+		return 0, badf("%s=%q: want a number from %g to %g", name, v, lo, hi)
+	}
+	return x, nil
+}
+
+func byParam(req request) (analysis.By, error) {
+	v, err := req.one("by")
+	if err != nil || v == "" {
+		return analysis.ByProcedure, err
+	}
+	by, err := analysis.ParseBy(v)
+	if err != nil {
+		return 0, badf("by=%q: want procedure or image", v)
+	}
+	return by, nil
+}

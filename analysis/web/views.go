@@ -1,0 +1,390 @@
+package web
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"dcpi/analysis"
+)
+
+// topView is the hot procedures page: dcpiprof's table.
+type topView struct {
+	Table  *analysis.ProfTable
+	Search string
+	// Matched is how many rows the search matched before the limit.
+	Matched int
+	Limit   int
+	ByImage bool
+	// RowQuery is each row's link to its listing, parallel to Rows.
+	RowQuery []string
+}
+
+func (s *Server) top(req request, pd *pageData) error {
+	sel, err := s.selection(req)
+	if err != nil {
+		return err
+	}
+	by, err := byParam(req)
+	if err != nil {
+		return err
+	}
+	limit, err := intParam(req, "limit", DefaultTopRows, 0)
+	if err != nil {
+		return err
+	}
+	search, err := req.one("q")
+	if err != nil {
+		return err
+	}
+	pd.Form.Search = search
+	pd.Keep = map[string]string{}
+	if v, _ := req.one("by"); v != "" {
+		pd.Keep["by"] = v
+	}
+	if v, _ := req.one("limit"); v != "" {
+		pd.Keep["limit"] = v
+	}
+	q := analysis.ProfQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, By: by, Limit: limit}
+	if search != "" {
+		q.Limit = 0 // the search applies to every row; the limit after it
+	}
+	t, err := analysis.Prof(s.b.Source(), q)
+	if err != nil {
+		return err
+	}
+	if len(t.Rows) == 0 {
+		if err := s.emptyError(sel); err != nil {
+			return err
+		}
+	}
+	v := &topView{Table: t, Search: search, Limit: limit, ByImage: by == analysis.ByImage, Matched: len(t.Rows) + t.Omitted}
+	if search != "" {
+		needle := strings.ToLower(search)
+		rows := t.Rows[:0]
+		for _, r := range t.Rows {
+			if strings.Contains(strings.ToLower(r.Procedure), needle) || strings.Contains(strings.ToLower(r.Image), needle) {
+				rows = append(rows, r)
+			}
+		}
+		v.Matched = len(rows)
+		if limit > 0 && len(rows) > limit {
+			rows = rows[:limit]
+		}
+		t.Rows, t.Omitted, t.OmittedCounts = rows, 0, nil
+	}
+	for _, r := range t.Rows {
+		v.RowQuery = append(v.RowQuery, req.with("proc", r.Procedure))
+	}
+	pd.Title, pd.View = "hot procedures", v
+	return nil
+}
+
+// listView is a procedure's page: dcpilist's listing and dcpicalc's
+// analysis of it.
+type listView struct {
+	Proc    string
+	Listing *analysis.Listing
+	// Calc is dcpi calc's text for the procedure; CalcError says why
+	// there is none.
+	Calc      string
+	CalcError string
+}
+
+func (s *Server) list(req request, pd *pageData) error {
+	proc, err := req.one("proc")
+	if err != nil {
+		return err
+	}
+	if proc == "" {
+		return badf("give a procedure: /list?proc=NAME (the hot procedures page links each to its listing)")
+	}
+	pd.Keep = map[string]string{"proc": proc}
+	sel, err := s.selection(req)
+	if err != nil {
+		return err
+	}
+	l, err := analysis.List(s.b.Source(), analysis.ListQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths,
+		Procedures: []string{proc}, Files: s.b.Files(), Source: s.b.SourceFile})
+	if err != nil {
+		if errors.Is(err, analysis.ErrQuery) {
+			if h := s.b.Hint(sel); h != "" {
+				return badf("%v; %s", err, h)
+			}
+			if h := s.hotNames(sel); h != "" {
+				return badf("%v; procedures with the most samples in the selection: %s", err, h)
+			}
+		}
+		return err
+	}
+	v := &listView{Proc: proc, Listing: l}
+	v.Calc, v.CalcError = s.calc(sel, proc)
+	pd.Title, pd.View = proc, v
+	return nil
+}
+
+// calc runs dcpi calc on one procedure: its text, or why there is none.
+func (s *Server) calc(sel Selection, proc string) (string, string) {
+	periods, err := s.b.CalcPeriods(sel.Filter.Hosts)
+	if err != nil {
+		return "", err.Error()
+	}
+	r, err := analysis.Calc(s.b.Source(), analysis.CalcQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Procedures: []string{proc},
+		Periods: periods, Files: s.b.Files(), Source: s.b.SourceFile})
+	if err != nil {
+		return "", err.Error()
+	}
+	var buf bytes.Buffer
+	if err := analysis.WriteCalcText(&buf, r, false); err != nil {
+		return "", err.Error()
+	}
+	return buf.String(), ""
+}
+
+// hotNames names the selection's ten hottest procedures.
+func (s *Server) hotNames(sel Selection) string {
+	t, err := analysis.Prof(s.b.Source(), analysis.ProfQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, Limit: 10})
+	if err != nil {
+		return ""
+	}
+	var names []string
+	for _, r := range t.Rows {
+		if !slices.Contains(names, r.Procedure) {
+			names = append(names, r.Procedure)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// flameView is the flame graph (or icicle) page.
+type flameView struct {
+	Icicle bool
+	Flat   bool // no call stacks: the flat profile's shares
+	Event  string
+	Total  uint64
+	Boxes  []flameBox
+	Height int // pixels
+	Min    float64
+	// Other is the query string of the other orientation.
+	Other string
+}
+
+// flameBox is a box placed for the page.
+type flameBox struct {
+	box
+	Top         int     // pixels
+	Left, Width float64 // percent of the graph's width
+	Query       string
+}
+
+const flameRow = 18 // pixels per level
+
+func (s *Server) flame(req request, pd *pageData) error {
+	sel, err := s.selection(req)
+	if err != nil {
+		return err
+	}
+	orient, err := req.one("view")
+	if err != nil {
+		return err
+	}
+	if orient != "" && orient != "flame" && orient != "icicle" {
+		return badf("view=%q: want flame or icicle", orient)
+	}
+	minPct, err := floatParam(req, "min", 0.2, 0, 100)
+	if err != nil {
+		return err
+	}
+	if len(sel.Events) > 1 {
+		return badf("event: a flame graph counts one event; give one")
+	}
+	pd.Keep = map[string]string{"view": orient}
+	if v, _ := req.one("min"); v != "" {
+		pd.Keep["min"] = v
+	}
+	v := &flameView{Icicle: orient == "icicle", Min: minPct}
+	q := analysis.StackQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths}
+	if len(sel.Events) > 0 {
+		q.Event = sel.Events[0]
+	}
+	v.Event = analysis.EventName(q.Event)
+	tree, err := analysis.StackTree(s.b.Source(), q, true)
+	switch {
+	case errors.Is(err, analysis.ErrNoStacks) || err == nil && tree.Total == 0:
+		t, err := analysis.Prof(s.b.Source(), analysis.ProfQuery{Filter: sel.Filter, Events: []uint8{q.Event}, ImagePaths: sel.ImagePaths, Limit: 200})
+		if err != nil {
+			return err
+		}
+		if len(t.Rows) == 0 {
+			if err := s.emptyError(sel); err != nil {
+				return err
+			}
+		}
+		tree, v.Flat = flatTree(t), true
+	case err != nil:
+		return err
+	}
+	v.Total = tree.Total
+	boxes, depth := flameLayout(tree, minPct/100, 64)
+	v.Height = (depth + 1) * flameRow
+	for _, b := range boxes {
+		fb := flameBox{box: b, Top: b.Depth * flameRow, Left: 100 * b.X, Width: 100 * b.W}
+		if !v.Icicle {
+			fb.Top = (depth - b.Depth) * flameRow
+		}
+		if b.Depth > 0 && !strings.HasPrefix(b.Proc.Procedure, "[") {
+			fb.Query = req.with("proc", b.Proc.Procedure)
+		}
+		v.Boxes = append(v.Boxes, fb)
+	}
+	other := "icicle"
+	if v.Icicle {
+		other = "flame"
+	}
+	v.Other = req.with("view", other, "min", pd.Keep["min"])
+	pd.Title, pd.View = "flame graph", v
+	if v.Icicle {
+		pd.Title = "icicle"
+	}
+	return nil
+}
+
+// diffView is dcpidiff's page.
+type diffView struct {
+	A, B  string
+	Table *analysis.DiffTable
+}
+
+func (s *Server) diff(req request, pd *pageData) error {
+	sel, err := s.selection(req)
+	if err != nil {
+		return err
+	}
+	a, err := req.one("a")
+	if err != nil {
+		return err
+	}
+	b, err := req.one("b")
+	if err != nil {
+		return err
+	}
+	by, err := byParam(req)
+	if err != nil {
+		return err
+	}
+	limit, err := intParam(req, "limit", 0, 0)
+	if err != nil {
+		return err
+	}
+	z, err := floatParam(req, "z", analysis.DefaultZ, 0.001, 1000)
+	if err != nil {
+		return err
+	}
+	if a == "" && b == "" {
+		// A first look: the first two hosts, else the first two epochs.
+		if a, b = s.defaultPair(); a == "" {
+			return badf("give two selections to compare: a=SPEC&b=SPEC, each as dcpi stats --set (epoch=1, host=alpha0, label=rack=r1)")
+		}
+	}
+	if a == "" || b == "" {
+		return badf("give both selections: a=SPEC&b=SPEC (e.g. a=epoch=1&b=epoch=2)")
+	}
+	pd.Keep = map[string]string{"a": a, "b": b}
+	if len(sel.Events) > 1 {
+		return badf("event: diff compares one event; give one")
+	}
+	q := analysis.DiffQuery{By: by, Limit: limit, Z: z, ImagePaths: sel.ImagePaths}
+	if len(sel.Events) == 1 {
+		q.Event = sel.Events[0]
+	}
+	if q.A, err = s.b.Set(sel, a); err != nil {
+		return badf("a: %v", err)
+	}
+	if q.B, err = s.b.Set(sel, b); err != nil {
+		return badf("b: %v", err)
+	}
+	t, err := analysis.Diff(s.b.Source(), q)
+	if err != nil {
+		return err
+	}
+	pd.Title, pd.View = "diff", &diffView{A: a, B: b, Table: t}
+	return nil
+}
+
+// defaultPair is the diff page's comparison when none is given.
+func (s *Server) defaultPair() (string, string) {
+	if hosts, err := s.b.Hosts(); err == nil && len(hosts) >= 2 {
+		return "host=" + hosts[0].Name, "host=" + hosts[1].Name
+	}
+	if eps, err := s.b.Epochs(); err == nil && len(eps) >= 2 {
+		return fmt.Sprintf("epoch=%d", eps[0].Number), fmt.Sprintf("epoch=%d", eps[1].Number)
+	}
+	return "", ""
+}
+
+func (s *Server) epochs(req request, pd *pageData) error {
+	eps, err := s.b.Epochs()
+	if err != nil {
+		return err
+	}
+	pd.Title, pd.View = "epochs", eps
+	if len(eps) == 0 {
+		pd.Notice = "No epochs recorded (a dcpi node or dcpi profile database has none; a cluster's begin with its first node)."
+	}
+	return nil
+}
+
+func (s *Server) hosts(req request, pd *pageData) error {
+	hosts, err := s.b.Hosts()
+	if err != nil {
+		return err
+	}
+	pd.Title, pd.View = "hosts", hosts
+	if len(hosts) == 0 {
+		pd.Notice = "No hosts registered."
+	}
+	return nil
+}
+
+// pprof downloads dcpi pprof's export of the selection; a bad selection
+// gets the error page instead.
+func (s *Server) pprof(w http.ResponseWriter, r *http.Request) {
+	pd := &pageData{Nav: "pprof", Title: "pprof", Path: "/", Where: s.b.Where(), Status: http.StatusOK}
+	fail := func(err error) {
+		pd.Status, pd.Error = s.status(r, err), err.Error()
+		s.render(w, "error", pd)
+	}
+	req, err := parseRequest(r.URL.RawQuery)
+	if err != nil {
+		fail(err)
+		return
+	}
+	pd.Query, pd.Form = req.with(), formOf(req.filters)
+	sel, err := s.selection(req)
+	if err != nil {
+		fail(err)
+		return
+	}
+	p, err := s.b.Pprof(sel)
+	if err != nil {
+		fail(err)
+		return
+	}
+	if len(p.Sample) == 0 {
+		if err := s.emptyError(sel); err != nil {
+			fail(err)
+			return
+		}
+	}
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		fail(err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", `attachment; filename="dcpi.pb.gz"`)
+	w.Write(buf.Bytes())
+}

@@ -1,0 +1,366 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"dcpi/analysis"
+	"dcpi/storage"
+	"dcpi/wire"
+)
+
+// testBackend is a Backend over an analysis.Source for the handlers'
+// tests: hosts and events parsed, the rest refused. (dcpi's own Backend,
+// over the tools' flag parsing, is tested through the browser in
+// cmd/dcpi.)
+type testBackend struct {
+	src   analysis.Source
+	hosts []string
+	panic bool
+}
+
+func (b *testBackend) Source() analysis.Source { return b.src }
+func (b *testBackend) Where() string           { return "the test source" }
+
+func (b *testBackend) Select(f Filters) (Selection, error) {
+	if b.panic {
+		panic("backend bug")
+	}
+	var sel Selection
+	sel.Filter.Hosts = f.Hosts
+	for _, e := range f.Events {
+		n, err := analysis.ParseEvent(e)
+		if err != nil {
+			return sel, fmt.Errorf("event: %w", errors.Unwrap(err))
+		}
+		sel.Events = append(sel.Events, n)
+	}
+	if f.Epochs != nil || f.EpochRanges != nil || f.Images != nil || f.PIDs != nil || f.Labels != nil {
+		return sel, errors.New("the test backend takes host and event only")
+	}
+	return sel, nil
+}
+
+func (b *testBackend) Set(base Selection, spec string) (analysis.SampleSet, error) {
+	h, ok := strings.CutPrefix(spec, "host=")
+	if !ok {
+		return analysis.SampleSet{}, fmt.Errorf("set %q: the test backend takes host=H", spec)
+	}
+	q := base.Filter
+	q.Hosts = []string{h}
+	return analysis.SampleSet{Name: spec, Filter: q}, nil
+}
+
+func (b *testBackend) Hint(sel Selection) string {
+	for _, h := range sel.Filter.Hosts {
+		if !slices.Contains(b.hosts, h) {
+			return "no samples for host " + h
+		}
+	}
+	return ""
+}
+
+func (b *testBackend) Files() analysis.ImageFinder { return nil }
+func (b *testBackend) SourceFile(string) ([]byte, error) {
+	return nil, errors.New("no sources")
+}
+func (b *testBackend) CalcPeriods([]string) (map[string]map[uint8]float64, error) {
+	return nil, errors.New("no periods")
+}
+func (b *testBackend) Pprof(sel Selection) (*profile.Profile, error) {
+	return analysis.Pprof(b.src, analysis.PprofQuery{Filter: sel.Filter, Events: sel.Events, Flat: true})
+}
+func (b *testBackend) Epochs() ([]Epoch, error) {
+	return []Epoch{{Number: 1, State: "sealed", Acked: b.hosts}}, nil
+}
+func (b *testBackend) Hosts() ([]Host, error) {
+	var hs []Host
+	for _, h := range b.hosts {
+		hs = append(hs, Host{Name: h})
+	}
+	return hs, nil
+}
+
+// fleet is a two-host profile of two images, with stacks when stacks is
+// set.
+func fleet(stacks bool) *analysis.MemSource {
+	m := analysis.NewMemSource()
+	a, b := wire.ImageKey{1}, wire.ImageKey{2}
+	m.PutImage(&wire.ImageRecord{Version: wire.Version, Key: a, Path: "/bin/a",
+		Symbols: []wire.Symbol{{Name: "main", Addr: 0, Size: 0x100}, {Name: "hot", Addr: 0x100, Size: 0x100}}})
+	m.PutImage(&wire.ImageRecord{Version: wire.Version, Key: b, Path: "/bin/b",
+		Symbols: []wire.Symbol{{Name: "main", Addr: 0, Size: 0x100}, {Name: "lookup", Addr: 0x100, Size: 0x100}}})
+	for i, h := range []string{"alpha0", "alpha1"} {
+		for off := uint64(0); off < 0x200; off += 4 {
+			n := off/4 + uint64(i)
+			m.Add(storage.Record{Epoch: 1, Event: 0, Image: a, Offset: off, Host: h, Count: n})
+			m.Add(storage.Record{Epoch: 1, Event: 0, Image: b, Offset: off, Host: h, Count: n / 3})
+			m.Add(storage.Record{Epoch: 1, Event: 2, Image: b, Offset: off, Host: h, Count: 1})
+			if stacks && n > 0 {
+				// hot at off, called from main of a.
+				m.AddStack(1, 0, h, 0, false, []wire.Frame{{Image: a, Offset: off}, {Image: a, Offset: 0x10}}, n)
+			}
+		}
+	}
+	return m
+}
+
+func get(t *testing.T, s http.Handler, url string) (int, string) {
+	t.Helper()
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, httptest.NewRequest("GET", url, nil))
+	return w.Code, w.Body.String()
+}
+
+var rowRE = regexp.MustCompile(`(?s)<tr class="row" data-proc="([^"]*)" data-image="([^"]*)">(.*?)</tr>`)
+var countRE = regexp.MustCompile(`<td class="num count" data-event="[^"]*">(\d+)</td>`)
+
+// TestTopPageIsProf: the hot procedures page shows analysis.Prof's rows,
+// in its order, with its counts, under the page's filters and limit.
+func TestTopPageIsProf(t *testing.T) {
+	src := fleet(false)
+	s := New(&testBackend{src: src, hosts: []string{"alpha0", "alpha1"}}, t.Logf)
+	for _, c := range []struct {
+		url string
+		q   analysis.ProfQuery
+	}{
+		{"/", analysis.ProfQuery{Limit: DefaultTopRows}},
+		{"/?host=alpha1&event=cycles", analysis.ProfQuery{Filter: storage.Query{Hosts: []string{"alpha1"}}, Events: []uint8{0}, Limit: DefaultTopRows}},
+		{"/?limit=2&event=imiss,cycles", analysis.ProfQuery{Events: []uint8{2, 0}, Limit: 2}},
+		{"/?by=image", analysis.ProfQuery{By: analysis.ByImage, Limit: DefaultTopRows}},
+	} {
+		code, body := get(t, s, c.url)
+		if code != http.StatusOK {
+			t.Fatalf("%s: status %d\n%s", c.url, code, body)
+		}
+		want, err := analysis.Prof(src, c.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := rowRE.FindAllStringSubmatch(body, -1)
+		if len(rows) != len(want.Rows) || len(rows) == 0 {
+			t.Fatalf("%s: %d rows, Prof %d", c.url, len(rows), len(want.Rows))
+		}
+		for i, r := range rows {
+			w := want.Rows[i]
+			var counts []string
+			for _, m := range countRE.FindAllStringSubmatch(r[3], -1) {
+				counts = append(counts, m[1])
+			}
+			var wc []string
+			for _, n := range w.Counts {
+				wc = append(wc, strconv.FormatUint(n, 10))
+			}
+			if r[1] != w.Procedure || r[2] != w.Image || !slices.Equal(counts, wc) {
+				t.Errorf("%s row %d: %s %s %v; Prof: %s %s %v", c.url, i, r[1], r[2], counts, w.Procedure, w.Image, wc)
+			}
+		}
+		if want.Omitted > 0 && !strings.Contains(body, fmt.Sprintf("[%d more]", want.Omitted)) {
+			t.Errorf("%s: no line for the %d rows cut", c.url, want.Omitted)
+		}
+	}
+	// The search keeps the rows naming it, procedure or image.
+	_, body := get(t, s, "/?q=LOOK")
+	rows := rowRE.FindAllStringSubmatch(body, -1)
+	if len(rows) != 1 || rows[0][1] != "lookup" {
+		t.Errorf("search for LOOK: %d rows %v", len(rows), rows)
+	}
+	_, body = get(t, s, "/?q=/bin/b")
+	if rows := rowRE.FindAllStringSubmatch(body, -1); len(rows) != 2 {
+		t.Errorf("search for /bin/b: %d rows, want b's main and lookup", len(rows))
+	}
+}
+
+// TestBadInput: every malformed or unknown input gets its page with the
+// reason and status 400 (404 for no page), never a 500 or a trace; a
+// panic in the backend is a 500 that shows no trace.
+func TestBadInput(t *testing.T) {
+	s := New(&testBackend{src: fleet(false), hosts: []string{"alpha0", "alpha1"}}, t.Logf)
+	for _, c := range []struct {
+		url  string
+		code int
+		want string
+	}{
+		{"/?event=bogus", 400, `unknown event &#34;bogus&#34;`},
+		{"/?host=alpha9", 400, "nothing matches the filters: no samples for host alpha9"},
+		{"/?foo=1", 400, `unknown parameter &#34;foo&#34;`},
+		{"/?q=a&q=b", 400, "q: given 2 times"},
+		{"/?%zz", 400, "malformed query string"},
+		{"/?label=rack", 400, `label &#34;rack&#34;: want KEY=VALUE`},
+		{"/?limit=-1", 400, "limit=&#34;-1&#34;: want a whole number &gt;= 0"},
+		{"/?by=host", 400, "by=&#34;host&#34;: want procedure or image"},
+		{"/list", 400, "give a procedure"},
+		{"/flame?view=up", 400, `view=&#34;up&#34;: want flame or icicle`},
+		{"/flame?min=200", 400, "min=&#34;200&#34;: want a number from 0 to 100"},
+		{"/diff?a=host=alpha0", 400, "give both selections"},
+		{"/diff?a=epoch=1&b=host=alpha1", 400, "a: set &#34;epoch=1&#34;: the test backend takes host=H"},
+		{"/diff?a=host=alpha0&b=host=alpha1&z=0", 400, "z=&#34;0&#34;"},
+		{"/pprof?event=bogus", 400, `unknown event &#34;bogus&#34;`},
+		{"/nope", 404, "no page /nope"},
+	} {
+		code, body := get(t, s, c.url)
+		if code != c.code || !strings.Contains(body, c.want) || !strings.Contains(body, `id="error"`) {
+			t.Errorf("%s: status %d, want %d with %q:\n%s", c.url, code, c.code, c.want, body)
+		}
+	}
+	p := New(&testBackend{src: fleet(false), panic: true}, t.Logf)
+	code, body := get(t, p, "/")
+	if code != 500 || strings.Contains(body, "goroutine") || strings.Contains(body, "backend bug") {
+		t.Errorf("a panicking backend: status %d, body %q", code, body)
+	}
+}
+
+// TestFlame: with stacks the graph is the call tree (root the stacks'
+// total, the callee above its caller); without, the flat profile's
+// shares, marked as such.
+func TestFlame(t *testing.T) {
+	s := New(&testBackend{src: fleet(true), hosts: []string{"alpha0", "alpha1"}}, t.Logf)
+	code, body := get(t, s, "/flame")
+	if code != 200 {
+		t.Fatalf("status %d\n%s", code, body)
+	}
+	if strings.Contains(body, `id="flat"`) {
+		t.Errorf("stacks recorded, yet the page says flat")
+	}
+	box := regexp.MustCompile(`data-proc="([^"]*)" data-total="(\d+)" data-depth="(\d+)"`)
+	got := map[string]string{}
+	for _, m := range box.FindAllStringSubmatch(body, -1) {
+		got[m[3]+" "+m[1]] = m[2]
+	}
+	tree, err := analysis.StackTree(fleet(true), analysis.StackQuery{}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"0 [all]": strconv.FormatUint(tree.Total, 10), "1 main": strconv.FormatUint(tree.Total, 10)}
+	for _, c := range tree.Children[0].Children {
+		want["2 "+c.Proc.Procedure] = strconv.FormatUint(c.Total, 10)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("flame boxes %v, want %v", got, want)
+	}
+	s = New(&testBackend{src: fleet(false), hosts: []string{"alpha0", "alpha1"}}, t.Logf)
+	_, body = get(t, s, "/flame?view=icicle")
+	if !strings.Contains(body, `id="flat"`) || !strings.Contains(body, `data-proc="hot"`) {
+		t.Errorf("no stacks: want the flat profile, marked:\n%s", body)
+	}
+}
+
+// TestFlameLayout: boxes are their share of the root, children side by
+// side within their parent, small ones left out.
+func TestFlameLayout(t *testing.T) {
+	leaf := func(name string, n uint64) *analysis.TreeNode {
+		return &analysis.TreeNode{Proc: analysis.StackProc{Procedure: name}, Total: n, Self: n}
+	}
+	root := &analysis.TreeNode{Proc: analysis.StackProc{Procedure: "[all]"}, Total: 1000, Children: []*analysis.TreeNode{
+		{Proc: analysis.StackProc{Procedure: "main"}, Total: 900, Children: []*analysis.TreeNode{leaf("a", 600), leaf("b", 299), leaf("tiny", 1)}},
+		leaf("other", 100),
+	}}
+	boxes, depth := flameLayout(root, 0.01, 10)
+	if depth != 2 {
+		t.Errorf("depth %d, want 2", depth)
+	}
+	want := []string{"0 [all] 0.000 1.000", "1 main 0.000 0.900", "2 a 0.000 0.600", "2 b 0.600 0.299", "1 other 0.900 0.100"}
+	var got []string
+	for _, b := range boxes {
+		got = append(got, fmt.Sprintf("%d %s %.3f %.3f", b.Depth, b.Proc.Procedure, b.X, b.W))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("boxes %q, want %q", got, want)
+	}
+	if b, _ := flameLayout(root, 0, 1); len(b) != 3 {
+		t.Errorf("maxDepth 1: %d boxes, want the root and its 2 children", len(b))
+	}
+	if b, d := flameLayout(&analysis.TreeNode{}, 0, 10); b != nil || d != 0 {
+		t.Errorf("an empty tree: %v %d", b, d)
+	}
+}
+
+// TestParseRequest: filters split on commas and repeat, blanks are no
+// filter, links keep the filters, and the view's parameters stay apart.
+func TestParseRequest(t *testing.T) {
+	r, err := parseRequest("host=a,+b&host=c&epoch=&event=cycles&q=main&label=rack=r1", "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r.filters.Hosts, []string{"a", "b", "c"}) || r.filters.Epochs != nil || r.filters.Labels["rack"] != "r1" {
+		t.Errorf("filters %+v", r.filters)
+	}
+	if q, _ := r.one("q"); q != "main" {
+		t.Errorf("q %q", q)
+	}
+	if got := r.with("proc", "x y"); got != "?event=cycles&host=a&host=b&host=c&label=rack%3Dr1&proc=x+y" {
+		t.Errorf("link %q", got)
+	}
+	var bad badRequest
+	if _, err := parseRequest("q=1"); !errors.As(err, &bad) {
+		t.Errorf("a parameter the page does not take: %v", err)
+	}
+}
+
+// TestPprofDownload: the download is the selection's profile.
+func TestPprofDownload(t *testing.T) {
+	src := fleet(false)
+	s := New(&testBackend{src: src, hosts: []string{"alpha0", "alpha1"}}, t.Logf)
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, httptest.NewRequest("GET", "/pprof?host=alpha1&event=cycles", nil))
+	if w.Code != 200 || !strings.Contains(w.Header().Get("Content-Disposition"), "dcpi.pb.gz") {
+		t.Fatalf("status %d, headers %v", w.Code, w.Header())
+	}
+	p, err := profile.ParseData(w.Body.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got int64
+	for _, smp := range p.Sample {
+		got += smp.Value[0]
+	}
+	want, err := analysis.Prof(src, analysis.ProfQuery{Filter: storage.Query{Hosts: []string{"alpha1"}}, Events: []uint8{0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != int64(want.Columns[0].Total) {
+		t.Errorf("download holds %d samples, the selection %d", got, want.Columns[0].Total)
+	}
+}
+
+// TestPages: the diff, epochs and hosts pages show the backend's data.
+func TestPages(t *testing.T) {
+	src := fleet(false)
+	s := New(&testBackend{src: src, hosts: []string{"alpha0", "alpha1"}}, t.Logf)
+	want, err := analysis.Diff(src, analysis.DiffQuery{A: analysis.SampleSet{Name: "host=alpha0", Filter: storage.Query{Hosts: []string{"alpha0"}}},
+		B: analysis.SampleSet{Name: "host=alpha1", Filter: storage.Query{Hosts: []string{"alpha1"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, url := range []string{"/diff", "/diff?a=host=alpha0&b=host=alpha1"} { // the first two hosts by default
+		code, body := get(t, s, url)
+		rows := regexp.MustCompile(`data-proc="([^"]*)" data-significant="(true|false)">\s*<td class="mark">[^<]*</td><td class="num">(\d+)</td><td class="num">(\d+)</td>`).FindAllStringSubmatch(body, -1)
+		if code != 200 || len(rows) != len(want.Rows) {
+			t.Fatalf("%s: status %d, %d rows, want %d", url, code, len(rows), len(want.Rows))
+		}
+		for i, r := range rows {
+			w := want.Rows[i]
+			if r[1] != w.Procedure || r[2] != strconv.FormatBool(w.Significant) || r[3] != strconv.FormatUint(w.CountA, 10) || r[4] != strconv.FormatUint(w.CountB, 10) {
+				t.Errorf("%s row %d: %v; Diff: %+v", url, i, r[1:], w)
+			}
+		}
+	}
+	if code, body := get(t, s, "/epochs"); code != 200 || !strings.Contains(body, `data-epoch="1" data-state="sealed"`) || !strings.Contains(body, "alpha0 alpha1") {
+		t.Errorf("epochs page: %d\n%s", code, body)
+	}
+	if code, body := get(t, s, "/hosts"); code != 200 || !strings.Contains(body, `data-host="alpha1"`) {
+		t.Errorf("hosts page: %d\n%s", code, body)
+	}
+	if code, body := get(t, s, "/static/style.css"); code != 200 || !strings.Contains(body, ".flame") {
+		t.Errorf("stylesheet: %d", code)
+	}
+}
