@@ -23,7 +23,7 @@ import (
 func init() { ppSubcommands = append(ppSubcommands, newPPTablesCommand) }
 
 // ppTablesWorkloads are dcpi pp tables' default workloads and sizes:
-// programs that run in seconds three times over with ground truth
+// programs that run in seconds four times over with ground truth
 // (ptrchase smaller than its default).
 var ppTablesWorkloads = []string{"sort", "interp", "hashdb", "ptrchase:65536,400000", "recurse", "strproc", "matmul", "stream"}
 
@@ -32,12 +32,13 @@ func newPPTablesCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tables [flags] [WORKLOAD[:ARG,ARG...]...]",
 		Short: "The PLDI'97 paper's Tables 1, 2, 4 and 5 on embedded workloads",
-		Long: `Run each workload three times on a one-CPU simulated 21164 with ground
-truth: the original, instrumented in paths mode, and instrumented in paths
-mode with metrics (dcpi pp instrument --mode paths --metrics; hwsim's rdpic
-counting D-cache and I-cache misses), and print:
+		Long: `Run each workload four times on a one-CPU simulated 21164 with ground
+truth: the original, instrumented in paths mode, in paths mode with
+metrics (dcpi pp instrument --mode paths --metrics; hwsim's rdpic counting
+D-cache and I-cache misses) and in CCT mode, and print:
 
   Table 1  overhead: each instrumented process's cycles over the original's
+           (the CCT mode counts calls only: not the paper's Context+HW)
   Table 2  perturbation: the metrics run's hwsim ground truth (the program
            image's user-mode cycles, instructions and events) over the
            original's
@@ -98,11 +99,14 @@ func parseWorkloadArg(s string) (string, []string, error) {
 
 // ppTablesRow is one workload's line in every table.
 type ppTablesRow struct {
-	Workload     string            `json:"workload"`
-	Args         []string          `json:"args"`
-	BaseCycles   uint64            `json:"base_cycles"`
-	PathsRatio   float64           `json:"paths_overhead"`
-	FlowHWRatio  float64           `json:"flow_hw_overhead"`
+	Workload    string   `json:"workload"`
+	Args        []string `json:"args"`
+	BaseCycles  uint64   `json:"base_cycles"`
+	PathsRatio  float64  `json:"paths_overhead"`
+	FlowHWRatio float64  `json:"flow_hw_overhead"`
+	// ContextRatio is the CCT mode\'s (calls only: not the paper\'s
+	// Context+HW, which needs metrics per context).
+	ContextRatio float64           `json:"context_overhead"`
 	Perturbation []float64         `json:"perturbation"` // pptables.PerturbationMetrics
 	Hot          pptables.Table4   `json:"table4"`
 	Procs        pptables.Table5   `json:"table5"`
@@ -111,7 +115,7 @@ type ppTablesRow struct {
 	FlowHW       pptables.Totals   `json:"flow_hw_truth"`
 }
 
-// ppTablesRun runs one workload three times and fills its row.
+// ppTablesRun runs one workload four times and fills its row.
 func ppTablesRun(name string, argv []string) (ppTablesRow, error) {
 	row := ppTablesRow{Workload: name, Args: argv}
 	orig, err := workloads.Binary(name)
@@ -138,12 +142,21 @@ func ppTablesRun(name string, argv []string) (ppTablesRow, error) {
 	if err != nil {
 		return row, err
 	}
-	if !bytes.Equal(pr.stdout, base.stdout) || !bytes.Equal(hr.stdout, base.stdout) {
+	ct, err := instrument.Instrument(orig, name, instrument.Options{Mode: instrument.ModeCCT, DumpPath: "pp.out"})
+	if err != nil {
+		return row, err
+	}
+	cr, err := ppTablesSim(name, ct.ELF, argv)
+	if err != nil {
+		return row, err
+	}
+	if !bytes.Equal(pr.stdout, base.stdout) || !bytes.Equal(hr.stdout, base.stdout) || !bytes.Equal(cr.stdout, base.stdout) {
 		return row, fmt.Errorf("an instrumented run's output differs from the original's")
 	}
 	row.BaseCycles = base.cycles
 	row.PathsRatio = pptables.Ratio(pr.cycles, base.cycles)
 	row.FlowHWRatio = pptables.Ratio(hr.cycles, base.cycles)
+	row.ContextRatio = pptables.Ratio(cr.cycles, base.cycles)
 	row.Original, row.FlowHW = base.truth, hr.truth
 	row.Perturbation = pptables.Perturbation(base.truth, hr.truth)
 	pc, err := instrument.ReadPaths(hw.ELF, hr.dump)
@@ -283,9 +296,9 @@ func renderPPTables(w io.Writer, rows []ppTablesRow) error {
 		_, err := fmt.Fprintln(w)
 		return err
 	}
-	if err := table("Table 1: overhead, instrumented process cycles / original's", "workload\targs\toriginal cycles\tpaths\tflow+HW",
+	if err := table("Table 1: overhead, instrumented process cycles / original's (context: the CCT mode, calls only)", "workload\targs\toriginal cycles\tpaths\tflow+HW\tcontext",
 		func(tw io.Writer, r ppTablesRow) {
-			fmt.Fprintf(tw, "%s\t%s\t%.2fM\t%.2f×\t%.2f×", r.Workload, strings.Join(r.Args, " "), float64(r.BaseCycles)/1e6, r.PathsRatio, r.FlowHWRatio)
+			fmt.Fprintf(tw, "%s\t%s\t%.2fM\t%.2f×\t%.2f×\t%.2f×", r.Workload, strings.Join(r.Args, " "), float64(r.BaseCycles)/1e6, r.PathsRatio, r.FlowHWRatio, r.ContextRatio)
 		}); err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 // instructions, and ptrchase's misses concentrated in a few dense paths.
 func TestPPTables(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs workloads three times each")
+		t.Skip("runs workloads four times each")
 	}
 	out, _, err := run(t, "pp", "tables", "--json", "sort:300", "ptrchase:8192,8000")
 	if err != nil {
@@ -41,8 +41,8 @@ func TestPPTables(t *testing.T) {
 		if paths := p.Dense.Paths + p.Sparse.Paths + p.Cold.Paths; paths != h.All.Num {
 			t.Errorf("%s: procedures ran %d paths, Table 4 counts %d", r.Workload, paths, h.All.Num)
 		}
-		if !(r.PathsRatio > 1 && r.FlowHWRatio > r.PathsRatio) {
-			t.Errorf("%s: overhead paths %.2f, flow+HW %.2f: want 1 < paths < flow+HW", r.Workload, r.PathsRatio, r.FlowHWRatio)
+		if !(r.PathsRatio > 1 && r.FlowHWRatio > r.PathsRatio && r.ContextRatio > 1) {
+			t.Errorf("%s: overhead paths %.2f, flow+HW %.2f, context %.2f: want 1 < paths < flow+HW and 1 < context", r.Workload, r.PathsRatio, r.FlowHWRatio, r.ContextRatio)
 		}
 		if len(r.Perturbation) != 6 || r.Perturbation[1] <= 1 || r.Perturbation[0] <= 1 {
 			t.Errorf("%s: perturbation %v: the instrumented image must run more instructions and cycles", r.Workload, r.Perturbation)
