@@ -57,8 +57,20 @@ import (
 // CCTSpecialCounters name the named counters that open a CCT-mode record.
 var CCTSpecialCounters = []string{"lost", "unmatched", "stack_overflow", "heap_exhausted"}
 
-// CCTMetrics are the metrics each call record accumulates, in order.
+// CCTMetrics are the metrics each call record accumulates, in order,
+// without --metrics. With it (cctMetricNames) the record also
+// accumulates its own cycles and two rdpic events (callees excluded; see
+// "Hardware metrics per context" below).
 var CCTMetrics = []string{"calls"}
+
+// cctMetricNames returns a CCT-mode manifest's record metrics: calls, and
+// with opt.Metrics cycles and the two events rdpic is expected to count.
+func cctMetricNames(opt Options) []string {
+	if !opt.Metrics {
+		return CCTMetrics
+	}
+	return append(append([]string{}, CCTMetrics...), metricNames(opt.PIC)...)
+}
 
 const (
 	modeCCT = 3
@@ -92,7 +104,25 @@ const (
 	actSP   = 8 // complemented: the zero sentinel never looks stale
 	actID   = 16
 	actRec  = 24
+	// With metrics, the activation's start values: what rpcc and rdpic
+	// read when its record last began to be charged.
+	actCyc = 32
+	actP0  = 40
+	actP1  = 48
+	// cctMetricsSlot is an activation slot's size with metrics.
+	cctMetricsSlot = 64
+	// Offsets in a call record of the metrics after calls.
+	recCycles = cctRecordHead + 8
+	recPIC0   = cctRecordHead + 16
 )
+
+// cctActSlot is an activation slot's size for records of nm metrics.
+func cctActSlot(nm int) uint64 {
+	if nm > 1 {
+		return cctMetricsSlot
+	}
+	return slotSize
+}
 
 const (
 	cLostCCT = iota
@@ -105,6 +135,7 @@ const (
 type cctLayout struct {
 	globals, root, chunkEnd, stackBase, stackLast uint64
 	grow                                          uint64
+	slot                                          uint64 // an activation slot's bytes
 }
 
 type cctKind int
@@ -135,7 +166,8 @@ const (
 	cctOneSlot
 )
 
-func cctSlotOffset(k int) uint64 { return cctRecordHead + 8*uint64(len(CCTMetrics)) + 8*uint64(k) }
+// cctSlotOffset is the offset of callee slot k in a record of nm metrics.
+func cctSlotOffset(nm, k int) uint64 { return cctRecordHead + 8*uint64(nm) + 8*uint64(k) }
 
 // planCCT plans the CCT mode: an enter action at every entry, an exit
 // action on every edge to Exit, a call action at every call site. The
@@ -150,8 +182,9 @@ func planCCT(procs []*cfg.Proc, opt Options) (*planned, error) {
 		grow = defaultCCTGrowChunk
 	}
 	pl := &planned{points: map[uint64]*point{}, manifest: &Manifest{Version: ManifestVersion, Mode: opt.Mode, DumpPath: opt.DumpPath,
-		Special: CCTSpecialCounters, CCTMetrics: CCTMetrics}}
+		Special: CCTSpecialCounters, CCTMetrics: cctMetricNames(opt)}}
 	m := pl.manifest
+	nm := len(m.CCTMetrics)
 	m.Counters = len(CCTSpecialCounters)
 	for _, p := range procs {
 		local := map[uint64]*point{}
@@ -181,7 +214,7 @@ func planCCT(procs []*cfg.Proc, opt Options) (*planned, error) {
 				}
 			}
 		}
-		skip := cctPlanProc(p, at, grow)
+		skip := cctPlanProc(p, at, grow, nm)
 		if skip != "" {
 			if opt.Strict {
 				return nil, refuse("procedure %s: %s", p.Name, skip)
@@ -217,7 +250,7 @@ func planCCT(procs []*cfg.Proc, opt Options) (*planned, error) {
 
 // cctPlanProc places p's actions; it returns why p cannot be
 // instrumented, or "".
-func cctPlanProc(p *cfg.Proc, at func(uint64) *point, grow uint64) string {
+func cctPlanProc(p *cfg.Proc, at func(uint64) *point, grow uint64, nm int) string {
 	if p.MissingEdges {
 		for _, j := range p.Jumps {
 			if !j.Resolved {
@@ -226,7 +259,7 @@ func cctPlanProc(p *cfg.Proc, at func(uint64) *point, grow uint64) string {
 		}
 		return "indirect jump the CFG cannot resolve"
 	}
-	size := cctSlotOffset(len(p.Calls))
+	size := cctSlotOffset(nm, len(p.Calls))
 	if size > grow-16 {
 		return fmt.Sprintf("%d call sites: its record would not fit a heap chunk", len(p.Calls))
 	}
@@ -262,7 +295,7 @@ func cctPlanProc(p *cfg.Proc, at func(uint64) *point, grow uint64) string {
 		if cctMutation == cctOneSlot {
 			k = 0
 		}
-		slot := cctSlotOffset(k)
+		slot := cctSlotOffset(nm, k)
 		if c.Indirect {
 			slot |= indirectBit
 		}
@@ -357,6 +390,10 @@ const (
 type cctEmitter struct {
 	a   *asm
 	lay layout
+	// metrics: records carry cycles and two events, activations their
+	// start values (slot bytes each).
+	metrics bool
+	slot    int
 }
 
 func (e cctEmitter) ldq(ra, rb uint32, d int) { e.a.emit(encMem(opLDQ, ra, rb, int16(d))) }
@@ -415,20 +452,75 @@ func (e cctEmitter) popStale(l string, strict bool, id uint32) {
 		e.br(opBR, regZero, l+"popped")
 	}
 	e.a.label(l + "stale")
-	e.lda(rY, rY, -slotSize)
+	if e.metrics {
+		// The survivor goes on from the popped activation's start: what
+		// ran since is charged to it at the next read.
+		for _, off := range []int{actCyc, actP0, actP1} {
+			e.ldq(rT, rY, off)
+			e.stq(rT, rY, off-e.slot)
+		}
+	}
+	e.lda(rY, rY, -e.slot)
 	e.bump(cLostCCT, rX, rT)
 	e.br(opBR, regZero, l+"pop")
 	e.a.label(l + "popped")
 	e.stq(rY, rX, gTop)
 }
 
+// charge reads the counters (rpcc, rdpic) and charges the record of the
+// top activation Y what ran since Y's start values (the cycles modulo
+// 2^32: rpcc's low half), then stores the values read as Y's start. The
+// sentinel (record 0) is charged nothing: the root accumulates nothing.
+// Clobbers v0 and t0 (rdpic's results), T, V, W and U.
+func (e cctEmitter) charge(l string) {
+	const subq, addq, zapnot = 0x29, 0x20, 0x31
+	e.a.emit(rpcc(rT))
+	e.a.emit(PalRDPIC)
+	e.ldq(rW, rY, actRec)
+	e.br(opBEQ, rW, l+"start")
+	e.ldq(rV, rY, actCyc)
+	e.op(subq, rT, rV, rV)
+	e.lit(0x12, zapnot, rV, 0x0f, rV)
+	e.ldq(rU, rW, recCycles)
+	e.op(addq, rU, rV, rU)
+	e.stq(rU, rW, recCycles)
+	for i, r := range [2]uint32{0, 1} {
+		e.ldq(rV, rY, actP0+8*i)
+		e.op(subq, r, rV, rV)
+		e.ldq(rU, rW, recPIC0+8*i)
+		e.op(addq, rU, rV, rU)
+		e.stq(rU, rW, recPIC0+8*i)
+	}
+	e.a.label(l + "start")
+	e.stq(rT, rY, actCyc)
+	e.stq(0, rY, actP0)
+	e.stq(1, rY, actP1)
+}
+
+// copyStart copies the start values of the activation slot at Y+from to
+// Y's, with scratch T.
+func (e cctEmitter) copyStart(from int) {
+	for _, off := range []int{actCyc, actP0, actP1} {
+		e.ldq(rT, rY, off+from)
+		e.stq(rT, rY, off)
+	}
+}
+
 // cctRuntime emits the CCT mode's routines: rt_dump and rt_zero (the
 // names the system call hooks call), rt_cct_enter, rt_cct_exit,
-// rt_cct_call and the heap allocator.
-func cctRuntime(a *asm, lay layout, specials int) {
-	e := cctEmitter{a: a, lay: lay}
+// rt_cct_call and the heap allocator, for records of nm metrics.
+//
+// With metrics (nm > 1) every record's cycles and events are its own,
+// callees excluded, as the paths mode's (sec. 3.1; docs/instrument.md,
+// "Hardware metrics per context"): an entry charges the caller's record
+// what ran since the caller's start and starts the callee's activation
+// now; an exit charges the callee's record and restarts the caller's
+// activation now; the dump charges the running activation. Every cycle
+// and event from the first entry to the dump thus falls in exactly one
+// record, the instrumentation's own included.
+func cctRuntime(a *asm, lay layout, specials, nm int) {
+	e := cctEmitter{a: a, lay: lay, metrics: nm > 1, slot: int(cctActSlot(nm))}
 	c := lay.cct
-	nm := len(CCTMetrics)
 
 	// rt_cct_enter: operands ID, record size, slots.
 	enterSaved := []uint32{rZ, rX, rY, rS, rV, rR, rC, rT, rU, rI, rW, rL}
@@ -439,6 +531,10 @@ func cctRuntime(a *asm, lay layout, specials int) {
 	a.loadAddr(rX, c.globals)
 	e.ldq(rI, rD, 0)
 	e.popStale("en_", false, rI)
+	if e.metrics {
+		e.charge("en_c")
+		a.loadAddr(rX, c.globals)
+	}
 	e.ldq(rC, rY, actRec)
 	e.br(opBNE, rC, "en_caller")
 	a.loadAddr(rC, c.root)
@@ -500,7 +596,7 @@ func cctRuntime(a *asm, lay layout, specials int) {
 	e.stq(rI, rR, 8)
 	e.stq(rC, rR, 16)
 	e.ldq(rT, rD, 16)
-	e.lda(rV, rR, int(cctSlotOffset(0)))
+	e.lda(rV, rR, int(cctSlotOffset(nm, 0)))
 	e.lit(opINTL, 0x20, rR, tagUninit, rW)
 	a.label("en_slots")
 	e.br(opBEQ, rT, "en_insert")
@@ -555,7 +651,7 @@ func cctRuntime(a *asm, lay layout, specials int) {
 	e.bump(cOverflowCCT, rX, rT)
 	e.br(opBR, regZero, "en_count")
 	a.label("en_room")
-	e.lda(rY, rY, slotSize)
+	e.lda(rY, rY, e.slot)
 	e.stq(rY, rX, gTop)
 	e.ldq(rT, rX, gCSP)
 	e.stq(rT, rY, actGCSP)
@@ -563,6 +659,9 @@ func cctRuntime(a *asm, lay layout, specials int) {
 	e.stq(rT, rY, actSP)
 	e.stq(rI, rY, actID)
 	e.stq(rR, rY, actRec)
+	if e.metrics {
+		e.copyStart(-e.slot) // the callee starts now
+	}
 	a.label("en_count")
 	e.ldq(rT, rR, cctRecordHead)
 	e.lit(opINTA, 0x20, rT, 1, rT)
@@ -648,24 +747,35 @@ func cctRuntime(a *asm, lay layout, specials int) {
 	a.emit(retT11)
 
 	// rt_cct_exit: operand ID.
+	exitSaved, exitFrame := callSaved, callFrame
+	if e.metrics {
+		exitSaved, exitFrame = []uint32{rX, rY, rS, rT, rU, rI, rZ, rV, rW}, 80
+	}
 	a.label("rt_cct_exit")
-	e.save(callSaved, callFrame)
-	e.lda(rS, regSP, callFrame+16)
+	e.save(exitSaved, exitFrame)
+	e.lda(rS, regSP, int(exitFrame)+16)
 	a.loadAddr(rX, c.globals)
 	e.ldq(rI, rD, 0)
 	e.popStale("ex_", true, rI)
 	e.ldq(rT, rY, actID)
 	e.op(0x2d, rT, rI, rT)
 	e.br(opBEQ, rT, "ex_unmatched")
+	if e.metrics {
+		e.charge("ex_c")
+		a.loadAddr(rX, c.globals)
+	}
 	e.ldq(rT, rY, actGCSP)
 	e.stq(rT, rX, gCSP)
-	e.lda(rY, rY, -slotSize)
+	e.lda(rY, rY, -e.slot)
 	e.stq(rY, rX, gTop)
+	if e.metrics {
+		e.copyStart(e.slot) // the caller goes on now
+	}
 	e.br(opBR, regZero, "ex_out")
 	a.label("ex_unmatched")
 	e.bump(cUnmatchedCCT, rX, rT)
 	a.label("ex_out")
-	e.restore(callSaved, callFrame)
+	e.restore(exitSaved, exitFrame)
 	e.lda(rD, rD, 8)
 	a.emit(retT11)
 
@@ -674,6 +784,13 @@ func cctRuntime(a *asm, lay layout, specials int) {
 	dumpSaved := []uint32{regT11, regV0, 16, 17, 18, 19, 20, 21, regS0, regS1}
 	a.label(labelDump)
 	e.save(dumpSaved, dumpFrame)
+	if e.metrics {
+		// The running activation's record takes what ran up to the dump
+		// (the registers charge uses are all ones callsys may clobber).
+		a.loadAddr(rY, c.globals)
+		e.ldq(rY, rY, gTop)
+		e.charge("du_c")
+	}
 	a.loadConst(regV0, sysGetxpid)
 	a.emit(palCallsys)
 	a.loadAddr(regS0, lay.headerAddr)
@@ -755,6 +872,19 @@ func cctRuntime(a *asm, lay layout, specials int) {
 	e.lit(opINTA, 0x29, regT1, 1, regT1)
 	e.br(opBR, regZero, "ze_chunk")
 	a.label("ze_out")
+	if e.metrics {
+		// The running activation starts afresh: a fork child's counts
+		// start from its parent's, which the parent's records hold.
+		e.mov(regV0, 6)
+		a.loadAddr(rY, c.globals)
+		e.ldq(rY, rY, gTop)
+		a.emit(rpcc(rT))
+		a.emit(PalRDPIC)
+		e.stq(rT, rY, actCyc)
+		e.stq(0, rY, actP0)
+		e.stq(1, rY, actP1)
+		e.mov(6, regV0)
+	}
 	a.emit(retT11)
 }
 
@@ -776,19 +906,22 @@ func cctPlace(lay *layout, m *Manifest, opt Options) {
 	chunk := alignUp(c.globals+gIOV+16*(cctMaxChunks+1), 16)
 	c.root = chunk + chunkHead
 	c.chunkEnd = chunk + first
-	c.stackBase = alignUp(c.chunkEnd, slotSize)
-	c.stackLast = c.stackBase + (pathStackSlots-1)*slotSize
+	slot := cctActSlot(len(m.CCTMetrics))
+	c.stackBase = alignUp(c.chunkEnd, slot)
+	c.stackLast = c.stackBase + (pathStackSlots-1)*slot
+	c.slot = slot
 	c.grow = grow
 	m.CCTRoot = c.root
 	m.CCTGrow = int(grow)
 }
 
-// cctRootSize is the root record's size: no metrics used, one slot.
-func cctRootSize() uint64 { return cctSlotOffset(1) }
+// cctRootSize is the root record's size: its metrics (unused) and one
+// slot.
+func cctRootSize(nm int) uint64 { return cctSlotOffset(nm, 1) }
 
 // cctSegmentSizes returns the segment's file and memory sizes in CCT mode.
-func cctSegmentSizes(lay layout, base uint64) (filesz, memsz uint64) {
-	return lay.cct.root + cctRootSize() - base, lay.cct.stackLast + slotSize - base
+func cctSegmentSizes(lay layout, base uint64, nm int) (filesz, memsz uint64) {
+	return lay.cct.root + cctRootSize(nm) - base, lay.cct.stackLast + lay.cct.slot - base
 }
 
 // cctInit writes the initial values of the CCT runtime's data into the
@@ -796,10 +929,11 @@ func cctSegmentSizes(lay layout, base uint64) (filesz, memsz uint64) {
 func cctInit(seg []byte, base uint64, lay layout, m *Manifest) {
 	put := func(addr, v uint64) { binary.LittleEndian.PutUint64(seg[addr-base:], v) }
 	c := lay.cct
+	nm := len(m.CCTMetrics)
 	chunk := c.root - chunkHead
-	put(c.globals+gCSP, c.root+cctSlotOffset(0))
+	put(c.globals+gCSP, c.root+cctSlotOffset(nm, 0))
 	put(c.globals+gTop, c.stackBase)
-	put(c.globals+gNext, c.root+cctRootSize())
+	put(c.globals+gNext, c.root+cctRootSize(nm))
 	put(c.globals+gLimit, c.chunkEnd)
 	put(c.globals+gChunks, 2)
 	put(c.globals+gIOV, lay.headerAddr)
@@ -807,6 +941,6 @@ func cctInit(seg []byte, base uint64, lay layout, m *Manifest) {
 	put(c.globals+gIOV+16, chunk)
 	put(chunk, chunkHead<<2|kindChunk)
 	put(chunk+8, chunk)
-	put(c.root, cctRootSize()<<2|kindRecord)
-	put(c.root+cctSlotOffset(0), c.root|tagUninit)
+	put(c.root, cctRootSize(nm)<<2|kindRecord)
+	put(c.root+cctSlotOffset(nm, 0), c.root|tagUninit)
 }

@@ -26,9 +26,10 @@ type Options struct {
 	// Strict refuses an image with any procedure the CFG cannot resolve,
 	// rather than leaving those procedures uncounted.
 	Strict bool
-	// Metrics (paths mode) accumulates, per path, cycles and the two
-	// events hwsim's rdpic returns, named by PIC (default DefaultPIC);
-	// the program then runs on hwsim only (metrics.go).
+	// Metrics accumulates cycles and the two events hwsim's rdpic
+	// returns, named by PIC (default DefaultPIC), per path (paths mode)
+	// or per calling context (CCT mode), each its own, callees excluded;
+	// the program then runs on hwsim only (metrics.go, cctmode.go).
 	Metrics bool
 	PIC     [2]string
 	// CCTChunkBytes sizes the CCT mode's heap chunks, the first and every
@@ -63,8 +64,8 @@ func Instrument(data []byte, name string, opt Options) (*Result, error) {
 	if opt.CCTChunkBytes != 0 && (opt.CCTChunkBytes < 4096 || opt.CCTChunkBytes%4096 != 0 || opt.CCTChunkBytes > 1<<30) {
 		return nil, fmt.Errorf("instrument: CCT chunk size %d: want a multiple of 4096 up to 1 GB", opt.CCTChunkBytes)
 	}
-	if opt.Metrics && opt.Mode != ModePaths {
-		return nil, fmt.Errorf("instrument: metrics are for the %s mode", ModePaths)
+	if opt.Metrics && opt.Mode != ModePaths && opt.Mode != ModeCCT {
+		return nil, fmt.Errorf("instrument: metrics are for the %s and %s modes", ModePaths, ModeCCT)
 	}
 	if err := validPIC(opt.PIC); err != nil {
 		return nil, err
