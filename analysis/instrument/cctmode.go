@@ -13,8 +13,9 @@ import (
 //
 //   - a record per context: a header word (size<<2 | 1), the procedure's
 //     ID (its start address), the parent record, NM metric accumulators
-//     (CCTMetrics: "calls"), then one callee slot per call site of the
-//     procedure (its cfg.Proc.Calls, in address order);
+//     ("calls"; with metrics also "cycles" and two rdpic events, the
+//     record's own: see cctRuntime), then one callee slot per call site
+//     of the procedure (its cfg.Proc.Calls, in address order);
 //   - a slot is tagged in its low two bits, as the paper's: 1 is
 //     uninitialised (the address of the record holding the slot, tag 1),
 //     0 a pointer to the one callee record seen there, 2 a pointer to a
@@ -35,7 +36,9 @@ import (
 //     gCSP, entry sp, procedure, record} on a per-process activation
 //     stack (the paper saves gCSP on the machine stack and keeps lCRP in
 //     a register; Alpha has no register for lCRP and the program's frames
-//     are not ours to grow) and counts a call in the record;
+//     are not ours to grow) and counts a call in the record; with
+//     metrics an activation also holds the counters' values when its
+//     record last began to be charged;
 //   - an exit (return, tail call, branch out, fall-out) restores gCSP
 //     from its activation and pops it. Activations a longjmp skipped
 //     (entry sp below the current sp) are popped as "lost" wherever the

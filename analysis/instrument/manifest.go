@@ -46,8 +46,9 @@ type Manifest struct {
 	// HashBase and HashSlots place the paths mode's hash table.
 	HashBase  int `json:"hash_base,omitempty"`
 	HashSlots int `json:"hash_slots,omitempty"`
-	// CCT mode: the metrics of a call record, the root record's address
-	// and the size of each heap chunk mapped after the first.
+	// CCT mode: the metrics of a call record (calls; with --metrics also
+	// cycles and the two rdpic events), the root record's address and the
+	// size of each heap chunk mapped after the first.
 	CCTMetrics []string   `json:"cct_metrics,omitempty"`
 	CCTRoot    uint64     `json:"cct_root,omitempty"`
 	CCTGrow    int        `json:"cct_grow,omitempty"`

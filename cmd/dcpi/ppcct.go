@@ -17,11 +17,16 @@ const ppCCTLabel = "instrumented calling context tree (dcpi pp instrument --mode
 // ppCCTReport is a CCT-mode dump: the paper's Table 3 of the tree, the
 // named counters, and the tree.
 type ppCCTReport struct {
-	Source    string            `json:"source"`
-	ID        string            `json:"id"`
-	Records   int               `json:"records"`
-	Contexts  int               `json:"contexts"`
-	Calls     uint64            `json:"calls"`
+	Source   string `json:"source"`
+	ID       string `json:"id"`
+	Records  int    `json:"records"`
+	Contexts int    `json:"contexts"`
+	Calls    uint64 `json:"calls"`
+	// Metrics names each record's metrics (calls; with --metrics cycles
+	// and two events, the record's own) and Totals sums them over the
+	// tree.
+	Metrics   []string          `json:"metrics"`
+	Totals    []uint64          `json:"totals"`
 	Stats     cct.Stats         `json:"cct_stats"`
 	HeapBytes uint64            `json:"heap_bytes"`
 	Chunks    int               `json:"heap_chunks"`
@@ -52,8 +57,9 @@ func buildPPCCTReport(p *instrument.CCTProfile) (*ppCCTReport, error) {
 		return -1
 	}})
 	rep.Contexts = rep.Stats.Nodes
+	rep.Metrics, rep.Totals = p.Tree.Metrics, p.Tree.Totals()
 	if i := p.Tree.Metric("calls"); i >= 0 {
-		rep.Calls = p.Tree.Totals()[i]
+		rep.Calls = rep.Totals[i]
 	}
 	tb, err := p.Tree.MarshalJSON()
 	if err != nil {
@@ -63,21 +69,36 @@ func buildPPCCTReport(p *instrument.CCTProfile) (*ppCCTReport, error) {
 	return rep, nil
 }
 
-func (r *ppCCTReport) render(w io.Writer, top int) error {
+// render prints the report, each record's children ordered by the
+// inclusive value of metric by ("": calls).
+func (r *ppCCTReport) render(w io.Writer, by string, top int) error {
+	order := 0
+	if by != "" {
+		if order = r.tree.Metric(by); order < 0 {
+			return fmt.Errorf("--by %s: the tree's metrics are %s", by, strings.Join(r.tree.Metrics, ", "))
+		}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n", r.Source)
 	fmt.Fprintf(&b, "image %s: %d records (processes), %d contexts, %d calls; %d procedures not instrumented (dcpi pp instrument lists them)\n",
 		r.ID, r.Records, r.Contexts, r.Calls, r.Skipped)
+	if len(r.Metrics) > 1 {
+		b.WriteString("metrics per context, each record's own (callees excluded; hwsim's rdpic and rpcc): totals")
+		for i, m := range r.Metrics {
+			fmt.Fprintf(&b, " %s=%d", m, r.Totals[i])
+		}
+		b.WriteString("\n")
+	}
 	s := r.Stats
 	fmt.Fprintf(&b, "\ncalling context tree (Table 3): %d records, %d bytes (%.1f per record), out-degree %.2f, height avg %.1f max %d, max replication %d (%s), call sites %d/%d used\n",
 		s.Nodes, s.Size, s.AvgNodeSize, s.AvgOutDegree, s.HeightAvg, s.HeightMax, s.MaxReplication, r.name(s.MaxReplicated), s.CallSitesUsed, s.CallSitesAll)
 	fmt.Fprintf(&b, "run-time heap: %d bytes in %d chunks (the largest process's)\n", r.HeapBytes, r.Chunks)
-	fmt.Fprintf(&b, "\ncontexts (children by inclusive calls, top %d per record):\n", top)
+	fmt.Fprintf(&b, "\ncontexts (children by inclusive %s, top %d per record):\n", r.tree.Metrics[order], top)
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
 	b.Reset()
-	if err := r.tree.Render(w, cct.RenderOptions{Top: top, Name: r.name}); err != nil {
+	if err := r.tree.Render(w, cct.RenderOptions{Metric: order, Top: top, Name: r.name}); err != nil {
 		return err
 	}
 	fmt.Fprintf(&b, "\nnot in the tree: %d activations lost (a longjmp skipped their exits), %d unmatched exits, %d stack overflows, %d contexts the exhausted heap charged to their caller, %d records unreached\n",
@@ -88,7 +109,7 @@ func (r *ppCCTReport) render(w io.Writer, top int) error {
 
 // printCCTCounts prints a CCT-mode dump (dcpi pp counts); save writes the
 // tree (instrument.CCTProfile.WriteSaved) for dcpi pp upload.
-func printCCTCounts(w io.Writer, bin, dump []byte, save string, top int, asJSON bool) error {
+func printCCTCounts(w io.Writer, bin, dump []byte, save, by string, top int, asJSON bool) error {
 	p, err := instrument.ReadCCT(bin, dump)
 	if err != nil {
 		return err
@@ -96,6 +117,9 @@ func printCCTCounts(w io.Writer, bin, dump []byte, save string, top int, asJSON 
 	rep, err := buildPPCCTReport(p)
 	if err != nil {
 		return err
+	}
+	if by != "" && p.Tree.Metric(by) < 0 {
+		return fmt.Errorf("--by %s: the tree's metrics are %s", by, strings.Join(p.Tree.Metrics, ", "))
 	}
 	if save != "" {
 		if err := writeFileWith(save, p.WriteSaved); err != nil {
@@ -107,5 +131,5 @@ func printCCTCounts(w io.Writer, bin, dump []byte, save string, top int, asJSON 
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	return rep.render(w, top)
+	return rep.render(w, by, top)
 }

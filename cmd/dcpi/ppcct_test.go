@@ -89,3 +89,65 @@ func TestPPCountsReadsACCTDump(t *testing.T) {
 		t.Errorf("two hosts: %s records, %s calls; want %d, %d", m2[1], m2[2], contexts, 2*calls)
 	}
 }
+
+// TestPPCountsCCTMetrics: dcpi pp instrument --mode cct --metrics, a run
+// on the simulated host, then dcpi pp counts shows every context's own
+// cycles and events with their totals, orders the tree by the --by
+// metric (chase, which takes ptrchase's misses, first under main), refuses
+// a metric the tree lacks, and --save and dcpi pp upload carry the
+// metrics to the fleet's tree.
+func TestPPCountsCCTMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a workload")
+	}
+	t.Chdir(t.TempDir())
+	if _, _, err := run(t, "pp", "instrument", "--mode", "cct", "--metrics", "-o", "ptrchase.cct", "ptrchase"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, "sim", "run", "--cpus", "1", "./ptrchase.cct", "16384", "20000"); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "pp", "counts", "--by", "dmiss", "--top", "1", "--save", "c.json", "ptrchase.cct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := regexp.MustCompile(`totals calls=(\d+) cycles=(\d+) dmiss=(\d+) imiss=(\d+)\n`).FindStringSubmatch(out)
+	if tot == nil {
+		t.Fatalf("no metric totals in:\n%s", out)
+	}
+	if dmiss := atoi(t, tot[3]); dmiss < 20000 {
+		t.Errorf("%d D-cache misses in all: ptrchase's chase alone takes 20000", dmiss)
+	}
+	for _, s := range []string{"children by inclusive dmiss, top 1 per record", "\nT calls=0 cycles=0 dmiss=0 imiss=0 incl.dmiss=" + tot[3] + "\n"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("report lacks %q:\n%s", s, out)
+		}
+	}
+	if !regexp.MustCompile(`\n +main @0x[0-9a-f]+ calls=1 cycles=\d+ dmiss=\d+ imiss=\d+ incl\.dmiss=\d+\n +chase @0x`).MatchString(out) {
+		t.Errorf("chase is not main's first child by D-cache misses:\n%s", out)
+	}
+	if _, _, err := run(t, "pp", "counts", "--by", "nosuch", "ptrchase.cct"); err == nil || !strings.Contains(err.Error(), "calls, cycles, dmiss, imiss") {
+		t.Errorf("--by nosuch: %v", err)
+	}
+	b, err := os.ReadFile("c.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, tree, err := instrument.ReadSavedCCT(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tree.Totals(); len(got) != 4 || got[2] != uint64(atoi(t, tot[3])) {
+		t.Errorf("saved tree: metrics %v totals %v, the report's dmiss %s", tree.Metrics, got, tot[3])
+	}
+	if out, _, err := run(t, "pp", "upload", "--db", "db", "--host", "alpha0", "c.json"); err != nil {
+		t.Fatalf("upload: %v\n%s", err, out)
+	}
+	fleet, _, err := run(t, "pp", "fleet", "--db", "db", "--top", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "metric totals calls=" + tot[1] + " cycles=" + tot[2] + " dmiss=" + tot[3] + " imiss=" + tot[4]; !strings.Contains(fleet, want) {
+		t.Errorf("the fleet's view lacks %q:\n%s", want, fleet)
+	}
+}

@@ -52,6 +52,9 @@ Modes:
   cct     the calling context tree (PLDI'97 sec. 4): call records with a call
           count per context, built by the program as it runs in a heap that
           grows with mmap; single-threaded programs
+          --metrics adds per context its cycles and two hardware events,
+          each record's own, callees excluded (the paper's Context+HW; hwsim
+          only, as above)
 
 Refused, with the reason: a file that is not a static Alpha executable, a
 writable text segment, code beyond br's 4 MB reach of the new segment, and
@@ -68,6 +71,8 @@ docs/instrument.md describes the rewriting and the dump format.`,
   dcpi sim run --cpus 1 ./sort.hw 2000 && dcpi pp counts sort.hw
   dcpi pp instrument --mode cct -o sort.cct sort
   dcpi sim run --cpus 1 ./sort.cct 2000 && dcpi pp counts --save sort.cct.json sort.cct
+  dcpi pp instrument --mode cct --metrics -o ptrchase.cct ptrchase
+  dcpi sim run --cpus 1 ./ptrchase.cct 16384 20000 && dcpi pp counts --by dmiss ptrchase.cct
   qemu-alpha ./hello.pix && dcpi pp counts --top 20 hello.pix hello.pix.pp.out`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -121,16 +126,16 @@ docs/instrument.md describes the rewriting and the dump format.`,
 	cmd.Flags().StringVarP(&out, "output", "o", "", "instrumented file to write (default: BINARY's base name and .MODE)")
 	cmd.Flags().StringVar(&dump, "dump", "", "dump file the program appends to at exit, relative to its working directory (default: OUTPUT's base name and .pp.out)")
 	cmd.Flags().BoolVar(&strict, "strict", false, "refuse a binary with any procedure the CFG cannot resolve")
-	cmd.Flags().BoolVar(&metrics, "metrics", false, "paths mode: per path also cycles and two hardware events (hwsim only; docs/instrument.md)")
+	cmd.Flags().BoolVar(&metrics, "metrics", false, "paths and cct modes: per path (context) also cycles and two hardware events (hwsim only; docs/instrument.md)")
 	cmd.Flags().StringVar(&pic, "pic", "dmiss,imiss", "with --metrics: the two events `A,B` the program's dcpi sim run --pic counts")
 	return cmd
 }
 
 func newPPCountsCommand() *cobra.Command {
 	var (
-		top            int
-		original, save string
-		asJSON         bool
+		top                int
+		original, save, by string
+		asJSON             bool
 	)
 	cmd := &cobra.Command{
 		Use:   "counts [flags] INSTRUMENTED [DUMP]",
@@ -150,11 +155,13 @@ source lines. --save FILE writes the path profile in the encoding dcpi pp
 oracle's profile uses (docs/paths.md), so the two compare directly.
 
 A CCT-mode dump prints the calling context tree the program built (the
-processes' trees merged), with its calls per context and --top children
-per record, the paper's Table 3 of it, and the activations left out (lost
-to a longjmp, unmatched exits, stack overflow, an exhausted heap). --save
-FILE writes the tree with the original image's ID (docs/instrument.md), for
-dcpi pp upload.`,
+processes' trees merged), with its metrics per context (calls; with
+--metrics also cycles and two events, each record's own, callees
+excluded) and --top children per record, ordered by the inclusive value
+of the --by metric (default calls), the paper's Table 3 of it, and the
+activations left out (lost to a longjmp, unmatched exits, stack overflow,
+an exhausted heap). --save FILE writes the tree with the original image's
+ID and its metrics (docs/instrument.md), for dcpi pp upload.`,
 		Example: `  dcpi pp counts hello.pix
   dcpi pp counts --top 0 hello.pix hello.pix.pp.out`,
 		Args: cobra.RangeArgs(1, 2),
@@ -182,7 +189,10 @@ dcpi pp upload.`,
 				if original != "" {
 					return fmt.Errorf("--original is for a paths-mode dump; this is %s", m.Mode)
 				}
-				return printCCTCounts(cmd.OutOrStdout(), bin, dump, save, top, asJSON)
+				return printCCTCounts(cmd.OutOrStdout(), bin, dump, save, by, top, asJSON)
+			}
+			if by != "" {
+				return fmt.Errorf("--by is for a CCT-mode dump; this is %s", m.Mode)
 			}
 			if original != "" || save != "" || asJSON {
 				return fmt.Errorf("--original, --save and --json are for a paths- or CCT-mode dump; this is %s", m.Mode)
@@ -198,6 +208,7 @@ dcpi pp upload.`,
 	cmd.Flags().StringVar(&original, "original", "", "paths mode: the uninstrumented binary (or workload name), to show each hot path's blocks")
 	cmd.Flags().StringVar(&save, "save", "", "paths mode: write the path profile (docs/paths.md encoding); cct mode: the tree")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "paths and cct modes: print the report as JSON")
+	cmd.Flags().StringVar(&by, "by", "", "cct mode: the `METRIC` that orders each record's children, by inclusive value (default calls)")
 	return cmd
 }
 
