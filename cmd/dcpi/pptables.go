@@ -32,16 +32,17 @@ func newPPTablesCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tables [flags] [WORKLOAD[:ARG,ARG...]...]",
 		Short: "The PLDI'97 paper's Tables 1, 2, 4 and 5 on embedded workloads",
-		Long: `Run each workload four times on a one-CPU simulated 21164 with ground
+		Long: `Run each workload five times on a one-CPU simulated 21164 with ground
 truth: the original, instrumented in paths mode, in paths mode with
 metrics (dcpi pp instrument --mode paths --metrics; hwsim's rdpic counting
-D-cache and I-cache misses) and in CCT mode, and print:
+D-cache and I-cache misses), in CCT mode (calls only) and in CCT mode
+with metrics (--mode cct --metrics), and print:
 
   Table 1  overhead: each instrumented process's cycles over the original's
-           (the CCT mode counts calls only: not the paper's Context+HW)
-  Table 2  perturbation: the metrics run's hwsim ground truth (the program
+           (paths, flow+HW, context: calls only, context+HW)
+  Table 2  perturbation: each metrics run's hwsim ground truth (the program
            image's user-mode cycles, instructions and events) over the
-           original's
+           original's: F for flow+HW, C for context+HW
   Table 4  hot paths by D-cache misses, from the metrics run's own path
            profile: hot paths take at least 1% of the misses, dense ones a
            larger share of the misses than of the instructions (a path's
@@ -104,18 +105,24 @@ type ppTablesRow struct {
 	BaseCycles  uint64   `json:"base_cycles"`
 	PathsRatio  float64  `json:"paths_overhead"`
 	FlowHWRatio float64  `json:"flow_hw_overhead"`
-	// ContextRatio is the CCT mode\'s (calls only: not the paper\'s
-	// Context+HW, which needs metrics per context).
-	ContextRatio float64           `json:"context_overhead"`
-	Perturbation []float64         `json:"perturbation"` // pptables.PerturbationMetrics
-	Hot          pptables.Table4   `json:"table4"`
-	Procs        pptables.Table5   `json:"table5"`
-	Special      map[string]uint64 `json:"uncounted"`
-	Original     pptables.Totals   `json:"original_truth"`
-	FlowHW       pptables.Totals   `json:"flow_hw_truth"`
+	// ContextRatio is the CCT mode's, calls only; ContextHWRatio the
+	// CCT mode's with metrics (the paper's Context+HW).
+	ContextRatio   float64 `json:"context_overhead"`
+	ContextHWRatio float64 `json:"context_hw_overhead"`
+	// Perturbation (the paper's F) is the flow+HW run's ground truth
+	// over the original's, PerturbationC (C) the context+HW run's; both
+	// in pptables.PerturbationMetrics' order.
+	Perturbation  []float64         `json:"perturbation"`
+	PerturbationC []float64         `json:"perturbation_c"`
+	Hot           pptables.Table4   `json:"table4"`
+	Procs         pptables.Table5   `json:"table5"`
+	Special       map[string]uint64 `json:"uncounted"`
+	Original      pptables.Totals   `json:"original_truth"`
+	FlowHW        pptables.Totals   `json:"flow_hw_truth"`
+	ContextHW     pptables.Totals   `json:"context_hw_truth"`
 }
 
-// ppTablesRun runs one workload four times and fills its row.
+// ppTablesRun runs one workload five times and fills its row.
 func ppTablesRun(name string, argv []string) (ppTablesRow, error) {
 	row := ppTablesRow{Workload: name, Args: argv}
 	orig, err := workloads.Binary(name)
@@ -150,15 +157,32 @@ func ppTablesRun(name string, argv []string) (ppTablesRow, error) {
 	if err != nil {
 		return row, err
 	}
-	if !bytes.Equal(pr.stdout, base.stdout) || !bytes.Equal(hr.stdout, base.stdout) || !bytes.Equal(cr.stdout, base.stdout) {
-		return row, fmt.Errorf("an instrumented run's output differs from the original's")
+	cm, err := instrument.Instrument(orig, name, instrument.Options{Mode: instrument.ModeCCT, DumpPath: "pp.out", Metrics: true})
+	if err != nil {
+		return row, err
+	}
+	cmr, err := ppTablesSim(name, cm.ELF, argv)
+	if err != nil {
+		return row, err
+	}
+	for _, r := range []ppTablesResult{pr, hr, cr, cmr} {
+		if !bytes.Equal(r.stdout, base.stdout) {
+			return row, fmt.Errorf("an instrumented run's output differs from the original's")
+		}
+	}
+	// The context+HW run's own tree must read back: a run whose records
+	// are unreadable measured nothing.
+	if _, err := instrument.ReadCCT(cm.ELF, cmr.dump); err != nil {
+		return row, fmt.Errorf("context+HW dump: %w", err)
 	}
 	row.BaseCycles = base.cycles
 	row.PathsRatio = pptables.Ratio(pr.cycles, base.cycles)
 	row.FlowHWRatio = pptables.Ratio(hr.cycles, base.cycles)
 	row.ContextRatio = pptables.Ratio(cr.cycles, base.cycles)
-	row.Original, row.FlowHW = base.truth, hr.truth
+	row.ContextHWRatio = pptables.Ratio(cmr.cycles, base.cycles)
+	row.Original, row.FlowHW, row.ContextHW = base.truth, hr.truth, cmr.truth
 	row.Perturbation = pptables.Perturbation(base.truth, hr.truth)
+	row.PerturbationC = pptables.Perturbation(base.truth, cmr.truth)
 	pc, err := instrument.ReadPaths(hw.ELF, hr.dump)
 	if err != nil {
 		return row, err
@@ -296,21 +320,27 @@ func renderPPTables(w io.Writer, rows []ppTablesRow) error {
 		_, err := fmt.Fprintln(w)
 		return err
 	}
-	if err := table("Table 1: overhead, instrumented process cycles / original's (context: the CCT mode, calls only)", "workload\targs\toriginal cycles\tpaths\tflow+HW\tcontext",
+	if err := table("Table 1: overhead, instrumented process cycles / original's (context: the CCT mode, calls only; context+HW: with metrics)", "workload\targs\toriginal cycles\tpaths\tflow+HW\tcontext\tcontext+HW",
 		func(tw io.Writer, r ppTablesRow) {
-			fmt.Fprintf(tw, "%s\t%s\t%.2fM\t%.2f×\t%.2f×\t%.2f×", r.Workload, strings.Join(r.Args, " "), float64(r.BaseCycles)/1e6, r.PathsRatio, r.FlowHWRatio, r.ContextRatio)
+			fmt.Fprintf(tw, "%s\t%s\t%.2fM\t%.2f×\t%.2f×\t%.2f×\t%.2f×", r.Workload, strings.Join(r.Args, " "), float64(r.BaseCycles)/1e6, r.PathsRatio, r.FlowHWRatio, r.ContextRatio, r.ContextHWRatio)
 		}); err != nil {
 		return err
 	}
-	if err := table("Table 2: perturbation, flow+HW / original (hwsim ground truth of the program image, user mode; - where the original has none)",
-		"workload\t"+strings.Join(pptables.PerturbationMetrics, "\t"),
+	var hdr []string
+	for _, m := range pptables.PerturbationMetrics {
+		hdr = append(hdr, m+" F", "C")
+	}
+	if err := table("Table 2: perturbation, F = flow+HW / original, C = context+HW / original (hwsim ground truth of the program image, user mode; - where the original has none)",
+		"workload\t"+strings.Join(hdr, "\t"),
 		func(tw io.Writer, r ppTablesRow) {
 			fmt.Fprint(tw, r.Workload)
-			for _, v := range r.Perturbation {
-				if v == 0 {
-					fmt.Fprint(tw, "\t-")
-				} else {
-					fmt.Fprintf(tw, "\t%.2f", v)
+			for i, v := range r.Perturbation {
+				for _, x := range []float64{v, r.PerturbationC[i]} {
+					if x == 0 {
+						fmt.Fprint(tw, "\t-")
+					} else {
+						fmt.Fprintf(tw, "\t%.2f", x)
+					}
 				}
 			}
 		}); err != nil {

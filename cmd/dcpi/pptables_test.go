@@ -13,7 +13,7 @@ import (
 // instructions, and ptrchase's misses concentrated in a few dense paths.
 func TestPPTables(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs workloads four times each")
+		t.Skip("runs workloads five times each")
 	}
 	out, _, err := run(t, "pp", "tables", "--json", "sort:300", "ptrchase:8192,8000")
 	if err != nil {
@@ -47,6 +47,15 @@ func TestPPTables(t *testing.T) {
 		if len(r.Perturbation) != 6 || r.Perturbation[1] <= 1 || r.Perturbation[0] <= 1 {
 			t.Errorf("%s: perturbation %v: the instrumented image must run more instructions and cycles", r.Workload, r.Perturbation)
 		}
+		// Context+HW reads the counters at every entry and exit: it costs
+		// more than counting calls, and its image runs more instructions
+		// and cycles than the original's.
+		if !(r.ContextHWRatio > r.ContextRatio) {
+			t.Errorf("%s: overhead context %.2f, context+HW %.2f: want the metrics to cost more", r.Workload, r.ContextRatio, r.ContextHWRatio)
+		}
+		if len(r.PerturbationC) != 6 || r.PerturbationC[1] <= 1 || r.PerturbationC[0] <= 1 {
+			t.Errorf("%s: perturbation C %v: the instrumented image must run more instructions and cycles", r.Workload, r.PerturbationC)
+		}
 		for name, v := range r.Special {
 			if v != 0 {
 				t.Errorf("%s: %d paths %s", r.Workload, v, name)
@@ -61,7 +70,7 @@ func TestPPTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"Table 1:", "Table 2:", "Table 4:", "Table 5:", "ptrchase"} {
+	for _, s := range []string{"Table 1:", "context+HW", "Table 2:", "cycles F", "Table 4:", "Table 5:", "ptrchase"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("the report lacks %q:\n%s", s, text)
 		}
