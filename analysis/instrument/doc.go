@@ -12,7 +12,10 @@
 // edges of every conditional branch and each jump-table transfer exactly.
 // Mode paths counts Ball-Larus paths (the paper's sec. 2); mode cct builds
 // the calling context tree at run time as the paper's call records (sec.
-// 4; cctmode.go), which ReadCCT turns into an analysis/cct tree.
+// 4; cctmode.go), which ReadCCT turns into an analysis/cct tree. With
+// Options.Metrics either mode also accumulates cycles and two hwsim rdpic
+// events per path or per context, each its own, callees excluded
+// (metrics.go; the program then runs on hwsim only).
 // docs/instrument.md describes the rewriting, register scavenging, the
 // dump and manifest formats, and the limits.
 package instrument
