@@ -139,6 +139,9 @@ type CPU struct {
 	// interpreter must fetch through the page table again.
 	codeStale bool
 
+	// stepOnly makes Run return after one instruction (Step).
+	stepOnly bool
+
 	asGen uint64  // AS.gen the TLBs were filled under
 	tlb   *tlbSet // the current mode's
 	utlb  tlbSet

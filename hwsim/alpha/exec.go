@@ -511,6 +511,9 @@ func (c *CPU) Run(until uint64) uint64 {
 		}
 		done++
 		c.Retired++
+		if c.stepOnly {
+			break
+		}
 	}
 	if c.Trap.Kind != TrapNone {
 		c.PC = c.Trap.PC
