@@ -64,9 +64,10 @@ const (
 )
 
 // DefaultValuesConfig is value sampling with module, runs of 0-7 skipped
-// and 8 captured instructions, and 2048 hot lists per CPU.
+// and 8 captured instructions, and 1024 hot lists per CPU (two tables of
+// about 400 KB each).
 func DefaultValuesConfig(module string) ValuesConfig {
-	return ValuesConfig{Module: module, Skip: 7, Run: 8, Lists: 2048, Seed: 1}
+	return ValuesConfig{Module: module, Skip: 7, Run: 8, Lists: 1024, Seed: 1}
 }
 
 // Validate reports the first problem with c (an unknown module lists the
@@ -108,10 +109,11 @@ type valueKey struct {
 // valueTable is a fixed-capacity open-addressing map from valueKey to a
 // hot list, built once, so that the handler never allocates.
 type valueTable struct {
-	keys  []valueKey // zero key: free (incarnation 0 is idle, never sampled here)
-	lists []hotlist.List
-	n     int // lists in use
-	max   int
+	keys    []valueKey // zero key: free (incarnation 0 is idle, never sampled here)
+	lists   []hotlist.List
+	backing []hotlist.Entry // max lists of M+1 entries, handed out in order of use
+	n       int             // lists in use
+	max     int
 }
 
 func newValueTable(lists int) *valueTable {
@@ -119,12 +121,8 @@ func newValueTable(lists int) *valueTable {
 	for size < 2*lists {
 		size <<= 1
 	}
-	t := &valueTable{keys: make([]valueKey, size), lists: make([]hotlist.List, size), max: lists}
-	backing := make([]hotlist.Entry, size*(hotlist.M+1))
-	for i := range t.lists {
-		t.lists[i].Entries = backing[i*(hotlist.M+1) : i*(hotlist.M+1) : (i+1)*(hotlist.M+1)]
-	}
-	return t
+	return &valueTable{keys: make([]valueKey, size), lists: make([]hotlist.List, size),
+		backing: make([]hotlist.Entry, lists*(hotlist.M+1)), max: lists}
 }
 
 // list returns k's list, adding it if there is room; nil if the table is
@@ -141,6 +139,8 @@ func (t *valueTable) list(k valueKey) *hotlist.List {
 				return nil
 			}
 			t.keys[i] = k
+			const w = hotlist.M + 1
+			t.lists[i] = hotlist.List{Entries: t.backing[t.n*w : t.n*w : (t.n+1)*w]}
 			t.n++
 			return &t.lists[i]
 		}
@@ -152,16 +152,16 @@ func (t *valueTable) reset() {
 	for i := range t.keys {
 		if t.keys[i] != (valueKey{}) {
 			t.keys[i] = valueKey{}
-			l := &t.lists[i]
-			l.Shift, l.N, l.Entries = 0, 0, l.Entries[:0]
+			t.lists[i] = hotlist.List{}
 		}
 	}
 	t.n = 0
 }
 
-// memoryBytes is t's memory: keys, list headers and entries.
+// memoryBytes is t's memory: keys (16 bytes), list headers (40) and
+// entries (16 each).
 func (t *valueTable) memoryBytes() int {
-	return len(t.keys)*(16+8+24) + len(t.keys)*(hotlist.M+1)*16
+	return len(t.keys)*(16+40) + len(t.backing)*16
 }
 
 // valueSampler is one CPU's interpreter and value tables: the active one

@@ -159,8 +159,8 @@ func (db *DB) storedValueStats(key []byte) (string, uint64, wire.ValueStats, err
 	return decodeValueStats(v)
 }
 
-// ValueQuery selects hot lists: Epochs (at least one) and Hosts (none:
-// the fleet, read from the fleet-wide table).
+// ValueQuery selects hot lists: Epochs (none: every epoch holding value
+// samples) and Hosts (none: the fleet, read from the fleet-wide table).
 type ValueQuery struct {
 	Epochs []uint64
 	Hosts  []string
@@ -180,8 +180,12 @@ func (db *DB) ValueLists(q ValueQuery) ([]wire.ValueList, error) {
 		kind   uint8
 	}
 	merged := map[key]hotlist.List{}
+	epochs, err := db.valueEpochs(q.Epochs)
+	if err != nil {
+		return nil, err
+	}
 	var prefixes [][]byte
-	for _, e := range q.Epochs {
+	for _, e := range epochs {
 		if len(q.Hosts) == 0 {
 			prefixes = append(prefixes, appendU64([]byte{tValueFleet}, e))
 		}
@@ -240,7 +244,11 @@ func (db *DB) ValueTotals(q ValueQuery) (modules []string, s wire.ValueStats, er
 		want[h] = true
 	}
 	seen := map[string]bool{}
-	for _, e := range q.Epochs {
+	epochs, err := db.valueEpochs(q.Epochs)
+	if err != nil {
+		return nil, s, err
+	}
+	for _, e := range epochs {
 		p := appendU64([]byte{tValueStats}, e)
 		it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
 		if err != nil {
@@ -268,4 +276,28 @@ func (db *DB) ValueTotals(q ValueQuery) (modules []string, s wire.ValueStats, er
 	}
 	slices.Sort(modules)
 	return modules, s, nil
+}
+
+// valueEpochs is epochs, or when it is empty every epoch with value
+// accounting ('z' keys). The caller holds db.mu.
+func (db *DB) valueEpochs(epochs []uint64) ([]uint64, error) {
+	if len(epochs) > 0 {
+		return epochs, nil
+	}
+	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: []byte{tValueStats}, UpperBound: []byte{tValueStats + 1}})
+	if err != nil {
+		return nil, err
+	}
+	var out []uint64
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()
+		if len(k) < 9 {
+			it.Close()
+			return nil, fmt.Errorf("%w: value stats key %x", ErrCorrupt, k)
+		}
+		if e := binary.BigEndian.Uint64(k[1:9]); len(out) == 0 || out[len(out)-1] != e {
+			out = append(out, e)
+		}
+	}
+	return out, it.Close()
 }
