@@ -9,7 +9,7 @@ import (
 	"dcpi/node/valuemod"
 )
 
-// Value sampling (Burrows et al., issue 16): at each counter interrupt in
+// Value sampling (Burrows et al.): at each counter interrupt in
 // user mode the handler interprets a short run of the interrupted context
 // (Context.Step really executes each instruction, once), captures what the
 // selected customization module asks for, and offers each value to the

@@ -122,7 +122,7 @@ func TestValueSamplingUnknownModule(t *testing.T) {
 	}
 }
 
-// TestLoadLatencySharesMatchGroundTruth is issue 16's acceptance check:
+// TestLoadLatencySharesMatchGroundTruth is value sampling's acceptance check:
 // on two hosts running ptrchase and hashdb, the fleet-wide load-latency
 // hot lists (merged across records and hosts by the unbiased rule) give,
 // for every load sampled often enough, shares per memory level that match
