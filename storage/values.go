@@ -255,8 +255,7 @@ func (db *DB) ValueTotals(q ValueQuery) (modules []string, s wire.ValueStats, er
 			return nil, s, err
 		}
 		for it.First(); it.Valid(); it.Next() {
-			host := string(bytes.TrimSuffix(it.Key()[len(p):], []byte{0}))
-			if len(want) > 0 && !want[host] {
+			if len(want) > 0 && !want[string(bytes.TrimSuffix(it.Key()[len(p):], []byte{0}))] {
 				continue
 			}
 			m, _, st, err := decodeValueStats(it.Value())
