@@ -50,7 +50,12 @@ func (c *CPU) Run(until uint64) uint64 {
 	for {
 		pc := c.PC
 		if pc>>PageShift != codeVPN || c.codeStale {
-			c.codeStale = false
+			// Step (step.go) keeps codeStale set, so that it returns here,
+			// off the common path, after one instruction.
+			if c.stepOnly && done > 0 {
+				break
+			}
+			c.codeStale = c.stepOnly
 			code = c.fetchPage(pc)
 			if code == nil {
 				c.Trap = Trap{Kind: TrapSegv, PC: pc, Addr: pc}
@@ -511,9 +516,6 @@ func (c *CPU) Run(until uint64) uint64 {
 		}
 		done++
 		c.Retired++
-		if c.stepOnly {
-			break
-		}
 	}
 	if c.Trap.Kind != TrapNone {
 		c.PC = c.Trap.PC
