@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -36,6 +37,10 @@ func setValues(cmd *cobra.Command, ncfg *simhost.Config, fromConfig string, o *p
 	ncfg.Node.Values = node.DefaultValuesConfig(o.values)
 	return nil
 }
+
+// errValuesLocalOnly refuses node.values for a cluster node: the
+// transport and the coordinator do not carry value records yet.
+var errValuesLocalOnly = errors.New("node.values: value sampling runs under dcpi profile only for now; a cluster node's transport does not carry value records (docs/values.md)")
 
 func hostMachines(hosts []profiledHost) []*hwsim.Machine {
 	out := make([]*hwsim.Machine, len(hosts))
