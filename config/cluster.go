@@ -59,6 +59,8 @@ type Node struct {
 	MaxBufferedMB int `mapstructure:"max_buffered_mb"`
 	// Stacks records sampled call stacks beside the flat profile.
 	Stacks bool `mapstructure:"stacks"`
+	// Values names the value-sampling module (node/valuemod; "": off).
+	Values string `mapstructure:"values"`
 }
 
 func clusterDefaults() (NATS, Coordinator, Aggregator, Node) {
@@ -72,7 +74,7 @@ var clusterKeys = []string{
 	"nats.urls", "nats.creds", "nats.ca", "nats.cert", "nats.key", "nats.embed_host", "nats.embed_port", "nats.stream_replicas",
 	"coordinator.id", "coordinator.raft_addr", "coordinator.data_dir", "coordinator.peers", "coordinator.heartbeat_timeout",
 	"aggregator.fetch_max", "aggregator.fetch_wait", "aggregator.max_proposal_entries",
-	"node.labels", "node.mix", "node.workloads", "node.seconds", "node.flush_every", "node.heartbeat", "node.max_buffered_mb", "node.stacks",
+	"node.labels", "node.mix", "node.workloads", "node.seconds", "node.flush_every", "node.heartbeat", "node.max_buffered_mb", "node.stacks", "node.values",
 }
 
 // ParsePeers parses "id=host:port" peers.

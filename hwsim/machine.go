@@ -56,6 +56,8 @@ type cpuState struct {
 	cur  *Process // the process the CPU runs, in user mode or in vmunix
 	runq []*Process
 
+	interrupted Interrupted // handed to the counter interrupt handler (values.go)
+
 	// The CPU's clock is cpu.Cycle; at a quantum boundary every CPU's
 	// clock has reached the machine's.
 	nextTick    uint64 // cycle of the next clock interrupt
@@ -73,6 +75,7 @@ type cpuState struct {
 	Profiling                        uint64 // cycles in counter interrupts and IPIs
 	ContextSwitches, Syscalls, Ticks uint64
 	Interrupts                       [alpha.NumEvents]uint64 // counter interrupts, by event
+	Interpreted                      uint64                  // instructions counter interrupt handlers stepped (Interrupted.Step)
 	IPIs                             uint64
 }
 
@@ -447,6 +450,9 @@ type CPUStats struct {
 	Ticks                         uint64 // clock interrupts taken
 	Interrupts                    [alpha.NumEvents]uint64
 	IPIs                          uint64
+	// Interpreted counts the instructions counter interrupt handlers
+	// stepped (value sampling); they are in Retired too.
+	Interpreted uint64
 	// Events counts memory-system and branch events (misses at each
 	// level, TLB misses, mispredicts), by alpha.Event.
 	Events [alpha.NumEvents]uint64
@@ -458,7 +464,7 @@ func (m *Machine) CPUStats() []CPUStats {
 	for i, c := range m.cpus {
 		out[i] = CPUStats{CPU: i, Retired: c.Retired, User: c.User, Kernel: c.Kernel, Idle: c.Idle,
 			Profiling: c.Profiling, ContextSwitches: c.ContextSwitches, Syscalls: c.Syscalls,
-			Ticks: c.Ticks, Interrupts: c.Interrupts, IPIs: c.IPIs, Events: c.cpu.PMU.Totals}
+			Ticks: c.Ticks, Interrupts: c.Interrupts, IPIs: c.IPIs, Interpreted: c.Interpreted, Events: c.cpu.PMU.Totals}
 	}
 	return out
 }

@@ -29,6 +29,9 @@ type Sample struct {
 	// of the millicode routines (__divqu and the like).
 	SP, FP, RA, T9 uint64
 	Mem            UserMemory
+	// Context lets the handler step the interrupted user context (value
+	// sampling, values.go); nil when Mem is.
+	Context *Interrupted
 }
 
 // UserMemory reads a process's memory for an observer: an aligned 8-byte
@@ -214,6 +217,8 @@ func (m *Machine) counterInterrupt(c *cpuState) {
 		s.PID, s.Incarnation = c.cur.PID, c.cur.Incarnation
 		if !c.cpu.Kernel && c.cpu.AS != nil {
 			s.SP, s.FP, s.RA, s.T9, s.Mem = c.cpu.R[30], c.cpu.R[15], c.cpu.R[26], c.cpu.R[23], c.cpu.AS
+			c.interrupted = Interrupted{m: m, c: c, start: start, live: true}
+			s.Context = &c.interrupted
 		}
 	}
 	c.Interrupts[ev]++
@@ -221,7 +226,13 @@ func (m *Machine) counterInterrupt(c *cpuState) {
 	if m.handler != nil {
 		cost += m.handler.CounterInterrupt(s)
 	}
-	m.spend(c, start+cost-c.cpu.Cycle, &c.Profiling)
+	var stepped uint64
+	if x := s.Context; x != nil {
+		x.live = false
+		stepped = x.stepped
+	}
+	// Steps have already moved the clock from start to start+stepped.
+	m.spend(c, start+stepped+cost-c.cpu.Cycle, &c.Profiling)
 	base := m.prof.timeBase()
 	if base < 0 && len(m.prof.Counters[i].Events) > 1 {
 		c.prof.next[i]++ // no time base: turn at the counter's own interrupts

@@ -57,6 +57,9 @@ type Sample struct {
 	// the stack is then the PC alone.
 	SP, FP, RA, T9 uint64
 	Mem            unwind.Memory
+	// Ctx is the interrupted user context for value sampling's
+	// interpreter (values.go); nil when Mem is.
+	Ctx Context
 }
 
 // EventKind is the kind of a loader event.
@@ -140,6 +143,7 @@ type MemPublisher struct {
 	mu      sync.Mutex
 	batches []*wire.Batch
 	images  map[wire.ImageKey]*wire.ImageRecord
+	values  []*wire.ValuesRecord // values_daemon.go
 }
 
 // PublishImage keeps r.

@@ -24,6 +24,8 @@ type Config struct {
 	// profile database has applied, so its batches are not taken for
 	// redeliveries.
 	FirstSeq []uint64
+	// Values turns value sampling on (values.go; zero: off).
+	Values ValuesConfig
 	// Carried are, per CPU, drop counters a restarted agent reports for
 	// its predecessor (samples its crash lost) in its first batch. They
 	// are not this run's samples, so its Accounted leaves them out.
@@ -73,6 +75,9 @@ type Node struct {
 	// stacks off, which is all the handler then tests.
 	stacks *stackSpaces
 
+	// values is value sampling's interpreter and tables (nil: off).
+	values *valuesDaemon
+
 	// mu guards the books and the daemon's counters: the daemon writes
 	// them, Follow and Stats read them from other goroutines.
 	mu     sync.Mutex
@@ -120,6 +125,9 @@ func New(host Host, cfg Config, pub Publisher, images ImageSource) (*Node, error
 		n.timing[i] = newHandlerTiming()
 	}
 	n.clockNS = clockReadCost()
+	if n.values, err = newValuesDaemon(cfg.Values, cpus, pub); err != nil {
+		return nil, err
+	}
 	if cfg.Driver.Stacks.Entries > 0 {
 		src, _ := images.(UnwindSource)
 		n.stacks = newStackSpaces(src)
@@ -160,6 +168,9 @@ func (n *Node) CounterInterrupt(s Sample) uint64 {
 			c, f = d.SampleStack(s, n.stacks.space(s.Incarnation))
 		}
 		cost, full = cost+c, full || f
+	}
+	if n.values != nil {
+		cost += n.values.samplers[s.CPU].interrupt(s)
 	}
 	if full {
 		n.steps.noteWake()
@@ -300,6 +311,9 @@ func (n *Node) drainAll() error {
 			return err
 		}
 	}
+	if err := n.drainValues(false); err != nil {
+		return err
+	}
 	n.maps.FlushCompleted()
 	return nil
 }
@@ -356,6 +370,9 @@ func (n *Node) finalDrain() error {
 		if err := n.publish(cpu, buf, sbuf, d.Stats(), n.host.Now()); err != nil {
 			return err
 		}
+	}
+	if err := n.drainValues(true); err != nil {
+		return err
 	}
 	n.maps.FlushCompleted()
 	return nil

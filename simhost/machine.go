@@ -45,6 +45,9 @@ func (i interrupts) CounterInterrupt(s hwsim.Sample) uint64 {
 	if s.Mem != nil { // a nil hwsim.UserMemory must stay a nil unwind.Memory
 		ns.Mem = s.Mem
 	}
+	if s.Context != nil { // likewise a nil *hwsim.Interrupted
+		ns.Ctx = s.Context
+	}
 	return i.h.CounterInterrupt(ns)
 }
 

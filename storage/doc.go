@@ -36,6 +36,9 @@
 //	'U' host\0 uploadID:16                              → path upload record: version 1, source, image:34, refusal reason ("" applied) (Set once)
 //	'W' source:1 image:34                               → merged path profile and CCT of every host (wire.PathProfile encoding, Set)
 //	'V' source:1 image:34 host\0                        → merged path profile and CCT of one host (wire.PathProfile encoding, Set)
+//	'v' epoch:8 host\0 image:34 offset:8 kind:1          → value-sampling hot list of one host (hotlist encoding, Set)
+//	'l' epoch:8 image:34 offset:8 kind:1                → value-sampling hot list of every host (hotlist encoding, Set)
+//	'z' epoch:8 host\0                                  → value-sampling accounting: version 1, modules, last Seq applied, interrupts by outcome (Set)
 //	'm' "schema"                                        → "dcpi-profile-db/2" (Set once)
 //	'm' "logindex"                                      → the Raft log index the database reflects (8 bytes, Set)
 //
@@ -66,6 +69,14 @@
 // schema version 2 without a new version: a database from before them
 // reads as one without stacks, and a build from before them reads none of
 // their prefixes.
+//
+// Value-sampling hot lists (wire.ValuesRecord; internal/hotlist) are
+// merged when applied, like path profiles, never summed: ApplyValues reads
+// each list's stored (epoch, host) and fleet-wide versions, merges the
+// record's into both by Gibbons-Matias's rule (the smaller τ thinned
+// first, coins seeded from the lists merged so every replica stores the
+// same) and writes them with the host's accounting in 'z' in one batch; a
+// record whose Seq is not past the last one 'z' holds is a redelivery.
 //
 // Path profiles (wire.PathUpload: Ball-Larus path counts and a calling
 // context tree of one image, from an instrumented run or hwsim's oracle)

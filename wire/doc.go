@@ -2,10 +2,12 @@
 // Batch a node's daemon publishes, the ImageRecord it publishes once per
 // image, and the PathUpload a host sends of a profiled run's path counts
 // and calling context tree (magic "DCPP", versioned on its own from 1; see
-// PathUpload.MarshalBinary and docs/cluster.md). Nodes, aggregators, the coordinator and the local sink all import it;
+// PathUpload.MarshalBinary and docs/cluster.md), and the ValuesRecord of a
+// host's value-sampling hot lists (magic "DCPV", versioned on its own from
+// 1; see ValuesRecord.MarshalBinary and docs/values.md). Nodes, aggregators, the coordinator and the local sink all import it;
 // of the project it imports only internal/bincodec, the byte-level codec
 // (uvarints, strings, the decoder) it shares with storage and the
-// coordinator. It owns the formats and their checks, not their transport or
+// coordinator, and internal/hotlist, the hot lists' own encoding. It owns the formats and their checks, not their transport or
 // storage.
 //
 // # Encoding (version 3; versions 1 and 2 are read too)

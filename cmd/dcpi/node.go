@@ -105,6 +105,9 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 			installPrograms(&hc, progs)
 			ncfg := simhost.DefaultConfig()
 			ncfg.Node.Host = cfg.Sim.Hostname
+			if cfg.Node.Values != "" {
+				return errValuesLocalOnly
+			}
 			if cfg.Node.Stacks {
 				if err := checkStacks(); err != nil {
 					return err

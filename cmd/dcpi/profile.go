@@ -37,6 +37,7 @@ type profileOptions struct {
 	stats     bool
 	hosts     int
 	stacks    bool
+	values    string // value-sampling module ("": off)
 }
 
 func newProfileCommand() *cobra.Command {
@@ -123,6 +124,9 @@ writes the ground truth of all the hosts summed per instruction.`,
 				ncfg.Node.Driver.Stacks = node.DefaultStackConfig()
 			}
 			ncfg.FlushEvery = uint64(cfg.Node.FlushEvery * float64(hc.ClockHz))
+			if err := setValues(cmd, &ncfg, cfg.Node.Values, &o); err != nil {
+				return err
+			}
 			if ncfg.Profile, err = profileFromFlags(o.events, o.mux); err != nil {
 				return err
 			}
@@ -146,6 +150,7 @@ writes the ground truth of all the hosts summed per instruction.`,
 	f.BoolVar(&o.stats, "stats", false, "print Table-4-like driver and daemon figures as well")
 	f.IntVar(&o.hosts, "hosts", 1, "run the programs on `N` simulated hosts at once (a fleet in one database)")
 	f.BoolVar(&o.stacks, "stacks", false, "record sampled call stacks beside the flat profile (docs/node.md, \"Call stacks\")")
+	f.StringVar(&o.values, "values", "", "value sampling with customization `MODULE` (loadlat, regvals, semiinv; docs/values.md): interpret a few instructions at each interrupt and keep hot lists")
 	return cmd
 }
 
@@ -307,6 +312,11 @@ func runProfile(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []progr
 	}
 	if !balanced {
 		return errors.New("conservation does not balance: samples were lost without a drop counter")
+	}
+	if o.values != "" {
+		if err := printValueConservation(w, db, hostMachines(hosts)); err != nil {
+			return err
+		}
 	}
 	err = db.Close()
 	db = nil

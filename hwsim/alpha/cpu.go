@@ -146,6 +146,10 @@ type CPU struct {
 	// interpreter must fetch through the page table again.
 	codeStale bool
 
+	// stepOnly makes Run return after one instruction (Step), by way of
+	// codeStale, so the common path tests nothing more.
+	stepOnly bool
+
 	asGen uint64  // AS.gen the TLBs were filled under
 	tlb   *tlbSet // the current mode's
 	utlb  tlbSet

@@ -59,7 +59,12 @@ func (c *CPU) Run(until uint64) uint64 {
 	for {
 		pc := c.PC
 		if pc>>PageShift != codeVPN || c.codeStale {
-			c.codeStale = false
+			// Step (step.go) keeps codeStale set, so that it returns here,
+			// off the common path, after one instruction.
+			if c.stepOnly && done > 0 {
+				break
+			}
+			c.codeStale = c.stepOnly
 			code = c.fetchPage(pc)
 			if code == nil {
 				c.Trap = Trap{Kind: TrapSegv, PC: pc, Addr: pc}

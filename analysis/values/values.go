@@ -1,0 +1,271 @@
+// Package values owns the value-sampling tools' analysis (dcpi values):
+// it turns the stored Gibbons-Matias hot lists (wire.ValueList, merged
+// over the hosts and epochs a query selects) into the load-latency
+// listing, the frequent values per instruction and the semi-invariant
+// finder of Burrows et al., each row beside DCPI's CYCLES samples at the
+// same PC. It reads through Source and symbolizes with analysis; it
+// computes nothing the lists do not say.
+package values
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"dcpi/analysis"
+	"dcpi/hwsim/alpha"
+	"dcpi/hwsim/alpha/disasm"
+	"dcpi/internal/hotlist"
+	"dcpi/node/valuemod"
+	"dcpi/storage"
+	"dcpi/wire"
+)
+
+// Source is where the hot lists and the interpreter's accounting come
+// from (*storage.DB).
+type Source interface {
+	ValueLists(q storage.ValueQuery) ([]wire.ValueList, error)
+	ValueTotals(q storage.ValueQuery) ([]string, wire.ValueStats, error)
+}
+
+// View is what a report shows.
+type View int
+
+// Views.
+const (
+	// Latency: loads' latency hot lists binned by hierarchy level.
+	Latency View = iota
+	// Frequent: each instruction's most frequent values of every type.
+	Frequent
+	// SemiInvariant: instructions whose operand or result mostly holds
+	// one value, ranked by that share weighted by DCPI's CYCLES samples
+	// there (the time a specialization could save).
+	SemiInvariant
+)
+
+// Query selects a report.
+type Query struct {
+	View   View
+	Epochs []uint64 // none: every epoch
+	Hosts  []string // none: the fleet
+	Images []wire.ImageKey
+	Limit  int // rows (0: all)
+	// MinSamples drops lists with fewer samples (N).
+	MinSamples uint64
+	Files      analysis.ImageFinder // nil: no instruction text
+}
+
+// Level is a memory-hierarchy level a load latency bins into.
+type Level int
+
+// The 21164's levels.
+const (
+	LevelDcache Level = iota
+	LevelScache
+	LevelBcache
+	LevelMemory
+	NumLevels
+)
+
+var levelNames = [NumLevels]string{"dcache", "scache", "bcache", "memory"}
+
+func (l Level) String() string { return levelNames[l] }
+
+// levelLatency is each level's latency as the interpreter measures it:
+// the load-to-use latencies of hwsim/timing's default 21164 (D-cache 2,
+// S-cache 8, B-cache 30, memory 142 cycles) plus the cycle the load's
+// issue takes. dtbMiss is what a DTB miss adds (35 cycles), so a latency
+// is ambiguous only where a level plus a DTB miss would land on another
+// level, which none of the defaults does.
+var levelLatency = [NumLevels]uint64{3, 9, 31, 143}
+
+const dtbMiss = 35
+
+// BinLatency returns the level a measured latency of cycles bins into:
+// the level whose latency, with or without a DTB miss, is nearest (ties
+// to the faster level). A full miss-address file's replays add a little
+// more, which the nearest level absorbs.
+func BinLatency(cycles uint64) Level {
+	best, bestD := LevelDcache, ^uint64(0)
+	for l, lat := range levelLatency {
+		for _, c := range []uint64{lat, lat + dtbMiss} {
+			d := max(c, cycles) - min(c, cycles)
+			if d < bestD {
+				best, bestD = Level(l), d
+			}
+		}
+	}
+	return best
+}
+
+// Value is one listed value with its estimated count (τ·c) and share of
+// the list's samples.
+type Value struct {
+	Value    string  `json:"value"`
+	Raw      uint64  `json:"raw"`
+	Estimate uint64  `json:"estimate"`
+	Share    float64 `json:"share"`
+	// Error is one standard deviation of the estimate, as a share:
+	// sqrt(c)·τ/N (the count c is binomial).
+	Error float64 `json:"error"`
+}
+
+// Row is one instruction's hot list of one value type.
+type Row struct {
+	Image     string  `json:"image"`
+	ImageKey  string  `json:"image_key"`
+	Offset    uint64  `json:"offset"`
+	PC        uint64  `json:"pc"`
+	Procedure string  `json:"procedure,omitempty"`
+	Insn      string  `json:"insn,omitempty"`
+	Kind      string  `json:"kind"`
+	Samples   uint64  `json:"samples"`     // n: values offered to the list
+	P         float64 `json:"probability"` // 1/τ: an offer's chance of being counted
+	NV        int     `json:"nv"`          // values listed
+	Values    []Value `json:"values"`
+	// Levels are, for a latency list, the estimated shares of its samples
+	// at each level (LevelDcache...); the rest of the samples fell to
+	// values the list did not keep.
+	Levels []float64 `json:"levels,omitempty"`
+	Cycles uint64    `json:"cycles"` // DCPI's CYCLES samples at this PC
+	// Score ranks the semi-invariant view: the top value's share times
+	// Cycles.
+	Score float64 `json:"score,omitempty"`
+}
+
+// Report is a dcpi values report.
+type Report struct {
+	View    string          `json:"view"`
+	Modules []string        `json:"modules"`
+	Stats   wire.ValueStats `json:"stats"`
+	Rows    []Row           `json:"rows"`
+}
+
+// Build reads the lists q selects from src and symbolizes them with sym
+// (which also supplies the CYCLES profile).
+func Build(src Source, sym *analysis.Symbolizer, q Query) (*Report, error) {
+	vq := storage.ValueQuery{Epochs: q.Epochs, Hosts: q.Hosts}
+	lists, err := src.ValueLists(vq)
+	if err != nil {
+		return nil, err
+	}
+	mods, stats, err := src.ValueTotals(vq)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{View: [...]string{"latency", "frequent", "semiinvariant"}[q.View], Modules: mods, Stats: stats}
+	cycles := map[wire.ImageKey]map[uint64]uint64{}
+	files := map[wire.ImageKey]*analysis.ImageFile{}
+	for _, l := range lists {
+		kind := valuemod.Kind(l.Kind)
+		switch {
+		case len(q.Images) > 0 && !slices.Contains(q.Images, l.Image),
+			l.List.N < q.MinSamples,
+			q.View == Latency && kind != valuemod.KindLatency,
+			q.View != Latency && kind == valuemod.KindLatency:
+			continue
+		}
+		row, err := buildRow(sym, q, l, cycles, files)
+		if err != nil {
+			return nil, err
+		}
+		if q.View == SemiInvariant {
+			if len(row.Values) == 0 || kind == valuemod.KindLatency {
+				continue
+			}
+			row.Score = row.Values[0].Share * float64(row.Cycles)
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	switch q.View {
+	case SemiInvariant:
+		slices.SortStableFunc(rep.Rows, func(a, b Row) int { return cmp.Compare(b.Score, a.Score) })
+	default:
+		slices.SortStableFunc(rep.Rows, func(a, b Row) int {
+			return cmp.Or(cmp.Compare(b.Cycles, a.Cycles), cmp.Compare(b.Samples, a.Samples))
+		})
+	}
+	if q.Limit > 0 && len(rep.Rows) > q.Limit {
+		rep.Rows = rep.Rows[:q.Limit]
+	}
+	return rep, nil
+}
+
+func buildRow(sym *analysis.Symbolizer, q Query, l wire.ValueList, cycles map[wire.ImageKey]map[uint64]uint64, files map[wire.ImageKey]*analysis.ImageFile) (Row, error) {
+	kind := valuemod.Kind(l.Kind)
+	row := Row{ImageKey: l.Image.String(), Offset: l.Offset, Kind: kind.String(), Samples: l.List.N,
+		P: 1 / float64(l.List.Tau()), NV: len(l.List.Entries)}
+	rec, err := sym.Image(l.Image)
+	if err != nil {
+		return row, err
+	}
+	var word uint32
+	haveWord := false
+	if rec != nil {
+		row.Image, row.PC = rec.Path, rec.Base+l.Offset
+		if t, err := sym.Table(l.Image); err == nil && t != nil {
+			if s, _, ok := t.Lookup(l.Offset); ok {
+				row.Procedure = s.Name
+			}
+		}
+		if q.Files != nil {
+			f, seen := files[l.Image]
+			if !seen {
+				if data, where, err := q.Files.FindImage(rec); err == nil {
+					f, _ = analysis.OpenImageFile(rec, data, where)
+				}
+				files[l.Image] = f
+			}
+			if f != nil {
+				if word, haveWord = f.Word(row.PC); haveWord {
+					row.Insn = strings.Replace(disasm.Insn(word, row.PC, nil), "\t", " ", 1)
+				}
+			}
+		}
+	}
+	byPC, ok := cycles[l.Image]
+	if !ok {
+		byPC = map[uint64]uint64{}
+		err := sym.Profile(storage.Query{Epochs: q.Epochs, Hosts: q.Hosts, Events: []uint8{uint8(alpha.EvCycles)}, Images: []wire.ImageKey{l.Image}},
+			func(_ wire.ImageKey, off uint64, _ uint8, _ string, n uint64) error {
+				byPC[off] += n
+				return nil
+			})
+		if err != nil {
+			return row, err
+		}
+		cycles[l.Image] = byPC
+	}
+	row.Cycles = byPC[l.Offset]
+	row.Values = shares(&l.List, kind, word)
+	if kind == valuemod.KindLatency {
+		row.Levels = make([]float64, NumLevels)
+		for _, v := range row.Values {
+			row.Levels[BinLatency(v.Raw)] += v.Share
+		}
+	}
+	return row, nil
+}
+
+// shares lists l's values by estimated count, most first, with their
+// shares of the list's samples.
+func shares(l *hotlist.List, kind valuemod.Kind, word uint32) []Value {
+	out := make([]Value, 0, len(l.Entries))
+	n := float64(l.N)
+	for _, e := range l.Entries {
+		est := e.Count << l.Shift
+		out = append(out, Value{Value: format(kind, word, e.Value), Raw: e.Value, Estimate: est,
+			Share: float64(est) / n, Error: math.Sqrt(float64(e.Count)) * float64(l.Tau()) / n})
+	}
+	slices.SortStableFunc(out, func(a, b Value) int { return cmp.Or(cmp.Compare(b.Estimate, a.Estimate), cmp.Compare(a.Raw, b.Raw)) })
+	return out
+}
+
+func format(kind valuemod.Kind, word uint32, v uint64) string {
+	if kind == valuemod.KindLatency {
+		return fmt.Sprint(v)
+	}
+	return valuemod.FormatRegister(kind, word, v)
+}

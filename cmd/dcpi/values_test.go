@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dcpi/internal/hotlist"
+	"dcpi/storage"
+	"dcpi/wire"
+)
+
+// valuesDB writes a database with one load's latency hot list, as a node
+// with value sampling would: /bin/app's load at offset 0x120 hit the
+// D-cache 70 times and went to memory 30 times, with 100 CYCLES samples
+// there; and a register result at 0x130 held 0x2a 90 times in 100.
+func valuesDB(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "db")
+	db, err := storage.Open(dir, storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := wire.MustParseImageKey("buildid:0101")
+	err = db.PutImage(&wire.ImageRecord{Version: wire.Version, Key: app, Path: "/bin/app", TextStart: 0x120000000, TextEnd: 0x120001000, Base: 0x120000000,
+		Symbols: []wire.Symbol{{Name: "main", Addr: 0x120000100, Size: 0x100}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &wire.Batch{Version: 2, Host: "h", Seq: 1, Epoch: 1, Entries: []wire.Entry{{Image: app, Offset: 0x120, Count: 100}}}
+	if _, err := db.ApplyBatch(b); err != nil {
+		t.Fatal(err)
+	}
+	r := &wire.ValuesRecord{Version: 1, Host: "h", Epoch: 1, Seq: 1, Module: "loadlat",
+		Stats: wire.ValueStats{Interrupts: 10, Completed: 8, NoContext: 1, GaveUp: map[string]uint64{"pal": 1}},
+		Lists: []wire.ValueList{
+			{Image: app, Offset: 0x120, Kind: 1, List: hotlist.List{N: 100, Entries: []hotlist.Entry{{Value: 3, Count: 70}, {Value: 143, Count: 30}}}},
+			{Image: app, Offset: 0x130, Kind: 2, List: hotlist.List{N: 100, Entries: []hotlist.Entry{{Value: 7, Count: 10}, {Value: 0x2a, Count: 90}}}},
+		}}
+	if _, err := db.ApplyValues(r); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	return dir
+}
+
+func TestValuesCommand(t *testing.T) {
+	dir := valuesDB(t)
+	out, _, err := run(t, "values", "--db", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"10 interrupts = 8 interpreted + 1 without user context + 1 gave up (pal)",
+		"0x120000120  main", "70.0%", "30.0%", "3: 70.0%", "143: 30.0%", "  100  "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("values: no %q in\n%s", want, out)
+		}
+	}
+	out, _, err = run(t, "values", "--db", dir, "--view", "frequent", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Rows []struct {
+			PC     uint64
+			Kind   string
+			Values []struct {
+				Value string
+				Share float64
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v in\n%s", err, out)
+	}
+	if len(rep.Rows) != 1 || rep.Rows[0].Kind != "result" || rep.Rows[0].Values[0].Value != "0x2a" || rep.Rows[0].Values[0].Share != 0.9 {
+		t.Fatalf("frequent view: %+v", rep)
+	}
+	if _, _, err := run(t, "values", "--db", dir, "--view", "nosuch"); err == nil || !strings.Contains(err.Error(), "latency, frequent or semiinv") {
+		t.Fatalf("--view nosuch: %v", err)
+	}
+}
+
+func TestProfileValuesUnknownModule(t *testing.T) {
+	_, _, err := run(t, "profile", "--values", "nosuch", "-o", filepath.Join(t.TempDir(), "db"), "--", "hello")
+	if err == nil || !strings.Contains(err.Error(), `unknown value-sampling module "nosuch" (known: loadlat, regvals, semiinv)`) {
+		t.Fatalf("--values nosuch: %v", err)
+	}
+}

@@ -1,0 +1,323 @@
+package simhost
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"dcpi/analysis/values"
+	"dcpi/hwsim"
+	"dcpi/hwsim/alpha"
+	"dcpi/hwsim/elfimage"
+	"dcpi/internal/hotlist"
+	"dcpi/node"
+	"dcpi/wire"
+	"dcpi/workloads"
+)
+
+// valuesHost runs names on a two-CPU timed machine with value sampling by
+// module and returns the machine, the node and what it published.
+func valuesHost(t *testing.T, module string, names ...string) (*hwsim.Machine, *node.Node, *node.MemPublisher) {
+	return valuesHostSeed(t, module, 1, false, names...)
+}
+
+func valuesHostSeed(t *testing.T, module string, seed uint64, truth bool, names ...string) (*hwsim.Machine, *node.Node, *node.MemPublisher) {
+	t.Helper()
+	cfg := hwsim.DefaultConfig()
+	cfg.CPUs = 2
+	cfg.Seed, cfg.GroundTruth = seed, truth
+	cfg.Files = map[string][]byte{}
+	for _, name := range names {
+		data, _ := workloads.Binary(name)
+		cfg.Files["/bin/"+name] = data
+	}
+	m, err := hwsim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ncfg := DefaultConfig()
+	ncfg.Node.Values = node.DefaultValuesConfig(module)
+	ncfg.Node.Values.Seed = seed
+	ncfg.Node.Host = fmt.Sprintf("alpha%d", seed)
+	ncfg.Profile.Counters[0].PeriodMin, ncfg.Profile.Counters[0].PeriodMax = 6000, 7000
+	ncfg.FlushEvery = 5_000_000
+	pub := &node.MemPublisher{}
+	h, err := New(m, ncfg, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		w, _ := workloadArgs(name)
+		if _, err := m.Spawn("/bin/"+name, append([]string{"/bin/" + name}, w...), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.Run(0); err != nil {
+		t.Fatal(err)
+	}
+	return m, h.Node(), pub
+}
+
+// TestValueSamplingConservesInterrupts runs value sampling end to end on
+// a simulated host and checks its accounting: every counter interrupt the
+// machine delivered is in exactly one record's stats, as interpreted to
+// the end, given up for a named reason, or without a user context; the
+// machine stepped exactly the instructions the records count; and the
+// load-latency hot lists cover loads of both programs.
+func TestValueSamplingConservesInterrupts(t *testing.T) {
+	m, n, pub := valuesHost(t, "loadlat", "ptrchase", "hashdb")
+	var delivered, interpreted uint64
+	for _, c := range m.CPUStats() {
+		for _, v := range c.Interrupts {
+			delivered += v
+		}
+		interpreted += c.Interpreted
+	}
+	var total wire.ValueStats
+	lists := 0
+	for _, r := range pub.Values() {
+		if !r.Stats.Conserved() {
+			t.Fatalf("record %d: stats %+v not conserved", r.Seq, r.Stats)
+		}
+		total.Add(r.Stats)
+		lists += len(r.Lists)
+		for _, l := range r.Lists {
+			if l.Kind != 1 {
+				t.Fatalf("loadlat list of kind %d", l.Kind)
+			}
+		}
+	}
+	if total.Interrupts != delivered {
+		t.Fatalf("records account for %d interrupts; the machine delivered %d", total.Interrupts, delivered)
+	}
+	var gaveUp uint64
+	for _, c := range total.GaveUp {
+		gaveUp += c
+	}
+	// A run's steps include the one given up, which executed nothing.
+	if total.Steps-gaveUp != interpreted {
+		t.Fatalf("records count %d steps (%d given up); the machine stepped %d", total.Steps, gaveUp, interpreted)
+	}
+	if total.Completed == 0 || lists == 0 || total.Values == 0 {
+		t.Fatalf("nothing interpreted: %+v, %d lists", total, lists)
+	}
+	if got := n.ValueTotals(); got.Interrupts != total.Interrupts {
+		t.Fatalf("node totals %d interrupts, records %d", got.Interrupts, total.Interrupts)
+	}
+	t.Logf("%d interrupts: %d no context, %d completed, gave up %v; %d steps, %d values, %d lists in %d records",
+		total.Interrupts, total.NoContext, total.Completed, total.GaveUp, total.Steps, total.Values, lists, len(pub.Values()))
+}
+
+func TestValueSamplingUnknownModule(t *testing.T) {
+	m, err := hwsim.New(hwsim.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ncfg := DefaultConfig()
+	ncfg.Node.Values = node.DefaultValuesConfig("nosuch")
+	_, err = New(m, ncfg, &node.MemPublisher{})
+	if err == nil || !strings.Contains(err.Error(), `"nosuch"`) || !strings.Contains(err.Error(), "loadlat, regvals, semiinv") {
+		t.Fatalf("unknown module: %v", err)
+	}
+}
+
+// TestLoadLatencySharesMatchGroundTruth is value sampling's acceptance check:
+// on two hosts running ptrchase and hashdb, the fleet-wide load-latency
+// hot lists (merged across records and hosts by the unbiased rule) give,
+// for every load sampled often enough, shares per memory level that match
+// hwsim's ground truth — each load's executions by the level its data came
+// from, read from the D-cache, S-cache and B-cache miss events the timing
+// model recorded at that PC — within the estimate's stated error (4
+// standard deviations) plus 0.04 for the sampling's own bias (interrupts
+// land on stalled instructions, so the runs after them are not a uniform
+// sample of executions). A load that follows a load of the same 32-byte
+// line in its block is left out, and counted: the interpreter runs every
+// instruction to completion, so the earlier load has always filled the
+// line and the follower measures a D-cache hit, where natively it waits
+// for the fill in flight (docs/values.md; the paper's interpreter did
+// the same).
+func TestLoadLatencySharesMatchGroundTruth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two timed hosts with ground truth")
+	}
+	type key struct {
+		path string
+		pc   uint64
+	}
+	merged := map[key]hotlist.List{}
+	truth := map[key]*alpha.PCTruth{}
+	coins := hotlist.NewCoin(7)
+	for seed := uint64(1); seed <= 2; seed++ {
+		m, _, pub := valuesHostSeed(t, "loadlat", seed, true, "ptrchase", "hashdb")
+		images := map[wire.ImageKey]string{}
+		for k, r := range pub.Images() {
+			images[k] = r.Path
+		}
+		for _, r := range pub.Values() {
+			for _, l := range r.Lists {
+				path := images[l.Image]
+				if path != "/bin/ptrchase" && path != "/bin/hashdb" {
+					continue
+				}
+				k := key{path, 0x120000000 + l.Offset}
+				have := merged[k]
+				merged[k] = hotlist.Merge(&have, &l.List, coins)
+			}
+		}
+		for path, g := range m.GroundTruth() {
+			for pc, tr := range g.PCs {
+				k := key{path, pc}
+				if truth[k] == nil {
+					truth[k] = &alpha.PCTruth{}
+				}
+				for i, n := range tr.Events {
+					truth[k].Events[i] += n
+				}
+			}
+		}
+	}
+	words := map[string]*elfimage.Image{}
+	for _, name := range []string{"ptrchase", "hashdb"} {
+		data, _ := workloads.Binary(name)
+		im, err := elfimage.Parse(data, "/bin/"+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		words["/bin/"+name] = im
+	}
+	checked, followers := 0, 0
+	for k, l := range merged {
+		tr := truth[k]
+		if l.N < 300 || tr == nil || tr.Events[alpha.EvLoads] == 0 {
+			continue
+		}
+		if sameLineFollower(words[k.path], k.pc) {
+			followers++
+			continue
+		}
+		ev := tr.Events
+		loads := float64(ev[alpha.EvLoads])
+		want := [values.NumLevels]float64{
+			float64(ev[alpha.EvLoads]-ev[alpha.EvDMiss]) / loads,
+			float64(ev[alpha.EvDMiss]-ev[alpha.EvSMiss]) / loads,
+			float64(ev[alpha.EvSMiss]-ev[alpha.EvBMiss]) / loads,
+			float64(ev[alpha.EvBMiss]) / loads,
+		}
+		var got, counted [values.NumLevels]float64
+		for _, e := range l.Entries {
+			lv := values.BinLatency(e.Value)
+			got[lv] += float64(e.Count<<l.Shift) / float64(l.N)
+			counted[lv] += float64(e.Count)
+		}
+		for lv := range values.NumLevels {
+			// The share's standard deviation: binomial counts at p = 1/τ
+			// and the sample's own binomial spread.
+			p := want[lv]
+			sd := float64(l.Tau())*math.Sqrt(max(counted[lv], 1))/float64(l.N) + math.Sqrt(p*(1-p)/float64(l.N))
+			if math.Abs(got[lv]-p) > 4*sd+0.04 {
+				t.Errorf("%s %#x (%d samples, τ %d): %v share %.3f, truth %.3f (±%.3f)", k.path, k.pc, l.N, l.Tau(), values.Level(lv), got[lv], p, sd)
+			}
+		}
+		t.Logf("%s %#x: n %d τ %d: measured %.3f, truth %.3f", k.path, k.pc, l.N, l.Tau(), got, want)
+		checked++
+	}
+	if checked < 10 {
+		t.Fatalf("only %d loads sampled often enough to check", checked)
+	}
+	t.Logf("%d loads checked, %d same-line followers left out", checked, followers)
+}
+
+// sameLineFollower reports whether the load at pc follows, within the
+// six instructions before it, a load from the same base register whose
+// displacement is within the same 32-byte D-cache line's reach, the base
+// unchanged in between.
+func sameLineFollower(im *elfimage.Image, pc uint64) bool {
+	word := func(a uint64) (alpha.Decoded, bool) {
+		seg, ok := im.SegmentFor(a)
+		if !ok || a+4 > seg.Vaddr+uint64(len(seg.Data)) {
+			return alpha.Decoded{}, false
+		}
+		o := a - seg.Vaddr
+		w := uint32(seg.Data[o]) | uint32(seg.Data[o+1])<<8 | uint32(seg.Data[o+2])<<16 | uint32(seg.Data[o+3])<<24
+		return alpha.Decode(w, alpha.EV67), true
+	}
+	d, ok := word(pc)
+	if !ok {
+		return false
+	}
+	for back := uint64(1); back <= 6; back++ {
+		p, ok := word(pc - 4*back)
+		if !ok {
+			return false
+		}
+		cl := alpha.ClassOf(p.Op)
+		if cl.Load && p.Rb == d.Rb && math.Abs(float64(int64(p.Imm)-int64(d.Imm))) < 32 {
+			return true
+		}
+		if (cl.Writes == 'a' && p.Ra == d.Rb) || (cl.Writes == 'c' && p.Rc == d.Rb) || cl.Branch || cl.Jump {
+			return false
+		}
+	}
+	return false
+}
+
+// TestValueSamplingSlowdown measures what value sampling costs against
+// plain sampling with DCPI's default periods (CYCLES 60K-64K, IMISS):
+// the simulated time ptrchase and hashdb take to finish on one CPU each.
+// The paper reports about 10%; the figure is logged for docs/values.md,
+// and the test requires a cost that is there and not absurd (0.5% to
+// 30%), and reports the hot lists' memory.
+func TestValueSamplingSlowdown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs four timed hosts")
+	}
+	run := func(module string) (uint64, *node.Node) {
+		cfg := hwsim.DefaultConfig()
+		cfg.CPUs = 2
+		cfg.Files = map[string][]byte{}
+		for _, name := range []string{"ptrchase", "hashdb"} {
+			data, _ := workloads.Binary(name)
+			cfg.Files["/bin/"+name] = data
+		}
+		m, err := hwsim.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ncfg := DefaultConfig()
+		if module != "" {
+			ncfg.Node.Values = node.DefaultValuesConfig(module)
+		}
+		h, err := New(m, ncfg, &node.MemPublisher{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var procs []*hwsim.Process
+		for _, name := range []string{"ptrchase", "hashdb"} {
+			w, _ := workloadArgs(name)
+			p, err := m.Spawn("/bin/"+name, append([]string{"/bin/" + name}, w...), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			procs = append(procs, p)
+		}
+		if err := h.Run(0); err != nil {
+			t.Fatal(err)
+		}
+		var cycles uint64
+		for _, p := range procs {
+			cycles += p.Cycles
+		}
+		return cycles, h.Node()
+	}
+	plain, _ := run("")
+	for _, module := range []string{"loadlat", "regvals"} {
+		valued, n := run(module)
+		slow := float64(valued)/float64(plain) - 1
+		t.Logf("%s: %d cycles vs %d with plain sampling: %.1f%% slower; hot-list tables %d KB per CPU",
+			module, valued, plain, 100*slow, n.ValuesMemoryBytes()>>10)
+		if slow < 0.005 || slow > 0.30 {
+			t.Errorf("%s: slowdown %.1f%%: want 0.5%% to 30%%", module, 100*slow)
+		}
+	}
+}
