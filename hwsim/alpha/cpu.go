@@ -125,6 +125,10 @@ type CPU struct {
 	Timing *Timing
 	// PMU is the performance counters.
 	PMU PMU
+	// Me is the ProfileMe hardware (profileme.go); nil when off, which
+	// costs Run one check per instruction.
+	Me    *ProfileMe
+	meTag meTag
 	// OnTransfer, when set, is called after every instruction Run
 	// executes whose successor is not pc+4 (a branch taken, a jump, a
 	// call, a return, a PAL call that redirects): ground truth for
