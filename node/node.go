@@ -395,7 +395,7 @@ func (n *Node) imageRecord(m Mapping) (*wire.ImageRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &wire.ImageRecord{Version: wire.Version, Key: key, Path: m.Path, Base: m.Base}
+	r := &wire.ImageRecord{Version: wire.StackVersion, Key: key, Path: m.Path, Base: m.Base}
 	if n.images == nil {
 		return r, nil
 	}
