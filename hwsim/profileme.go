@@ -153,6 +153,18 @@ func (m *Machine) deliverProfileMe(c *cpuState) uint64 {
 	return m.meHandler.ProfileMeInterrupt(c.id, c.me.samples, lost)
 }
 
+// StopProfileMe stops every CPU's ProfileMe counter, as StopProfiling
+// stops the performance counters: nothing is tagged after it, and what
+// the register copies hold waits for FlushProfileMe (or an interrupt
+// already due). Call it from the goroutine that runs the machine.
+func (m *Machine) StopProfileMe() {
+	for _, c := range m.cpus {
+		if c.cpu.Me != nil {
+			c.cpu.Me.Stop()
+		}
+	}
+}
+
 // FlushProfileMe delivers every CPU's partly filled register copies, as
 // the OS reads them when profiling stops, so no sample generated is left
 // in the hardware. Its handler cost is not charged: the run is over. Call

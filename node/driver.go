@@ -71,7 +71,7 @@ func (c DriverConfig) Validate() error {
 // both buffers (DCPI's default: 512 KB), and the stack table and buffers
 // when stacks are on.
 func (c DriverConfig) MemoryBytes() int {
-	return 16*(c.TableEntries+2*c.BufferEntries) + c.Stacks.memoryBytes()
+	return 16*(c.TableEntries+2*c.BufferEntries) + c.Stacks.memoryBytes() + c.Me.memoryBytes()
 }
 
 // handler is one specialized version of the interrupt handler (sec. 4.2:

@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"unsafe"
 
 	"dcpi/hwsim/alpha"
 	"dcpi/wire"
@@ -33,6 +34,11 @@ const MeAssoc = 4
 // DefaultMeConfig is what --profileme turns on: a 2K-entry table and two
 // 512-entry buffers (an entry is 312 bytes: 0.9 MB per CPU).
 func DefaultMeConfig() MeConfig { return MeConfig{Entries: 2 << 10, BufferEntries: 512} }
+
+// memoryBytes is the table and buffer pair's memory.
+func (c MeConfig) memoryBytes() int {
+	return int(unsafe.Sizeof(meSlot{})) * (c.Entries + 2*c.BufferEntries)
+}
 
 func (c MeConfig) validate() error {
 	if c.Entries == 0 {

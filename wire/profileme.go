@@ -100,6 +100,16 @@ func MeHistBucket(head uint64) int {
 	return min(bits.Len64(head), MeHistBuckets-1)
 }
 
+// ProfileMe drop reasons (Batch.MeDrops); stored data, never renamed.
+const (
+	// DropMeOverflowFull counts ProfileMe samples the driver dropped
+	// because both ProfileMe overflow buffers of their CPU were full.
+	DropMeOverflowFull = "profileme.overflow_full"
+	// DropMeHardwareFull counts records the hardware lost because every
+	// profile register copy was full when they completed.
+	DropMeHardwareFull = "profileme.hardware_full"
+)
+
 // MeCounts are an instruction's ProfileMe sums, indexed by the Me fields.
 type MeCounts [MeFields]uint64
 

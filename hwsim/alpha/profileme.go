@@ -155,6 +155,11 @@ func (p *ProfileMe) reload() {
 	}
 }
 
+// Stop stops the counter: no instruction is tagged after it (the count
+// is set 2^64-1 fetches away), and the records in the register copies
+// stay there for the OS to read with Take.
+func (p *ProfileMe) Stop() { p.left = ^uint64(0) }
+
 // fetched counts one fetched instruction and reports whether it is the
 // one to tag.
 func (p *ProfileMe) fetched() bool {
