@@ -36,6 +36,10 @@
 //	'U' host\0 uploadID:16                              → path upload record: version 1, source, image:34, refusal reason ("" applied) (Set once)
 //	'W' source:1 image:34                               → merged path profile and CCT of every host (wire.PathProfile encoding, Set)
 //	'V' source:1 image:34 host\0                        → merged path profile and CCT of one host (wire.PathProfile encoding, Set)
+//	'M' epoch:8 host\0 image:34 offset:8 pid:4 field:1  → ProfileMe sum of one wire.Me field (merged; nonzero fields only)
+//	'G' epoch:8 image:34 offset:8 field:1               → ProfileMe sum over all hosts and PIDs (merged)
+//	'S' epoch:8 host\0 class:1                          → ProfileMe samples per host, class 'k' in entries, 'u' unknown (merged)
+//	'D' epoch:8 host\0 name                             → named ProfileMe drop counter (merged)
 //	'm' "schema"                                        → "dcpi-profile-db/2" (Set once)
 //	'm' "logindex"                                      → the Raft log index the database reflects (8 bytes, Set)
 //
@@ -66,6 +70,16 @@
 // schema version 2 without a new version: a database from before them
 // reads as one without stacks, and a build from before them reads none of
 // their prefixes.
+//
+// ProfileMe samples (wire.MeEntry: one instruction's sums of retires,
+// aborts, event bits, stall cycles and latencies, docs/profileme.md) are
+// stored one key per nonzero field: 'M' host-major, 'G' rolled up over
+// hosts and PIDs for fleet-wide queries, and 'S' and 'D' the ProfileMe
+// view's conservation counters (per stream, samples in entries, unknown
+// and drops equal the instructions the hardware tagged). They are written
+// in the same Pebble batch as the delta's flat counts, so they share its
+// exactly-once application; like the stack tables they were added to
+// schema version 2 without a new version.
 //
 // Path profiles (wire.PathUpload: Ball-Larus path counts and a calling
 // context tree of one image, from an instrumented run or hwsim's oracle)
