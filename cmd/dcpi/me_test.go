@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
+	"dcpi/analysis"
 	"dcpi/storage"
 )
 
@@ -58,6 +61,49 @@ func TestProfileMeEndToEnd(t *testing.T) {
 	}
 	checkConservation(t, stderr, db)
 	checkMeConservation(t, stderr, db)
+
+	// dcpi me reads it back: the summary's samples are every attributed
+	// sample, and a procedure's listing sums to its summary line.
+	out, _, err := run(t, "me", "--db", db, "--json", "--limit", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep analysis.MeReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	sdb, err := storage.Open(db, storage.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, _, _, err := sdb.MeTotals(storage.Query{})
+	sdb.Close()
+	if err != nil || rep.Samples != stored || len(rep.Procs) == 0 || rep.Listing {
+		t.Fatalf("dcpi me: %d samples in %d procedures (listing %v); the database holds %d (%v)", rep.Samples, len(rep.Procs), rep.Listing, stored, err)
+	}
+	top := rep.Procs[0]
+	out, _, err = run(t, "me", "--db", db, "--json", "--image", top.Image, top.Procedure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list analysis.MeReport
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	var sum uint64
+	for _, in := range list.Procs[0].Instrs {
+		sum += in.Samples.Samples
+	}
+	if !list.Listing || len(list.Procs) != 1 || sum != top.Samples.Samples || sum == 0 {
+		t.Fatalf("listing of %s: %d instruction samples, summary says %d", top.Procedure, sum, top.Samples.Samples)
+	}
+	text, _, err := run(t, "me", "--db", db, "--image", top.Image, top.Procedure)
+	if err != nil || !strings.Contains(text, "abort intr") || !strings.Contains(text, "±") {
+		t.Fatalf("listing: %v\n%s", err, text)
+	}
+	if _, _, err := run(t, "me", "--db", db, "no_such_procedure"); err == nil || !strings.Contains(err.Error(), "no ProfileMe samples in procedure") {
+		t.Errorf("unknown procedure: %v", err)
+	}
 }
 
 // TestDemoProfileMeBalances: the demo's cluster with --profileme carries
