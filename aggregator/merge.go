@@ -40,8 +40,10 @@ func (p *Proposal) Entries() int {
 }
 
 // deltaSize is what a batch counts against the limits. A stack counts as
-// one entry: its frames are mostly shared through the frame table.
-func deltaSize(b *wire.Batch) int { return len(b.Entries) + len(b.Unknown) + len(b.Stacks) }
+// one entry: its frames are mostly shared through the frame table. A
+// ProfileMe entry counts as one too, though it holds up to wire.MeFields
+// sums: most are zero and not encoded.
+func deltaSize(b *wire.Batch) int { return len(b.Entries) + len(b.Unknown) + len(b.Stacks) + len(b.Me) }
 
 // Merge folds batches into deltas and groups the deltas into proposals.
 // Batches of one (host, CPU) stream with consecutive sequence numbers in
@@ -83,7 +85,7 @@ func Merge(batches []*wire.Batch, lim Limits) []Proposal {
 			members[len(members)-1] = append(members[len(members)-1], i)
 			continue
 		case cur != nil && b.Host == cur.Host && b.CPU == cur.CPU && b.Seq == last+1 &&
-			b.Epoch == cur.Epoch && len(cur.Entries)+len(cur.Stacks)+len(b.Entries)+len(b.Stacks) <= lim.MaxDeltaEntries:
+			b.Epoch == cur.Epoch && len(cur.Entries)+len(cur.Stacks)+len(cur.Me)+len(b.Entries)+len(b.Stacks)+len(b.Me) <= lim.MaxDeltaEntries:
 			fold(cur, b)
 			last = b.Seq
 			deltas[len(deltas)-1].Last = last
@@ -129,6 +131,8 @@ func clone(b *wire.Batch) *wire.Batch {
 	// Frames are never written through, so stacks may share them with b.
 	c.Stacks = slices.Clone(b.Stacks)
 	c.StackDrops = addDrops(nil, b.StackDrops)
+	c.Me = slices.Clone(b.Me)
+	c.MeDrops = addDrops(nil, b.MeDrops)
 	return &c
 }
 
@@ -142,9 +146,18 @@ func fold(dst, b *wire.Batch) {
 	// the PID survives into storage as the flat entries' does.
 	dst.Stacks = append(dst.Stacks, b.Stacks...)
 	dst.StackDrops = addDrops(dst.StackDrops, b.StackDrops)
+	// ProfileMe sums add per (image, offset, PID), as Normalize does.
+	dst.Me = append(dst.Me, b.Me...)
+	if u := dst.MeUnknown + b.MeUnknown; u >= dst.MeUnknown {
+		dst.MeUnknown = u
+	} else {
+		dst.MeUnknown = ^uint64(0) // saturate, as the counts do
+	}
+	dst.MeDrops = addDrops(dst.MeDrops, b.MeDrops)
 	dst.Start, dst.End = min(dst.Start, b.Start), max(dst.End, b.End)
 	// The accounting is cumulative: the later batch's describes the run.
-	// A delta of flat and stack batches is of the stack version.
+	// A delta of flat and stack batches is of the stack version, and
+	// one with a ProfileMe batch of the ProfileMe version.
 	dst.Version = max(dst.Version, b.Version)
 	dst.Delivered, dst.Accounted = b.Delivered, b.Accounted
 }

@@ -158,6 +158,11 @@ type TotalsReply struct {
 	// stacks.
 	StackSamples uint64            `json:",omitempty"`
 	StackDrops   map[string]uint64 `json:",omitempty"`
+	// The ProfileMe view (storage.DB.MeTotals): samples stored in
+	// entries and as unknown, and each ProfileMe drop counter. Zero where
+	// no node ran ProfileMe.
+	MeSamples, MeUnknown uint64            `json:",omitempty"`
+	MeDrops              map[string]uint64 `json:",omitempty"`
 }
 
 // ProfileRequest asks for one page of storage.Profile rows after a position.

@@ -238,6 +238,7 @@ func (s *service) queries() map[string]query {
 		QueryEpochs: s.queryEpochs, QueryNodes: s.queryNodes, QueryImages: s.queryImages,
 		QueryApplied: s.queryApplied, QueryTotals: s.queryTotals, QueryProfile: s.queryProfile,
 		QueryStacks: s.queryStacks, QueryPathImages: s.queryPathImages, QueryPaths: s.queryPaths,
+		QueryProfileMe: s.queryProfileMe,
 	}
 }
 
@@ -687,7 +688,10 @@ func (s *service) queryTotals(ctx context.Context, m *nats.Msg, _ func(string) (
 		if out.Samples, out.Unknown, out.Drops, err = db.Totals(q); err != nil {
 			return err
 		}
-		out.StackSamples, out.StackDrops, err = db.StackTotals(q)
+		if out.StackSamples, out.StackDrops, err = db.StackTotals(q); err != nil {
+			return err
+		}
+		out.MeSamples, out.MeUnknown, out.MeDrops, err = db.MeTotals(q)
 		return err
 	})
 	if err != nil {

@@ -39,6 +39,7 @@ type Machine struct {
 
 	prof       ProfileConfig
 	handler    CounterHandler
+	meHandler  ProfileMeHandler // nil: ProfileMe off (profileme.go)
 	ipis       ipiQueue
 	ipiPending atomic.Bool
 	// beforeIPIs runs before each round takes queued IPIs (SetIPISync).
@@ -66,6 +67,7 @@ type cpuState struct {
 	loaded      *Process
 
 	prof       profCPU
+	me         meCPU
 	ipis       []IPIHandler
 	seenEvents [alpha.NumEvents]uint64 // PMU totals already charged
 	mem        *memSystem              // nil without the timing model
@@ -324,6 +326,9 @@ func (m *Machine) runCPU(c *cpuState, end uint64) {
 		}
 		p, kernel, before := c.cur, c.cpu.Kernel, c.cpu.Cycle
 		m.setPICBase(c, p)
+		if c.cpu.Me != nil {
+			c.cpu.Me.Context = meContext(p)
+		}
 		n := c.cpu.Run(until)
 		spent := c.cpu.Cycle - before
 		c.Retired += n

@@ -205,6 +205,10 @@ func (m *Machine) turnCounter(c *cpuState, j int) {
 
 // counterInterrupt delivers the due counter interrupt of c to the driver.
 func (m *Machine) counterInterrupt(c *cpuState) {
+	if m.profileMeDue(c) {
+		m.profileMeInterrupt(c)
+		return
+	}
 	i, ok := c.cpu.PMU.Pending(^uint64(0))
 	if !ok {
 		return

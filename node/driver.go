@@ -25,6 +25,8 @@ type DriverConfig struct {
 	Cost CostModel
 	// Stacks configures the call stack table (zero: stacks off).
 	Stacks StackConfig
+	// Me configures the ProfileMe table (zero: off; profileme.go).
+	Me MeConfig
 }
 
 // DefaultDriverConfig is DCPI's: a 16K-entry 4-way round-robin table and
@@ -59,6 +61,9 @@ func (c DriverConfig) Validate() error {
 	if err := c.Stacks.validate(); err != nil {
 		return bad("%v", err)
 	}
+	if err := c.Me.validate(); err != nil {
+		return bad("%v", err)
+	}
 	return nil
 }
 
@@ -66,7 +71,7 @@ func (c DriverConfig) Validate() error {
 // both buffers (DCPI's default: 512 KB), and the stack table and buffers
 // when stacks are on.
 func (c DriverConfig) MemoryBytes() int {
-	return 16*(c.TableEntries+2*c.BufferEntries) + c.Stacks.memoryBytes()
+	return 16*(c.TableEntries+2*c.BufferEntries) + c.Stacks.memoryBytes() + c.Me.memoryBytes()
 }
 
 // handler is one specialized version of the interrupt handler (sec. 4.2:
@@ -103,6 +108,7 @@ type Driver struct {
 	satAt  uint64 // count at which an entry is sent out (CountMax; tests lower it)
 	out    overflowPair[slot]
 	stk    *stackSide // nil: stacks off (stack.go)
+	me     *meSide    // nil: ProfileMe off (profileme.go)
 
 	normal   handler // the table handler for the configured policy
 	flushing bool    // between BeginFlush and EndFlush (not read by handlers)
@@ -126,6 +132,9 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 	}
 	if cfg.Stacks.Entries > 0 {
 		d.stk = newStackSide(cfg.Stacks)
+	}
+	if cfg.Me.Entries > 0 {
+		d.me = newMeSide(cfg.Me)
 	}
 	switch {
 	case cfg.Policy == SwapToFront:
@@ -370,11 +379,17 @@ type DriverStats struct {
 	StackTruncated uint64 // walks that stopped before the outermost frame
 	StackHeuristic uint64 // frames unwound by prologue scanning (no table row)
 	CyclesStack    uint64 // modelled cycles the stack side added
+
+	// The ProfileMe side (profileme.go), zero with it off.
+	MeSamples uint64 // records the handler was given
+	MeDropped uint64 // records no ProfileMe buffer had room for
+	MeLost    uint64 // records the hardware lost (every register copy full)
+	CyclesMe  uint64 // modelled cycles the ProfileMe side added
 }
 
 // Cycles is the modelled total of the handler's cycles.
 func (s DriverStats) Cycles() uint64 {
-	return s.CyclesHit + s.CyclesMiss + s.CyclesDirect + s.CyclesStack
+	return s.CyclesHit + s.CyclesMiss + s.CyclesDirect + s.CyclesStack + s.CyclesMe
 }
 
 // Add adds o's counters to s, for totals over CPUs or runs.
@@ -403,6 +418,10 @@ func (s *DriverStats) Add(o DriverStats) {
 	s.StackTruncated += o.StackTruncated
 	s.StackHeuristic += o.StackHeuristic
 	s.CyclesStack += o.CyclesStack
+	s.MeSamples += o.MeSamples
+	s.MeDropped += o.MeDropped
+	s.MeLost += o.MeLost
+	s.CyclesMe += o.CyclesMe
 }
 
 // Stats returns the driver's counters (CPU side: call it on the driver's
@@ -413,6 +432,9 @@ func (d *Driver) Stats() DriverStats {
 	s.BuffersCompleted = d.out.completed
 	if d.stk != nil {
 		s.BuffersCompleted += d.stk.out.completed
+	}
+	if d.me != nil {
+		s.BuffersCompleted += d.me.out.completed
 	}
 	return s
 }

@@ -54,6 +54,9 @@ func (d *Driver) BeginFlush() {
 	if d.stk != nil {
 		d.stk.flushing = true
 	}
+	if d.me != nil {
+		d.me.flushing = true
+	}
 }
 
 // EndFlush (CPU side, in an IPI handler) switches back to the table
@@ -62,6 +65,9 @@ func (d *Driver) EndFlush() {
 	d.handle, d.flushing = d.normal, false
 	if d.stk != nil {
 		d.stk.flushing = false
+	}
+	if d.me != nil {
+		d.me.flushing = false
 	}
 }
 
@@ -87,6 +93,9 @@ func (d *Driver) HandOff(seal bool) int {
 	if d.stk != nil {
 		d.stk.out.handOff(seal)
 	}
+	if d.me != nil {
+		d.me.out.handOff(seal)
+	}
 	return d.out.handOff(seal)
 }
 
@@ -110,6 +119,9 @@ func (d *Driver) TakeFull(dst []Entry) ([]Entry, bool) {
 func (d *Driver) Release() int {
 	if d.stk != nil {
 		d.stk.out.release()
+	}
+	if d.me != nil {
+		d.me.out.release()
 	}
 	return d.out.release()
 }

@@ -38,6 +38,13 @@ type Ledger struct {
 	stk            stackBook
 	stackDropsSeen []uint64
 
+	// The ProfileMe side (attribute_me.go): the samples of the batch
+	// being built, and per CPU the driver's ProfileMe drops and the
+	// hardware's losses already reported.
+	me                      meBook
+	meDropsSeen, meLostSeen []uint64
+	meBooked                map[string]uint64
+
 	// What the batches have reported, for the node's metrics: each
 	// CPU's driver interrupts as of its last drain, and the drop
 	// counters (flat and stack) summed over the batches published.
@@ -56,7 +63,8 @@ func NewLedger(cfg Config, cpus int, im *ImageMaps) (*Ledger, error) {
 		seq: make([]uint64, cpus), epochFirst: make([]uint64, cpus), accounted: make([]uint64, cpus),
 		lastCycle: make([]uint64, cpus), dropsSeen: make([]uint64, cpus), carried: make([]map[string]uint64, cpus),
 		stackDropsSeen: make([]uint64, cpus), delivered: make([]uint64, cpus),
-		dropsBooked: map[string]uint64{}, stackBooked: map[string]uint64{}}
+		dropsBooked: map[string]uint64{}, stackBooked: map[string]uint64{},
+		meDropsSeen: make([]uint64, cpus), meLostSeen: make([]uint64, cpus), meBooked: map[string]uint64{}}
 	for cpu := range l.seq {
 		l.seq[cpu] = 1
 		if cpu < len(cfg.FirstSeq) && cfg.FirstSeq[cpu] > 0 {
@@ -90,6 +98,18 @@ func (l *Ledger) Drained(cpu int, entries []Entry, st DriverStats, now uint64) (
 // is of wire.StackVersion, and one without stacks or stack drops keeps
 // wire.Version, so a node with stacks off publishes what it always did.
 func (l *Ledger) DrainedStacks(cpu int, entries []Entry, stacks []StackSample, st DriverStats, now uint64) (*wire.Batch, []Mapping, error) {
+	return l.DrainedAll(cpu, entries, stacks, nil, st, now)
+}
+
+// DrainedAll is DrainedStacks with the ProfileMe samples the drain handed
+// over too. They go into the same batch, attributed to (image, offset),
+// with the samples no map covers in MeUnknown and, in MeDrops, the
+// driver's ProfileMe drops (wire.DropMeOverflowFull) and the records the
+// hardware lost (wire.DropMeHardwareFull) since the last batch; such a
+// batch is of wire.MeVersion. Per CPU, over the batches, the samples in
+// Me, MeUnknown and MeDrops equal the records the hardware tagged and
+// delivered or lost.
+func (l *Ledger) DrainedAll(cpu int, entries []Entry, stacks []StackSample, me []MeSample, st DriverStats, now uint64) (*wire.Batch, []Mapping, error) {
 	if cpu < 0 || cpu >= len(l.seq) {
 		return nil, nil, fmt.Errorf("node: drained cpu %d of %d", cpu, len(l.seq))
 	}
@@ -99,6 +119,10 @@ func (l *Ledger) DrainedStacks(cpu int, entries []Entry, stacks []StackSample, s
 	if st.StackDropped < l.stackDropsSeen[cpu] {
 		return nil, nil, fmt.Errorf("node: cpu %d: driver stack drops went back from %d to %d", cpu, l.stackDropsSeen[cpu], st.StackDropped)
 	}
+	if st.MeDropped < l.meDropsSeen[cpu] || st.MeLost < l.meLostSeen[cpu] {
+		return nil, nil, fmt.Errorf("node: cpu %d: ProfileMe drops went back from %d/%d to %d/%d", cpu,
+			l.meDropsSeen[cpu], l.meLostSeen[cpu], st.MeDropped, st.MeLost)
+	}
 	newImages, err := l.att.add(entries)
 	if err != nil {
 		return nil, nil, err
@@ -107,6 +131,19 @@ func (l *Ledger) DrainedStacks(cpu int, entries []Entry, stacks []StackSample, s
 	if newImages, err = l.att.addStacks(&l.stk, stacks, newImages); err != nil {
 		return nil, nil, err
 	}
+	if newImages, err = l.att.addMe(&l.me, me, newImages); err != nil {
+		return nil, nil, err
+	}
+	var meDrops map[string]uint64
+	for name, d := range map[string]uint64{wire.DropMeOverflowFull: st.MeDropped - l.meDropsSeen[cpu], wire.DropMeHardwareFull: st.MeLost - l.meLostSeen[cpu]} {
+		if d > 0 {
+			if meDrops == nil {
+				meDrops = map[string]uint64{}
+			}
+			meDrops[name] = d
+		}
+	}
+	l.meDropsSeen[cpu], l.meLostSeen[cpu] = st.MeDropped, st.MeLost
 	var stackDrops map[string]uint64
 	if d := st.StackDropped - l.stackDropsSeen[cpu]; d > 0 {
 		stackDrops = map[string]uint64{wire.DropStackOverflowFull: d}
@@ -128,7 +165,7 @@ func (l *Ledger) DrainedStacks(cpu int, entries []Entry, stacks []StackSample, s
 		}
 		l.carried[cpu] = nil
 	}
-	if len(entries) == 0 && drops == nil && len(l.stk.counts) == 0 && stackDrops == nil {
+	if len(entries) == 0 && drops == nil && len(l.stk.counts) == 0 && stackDrops == nil && l.me.empty() && meDrops == nil {
 		return nil, newImages, nil
 	}
 	b := l.att.batch(l.host, l.epoch, uint16(cpu), l.seq[cpu], l.lastCycle[cpu], now, drops)
@@ -142,6 +179,16 @@ func (l *Ledger) DrainedStacks(cpu int, entries []Entry, stacks []StackSample, s
 		b.Version, b.Stacks, b.StackDrops = wire.StackVersion, l.stk.batch(), stackDrops
 		l.stats.Stacks += uint64(len(b.Stacks))
 		l.stats.StackSamples += b.StackTotal()
+	}
+	if !l.me.empty() || meDrops != nil {
+		b.Version, b.MeDrops = wire.MeVersion, meDrops
+		b.Me, b.MeUnknown = l.me.batch(l.att.images)
+		for name, d := range meDrops {
+			l.meBooked[name] += d
+		}
+		l.stats.MeEntries += uint64(len(b.Me))
+		l.stats.MeUnknown += b.MeUnknown
+		l.stats.MeSamples += b.MeTotal()
 	}
 	l.accounted[cpu] += b.Total() + own
 	b.Delivered, b.Accounted = st.Samples, l.accounted[cpu]
@@ -205,11 +252,13 @@ type Booked struct {
 	// carried, by name, summed: the driver's own and a predecessor's
 	// carried losses.
 	Drops, StackDrops map[string]uint64
+	// MeDrops are the ProfileMe drop counters the batches carried.
+	MeDrops map[string]uint64
 }
 
 // Booked returns the running totals of what the batches reported.
 func (l *Ledger) Booked() Booked {
-	b := Booked{Drops: maps.Clone(l.dropsBooked), StackDrops: maps.Clone(l.stackBooked)}
+	b := Booked{Drops: maps.Clone(l.dropsBooked), StackDrops: maps.Clone(l.stackBooked), MeDrops: maps.Clone(l.meBooked)}
 	for _, d := range l.delivered {
 		b.Delivered += d
 	}
@@ -237,5 +286,6 @@ func (l *Ledger) ImageFigures() []ImageFigures {
 func (l *Ledger) memoryBytes() int {
 	perCount := int(unsafe.Sizeof(entryKey{})) + 8
 	perStack := int(unsafe.Sizeof(wire.StackEntry{})) + 16 + 12*8 // entry, key, a typical chain
-	return l.att.maps.MemoryBytes() + l.att.peak*perCount + l.stk.peak*perStack
+	perMe := int(unsafe.Sizeof(meKey{})+unsafe.Sizeof(wire.MeCounts{})) + 16
+	return l.att.maps.MemoryBytes() + l.att.peak*perCount + l.stk.peak*perStack + l.me.peak*perMe
 }

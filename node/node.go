@@ -70,6 +70,7 @@ type Node struct {
 
 	buf  []Entry       // the daemon's drain buffer
 	sbuf []StackSample // and its stack drain buffer
+	mbuf []MeSample    // and its ProfileMe drain buffer
 
 	// stacks hands the handler each process's unwind space; nil with
 	// stacks off, which is all the handler then tests.
@@ -90,9 +91,13 @@ type DaemonStats struct {
 	Batches, Entries, Samples, Unknown uint64
 	// Stacks and StackSamples count the stack entries published and the
 	// samples they hold (stacks on).
-	Stacks, StackSamples     uint64
-	Images                   int
-	FullDrains, BufferDrains uint64
+	Stacks, StackSamples uint64
+	// MeEntries, MeSamples and MeUnknown count the ProfileMe entries
+	// published, the samples in them and in MeUnknown, and those alone
+	// (ProfileMe on).
+	MeEntries, MeSamples, MeUnknown uint64
+	Images                          int
+	FullDrains, BufferDrains        uint64
 	// HostNanos is host time spent attributing and publishing.
 	HostNanos uint64
 }
@@ -137,6 +142,9 @@ func New(host Host, cfg Config, pub Publisher, images ImageSource) (*Node, error
 	}
 	host.SetIPISync(n.steps.sync)
 	if err := host.StartProfiling(n); err != nil {
+		return nil, err
+	}
+	if err := n.startProfileMe(); err != nil {
 		return nil, err
 	}
 	return n, nil
@@ -288,7 +296,7 @@ func (n *Node) drainBuffers() error {
 		if err := n.ipi(cpu, func(d *Driver) { d.HandOff(false) }); err != nil {
 			return err
 		}
-		if err := n.takeBuffers(cpu, n.buf[:0], n.sbuf[:0]); err != nil {
+		if err := n.takeBuffers(cpu, n.buf[:0], n.sbuf[:0], n.mbuf[:0]); err != nil {
 			return err
 		}
 	}
@@ -304,10 +312,11 @@ func (n *Node) drainAll() error {
 		}
 		buf := d.DrainTable(n.buf[:0])
 		sbuf := d.DrainStacks(n.sbuf[:0])
+		mbuf := d.DrainMe(n.mbuf[:0])
 		if err := n.ipi(cpu, func(d *Driver) { d.EndFlush(); d.HandOff(true) }); err != nil {
 			return err
 		}
-		if err := n.takeBuffers(cpu, buf, sbuf); err != nil {
+		if err := n.takeBuffers(cpu, buf, sbuf, mbuf); err != nil {
 			return err
 		}
 	}
@@ -322,7 +331,7 @@ func (n *Node) drainAll() error {
 // back by IPI, and publishes the lot. The driver's counters and the time
 // are read on the CPU, in the IPI that ends the drain: the daemon never
 // reads the host directly.
-func (n *Node) takeBuffers(cpu int, buf []Entry, sbuf []StackSample) error {
+func (n *Node) takeBuffers(cpu int, buf []Entry, sbuf []StackSample, mbuf []MeSample) error {
 	d := n.drivers[cpu]
 	for {
 		var ok bool
@@ -336,13 +345,19 @@ func (n *Node) takeBuffers(cpu int, buf []Entry, sbuf []StackSample) error {
 			break
 		}
 	}
-	n.buf, n.sbuf = buf, sbuf
+	for {
+		var ok bool
+		if mbuf, ok = d.TakeFullMe(mbuf); !ok {
+			break
+		}
+	}
+	n.buf, n.sbuf, n.mbuf = buf, sbuf, mbuf
 	var st DriverStats
 	var now uint64
 	if err := n.ipi(cpu, func(d *Driver) { d.Release(); st, now = d.Stats(), n.host.Now() }); err != nil {
 		return err
 	}
-	return n.publish(cpu, buf, sbuf, st, now)
+	return n.publish(cpu, buf, sbuf, mbuf, st, now)
 }
 
 // finalDrain empties every driver with the host stopped: nothing runs on
@@ -352,6 +367,7 @@ func (n *Node) finalDrain() error {
 		d.BeginFlush()
 		buf := d.DrainTable(nil)
 		sbuf := d.DrainStacks(nil)
+		mbuf := d.DrainMe(nil)
 		d.EndFlush()
 		d.HandOff(true)
 		for {
@@ -366,8 +382,14 @@ func (n *Node) finalDrain() error {
 				break
 			}
 		}
+		for {
+			var ok bool
+			if mbuf, ok = d.TakeFullMe(mbuf); !ok {
+				break
+			}
+		}
 		d.Release()
-		if err := n.publish(cpu, buf, sbuf, d.Stats(), n.host.Now()); err != nil {
+		if err := n.publish(cpu, buf, sbuf, mbuf, d.Stats(), n.host.Now()); err != nil {
 			return err
 		}
 	}
@@ -380,13 +402,13 @@ func (n *Node) finalDrain() error {
 
 // publish books one CPU's drained entries and publishes the records of
 // new images, then the batch.
-func (n *Node) publish(cpu int, entries []Entry, stacks []StackSample, st DriverStats, now uint64) error {
+func (n *Node) publish(cpu int, entries []Entry, stacks []StackSample, me []MeSample, st DriverStats, now uint64) error {
 	start := time.Now()
 	defer func() {
 		n.count(func(s *DaemonStats) { s.HostNanos += uint64(time.Since(start)) })
 	}()
 	n.mu.Lock()
-	b, newImages, err := n.books.DrainedStacks(cpu, entries, stacks, st, now)
+	b, newImages, err := n.books.DrainedAll(cpu, entries, stacks, me, st, now)
 	n.mu.Unlock()
 	if err != nil {
 		return err
@@ -412,7 +434,7 @@ func (n *Node) imageRecord(m Mapping) (*wire.ImageRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &wire.ImageRecord{Version: wire.Version, Key: key, Path: m.Path, Base: m.Base}
+	r := &wire.ImageRecord{Version: wire.StackVersion, Key: key, Path: m.Path, Base: m.Base}
 	if n.images == nil {
 		return r, nil
 	}
@@ -443,7 +465,8 @@ func (n *Node) DriverMemoryBytes() int { return n.cfg.Driver.MemoryBytes() }
 func (n *Node) DaemonMemoryBytes() int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return cap(n.buf)*int(unsafe.Sizeof(Entry{})) + cap(n.sbuf)*int(unsafe.Sizeof(StackSample{})) + n.books.memoryBytes()
+	return cap(n.buf)*int(unsafe.Sizeof(Entry{})) + cap(n.sbuf)*int(unsafe.Sizeof(StackSample{})) +
+		cap(n.mbuf)*int(unsafe.Sizeof(MeSample{})) + n.books.memoryBytes()
 }
 
 // HandlerTiming returns the handler's measured host cost, over every CPU;

@@ -17,6 +17,9 @@ type Config struct {
 	// every CPU's table (the paper's 5- and 10-minute intervals are
 	// real-time defaults; simulations want a fraction of a second).
 	FlushEvery uint64
+	// ProfileMe programs the ProfileMe hardware when the node's driver
+	// has a ProfileMe table (Node.Driver.Me); zero: hwsim's default.
+	ProfileMe hwsim.ProfileMeConfig
 }
 
 // DefaultConfig is node's default, DCPI's counters, and a full drain every
@@ -49,7 +52,10 @@ func New(m *hwsim.Machine, cfg Config, pub node.Publisher) (*Host, error) {
 	if err := cfg.Profile.Validate(); err != nil {
 		return nil, err
 	}
-	n, err := node.New(machine{m: m, profile: cfg.Profile}, cfg.Node, pub, NewImages(m.Config().Files))
+	if cfg.ProfileMe == (hwsim.ProfileMeConfig{}) {
+		cfg.ProfileMe = hwsim.DefaultProfileMe()
+	}
+	n, err := node.New(machine{m: m, profile: cfg.Profile, me: cfg.ProfileMe}, cfg.Node, pub, NewImages(m.Config().Files))
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +115,11 @@ loop:
 	// program's own). A counter whose interrupt was still in its skid is
 	// neither delivered nor counted as generated.
 	h.m.StopProfiling()
+	// ProfileMe likewise stops tagging, and the OS reads the register
+	// copies' partial set now, so every record tagged reaches the driver
+	// before its final drain.
+	h.m.StopProfileMe()
+	h.m.FlushProfileMe()
 	// The daemon may be in a handshake: keep the CPUs taking IPIs.
 	quantum := h.m.Config().Quantum
 	err := h.n.Finish(func() { h.m.Idle(quantum) })
@@ -135,6 +146,17 @@ func (h *Host) observeCounts() {
 // Run's last look at the clock (once Run has returned: where its run ended,
 // before the final drain); safe from any goroutine.
 func (h *Host) SimCycles() uint64 { return h.simNow.Load() }
+
+// MeTagged is every instruction the ProfileMe hardware tagged (0 with
+// ProfileMe off); after Run, each is in a batch (entries or MeUnknown) or
+// one of its MeDrops counters. Call it after Run.
+func (h *Host) MeTagged() uint64 {
+	var total uint64
+	for _, s := range h.m.ProfileMeStats() {
+		total += s.Tags
+	}
+	return total
+}
 
 // Stop makes Run return soon, after its final drain; it is safe from any
 // goroutine.

@@ -16,9 +16,10 @@ import (
 type machine struct {
 	m       *hwsim.Machine
 	profile hwsim.ProfileConfig
+	me      hwsim.ProfileMeConfig
 }
 
-var _ node.Host = machine{}
+var _ node.MeHost = machine{}
 
 func (a machine) CPUs() int { return a.m.Config().CPUs }
 
@@ -49,6 +50,28 @@ func (i interrupts) CounterInterrupt(s hwsim.Sample) uint64 {
 		ns.Ctx = s.Context
 	}
 	return i.h.CounterInterrupt(ns)
+}
+
+// StartProfileMe programs the machine's ProfileMe hardware with a.me and
+// hands its interrupts to h.
+func (a machine) StartProfileMe(h node.MeHandler) error {
+	return a.m.StartProfileMe(a.me, &meInterrupts{h: h})
+}
+
+// meInterrupts hands the machine's ProfileMe interrupts to a node's
+// handler, translating the records in a slice it reuses (the interrupts
+// all come on the machine's goroutine).
+type meInterrupts struct {
+	h    node.MeHandler
+	recs []node.MeRecord
+}
+
+func (i *meInterrupts) ProfileMeInterrupt(cpu int, samples []hwsim.MeSample, lost uint64) uint64 {
+	i.recs = i.recs[:0]
+	for k := range samples {
+		i.recs = append(i.recs, node.MeRecord{MeRecord: samples[k].MeRecord, Incarnation: samples[k].Incarnation})
+	}
+	return i.h.ProfileMeInterrupt(cpu, i.recs, lost)
 }
 
 // loaderEvents hands the machine's process events to a node's image maps.

@@ -179,6 +179,9 @@ func (db *DB) applyDeltas(ds []Delta, m *Meta, gapIsError bool) ([]Outcome, erro
 		} else if len(b.StackDrops) > 0 {
 			w.addStacks(b, nil)
 		}
+		if hasMe(b) {
+			w.addMe(b)
+		}
 		next[id] = last
 		acct[id] = StreamState{Delivered: b.Delivered, Accounted: b.Accounted}
 		out[i] = Applied

@@ -39,6 +39,10 @@
 //	'v' epoch:8 host\0 image:34 offset:8 kind:1          → value-sampling hot list of one host (hotlist encoding, Set)
 //	'l' epoch:8 image:34 offset:8 kind:1                → value-sampling hot list of every host (hotlist encoding, Set)
 //	'z' epoch:8 host\0                                  → value-sampling accounting: version 1, modules, last Seq applied, interrupts by outcome (Set)
+//	'M' epoch:8 host\0 image:34 offset:8 pid:4 field:1  → ProfileMe sum of one wire.Me field (merged; nonzero fields only)
+//	'G' epoch:8 image:34 offset:8 field:1               → ProfileMe sum over all hosts and PIDs (merged)
+//	'S' epoch:8 host\0 class:1                          → ProfileMe samples per host, class 'k' in entries, 'u' unknown (merged)
+//	'D' epoch:8 host\0 name                             → named ProfileMe drop counter (merged)
 //	'm' "schema"                                        → "dcpi-profile-db/2" (Set once)
 //	'm' "logindex"                                      → the Raft log index the database reflects (8 bytes, Set)
 //
@@ -77,6 +81,15 @@
 // first, coins seeded from the lists merged so every replica stores the
 // same) and writes them with the host's accounting in 'z' in one batch; a
 // record whose Seq is not past the last one 'z' holds is a redelivery.
+// ProfileMe samples (wire.MeEntry: one instruction's sums of retires,
+// aborts, event bits, stall cycles and latencies, docs/profileme.md) are
+// stored one key per nonzero field: 'M' host-major, 'G' rolled up over
+// hosts and PIDs for fleet-wide queries, and 'S' and 'D' the ProfileMe
+// view's conservation counters (per stream, samples in entries, unknown
+// and drops equal the instructions the hardware tagged). They are written
+// in the same Pebble batch as the delta's flat counts, so they share its
+// exactly-once application; like the stack tables they were added to
+// schema version 2 without a new version.
 //
 // Path profiles (wire.PathUpload: Ball-Larus path counts and a calling
 // context tree of one image, from an instrumented run or hwsim's oracle)

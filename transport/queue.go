@@ -23,8 +23,11 @@ type item struct {
 	// are a copy, never the caller's map.
 	hdr     wire.Batch
 	samples uint64 // samples the encoded batch carries; 0 for a tombstone
-	tomb    bool
-	id      string // Nats-Msg-Id
+	// meSamples are its ProfileMe samples (wire.Batch.MeTotal), which a
+	// tombstone counts under the same reason in MeDrops.
+	meSamples uint64
+	tomb      bool
+	id        string // Nats-Msg-Id
 
 	data []byte
 	// attempted: the sender has tried to send it, so the server may have
@@ -45,8 +48,9 @@ func newBatchItem(b *wire.Batch) (*item, error) {
 		return nil, err
 	}
 	hdr := wire.Batch{Version: b.Version, Host: b.Host, Epoch: b.Epoch, CPU: b.CPU, Seq: b.Seq,
-		Start: b.Start, End: b.End, Drops: maps.Clone(b.Drops), Delivered: b.Delivered, Accounted: b.Accounted}
-	return &item{hdr: hdr, samples: b.Total(), id: msgID(b.Host, b.Epoch, b.CPU, b.Seq), data: data}, nil
+		Start: b.Start, End: b.End, Drops: maps.Clone(b.Drops), Delivered: b.Delivered, Accounted: b.Accounted,
+		MeDrops: maps.Clone(b.MeDrops)}
+	return &item{hdr: hdr, samples: b.Total(), meSamples: b.MeTotal(), id: msgID(b.Host, b.Epoch, b.CPU, b.Seq), data: data}, nil
 }
 
 // newImageItem encodes r (validating it) into an item.
@@ -77,12 +81,21 @@ func (it *item) tombstone(reason string) (dropped uint64, ok bool) {
 	}
 	tb := it.hdr
 	tb.Drops = drops
+	if it.meSamples > 0 {
+		tb.MeDrops = maps.Clone(it.hdr.MeDrops)
+		if tb.MeDrops == nil {
+			tb.MeDrops = make(map[string]uint64, 1)
+		}
+		if tb.MeDrops[reason], carry = bits.Add64(tb.MeDrops[reason], it.meSamples, 0); carry != 0 {
+			return 0, false
+		}
+	}
 	data, err := tb.MarshalBinary()
 	if err != nil {
 		return 0, false
 	}
 	dropped = it.samples
-	it.hdr.Drops, it.data, it.samples, it.tomb = drops, data, 0, true
+	it.hdr.Drops, it.hdr.MeDrops, it.data, it.samples, it.meSamples, it.tomb = drops, tb.MeDrops, data, 0, 0, true
 	return dropped, true
 }
 

@@ -57,6 +57,13 @@ type Batch struct {
 	// since the previous batch of this (Host, CPU), e.g. a full stack
 	// table; never counted in Drops, which are for samples lost entirely.
 	StackDrops map[string]uint64
+
+	// ProfileMe samples (version 4; profileme.go): per (image, offset,
+	// PID) sums, the samples no image covered, and named drop counters
+	// of samples lost since the previous batch of this (Host, CPU).
+	Me        []MeEntry
+	MeUnknown uint64
+	MeDrops   map[string]uint64
 }
 
 // Entry is one (image, offset, event, PID) count.
@@ -128,6 +135,7 @@ func (b *Batch) Normalize() {
 		}
 	}
 	b.normalizeStacks()
+	b.normalizeMe()
 }
 
 // mergeSorted sums runs of equal elements (saturating) and drops zeros.
@@ -227,7 +235,10 @@ func (b *Batch) Validate() error {
 			return fmt.Errorf("wire: batch: %w", err)
 		}
 	}
-	return b.validateStacks()
+	if err := b.validateStacks(); err != nil {
+		return err
+	}
+	return b.validateMe()
 }
 
 // CheckDropName reports whether name can name a drop counter: 1 to
@@ -320,6 +331,9 @@ func (b *Batch) AppendBinary(buf []byte) ([]byte, error) {
 	if b.Version >= StackVersion {
 		buf = b.appendStacks(buf)
 	}
+	if b.Version >= MeVersion {
+		buf = b.appendMe(buf)
+	}
 	if len(buf)-start+trailerLen > MaxMessageBytes {
 		return nil, fmt.Errorf("wire: batch: %w: encodes to %d bytes (cap %d)", ErrTooLarge, len(buf)-start+trailerLen, MaxMessageBytes)
 	}
@@ -396,6 +410,9 @@ func (b *Batch) UnmarshalBinary(data []byte) error {
 	nb.Drops = decodeDrops(d, "drop")
 	if v >= StackVersion && d.Err() == nil {
 		decodeStacks(d, &nb)
+	}
+	if v >= MeVersion && d.Err() == nil {
+		decodeMe(d, &nb)
 	}
 	d.End()
 	if err := d.Err(); err != nil {

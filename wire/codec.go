@@ -14,8 +14,11 @@ import (
 // was read with, and re-encodes to the same bytes. Version 3 added the
 // batch's call stacks (StackVersion); producers write a batch without
 // stacks as FlatVersion, so flat profiles keep their version-2 bytes. An
-// image record of version 3 has version 2's body.
-const Version = 3
+// image record of version 3 has version 2's body. Version 4 added the
+// batch's ProfileMe section (MeVersion), written only by a batch that
+// carries ProfileMe samples; an image record of version 4 has version 2's
+// body too.
+const Version = 4
 
 // MinVersion is the oldest format version this package reads. Version 1
 // lacks the batch's sample accounting and the image record's load base.

@@ -17,7 +17,7 @@ import (
 func FuzzBatch(f *testing.F) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, b := range []*wire.Batch{wire.SampleBatch(), {Version: wire.Version, Host: "h", Seq: 1}, wiretest.RandBatch(r, wiretest.Options{MaxEntries: 20}), wiretest.RandBatch(r, wiretest.Options{MaxEntries: 5}),
-		stackBatch(3), wiretest.RandBatch(r, wiretest.Options{MaxEntries: 5, MaxStacks: 10})} {
+		stackBatch(3), wiretest.RandBatch(r, wiretest.Options{MaxEntries: 5, MaxStacks: 10}), meBatch()} {
 		data, err := b.MarshalBinary()
 		if err != nil {
 			f.Fatal(err)

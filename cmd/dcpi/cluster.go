@@ -123,3 +123,9 @@ func (s clusterSource) Stacks(q storage.Query, fn func(st *storage.Stack, event 
 }
 
 var _ analysis.StackSource = clusterSource{}
+
+func (s clusterSource) MeProfile(q storage.Query, fn func(r *storage.MeRow) error) error {
+	return s.c.MeProfile(s.ctx, q, s.linearizable, fn)
+}
+
+var _ analysis.MeSource = clusterSource{}

@@ -44,6 +44,7 @@ type demoOptions struct {
 	programs                           []program // after --; nil: the mix
 	replicasSet                        bool      // --replicas given, not defaulted
 	stacks                             bool
+	profileMe                          bool   // ProfileMe on every host
 	metrics                            string // host:port of the fleet's metrics endpoint ("": none)
 	// whileUp, if set (tests), runs after the results are printed, with
 	// the fleet still up, given the metrics endpoint's base URL.
@@ -131,6 +132,7 @@ aggregator, dcpi node --nats URL (see examples/).`,
 	f.StringVar(&o.httpAddr, "http", "127.0.0.1:0", "serve the web UI at `HOST:PORT` while the demo runs (\"\": not at all)")
 	f.BoolVar(&o.serve, "serve", false, "after the results, keep the cluster and the web UI up until interrupted")
 	f.BoolVar(&o.stacks, "stacks", wire.Version >= wire.StackVersion, "record sampled call stacks on every host, for call trees and flame graphs (dcpi stacks, dcpi pprof)")
+	f.BoolVar(&o.profileMe, "profileme", false, "sample instructions with ProfileMe on every host (docs/profileme.md; dcpi me)")
 	return cmd
 }
 
@@ -327,7 +329,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		h, err := startHost(runCtx, hostSpec{sim: s, progs: progs, seconds: o.seconds, flushEvery: 0.1,
 			labels: map[string]string{"rack": fmt.Sprintf("r%d", i%2)}, heartbeat: 200 * time.Millisecond,
 			maxBuffer: 16 << 20, events: []string{"cycles", "imiss"}, nc: hnc, coord: coordinator.NewClient(hnc), logf: logf,
-			stacks: o.stacks})
+			stacks: o.stacks, profileMe: o.profileMe})
 		if err != nil {
 			return err
 		}
@@ -384,8 +386,10 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 
 	// Everything the hardware generated must now reach the database.
 	generated := base.lost // samples the hosts' predecessors lost, stored as drops now
+	var meTagged uint64
 	for _, h := range hosts {
 		generated += h.generated()
+		meTagged += h.meTagged()
 		if err := h.pub.Flush(ctx); err != nil {
 			return fmt.Errorf("host %s: flushing its publisher: %w", h.name, err)
 		}
@@ -431,6 +435,16 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		sline, sbalanced := stackConservationLine(generated-base.lost, tot.StackSamples-min(base.stackStored, tot.StackSamples), sdrops)
 		fmt.Fprintln(w, sline)
 		balanced = balanced && sbalanced
+	}
+	if o.profileMe {
+		tot, err := coord.Totals(ctx, storage.Query{})
+		if err != nil {
+			return err
+		}
+		stored := tot.MeSamples + tot.MeUnknown
+		mline, mbalanced := meConservationLine(meTagged, stored-min(base.meStored, stored), since(tot.MeDrops, base.meDropsByName))
+		fmt.Fprintln(w, mline)
+		balanced = balanced && mbalanced
 	}
 	var as aggregator.Stats
 	for _, a := range cl.aggs {
@@ -509,6 +523,16 @@ func stackConservationLine(generated, stored uint64, drops map[string]uint64) (l
 		generated, stored, dropped, names, verdict), balanced
 }
 
+// meConservationLine is the ProfileMe view's conservation line, printed
+// when the hosts ran ProfileMe: every instruction the hardware tagged is
+// stored (attributed or unknown) or counted under a ProfileMe drop
+// counter (wire.DropMeOverflowFull, wire.DropMeHardwareFull).
+func meConservationLine(tagged, stored uint64, drops map[string]uint64) (line string, balanced bool) {
+	dropped, names, balanced, verdict := balance(tagged, stored, drops)
+	return fmt.Sprintf("profileme: %d instructions tagged = %d stored + %d dropped (%s): %s",
+		tagged, stored, dropped, names, verdict), balanced
+}
+
 func peerList(peers []coordinator.Peer) string {
 	var s []string
 	for _, p := range peers {
@@ -527,6 +551,9 @@ type demoBaseline struct {
 	// The stack view's totals before this run.
 	stackStored      uint64
 	stackDropsByName map[string]uint64
+	// The ProfileMe view's.
+	meStored      uint64
+	meDropsByName map[string]uint64
 }
 
 // waitLeader waits for the coordinator's Raft group to answer as a group
@@ -601,6 +628,7 @@ func continueFleet(ctx context.Context, w io.Writer, pr *progress, js jetstream.
 	b.stored = prev.Samples + prev.Unknown
 	b.dropsByName = prev.Drops
 	b.stackStored, b.stackDropsByName = prev.StackSamples, prev.StackDrops
+	b.meStored, b.meDropsByName = prev.MeSamples+prev.MeUnknown, prev.MeDrops
 	for _, n := range prev.Drops {
 		b.drops += n
 	}

@@ -172,7 +172,9 @@ type openedSource struct {
 	epochInfo func() ([]coordinator.EpochInfo, error)
 	nodeInfo  func() ([]coordinator.NodeInfo, error)
 	totals    func(q storage.Query) (uint64, error)
-	close     func()
+	// me reads the ProfileMe sums (dcpi me).
+	me    analysis.MeSource
+	close func()
 	// where names the source in hints: "this database", "the cluster".
 	where string
 }
@@ -222,6 +224,7 @@ func clusterOpened(ctx context.Context, nc *nats.Conn, linearizable bool) *opene
 			t, err := c.Totals(ctx, q)
 			return t.Samples + t.Unknown, err
 		},
+		me:    clusterSource{ctx: ctx, c: c, linearizable: linearizable},
 		close: func() {},
 		where: "the cluster",
 	}
@@ -253,6 +256,7 @@ func localOpened(db *storage.DB) *openedSource {
 			samples, unknown, _, err := db.Totals(q)
 			return samples + unknown, err
 		},
+		me:    db,
 		close: func() { db.Close() },
 		where: "this database",
 	}

@@ -33,6 +33,7 @@ type hostSpec struct {
 	events     []string
 	mux        bool // the paper's mux configuration (profileFromFlags)
 	stacks     bool // record call stacks (node.DefaultStackConfig)
+	profileMe  bool // sample instructions with ProfileMe (node.DefaultMeConfig)
 	// stdout and stderr receive the programs' output (nil: discarded).
 	stdout, stderr io.Writer
 	nc             *nats.Conn
@@ -79,6 +80,9 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 	ncfg.Node.Host = name
 	if s.stacks {
 		ncfg.Node.Driver.Stacks = node.DefaultStackConfig()
+	}
+	if s.profileMe {
+		ncfg.Node.Driver.Me = node.DefaultMeConfig()
 	}
 	ncfg.FlushEvery = uint64(s.flushEvery * float64(hc.ClockHz))
 	if ncfg.Profile, err = profileFromFlags(s.events, s.mux); err != nil {
@@ -171,6 +175,9 @@ func (h *clusterHost) simSeconds() float64 { return float64(h.sim.SimCycles()) /
 // generated is every sample the host's hardware delivered; call it after
 // Run has returned.
 func (h *clusterHost) generated() uint64 { return h.sim.Generated() }
+
+// meTagged is the instructions the host's ProfileMe hardware tagged.
+func (h *clusterHost) meTagged() uint64 { return h.sim.MeTagged() }
 
 // resume finds where host's batch streams continue (simhost.Resume), from
 // the newest batches still in JetStream and the database's applied state.

@@ -114,6 +114,9 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 				}
 				ncfg.Node.Driver.Stacks = node.DefaultStackConfig()
 			}
+			if on, _ := cmd.Flags().GetBool("profileme"); on {
+				ncfg.Node.Driver.Me = node.DefaultMeConfig()
+			}
 			if entries > 0 {
 				ncfg.Node.Driver.TableEntries = entries
 			}
@@ -153,6 +156,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 	f.StringSliceVar(&events, "events", []string{"cycles", "imiss"}, "events to count: the first on its own counter (periods 60K-64K for cycles), the rest on a second")
 	f.BoolVar(&mux, "mux", false, "the paper's mux configuration: cycles, and imiss, dmiss, branchmp, dtbmiss taking turns")
 	f.Bool("stacks", false, "record sampled call stacks beside the flat profile (docs/node.md, \"Call stacks\")")
+	f.Bool("profileme", false, "sample instructions with ProfileMe beside the counters (docs/profileme.md; dcpi me)")
 	addMetricsFlag(f, "")
 	for _, sub := range nodeSubcommands {
 		cmd.AddCommand(sub())
@@ -250,7 +254,8 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []program,
 	if stats {
 		printNodeStats(w, sh, elapsed)
 	}
-	balanced, err := printConservation(w, db, sh.Generated(), storage.Query{}, prior, ncfg.Node.Driver.Stacks.Entries > 0)
+	balanced, err := printConservation(w, db, sh.Generated(), storage.Query{}, prior,
+		views{stacks: ncfg.Node.Driver.Stacks.Entries > 0, me: ncfg.Node.Driver.Me.Entries > 0, meTagged: sh.MeTagged()})
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,7 @@ type profileOptions struct {
 	hosts     int
 	stacks    bool
 	values    string // value-sampling module ("": off)
+	profileMe bool
 }
 
 func newProfileCommand() *cobra.Command {
@@ -123,6 +124,9 @@ writes the ground truth of all the hosts summed per instruction.`,
 				}
 				ncfg.Node.Driver.Stacks = node.DefaultStackConfig()
 			}
+			if o.profileMe {
+				ncfg.Node.Driver.Me = node.DefaultMeConfig()
+			}
 			ncfg.FlushEvery = uint64(cfg.Node.FlushEvery * float64(hc.ClockHz))
 			if err := setValues(cmd, &ncfg, cfg.Node.Values, &o); err != nil {
 				return err
@@ -151,6 +155,7 @@ writes the ground truth of all the hosts summed per instruction.`,
 	f.IntVar(&o.hosts, "hosts", 1, "run the programs on `N` simulated hosts at once (a fleet in one database)")
 	f.BoolVar(&o.stacks, "stacks", false, "record sampled call stacks beside the flat profile (docs/node.md, \"Call stacks\")")
 	f.StringVar(&o.values, "values", "", "value sampling with customization `MODULE` (loadlat, regvals, semiinv; docs/values.md): interpret a few instructions at each interrupt and keep hot lists")
+	f.BoolVar(&o.profileMe, "profileme", false, "sample instructions with ProfileMe beside the counters (docs/profileme.md; dcpi me)")
 	return cmd
 }
 
@@ -253,9 +258,11 @@ func runProfile(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []progr
 
 	var ranFor float64 // seconds, simulated: the longest host's
 	var generated uint64
+	v := views{stacks: o.stacks, me: o.profileMe}
 	for i := range hosts {
 		ranFor = max(ranFor, float64(hosts[i].sh.SimCycles())/float64(hc.ClockHz))
 		generated += hosts[i].sh.Generated()
+		v.meTagged += hosts[i].sh.MeTagged()
 	}
 	status := 0
 	for _, h := range hosts {
@@ -306,7 +313,7 @@ func runProfile(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []progr
 	if err := analysis.WriteText(w, table); err != nil {
 		return err
 	}
-	balanced, err := printConservation(w, db, generated, storage.Query{}, totals{}, o.stacks)
+	balanced, err := printConservation(w, db, generated, storage.Query{}, totals{}, v)
 	if err != nil {
 		return err
 	}
@@ -444,6 +451,10 @@ type totals struct {
 	// The stack view: samples counted by stacks, and stack drops.
 	stackStored uint64
 	stackDrops  map[string]uint64
+	// The ProfileMe view: samples stored (in entries and unknown), and
+	// ProfileMe drops.
+	meStored uint64
+	meDrops  map[string]uint64
 }
 
 func dbTotals(db *storage.DB, q storage.Query) (totals, error) {
@@ -452,15 +463,38 @@ func dbTotals(db *storage.DB, q storage.Query) (totals, error) {
 		return totals{}, err
 	}
 	ss, sd, err := db.StackTotals(q)
-	return totals{stored: s + u, drops: d, stackStored: ss, stackDrops: sd}, err
+	if err != nil {
+		return totals{}, err
+	}
+	ms, mu, md, err := db.MeTotals(q)
+	return totals{stored: s + u, drops: d, stackStored: ss, stackDrops: sd, meStored: ms + mu, meDrops: md}, err
+}
+
+// views says which conservation lines a run prints beside the flat
+// profile's.
+type views struct {
+	stacks bool
+	// me: ProfileMe was on, and the hardware tagged meTagged instructions.
+	me       bool
+	meTagged uint64
+}
+
+// since is now's drop counters less before's.
+func since(now, before map[string]uint64) map[string]uint64 {
+	out := map[string]uint64{}
+	for name, n := range now {
+		out[name] = n - min(before[name], n)
+	}
+	return out
 }
 
 // printConservation prints the conservation line of a run: the samples
 // the simulated hardware generated against what the run added to db
 // (now minus before) in profiles and drop counters. It reports whether
 // the two balance exactly. With stacks, a second line does the same for
-// the stack view, and both must balance.
-func printConservation(w io.Writer, db *storage.DB, generated uint64, q storage.Query, before totals, stacks bool) (bool, error) {
+// the stack view, with ProfileMe a third for the instructions tagged, and
+// every line must balance.
+func printConservation(w io.Writer, db *storage.DB, generated uint64, q storage.Query, before totals, v views) (bool, error) {
 	now, err := dbTotals(db, q)
 	if err != nil {
 		return false, err
@@ -471,14 +505,15 @@ func printConservation(w io.Writer, db *storage.DB, generated uint64, q storage.
 	}
 	line, balanced := conservationLine(generated, now.stored-before.stored, drops)
 	fmt.Fprintf(w, "\n%s\n", line)
-	if stacks {
-		sdrops := map[string]uint64{}
-		for name, n := range now.stackDrops {
-			sdrops[name] = n - min(before.stackDrops[name], n)
-		}
-		sline, sbalanced := stackConservationLine(generated, now.stackStored-min(before.stackStored, now.stackStored), sdrops)
+	if v.stacks {
+		sline, sbalanced := stackConservationLine(generated, now.stackStored-min(before.stackStored, now.stackStored), since(now.stackDrops, before.stackDrops))
 		fmt.Fprintln(w, sline)
 		balanced = balanced && sbalanced
+	}
+	if v.me {
+		mline, mbalanced := meConservationLine(v.meTagged, now.meStored-min(before.meStored, now.meStored), since(now.meDrops, before.meDrops))
+		fmt.Fprintln(w, mline)
+		balanced = balanced && mbalanced
 	}
 	return balanced, nil
 }

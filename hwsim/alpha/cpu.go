@@ -132,6 +132,10 @@ type CPU struct {
 	// process on the CPU may have changed.
 	PICEvents [2]Event
 	PICBase   [2]uint64
+	// Me is the ProfileMe hardware (profileme.go); nil when off, which
+	// costs Run one check per instruction.
+	Me    *ProfileMe
+	meTag meTag
 	// OnTransfer, when set, is called after every instruction Run
 	// executes whose successor is not pc+4 (a branch taken, a jump, a
 	// call, a return, a PAL call that redirects): ground truth for

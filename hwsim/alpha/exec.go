@@ -43,7 +43,19 @@ const (
 // already points past the CALL_PAL, as the PALcode leaves it.
 //
 // Without a timing model (c.Timing nil) every instruction takes a cycle.
+//
+// With ProfileMe on (c.Me), Run also counts fetched instructions and
+// records the tagged one (profileme.go).
 func (c *CPU) Run(until uint64) uint64 {
+	if c.Me == nil {
+		return c.run(until)
+	}
+	n := c.run(until)
+	c.meEnd()
+	return n
+}
+
+func (c *CPU) run(until uint64) uint64 {
 	c.Trap = Trap{}
 	if c.AS != nil && c.asGen != c.AS.gen {
 		c.flushTLB()
@@ -88,6 +100,9 @@ func (c *CPU) Run(until uint64) uint64 {
 		start := c.Cycle
 		if tm != nil {
 			start = tm.last
+		}
+		if c.Me != nil && c.Me.fetched() {
+			c.meStart(d)
 		}
 		c.Cycle = at
 		c.PC = pc + 4
@@ -520,6 +535,9 @@ func (c *CPU) Run(until uint64) uint64 {
 				tm.Truth.record(pc, c.PC, at-start, tm, cl.Branch || cl.Jump || d.Op == OpBR)
 			}
 		}
+		if c.meTag.on {
+			c.meRetire(d, pc, at, at-start)
+		}
 		if c.OnTransfer != nil && c.PC != pc+4 {
 			c.OnTransfer(pc, c.PC)
 		}
@@ -659,6 +677,13 @@ func (c *CPU) stopBefore(pc, at, until uint64) {
 	tm := c.Timing
 	if due := c.PMU.nextDeliver; at >= due && due <= until && c.IPL < counterIPL {
 		c.Trap = Trap{Kind: TrapEvent, PC: pc}
+		if c.Me != nil {
+			var last uint64
+			if tm != nil {
+				last = tm.last
+			}
+			c.meInterrupted(pc, due, due-min(due, last))
+		}
 		if tm != nil && tm.Truth != nil && due > tm.last {
 			// The cycles this instruction has waited so far are its,
 			// though it issues only after the interrupt.

@@ -78,8 +78,10 @@ type counter struct {
 // DCPI's driver wrote a new random period into the 16-bit counter.
 type PMU struct {
 	c [NumCounters]counter
-	// nextDeliver is the earliest deliverAt of any counter, or ^0.
+	// nextDeliver is the earliest deliverAt of any counter, or of the
+	// ProfileMe interrupt (meDeliver, 0: none), or ^0.
 	nextDeliver uint64
+	meDeliver   uint64
 	// Totals counts every event the CPU has seen, counted or not, except
 	// cycles and issues, which the caller knows.
 	Totals [NumEvents]uint64
@@ -145,6 +147,9 @@ func (p *PMU) update() {
 		if d := p.c[i].deliverAt; p.c[i].enabled && d != 0 && d < p.nextDeliver {
 			p.nextDeliver = d
 		}
+	}
+	if p.meDeliver != 0 && p.meDeliver < p.nextDeliver {
+		p.nextDeliver = p.meDeliver
 	}
 }
 

@@ -290,7 +290,11 @@ func RandRecord(r *rand.Rand, maxSyms int) *wire.ImageRecord {
 // tell them apart).
 func BatchEqual(a, b *wire.Batch) bool {
 	if len(a.Entries) != len(b.Entries) || len(a.Unknown) != len(b.Unknown) || len(a.Drops) != len(b.Drops) ||
-		len(a.Stacks) != len(b.Stacks) || len(a.StackDrops) != len(b.StackDrops) {
+		len(a.Stacks) != len(b.Stacks) || len(a.StackDrops) != len(b.StackDrops) ||
+		len(a.Me) != len(b.Me) || len(a.MeDrops) != len(b.MeDrops) {
+		return false
+	}
+	if len(a.Me) > 0 && !reflect.DeepEqual(a.Me, b.Me) || len(a.MeDrops) > 0 && !reflect.DeepEqual(a.MeDrops, b.MeDrops) {
 		return false
 	}
 	if len(a.Entries) > 0 && !reflect.DeepEqual(a.Entries, b.Entries) ||
@@ -301,8 +305,8 @@ func BatchEqual(a, b *wire.Batch) bool {
 		return false
 	}
 	x, y := *a, *b
-	x.Entries, x.Unknown, x.Drops, x.Stacks, x.StackDrops = nil, nil, nil, nil, nil
-	y.Entries, y.Unknown, y.Drops, y.Stacks, y.StackDrops = nil, nil, nil, nil, nil
+	x.Entries, x.Unknown, x.Drops, x.Stacks, x.StackDrops, x.Me, x.MeDrops = nil, nil, nil, nil, nil, nil, nil
+	y.Entries, y.Unknown, y.Drops, y.Stacks, y.StackDrops, y.Me, y.MeDrops = nil, nil, nil, nil, nil, nil, nil
 	return reflect.DeepEqual(x, y)
 }
 
@@ -326,7 +330,31 @@ func Clone(b *wire.Batch) *wire.Batch {
 	c.Drops = maps.Clone(b.Drops)
 	c.Stacks = CloneStacks(b.Stacks)
 	c.StackDrops = maps.Clone(b.StackDrops)
+	c.Me = slices.Clone(b.Me)
+	c.MeDrops = maps.Clone(b.MeDrops)
 	return &c
+}
+
+// AddMe makes b a wire.MeVersion batch with up to maxEntries random
+// ProfileMe entries over images and 4·[0, offsets), PIDs in 0..2, some
+// unknown samples and sometimes drops; b stays normalized and valid.
+func AddMe(r *rand.Rand, b *wire.Batch, images []wire.ImageKey, offsets, maxEntries int) {
+	b.Version = wire.MeVersion
+	for range r.IntN(maxEntries + 1) {
+		var c wire.MeCounts
+		c[wire.MeRetired] = 1 + r.Uint64N(20)
+		c[wire.MeAbortIntr] = r.Uint64N(3)
+		c[wire.MeSamples] = c[wire.MeRetired] + c[wire.MeAbortIntr]
+		c[wire.MeDMiss] = r.Uint64N(c[wire.MeSamples] + 1)
+		c[wire.MeHeadCycles] = r.Uint64N(100)
+		c[wire.MeHist0+r.IntN(wire.MeHistBuckets)] = c[wire.MeSamples]
+		b.Me = append(b.Me, wire.MeEntry{Image: images[r.IntN(len(images))], Offset: 4 * r.Uint64N(uint64(offsets)), PID: uint32(r.IntN(3)), Counts: c})
+	}
+	b.MeUnknown = r.Uint64N(4)
+	if r.IntN(3) == 0 {
+		b.MeDrops = map[string]uint64{wire.DropMeOverflowFull: 1 + r.Uint64N(9)}
+	}
+	b.Normalize()
 }
 
 // CloneStacks returns a deep copy of stacks, frames included.

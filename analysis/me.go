@@ -1,0 +1,323 @@
+package analysis
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"dcpi/storage"
+	"dcpi/wire"
+)
+
+// ProfileMe estimators (the ProfileMe paper, sec. 5.1). A sampled
+// instruction stands for S fetched instructions, S the hardware's mean
+// sampling interval; an event seen in k samples of an instruction is
+// estimated to have happened k·S times, with a relative error of about
+// 1/sqrt(k) (the count of a rare event among many trials is nearly
+// Poisson). Every estimate is reported with that error beside it. Means
+// of latencies are over the samples of the instruction and need no S.
+
+// MeSource reads stored ProfileMe sums (storage.DB, or the cluster's
+// query service).
+type MeSource interface {
+	MeProfile(q storage.Query, fn func(r *storage.MeRow) error) error
+}
+
+// MeQuery selects the instructions of a ProfileMe report.
+type MeQuery struct {
+	// Filter selects epochs, hosts, PIDs and images (its Events are
+	// ignored); ImagePaths selects images by path as in ProfQuery.
+	Filter     storage.Query
+	ImagePaths []string
+	// Procedure, when set, makes the report list that procedure's
+	// instructions one by one (narrow with ImagePaths if several images
+	// have one of that name); otherwise it summarizes procedures.
+	Procedure string
+	// Interval is S, the mean fetched instructions per sample.
+	Interval float64
+	// Limit caps the procedures of a summary (0: all).
+	Limit int
+}
+
+// MeEstimate is an event count estimated from k samples: Count = k·S,
+// RelErr = 1/sqrt(k) (0 when k is 0: nothing was seen, and nothing is
+// claimed).
+type MeEstimate struct {
+	Samples uint64  `json:"samples"`
+	Count   float64 `json:"estimate"`
+	RelErr  float64 `json:"rel_error,omitempty"`
+}
+
+func estimate(k uint64, s float64) MeEstimate {
+	e := MeEstimate{Samples: k, Count: float64(k) * s}
+	if k > 0 {
+		e.RelErr = 1 / math.Sqrt(float64(k))
+	}
+	return e
+}
+
+// MeFigures are the estimates and means of one instruction or procedure.
+type MeFigures struct {
+	Samples MeEstimate `json:"fetched"` // instructions fetched
+	Retired MeEstimate `json:"retired"`
+	// Aborts by reason: an interrupt taken before the instruction
+	// issued, or a trap it raised.
+	AbortInterrupt MeEstimate `json:"abort_interrupt"`
+	AbortTrap      MeEstimate `json:"abort_trap"`
+	// Events by name (wire's field names: taken, mispredict, imiss,
+	// itbmiss, dmiss, dtbmiss, smiss, bmiss, wbfull), only those seen.
+	Events map[string]MeEstimate `json:"events,omitempty"`
+	// MeanHead is the mean cycles at the head of the issue queue,
+	// MeanStall its part per stall cause (only causes seen), and
+	// MeanLoadLatency the mean issue-to-data cycles of the samples that
+	// were loads (LoadSamples of them).
+	MeanHead        float64            `json:"mean_head_cycles"`
+	MeanStall       map[string]float64 `json:"mean_stall_cycles,omitempty"`
+	LoadSamples     uint64             `json:"load_samples,omitempty"`
+	MeanLoadLatency float64            `json:"mean_load_latency,omitempty"`
+}
+
+// MeFiguresOf computes the figures of c with interval s.
+func MeFiguresOf(c *wire.MeCounts, s float64) MeFigures {
+	f := MeFigures{Samples: estimate(c[wire.MeSamples], s), Retired: estimate(c[wire.MeRetired], s),
+		AbortInterrupt: estimate(c[wire.MeAbortIntr], s), AbortTrap: estimate(c[wire.MeAbortTrap], s)}
+	for i := wire.MeTaken; i <= wire.MeWBFull; i++ {
+		if c[i] > 0 {
+			if f.Events == nil {
+				f.Events = map[string]MeEstimate{}
+			}
+			f.Events[wire.MeFieldName(i)] = estimate(c[i], s)
+		}
+	}
+	if n := float64(c[wire.MeSamples]); n > 0 {
+		f.MeanHead = float64(c[wire.MeHeadCycles]) / n
+		for i := range wire.MeLoads - wire.MeStall0 {
+			if v := c[wire.MeStall0+i]; v > 0 {
+				if f.MeanStall == nil {
+					f.MeanStall = map[string]float64{}
+				}
+				f.MeanStall[strings.TrimPrefix(wire.MeFieldName(wire.MeStall0+i), "stall_")] = float64(v) / n
+			}
+		}
+	}
+	if l := c[wire.MeLoads]; l > 0 {
+		f.LoadSamples, f.MeanLoadLatency = l, float64(c[wire.MeLoadLatency])/float64(l)
+	}
+	return f
+}
+
+// MeInstr is one instruction of a listing.
+type MeInstr struct {
+	Offset uint64 `json:"offset"`
+	Addr   uint64 `json:"address"`
+	MeFigures
+}
+
+// MeProc is one procedure's figures, and its instructions in a listing.
+type MeProc struct {
+	Procedure string `json:"procedure"`
+	Image     string `json:"image"`
+	Key       string `json:"key"`
+	MeFigures
+	Instrs []MeInstr `json:"instructions,omitempty"`
+	counts wire.MeCounts
+}
+
+// MeReport is a ProfileMe summary (procedures by samples) or listing
+// (one procedure's instructions).
+type MeReport struct {
+	Interval float64  `json:"interval"`
+	Samples  uint64   `json:"samples"` // over every procedure selected
+	Procs    []MeProc `json:"procedures"`
+	Listing  bool     `json:"listing"`
+}
+
+// MeProfile builds q's report from src, naming code with syms.
+func MeProfile(syms *Symbolizer, src MeSource, q MeQuery) (*MeReport, error) {
+	if q.Interval <= 0 || math.IsInf(q.Interval, 0) || math.IsNaN(q.Interval) {
+		return nil, fmt.Errorf("ProfileMe interval %g: want a positive number of fetched instructions per sample", q.Interval)
+	}
+	type procKey struct {
+		image wire.ImageKey
+		name  string
+	}
+	procs := map[procKey]*MeProc{}
+	instrs := map[procKey]map[uint64]*wire.MeCounts{}
+	var total uint64
+	err := src.MeProfile(q.Filter, func(r *storage.MeRow) error {
+		path := r.Image.String() // no record: named by its key
+		var tab *SymbolTable
+		if rec, err := syms.Image(r.Image); err == nil {
+			path = rec.Path
+			if tab, err = syms.Table(r.Image); err != nil {
+				return err
+			}
+		} else if !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		if !matchPath(q.ImagePaths, path) {
+			return nil
+		}
+		name := fmt.Sprintf("[%s+%#x]", path, r.Offset)
+		if tab != nil {
+			if sym, _, ok := tab.Lookup(r.Offset); ok {
+				name = sym.Name
+			}
+		}
+		if q.Procedure != "" && name != q.Procedure {
+			return nil
+		}
+		k := procKey{r.Image, name}
+		p := procs[k]
+		if p == nil {
+			p = &MeProc{Procedure: name, Image: path, Key: r.Image.String()}
+			procs[k] = p
+			instrs[k] = map[uint64]*wire.MeCounts{}
+		}
+		p.counts.Add(&r.Counts)
+		total += r.Counts[wire.MeSamples]
+		if q.Procedure != "" {
+			c := instrs[k][r.Offset]
+			if c == nil {
+				c = &wire.MeCounts{}
+				instrs[k][r.Offset] = c
+			}
+			c.Add(&r.Counts)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if q.Procedure != "" && len(procs) > 1 {
+		var where []string
+		for k := range procs {
+			where = append(where, procs[k].Image)
+		}
+		slices.Sort(where)
+		return nil, fmt.Errorf("procedure %s is in %d images (%s): narrow with --image", q.Procedure, len(procs), strings.Join(where, ", "))
+	}
+	rep := &MeReport{Interval: q.Interval, Samples: total, Listing: q.Procedure != ""}
+	for k, p := range procs {
+		p.MeFigures = MeFiguresOf(&p.counts, q.Interval)
+		if rep.Listing {
+			var base uint64
+			if tab, err := syms.Table(k.image); err == nil {
+				base = tab.Base
+			}
+			for off, c := range instrs[k] {
+				p.Instrs = append(p.Instrs, MeInstr{Offset: off, Addr: base + off, MeFigures: MeFiguresOf(c, q.Interval)})
+			}
+			slices.SortFunc(p.Instrs, func(a, b MeInstr) int { return cmp.Compare(a.Offset, b.Offset) })
+		}
+		rep.Procs = append(rep.Procs, *p)
+	}
+	slices.SortFunc(rep.Procs, func(a, b MeProc) int {
+		if c := cmp.Compare(b.Samples.Samples, a.Samples.Samples); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Procedure, b.Procedure); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Key, b.Key)
+	})
+	if q.Limit > 0 && len(rep.Procs) > q.Limit {
+		rep.Procs = rep.Procs[:q.Limit]
+	}
+	return rep, nil
+}
+
+// est formats an estimate as "count ±pct%", or "-" when nothing was seen.
+func est(e MeEstimate) string {
+	if e.Samples == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3g ±%.0f%%", e.Count, 100*e.RelErr)
+}
+
+// topEvents names the events seen, most samples first, as "dmiss 1.2e+05 ±9%".
+func topEvents(f *MeFigures, n int) string {
+	names := make([]string, 0, len(f.Events))
+	for name := range f.Events {
+		names = append(names, name)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if c := cmp.Compare(f.Events[b].Samples, f.Events[a].Samples); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	if n > 0 && len(names) > n {
+		names = names[:n]
+	}
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = name + " " + est(f.Events[name])
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// WriteMe prints a report: a summary's table of procedures, or a
+// listing's procedure line and one line per instruction.
+func WriteMe(w io.Writer, rep *MeReport) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "ProfileMe: %d samples, one per %.0f fetched instructions (S); an estimate is k·S ±1/sqrt(k) for k samples\n\n", rep.Samples, rep.Interval)
+	if !rep.Listing {
+		fmt.Fprintln(tw, "samples\tfetched\tretired\taborted\thead cyc\tload lat\tprocedure\timage\tevents\t")
+		for _, p := range rep.Procs {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%.2f\t%s\t%s\t%s\t%s\t\n", p.Samples.Samples, est(p.Samples), est(p.Retired),
+				p.AbortInterrupt.Samples+p.AbortTrap.Samples, p.MeanHead, loadLat(&p.MeFigures), p.Procedure, p.Image, topEvents(&p.MeFigures, 3))
+		}
+		return tw.Flush()
+	}
+	for _, p := range rep.Procs {
+		fmt.Fprintf(w, "%s (%s): %d samples, fetched %s, retired %s, aborted by interrupts %s, by traps %s; mean head %.2f cycles; events %s\n\n",
+			p.Procedure, p.Image, p.Samples.Samples, est(p.Samples), est(p.Retired), est(p.AbortInterrupt), est(p.AbortTrap), p.MeanHead, topEvents(&p.MeFigures, 0))
+		fmt.Fprintln(tw, "address\tsamples\tretired\tabort intr\tabort trap\thead cyc\tstalls\tload lat\tevents\t")
+		for _, in := range p.Instrs {
+			fmt.Fprintf(tw, "%#x\t%d\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t\n", in.Addr, in.Samples.Samples, est(in.Retired), est(in.AbortInterrupt),
+				est(in.AbortTrap), in.MeanHead, stalls(&in.MeFigures), loadLat(&in.MeFigures), topEvents(&in.MeFigures, 0))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func loadLat(f *MeFigures) string {
+	if f.LoadSamples == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", f.MeanLoadLatency)
+}
+
+// stalls names the stall causes by mean cycles, most first.
+func stalls(f *MeFigures) string {
+	names := make([]string, 0, len(f.MeanStall))
+	for n := range f.MeanStall {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if c := cmp.Compare(f.MeanStall[b], f.MeanStall[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %.2f", n, f.MeanStall[n])
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}

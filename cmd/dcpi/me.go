@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"dcpi/analysis"
+	"dcpi/hwsim"
+)
+
+func init() { subcommands = append(subcommands, newMeCommand) }
+
+func newMeCommand() *cobra.Command {
+	var (
+		qf       queryFlags
+		interval float64
+		limit    int
+	)
+	cmd := &cobra.Command{
+		Use:   "me [PROCEDURE]",
+		Short: "ProfileMe instruction samples: procedures, or one procedure instruction by instruction",
+		Long: `Print what ProfileMe's instruction samples say (nodes record them with
+--profileme; docs/profileme.md). Without PROCEDURE, a summary of the
+procedures by samples: instructions fetched and retired (estimates),
+aborts, the mean cycles an instruction waited at the head of the issue
+queue, loads' mean latency, and the most frequent events. With
+PROCEDURE, the procedure's line and then one line per sampled
+instruction: retires, aborts by an interrupt and by a trap, the mean head
+cycles split by stall cause, the mean load latency, and every event seen.
+
+An event seen in k samples of an instruction is estimated at k·S, S the
+hardware's mean sampling interval (--interval, the simulated hardware's
+default unless the nodes were run with another), with a relative error of
+1/sqrt(k) printed beside it (the ProfileMe paper, sec. 5.1): an estimate
+from 4 samples is ±50%, from 100 ±10%. Means of latencies need no S.
+
+The filters are dcpi prof's (--event is ignored: a ProfileMe sample is of
+an instruction, not of an event). --json prints the report:
+{"interval", "samples", "listing", "procedures": [{"procedure", "image",
+"fetched", "retired", "abort_interrupt", "abort_trap", "events",
+"mean_head_cycles", "mean_stall_cycles", "mean_load_latency",
+"instructions": [...]}]}, each estimate {"samples", "estimate",
+"rel_error"}.`,
+		Example: `  dcpi profile --profileme -o /tmp/me.db sort
+  dcpi me --db /tmp/me.db
+  dcpi me --db /tmp/me.db --image sort main
+  dcpi me --db /tmp/me.db --json --limit 5`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if limit < 0 {
+				return fmt.Errorf("--limit %d: want 0 (all) or more", limit)
+			}
+			sel, err := qf.selection()
+			if err != nil {
+				return err
+			}
+			o, err := qf.open(cmd, "dcpi-me", &sel)
+			if err != nil {
+				return err
+			}
+			defer o.close()
+			q := analysis.MeQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Interval: interval, Limit: limit}
+			q.Filter.Events = nil
+			if len(args) == 1 {
+				q.Procedure = args[0]
+			}
+			rep, err := analysis.MeProfile(o.src, o.me, q)
+			if err != nil {
+				return err
+			}
+			if len(rep.Procs) == 0 {
+				what := "no ProfileMe samples selected"
+				if q.Procedure != "" {
+					what = fmt.Sprintf("no ProfileMe samples in procedure %s", q.Procedure)
+				}
+				if h := o.selectionHint(sel); h != "" {
+					return fmt.Errorf("%s: %s", what, h)
+				}
+				return fmt.Errorf("%s (were the nodes run with --profileme?)", what)
+			}
+			if qf.json {
+				return writeJSON(cmd.OutOrStdout(), rep)
+			}
+			return analysis.WriteMe(cmd.OutOrStdout(), rep)
+		},
+	}
+	f := cmd.Flags()
+	qf.register(f, "ignored (ProfileMe samples are of instructions, not events)")
+	f.Float64Var(&interval, "interval", hwsim.DefaultProfileMe().MeanInterval(), "`S`, the mean fetched instructions per ProfileMe sample")
+	f.IntVar(&limit, "limit", 20, "procedures in the summary (0: all)")
+	return cmd
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"dcpi/analysis"
+	"dcpi/storage"
+)
+
+var meConservationRE = regexp.MustCompile(`profileme: (\d+) instructions tagged = (\d+) stored \+ (\d+) dropped \([^)]*\): (\S+)`)
+
+// checkMeConservation requires the ProfileMe line in out to balance, with
+// something tagged, and the database at db to hold what it says.
+func checkMeConservation(t *testing.T, out, db string) {
+	t.Helper()
+	m := meConservationRE.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no ProfileMe conservation line:\n%s", out)
+	}
+	tagged, _ := strconv.ParseUint(m[1], 10, 64)
+	stored, _ := strconv.ParseUint(m[2], 10, 64)
+	dropped, _ := strconv.ParseUint(m[3], 10, 64)
+	if m[4] != "balanced" || tagged == 0 || stored == 0 || stored+dropped != tagged {
+		t.Fatalf("ProfileMe conservation %s: %d tagged, %d stored, %d dropped", m[4], tagged, stored, dropped)
+	}
+	sdb, err := storage.Open(db, storage.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	s, u, drops, err := sdb.MeTotals(storage.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d uint64
+	for _, n := range drops {
+		d += n
+	}
+	if s+u != stored || d != dropped {
+		t.Fatalf("database holds %d ProfileMe samples and %d dropped; dcpi profile said %d and %d", s+u, d, stored, dropped)
+	}
+	rows := 0
+	if err := sdb.MeProfile(storage.Query{}, func(*storage.MeRow) error { rows++; return nil }); err != nil || rows == 0 {
+		t.Fatalf("%d ProfileMe rows stored (%v)", rows, err)
+	}
+}
+
+// TestProfileMeEndToEnd: dcpi profile --profileme on two hosts stores
+// every instruction the ProfileMe hardware tagged, or counts it dropped,
+// in the profile database, beside the counter profile's own balance.
+func TestProfileMeEndToEnd(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "me.db")
+	_, stderr, err := run(t, "profile", "-o", db, "--profileme", "--hosts", "2", "--cpus", "2", "sort", ":", "ccdriver")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	checkConservation(t, stderr, db)
+	checkMeConservation(t, stderr, db)
+
+	// dcpi me reads it back: the summary's samples are every attributed
+	// sample, and a procedure's listing sums to its summary line.
+	out, _, err := run(t, "me", "--db", db, "--json", "--limit", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep analysis.MeReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	sdb, err := storage.Open(db, storage.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, _, _, err := sdb.MeTotals(storage.Query{})
+	sdb.Close()
+	if err != nil || rep.Samples != stored || len(rep.Procs) == 0 || rep.Listing {
+		t.Fatalf("dcpi me: %d samples in %d procedures (listing %v); the database holds %d (%v)", rep.Samples, len(rep.Procs), rep.Listing, stored, err)
+	}
+	top := rep.Procs[0]
+	out, _, err = run(t, "me", "--db", db, "--json", "--image", top.Image, top.Procedure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list analysis.MeReport
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	var sum uint64
+	for _, in := range list.Procs[0].Instrs {
+		sum += in.Samples.Samples
+	}
+	if !list.Listing || len(list.Procs) != 1 || sum != top.Samples.Samples || sum == 0 {
+		t.Fatalf("listing of %s: %d instruction samples, summary says %d", top.Procedure, sum, top.Samples.Samples)
+	}
+	text, _, err := run(t, "me", "--db", db, "--image", top.Image, top.Procedure)
+	if err != nil || !strings.Contains(text, "abort intr") || !strings.Contains(text, "±") {
+		t.Fatalf("listing: %v\n%s", err, text)
+	}
+	if _, _, err := run(t, "me", "--db", db, "no_such_procedure"); err == nil || !strings.Contains(err.Error(), "no ProfileMe samples in procedure") {
+		t.Errorf("unknown procedure: %v", err)
+	}
+}
+
+// TestDemoProfileMeBalances: the demo's cluster with --profileme carries
+// every tagged instruction through NATS, the aggregators and Raft into
+// the replicas' Pebble, or counts it dropped.
+func TestDemoProfileMeBalances(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "fleet")
+	out, _, err := run(t, "demo", "--hosts", "2", "--cpus", "1", "--replicas", "1", "--aggregators", "1", "--seconds", "0.05",
+		"--timing=false", "--stacks=false", "--profileme", "--dir", dir, "--limit", "3")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !regexp.MustCompile(`conservation: [1-9]\d* samples generated .*: balanced`).MatchString(out) {
+		t.Fatalf("no balanced conservation line:\n%s", out)
+	}
+	m := meConservationRE.FindStringSubmatch(out)
+	if m == nil || m[4] != "balanced" || m[1] == "0" || m[2] == "0" {
+		t.Fatalf("no balanced ProfileMe conservation line with samples:\n%s", out)
+	}
+}

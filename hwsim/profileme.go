@@ -1,0 +1,192 @@
+package hwsim
+
+import (
+	"fmt"
+
+	"dcpi/hwsim/alpha"
+)
+
+// ProfileMe (the ProfileMe paper, sec. 4): instruction sampling on the
+// simulated 21164. The hardware is in package alpha (alpha.ProfileMe,
+// which says what the counter counts and what a record holds); this file
+// programs it, tags records with the process, and delivers its
+// interrupt to the driver, charging the interrupt's cost to the CPU as
+// counter interrupts are.
+
+// ProfileMeConfig programs every CPU's ProfileMe hardware.
+type ProfileMeConfig struct {
+	// One instruction is tagged every IntervalMin to IntervalMax fetched
+	// instructions, uniformly (the paper's S is their mean).
+	IntervalMin, IntervalMax uint64
+	// Copies is the number of profile register copies: one interrupt
+	// delivers that many samples (sec. 4.3).
+	Copies int
+}
+
+// DefaultProfileMe tags one instruction in 3840 to 4352 fetched (S =
+// 4096, about the paper's 10^3-10^5 range) and buffers 4 samples an
+// interrupt.
+func DefaultProfileMe() ProfileMeConfig {
+	return ProfileMeConfig{IntervalMin: 3840, IntervalMax: 4352, Copies: 4}
+}
+
+// MeanInterval is S, the mean fetched instructions per sample.
+func (p ProfileMeConfig) MeanInterval() float64 {
+	return float64(p.IntervalMin+p.IntervalMax) / 2
+}
+
+// Validate reports the first problem with p.
+func (p ProfileMeConfig) Validate() error {
+	if p.IntervalMin < 1 || p.IntervalMax < p.IntervalMin || p.IntervalMax > 1<<32 {
+		return fmt.Errorf("hwsim: ProfileMe interval [%d, %d]: want 1 <= min <= max <= %d", p.IntervalMin, p.IntervalMax, uint64(1)<<32)
+	}
+	if p.Copies < 1 || p.Copies > 64 {
+		return fmt.Errorf("hwsim: ProfileMe register copies %d: want 1 to 64", p.Copies)
+	}
+	return nil
+}
+
+// MeSample is one ProfileMe record as the driver receives it.
+type MeSample struct {
+	alpha.MeRecord
+	CPU int
+	// PID and Incarnation are the process the instruction ran in (0: the
+	// CPU was idle), decoded from the record's context.
+	PID         int
+	Incarnation uint32
+}
+
+// ProfileMeHandler is the driver's ProfileMe interrupt handler. It runs
+// on the simulation goroutine like CounterHandler, receives the buffered
+// samples (the slice is reused after it returns) and the records lost
+// since the last interrupt because every register copy was full, and
+// returns its cost in cycles.
+type ProfileMeHandler interface {
+	ProfileMeInterrupt(cpu int, samples []MeSample, lost uint64) (cycles uint64)
+}
+
+// MeStats is one CPU's ProfileMe hardware counts: Tags = Delivered + Lost
+// + Buffered.
+type MeStats struct {
+	Tags, Delivered, Lost uint64
+	Buffered              int
+	Interrupts            uint64
+}
+
+// meCPU is what the simulator keeps of a CPU's ProfileMe.
+type meCPU struct {
+	recs      []alpha.MeRecord
+	samples   []MeSample
+	lostSeen  uint64
+	delivered uint64
+	irqs      uint64
+}
+
+// StartProfileMe programs every CPU's ProfileMe hardware and installs h.
+// Call it from the goroutine that runs the machine, or before Run.
+func (m *Machine) StartProfileMe(p ProfileMeConfig, h ProfileMeHandler) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if h == nil {
+		return fmt.Errorf("hwsim: ProfileMe without a handler")
+	}
+	for _, c := range m.cpus {
+		u, err := alpha.NewProfileMe(p.IntervalMin, p.IntervalMax, p.Copies, m.cfg.Seed^uint64(c.id+1)*0x2545f4914f6cdd1d)
+		if err != nil {
+			return err
+		}
+		c.cpu.Me = u
+		c.me = meCPU{}
+	}
+	m.meHandler = h
+	return nil
+}
+
+// meContext is the context register's value for p: the PID and the
+// incarnation, so a record names the image it ran under.
+func meContext(p *Process) uint64 {
+	if p == nil {
+		return 0
+	}
+	return uint64(p.PID)<<32 | uint64(p.Incarnation)
+}
+
+// profileMeDue reports whether c's ProfileMe interrupt is due no later
+// than its earliest counter interrupt.
+func (m *Machine) profileMeDue(c *cpuState) bool {
+	u := c.cpu.Me
+	if u == nil || u.Due() == 0 {
+		return false
+	}
+	i, ok := c.cpu.PMU.Pending(^uint64(0))
+	return !ok || u.Due() <= c.cpu.PMU.OverflowCycle(i)+alpha.InterruptSkid
+}
+
+// profileMeInterrupt delivers c's buffered ProfileMe samples to the
+// handler.
+func (m *Machine) profileMeInterrupt(c *cpuState) {
+	start := max(c.cpu.Cycle, c.cpu.Me.Due())
+	c.me.irqs++
+	cost := m.prof.InterruptCycles + m.deliverProfileMe(c)
+	m.spend(c, start+cost-c.cpu.Cycle, &c.Profiling)
+	if c.cpu.Timing != nil {
+		c.cpu.Timing.Restart(c.cpu.Cycle)
+	}
+}
+
+// deliverProfileMe hands c's buffered records to the handler and returns
+// the handler's cost.
+func (m *Machine) deliverProfileMe(c *cpuState) uint64 {
+	u := c.cpu.Me
+	c.me.recs = u.Take(c.me.recs[:0], &c.cpu.PMU)
+	lost := u.Lost - c.me.lostSeen
+	c.me.lostSeen = u.Lost
+	if len(c.me.recs) == 0 && lost == 0 {
+		return 0
+	}
+	c.me.samples = c.me.samples[:0]
+	for _, r := range c.me.recs {
+		c.me.samples = append(c.me.samples, MeSample{MeRecord: r, CPU: c.id, PID: int(r.Context >> 32), Incarnation: uint32(r.Context)})
+	}
+	c.me.delivered += uint64(len(c.me.recs))
+	return m.meHandler.ProfileMeInterrupt(c.id, c.me.samples, lost)
+}
+
+// StopProfileMe stops every CPU's ProfileMe counter, as StopProfiling
+// stops the performance counters: nothing is tagged after it, and what
+// the register copies hold waits for FlushProfileMe (or an interrupt
+// already due). Call it from the goroutine that runs the machine.
+func (m *Machine) StopProfileMe() {
+	for _, c := range m.cpus {
+		if c.cpu.Me != nil {
+			c.cpu.Me.Stop()
+		}
+	}
+}
+
+// FlushProfileMe delivers every CPU's partly filled register copies, as
+// the OS reads them when profiling stops, so no sample generated is left
+// in the hardware. Its handler cost is not charged: the run is over. Call
+// it on the goroutine that runs the machine, with the machine stopped.
+func (m *Machine) FlushProfileMe() {
+	if m.meHandler == nil {
+		return
+	}
+	for _, c := range m.cpus {
+		m.deliverProfileMe(c)
+	}
+}
+
+// ProfileMeStats returns each CPU's ProfileMe counts (nil when off).
+func (m *Machine) ProfileMeStats() []MeStats {
+	if m.meHandler == nil {
+		return nil
+	}
+	out := make([]MeStats, len(m.cpus))
+	for i, c := range m.cpus {
+		u := c.cpu.Me
+		out[i] = MeStats{Tags: u.Tags, Delivered: c.me.delivered, Lost: u.Lost, Buffered: u.Buffered(), Interrupts: c.me.irqs}
+	}
+	return out
+}

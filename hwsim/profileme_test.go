@@ -1,0 +1,190 @@
+package hwsim_test
+
+import (
+	"math"
+	"testing"
+
+	"dcpi/hwsim"
+	"dcpi/hwsim/alpha"
+)
+
+// meCollector keeps every ProfileMe sample delivered.
+type meCollector struct {
+	samples []hwsim.MeSample
+	lost    uint64
+	calls   int
+}
+
+func (c *meCollector) ProfileMeInterrupt(cpu int, s []hwsim.MeSample, lost uint64) uint64 {
+	c.samples = append(c.samples, s...)
+	c.lost += lost
+	c.calls++
+	return 100
+}
+
+func meRun(t *testing.T, me hwsim.ProfileMeConfig, name string, args ...string) (*hwsim.Machine, *meCollector) {
+	t.Helper()
+	cfg := machineWithWorkloads(t, 1)
+	cfg.GroundTruth = true
+	m, err := hwsim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := &meCollector{}
+	if err := m.StartProfileMe(me, col); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Spawn("/bin/"+name, append([]string{"/bin/" + name}, args...), nil); err != nil {
+		t.Fatal(err)
+	}
+	m.Run(0)
+	m.FlushProfileMe()
+	return m, col
+}
+
+// perPC sums the retired user-mode samples of a one-process run by PC.
+type meSum struct {
+	retired, dmiss uint64
+	stall          [alpha.NumStallCauses]uint64
+}
+
+func sumUser(col *meCollector) map[uint64]*meSum {
+	out := map[uint64]*meSum{}
+	for _, s := range col.samples {
+		if s.Kernel || !s.Retired() {
+			continue
+		}
+		e := out[s.PC]
+		if e == nil {
+			e = &meSum{}
+			out[s.PC] = e
+		}
+		e.retired++
+		if s.Events&alpha.MeDMiss != 0 {
+			e.dmiss++
+		}
+		for i, v := range s.Stall {
+			e.stall[i] += uint64(v)
+		}
+	}
+	return out
+}
+
+// TestProfileMeEveryInstruction tags every fetched instruction: the
+// retired samples per PC are then the ground truth's executions, less
+// only the records lost to full register copies, and where none was lost
+// the sampled stall cycles by cause and the D-cache misses are the
+// truth's exactly. Conservation: tags = delivered + lost + buffered.
+func TestProfileMeEveryInstruction(t *testing.T) {
+	m, col := meRun(t, hwsim.ProfileMeConfig{IntervalMin: 1, IntervalMax: 1, Copies: 16}, "ptrchase", "4096", "16384")
+	st := m.ProfileMeStats()[0]
+	if st.Tags != st.Delivered+st.Lost+uint64(st.Buffered) || st.Buffered != 0 {
+		t.Fatalf("stats %+v do not conserve (buffered must be 0 after the flush)", st)
+	}
+	if st.Delivered != uint64(len(col.samples)) || st.Lost != col.lost {
+		t.Fatalf("stats %+v, handler got %d samples, %d lost", st, len(col.samples), col.lost)
+	}
+	// Tagging every instruction, a load's record completes when its data
+	// returns, after the next instructions have issued: some of them find
+	// every copy full. A few percent, not most.
+	if st.Lost*5 > st.Tags {
+		t.Fatalf("%d of %d records lost", st.Lost, st.Tags)
+	}
+	truth := m.GroundTruth()["/bin/ptrchase"]
+	got := sumUser(col)
+	var diff, exact, dmissSeen uint64
+	for pc, tr := range truth.PCs {
+		g := got[pc]
+		if g == nil {
+			g = &meSum{}
+		}
+		if g.retired > tr.Executed {
+			t.Fatalf("pc %#x: %d retired samples of %d executions", pc, g.retired, tr.Executed)
+		}
+		diff += tr.Executed - g.retired
+		if g.retired == tr.Executed {
+			exact++
+			if g.stall != tr.Stall {
+				t.Errorf("pc %#x: sampled stalls %v, truth %v", pc, g.stall, tr.Stall)
+			}
+			if g.dmiss != tr.Events[alpha.EvDMiss] {
+				t.Errorf("pc %#x: %d D-miss samples, truth %d", pc, g.dmiss, tr.Events[alpha.EvDMiss])
+			}
+			dmissSeen += g.dmiss
+		}
+	}
+	if diff > st.Lost {
+		t.Fatalf("%d executions missing from the samples, only %d records lost", diff, st.Lost)
+	}
+	t.Logf("%d tags, %d lost; %d of %d PCs exact, %d D-misses there", st.Tags, st.Lost, exact, len(truth.PCs), dmissSeen)
+	if exact*2 < uint64(len(truth.PCs)) || dmissSeen == 0 {
+		t.Fatalf("only %d of %d PCs exact (%d D-misses seen)", exact, len(truth.PCs), dmissSeen)
+	}
+	// Every record: stall causes fit in the head cycles; a D-miss is a
+	// load; it retired or says why not.
+	for _, s := range col.samples {
+		var sum uint64
+		for _, v := range s.Stall {
+			sum += uint64(v)
+		}
+		if sum > uint64(s.Head) {
+			t.Fatalf("record %+v: stalls %d beyond head cycles %d", s.MeRecord, sum, s.Head)
+		}
+		if s.Events&alpha.MeDMiss != 0 && s.LoadLatency == 0 {
+			t.Fatalf("record %+v: a D-miss that is not a load", s.MeRecord)
+		}
+		if !s.Retired() && s.Abort == alpha.TrapNone {
+			t.Fatalf("record %+v: neither retired nor aborted", s.MeRecord)
+		}
+	}
+}
+
+// TestProfileMeEstimates samples one instruction in about 128: per PC,
+// k retired samples times S estimate the executions with relative error
+// about 1/sqrt(k), so about two thirds of the PCs fall inside y = 1 ±
+// 1/sqrt(k) (ProfileMe Figure 3), and the total is close.
+func TestProfileMeEstimates(t *testing.T) {
+	cfg := hwsim.ProfileMeConfig{IntervalMin: 64, IntervalMax: 192, Copies: 4}
+	m, col := meRun(t, cfg, "ptrchase", "4096", "16384")
+	truth := m.GroundTruth()["/bin/ptrchase"]
+	S := cfg.MeanInterval()
+	var in, n int
+	var est, act float64
+	for _, tr := range truth.PCs {
+		act += float64(tr.Executed)
+	}
+	for pc, g := range sumUser(col) {
+		tr := truth.PCs[pc]
+		if tr == nil {
+			continue // a CALL_PAL: ground truth records no PAL calls
+		}
+		est += float64(g.retired) * S
+		if g.retired < 10 {
+			continue
+		}
+		n++
+		ratio := float64(g.retired) * S / float64(tr.Executed)
+		if math.Abs(ratio-1) <= 1/math.Sqrt(float64(g.retired)) {
+			in++
+		}
+	}
+	if n < 20 {
+		t.Fatalf("only %d PCs with 10 or more samples", n)
+	}
+	share := float64(in) / float64(n)
+	t.Logf("%d of %d PCs inside 1 ± 1/sqrt(k) (%.2f); total estimate %.0f of %.0f", in, n, share, est, act)
+	if share < 0.5 || share > 0.9 {
+		t.Errorf("%.2f of PCs inside the one-sigma envelope: want about 2/3", share)
+	}
+	if math.Abs(est/act-1) > 0.03 {
+		t.Errorf("total estimate %.0f of %.0f executions", est, act)
+	}
+}
+
+func TestProfileMeConfigErrors(t *testing.T) {
+	for _, c := range []hwsim.ProfileMeConfig{{IntervalMin: 0, IntervalMax: 4, Copies: 1}, {IntervalMin: 5, IntervalMax: 4, Copies: 1}, {IntervalMin: 1, IntervalMax: 4, Copies: 0}} {
+		if c.Validate() == nil {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+}

@@ -1,0 +1,246 @@
+package node
+
+import (
+	"fmt"
+	"unsafe"
+
+	"dcpi/hwsim/alpha"
+	"dcpi/wire"
+)
+
+// ProfileMe samples (hwsim's ProfileMe on the 21164): with MeConfig.Entries
+// > 0 each CPU's driver keeps a second table beside the counter table,
+// keyed (process incarnation, PC), whose entries sum the samples'
+// retire/abort counts, event bits, stall cycles by cause, load latencies
+// and a log2 histogram of head-of-queue cycles (the wire.Me fields). It
+// has its own overflow buffer pair and drains by the same IPI protocol
+// (driver_flush.go: BeginFlush/EndFlush, HandOff and Release act on it
+// too); no lock, atomic or allocation on the CPU side.
+//
+// Conservation: every record the hardware tagged is, on the driver,
+// summed in the ProfileMe table, written to a ProfileMe buffer, dropped
+// for want of buffer room (MeDropped), or reported lost by the hardware
+// (MeLost: every register copy was full).
+
+// MeConfig configures one CPU's ProfileMe table; zero Entries: off.
+type MeConfig struct {
+	Entries       int // a multiple of MeAssoc
+	BufferEntries int
+}
+
+// MeAssoc is the ProfileMe table's associativity.
+const MeAssoc = 4
+
+// DefaultMeConfig is what --profileme turns on: a 2K-entry table and two
+// 512-entry buffers (an entry is 312 bytes: 0.9 MB per CPU).
+func DefaultMeConfig() MeConfig { return MeConfig{Entries: 2 << 10, BufferEntries: 512} }
+
+// memoryBytes is the table and buffer pair's memory.
+func (c MeConfig) memoryBytes() int {
+	return int(unsafe.Sizeof(meSlot{})) * (c.Entries + 2*c.BufferEntries)
+}
+
+func (c MeConfig) validate() error {
+	if c.Entries == 0 {
+		return nil
+	}
+	switch {
+	case c.Entries < 0 || c.Entries%MeAssoc != 0 || c.Entries > 1<<22:
+		return fmt.Errorf("ProfileMe table of %d entries: want a positive multiple of %d up to %d", c.Entries, MeAssoc, 1<<22)
+	case c.BufferEntries < 1 || c.BufferEntries > 1<<20:
+		return fmt.Errorf("ProfileMe buffers of %d entries: want 1 to %d", c.BufferEntries, 1<<20)
+	}
+	return nil
+}
+
+// MeSample is one aggregated ProfileMe entry as it leaves the driver.
+type MeSample struct {
+	PID    uint32 // the incarnation
+	PC     uint64
+	Counts wire.MeCounts
+}
+
+// MeRecord is what the handler is given per sample: the hardware's
+// record and its process incarnation.
+type MeRecord struct {
+	alpha.MeRecord
+	Incarnation uint32
+}
+
+// meSlot is a table or buffer entry (live: Counts[MeSamples] > 0).
+type meSlot struct {
+	pid uint32
+	pc  uint64
+	c   wire.MeCounts
+}
+
+func (s *meSlot) live() bool { return s.c[wire.MeSamples] != 0 }
+
+// meSide is one CPU's ProfileMe state, CPU side except where noted.
+type meSide struct {
+	slots    []meSlot
+	buckets  uint64
+	rr       uint64
+	out      overflowPair[meSlot]
+	flushing bool
+	scratch  meSlot
+	drained  uint64 // daemon side: samples handed over
+}
+
+func newMeSide(c MeConfig) *meSide {
+	return &meSide{slots: pinned[meSlot](c.Entries), buckets: uint64(c.Entries / MeAssoc),
+		out: newOverflowPair[meSlot](c.BufferEntries)}
+}
+
+// fill sets s to the counts of one record.
+func (s *meSlot) fill(r *MeRecord) {
+	s.pid, s.pc = r.Incarnation, r.PC
+	s.c = wire.MeCounts{}
+	c := &s.c
+	c[wire.MeSamples] = 1
+	switch {
+	case r.Retired():
+		c[wire.MeRetired] = 1
+	case r.Abort == alpha.TrapEvent:
+		c[wire.MeAbortIntr] = 1
+	default:
+		c[wire.MeAbortTrap] = 1
+	}
+	for i := range alpha.NumMeEvents - 1 {
+		if r.Events.Has(i + 1) {
+			c[wire.MeTaken+i] = 1
+		}
+	}
+	c[wire.MeHeadCycles] = uint64(r.Head)
+	for i, v := range r.Stall {
+		c[wire.MeStall0+i] = uint64(v)
+	}
+	if r.LoadLatency > 0 {
+		c[wire.MeLoads], c[wire.MeLoadLatency] = 1, uint64(r.LoadLatency)
+	}
+	c[wire.MeHist0+wire.MeHistBucket(uint64(r.Head))] = 1
+}
+
+// SampleMe (CPU side) counts the ProfileMe records one interrupt
+// delivered and the records the hardware lost since the last one. It
+// returns the modelled cost and whether a ProfileMe buffer completed.
+func (d *Driver) SampleMe(recs []MeRecord, lost uint64) (cost uint64, bufferFull bool) {
+	m := d.me
+	if m == nil {
+		return 0, false
+	}
+	ss, c := &d.stats, &d.cost
+	ss.MeLost += lost
+	for i := range recs {
+		sc := &m.scratch
+		sc.fill(&recs[i])
+		ss.MeSamples++
+		cost += c.stackWalk // reading one set of profile registers
+		if m.flushing {
+			ok, full := m.out.push(sc)
+			if !ok {
+				ss.MeDropped++
+			}
+			bufferFull = bufferFull || full
+			continue
+		}
+		full := d.countMe(m, sc)
+		bufferFull = bufferFull || full
+	}
+	ss.CyclesMe += cost
+	return cost, bufferFull
+}
+
+// countMe adds sc to its (pid, pc) entry.
+func (d *Driver) countMe(m *meSide, sc *meSlot) bool {
+	h := (uint64(sc.pid)<<32 ^ sc.pc>>2) * hashMul
+	i := bucketIndex(h, m.buckets) * MeAssoc
+	b := m.slots[i : i+MeAssoc : i+MeAssoc]
+	for j := range b {
+		if e := &b[j]; e.live() && e.pid == sc.pid && e.pc == sc.pc {
+			e.c.Add(&sc.c)
+			return false
+		}
+	}
+	for j := range b {
+		if !b[j].live() {
+			b[j] = *sc
+			return false
+		}
+	}
+	if !m.out.room() {
+		d.stats.MeDropped++
+		return false
+	}
+	v := &b[m.rr]
+	if m.rr++; m.rr == MeAssoc {
+		m.rr = 0
+	}
+	_, full := m.out.push(v)
+	*v = *sc
+	return full
+}
+
+func meSampleOf(s *meSlot) MeSample { return MeSample{PID: s.pid, PC: s.pc, Counts: s.c} }
+
+// DrainMe (daemon side) appends and clears the ProfileMe table; only
+// between BeginFlush and EndFlush, like DrainTable.
+func (d *Driver) DrainMe(dst []MeSample) []MeSample {
+	m := d.me
+	if m == nil {
+		return dst
+	}
+	if !m.flushing {
+		panic("node: DrainMe outside BeginFlush/EndFlush")
+	}
+	for i := range m.slots {
+		if s := &m.slots[i]; s.live() {
+			dst = append(dst, meSampleOf(s))
+			m.drained += s.c[wire.MeSamples]
+			*s = meSlot{}
+		}
+	}
+	return dst
+}
+
+// TakeFullMe (daemon side) appends the oldest published ProfileMe buffer.
+func (d *Driver) TakeFullMe(dst []MeSample) ([]MeSample, bool) {
+	m := d.me
+	if m == nil {
+		return dst, false
+	}
+	buf, ok := m.out.takeFull()
+	for i := range buf {
+		dst = append(dst, meSampleOf(&buf[i]))
+		m.drained += buf[i].c[wire.MeSamples]
+	}
+	return dst, ok
+}
+
+// PendingMe (CPU side, or with the CPU stopped) counts the samples in the
+// ProfileMe table and buffers not handed over.
+func (d *Driver) PendingMe() uint64 {
+	m := d.me
+	if m == nil {
+		return 0
+	}
+	var n uint64
+	for i := range m.slots {
+		n += m.slots[i].c[wire.MeSamples]
+	}
+	m.out.pending(func(ss []meSlot) {
+		for i := range ss {
+			n += ss[i].c[wire.MeSamples]
+		}
+	})
+	return n
+}
+
+// MeDelivered (daemon side) is the samples DrainMe and TakeFullMe handed
+// over: Stats().MeSamples == MeDelivered() + PendingMe() + Stats().MeDropped.
+func (d *Driver) MeDelivered() uint64 {
+	if d.me == nil {
+		return 0
+	}
+	return d.me.drained
+}
