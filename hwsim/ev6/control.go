@@ -175,6 +175,9 @@ func (c *Core) wrongPath(pd *pending, pc, redirect uint64) {
 						if !c.l2.Access(pa) {
 							lat += uint64(c.p.MemoryCycles)
 						}
+						// The fill goes on after the squash: a correct-path
+						// load of the line merges into it.
+						c.addMAF(mafEntry{line: pa / uint64(c.p.LineBytes), done: t + lat})
 					}
 				}
 			}

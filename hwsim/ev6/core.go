@@ -123,8 +123,6 @@ type pending struct {
 	fetchBlk           uint64
 	fetchLine          uint64
 	upperN, lowerN     int
-	mafAdd             bool
-	maf                mafEntry
 }
 
 // NewCore returns the 21264 core of cpu with parameters p and installs
@@ -487,7 +485,9 @@ func (c *Core) load(pd *pending, ea uint64, fp bool) uint64 {
 			pd.issue++
 		}
 	}
-	pd.mafAdd, pd.maf = true, mafEntry{line: line, done: pd.issue + lat}
+	// The fill is under way from now whether or not the load retires:
+	// a load killed by an interrupt and fetched again merges into it.
+	c.addMAF(mafEntry{line: line, done: pd.issue + lat})
 	return lat
 }
 
@@ -550,9 +550,6 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 			}
 			c.intW.push(pd.retire)
 		}
-	}
-	if pd.mafAdd {
-		c.addMAF(pd.maf)
 	}
 	switch {
 	case cl.base.Load && !prefetch(d.Op):
