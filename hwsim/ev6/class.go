@@ -37,9 +37,8 @@ type class struct {
 	base    alpha.IssueClass
 }
 
-// classes is the class of every operation, indexed by alpha.Op.
-var classes = buildClasses(DefaultParams())
-
+// buildClasses returns the class of every operation under p, indexed by
+// alpha.Op.
 func buildClasses(p Params) []class {
 	n := int(alpha.OpFTOIS) + 1
 	cs := make([]class, n)
@@ -102,12 +101,4 @@ func buildClasses(p Params) []class {
 		cs[op] = c
 	}
 	return cs
-}
-
-// classOf returns op's class (an unknown op gets OpInvalid's).
-func classOf(op alpha.Op) *class {
-	if int(op) >= len(classes) {
-		return &classes[alpha.OpInvalid]
-	}
-	return &classes[op]
 }

@@ -159,7 +159,7 @@ func TestMispredictPenaltyPerMiss(t *testing.T) {
 	if mp != mp2 {
 		t.Fatalf("mispredicts changed with the penalty: %.4f, %.4f", mp, mp2)
 	}
-	within(t, "cycles per mispredict of 10 more penalty cycles", (slow-base)/mp, 9.5, 0.1)
+	within(t, "cycles per mispredict of 10 more penalty cycles", (slow-base)/mp, 9, 0.1)
 }
 
 // A store followed by a load of the same quadword is forwarded from the
