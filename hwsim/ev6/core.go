@@ -54,6 +54,8 @@ type Core struct {
 	lastRetire uint64
 	retireN    int
 
+	slots []slotEntry // slotting counts by fetch entry PC
+
 	pend    pending
 	hasPend bool
 
@@ -106,6 +108,12 @@ type calSlot struct {
 
 const calSize = 1 << 15 // cycles of issue slots remembered; far more than an 80-instruction window spans
 
+type slotEntry struct {
+	pc           uint64 // entry PC + 1; 0 when empty
+	as           *alpha.AddressSpace
+	upper, lower uint8
+}
+
 type mafEntry struct{ line, done uint64 }
 
 type sqEntry struct{ qw, issue, retire uint64 }
@@ -157,6 +165,7 @@ func NewCore(cpu *alpha.CPU, p Params) (*Core, error) {
 	c.loads = newRing(p.LoadQueue)
 	c.stores = newRing(p.StoreQueue)
 	c.cal = make([]calSlot, calSize)
+	c.slots = make([]slotEntry, 4096)
 	cpu.Timing = nil
 	cpu.Core = c
 	return c, nil
@@ -344,6 +353,17 @@ func (c *Core) Retire(d *alpha.Decoded, pc, ea uint64) uint64 {
 // slotting returns how many of the instructions of the fetch block from pc
 // on can only use the upper and the lower subclusters.
 func (c *Core) slotting(pc uint64) (upper, lower int) {
+	// Decoding the block again at every fetch would cost a quarter of
+	// the core's time: the answer is kept per entry PC and address
+	// space (code rewritten in place keeps its old balance, which only
+	// changes which subcluster an instruction is slotted to).
+	e := &c.slots[int(pc>>2)&(len(c.slots)-1)]
+	if e.pc == pc+1 && e.as == c.cpu.AS {
+		return int(e.upper), int(e.lower)
+	}
+	defer func() {
+		*e = slotEntry{pc: pc + 1, as: c.cpu.AS, upper: uint8(upper), lower: uint8(lower)}
+	}()
 	end := (pc/uint64(c.p.FetchBlockBytes) + 1) * uint64(c.p.FetchBlockBytes)
 	for a := pc; a < end; a += 4 {
 		w, ok := c.cpu.FetchWord(a)
