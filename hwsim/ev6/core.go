@@ -579,7 +579,7 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 		c.stores.push(pd.retire)
 		ea := c.storeAddr(d)
 		if len(c.sq) == c.p.StoreQueue {
-			c.sq = c.sq[1:]
+			c.sq = c.sq[:copy(c.sq, c.sq[1:])] // keep the array: no allocation
 		}
 		c.sq = append(c.sq, sqEntry{qw: ea >> 3, issue: pd.issue, retire: pd.retire})
 		// The store writes the D-cache after it retires (write-allocate).
