@@ -4,11 +4,12 @@ import "dcpi/hwsim/alpha"
 
 // control resolves the control flow of the instruction just committed:
 // it trains the predictors, and on a misprediction redirects fetch to
-// next once the instruction has executed, after timing the wrong path the
-// front end fetched meanwhile.
-func (c *Core) control(d *alpha.Decoded, pd *pending, cl *class, pc, next uint64) {
+// next once the instruction has executed. It returns whether it
+// mispredicted, where the front end went instead, and when fetch is
+// redirected; the caller times the wrong path.
+func (c *Core) control(d *alpha.Decoded, pd *pending, cl *class, pc, next uint64) (miss bool, predicted, redirect uint64) {
 	taken := next != pc+4
-	predicted := pc + 4 // where the front end went after pc
+	predicted = pc + 4 // where the front end went after pc
 	penalty := 0
 	switch {
 	case cl.base.Branch:
@@ -54,15 +55,12 @@ func (c *Core) control(d *alpha.Decoded, pd *pending, cl *class, pc, next uint64
 		// fetch to the target's fetch when the branch issues as early as
 		// it can (HRM Table 2-1); a later issue delays the redirect as
 		// much.
-		redirect := pd.issue + uint64(penalty+1-c.p.FetchToMap-c.p.MapToIssue)
-		c.wrongPath(pd, predicted, redirect)
-		c.redirect = max(c.redirect, redirect)
-		c.fetchBlk = 0
+		redirect = pd.issue + uint64(penalty+1-c.p.FetchToMap-c.p.MapToIssue)
 		c.linePred[blk&uint64(len(c.linePred)-1)] = next/uint64(c.p.FetchBlockBytes) + 1
-		return
+		return true, predicted, redirect
 	}
 	if next/uint64(c.p.FetchBlockBytes) == blk && !taken {
-		return // the fetch block goes on
+		return false, 0, 0 // the fetch block goes on
 	}
 	// Leaving the fetch block: the line predictor said where fetch went
 	// next (the sequential block unless it learned otherwise); when it
@@ -78,6 +76,7 @@ func (c *Core) control(d *alpha.Decoded, pd *pending, cl *class, pc, next uint64
 	if taken {
 		c.fetchBlk = 0 // the target starts a new fetch block
 	}
+	return false, 0, 0
 }
 
 // wrongPath times the instructions the front end fetches along the
@@ -132,6 +131,7 @@ func (c *Core) wrongPath(pd *pending, pc, redirect uint64) {
 		d := alpha.Decode(w, c.cpu.Model)
 		cl := &c.classes[min(int(d.Op), len(c.classes)-1)]
 		c.stats.WrongPath++
+		rec := Record{PC: pc, Fetch: fetch, Retire: kill}
 		st := c.stagesFor(pc)
 		if st != nil {
 			st.Aborted++
@@ -149,6 +149,7 @@ func (c *Core) wrongPath(pd *pending, pc, redirect uint64) {
 			if st != nil {
 				st.AbortedMapped++
 			}
+			rec.Mapped, rec.Map = true, m
 			t := m + uint64(c.p.MapToIssue)
 			readyOf := func(r uint8, fp bool) uint64 {
 				f := b2i(fp)
@@ -169,6 +170,7 @@ func (c *Core) wrongPath(pd *pending, pc, redirect uint64) {
 				if st != nil {
 					st.AbortedIssued++
 				}
+				rec.Issued, rec.Issue = true, t
 				if cl.base.Load && !prefetch(d.Op) && !written[0][d.Rb&63] {
 					if pa, ok := c.cpu.PhysAddr(uint64(d.Imm) + c.cpu.R[d.Rb&63]); ok && !c.dcache.Access(pa) {
 						lat += uint64(c.p.L2LoadCycles - c.p.LatLoad)
@@ -185,6 +187,9 @@ func (c *Core) wrongPath(pd *pending, pc, redirect uint64) {
 				r := destReg(&d, &cl.base)
 				written[b2i(fp)][r], ready[b2i(fp)][r] = true, t+lat
 			}
+		}
+		if c.observe != nil {
+			c.observe(rec)
 		}
 		// Where the front end goes next: the predictors' say, unchanged.
 		switch {

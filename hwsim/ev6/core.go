@@ -68,7 +68,8 @@ type Core struct {
 	Stages *StageTruth
 	acct   uint64 // the cycle up to which Truth has charged cycles
 
-	stats Stats
+	stats   Stats
+	observe func(Record)
 }
 
 // Stats counts what the core did.
@@ -588,7 +589,16 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 		}
 	}
 
-	c.control(d, pd, cl, pc, next)
+	miss, predicted, redirect := c.control(d, pd, cl, pc, next)
+	if c.observe != nil {
+		c.observe(Record{PC: pc, Fetch: pd.fetch, Map: pd.mapc, Issue: pd.issue, Retire: pd.retire,
+			Retired: true, Mapped: true, Issued: true, Events: pd.ev, Mispredicted: miss})
+	}
+	if miss {
+		c.wrongPath(pd, predicted, redirect)
+		c.redirect = max(c.redirect, redirect)
+		c.fetchBlk = 0
+	}
 	if cl.serial && d.Op == alpha.OpCallPal {
 		// PAL code runs after the pipeline drains.
 		c.flush(pd.retire + 1)

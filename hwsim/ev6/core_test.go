@@ -205,8 +205,33 @@ func TestWrongPathAborts(t *testing.T) {
 	m := newMachine(t, DefaultParams(), code, dataSize)
 	m.writeQuads(t, dataBase, bits)
 	m.core.Stages = NewStageTruth()
+	var recs []Record
+	m.core.SetObserver(func(r Record) { recs = append(recs, r) })
 	m.run(t)
 	s := m.core.Stats()
+	// The observer sees every instruction in fetch order, each stage no
+	// earlier than the one before, retired ones and aborted ones as the
+	// stage truth counts them.
+	var nRetired, nAborted uint64
+	for i, r := range recs {
+		if i > 0 && r.Fetch < recs[i-1].Fetch {
+			t.Fatalf("record %d fetched at %d before record %d at %d", i, r.Fetch, i-1, recs[i-1].Fetch)
+		}
+		if r.Retired {
+			nRetired++
+			if !(r.Fetch < r.Map && r.Map < r.Issue && r.Issue < r.Retire) {
+				t.Fatalf("record %d: stages out of order: %+v", i, r)
+			}
+		} else {
+			nAborted++
+			if r.Issued && !(r.Mapped && r.Issue <= r.Retire) || r.Fetch >= r.Retire+1 {
+				t.Fatalf("aborted record %d inconsistent: %+v", i, r)
+			}
+		}
+	}
+	if nRetired != m.cpu.Retired-1 || nAborted != s.WrongPath {
+		t.Errorf("observer saw %d retired and %d aborted, want %d and %d", nRetired, nAborted, m.cpu.Retired-1, s.WrongPath)
+	}
 	if s.WrongPath == 0 || s.WrongPathIssued == 0 {
 		t.Fatalf("no wrong-path instructions: %+v", s)
 	}
