@@ -62,6 +62,11 @@ type Config struct {
 	// GroundTruth collects, per instruction, what the timing model knows
 	// (Machine.GroundTruth); it slows simulation several times.
 	GroundTruth bool
+	// PICEvents are the two events the rdpic PAL call returns (hwsim's
+	// extension after UltraSPARC's user-readable PICs; docs/hwsim.md):
+	// any event but cycles and issues, which rpcc and the instruction
+	// count give. Nil means D-cache and I-cache misses.
+	PICEvents []alpha.Event
 	// MemoryParams are the caches', TLBs', write buffer's and branch
 	// predictor's parameters (each with its source in package timing).
 	MemoryParams timing.Params
@@ -101,9 +106,28 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("hwsim: quantum %d cycles: want at least 100", c.Quantum)
 	case c.TimeSlice < c.Quantum:
 		return fmt.Errorf("hwsim: time slice %d cycles is shorter than the quantum %d", c.TimeSlice, c.Quantum)
+	case c.PICEvents != nil && len(c.PICEvents) != 2:
+		return fmt.Errorf("hwsim: %d PIC events: want 2", len(c.PICEvents))
 	case c.PIDMax < 301 || c.PIDMax > 4_194_304:
 		// Linux's PID_MAX_MIN: PIDs wrap to 300, so there must be one above.
 		return fmt.Errorf("hwsim: pid_max %d: want 301 to 4194304", c.PIDMax)
 	}
+	for _, e := range c.PICEvents {
+		if e >= alpha.NumEvents || e == alpha.EvCycles || e == alpha.EvIssues {
+			return fmt.Errorf("hwsim: PIC event %v: want a counted event other than cycles and issues (rpcc reads cycles)", e)
+		}
+	}
 	return nil
+}
+
+// DefaultPICEvents are what rdpic returns unless Config.PICEvents says
+// otherwise: D-cache and I-cache misses, the PLDI'97 paper's metrics.
+var DefaultPICEvents = [2]alpha.Event{alpha.EvDMiss, alpha.EvIMiss}
+
+// picEvents returns the two events rdpic returns.
+func (c *Config) picEvents() [2]alpha.Event {
+	if c.PICEvents == nil {
+		return DefaultPICEvents
+	}
+	return [2]alpha.Event{c.PICEvents[0], c.PICEvents[1]}
 }

@@ -125,6 +125,7 @@ func New(cfg Config) (*Machine, error) {
 	for i := 0; i < cfg.CPUs; i++ {
 		c := &cpuState{id: i, cpu: alpha.NewCPU(cfg.Model), nextTick: m.tickCycles}
 		c.cpu.ID, c.cpu.KAS = i, k.as
+		c.cpu.PICEvents = cfg.picEvents()
 		switch {
 		case cfg.Timing && usesEV6(cfg.Model):
 			if c.core, err = m.newCore(c.cpu); err != nil {
@@ -326,6 +327,7 @@ func (m *Machine) runCPU(c *cpuState, end uint64) {
 			continue
 		}
 		p, kernel, before := c.cur, c.cpu.Kernel, c.cpu.Cycle
+		m.setPICBase(c, p)
 		n := c.cpu.Run(until)
 		spent := c.cpu.Cycle - before
 		c.Retired += n
@@ -481,4 +483,27 @@ func (m *Machine) chargeEvents(c *cpuState, p *Process) {
 		}
 	}
 	c.seenEvents = *t
+}
+
+// setPICBase makes rdpic on c read p's event counts while p runs: p's
+// count is p.Events plus what the PMU saw since the last charge (the
+// invariant chargeEvents keeps), plus what p inherited at fork.
+func (m *Machine) setPICBase(c *cpuState, p *Process) {
+	for k, e := range c.cpu.PICEvents {
+		var v uint64
+		if p != nil {
+			v = p.Events[e] + p.picInherited[k]
+		}
+		c.cpu.PICBase[k] = v - c.seenEvents[e] // modular: adding Totals[e] gives v
+	}
+}
+
+// picCounts returns what rdpic would read for p now; p's events must be
+// charged up to date (as they are between runs).
+func (m *Machine) picCounts(p *Process) [2]uint64 {
+	var out [2]uint64
+	for k, e := range m.cfg.picEvents() {
+		out[k] = p.Events[e] + p.picInherited[k]
+	}
+	return out
 }

@@ -85,6 +85,9 @@ type Process struct {
 	Cycles       uint64
 	KernelCycles uint64
 	Events       [alpha.NumEvents]uint64 // misses and mispredicts, by alpha.Event
+	// picInherited is what rdpic read in the parent at fork: a child's
+	// counts continue its parent's, so that a delta across fork is sane.
+	picInherited [2]uint64
 	PageFaults   uint64
 	Syscalls     uint64
 	StartCycle   uint64

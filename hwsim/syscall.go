@@ -577,6 +577,8 @@ func (m *Machine) sysClone(c *cpuState, p *Process, flags, newsp, ptid, ctid, tl
 		brkLo: p.brkLo, brk: p.brk, ieeeFP: p.ieeeFP, rlimitStack: p.rlimitStack,
 		StartCycle: c.cpu.Cycle, forkedFrom: p.PID,
 	}
+	m.chargeEvents(c, p)
+	child.picInherited = m.picCounts(p)
 	if len(p.outFiles) > 0 {
 		child.outFiles = make(map[uint64]io.Writer, len(p.outFiles))
 		for fd, w := range p.outFiles {

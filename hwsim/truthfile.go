@@ -24,7 +24,7 @@ import (
 // that holds a tab, a newline or a leading quote is written Go-quoted.
 
 // GroundTruthVersion is the first line of a ground truth file.
-const GroundTruthVersion = "dcpi-ground-truth v2"
+const GroundTruthVersion = "dcpi-ground-truth v3"
 
 // The sections of a ground truth file, in the order they are written.
 const (

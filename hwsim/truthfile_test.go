@@ -24,7 +24,7 @@ func TestGroundTruthFileRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := buf.String()
-	for _, s := range []string{hwsim.GroundTruthVersion + "\n[pcs]\nimage\tpc\texecuted\thead_cycles\tstall_slot\tstall_ra\tstall_rb\tstall_imul\tstall_fdiv\tstall_icache\tstall_itb\tstall_dcache\tstall_dtb\tstall_mispredict\tstall_wbuf\tstall_barrier\tcycles\t",
+	for _, s := range []string{hwsim.GroundTruthVersion + "\n[pcs]\nimage\tpc\texecuted\thead_cycles\tstall_slot\tstall_ra\tstall_rb\tstall_imul\tstall_fdiv\tstall_icache\tstall_itb\tstall_dcache\tstall_dtb\tstall_mispredict\tstall_wbuf\tstall_barrier\tstall_pal\tcycles\t",
 		"\n[edges]\nimage\tfrom\tto\tcount\n/bin/interp\t0x",
 		"\n[regwaits]\nimage\tpc\treg\toperand\tproducer\tcause\tcount\tcycles\n/bin/interp\t0x"} {
 		if !strings.Contains(text, s) {
@@ -77,7 +77,7 @@ func TestReadGroundTruthErrors(t *testing.T) {
 		{"version", with(1, "dcpi-ground-truth v1"), "line 1: not a ground truth file"},
 		{"column line", with(3, "image\tpc"), "line 3: section [pcs]: column line"},
 		{"row before sections", lines[0] + "\n" + pcRow + "\n", "line 2: row"},
-		{"fields", with(4, pcRow+"\t1"), "line 4: 29 fields, want 28"},
+		{"fields", with(4, pcRow+"\t1"), "line 4: 30 fields, want 29"},
 		{"pc", with(4, strings.Replace(pcRow, "0x", "", 1)), "line 4: pc"},
 		{"count", with(4, strings.Replace(pcRow, "\t3\t", "\t-3\t", 1)), `line 4: executed "-3"`},
 		{"duplicate pc", with(5, pcRow), "line 5: pc 0x120000000 of /bin/x appears twice"},

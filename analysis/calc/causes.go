@@ -43,7 +43,10 @@ func (c CauseCheck) Miss() float64 {
 //     from a callee or a caller) and which hwsim charges to ra or rb;
 //   - imul and fdiv are one row, "FU dependency": the static FU share
 //     (the unit busy within the block) plus the IMUL busy and FDIV busy
-//     ranges (busy from before the block).
+//     ranges (busy from before the block);
+//   - pal (rdpic, hwsim's extension for instrumented programs) has no
+//     row: dcpicalc knows no such cause, and uninstrumented code never
+//     waits on it.
 //
 // Static rows have one value, so their range is a point.
 func CompareCauses(s *Summary, stall [alpha.NumStallCauses]float64, head float64) []CauseCheck {

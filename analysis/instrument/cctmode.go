@@ -240,7 +240,7 @@ func cctPlanProc(p *cfg.Proc, at func(uint64) *point, grow uint64) string {
 			n.Actions[e] = paths.Action{Kind: paths.Count}
 		}
 	}
-	if why := planProcPaths(p, n, at, 1, 0, false); why != "" {
+	if why := planProcPaths(p, n, at, 1, 0, false, false); why != "" {
 		return why
 	}
 	locked := lockWindows(p)

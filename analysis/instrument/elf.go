@@ -123,7 +123,11 @@ func (pl *planned) write(f *elfFile, im *elfimage.Image, data []byte, opt Option
 	lay.countersAddr = lay.headerAddr + headerSize
 	lay.recordLen = headerSize + 8*uint64(m.Counters)
 	lay.stackBase = lay.countersAddr + 8*uint64(m.Counters)
-	lay.stackLast = lay.stackBase + (pathStackSlots-1)*slotSize
+	slot := uint64(slotSize)
+	if len(m.Metrics) > 0 {
+		slot = metricsSlotSize
+	}
+	lay.stackLast = lay.stackBase + (pathStackSlots-1)*slot
 	cct := m.Mode == ModeCCT
 	if cct {
 		cctPlace(&lay, m, opt)
@@ -148,7 +152,7 @@ func (pl *planned) write(f *elfFile, im *elfimage.Image, data []byte, opt Option
 	mode := uint32(modePixie)
 	if paths {
 		mode = modePaths
-		memsz += pathStackSlots * slotSize
+		memsz += pathStackSlots * slot
 	}
 	if cct {
 		mode = modeCCT

@@ -26,6 +26,11 @@ type Options struct {
 	// Strict refuses an image with any procedure the CFG cannot resolve,
 	// rather than leaving those procedures uncounted.
 	Strict bool
+	// Metrics (paths mode) accumulates, per path, cycles and the two
+	// events hwsim's rdpic returns, named by PIC (default DefaultPIC);
+	// the program then runs on hwsim only (metrics.go).
+	Metrics bool
+	PIC     [2]string
 	// CCTChunkBytes sizes the CCT mode's heap chunks, the first and every
 	// one mapped later (0: 256 KB, then 1 MB each); small values make the
 	// heap grow early (tests).
@@ -57,6 +62,12 @@ func Instrument(data []byte, name string, opt Options) (*Result, error) {
 	}
 	if opt.CCTChunkBytes != 0 && (opt.CCTChunkBytes < 4096 || opt.CCTChunkBytes%4096 != 0 || opt.CCTChunkBytes > 1<<30) {
 		return nil, fmt.Errorf("instrument: CCT chunk size %d: want a multiple of 4096 up to 1 GB", opt.CCTChunkBytes)
+	}
+	if opt.Metrics && opt.Mode != ModePaths {
+		return nil, fmt.Errorf("instrument: metrics are for the %s mode", ModePaths)
+	}
+	if err := validPIC(opt.PIC); err != nil {
+		return nil, err
 	}
 	if opt.DumpPath == "" || len(opt.DumpPath) > 1000 || strings.IndexByte(opt.DumpPath, 0) >= 0 {
 		return nil, fmt.Errorf("instrument: dump path must be 1 to 1000 bytes, without NUL")

@@ -40,6 +40,9 @@ type Manifest struct {
 	// Special names the paths mode's first counters (lost, out_of_range,
 	// stack_overflow, unmatched): events that left paths uncounted.
 	Special []string `json:"special,omitempty"`
+	// Metrics names the paths mode's per-path metrics (cycles and the
+	// two rdpic events; metrics.go), none without --metrics.
+	Metrics []string `json:"metrics,omitempty"`
 	// HashBase and HashSlots place the paths mode's hash table.
 	HashBase  int `json:"hash_base,omitempty"`
 	HashSlots int `json:"hash_slots,omitempty"`

@@ -49,8 +49,10 @@ const (
 	// pathStackSlots is the path stack's capacity (activations deep).
 	pathStackSlots = 1 << 16
 	slotSize       = 32 // r, ^entry sp, procedure ID, return address
-	topOff         = -72
-	modePaths      = 2
+	// metricsSlotSize adds the path's start values: rpcc, rdpic's v0, t0.
+	metricsSlotSize = 64
+	topOff          = -72
+	modePaths       = 2
 )
 
 // PathSpecialCounters name the first counters of a paths-mode dump.
@@ -75,8 +77,19 @@ type pathOp struct {
 	// ret: a Count at a ret through ra, which checks that it returns
 	// where the activation was called from.
 	ret bool
+	// metrics: accumulate cycles and rdpic's two events per path
+	// (metrics.go).
+	metrics bool
 	// cct: a CCT-mode action (cctmode.go) placed by this mode's planner.
 	cct *cctOp
+}
+
+// slot returns the path stack's slot size in bytes.
+func (o pathOp) slot() int16 {
+	if o.metrics {
+		return metricsSlotSize
+	}
+	return slotSize
 }
 
 // pathPoint is what a paths-mode stub does around one instruction.
@@ -100,6 +113,12 @@ func planPaths(procs []*cfg.Proc, opt Options) (*planned, error) {
 	pl := &planned{points: map[uint64]*point{}, manifest: &Manifest{Version: ManifestVersion, Mode: opt.Mode, DumpPath: opt.DumpPath, Special: PathSpecialCounters}}
 	m := pl.manifest
 	m.Counters = len(PathSpecialCounters)
+	metrics := opt.Metrics
+	words := 1 // counters per path
+	if metrics {
+		m.Metrics = metricNames(opt.PIC)
+		words = pathWords
+	}
 	nextID := 1
 	for _, p := range procs {
 		// Every callsys is hooked, as in pixie mode.
@@ -154,7 +173,7 @@ func planPaths(procs []*cfg.Proc, opt Options) (*planned, error) {
 			}
 		}
 		if num != nil {
-			if why := planProcPaths(p, num, at, nextID, m.Counters, num.NumPaths > MaxArrayPaths); why != "" {
+			if why := planProcPaths(p, num, at, nextID, m.Counters, num.NumPaths > MaxArrayPaths, metrics); why != "" {
 				skip = why
 				if opt.Strict {
 					return nil, refuse("procedure %s: %s", p.Name, skip)
@@ -173,7 +192,7 @@ func planPaths(procs []*cfg.Proc, opt Options) (*planned, error) {
 					pi.Hashed = true
 					m.Counters++
 				} else {
-					m.Counters += int(num.NumPaths)
+					m.Counters += words * int(num.NumPaths)
 				}
 				m.Procs = append(m.Procs, pi)
 				nextID++
@@ -192,7 +211,7 @@ func planPaths(procs []*cfg.Proc, opt Options) (*planned, error) {
 		if p.Hashed {
 			m.HashBase = m.Counters
 			m.HashSlots = HashSlots
-			m.Counters += 1 + 3*HashSlots
+			m.Counters += 1 + hashWords(metrics)*HashSlots
 			break
 		}
 	}
@@ -220,7 +239,7 @@ func planPaths(procs []*cfg.Proc, opt Options) (*planned, error) {
 
 // planProcPaths places p's actions on points; it returns why p cannot be
 // counted, or "".
-func planProcPaths(p *cfg.Proc, n *paths.Numbering, at func(uint64) *point, id, base int, hashed bool) string {
+func planProcPaths(p *cfg.Proc, n *paths.Numbering, at func(uint64) *point, id, base int, hashed, metrics bool) string {
 	locked := lockWindows(p)
 	isEntry := map[uint64]bool{}
 	for _, e := range p.Entries {
@@ -246,7 +265,7 @@ func planProcPaths(p *cfg.Proc, n *paths.Numbering, at func(uint64) *point, id, 
 		if !fitsInt32(a.Add) || !fitsInt32(a.Start) {
 			return nil, "an increment beyond 32 bits"
 		}
-		return []pathOp{{kind: a.Kind, add: a.Add, start: a.Start, id: id, base: base, np: n.NumPaths, hashed: hashed}}, ""
+		return []pathOp{{kind: a.Kind, add: a.Add, start: a.Start, id: id, base: base, np: n.NumPaths, hashed: hashed, metrics: metrics}}, ""
 	}
 	// Entries first: their Init runs before any other action there.
 	for _, e := range p.Out(p.Entry()) {
@@ -454,22 +473,37 @@ func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spil
 		cctAction(a, o.cct)
 		return
 	}
+	reads := o.metrics && o.kind != paths.Add // reads rpcc and rdpic
 	n := 3
+	if reads {
+		n = 4 // Init pauses the caller's path with a fourth
+	}
 	if o.kind == paths.Count || o.kind == paths.Back {
 		n = 4
 		if o.hashed {
 			n = 5
 		}
+		if o.metrics {
+			n = 6
+		}
 	}
 	if o.kind == paths.Init || o.ret {
 		avoid |= reg(regRA) // read after the scratch registers are set
 	}
+	if reads {
+		avoid |= picRegs // rdpic writes them
+	}
 	regs, spilled := acquire(a, free, avoid, n, spills)
+	picSpilled := reads && acquirePIC(a, free, spills)
 	x, y, z := regs[0], regs[1], regs[2]
 	delta := int16(0)
 	if spilled {
 		delta = int16(8 * n)
 	}
+	if picSpilled {
+		delta += 16
+	}
+	ss := o.slot()
 	a.loadAddr(x, lay.countersAddr)
 	a.emit(encMem(opLDQ, y, x, topOff))
 	switch o.kind {
@@ -481,7 +515,7 @@ func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spil
 		a.emit(encMem(opLDA, z, z, -delta))
 		a.emit(encOp(opINTA, 0x1d, z, regSP, z)) // cmpult z, sp
 		a.branchTo(opBEQ, z, l+"push")
-		a.emit(encMem(opLDA, y, y, -slotSize))
+		a.emit(encMem(opLDA, y, y, -ss))
 		bump(a, x, z, 8*cLost)
 		markResync(a, y, z, l+"m")
 		a.branchTo(opBR, regZero, l+"loop")
@@ -492,7 +526,7 @@ func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spil
 		bump(a, x, z, 8*cOverflow)
 		a.branchTo(opBR, regZero, l+"done")
 		a.label(l + "room")
-		a.emit(encMem(opLDA, y, y, slotSize))
+		a.emit(encMem(opLDA, y, y, ss))
 		a.emit(encMem(opSTQ, y, x, topOff))
 		addConst(a, z, o.start, regZero)
 		a.emit(encMem(opSTQ, z, y, 0))
@@ -502,6 +536,9 @@ func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spil
 		addConst(a, z, int64(o.id), regZero)
 		a.emit(encMem(opSTQ, z, y, 16))
 		a.emit(encMem(opSTQ, regRA, y, 24))
+		if o.metrics {
+			enterMetrics(a, y, z, regs[3], ss)
+		}
 	case paths.Add:
 		a.emit(encMem(opLDQ, z, y, 0))
 		addConst(a, z, o.add, z)
@@ -533,7 +570,7 @@ func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spil
 		a.emit(encOp(opINTA, 0x2d, z, regSP, z)) // cmpeq: at our sp, another procedure's
 		a.branchTo(opBEQ, z, l+"unmatched")
 		a.label(l + "stale")
-		a.emit(encMem(opLDA, y, y, -slotSize))
+		a.emit(encMem(opLDA, y, y, -ss))
 		bump(a, x, z, 8*cLost)
 		a.emit(encMem(opLDA, t, regZero, 1))
 		a.branchTo(opBR, regZero, l+"find")
@@ -544,13 +581,21 @@ func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spil
 		a.branchTo(opBEQ, t, l+"live")
 		bump(a, x, z, 8*cLost)
 		if o.kind == paths.Count {
-			a.emit(encMem(opLDA, y, y, -slotSize))
+			a.emit(encMem(opLDA, y, y, -ss))
 			a.emit(encMem(opSTQ, y, x, topOff))
+			if o.metrics {
+				a.emit(rpcc(regs[4]))
+				a.emit(PalRDPIC)
+				resumeMetrics(a, y, regs[5], func(off int16) uint32 { return [3]uint32{regs[4], 0, 1}[(off-slotCycles)/8] })
+			}
 		} else {
 			addConst(a, t, o.start, regZero)
 			a.emit(encMem(opSTQ, t, y, 0))
 			addConst(a, t, int64(o.id), regZero)
 			a.emit(encMem(opSTQ, t, y, 16))
+			if o.metrics {
+				startMetrics(a, y, z) // the next path starts now
+			}
 		}
 		a.branchTo(opBR, regZero, l+"done")
 		a.label(l + "live")
@@ -558,16 +603,26 @@ func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spil
 			a.emit(encMem(opLDQ, z, y, 24))
 			a.emit(encOp(opINTA, 0x29, z, regRA, z)) // subq
 			a.branchTo(opBEQ, z, l+"home")
-			a.emit(encMem(opLDA, y, y, -slotSize))
+			a.emit(encMem(opLDA, y, y, -ss))
 			markResync(a, y, z, l+"m")
-			a.emit(encMem(opLDA, y, y, slotSize))
+			a.emit(encMem(opLDA, y, y, ss))
 			a.label(l + "home")
+		}
+		if o.metrics {
+			endMetrics(a, y, regs[4], regs[5])
 		}
 		a.emit(encMem(opLDQ, z, y, 0))
 		addConst(a, z, o.add, z)
 		if o.kind == paths.Count {
-			a.emit(encMem(opLDA, y, y, -slotSize))
+			a.emit(encMem(opLDA, y, y, -ss))
 			a.emit(encMem(opSTQ, y, x, topOff))
+			if o.metrics {
+				// endMetrics left the values read in the popped slot.
+				resumeMetrics(a, y, regs[5], func(off int16) uint32 {
+					a.emit(encMem(opLDQ, t, y, ss+off))
+					return t
+				})
+			}
 		} else {
 			addConst(a, t, o.start, regZero)
 			a.emit(encMem(opSTQ, t, y, 0))
@@ -577,9 +632,18 @@ func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spil
 			a.emit(encOp(opINTA, 0x1d, z, t, t)) // cmpult: 0 <= id < np
 			a.branchTo(opBEQ, t, l+"range")
 		} // else the reader checks the IDs it finds in the table
-		if o.hashed {
+		switch {
+		case o.hashed && o.metrics:
+			hashCount(a, o, x, y, z, t, regs[5], l, regs[4])
+		case o.hashed:
 			hashCount(a, o, x, y, z, t, regs[4], l)
-		} else {
+		case o.metrics:
+			addConst(a, t, int64(8*o.base), x)
+			a.emit(encOpLit(0x12, 0x39, z, 5, regs[5])) // sll: pathWords counters a path
+			a.emit(encOp(opINTA, 0x20, t, regs[5], t))  // addq
+			bump(a, t, z, 0)
+			addMetrics(a, t, z, regs[4], 0)
+		default:
 			addConst(a, t, int64(8*o.base), x)
 			a.emit(encOp(opINTA, 0x32, z, t, t)) // s8addq
 			bump(a, t, z, 0)
@@ -599,6 +663,9 @@ func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spil
 		bump(a, x, z, 8*cUnmatched)
 	}
 	a.label(l + "done")
+	if picSpilled {
+		releasePIC(a)
+	}
 	release(a, regs, spilled)
 }
 
@@ -638,32 +705,52 @@ func ReadPaths(instrumented, dump []byte) (*PathCounts, error) {
 		id = "sha256:" + m.Original
 	}
 	im := paths.ImageProfile{ID: id}
-	if m.HashSlots < 0 || m.HashSlots > 1<<24 || m.HashSlots > 0 && (m.HashBase < len(m.Special) || m.HashBase+1+3*m.HashSlots > len(sum)) {
+	nm := len(m.Metrics) // metrics per path
+	if nm != 0 && nm != pathWords-1 {
+		return nil, fmt.Errorf("manifest: %d metrics, want %d", nm, pathWords-1)
+	}
+	words, hw := 1, hashWords(nm > 0)
+	if nm > 0 {
+		words = pathWords
+	}
+	if m.HashSlots < 0 || m.HashSlots > 1<<24 || m.HashSlots > 0 && (m.HashBase < len(m.Special) || m.HashBase+1+hw*m.HashSlots > len(sum)) {
 		return nil, fmt.Errorf("manifest: hash table out of range")
 	}
 	// The hash table: each record's is its own (slots differ between
 	// processes), so it is read record by record.
-	hashed := map[int]map[uint64]uint64{} // procedure ID -> path ID -> count
+	hashed := map[int]map[uint64][]uint64{} // procedure ID -> path ID -> count, metrics
 	for _, r := range recs {
 		if m.HashSlots == 0 {
 			break
 		}
 		t := r.Counters[m.HashBase+1:]
 		for k := range m.HashSlots {
-			key, proc, v := t[3*k], t[3*k+1], t[3*k+2]
+			e := t[hw*k : hw*(k+1)]
+			key, proc := e[0], e[1]
 			if key == 0 {
 				continue
 			}
 			if hashed[int(proc)] == nil {
-				hashed[int(proc)] = map[uint64]uint64{}
+				hashed[int(proc)] = map[uint64][]uint64{}
 			}
-			hashed[int(proc)][key-1] += v
+			acc := hashed[int(proc)][key-1]
+			if acc == nil {
+				acc = make([]uint64, 1+nm)
+				hashed[int(proc)][key-1] = acc
+			}
+			for i, v := range e[2:] {
+				acc[i] += v
+			}
 		}
 	}
 	for _, p := range m.Procs {
 		size := p.NumPaths
 		if p.Hashed {
 			size = 1
+		} else if size > uint64(len(sum)) {
+			return nil, fmt.Errorf("manifest: procedure %s: path counters out of range", p.Name)
+		} else {
+			size *= uint64(words)
 		}
 		if p.NumPaths == 0 || p.PathBase < len(m.Special) || size > uint64(len(sum)) || uint64(p.PathBase)+size > uint64(len(sum)) {
 			return nil, fmt.Errorf("manifest: procedure %s: path counters out of range", p.Name)
@@ -673,17 +760,18 @@ func ReadPaths(instrumented, dump []byte) (*PathCounts, error) {
 			if v := sum[p.PathBase]; v > 0 {
 				pc.HashOverflow[p.Name] = v
 			}
-			for id, v := range hashed[p.ID] {
+			for id, acc := range hashed[p.ID] {
 				if id >= p.NumPaths {
-					pc.Special[PathSpecialCounters[cRange]] += v
+					pc.Special[PathSpecialCounters[cRange]] += acc[0]
 					continue
 				}
-				pp.Paths = append(pp.Paths, paths.PathCount{ID: id, Count: v, Metrics: []uint64{}})
+				pp.Paths = append(pp.Paths, paths.PathCount{ID: id, Count: acc[0], Metrics: acc[1:]})
 			}
 		} else {
 			for k := range p.NumPaths {
-				if v := sum[p.PathBase+int(k)]; v > 0 {
-					pp.Paths = append(pp.Paths, paths.PathCount{ID: k, Count: v, Metrics: []uint64{}})
+				c := sum[p.PathBase+words*int(k):][:words]
+				if c[0] > 0 {
+					pp.Paths = append(pp.Paths, paths.PathCount{ID: k, Count: c[0], Metrics: append([]uint64{}, c[1:]...)})
 				}
 			}
 		}
@@ -691,7 +779,8 @@ func ReadPaths(instrumented, dump []byte) (*PathCounts, error) {
 			im.Procs = append(im.Procs, pp)
 		}
 	}
-	pc.Profile = &paths.Profile{Source: ProfileSource, Metrics: []string{}, Images: []paths.ImageProfile{im}}
+	metrics := append([]string{}, m.Metrics...)
+	pc.Profile = &paths.Profile{Source: ProfileSource, Metrics: metrics, Images: []paths.ImageProfile{im}}
 	pc.Profile.Sort()
 	if err := pc.Profile.Validate(); err != nil {
 		return nil, err
@@ -703,7 +792,11 @@ func ReadPaths(instrumented, dump []byte) (*PathCounts, error) {
 // linear probing from (ID+1 + procedure*hashMul) mod HashSlots for the
 // key (ID+1, procedure) or an empty slot; a new key that would fill the
 // last empty slot goes to the procedure's overflow counter instead.
-func hashCount(a *asm, o pathOp, x, y, z, t, u uint32, l string) {
+//
+// With metrics (m: the register holding the path's cycles; its events are
+// in v0 and t0) a slot is six counters, the path's metrics after its
+// count.
+func hashCount(a *asm, o pathOp, x, y, z, t, u uint32, l string, m ...uint32) {
 	const sll, srl, s8addq, subq, addq = 0x39, 0x34, 0x32, 0x29, 0x20
 	wrap := func() { // t mod HashSlots
 		a.emit(encOpLit(0x12, sll, t, 64-hashBits, t))
@@ -716,7 +809,10 @@ func hashCount(a *asm, o pathOp, x, y, z, t, u uint32, l string) {
 	a.label(l + "probe")
 	a.emit(encOpLit(0x12, sll, t, 4, u))
 	a.emit(encOp(opINTA, s8addq, t, u, u)) // u = 24*slot
-	a.emit(encOp(opINTA, addq, u, y, u))   // the slot is 8(u), 16(u), 24(u)
+	if len(m) > 0 {
+		a.emit(encOp(opINTA, addq, u, u, u)) // 48*slot
+	}
+	a.emit(encOp(opINTA, addq, u, y, u)) // the slot is 8(u), 16(u), 24(u)
 	a.emit(encMem(opLDQ, x, u, 8))
 	a.emit(encOp(opINTA, subq, x, z, x))
 	a.branchTo(opBNE, x, l+"miss")
@@ -740,6 +836,9 @@ func hashCount(a *asm, o pathOp, x, y, z, t, u uint32, l string) {
 	a.emit(encMem(opSTQ, x, u, 16))
 	a.label(l + "hit")
 	bump(a, u, x, 24)
+	if len(m) > 0 {
+		addMetrics(a, u, x, m[0], 24)
+	}
 	a.branchTo(opBR, regZero, l+"done")
 	a.label(l + "full")
 	addConst(a, y, int64(8*(o.base-o.hashBase)), y)

@@ -24,7 +24,8 @@ func init() {
 func newPPInstrumentCommand() *cobra.Command {
 	var (
 		mode, out, dump string
-		strict          bool
+		strict, metrics bool
+		pic             string
 	)
 	cmd := &cobra.Command{
 		Use:   "instrument [flags] BINARY",
@@ -44,6 +45,10 @@ Modes:
   paths   Ball-Larus path counts per procedure (PLDI'97 sec. 2; the numbering
           of analysis/paths, as dcpi pp oracle's), the path register kept
           per activation on a path stack; single-threaded programs
+          --metrics adds per path its cycles (rpcc) and two hardware events
+          (hwsim's rdpic PAL call; --pic names them as dcpi sim run --pic
+          configures them), each path's own, callees excluded (sec. 3.1): such a program runs
+          on the simulated host only (SIGILL on qemu-alpha)
   cct     the calling context tree (PLDI'97 sec. 4): call records with a call
           count per context, built by the program as it runs in a heap that
           grows with mmap; single-threaded programs
@@ -59,6 +64,8 @@ docs/instrument.md describes the rewriting and the dump format.`,
   dcpi sim run --cpus 1 ./hello.pix && dcpi pp counts hello.pix
   dcpi pp instrument --mode paths -o sort.paths sort
   dcpi sim run --cpus 1 ./sort.paths 2000 && dcpi pp counts --original sort sort.paths
+  dcpi pp instrument --mode paths --metrics -o sort.hw sort
+  dcpi sim run --cpus 1 ./sort.hw 2000 && dcpi pp counts sort.hw
   dcpi pp instrument --mode cct -o sort.cct sort
   dcpi sim run --cpus 1 ./sort.cct 2000 && dcpi pp counts --save sort.cct.json sort.cct
   qemu-alpha ./hello.pix && dcpi pp counts --top 20 hello.pix hello.pix.pp.out`,
@@ -74,7 +81,15 @@ docs/instrument.md describes the rewriting and the dump format.`,
 			if dump == "" {
 				dump = instrument.DefaultDumpPath(out)
 			}
-			res, err := instrument.Instrument(data, args[0], instrument.Options{Mode: mode, DumpPath: dump, Strict: strict})
+			opt := instrument.Options{Mode: mode, DumpPath: dump, Strict: strict, Metrics: metrics}
+			if metrics {
+				evs, err := parsePICEvents(pic)
+				if err != nil {
+					return fmt.Errorf("--pic: %w", err)
+				}
+				opt.PIC = [2]string{evs[0].String(), evs[1].String()}
+			}
+			res, err := instrument.Instrument(data, args[0], opt)
 			if err != nil {
 				return err
 			}
@@ -106,6 +121,8 @@ docs/instrument.md describes the rewriting and the dump format.`,
 	cmd.Flags().StringVarP(&out, "output", "o", "", "instrumented file to write (default: BINARY's base name and .MODE)")
 	cmd.Flags().StringVar(&dump, "dump", "", "dump file the program appends to at exit, relative to its working directory (default: OUTPUT's base name and .pp.out)")
 	cmd.Flags().BoolVar(&strict, "strict", false, "refuse a binary with any procedure the CFG cannot resolve")
+	cmd.Flags().BoolVar(&metrics, "metrics", false, "paths mode: per path also cycles and two hardware events (hwsim only; docs/instrument.md)")
+	cmd.Flags().StringVar(&pic, "pic", "dmiss,imiss", "with --metrics: the two events `A,B` the program's dcpi sim run --pic counts")
 	return cmd
 }
 

@@ -176,6 +176,9 @@ type ppHotPath struct {
 	IMiss        uint64    `json:"imiss"`
 	DMiss        uint64    `json:"dmiss"`
 	Blocks       []ppBlock `json:"blocks"` // address ranges [start, end) in path order
+	// Metrics are an instrumented path's own measurements (--metrics),
+	// named by the report's metrics.
+	Metrics []uint64 `json:"metrics,omitempty"`
 }
 
 type ppBlock struct {

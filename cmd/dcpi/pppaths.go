@@ -20,10 +20,12 @@ const ppPathsLabel = "instrumented path profile (dcpi pp instrument --mode paths
 
 // ppPathsReport is a paths-mode dump rendered with the oracle report's
 // hot-path shape (pporacle.go); instructions are a path's length times
-// its count, and there are no cycles (the paths mode measures none).
+// its count. Cycles and events are measured only with --metrics (Metrics
+// names them; each hot path carries its own).
 type ppPathsReport struct {
 	Source       string            `json:"source"`
 	ID           string            `json:"id"`
+	Metrics      []string          `json:"metrics,omitempty"`
 	Records      int               `json:"records"`
 	Executions   uint64            `json:"path_executions"`
 	HotPaths     []ppHotPath       `json:"hot_paths"`
@@ -38,6 +40,9 @@ type ppPathsReport struct {
 // and instructions.
 func buildPPPathsReport(pc *instrument.PathCounts, original []byte, top int) (*ppPathsReport, error) {
 	rep := &ppPathsReport{Source: ppPathsLabel, Records: pc.Records, Special: pc.Special, HashOverflow: pc.HashOverflow, Skipped: len(pc.Manifest.Skipped)}
+	if len(pc.Profile.Metrics) > 0 {
+		rep.Metrics = pc.Profile.Metrics
+	}
 	var code *cfg.Code
 	var lines *lineTable
 	if original != nil {
@@ -76,7 +81,11 @@ func buildPPPathsReport(pc *instrument.PathCounts, original []byte, top int) (*p
 			row := ppProcPaths{Proc: p.Name, Entry: p.Entry, Executed: len(p.Paths), NumPaths: p.NumPaths}
 			for _, x := range p.Paths {
 				rep.Executions += x.Count
-				rep.HotPaths = append(rep.HotPaths, ppHotPath{Proc: p.Name, Entry: p.Entry, ID: x.ID, Count: x.Count})
+				hp := ppHotPath{Proc: p.Name, Entry: p.Entry, ID: x.ID, Count: x.Count}
+				if len(rep.Metrics) > 0 {
+					hp.Metrics = x.Metrics
+				}
+				rep.HotPaths = append(rep.HotPaths, hp)
 			}
 			rep.Procs = append(rep.Procs, row)
 		}
@@ -140,13 +149,21 @@ func (r *ppPathsReport) render(w io.Writer) error {
 	fmt.Fprintf(&b, "# %s\n", r.Source)
 	fmt.Fprintf(&b, "image %s: %d records, %d path executions counted; %d procedures not counted (dcpi pp instrument lists them)\n", r.ID, r.Records, r.Executions, r.Skipped)
 	fmt.Fprintf(&b, "\nhot paths (top %d by count):\n", len(r.HotPaths))
-	fmt.Fprintf(&b, "  %-28s %20s %10s %12s\n", "procedure", "path", "count", "instructions")
+	fmt.Fprintf(&b, "  %-28s %20s %10s %12s", "procedure", "path", "count", "instructions")
+	for _, m := range r.Metrics {
+		fmt.Fprintf(&b, " %12s", m)
+	}
+	b.WriteString("\n")
 	for _, hp := range r.HotPaths {
 		insns := "-"
 		if hp.Instructions > 0 {
 			insns = fmt.Sprint(hp.Instructions)
 		}
-		fmt.Fprintf(&b, "  %-28s %20d %10d %12s\n", hp.Proc, hp.ID, hp.Count, insns)
+		fmt.Fprintf(&b, "  %-28s %20d %10d %12s", hp.Proc, hp.ID, hp.Count, insns)
+		for _, v := range hp.Metrics {
+			fmt.Fprintf(&b, " %12d", v)
+		}
+		b.WriteString("\n")
 		for _, bl := range hp.Blocks {
 			fmt.Fprintln(&b, strings.TrimRight(fmt.Sprintf("      %#x-%#x %s", bl.Start, bl.End, bl.Line), " "))
 		}

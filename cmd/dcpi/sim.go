@@ -79,6 +79,9 @@ CPUs (mixes: ` + strings.Join(mixNames(), ", ") + `).`,
 				hc.Trace = cmd.ErrOrStderr()
 			}
 			hc.GroundTruth = truthFile != ""
+			if err := applyPICFlag(cmd, &hc); err != nil {
+				return err
+			}
 			return runSim(cmd.ErrOrStderr(), hc, args, mix, stats, truthFile)
 		},
 	}
@@ -92,6 +95,7 @@ CPUs (mixes: ` + strings.Join(mixNames(), ", ") + `).`,
 	f.BoolVar(&trace, "strace", false, "trace system calls on stderr")
 	f.Bool("timing", true, "run the 21164 timing model (false: one cycle per instruction, several times faster)")
 	f.StringVar(&truthFile, "truth", "", "write per-instruction ground truth (executions, head-of-queue cycles, stalls by cause, events, control transfers, register waits; docs/groundtruth.md) to this file")
+	addPICFlag(cmd)
 	return cmd
 }
 

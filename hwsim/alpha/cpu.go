@@ -128,6 +128,13 @@ type CPU struct {
 	Core Core
 	// PMU is the performance counters.
 	PMU PMU
+	// PICEvents are the two events rdpic (PalRDPIC) returns, in v0 and
+	// t0; they must be events PMU.Totals counts (not cycles or issues).
+	// PICBase is what rdpic adds to the PMU's totals so that the counts
+	// are the running process's: the simulator sets it whenever the
+	// process on the CPU may have changed.
+	PICEvents [2]Event
+	PICBase   [2]uint64
 	// OnTransfer, when set, is called after every instruction Run
 	// executes whose successor is not pc+4 (a branch taken, a jump, a
 	// call, a return, a PAL call that redirects): ground truth for

@@ -14,6 +14,15 @@ const (
 	PalGENTRAP = 0xaa
 	PalCLRFEN  = 0xae
 
+	// PalRDPIC is a hwsim extension, not 21164 behaviour: an unprivileged
+	// read of two 64-bit event counts, after UltraSPARC's user-readable
+	// PICs (PLDI'97 paper sec. 5.1). The 21164's own counters are 16, 16
+	// and 14 bits wide and reachable only through the privileged
+	// wrperfmon. 0xb0 is unused by Linux/Alpha's and OSF/1's user PAL
+	// functions (0x80-0x86, 0x92, 0x9e, 0x9f, 0xaa, 0xae, 0xbe), so
+	// qemu-alpha raises SIGILL on it. See CPU.PICEvents and docs/hwsim.md.
+	PalRDPIC = 0xb0
+
 	// Privileged (kernel mode) PAL functions of the OSF/1 PALcode that the
 	// simulated kernel uses.
 	PalCSERVE = 0x09 // console service: here, a call into the simulator
@@ -711,6 +720,12 @@ func (c *CPU) pal(pc uint64, fn uint32) bool {
 	case PalCLRFEN:
 		// Clearing the FP-enable bit only matters to the kernel's lazy FP
 		// context switching, which this OS does not do.
+	case PalRDPIC:
+		// v0 and t0: the running process's counts of the two events,
+		// every instruction before this one included (the PMU records
+		// this one's events after it executes).
+		c.R[0] = c.PICBase[0] + c.PMU.Totals[c.PICEvents[0]]
+		c.R[1] = c.PICBase[1] + c.PMU.Totals[c.PICEvents[1]]
 	case PalBPT, PalBUGCHK:
 		c.Trap = Trap{Kind: TrapBreakpoint, PC: pc, Code: uint64(fn)}
 		c.PC = pc

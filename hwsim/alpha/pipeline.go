@@ -30,10 +30,11 @@ const (
 	StallMispred                   // dynamic: branch mispredict refetch
 	StallWBuf                      // dynamic: write buffer full
 	StallBarrier                   // dynamic: memory barrier draining the write buffer
+	StallPAL                       // dynamic: a PAL call that runs in PALcode and returns (rdpic)
 	NumStallCauses
 )
 
-var stallNames = [NumStallCauses]string{"slot", "ra", "rb", "imul", "fdiv", "icache", "itb", "dcache", "dtb", "mispredict", "wbuf", "barrier"}
+var stallNames = [NumStallCauses]string{"slot", "ra", "rb", "imul", "fdiv", "icache", "itb", "dcache", "dtb", "mispredict", "wbuf", "barrier", "pal"}
 
 func (s StallCause) String() string {
 	if s >= NumStallCauses {
@@ -54,6 +55,16 @@ func ParseStallCause(name string) (StallCause, bool) {
 	}
 	return 0, false
 }
+
+// RdpicCycles is what a CALL_PAL rdpic costs at the head of the issue
+// queue, beyond its issue cycle. Assumption, reasoned like the TLB miss
+// cost (hwsim/timing's DTBMissCycles): the 21164 enters PALcode by
+// draining the pipeline and refetching at the PAL entry (about a
+// mispredict's 5 cycles), the routine reads two counters into v0 and t0
+// (a handful of instructions, about 5 cycles), and HW_REI restarts fetch
+// at the caller (about 5 again), with some slack: 20. PALcode's own
+// fetches and the events they would cause are not modelled.
+const RdpicCycles = 20
 
 // unitStall is the cause of waiting for each non-pipelined unit.
 var unitStall = [NumUnits]StallCause{UnitMul: StallIMul, UnitFDiv: StallFDiv}
@@ -102,6 +113,8 @@ type Timing struct {
 	fetchReady uint64            // no instruction issues before this cycle
 	fetchCause StallCause
 	fetchTLB   uint64 // the wait for fetchReady is an ITB miss until this cycle
+	palPC      uint64 // the rdpic being issued + 1, 0 none; it waits until palDone
+	palDone    uint64
 	unitFree   [NumUnits]uint64
 	events     EventSet               // of the instruction being issued
 	why        [NumStallCauses]uint32 // its stall cycles by cause
@@ -227,6 +240,15 @@ func (t *Timing) issue(d *Decoded, pc, ea uint64) uint64 {
 			t.why[StallBarrier] += uint32(stall)
 			at += stall
 		}
+	case d.Op == OpCallPal && d.Imm == PalRDPIC:
+		// Charged to the call itself, so that samples and ground truth
+		// find its cost at its own PC. A call stopped before it issues
+		// (the budget's end, an interrupt) waits only for the rest when
+		// it is issued again, as a fetch does for fetchReady.
+		if t.palPC != pc+1 {
+			t.palPC, t.palDone = pc+1, at+RdpicCycles
+		}
+		t.raise(&at, t.palDone, StallPAL)
 	}
 	return at
 }
@@ -312,6 +334,7 @@ func (t *Timing) commit(d *Decoded, pc, at, next uint64) {
 		t.fetchReady, t.fetchCause, t.fetchTLB = 0, StallSlot, 0
 	}
 	t.last, t.lastBlock = at, pc>>IssueBlockShift
+	t.palPC = 0
 }
 
 func b2i(b bool) int {
