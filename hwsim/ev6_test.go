@@ -48,11 +48,12 @@ func TestEV6WorkloadsMatchNativeOutput(t *testing.T) {
 // estimate the cycles it was the oldest in flight — the ground truth's
 // head cycles on this core — and the totals the run's cycles.
 func TestEV6CyclesSamplesMatchGroundTruth(t *testing.T) {
-	// Longer periods than the 21164's test (2,800-3,200): at 3,000-cycle
-	// periods one of ptrchase's loads (0x12000094c) got 12% fewer samples
-	// than its head cycles predict and its neighbour more. The effect is
-	// per interrupt (it is gone at 30,000-cycle periods) and not yet
-	// explained; docs/ev6.md lists it.
+	// Longer periods than the 21164's test (2,800-3,200): an interrupt
+	// kills the instructions in flight, and misses they would have
+	// overlapped with the interrupted one's are then taken after the
+	// handler, where no sample can reach them. At 3,000-cycle periods that
+	// cost ptrchase's second load 12% of its expected samples
+	// (docs/ev6.md, "Not modelled yet").
 	const lo, hi = 9000, 11000
 	mean := float64(lo+hi) / 2
 	for _, name := range []string{"sort", "ptrchase"} {
