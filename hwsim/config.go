@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"dcpi/hwsim/alpha"
+	"dcpi/hwsim/ev6"
 	"dcpi/hwsim/timing"
 )
 
@@ -53,8 +54,10 @@ type Config struct {
 	MaxMemory uint64
 	// Trace, if set, receives one line per system call (an strace).
 	Trace io.Writer
-	// Timing runs the 21164 timing model; without it every instruction
-	// takes one cycle (faster, for functional runs).
+	// Timing runs the model's timing: the 21164's in-order issue model for
+	// EV5-class models, the 21264's out-of-order core (package ev6) for
+	// ev6 and ev67. Without it every instruction takes one cycle (faster,
+	// for functional runs).
 	Timing bool
 	// GroundTruth collects, per instruction, what the timing model knows
 	// (Machine.GroundTruth); it slows simulation several times.
@@ -67,6 +70,9 @@ type Config struct {
 	// MemoryParams are the caches', TLBs', write buffer's and branch
 	// predictor's parameters (each with its source in package timing).
 	MemoryParams timing.Params
+	// EV6Params are the 21264 core's parameters (each with its source in
+	// package ev6); the zero value means ev6.DefaultParams.
+	EV6Params ev6.Params
 }
 
 // DefaultConfig returns the configuration of a 4-CPU 333 MHz 21164 host.

@@ -10,6 +10,7 @@ import (
 
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
+	"dcpi/hwsim/ev6"
 )
 
 // Machine is one simulated host: CPUs, processes and the simulated kernel
@@ -35,6 +36,7 @@ type Machine struct {
 	tickCycles uint64
 
 	truth    map[string]*alpha.GroundTruth // by image path, with Config.GroundTruth
+	stages   map[string]*ev6.StageTruth    // the same for ev6 cores' stage truth
 	observer TransferObserver              // SetTransferObserver (oracle.go)
 
 	prof       ProfileConfig
@@ -71,6 +73,7 @@ type cpuState struct {
 	ipis       []IPIHandler
 	seenEvents [alpha.NumEvents]uint64 // PMU totals already charged
 	mem        *memSystem              // nil without the timing model
+	core       *ev6.Core               // the 21264 core instead, for ev6 and ev67 with timing
 
 	Retired                          uint64
 	User, Kernel, Idle               uint64 // cycles
@@ -120,6 +123,7 @@ func New(cfg Config) (*Machine, error) {
 	m.kern = k
 	if cfg.GroundTruth {
 		m.truth = make(map[string]*alpha.GroundTruth)
+		m.stages = make(map[string]*ev6.StageTruth)
 	}
 	m.tickCycles = cfg.ClockHz / HZ
 	k.putU64(k.timeslice, max(1, cfg.TimeSlice/m.tickCycles))
@@ -127,7 +131,12 @@ func New(cfg Config) (*Machine, error) {
 		c := &cpuState{id: i, cpu: alpha.NewCPU(cfg.Model), nextTick: m.tickCycles}
 		c.cpu.ID, c.cpu.KAS = i, k.as
 		c.cpu.PICEvents = cfg.picEvents()
-		if cfg.Timing {
+		switch {
+		case cfg.Timing && usesEV6(cfg.Model):
+			if c.core, err = m.newCore(c.cpu); err != nil {
+				return nil, err
+			}
+		case cfg.Timing:
 			if _, c.mem, err = m.newTiming(c.cpu); err != nil {
 				return nil, err
 			}
@@ -315,9 +324,7 @@ func (m *Machine) runCPU(c *cpuState, end uint64) {
 			if next > c.cpu.Cycle {
 				c.Idle += next - c.cpu.Cycle
 				c.cpu.Cycle = next
-				if c.cpu.Timing != nil {
-					c.cpu.Timing.Restart(next)
-				}
+				restartTiming(c.cpu, next)
 			}
 			if next < until {
 				m.counterInterrupt(c)

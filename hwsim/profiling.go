@@ -249,9 +249,7 @@ func (m *Machine) counterInterrupt(c *cpuState) {
 			}
 		}
 	}
-	if c.cpu.Timing != nil {
-		c.cpu.Timing.Restart(c.cpu.Cycle)
-	}
+	restartTiming(c.cpu, c.cpu.Cycle)
 }
 
 // spend advances c's clock by cycles spent outside instruction execution,
@@ -332,8 +330,6 @@ func (m *Machine) runIPIs(c *cpuState) {
 		c.ipis = c.ipis[1:]
 		c.IPIs++
 		m.spend(c, m.prof.InterruptCycles+fn(c.id), &c.Profiling)
-		if c.cpu.Timing != nil {
-			c.cpu.Timing.Restart(c.cpu.Cycle)
-		}
+		restartTiming(c.cpu, c.cpu.Cycle)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"dcpi/hwsim/alpha"
+	"dcpi/hwsim/ev6"
 	"dcpi/hwsim/timing"
 )
 
@@ -102,4 +103,34 @@ func (m *memSystem) Call(ret uint64) { m.h.Call(ret) }
 func (m *memSystem) Return(target uint64) (uint64, alpha.EventSet) {
 	pen, ev := m.h.Return(target)
 	return pen, convert(ev)
+}
+
+// usesEV6 reports whether model m is timed by the 21264's out-of-order
+// core rather than the 21164's issue model: the EV6 generation (IMPLVER
+// 2, ev6 and ev67).
+func usesEV6(m alpha.Model) bool { return m.Implver >= 2 }
+
+// newCore returns a CPU's 21264 core (package ev6), installed in cpu.
+func (m *Machine) newCore(cpu *alpha.CPU) (*ev6.Core, error) {
+	p := m.cfg.EV6Params
+	if p == (ev6.Params{}) {
+		p = ev6.DefaultParams()
+	}
+	c, err := ev6.NewCore(cpu, p)
+	if err != nil {
+		return nil, fmt.Errorf("hwsim: 21264 core: %w", err)
+	}
+	return c, nil
+}
+
+// restartTiming tells cpu's timing model, whichever it has, that the next
+// instruction issues no earlier than cycle, after time spent outside the
+// pipeline (an interrupt, an IPI, an idle wait).
+func restartTiming(cpu *alpha.CPU, cycle uint64) {
+	switch {
+	case cpu.Timing != nil:
+		cpu.Timing.Restart(cycle)
+	case cpu.Core != nil:
+		cpu.Core.Restart(cycle)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"dcpi/hwsim/alpha"
+	"dcpi/hwsim/ev6"
 	"dcpi/hwsim/vmunix"
 )
 
@@ -31,15 +32,30 @@ func (m *Machine) truthFor(path string) *alpha.GroundTruth {
 // setTruth points c's timing model at the collection of the code it is
 // about to run.
 func (m *Machine) setTruth(c *cpuState) {
-	if m.truth == nil || c.cpu.Timing == nil {
+	if m.truth == nil || (c.cpu.Timing == nil && c.core == nil) {
 		return
 	}
 	path := vmunix.Path
 	if !c.cpu.Kernel && c.cur != nil {
 		path = c.cur.Path
 	}
+	if c.core != nil {
+		c.core.Truth = m.truthFor(path)
+		st := m.stages[path]
+		if st == nil {
+			st = ev6.NewStageTruth()
+			m.stages[path] = st
+		}
+		c.core.Stages = st
+		return
+	}
 	c.cpu.Timing.Truth = m.truthFor(path)
 }
+
+// StageTruth returns the 21264 cores' stage truth (retires, aborts,
+// cycles between stages) by image path, or nil if Config.GroundTruth was
+// not set. Only ev6 and ev67 machines with timing fill it.
+func (m *Machine) StageTruth() map[string]*ev6.StageTruth { return m.stages }
 
 // GroundTruth returns the collections by image path (vmunix's as
 // "/vmunix"), or nil if Config.GroundTruth was not set.

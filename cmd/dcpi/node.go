@@ -139,7 +139,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 	f.Int("cpus", 4, "number of simulated CPUs")
 	f.Uint64("seed", 1, "seed for everything random on the machine")
 	f.String("model", "ev5", "CPU model")
-	f.Bool("timing", true, "run the 21164 timing model")
+	f.Bool("timing", true, "run the timing model: the 21164's, or the 21264's out-of-order core with --model ev6 or ev67")
 	f.StringVar(&mix, "mix", "", "run the named mix of embedded workloads (default: \"default\")")
 	f.StringSliceVar(&names, "workloads", nil, "run these embedded workloads (comma-separated)")
 	f.Float64Var(&seconds, "seconds", 0, "stop after this much simulated time (0: when the programs finish)")

@@ -84,7 +84,7 @@ an instrumented profile against.`,
 	f.Int("cpus", 1, "number of simulated CPUs")
 	f.Uint64("seed", 1, "seed for everything random on the machine")
 	f.String("model", "ev5", "CPU model: ev5 (21164), ev56, pca56, ev6, ev67")
-	f.Bool("timing", true, "run the 21164 timing model (false: one cycle per instruction)")
+	f.Bool("timing", true, "run the timing model: the 21164's, or the 21264's out-of-order core with --model ev6 or ev67 (false: one cycle per instruction)")
 	f.IntVar(&top, "top", 10, "hot paths and contexts to print")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON (the program's output goes to standard error)")
 	f.StringVar(&saveFile, "save", "", "write the path counts and calling context trees to this file (docs/paths.md)")

@@ -143,7 +143,7 @@ writes the ground truth of all the hosts summed per instruction.`,
 	f.Int("cpus", 0, "number of simulated CPUs (default: one per program)")
 	f.Uint64("seed", 1, "seed for everything random on the machine")
 	f.String("model", "ev5", "CPU model: ev5 (21164), ev56, pca56, ev6, ev67")
-	f.Bool("timing", true, "run the 21164 timing model (false: one cycle per instruction, several times faster)")
+	f.Bool("timing", true, "run the timing model: the 21164's, or the 21264's out-of-order core with --model ev6 or ev67 (false: one cycle per instruction, several times faster)")
 	f.String("host", "alpha0", "host name recorded with the samples")
 	f.Float64Var(&o.seconds, "seconds", 0, "stop the programs after this much simulated time (0: when they exit)")
 	f.Float64("flush-every", 0.1, "simulated seconds between full drains of the driver tables")

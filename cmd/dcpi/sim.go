@@ -93,7 +93,7 @@ CPUs (mixes: ` + strings.Join(mixNames(), ", ") + `).`,
 	f.BoolVar(&stats, "stats", false, "print instructions, simulated time and host speed on stderr")
 	f.StringVar(&mix, "mix", "", "run the named mix of embedded workloads")
 	f.BoolVar(&trace, "strace", false, "trace system calls on stderr")
-	f.Bool("timing", true, "run the 21164 timing model (false: one cycle per instruction, several times faster)")
+	f.Bool("timing", true, "run the timing model: the 21164's, or the 21264's out-of-order core with --model ev6 or ev67 (false: one cycle per instruction, several times faster)")
 	f.StringVar(&truthFile, "truth", "", "write per-instruction ground truth (executions, head-of-queue cycles, stalls by cause, events, control transfers, register waits; docs/groundtruth.md) to this file")
 	addPICFlag(cmd)
 	return cmd

@@ -123,6 +123,9 @@ type CPU struct {
 
 	// Timing is the 21164 issue model; nil runs one instruction a cycle.
 	Timing *Timing
+	// Core, when Timing is nil, is another timing model (the 21264's
+	// out-of-order core, package hwsim/ev6).
+	Core Core
 	// PMU is the performance counters.
 	PMU PMU
 	// PICEvents are the two events rdpic (PalRDPIC) returns, in v0 and

@@ -67,6 +67,7 @@ func (c *CPU) run(until uint64) uint64 {
 		code    *codePage
 		codeVPN = ^uint64(0)
 		tm      = c.Timing
+		core    = c.Core
 	)
 	for {
 		pc := c.PC
@@ -90,6 +91,9 @@ func (c *CPU) run(until uint64) uint64 {
 		if tm != nil {
 			ea := uint64(d.Imm) + r[d.Rb&63] // meaningful for the memory format only
 			at = tm.issue(d, pc, ea)
+		} else if core != nil {
+			ea := uint64(d.Imm) + r[d.Rb&63]
+			at = core.Retire(d, pc, ea)
 		}
 		// One comparison on the common path: limit is the earlier of the
 		// budget's end and a deliverable counter interrupt.
@@ -538,6 +542,11 @@ func (c *CPU) run(until uint64) uint64 {
 		if c.meTag.on {
 			c.meRetire(d, pc, at, at-start)
 		}
+		if core != nil {
+			if ev := core.Commit(d, pc, c.PC); ev != 1<<EvIssues {
+				c.PMU.record(ev, at)
+			}
+		}
 		if c.OnTransfer != nil && c.PC != pc+4 {
 			c.OnTransfer(pc, c.PC)
 		}
@@ -684,6 +693,9 @@ func (c *CPU) stopBefore(pc, at, until uint64) {
 			}
 			c.meInterrupted(pc, due, due-min(due, last))
 		}
+		if c.Core != nil {
+			c.Core.Stop(pc, due)
+		}
 		if tm != nil && tm.Truth != nil && due > tm.last {
 			// The cycles this instruction has waited so far are its,
 			// though it issues only after the interrupt.
@@ -697,6 +709,9 @@ func (c *CPU) stopBefore(pc, at, until uint64) {
 	// interrupts or waits, is for the caller to declare with
 	// Timing.Restart.)
 	c.Cycle = max(c.Cycle, until)
+	if c.Core != nil {
+		c.Core.Stop(pc, until)
+	}
 	if tm != nil && until > tm.last {
 		if tm.Truth != nil {
 			tm.Truth.wait(pc, until-tm.last)

@@ -1,0 +1,630 @@
+package ev6
+
+import (
+	"fmt"
+	"slices"
+
+	"dcpi/hwsim/alpha"
+	"dcpi/hwsim/timing"
+)
+
+// Core is the out-of-order timing model of one 21264 CPU. It implements
+// alpha.Core: NewCore installs it in the CPU.
+type Core struct {
+	p       Params
+	cpu     *alpha.CPU
+	classes []class
+
+	icache, dcache, l2 *timing.Cache
+	bp                 *tournament
+	ras                returnStack
+	linePred           []uint64 // next fetch block + 1 per fetch block; 0 predicts the sequential one
+	jumpPred           []uint64 // last target + 1 of JMP/JSR, by PC
+
+	// Fetch.
+	fetchCycle uint64 // cycle the current fetch block was fetched
+	fetchBlk   uint64 // current fetch block + 1; 0 when the next instruction starts a new one
+	fetchN     int    // instructions fetched from it
+	fetchLine  uint64 // I-cache line of the current block + 1
+	redirect   uint64 // no fetch before this cycle (a mispredict, a line miss, a restart)
+	upperN     int    // instructions of the current fetch block slotted to the upper subclusters
+	lowerN     int    // and to the lower ones
+
+	// Map and the out-of-order window, as rings of older instructions'
+	// cycles indexed by sequence number.
+	seq       uint64
+	mapCycle  uint64
+	mapN      int
+	retired   []uint64 // retire cycle, InFlight ring
+	mapped    []uint64 // map cycle, FetchBuffer ring
+	intW, fpW ring     // retire cycles of the last writers of each file
+	loads     ring     // retire cycles of the last loads
+	stores    ring     // retire cycles of the last stores
+	iq, fq    []uint64 // issue cycles of instructions that may still be queued, sorted
+
+	// Issue and execution.
+	cal      []calSlot     // pipes used per cycle, a ring
+	readyInt [2][64]uint64 // integer register values ready, per cluster
+	readyFP  [64]uint64
+	divFree  uint64
+	maf      []mafEntry
+	sq       []sqEntry // the last StoreQueue stores, oldest first
+
+	// Retire.
+	lastRetire uint64
+	retireN    int
+
+	slots []slotEntry // slotting counts by fetch entry PC
+
+	pend    pending
+	hasPend bool
+
+	// Truth, if not nil, collects ground truth per PC: retires as
+	// executions, the cycles between the previous retire and this one as
+	// head cycles (the instruction was the oldest in flight), events and
+	// transfers. Stages, if not nil, collects retires, aborts and the
+	// cycles between stages. hwsim sets both per image.
+	Truth  *alpha.GroundTruth
+	Stages *StageTruth
+	acct   uint64 // the cycle up to which Truth has charged cycles
+
+	stats   Stats
+	observe func(Record)
+}
+
+// Stats counts what the core did.
+type Stats struct {
+	Retired, Cycles                   uint64
+	Branches, Mispredicts, JumpMisses uint64
+	LineMisses                        uint64
+	WrongPath, WrongPathIssued        uint64 // wrong-path instructions fetched, and issued before the squash
+	ICacheMisses, DCacheMisses        uint64
+	L2Misses, Forwarded               uint64
+}
+
+type ring struct {
+	a []uint64
+	n uint64
+}
+
+func newRing(n int) ring { return ring{a: make([]uint64, n)} }
+
+// oldest returns the value pushed len(a) pushes ago, or 0.
+func (r *ring) oldest() uint64 {
+	if r.n < uint64(len(r.a)) {
+		return 0
+	}
+	return r.a[r.n%uint64(len(r.a))]
+}
+
+func (r *ring) push(v uint64) {
+	r.a[r.n%uint64(len(r.a))] = v
+	r.n++
+}
+
+type calSlot struct {
+	cycle uint64
+	used  uint8
+}
+
+const calSize = 1 << 15 // cycles of issue slots remembered; far more than an 80-instruction window spans
+
+type slotEntry struct {
+	pc           uint64 // entry PC + 1; 0 when empty
+	as           *alpha.AddressSpace
+	upper, lower uint8
+}
+
+type mafEntry struct{ line, done uint64 }
+
+type sqEntry struct{ qw, issue, retire uint64 }
+
+// pending is the timing of the instruction Retire answered for, applied
+// by Commit.
+type pending struct {
+	pc                 uint64
+	fetch, mapc, issue uint64
+	retire             uint64
+	done               uint64 // result cycle in its own cluster
+	pipe               uint8
+	ev                 alpha.EventSet
+	newBlock           bool
+	fetchBlk           uint64
+	fetchLine          uint64
+	upperN, lowerN     int
+}
+
+// NewCore returns the 21264 core of cpu with parameters p and installs
+// it (cpu.Core). seed seeds nothing random today; it is taken for the
+// caches' sake should a random replacement be chosen.
+func NewCore(cpu *alpha.CPU, p Params) (*Core, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	mk := func(size, ways int) (*timing.Cache, error) {
+		return timing.NewCache(timing.CacheConfig{Size: size, Line: p.LineBytes, Ways: ways, Replacement: timing.LRU})
+	}
+	c := &Core{p: p, cpu: cpu, classes: buildClasses(p)}
+	var err error
+	if c.icache, err = mk(p.ICacheBytes, p.CacheWays); err != nil {
+		return nil, fmt.Errorf("ev6: I-cache: %w", err)
+	}
+	if c.dcache, err = mk(p.DCacheBytes, p.CacheWays); err != nil {
+		return nil, fmt.Errorf("ev6: D-cache: %w", err)
+	}
+	if c.l2, err = mk(p.L2Bytes, 1); err != nil {
+		return nil, fmt.Errorf("ev6: Bcache: %w", err)
+	}
+	c.bp = newTournament(p)
+	c.ras = returnStack{a: make([]uint64, p.ReturnStack)}
+	c.linePred = make([]uint64, p.LineEntries)
+	c.jumpPred = make([]uint64, p.LineEntries)
+	c.retired = make([]uint64, p.InFlight)
+	c.mapped = make([]uint64, p.FetchBuffer)
+	c.intW = newRing(p.IntPhys - intArch)
+	c.fpW = newRing(p.FPPhys - fpArch)
+	c.loads = newRing(p.LoadQueue)
+	c.stores = newRing(p.StoreQueue)
+	c.cal = make([]calSlot, calSize)
+	c.slots = make([]slotEntry, 4096)
+	cpu.Timing = nil
+	cpu.Core = c
+	return c, nil
+}
+
+// Params returns the core's parameters.
+func (c *Core) Params() Params { return c.p }
+
+// Stats returns the core's counts.
+func (c *Core) Stats() Stats {
+	s := c.stats
+	s.Cycles = c.lastRetire
+	return s
+}
+
+// Restart implements alpha.Core: nothing is in flight, and the next
+// instruction is fetched no earlier than cycle.
+func (c *Core) Restart(cycle uint64) {
+	c.hasPend = false
+	c.flush(cycle)
+	c.acct = max(c.acct, cycle)
+}
+
+// flush empties the front end and the window at cycle.
+func (c *Core) flush(cycle uint64) {
+	c.redirect = max(c.redirect, cycle)
+	c.fetchBlk = 0
+	c.fetchLine = 0
+	if cycle > c.lastRetire {
+		c.lastRetire, c.retireN = cycle, 0
+	}
+	c.mapCycle = max(c.mapCycle, cycle)
+}
+
+// Stop implements alpha.Core.
+func (c *Core) Stop(pc, cycle uint64) {
+	if c.Truth != nil && cycle > c.acct {
+		pcTruth(c.Truth, pc).HeadCycles += cycle - c.acct
+	}
+	c.acct = max(c.acct, cycle)
+}
+
+// Retire implements alpha.Core: it times the instruction d at pc, which
+// the interpreter is about to execute on the correct path.
+func (c *Core) Retire(d *alpha.Decoded, pc, ea uint64) uint64 {
+	if c.hasPend {
+		if c.pend.pc == pc && c.pend.retire >= c.cpu.Cycle {
+			return c.pend.retire
+		}
+		// The instruction timed last did not complete (a system call,
+		// a fault): it trapped at its retire, flushing the pipeline.
+		c.hasPend = false
+		c.flush(c.pend.retire + 1)
+	}
+	cl := &c.classes[min(int(d.Op), len(c.classes)-1)]
+	pd := pending{pc: pc}
+	pd.ev = 1 << alpha.EvIssues
+
+	// Fetch: with the previous instruction if it continues its block and
+	// a slot is left, else a new block the cycle after, no earlier than a
+	// redirect, and no earlier than the fetch buffer has room.
+	blk := pc / uint64(c.p.FetchBlockBytes)
+	if c.fetchBlk == blk+1 && c.fetchN < c.p.FetchWidth {
+		pd.fetch, pd.fetchBlk, pd.fetchLine = c.fetchCycle, c.fetchBlk, c.fetchLine
+	} else {
+		pd.newBlock = true
+		f := max(c.fetchCycle+1, c.redirect)
+		if c.seq >= uint64(c.p.FetchBuffer) {
+			if m := c.mapped[c.seq%uint64(c.p.FetchBuffer)]; m > f+1 {
+				f = m - 1
+			}
+		}
+		line := pc/uint64(c.p.LineBytes) + 1
+		if line != c.fetchLine {
+			if pa, ok := c.cpu.PhysAddr(pc); ok && !c.icache.Access(pa) {
+				pd.ev = pd.ev.With(alpha.EvIMiss)
+				fill := uint64(c.p.L2LoadCycles)
+				if !c.l2.Access(pa) {
+					pd.ev = pd.ev.With(alpha.EvBMiss)
+					fill += uint64(c.p.MemoryCycles)
+				}
+				f += fill
+			}
+		}
+		pd.fetch, pd.fetchBlk, pd.fetchLine = f, blk+1, line
+	}
+
+	// Map: in order, MapWidth a cycle, with room in the window, a free
+	// physical register, a queue entry and a load or store queue entry.
+	m := max(pd.fetch+uint64(c.p.FetchToMap), c.mapCycle)
+	if m == c.mapCycle && c.mapN >= c.p.MapWidth {
+		m++
+	}
+	if c.seq >= uint64(c.p.InFlight) {
+		m = max(m, c.retired[c.seq%uint64(c.p.InFlight)]+1)
+	}
+	dst, fpDst := dest(d, &cl.base)
+	if dst {
+		if fpDst {
+			m = max(m, c.fpW.oldest()+1)
+		} else {
+			m = max(m, c.intW.oldest()+1)
+		}
+	}
+	switch {
+	case cl.base.Load && !prefetch(d.Op):
+		m = max(m, c.loads.oldest()+1)
+	case cl.base.Store:
+		m = max(m, c.stores.oldest()+1)
+	}
+	if cl.fpQueue {
+		m = queueRoom(c.fq, c.p.FPQueue, m)
+	} else {
+		m = queueRoom(c.iq, c.p.IntQueue, m)
+	}
+	pd.mapc = m
+
+	// Issue: operands ready in the pipe's cluster, the pipe free, oldest
+	// first (the older instructions have their slots already).
+	earliest := m + uint64(c.p.MapToIssue)
+	if cl.serial {
+		earliest = max(earliest, c.lastRetire)
+	}
+	if cl.divider {
+		earliest = max(earliest, c.divFree)
+	}
+	// Slotting: an instruction that may use either subcluster is assigned
+	// the one less used by its fetch block, counting the block's
+	// instructions bound to one (the HRM's slotting table balances a
+	// block between them, §2.3).
+	pipes := cl.pipes
+	if pd.newBlock {
+		pd.upperN, pd.lowerN = c.slotting(pc)
+	} else {
+		pd.upperN, pd.lowerN = c.upperN, c.lowerN
+	}
+	if pipes == pEbox {
+		if pd.upperN <= pd.lowerN {
+			pipes = pUpper
+			pd.upperN++
+		} else {
+			pipes = pLower
+			pd.lowerN++
+		}
+	}
+	best, bestPipe := ^uint64(0), uint8(0)
+	for _, p := range pipeOrder {
+		if pipes&p == 0 {
+			continue
+		}
+		t := earliest
+		cluster := clusterOf(p)
+		if cl.base.ReadsA {
+			t = max(t, c.readyOf(d.Ra, cl.base.FPA, cluster))
+		}
+		if cl.base.ReadsB && !d.Lit {
+			t = max(t, c.readyOf(d.Rb, cl.base.FPB, cluster))
+		}
+		for !c.free(t, p) {
+			t++
+		}
+		if t < best {
+			best, bestPipe = t, p
+		}
+	}
+	pd.issue, pd.pipe = best, bestPipe
+
+	// Execute: a load's latency comes from the store queue or the memory
+	// system; everything else's from its class.
+	lat := uint64(cl.lat)
+	if cl.base.Load && !prefetch(d.Op) {
+		lat = c.load(&pd, ea, cl.base.FPDst)
+	}
+	pd.done = pd.issue + lat
+	r := pd.issue + max(lat, 1) + uint64(c.p.RetireAfter)
+	r = max(r, c.lastRetire)
+	if r == c.lastRetire && c.retireN >= c.p.RetireWidth {
+		r++
+	}
+	pd.retire = r
+	c.pend, c.hasPend = pd, true
+	return r
+}
+
+// slotting returns how many of the instructions of the fetch block from pc
+// on can only use the upper and the lower subclusters.
+func (c *Core) slotting(pc uint64) (upper, lower int) {
+	// Decoding the block again at every fetch would cost a quarter of
+	// the core's time: the answer is kept per entry PC and address
+	// space (code rewritten in place keeps its old balance, which only
+	// changes which subcluster an instruction is slotted to).
+	e := &c.slots[int(pc>>2)&(len(c.slots)-1)]
+	if e.pc == pc+1 && e.as == c.cpu.AS {
+		return int(e.upper), int(e.lower)
+	}
+	defer func() {
+		*e = slotEntry{pc: pc + 1, as: c.cpu.AS, upper: uint8(upper), lower: uint8(lower)}
+	}()
+	end := (pc/uint64(c.p.FetchBlockBytes) + 1) * uint64(c.p.FetchBlockBytes)
+	for a := pc; a < end; a += 4 {
+		w, ok := c.cpu.FetchWord(a)
+		if !ok {
+			break
+		}
+		d := alpha.Decode(w, c.cpu.Model)
+		switch p := c.classes[min(int(d.Op), len(c.classes)-1)].pipes; {
+		case p == pEbox || p&pEbox == 0:
+		case p&pUpper == p:
+			upper++
+		case p&pLower == p:
+			lower++
+		}
+	}
+	return upper, lower
+}
+
+// pipeOrder is the order pipes are tried in: on a tie, the HRM's arbiters
+// give a lower-subcluster instruction L0 and an upper one U1 (§2.1.1.6).
+var pipeOrder = [...]uint8{pL0, pL1, pU1, pU0, pFA, pFM}
+
+// dest reports whether d writes a register that needs a physical one, and
+// whether it is an FP register.
+func dest(d *alpha.Decoded, b *alpha.IssueClass) (writes, fp bool) {
+	reg := d.Rc
+	switch b.Writes {
+	case 0:
+		return false, false
+	case 'a':
+		reg = d.Ra
+	}
+	return reg&63 < 31, b.FPDst
+}
+
+func destReg(d *alpha.Decoded, b *alpha.IssueClass) uint8 {
+	if b.Writes == 'a' {
+		return d.Ra & 63
+	}
+	return d.Rc & 63
+}
+
+func prefetch(op alpha.Op) bool {
+	return op == alpha.OpFETCH || op == alpha.OpWH64 || op == alpha.OpECB
+}
+
+// queueRoom returns the first cycle from m at which an issue queue of
+// size entries, holding instructions issuing at the sorted cycles q, has
+// a free entry (an entry is free from the cycle after its issue).
+func queueRoom(q []uint64, size int, m uint64) uint64 {
+	j, _ := slices.BinarySearch(q, m) // first entry issuing at or after m
+	if occupied := len(q) - j; occupied >= size {
+		return q[j+occupied-size] + 1
+	}
+	return m
+}
+
+// readyOf returns when register r (FP if fp) can be read in cluster.
+func (c *Core) readyOf(r uint8, fp bool, cluster int) uint64 {
+	if fp {
+		return c.readyFP[r&63]
+	}
+	return c.readyInt[cluster][r&63]
+}
+
+func (c *Core) free(cycle uint64, p uint8) bool {
+	s := &c.cal[cycle%calSize]
+	return s.cycle != cycle || s.used&p == 0
+}
+
+func (c *Core) reserve(cycle uint64, p uint8) {
+	s := &c.cal[cycle%calSize]
+	if s.cycle != cycle {
+		*s = calSlot{cycle: cycle}
+	}
+	s.used |= p
+}
+
+// load returns the latency of a load issuing at pd.issue (which it may
+// delay: a store to forward from not yet issued, a full miss address
+// file) from effective address ea.
+func (c *Core) load(pd *pending, ea uint64, fp bool) uint64 {
+	pd.ev = pd.ev.With(alpha.EvLoads)
+	// Store-to-load forwarding from the youngest older store to the same
+	// quadword still in the store queue at the load's issue. The load
+	// waits for the store's data: the store-wait predictor is assumed
+	// right, so there are no order replay traps.
+	for i := len(c.sq) - 1; i >= 0; i-- {
+		s := &c.sq[i]
+		if s.qw == ea>>3 && s.retire > pd.issue {
+			pd.issue = max(pd.issue, s.issue)
+			for !c.free(pd.issue, pd.pipe) {
+				pd.issue++
+			}
+			c.stats.Forwarded++
+			return uint64(c.p.LatForward)
+		}
+	}
+	hit := uint64(c.p.LatLoad)
+	if fp {
+		hit = uint64(c.p.LatFPLoad)
+	}
+	pa, ok := c.cpu.PhysAddr(ea)
+	if !ok {
+		return hit // it will fault
+	}
+	line := pa / uint64(c.p.LineBytes)
+	for _, e := range c.maf {
+		if e.line == line && e.done > pd.issue+hit {
+			// The line is on its way: the load merges into the miss.
+			pd.ev = pd.ev.With(alpha.EvDMiss)
+			return e.done - pd.issue
+		}
+	}
+	if c.dcache.Access(pa) {
+		return hit
+	}
+	pd.ev = pd.ev.With(alpha.EvDMiss)
+	lat := hit - 3 + uint64(c.p.L2LoadCycles)
+	if !c.l2.Access(pa) {
+		pd.ev = pd.ev.With(alpha.EvBMiss)
+		lat += uint64(c.p.MemoryCycles)
+	}
+	// A miss needs a miss address file entry: wait for the earliest to
+	// finish while all are busy.
+	for {
+		busy, first := 0, ^uint64(0)
+		for _, e := range c.maf {
+			if e.done > pd.issue {
+				busy++
+				first = min(first, e.done)
+			}
+		}
+		if busy < c.p.MAF {
+			break
+		}
+		pd.issue = first
+		for !c.free(pd.issue, pd.pipe) {
+			pd.issue++
+		}
+	}
+	// The fill is under way from now whether or not the load retires:
+	// a load killed by an interrupt and fetched again merges into it.
+	c.addMAF(mafEntry{line: line, done: pd.issue + lat})
+	return lat
+}
+
+// Commit implements alpha.Core: the instruction Retire timed has executed
+// and next follows it.
+func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
+	if !c.hasPend || c.pend.pc != pc {
+		c.Retire(d, pc, 0) // not timed (cannot happen through Run): time it now
+	}
+	pd := &c.pend
+	c.hasPend = false
+	cl := &c.classes[min(int(d.Op), len(c.classes)-1)]
+
+	// Front end state.
+	if pd.newBlock {
+		c.fetchCycle, c.fetchBlk, c.fetchLine, c.fetchN = pd.fetch, pd.fetchBlk, pd.fetchLine, 0
+	}
+	c.fetchN++
+	c.upperN, c.lowerN = pd.upperN, pd.lowerN
+	if pd.mapc == c.mapCycle {
+		c.mapN++
+	} else {
+		c.mapCycle, c.mapN = pd.mapc, 1
+	}
+	c.retired[c.seq%uint64(c.p.InFlight)] = pd.retire
+	c.mapped[c.seq%uint64(c.p.FetchBuffer)] = pd.mapc
+	c.seq++
+	if pd.retire == c.lastRetire {
+		c.retireN++
+	} else {
+		c.lastRetire, c.retireN = pd.retire, 1
+	}
+
+	// Queues and execution resources.
+	q := &c.iq
+	if cl.fpQueue {
+		q = &c.fq
+	}
+	// Entries issuing before this map cycle are free for every later
+	// instruction, which maps no earlier.
+	j, _ := slices.BinarySearch(*q, pd.mapc)
+	*q = slices.Delete(*q, 0, j)
+	k, _ := slices.BinarySearch(*q, pd.issue)
+	*q = slices.Insert(*q, k, pd.issue)
+	if pd.pipe != 0 {
+		c.reserve(pd.issue, pd.pipe)
+	}
+	if cl.divider {
+		c.divFree = pd.done
+	}
+	if dst, fp := dest(d, &cl.base); dst {
+		r := destReg(d, &cl.base)
+		if fp {
+			c.readyFP[r] = pd.done
+			c.fpW.push(pd.retire)
+		} else {
+			c.readyInt[0][r], c.readyInt[1][r] = pd.done, pd.done
+			if cl.cross {
+				c.readyInt[1-clusterOf(pd.pipe)][r] += uint64(c.p.CrossCluster)
+			}
+			c.intW.push(pd.retire)
+		}
+	}
+	switch {
+	case cl.base.Load && !prefetch(d.Op):
+		c.loads.push(pd.retire)
+	case cl.base.Store:
+		pd.ev = pd.ev.With(alpha.EvStores)
+		c.stores.push(pd.retire)
+		ea := c.storeAddr(d)
+		if len(c.sq) == c.p.StoreQueue {
+			c.sq = c.sq[:copy(c.sq, c.sq[1:])] // keep the array: no allocation
+		}
+		c.sq = append(c.sq, sqEntry{qw: ea >> 3, issue: pd.issue, retire: pd.retire})
+		// The store writes the D-cache after it retires (write-allocate).
+		if pa, ok := c.cpu.PhysAddr(ea); ok && !c.dcache.Access(pa) {
+			c.l2.Access(pa)
+		}
+	}
+
+	miss, predicted, redirect := c.control(d, pd, cl, pc, next)
+	if c.observe != nil {
+		c.observe(Record{PC: pc, Fetch: pd.fetch, Map: pd.mapc, Issue: pd.issue, Retire: pd.retire,
+			Retired: true, Mapped: true, Issued: true, Events: pd.ev, Mispredicted: miss})
+	}
+	if miss {
+		c.wrongPath(pd, predicted, redirect)
+		c.redirect = max(c.redirect, redirect)
+		c.fetchBlk = 0
+	}
+	if cl.serial && d.Op == alpha.OpCallPal {
+		// PAL code runs after the pipeline drains.
+		c.flush(pd.retire + 1)
+	}
+	c.record(d, pd, pc, next)
+	c.stats.Retired++
+	return pd.ev
+}
+
+// storeAddr is a store's effective address, from the registers after it
+// executed (a store writes no register).
+func (c *Core) storeAddr(d *alpha.Decoded) uint64 {
+	return uint64(d.Imm) + c.cpu.R[d.Rb&63]
+}
+
+func (c *Core) addMAF(e mafEntry) {
+	if len(c.maf) < c.p.MAF {
+		c.maf = append(c.maf, e)
+		return
+	}
+	// Replace the entry that finished first.
+	k := 0
+	for i := range c.maf {
+		if c.maf[i].done < c.maf[k].done {
+			k = i
+		}
+	}
+	c.maf[k] = e
+}

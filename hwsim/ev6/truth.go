@@ -1,0 +1,98 @@
+package ev6
+
+import (
+	"math/bits"
+
+	"dcpi/hwsim/alpha"
+)
+
+// StageTruth is the 21264's ground truth beyond alpha.GroundTruth, per
+// instruction address: how often it retired and aborted (fetched on a
+// wrong path and squashed), and the cycles its retired executions spent
+// between the stages — fetch to map, map to issue, issue to retire — for
+// the skid and ProfileMe's latencies to be judged against.
+type StageTruth struct {
+	PCs map[uint64]*PCStages
+}
+
+// PCStages is one instruction address's stage truth.
+type PCStages struct {
+	Retired uint64
+	// Aborted counts wrong-path fetches; AbortedMapped and AbortedIssued
+	// those of them that mapped, and issued, before the squash.
+	Aborted, AbortedMapped, AbortedIssued uint64
+	FetchToMap, MapToIssue, IssueToRetire uint64
+}
+
+// NewStageTruth returns an empty collection.
+func NewStageTruth() *StageTruth { return &StageTruth{PCs: make(map[uint64]*PCStages)} }
+
+// Add adds o's counts to s's.
+func (s *StageTruth) Add(o *StageTruth) {
+	for pc, v := range o.PCs {
+		e := s.PCs[pc]
+		if e == nil {
+			e = &PCStages{}
+			s.PCs[pc] = e
+		}
+		e.Retired += v.Retired
+		e.Aborted += v.Aborted
+		e.AbortedMapped += v.AbortedMapped
+		e.AbortedIssued += v.AbortedIssued
+		e.FetchToMap += v.FetchToMap
+		e.MapToIssue += v.MapToIssue
+		e.IssueToRetire += v.IssueToRetire
+	}
+}
+
+func (c *Core) stagesFor(pc uint64) *PCStages {
+	if c.Stages == nil {
+		return nil
+	}
+	e := c.Stages.PCs[pc]
+	if e == nil {
+		e = &PCStages{}
+		c.Stages.PCs[pc] = e
+	}
+	return e
+}
+
+func pcTruth(g *alpha.GroundTruth, pc uint64) *alpha.PCTruth {
+	e := g.PCs[pc]
+	if e == nil {
+		e = &alpha.PCTruth{}
+		g.PCs[pc] = e
+	}
+	return e
+}
+
+// record adds the retired instruction pd at pc to the ground truth. Its
+// head cycles are those since the previous retire (or stop): the cycles
+// it was the oldest instruction in flight, which is what counter samples,
+// taken at the next instruction to retire, estimate; they add up to the
+// cycles of the run.
+func (c *Core) record(d *alpha.Decoded, pd *pending, pc, next uint64) {
+	if st := c.stagesFor(pc); st != nil {
+		st.Retired++
+		st.FetchToMap += pd.mapc - pd.fetch
+		st.MapToIssue += pd.issue - pd.mapc
+		st.IssueToRetire += pd.retire - pd.issue
+	}
+	if c.Truth == nil {
+		c.acct = max(c.acct, pd.retire)
+		return
+	}
+	e := pcTruth(c.Truth, pc)
+	e.Executed++
+	if pd.retire > c.acct {
+		e.HeadCycles += pd.retire - c.acct
+		c.acct = pd.retire
+	}
+	for s := pd.ev; s != 0; s &= s - 1 {
+		e.Events[bits.TrailingZeros32(uint32(s))]++
+	}
+	cl := &c.classes[min(int(d.Op), len(c.classes)-1)]
+	if (cl.base.Branch || cl.base.Jump || d.Op == alpha.OpBR) && next != pc+4 {
+		c.Truth.Edges[alpha.Edge{From: pc, To: next}]++
+	}
+}

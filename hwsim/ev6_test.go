@@ -1,0 +1,151 @@
+package hwsim_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"dcpi/hwsim"
+	"dcpi/hwsim/alpha"
+	"dcpi/workloads"
+)
+
+// ev6Machine is machineWithWorkloads on 21264 CPUs, timed by the
+// out-of-order core.
+func ev6Machine(t testing.TB, cpus int) hwsim.Config {
+	cfg := machineWithWorkloads(t, cpus)
+	cfg.Model = alpha.EV6
+	return cfg
+}
+
+// TestEV6WorkloadsMatchNativeOutput runs every embedded workload on the
+// 21264 core: the timing model must not change what the programs compute.
+func TestEV6WorkloadsMatchNativeOutput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: every workload")
+	}
+	for _, w := range workloads.All() {
+		want, wantExit, err := workloads.Expected(w.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(w.Name, func(t *testing.T) {
+			t.Parallel()
+			r := runWorkload(t, ev6Machine(t, 2), w.Name, w.DefaultArgs...)
+			if r.stdout != string(want) {
+				t.Errorf("stdout differs from the native build:\n%s", firstDiff(r.stdout, string(want)))
+			}
+			if got := r.status >> 8; got != wantExit || r.status&0x7f != 0 {
+				t.Errorf("exit status %#x, want exit %d; stderr:\n%s", r.status, wantExit, r.stderr)
+			}
+		})
+	}
+}
+
+// TestEV6CyclesSamplesMatchGroundTruth is DCPI's premise on the 21264
+// core: a CYCLES interrupt is taken at the next instruction to retire
+// (HRM §5.2.7, EXC_ADDR), so samples per instruction times the mean period
+// estimate the cycles it was the oldest in flight — the ground truth's
+// head cycles on this core — and the totals the run's cycles.
+func TestEV6CyclesSamplesMatchGroundTruth(t *testing.T) {
+	// Longer periods than the 21164's test (2,800-3,200): an interrupt
+	// kills the instructions in flight, and misses they would have
+	// overlapped with the interrupted one's are then taken after the
+	// handler, where no sample can reach them. At 3,000-cycle periods that
+	// cost ptrchase's second load 12% of its expected samples
+	// (docs/ev6.md, "Not modelled yet").
+	const lo, hi = 9000, 11000
+	mean := float64(lo+hi) / 2
+	for _, name := range []string{"sort", "ptrchase"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			col := &collector{}
+			prof := hwsim.ProfileConfig{Counters: []hwsim.CounterSpec{
+				{Events: []alpha.Event{alpha.EvCycles}, PeriodMin: lo, PeriodMax: hi}}, InterruptCycles: 214}
+			cfg := ev6Machine(t, 1)
+			cfg.GroundTruth = true
+			m, err := hwsim.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.StartProfiling(prof, col); err != nil {
+				t.Fatal(err)
+			}
+			spawnDefault(t, m, name)
+			m.Run(0)
+
+			truth := m.GroundTruth()["/bin/"+name]
+			obs := map[uint64]float64{}
+			for _, s := range col.samples {
+				if !s.Kernel && s.PID != 0 {
+					obs[s.PC]++
+				}
+			}
+			var totalHead, totalObs float64
+			checked, bad := 0, 0
+			for pc, tr := range truth.PCs {
+				totalHead += float64(tr.HeadCycles)
+				exp := float64(tr.HeadCycles) / mean
+				if exp < 40 {
+					continue
+				}
+				checked++
+				if math.Abs(obs[pc]-exp) > 5*math.Sqrt(exp) {
+					bad++
+					t.Errorf("pc %#x: %v samples, expected %.1f from %d head cycles", pc, obs[pc], exp, tr.HeadCycles)
+				}
+			}
+			for _, n := range obs {
+				totalObs += n
+			}
+			if checked < 5 {
+				t.Fatalf("only %d instructions with enough samples to check", checked)
+			}
+			if r := totalObs * mean / totalHead; math.Abs(r-1) > 0.02 {
+				t.Errorf("samples x mean period / head cycles = %.3f, want 1 within 2%%", r)
+			}
+			st := m.StageTruth()["/bin/"+name]
+			var retired, executed uint64
+			for _, e := range st.PCs {
+				retired += e.Retired
+			}
+			for _, e := range truth.PCs {
+				executed += e.Executed
+			}
+			if retired != executed {
+				t.Errorf("stage truth retired %d, ground truth executed %d", retired, executed)
+			}
+			t.Logf("%s: %d samples, %d instructions checked, %d outside 5 sigma", name, int(totalObs), checked, bad)
+		})
+	}
+}
+
+// BenchmarkTimingModels runs one workload under each timing model in the
+// same run: simulated instructions per second of host time, the 21164's
+// in-order issue model beside the 21264's out-of-order core.
+func BenchmarkTimingModels(b *testing.B) {
+	for _, model := range []alpha.Model{alpha.EV5, alpha.EV6} {
+		for _, name := range []string{"matmul", "sort"} {
+			b.Run(fmt.Sprintf("%s/%s", model.Name, name), func(b *testing.B) {
+				var insns uint64
+				var cycles uint64
+				for range b.N {
+					cfg := machineWithWorkloads(b, 1)
+					cfg.Model = model
+					r := runWorkload(b, cfg, name, mustDefaults(name)...)
+					for _, s := range r.m.CPUStats() {
+						insns += s.Retired
+						cycles += s.User + s.Kernel
+					}
+				}
+				b.ReportMetric(float64(insns)/b.Elapsed().Seconds()/1e6, "Minsn/s")
+				b.ReportMetric(float64(cycles)/float64(insns), "CPI")
+			})
+		}
+	}
+}
+
+func mustDefaults(name string) []string {
+	args, _ := workloadDefaults(name)
+	return args
+}
