@@ -18,32 +18,17 @@ import (
 // all happen, and requires every sample the hardware delivered to be in
 // exactly one published batch or in a drop counter.
 func TestConservation(t *testing.T) {
-	cfg := hwsim.DefaultConfig()
-	cfg.Timing = false
-	cfg.Files = map[string][]byte{}
+	var all []string
 	for _, w := range workloads.All() {
-		data, _ := workloads.Binary(w.Name)
-		cfg.Files["/bin/"+w.Name] = data
+		all = append(all, w.Name)
 	}
-	m, err := hwsim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ncfg := DefaultConfig()
-	ncfg.Node.Driver.TableEntries, ncfg.Node.Driver.BufferEntries = 256, 64
-	ncfg.Profile.Counters[0].PeriodMin, ncfg.Profile.Counters[0].PeriodMax = 3000, 3400
-	ncfg.FlushEvery = 2_000_000
+	m := workloadMachine(t, hwsim.DefaultConfig().CPUs, false, all...)
 	pub := &node.MemPublisher{}
-	n, err := New(m, ncfg, pub)
+	n, err := New(m, busyDriverConfig(), pub)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"ccdriver", "hashdb", "interp", "sort", "server"} {
-		w, _ := workloadArgs(name)
-		if _, err := m.Spawn("/bin/"+name, append([]string{"/bin/" + name}, w...), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	spawnWorkloads(t, m, "ccdriver", "hashdb", "interp", "sort", "server")
 	if err := n.Run(0); err != nil {
 		t.Fatal(err)
 	}

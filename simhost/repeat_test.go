@@ -6,7 +6,6 @@ import (
 
 	"dcpi/hwsim"
 	"dcpi/node"
-	"dcpi/workloads"
 )
 
 // TestRunsRepeat: a host run is a function of its configuration and seeds.
@@ -21,33 +20,14 @@ func TestRunsRepeat(t *testing.T) {
 		t.Skip("runs the simulator twice")
 	}
 	run := func() ([]hwsim.CPUStats, *node.MemPublisher) {
-		cfg := hwsim.DefaultConfig()
-		cfg.CPUs = 4
-		cfg.Files = map[string][]byte{}
 		names := []string{"hashdb", "interp", "sort", "ccdriver"}
-		for _, name := range names {
-			data, _ := workloads.Binary(name)
-			cfg.Files["/bin/"+name] = data
-		}
-		m, err := hwsim.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ncfg := DefaultConfig()
-		ncfg.Node.Driver.TableEntries, ncfg.Node.Driver.BufferEntries = 256, 64
-		ncfg.Profile.Counters[0].PeriodMin, ncfg.Profile.Counters[0].PeriodMax = 3000, 3400
-		ncfg.FlushEvery = 2_000_000
+		m := workloadMachine(t, 4, true, names...)
 		pub := &node.MemPublisher{}
-		h, err := New(m, ncfg, pub)
+		h, err := New(m, busyDriverConfig(), pub)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, name := range names {
-			args, _ := workloadArgs(name)
-			if _, err := m.Spawn("/bin/"+name, append([]string{"/bin/" + name}, args...), nil); err != nil {
-				t.Fatal(err)
-			}
-		}
+		spawnWorkloads(t, m, names...)
 		if err := h.Run(20_000_000); err != nil {
 			t.Fatal(err)
 		}

@@ -4,10 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"dcpi/hwsim"
 	"dcpi/node"
 	"dcpi/wire"
-	"dcpi/workloads"
 )
 
 // TestStackConservation runs a workload mix with stacks on, with stack
@@ -19,37 +17,16 @@ import (
 // wire encoding (MemPublisher), so what the daemon builds must validate
 // and round-trip.
 func TestStackConservation(t *testing.T) {
-	cfg := hwsim.DefaultConfig()
-	cfg.CPUs = 2
-	cfg.Files = map[string][]byte{}
 	names := []string{"ccdriver", "recurse", "interp", "sort"}
-	for _, name := range names {
-		data, err := workloads.Binary(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Files["/bin/"+name] = data
-	}
-	m, err := hwsim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ncfg := DefaultConfig()
-	ncfg.Node.Driver.TableEntries, ncfg.Node.Driver.BufferEntries = 256, 64
+	m := workloadMachine(t, 2, true, names...)
+	ncfg := busyDriverConfig()
 	ncfg.Node.Driver.Stacks = node.StackConfig{Entries: 64, BufferEntries: 16, Depth: wire.MaxStackFrames}
-	ncfg.Profile.Counters[0].PeriodMin, ncfg.Profile.Counters[0].PeriodMax = 3000, 3400
-	ncfg.FlushEvery = 2_000_000
 	pub := &node.MemPublisher{}
 	h, err := New(m, ncfg, pub)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range names {
-		args, _ := workloadArgs(name)
-		if _, err := m.Spawn("/bin/"+name, append([]string{"/bin/" + name}, args...), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	spawnWorkloads(t, m, names...)
 	if err := h.Run(0); err != nil {
 		t.Fatal(err)
 	}
