@@ -6,28 +6,14 @@ import (
 	"dcpi/hwsim"
 	"dcpi/node"
 	"dcpi/wire"
-	"dcpi/workloads"
 )
 
 // runProfileMe runs a workload mix on two CPUs with ProfileMe on and
 // returns the host and what it published.
 func runProfileMe(t *testing.T, me node.MeConfig, hw hwsim.ProfileMeConfig, limit uint64) (*Host, *node.MemPublisher) {
 	t.Helper()
-	cfg := hwsim.DefaultConfig()
-	cfg.CPUs = 2
-	cfg.Files = map[string][]byte{}
 	names := []string{"ccdriver", "sort", "interp"}
-	for _, name := range names {
-		data, err := workloads.Binary(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Files["/bin/"+name] = data
-	}
-	m, err := hwsim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := workloadMachine(t, 2, true, names...)
 	ncfg := DefaultConfig()
 	ncfg.Node.Driver.Me = me
 	ncfg.ProfileMe = hw
@@ -37,12 +23,7 @@ func runProfileMe(t *testing.T, me node.MeConfig, hw hwsim.ProfileMeConfig, limi
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range names {
-		args, _ := workloadArgs(name)
-		if _, err := m.Spawn("/bin/"+name, append([]string{"/bin/" + name}, args...), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	spawnWorkloads(t, m, names...)
 	if err := h.Run(limit); err != nil {
 		t.Fatal(err)
 	}
