@@ -2,6 +2,7 @@ package instrument
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os/exec"
 	"sort"
 	"testing"
@@ -194,4 +195,48 @@ func TestCCTPathsOnQemu(t *testing.T) {
 			t.Logf("%s: %d (context, path) counts of the program's own code equal the oracle's", tc.name, len(gp))
 		})
 	}
+}
+
+// TestCCTPathsOptions: --paths is for the CCT mode, and not with
+// --metrics.
+func TestCCTPathsOptions(t *testing.T) {
+	orig, _ := instrumentWorkload(t, "tiny", ModePixie)
+	for _, opt := range []Options{{Mode: ModePaths, CCTPaths: true}, {Mode: ModePixie, CCTPaths: true}, {Mode: ModeCCT, CCTPaths: true, Metrics: true}} {
+		if _, err := Instrument(orig, "tiny", opt); err == nil {
+			t.Errorf("%+v: accepted", opt)
+		}
+	}
+}
+
+// TestCCTPathsCorruptDump: a Context+Flow dump of sort (path arrays and
+// path lists) with one word changed, at 3000 places drawn at random, is
+// read or refused with an error, never a panic.
+func TestCCTPathsCorruptDump(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a workload")
+	}
+	_, res := instrumentWorkloadOpt(t, "sort", Options{Mode: ModeCCT, CCTPaths: true})
+	_, _, _, _, files := simRun(t, "sort", res.ELF, []string{"200"})
+	dump := files["pp.out"].Bytes()
+	if _, err := ReadCCT(res.ELF, dump); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := (len(dump) - headerSize) / 8
+	refused := 0
+	for range 3000 {
+		off := headerSize + 8*rng.IntN(words)
+		v := [...]uint64{0, 1, 2, 1 << 40, ^uint64(0), rng.Uint64()}[rng.IntN(6)]
+		bad := append([]byte{}, dump...)
+		for i := range 8 {
+			bad[off+i] = byte(v >> (8 * i))
+		}
+		if _, err := ReadCCT(res.ELF, bad); err != nil {
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Error("no corruption refused")
+	}
+	t.Logf("%d of 3000 corrupted dumps refused", refused)
 }

@@ -47,3 +47,46 @@ func TestCCTUserProgram(t *testing.T) {
 	t.Logf("special counters: %v", p.Special)
 	compareCCT(t, p.Tree, projectOracle(o.Images["/bin/user"].Tree, instrumentedSet(res.Manifest)), procNamer(res.Manifest))
 }
+
+// TestCCTPathsUserProgram is TestCCTUserProgram with paths per context
+// (skipped without the cross compiler): the original's output, two
+// records, the tree equal to the oracle's, and every record's path counts
+// equal to the oracle's per node, across the longjmp (the activation it
+// lands in counts no path until its next backedge, as the oracle's
+// frame) and the fork (the child's paths add to the parent's records).
+func TestCCTPathsUserProgram(t *testing.T) {
+	dir := t.TempDir()
+	orig := buildUserProgram(t, dir)
+	res, err := Instrument(orig, "user", Options{Mode: ModeCCT, CCTPaths: true, DumpPath: "pp.out", CCTChunkBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o *oracle.Oracle
+	want, wantErr, _, _, _ := simRunHook(t, "user", orig, nil, func(m *hwsim.Machine, files map[string][]byte) func() {
+		o = oracle.New(oracle.FilesResolver(files))
+		o.Attach(m)
+		return o.Finish
+	})
+	got, gotErr, _, _, files := simRun(t, "user", res.ELF, nil)
+	if !bytes.Equal(got, want) || !bytes.Equal(gotErr, wantErr) {
+		t.Fatalf("on hwsim: got %q / %q, want %q / %q", got, gotErr, want, wantErr)
+	}
+	p, err := ReadCCT(res.ELF, files["pp.out"].Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Records != 2 {
+		t.Errorf("%d records, want the parent's and the child's", p.Records)
+	}
+	if p.Special["lost"] < 1 {
+		t.Errorf("lost = %d, want the activations the longjmp skipped (longjmp's)", p.Special["lost"])
+	}
+	t.Logf("special counters: %v", p.Special)
+	proj := projectOracle(o.Images["/bin/user"].Tree, instrumentedSet(res.Manifest))
+	name := procNamer(res.Manifest)
+	compareCCT(t, p.Tree, proj, name)
+	counted := pathCounted(res.Manifest)
+	for _, d := range diffPaths(flattenPaths(p.Tree, name, counted), flattenPaths(proj, name, counted)) {
+		t.Error(d)
+	}
+}

@@ -1082,10 +1082,19 @@ func (e cctEmitter) pathRoutines() {
 		e.lda(rS, regSP, frame+16)
 		a.loadAddr(rX, c.globals)
 		e.ldq(rI, rD, 0)
+		// The top activation, if the procedure's, is this one even on a
+		// sp it does not own: __longjmp's ret runs on the sp it restored,
+		// and the oracle counts that path in __longjmp's frame, the top
+		// of its shadow stack. Otherwise the stale ones go first.
+		e.ldq(rY, rX, gTop)
+		e.ldq(rT, rY, actID)
+		e.op(0x2d, rT, rI, rT)
+		e.br(opBNE, rT, l+"mine")
 		e.popStale(l, true, rI)
 		e.ldq(rT, rY, actID)
 		e.op(0x2d, rT, rI, rT)
 		e.br(opBEQ, rT, l+"unmatched")
+		a.label(l + "mine")
 		e.countPath(l)
 		if back {
 			e.ldq(rT, rD, 16)
