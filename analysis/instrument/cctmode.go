@@ -480,6 +480,25 @@ func cctAction(a *asm, o *cctOp) {
 	a.emit(encMem(opLDA, regSP, regSP, 16))
 }
 
+// cctInlineAdd emits a Context+Flow Add inline, as the paths mode's:
+// r += add in the top activation if it is the procedure's (a context
+// whose push overflowed the stack is not), with three scratch registers.
+func cctInlineAdd(a *asm, o *cctOp, free, avoid regSet, l string, lay layout, spills *int) {
+	regs, spilled := acquire(a, free, avoid, 3, spills)
+	x, y, z := regs[0], regs[1], regs[2]
+	a.loadAddr(x, lay.cct.globals)
+	a.emit(encMem(opLDQ, y, x, gTop))
+	a.emit(encMem(opLDQ, z, y, actID))
+	a.loadAddr(x, o.id)
+	a.emit(encOp(opINTA, 0x29, z, x, z)) // subq
+	a.branchTo(opBNE, z, l+"addout")
+	a.emit(encMem(opLDQ, z, y, actR))
+	addConst(a, z, o.add, z)
+	a.emit(encMem(opSTQ, z, y, actR))
+	a.label(l + "addout")
+	release(a, regs, spilled)
+}
+
 const nop = opINTL<<26 | regZero<<21 | regZero<<16 | 0x20<<5 | regZero // bis zero,zero,zero
 
 // Registers of the CCT routines.
