@@ -436,7 +436,8 @@ func cctPlanProc(p *cfg.Proc, at func(uint64) *point, grow uint64, hw int, withP
 	return "", np, list
 }
 
-// cctAction emits a stub's call of the runtime routine for o: t11 pushed
+// cctAction emits a stub's call of the runtime routine for o (an Add is
+// cctInlineAdd's): t11 pushed
 // (the routines save every other register they touch), bsr t11, the
 // operands inline as 8-byte-aligned quadwords the routine skips on its
 // way back, t11 popped.
@@ -465,9 +466,6 @@ func cctAction(a *asm, o *cctOp) {
 	case cctBack:
 		a.branchTo(opBSR, regT11, "rt_cct_back")
 		data = []uint64{o.id, uint64(o.add), uint64(o.start), o.np, o.poff}
-	case cctAdd:
-		a.branchTo(opBSR, regT11, "rt_cct_add")
-		data = []uint64{o.id, uint64(o.add)}
 	case cctCall:
 		a.branchTo(opBSR, regT11, "rt_cct_call")
 		data = []uint64{o.slot, o.id}
@@ -1059,33 +1057,12 @@ func cctRuntime(a *asm, lay layout, m *Manifest) {
 	a.emit(retT11)
 }
 
-// pathRoutines emits the Context+Flow routines: rt_cct_add (operands
-// ID, add), and rt_cct_back and rt_cct_exitp (operands ID, add, start,
-// NumPaths, the path words' offset | pathListFlag), a backedge's and an
-// exit's path count in the activation's record.
+// pathRoutines emits the Context+Flow routines rt_cct_back and
+// rt_cct_exitp (operands ID, add, start, NumPaths, the path words' offset
+// | pathListFlag): a backedge's and an exit's path count in the
+// activation's record. An Add is inline (cctInlineAdd).
 func (e cctEmitter) pathRoutines() {
 	a, c := e.a, e.lay.cct
-
-	// rt_cct_add: r += add in the top activation, if it is the
-	// procedure's (a context whose push overflowed the stack is not).
-	addSaved := []uint32{rX, rY, rT, rI}
-	const addFrame = 32
-	a.label("rt_cct_add")
-	e.save(addSaved, addFrame)
-	a.loadAddr(rX, c.globals)
-	e.ldq(rY, rX, gTop)
-	e.ldq(rT, rY, actID)
-	e.ldq(rI, rD, 0)
-	e.op(0x2d, rT, rI, rT)
-	e.br(opBEQ, rT, "ad_out")
-	e.ldq(rT, rY, actR)
-	e.ldq(rI, rD, 8)
-	e.op(0x20, rT, rI, rT)
-	e.stq(rT, rY, actR)
-	a.label("ad_out")
-	e.restore(addSaved, addFrame)
-	e.lda(rD, rD, 16)
-	a.emit(retT11)
 
 	saved := []uint32{rZ, rX, rY, rS, rV, rR, rT, rU, rI, rW, rL}
 	const frame = 96
