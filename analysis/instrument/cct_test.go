@@ -39,8 +39,10 @@ var cctCases = []struct {
 // reached (gCSP is what that parent's call site set, and the exits of
 // the callees restore it), and recursion is folded again (cct.Child)
 // where the contraction brings a procedure's records onto one chain.
-// Only the calls metric is kept. With every procedure seen it is the
-// oracle's tree with its calls.
+// Only the calls metric is kept, and the seen records' path counts
+// (Context+Flow; a record folded into another adds its paths there, as
+// the runtime's does). With every procedure seen it is the oracle's tree
+// with its calls and paths.
 func projectOracle(o *cct.Tree, seen func(proc uint64) bool) *cct.Tree {
 	t := cct.New(MetricCallsName)
 	ci := o.Metric(oracle.MetricCalls)
@@ -57,6 +59,9 @@ func projectOracle(o *cct.Tree, seen func(proc uint64) bool) *cct.Tree {
 			if seen(c.Proc) {
 				d := t.Child(dst, c.Proc, s)
 				d.Metrics[0] += c.Metrics[ci]
+				for id, k := range c.Paths {
+					d.AddPath(id, k)
+				}
 				walk(c, d, false, 0)
 			} else {
 				walk(c, dst, true, s)

@@ -66,6 +66,21 @@ var CCTSpecialCounters = []string{"lost", "unmatched", "stack_overflow", "heap_e
 // "Hardware metrics per context" below).
 var CCTMetrics = []string{"calls"}
 
+// cctSpecials returns a CCT-mode manifest's named counters: with paths
+// (Context+Flow) also "out_of_range", a path sum outside 0..NumPaths-1.
+func cctSpecials(opt Options) []string {
+	if !opt.CCTPaths {
+		return CCTSpecialCounters
+	}
+	return append(append([]string{}, CCTSpecialCounters...), "out_of_range")
+}
+
+// CCTMaxArrayPaths bounds the paths of a procedure whose call records
+// count them in an array (one counter per path, in the record); a
+// procedure with more keeps, in each record, the head of a list of
+// {path ID, count} nodes allocated on the heap as its paths first run.
+const CCTMaxArrayPaths = 64
+
 // cctMetricNames returns a CCT-mode manifest's record metrics: calls, and
 // with opt.Metrics cycles and the two events rdpic is expected to count.
 func cctMetricNames(opt Options) []string {
@@ -119,9 +134,10 @@ const (
 	recPIC0   = cctRecordHead + 16
 )
 
-// cctActSlot is an activation slot's size for records of nm metrics.
-func cctActSlot(nm int) uint64 {
-	if nm > 1 {
+// cctActSlot is an activation slot's size for records of nm metrics,
+// with or without paths.
+func cctActSlot(nm int, withPaths bool) uint64 {
+	if nm > 1 || withPaths {
 		return cctMetricsSlot
 	}
 	return slotSize
@@ -132,6 +148,22 @@ const (
 	cUnmatchedCCT
 	cOverflowCCT
 	cHeapCCT
+	cRangeCCT // with paths only
+)
+
+// With paths (Context+Flow) an activation also holds its path register
+// r, and a record has, after its metrics, the number P of its path words
+// and, after its callee slots, P path words: NumPaths counters, or the
+// head of its path list (0: empty). A path list node is {header
+// (32<<2 | 2), path ID, count, next (0 ends)}.
+const (
+	actR         = 56
+	cctPathNode  = 32
+	pathListFlag = 1 // in a path op's offset operand: the record keeps a list
+	// resyncMark is the r of an activation a longjmp landed in (the
+	// survivor of stale pops): its path is unknown, so its next Count
+	// counts nothing (lost) and its next Back restarts.
+	resyncMarkShift = 62
 )
 
 // cctLayout places the CCT runtime's data.
@@ -147,6 +179,8 @@ const (
 	cctEnter cctKind = iota + 1
 	cctExit
 	cctCall
+	cctAdd  // paths: r += add
+	cctBack // paths: count r+add, r = start
 )
 
 // cctOp is one CCT action in a stub.
@@ -156,6 +190,15 @@ type cctOp struct {
 	size   uint64 // enter: the record's bytes
 	nslots uint64 // enter: its call sites
 	slot   uint64 // call: the slot's offset in the record | indirectBit
+	// With paths (Context+Flow): enter's r = start and the record's path
+	// words; a counting exit's or back's path sum r+add, NumPaths and the
+	// path words' offset in the record (| pathListFlag).
+	withPaths  bool // the mode has paths: enter takes start and pwords
+	counts     bool // exit: counts a path
+	add, start int64
+	pwords     uint64
+	np         uint64
+	poff       uint64
 }
 
 // cctMutation makes the planner instrument wrongly, for the tests that
@@ -167,6 +210,7 @@ var cctMutation int
 const (
 	cctOmitIndirect = iota + 1
 	cctOneSlot
+	cctWrongAdd // paths: every Add adds one more
 )
 
 // cctSlotOffset is the offset of callee slot k in a record of nm metrics.
@@ -185,10 +229,10 @@ func planCCT(procs []*cfg.Proc, opt Options) (*planned, error) {
 		grow = defaultCCTGrowChunk
 	}
 	pl := &planned{points: map[uint64]*point{}, manifest: &Manifest{Version: ManifestVersion, Mode: opt.Mode, DumpPath: opt.DumpPath,
-		Special: CCTSpecialCounters, CCTMetrics: cctMetricNames(opt)}}
+		Special: cctSpecials(opt), CCTMetrics: cctMetricNames(opt), CCTPaths: opt.CCTPaths}}
 	m := pl.manifest
-	nm := len(m.CCTMetrics)
-	m.Counters = len(CCTSpecialCounters)
+	hw := cctHeadWords(m)
+	m.Counters = len(m.Special)
 	for _, p := range procs {
 		local := map[uint64]*point{}
 		at := func(pc uint64) *point {
@@ -217,7 +261,7 @@ func planCCT(procs []*cfg.Proc, opt Options) (*planned, error) {
 				}
 			}
 		}
-		skip := cctPlanProc(p, at, grow, nm)
+		skip, np, list := cctPlanProc(p, at, grow, hw, opt.CCTPaths)
 		if skip != "" {
 			if opt.Strict {
 				return nil, refuse("procedure %s: %s", p.Name, skip)
@@ -231,7 +275,7 @@ func planCCT(procs []*cfg.Proc, opt Options) (*planned, error) {
 				}
 			}
 		} else {
-			pi := ProcInfo{Name: p.Name, Start: p.Start, End: p.End, CallSites: []uint64{}}
+			pi := ProcInfo{Name: p.Name, Start: p.Start, End: p.End, CallSites: []uint64{}, NumPaths: np, Hashed: list}
 			for _, c := range p.Calls {
 				pi.CallSites = append(pi.CallSites, c.PC)
 			}
@@ -251,33 +295,75 @@ func planCCT(procs []*cfg.Proc, opt Options) (*planned, error) {
 	return pl, nil
 }
 
+// cctHeadWords is the number of a record's words between its parent and
+// its first callee slot: its metrics, and with paths its path words' count.
+func cctHeadWords(m *Manifest) int {
+	if m.CCTPaths {
+		return len(m.CCTMetrics) + 1
+	}
+	return len(m.CCTMetrics)
+}
+
 // cctPlanProc places p's actions; it returns why p cannot be
-// instrumented, or "".
-func cctPlanProc(p *cfg.Proc, at func(uint64) *point, grow uint64, nm int) string {
+// instrumented, or "", and with paths the NumPaths of the numbering its
+// records count (0: its paths are not counted) and whether they count
+// them in a list.
+func cctPlanProc(p *cfg.Proc, at func(uint64) *point, grow uint64, hw int, withPaths bool) (why string, np uint64, list bool) {
 	if p.MissingEdges {
 		for _, j := range p.Jumps {
 			if !j.Resolved {
-				return fmt.Sprintf("indirect jump at %#x the CFG cannot resolve (%s)", j.PC, j.Note)
+				return fmt.Sprintf("indirect jump at %#x the CFG cannot resolve (%s)", j.PC, j.Note), 0, false
 			}
 		}
-		return "indirect jump the CFG cannot resolve"
+		return "indirect jump the CFG cannot resolve", 0, false
 	}
-	size := cctSlotOffset(nm, len(p.Calls))
+	size := cctSlotOffset(hw, len(p.Calls))
 	if size > grow-16 {
-		return fmt.Sprintf("%d call sites: its record would not fit a heap chunk", len(p.Calls))
+		return fmt.Sprintf("%d call sites: its record would not fit a heap chunk", len(p.Calls)), 0, false
 	}
-	// The stand-in numbering: entries Init, exits Count, one path.
-	n := &paths.Numbering{Proc: p, NumPaths: 1, Actions: make([]paths.Action, len(p.Edges))}
-	for e, E := range p.Edges {
-		switch {
-		case E.From == p.Entry():
-			n.Actions[e] = paths.Action{Kind: paths.Init}
-		case E.To == p.Exit():
-			n.Actions[e] = paths.Action{Kind: paths.Count}
+	// With paths, the Ball-Larus numbering, if it can be placed (a dry
+	// run on scratch points); else the stand-in numbering, entries Init,
+	// exits Count, one path, whose records count no paths.
+	var n *paths.Numbering
+	pwords := uint64(0)
+	if withPaths {
+		if num, err := paths.Number(p); err == nil {
+			scratch := map[uint64]*point{}
+			dry := func(pc uint64) *point {
+				if pt := scratch[pc]; pt != nil {
+					return pt
+				}
+				pt := &point{pc: pc, word: p.Insns[(pc-p.Start)/4].Word, blockCounter: -1}
+				scratch[pc] = pt
+				return pt
+			}
+			if planProcPaths(p, num, dry, 1, 0, false, false) == "" {
+				n, np = num, num.NumPaths
+				pwords = np
+				if np > CCTMaxArrayPaths || size+8*np > grow-16 {
+					pwords, list = 1, true
+				}
+			}
 		}
 	}
+	if n == nil {
+		n = &paths.Numbering{Proc: p, NumPaths: 1, Actions: make([]paths.Action, len(p.Edges))}
+		for e, E := range p.Edges {
+			switch {
+			case E.From == p.Entry():
+				n.Actions[e] = paths.Action{Kind: paths.Init}
+			case E.To == p.Exit():
+				n.Actions[e] = paths.Action{Kind: paths.Count}
+			}
+		}
+	}
+	poff := size
+	if list {
+		poff |= pathListFlag
+	}
+	size += 8 * pwords
 	if why := planProcPaths(p, n, at, 1, 0, false, false); why != "" {
-		return why
+		return why, 0, false
 	}
 	locked := lockWindows(p)
 	for k, c := range p.Calls {
@@ -287,10 +373,10 @@ func cctPlanProc(p *cfg.Proc, at func(uint64) *point, grow uint64, nm int) strin
 		}
 		w := p.Insns[(c.PC-p.Start)/4].Word
 		if locked[c.PC] {
-			return fmt.Sprintf("call at %#x inside a locked (ldx_l/stx_c) sequence", c.PC)
+			return fmt.Sprintf("call at %#x inside a locked (ldx_l/stx_c) sequence", c.PC), 0, false
 		}
 		if !displaceable(w) {
-			return fmt.Sprintf("call at %#x is a jsr whose link is its target register", c.PC)
+			return fmt.Sprintf("call at %#x is a jsr whose link is its target register", c.PC), 0, false
 		}
 		if c.Indirect && cctMutation == cctOmitIndirect {
 			continue
@@ -298,7 +384,7 @@ func cctPlanProc(p *cfg.Proc, at func(uint64) *point, grow uint64, nm int) strin
 		if cctMutation == cctOneSlot {
 			k = 0
 		}
-		slot := cctSlotOffset(nm, k)
+		slot := cctSlotOffset(hw, k)
 		if c.Indirect {
 			slot |= indirectBit
 		}
@@ -315,11 +401,20 @@ func cctPlanProc(p *cfg.Proc, at func(uint64) *point, grow uint64, nm int) strin
 			if o.cct != nil {
 				continue
 			}
+			counted := np > 0
 			switch o.kind {
 			case paths.Init:
-				o.cct = &cctOp{kind: cctEnter, id: p.Start, size: size, nslots: uint64(len(p.Calls))}
+				o.cct = &cctOp{kind: cctEnter, id: p.Start, size: size, nslots: uint64(len(p.Calls)), withPaths: withPaths, start: o.start, pwords: pwords}
 			case paths.Count:
-				o.cct = &cctOp{kind: cctExit, id: p.Start}
+				o.cct = &cctOp{kind: cctExit, id: p.Start, counts: counted, add: o.add, np: np, poff: poff}
+			case paths.Back:
+				o.cct = &cctOp{kind: cctBack, id: p.Start, add: o.add, start: o.start, np: np, poff: poff}
+			case paths.Add:
+				add := o.add
+				if cctMutation == cctWrongAdd {
+					add++
+				}
+				o.cct = &cctOp{kind: cctAdd, id: p.Start, add: add}
 			}
 		}
 	}
@@ -338,10 +433,11 @@ func cctPlanProc(p *cfg.Proc, at func(uint64) *point, grow uint64, nm int) strin
 			}
 		}
 	}
-	return ""
+	return "", np, list
 }
 
-// cctAction emits a stub's call of the runtime routine for o: t11 pushed
+// cctAction emits a stub's call of the runtime routine for o (an Add is
+// cctInlineAdd's): t11 pushed
 // (the routines save every other register they touch), bsr t11, the
 // operands inline as 8-byte-aligned quadwords the routine skips on its
 // way back, t11 popped.
@@ -356,9 +452,20 @@ func cctAction(a *asm, o *cctOp) {
 	case cctEnter:
 		a.branchTo(opBSR, regT11, "rt_cct_enter")
 		data = []uint64{o.id, o.size, o.nslots}
+		if o.withPaths {
+			data = append(data, uint64(o.start), o.pwords)
+		}
 	case cctExit:
-		a.branchTo(opBSR, regT11, "rt_cct_exit")
-		data = []uint64{o.id}
+		if o.counts {
+			a.branchTo(opBSR, regT11, "rt_cct_exitp")
+			data = []uint64{o.id, uint64(o.add), 0, o.np, o.poff}
+		} else {
+			a.branchTo(opBSR, regT11, "rt_cct_exit")
+			data = []uint64{o.id}
+		}
+	case cctBack:
+		a.branchTo(opBSR, regT11, "rt_cct_back")
+		data = []uint64{o.id, uint64(o.add), uint64(o.start), o.np, o.poff}
 	case cctCall:
 		a.branchTo(opBSR, regT11, "rt_cct_call")
 		data = []uint64{o.slot, o.id}
@@ -369,6 +476,25 @@ func cctAction(a *asm, o *cctOp) {
 	}
 	a.emit(encMem(opLDQ, regT11, regSP, 0))
 	a.emit(encMem(opLDA, regSP, regSP, 16))
+}
+
+// cctInlineAdd emits a Context+Flow Add inline, as the paths mode's:
+// r += add in the top activation if it is the procedure's (a context
+// whose push overflowed the stack is not), with three scratch registers.
+func cctInlineAdd(a *asm, o *cctOp, free, avoid regSet, l string, lay layout, spills *int) {
+	regs, spilled := acquire(a, free, avoid, 3, spills)
+	x, y, z := regs[0], regs[1], regs[2]
+	a.loadAddr(x, lay.cct.globals)
+	a.emit(encMem(opLDQ, y, x, gTop))
+	a.emit(encMem(opLDQ, z, y, actID))
+	a.loadAddr(x, o.id)
+	a.emit(encOp(opINTA, 0x29, z, x, z)) // subq
+	a.branchTo(opBNE, z, l+"addout")
+	a.emit(encMem(opLDQ, z, y, actR))
+	addConst(a, z, o.add, z)
+	a.emit(encMem(opSTQ, z, y, actR))
+	a.label(l + "addout")
+	release(a, regs, spilled)
 }
 
 const nop = opINTL<<26 | regZero<<21 | regZero<<16 | 0x20<<5 | regZero // bis zero,zero,zero
@@ -397,6 +523,10 @@ type cctEmitter struct {
 	// start values (slot bytes each).
 	metrics bool
 	slot    int
+	// paths: activations carry r, records their path words (Context+Flow).
+	paths bool
+	// nspec: the named counters before the globals.
+	nspec int
 }
 
 func (e cctEmitter) ldq(ra, rb uint32, d int) { e.a.emit(encMem(opLDQ, ra, rb, int16(d))) }
@@ -412,7 +542,7 @@ func (e cctEmitter) br(opc, ra uint32, l string)   { e.a.branchTo(opc, ra, l) }
 
 // bump adds one to named counter c (t: scratch; x: the globals).
 func (e cctEmitter) bump(c int, x, t uint32) {
-	off := 8 * (c - len(CCTSpecialCounters))
+	off := 8 * (c - e.nspec)
 	e.ldq(t, x, off)
 	e.lit(opINTA, 0x20, t, 1, t)
 	e.stq(t, x, off)
@@ -465,6 +595,12 @@ func (e cctEmitter) popStale(l string, strict bool, id uint32) {
 	}
 	e.lda(rY, rY, -e.slot)
 	e.bump(cLostCCT, rX, rT)
+	if e.paths {
+		// The survivor was landed on: its r is unknown.
+		e.lda(rT, regZero, 1)
+		e.lit(0x12, 0x39, rT, resyncMarkShift, rT) // sll
+		e.stq(rT, rY, actR)
+	}
 	e.br(opBR, regZero, l+"pop")
 	e.a.label(l + "popped")
 	e.stq(rY, rX, gTop)
@@ -521,9 +657,14 @@ func (e cctEmitter) copyStart(from int) {
 // activation now; the dump charges the running activation. Every cycle
 // and event from the first entry to the dump thus falls in exactly one
 // record, the instrumentation's own included.
-func cctRuntime(a *asm, lay layout, specials, nm int) {
-	e := cctEmitter{a: a, lay: lay, metrics: nm > 1, slot: int(cctActSlot(nm))}
+func cctRuntime(a *asm, lay layout, m *Manifest) {
+	specials, nm, hw := len(m.Special), len(m.CCTMetrics), cctHeadWords(m)
+	e := cctEmitter{a: a, lay: lay, metrics: nm > 1, slot: int(cctActSlot(nm, m.CCTPaths)), paths: m.CCTPaths, nspec: specials}
 	c := lay.cct
+	enterOps := 24
+	if e.paths {
+		enterOps = 40
+	}
 
 	// rt_cct_enter: operands ID, record size, slots.
 	enterSaved := []uint32{rZ, rX, rY, rS, rV, rR, rC, rT, rU, rI, rW, rL}
@@ -598,8 +739,12 @@ func cctRuntime(a *asm, lay layout, specials, nm int) {
 	e.stq(rV, rR, 0)
 	e.stq(rI, rR, 8)
 	e.stq(rC, rR, 16)
+	if e.paths {
+		e.ldq(rT, rD, 32)
+		e.stq(rT, rR, cctRecordHead+8*nm)
+	}
 	e.ldq(rT, rD, 16)
-	e.lda(rV, rR, int(cctSlotOffset(nm, 0)))
+	e.lda(rV, rR, int(cctSlotOffset(hw, 0)))
 	e.lit(opINTL, 0x20, rR, tagUninit, rW)
 	a.label("en_slots")
 	e.br(opBEQ, rT, "en_insert")
@@ -665,12 +810,16 @@ func cctRuntime(a *asm, lay layout, specials, nm int) {
 	if e.metrics {
 		e.copyStart(-e.slot) // the callee starts now
 	}
+	if e.paths {
+		e.ldq(rT, rD, 24)
+		e.stq(rT, rY, actR)
+	}
 	a.label("en_count")
 	e.ldq(rT, rR, cctRecordHead)
 	e.lit(opINTA, 0x20, rT, 1, rT)
 	e.stq(rT, rR, cctRecordHead)
 	e.restore(enterSaved, enterFrame)
-	e.lda(rD, rD, 24)
+	e.lda(rD, rD, enterOps)
 	a.emit(retT11)
 
 	// rt_cct_alloc: W bytes from the heap into T (0: exhausted); Z
@@ -782,6 +931,10 @@ func cctRuntime(a *asm, lay layout, specials, nm int) {
 	e.lda(rD, rD, 8)
 	a.emit(retT11)
 
+	if e.paths {
+		e.pathRoutines()
+	}
+
 	// rt_dump: one writev of the header, the named counters and the
 	// chunks. Called at a callsys, so it may clobber what callsys may.
 	dumpSaved := []uint32{regT11, regV0, 16, 17, 18, 19, 20, 21, regS0, regS1}
@@ -865,6 +1018,19 @@ func cctRuntime(a *asm, lay layout, specials, nm int) {
 	for i := range nm {
 		e.stq(regZero, 4, cctRecordHead+8*i)
 	}
+	if e.paths {
+		// The record's last P words are its path counts (or list head).
+		// $22 and $23 are the kernel's to clobber at a callsys.
+		e.ldq(22, 4, cctRecordHead+8*nm)
+		e.lit(0x12, 0x34, 6, 2, 23) // srl: the size
+		e.op(0x20, 4, 23, 23)       // the record's end
+		a.label("ze_path")
+		e.br(opBEQ, 22, "ze_skip")
+		e.lda(23, 23, -8)
+		e.stq(regZero, 23, 0)
+		e.lit(opINTA, 0x29, 22, 1, 22)
+		e.br(opBR, regZero, "ze_path")
+	}
 	a.label("ze_skip")
 	e.lit(0x12, 0x34, 6, 2, 6)
 	e.br(opBEQ, 6, "ze_next") // a zero size: corrupt; stop the walk
@@ -891,6 +1057,139 @@ func cctRuntime(a *asm, lay layout, specials, nm int) {
 	a.emit(retT11)
 }
 
+// pathRoutines emits the Context+Flow routines rt_cct_back and
+// rt_cct_exitp (operands ID, add, start, NumPaths, the path words' offset
+// | pathListFlag): a backedge's and an exit's path count in the
+// activation's record. An Add is inline (cctInlineAdd).
+func (e cctEmitter) pathRoutines() {
+	a, c := e.a, e.lay.cct
+
+	saved := []uint32{rZ, rX, rY, rS, rV, rR, rT, rU, rI, rW, rL}
+	const frame = 96
+	for _, back := range []bool{true, false} {
+		l := "ep_"
+		if back {
+			l = "bk_"
+			a.label("rt_cct_back")
+		} else {
+			a.label("rt_cct_exitp")
+		}
+		e.save(saved, frame)
+		e.lda(rS, regSP, frame+16)
+		a.loadAddr(rX, c.globals)
+		e.ldq(rI, rD, 0)
+		// The top activation, if the procedure's, is this one even on a
+		// sp it does not own: __longjmp's ret runs on the sp it restored,
+		// and the oracle counts that path in __longjmp's frame, the top
+		// of its shadow stack. Otherwise the stale ones go first.
+		e.ldq(rY, rX, gTop)
+		e.ldq(rT, rY, actID)
+		e.op(0x2d, rT, rI, rT)
+		e.br(opBNE, rT, l+"mine")
+		e.popStale(l, true, rI)
+		e.ldq(rT, rY, actID)
+		e.op(0x2d, rT, rI, rT)
+		e.br(opBEQ, rT, l+"unmatched")
+		a.label(l + "mine")
+		e.countPath(l)
+		if back {
+			e.ldq(rT, rD, 16)
+			e.stq(rT, rY, actR)
+		} else {
+			e.ldq(rT, rY, actGCSP)
+			e.stq(rT, rX, gCSP)
+			e.lda(rY, rY, -e.slot)
+			e.stq(rY, rX, gTop)
+		}
+		e.br(opBR, regZero, l+"out")
+		a.label(l + "unmatched")
+		e.bump(cUnmatchedCCT, rX, rT)
+		a.label(l + "out")
+		e.restore(saved, frame)
+		e.lda(rD, rD, 40)
+		a.emit(retT11)
+	}
+}
+
+// countPath counts path r+add of the top activation Y (the procedure's:
+// ID in I, operands at D) in its record: an array counter, or a node of
+// the record's path list (found nodes move to the front; a new one is
+// allocated, or the path counted as heap_exhausted). A record not of the
+// procedure (a context charged to its caller on an exhausted heap) or an
+// r a longjmp left unknown counts lost; a sum out of range out_of_range.
+// Clobbers R, V, T, U, W, Z, L.
+func (e cctEmitter) countPath(l string) {
+	a := e.a
+	e.ldq(rR, rY, actRec)
+	e.br(opBEQ, rR, l+"lost")
+	e.ldq(rT, rR, 8)
+	e.op(0x2d, rT, rI, rT)
+	e.br(opBEQ, rT, l+"lost")
+	e.ldq(rV, rY, actR)
+	e.lit(0x12, 0x3c, rV, 61, rT) // sra: 2 only for the mark
+	e.lda(rT, rT, -2)
+	e.br(opBEQ, rT, l+"lost")
+	e.ldq(rT, rD, 8)
+	e.op(0x20, rV, rT, rV) // the path ID
+	e.ldq(rT, rD, 24)
+	e.op(0x1d, rV, rT, rT) // cmpult: 0 <= ID < NumPaths
+	e.br(opBEQ, rT, l+"range")
+	e.ldq(rU, rD, 32)
+	e.lit(opINTL, 0x00, rU, pathListFlag, rT)
+	e.lit(opINTL, 0x08, rU, pathListFlag, rU) // bic
+	e.op(0x20, rR, rU, rU)
+	e.br(opBNE, rT, l+"list")
+	e.op(0x32, rV, rU, rU) // s8addq: the path's counter
+	e.ldq(rT, rU, 0)
+	e.lit(opINTA, 0x20, rT, 1, rT)
+	e.stq(rT, rU, 0)
+	e.br(opBR, regZero, l+"done")
+	a.label(l + "list") // U: the list head's address; T: where the node's pointer is
+	e.mov(rU, rT)
+	a.label(l + "walk")
+	e.ldq(rW, rT, 0)
+	e.br(opBEQ, rW, l+"new")
+	e.ldq(rZ, rW, 8)
+	e.op(0x2d, rZ, rV, rZ)
+	e.br(opBNE, rZ, l+"hit")
+	e.lda(rT, rW, 24)
+	e.br(opBR, regZero, l+"walk")
+	a.label(l + "hit")
+	e.ldq(rZ, rW, 16)
+	e.lit(opINTA, 0x20, rZ, 1, rZ)
+	e.stq(rZ, rW, 16)
+	e.op(0x2d, rT, rU, rZ)
+	e.br(opBNE, rZ, l+"done") // at the front already
+	e.ldq(rZ, rW, 24)
+	e.stq(rZ, rT, 0)
+	e.ldq(rZ, rU, 0)
+	e.stq(rZ, rW, 24)
+	e.stq(rW, rU, 0)
+	e.br(opBR, regZero, l+"done")
+	a.label(l + "new")
+	e.lda(rW, regZero, cctPathNode)
+	e.br(opBSR, rL, "rt_cct_alloc")
+	e.br(opBEQ, rT, l+"full")
+	e.lda(rZ, regZero, cctPathNode<<2|kindList)
+	e.stq(rZ, rT, 0)
+	e.stq(rV, rT, 8)
+	e.lda(rZ, regZero, 1)
+	e.stq(rZ, rT, 16)
+	e.ldq(rZ, rU, 0)
+	e.stq(rZ, rT, 24)
+	e.stq(rT, rU, 0)
+	e.br(opBR, regZero, l+"done")
+	a.label(l + "full")
+	e.bump(cHeapCCT, rX, rT)
+	e.br(opBR, regZero, l+"done")
+	a.label(l + "range")
+	e.bump(cRangeCCT, rX, rT)
+	e.br(opBR, regZero, l+"done")
+	a.label(l + "lost")
+	e.bump(cLostCCT, rX, rT)
+	a.label(l + "done")
+}
+
 const (
 	sysMmap   = 71
 	sysWritev = 121
@@ -909,7 +1208,7 @@ func cctPlace(lay *layout, m *Manifest, opt Options) {
 	chunk := alignUp(c.globals+gIOV+16*(cctMaxChunks+1), 16)
 	c.root = chunk + chunkHead
 	c.chunkEnd = chunk + first
-	slot := cctActSlot(len(m.CCTMetrics))
+	slot := cctActSlot(len(m.CCTMetrics), m.CCTPaths)
 	c.stackBase = alignUp(c.chunkEnd, slot)
 	c.stackLast = c.stackBase + (pathStackSlots-1)*slot
 	c.slot = slot
@@ -923,8 +1222,8 @@ func cctPlace(lay *layout, m *Manifest, opt Options) {
 func cctRootSize(nm int) uint64 { return cctSlotOffset(nm, 1) }
 
 // cctSegmentSizes returns the segment's file and memory sizes in CCT mode.
-func cctSegmentSizes(lay layout, base uint64, nm int) (filesz, memsz uint64) {
-	return lay.cct.root + cctRootSize(nm) - base, lay.cct.stackLast + lay.cct.slot - base
+func cctSegmentSizes(lay layout, base uint64, m *Manifest) (filesz, memsz uint64) {
+	return lay.cct.root + cctRootSize(cctHeadWords(m)) - base, lay.cct.stackLast + lay.cct.slot - base
 }
 
 // cctInit writes the initial values of the CCT runtime's data into the
@@ -932,7 +1231,7 @@ func cctSegmentSizes(lay layout, base uint64, nm int) (filesz, memsz uint64) {
 func cctInit(seg []byte, base uint64, lay layout, m *Manifest) {
 	put := func(addr, v uint64) { binary.LittleEndian.PutUint64(seg[addr-base:], v) }
 	c := lay.cct
-	nm := len(m.CCTMetrics)
+	nm := cctHeadWords(m) // with paths, the root's path words' count (0) is in the zeroed file
 	chunk := c.root - chunkHead
 	put(c.globals+gCSP, c.root+cctSlotOffset(nm, 0))
 	put(c.globals+gTop, c.stackBase)

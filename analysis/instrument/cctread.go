@@ -161,7 +161,7 @@ func cctTreeOf(m *Manifest, procs map[uint64]*ProcInfo, heap []uint64) (*cct.Tre
 			if !chunked {
 				return nil, st, fmt.Errorf("heap word %d: an object before any chunk header", i)
 			}
-			if kind == kindList && size != cctListNode {
+			if kind == kindList && size != cctListNode && !(m.CCTPaths && size == cctPathNode) {
 				return nil, st, fmt.Errorf("heap word %d: list node of %d bytes", i, size)
 			}
 			if _, dup := objs[cur]; dup {
@@ -179,6 +179,7 @@ func cctTreeOf(m *Manifest, procs map[uint64]*ProcInfo, heap []uint64) (*cct.Tre
 		id, parent uint64
 		metrics    []uint64
 		slots      []uint64
+		pathWords  []uint64 // with paths: the counts, or the list head
 	}
 	record := func(addr uint64) (rec, error) {
 		o, ok := objs[addr]
@@ -188,7 +189,53 @@ func cctTreeOf(m *Manifest, procs map[uint64]*ProcInfo, heap []uint64) (*cct.Tre
 		if len(o.words) < 3+nm {
 			return rec{}, fmt.Errorf("call record at %#x: %d words", addr, len(o.words))
 		}
-		return rec{id: o.words[1], parent: o.words[2], metrics: o.words[3 : 3+nm], slots: o.words[3+nm:]}, nil
+		r := rec{id: o.words[1], parent: o.words[2], metrics: o.words[3 : 3+nm], slots: o.words[3+nm:]}
+		if m.CCTPaths {
+			if len(r.slots) == 0 || r.slots[0] > uint64(len(r.slots)-1) {
+				return rec{}, fmt.Errorf("call record at %#x: path words out of range", addr)
+			}
+			p := int(r.slots[0])
+			r.slots, r.pathWords = r.slots[1:len(r.slots)-p], r.slots[len(r.slots)-p:]
+		}
+		return r, nil
+	}
+	// addPaths counts record r's paths (of procedure pi) in node n.
+	addPaths := func(addr uint64, r rec, pi *ProcInfo, n *cct.Node) error {
+		if !m.CCTPaths || pi.NumPaths == 0 {
+			if len(r.pathWords) != 0 {
+				return fmt.Errorf("call record at %#x: %d path words, its procedure counts no paths", addr, len(r.pathWords))
+			}
+			return nil
+		}
+		if !pi.Hashed {
+			if uint64(len(r.pathWords)) != pi.NumPaths {
+				return fmt.Errorf("call record at %#x: %d path counters, the procedure has %d paths", addr, len(r.pathWords), pi.NumPaths)
+			}
+			for id, c := range r.pathWords {
+				if c != 0 {
+					n.AddPath(uint64(id), c)
+				}
+			}
+			return nil
+		}
+		if len(r.pathWords) != 1 {
+			return fmt.Errorf("call record at %#x: %d path words for a path list", addr, len(r.pathWords))
+		}
+		seen := map[uint64]bool{}
+		for p := r.pathWords[0]; p != 0; {
+			o, ok := objs[p]
+			if !ok || o.kind != kindList || len(o.words) != cctPathNode/8 || seen[p] {
+				return fmt.Errorf("call record at %#x: bad path list node at %#x", addr, p)
+			}
+			seen[p] = true
+			id, c := o.words[1], o.words[2]
+			if id >= pi.NumPaths {
+				return fmt.Errorf("call record at %#x: path %d of %d", addr, id, pi.NumPaths)
+			}
+			n.AddPath(id, c)
+			p = o.words[3]
+		}
+		return nil
 	}
 	root, err := record(m.CCTRoot)
 	if err != nil {
@@ -263,6 +310,9 @@ func cctTreeOf(m *Manifest, procs map[uint64]*ProcInfo, heap []uint64) (*cct.Tre
 				}
 				nodeOf[ea] = c
 				copy(c.Metrics, e.metrics)
+				if err := addPaths(ea, e, pi, c); err != nil {
+					return err
+				}
 				if err := walk(ea, e, c, pi.CallSites); err != nil {
 					return err
 				}

@@ -156,7 +156,7 @@ func (pl *planned) write(f *elfFile, im *elfimage.Image, data []byte, opt Option
 	}
 	if cct {
 		mode = modeCCT
-		filesz, memsz = cctSegmentSizes(lay, base, len(m.CCTMetrics))
+		filesz, memsz = cctSegmentSizes(lay, base, m)
 	}
 	seg := make([]byte, filesz)
 	copy(seg, code2)

@@ -48,7 +48,7 @@ func mov(from, to uint32) uint32 { return movBase | from<<16 | to }
 func gen(base uint64, pl *planned, lay layout, spills *int) ([]byte, map[uint64]uint64, error) {
 	a := newAsm(base)
 	if pl.manifest.Mode == ModeCCT {
-		cctRuntime(a, lay, len(pl.manifest.Special), len(pl.manifest.CCTMetrics))
+		cctRuntime(a, lay, pl.manifest)
 	} else {
 		runtime(a, lay, pl.manifest.Counters)
 	}

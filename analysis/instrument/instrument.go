@@ -36,6 +36,10 @@ type Options struct {
 	// one mapped later (0: 256 KB, then 1 MB each); small values make the
 	// heap grow early (tests).
 	CCTChunkBytes int
+	// CCTPaths (CCT mode, Context+Flow: PLDI'97 sec. 4) makes every call
+	// record count its procedure's Ball-Larus paths, as the paths mode
+	// numbers them: paths per calling context (cctmode.go).
+	CCTPaths bool
 }
 
 // DefaultDumpPath is the dump file of an instrumented binary written to
@@ -63,6 +67,12 @@ func Instrument(data []byte, name string, opt Options) (*Result, error) {
 	}
 	if opt.CCTChunkBytes != 0 && (opt.CCTChunkBytes < 4096 || opt.CCTChunkBytes%4096 != 0 || opt.CCTChunkBytes > 1<<30) {
 		return nil, fmt.Errorf("instrument: CCT chunk size %d: want a multiple of 4096 up to 1 GB", opt.CCTChunkBytes)
+	}
+	if opt.CCTPaths && opt.Mode != ModeCCT {
+		return nil, fmt.Errorf("instrument: paths per context are for the %s mode", ModeCCT)
+	}
+	if opt.CCTPaths && opt.Metrics {
+		return nil, fmt.Errorf("instrument: the %s mode counts paths or metrics per context, not both", ModeCCT)
 	}
 	if opt.Metrics && opt.Mode != ModePaths && opt.Mode != ModeCCT {
 		return nil, fmt.Errorf("instrument: metrics are for the %s and %s modes", ModePaths, ModeCCT)

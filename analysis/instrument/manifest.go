@@ -49,11 +49,14 @@ type Manifest struct {
 	// CCT mode: the metrics of a call record (calls; with --metrics also
 	// cycles and the two rdpic events), the root record's address and the
 	// size of each heap chunk mapped after the first.
-	CCTMetrics []string   `json:"cct_metrics,omitempty"`
-	CCTRoot    uint64     `json:"cct_root,omitempty"`
-	CCTGrow    int        `json:"cct_grow,omitempty"`
-	Procs      []ProcInfo `json:"procs"`
-	Skipped    []Skip     `json:"skipped,omitempty"`
+	CCTMetrics []string `json:"cct_metrics,omitempty"`
+	CCTRoot    uint64   `json:"cct_root,omitempty"`
+	CCTGrow    int      `json:"cct_grow,omitempty"`
+	// CCTPaths: each call record counts its procedure's paths (a
+	// procedure's np > 0; hashed: in a list); see cctmode.go.
+	CCTPaths bool       `json:"cct_paths,omitempty"`
+	Procs    []ProcInfo `json:"procs"`
+	Skipped  []Skip     `json:"skipped,omitempty"`
 }
 
 // ProcInfo is one instrumented procedure.

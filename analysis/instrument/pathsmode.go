@@ -470,6 +470,10 @@ func bump(a *asm, x, t uint32, off int16) {
 // top pointer sits at topOff from it), y the top slot.
 func pathAction(a *asm, o pathOp, free, avoid regSet, l string, lay layout, spills *int) {
 	if o.cct != nil {
+		if o.cct.kind == cctAdd {
+			cctInlineAdd(a, o.cct, free, avoid, l, lay, spills)
+			return
+		}
 		cctAction(a, o.cct)
 		return
 	}

@@ -151,3 +151,64 @@ func TestPPCountsCCTMetrics(t *testing.T) {
 		t.Errorf("the fleet's view lacks %q:\n%s", want, fleet)
 	}
 }
+
+// TestPPCountsReadsAContextFlowDump: dcpi pp instrument --mode cct
+// --paths, a run with the original's output, and dcpi pp counts prints
+// the paths per context (their total equal to the saved tree's) and,
+// with --original, Table 3's One Path column (at most the call sites
+// used, and some: sort's main calls each sort once).
+func TestPPCountsReadsAContextFlowDump(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a workload")
+	}
+	t.Chdir(t.TempDir())
+	if _, _, err := run(t, "pp", "instrument", "--mode", "cct", "--paths", "-o", "sort.cf", "sort"); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "sim", "run", "--cpus", "1", "./sort.cf", "500")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _, _ := run(t, "sim", "run", "--cpus", "1", "sort", "500"); out != want {
+		t.Fatalf("instrumented output %q, original %q", out, want)
+	}
+	if _, _, err := run(t, "pp", "counts", "--original", "hello", "sort.cf"); err == nil || !strings.Contains(err.Error(), "SHA-256") {
+		t.Errorf("another original: err %v, want a SHA-256 mismatch", err)
+	}
+	out, _, err = run(t, "pp", "counts", "--top", "5", "--original", "sort", "--save", "cf.json", "sort.cf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`\(One Path\): (\d+) of (\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no One Path in:\n%s", out)
+	}
+	if one, used := atoi(t, m[1]), atoi(t, m[2]); one == 0 || one > used {
+		t.Errorf("One Path %d of %d call sites used", one, used)
+	}
+	m = regexp.MustCompile(`Context\+Flow\): (\d+) paths run, (\d+) \(context, path\) pairs`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no paths per context in:\n%s", out)
+	}
+	b, err := os.ReadFile("cf.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, tree, err := instrument.ReadSavedCCT(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs, pairs int
+	tree.Walk(func(n *cct.Node) {
+		for _, c := range n.Paths {
+			runs += int(c)
+			pairs++
+		}
+	})
+	if runs == 0 || runs != atoi(t, m[1]) || pairs != atoi(t, m[2]) {
+		t.Errorf("report: %s paths in %s pairs; saved tree: %d in %d", m[1], m[2], runs, pairs)
+	}
+	if !strings.Contains(out, "  path ") || !strings.Contains(out, "/main/") {
+		t.Errorf("no hot (context, path) lines:\n%s", out)
+	}
+}

@@ -23,9 +23,9 @@ func init() {
 
 func newPPInstrumentCommand() *cobra.Command {
 	var (
-		mode, out, dump string
-		strict, metrics bool
-		pic             string
+		mode, out, dump           string
+		strict, metrics, ctxPaths bool
+		pic                       string
 	)
 	cmd := &cobra.Command{
 		Use:   "instrument [flags] BINARY",
@@ -54,7 +54,9 @@ Modes:
           grows with mmap; single-threaded programs
           --metrics adds per context its cycles and two hardware events,
           each record's own, callees excluded (the paper's Context+HW; hwsim
-          only, as above)
+          only, as above); --paths instead counts each procedure's
+          Ball-Larus paths in every call record (Context+Flow: paths per
+          calling context, on hwsim and qemu-alpha)
 
 Refused, with the reason: a file that is not a static Alpha executable, a
 writable text segment, code beyond br's 4 MB reach of the new segment, and
@@ -73,6 +75,8 @@ docs/instrument.md describes the rewriting and the dump format.`,
   dcpi sim run --cpus 1 ./sort.cct 2000 && dcpi pp counts --save sort.cct.json sort.cct
   dcpi pp instrument --mode cct --metrics -o ptrchase.cct ptrchase
   dcpi sim run --cpus 1 ./ptrchase.cct 16384 20000 && dcpi pp counts --by dmiss ptrchase.cct
+  dcpi pp instrument --mode cct --paths -o sort.cf sort
+  dcpi sim run --cpus 1 ./sort.cf 2000 && dcpi pp counts --original sort sort.cf
   qemu-alpha ./hello.pix && dcpi pp counts --top 20 hello.pix hello.pix.pp.out`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -86,7 +90,7 @@ docs/instrument.md describes the rewriting and the dump format.`,
 			if dump == "" {
 				dump = instrument.DefaultDumpPath(out)
 			}
-			opt := instrument.Options{Mode: mode, DumpPath: dump, Strict: strict, Metrics: metrics}
+			opt := instrument.Options{Mode: mode, DumpPath: dump, Strict: strict, Metrics: metrics, CCTPaths: ctxPaths}
 			if metrics {
 				evs, err := parsePICEvents(pic)
 				if err != nil {
@@ -127,6 +131,7 @@ docs/instrument.md describes the rewriting and the dump format.`,
 	cmd.Flags().StringVar(&dump, "dump", "", "dump file the program appends to at exit, relative to its working directory (default: OUTPUT's base name and .pp.out)")
 	cmd.Flags().BoolVar(&strict, "strict", false, "refuse a binary with any procedure the CFG cannot resolve")
 	cmd.Flags().BoolVar(&metrics, "metrics", false, "paths and cct modes: per path (context) also cycles and two hardware events (hwsim only; docs/instrument.md)")
+	cmd.Flags().BoolVar(&ctxPaths, "paths", false, "cct mode: every call record also counts its procedure's Ball-Larus paths (Context+Flow; not with --metrics)")
 	cmd.Flags().StringVar(&pic, "pic", "dmiss,imiss", "with --metrics: the two events `A,B` the program's dcpi sim run --pic counts")
 	return cmd
 }
@@ -161,7 +166,10 @@ excluded) and --top children per record, ordered by the inclusive value
 of the --by metric (default calls), the paper's Table 3 of it, and the
 activations left out (lost to a longjmp, unmatched exits, stack overflow,
 an exhausted heap). --save FILE writes the tree with the original image's
-ID and its metrics (docs/instrument.md), for dcpi pp upload.`,
+ID and its metrics (docs/instrument.md), for dcpi pp upload. A dump of
+--mode cct --paths also prints the hottest (context, path) pairs and each
+context's paths run; with --original, Table 3's call sites reached by
+exactly one path run in their context ("One Path").`,
 		Example: `  dcpi pp counts hello.pix
   dcpi pp counts --top 0 hello.pix hello.pix.pp.out`,
 		Args: cobra.RangeArgs(1, 2),
@@ -186,10 +194,10 @@ ID and its metrics (docs/instrument.md), for dcpi pp upload.`,
 				return printPathCounts(cmd.OutOrStdout(), bin, dump, original, save, top, asJSON)
 			}
 			if m.Mode == instrument.ModeCCT {
-				if original != "" {
-					return fmt.Errorf("--original is for a paths-mode dump; this is %s", m.Mode)
+				if original != "" && !m.CCTPaths {
+					return fmt.Errorf("--original is for a paths-mode dump or a CCT-mode one with --paths; this is %s without paths", m.Mode)
 				}
-				return printCCTCounts(cmd.OutOrStdout(), bin, dump, save, by, top, asJSON)
+				return printCCTCounts(cmd.OutOrStdout(), bin, dump, original, save, by, top, asJSON)
 			}
 			if by != "" {
 				return fmt.Errorf("--by is for a CCT-mode dump; this is %s", m.Mode)

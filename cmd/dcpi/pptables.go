@@ -109,6 +109,9 @@ type ppTablesRow struct {
 	// CCT mode's with metrics (the paper's Context+HW).
 	ContextRatio   float64 `json:"context_overhead"`
 	ContextHWRatio float64 `json:"context_hw_overhead"`
+	// ContextFlowRatio is the CCT mode's with paths per context (the
+	// paper's Context+Flow).
+	ContextFlowRatio float64 `json:"context_flow_overhead"`
 	// Perturbation (the paper's F) is the flow+HW run's ground truth
 	// over the original's, PerturbationC (C) the context+HW run's; both
 	// in pptables.PerturbationMetrics' order.
@@ -165,7 +168,18 @@ func ppTablesRun(name string, argv []string) (ppTablesRow, error) {
 	if err != nil {
 		return row, err
 	}
-	for _, r := range []ppTablesResult{pr, hr, cr, cmr} {
+	cf, err := instrument.Instrument(orig, name, instrument.Options{Mode: instrument.ModeCCT, DumpPath: "pp.out", CCTPaths: true})
+	if err != nil {
+		return row, err
+	}
+	cfr, err := ppTablesSim(name, cf.ELF, argv)
+	if err != nil {
+		return row, err
+	}
+	if _, err := instrument.ReadCCT(cf.ELF, cfr.dump); err != nil {
+		return row, fmt.Errorf("context+flow dump: %w", err)
+	}
+	for _, r := range []ppTablesResult{pr, hr, cr, cmr, cfr} {
 		if !bytes.Equal(r.stdout, base.stdout) {
 			return row, fmt.Errorf("an instrumented run's output differs from the original's")
 		}
@@ -180,6 +194,7 @@ func ppTablesRun(name string, argv []string) (ppTablesRow, error) {
 	row.FlowHWRatio = pptables.Ratio(hr.cycles, base.cycles)
 	row.ContextRatio = pptables.Ratio(cr.cycles, base.cycles)
 	row.ContextHWRatio = pptables.Ratio(cmr.cycles, base.cycles)
+	row.ContextFlowRatio = pptables.Ratio(cfr.cycles, base.cycles)
 	row.Original, row.FlowHW, row.ContextHW = base.truth, hr.truth, cmr.truth
 	row.Perturbation = pptables.Perturbation(base.truth, hr.truth)
 	row.PerturbationC = pptables.Perturbation(base.truth, cmr.truth)
@@ -320,9 +335,9 @@ func renderPPTables(w io.Writer, rows []ppTablesRow) error {
 		_, err := fmt.Fprintln(w)
 		return err
 	}
-	if err := table("Table 1: overhead, instrumented process cycles / original's (context: the CCT mode, calls only; context+HW: with metrics)", "workload\targs\toriginal cycles\tpaths\tflow+HW\tcontext\tcontext+HW",
+	if err := table("Table 1: overhead, instrumented process cycles / original's (context: the CCT mode, calls only; context+HW: with metrics; context+flow: with paths per context)", "workload\targs\toriginal cycles\tpaths\tflow+HW\tcontext\tcontext+HW\tcontext+flow",
 		func(tw io.Writer, r ppTablesRow) {
-			fmt.Fprintf(tw, "%s\t%s\t%.2fM\t%.2f×\t%.2f×\t%.2f×\t%.2f×", r.Workload, strings.Join(r.Args, " "), float64(r.BaseCycles)/1e6, r.PathsRatio, r.FlowHWRatio, r.ContextRatio, r.ContextHWRatio)
+			fmt.Fprintf(tw, "%s\t%s\t%.2fM\t%.2f×\t%.2f×\t%.2f×\t%.2f×\t%.2f×", r.Workload, strings.Join(r.Args, " "), float64(r.BaseCycles)/1e6, r.PathsRatio, r.FlowHWRatio, r.ContextRatio, r.ContextHWRatio, r.ContextFlowRatio)
 		}); err != nil {
 		return err
 	}

@@ -53,6 +53,10 @@ func TestPPTables(t *testing.T) {
 		if !(r.ContextHWRatio > r.ContextRatio) {
 			t.Errorf("%s: overhead context %.2f, context+HW %.2f: want the metrics to cost more", r.Workload, r.ContextRatio, r.ContextHWRatio)
 		}
+		// Context+Flow does what context does and counts paths too.
+		if !(r.ContextFlowRatio > r.ContextRatio) {
+			t.Errorf("%s: overhead context %.2f, context+flow %.2f: want the paths to cost more", r.Workload, r.ContextRatio, r.ContextFlowRatio)
+		}
 		if len(r.PerturbationC) != 6 || r.PerturbationC[1] <= 1 || r.PerturbationC[0] <= 1 {
 			t.Errorf("%s: perturbation C %v: the instrumented image must run more instructions and cycles", r.Workload, r.PerturbationC)
 		}
