@@ -207,22 +207,8 @@ func (db *DB) meRows(q Query) (map[meRowKey]*wire.MeCounts, error) {
 		}
 		return it.Error()
 	}
-	epochs, err := db.epochsOf(tMe, f)
-	if err != nil {
+	if err := db.scanEpochHosts(tMe, f, scan); err != nil {
 		return nil, err
-	}
-	for _, e := range epochs {
-		if f.hosts == nil {
-			if err := scan(appendU64([]byte{tMe}, e)); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		for _, h := range f.hostl {
-			if err := scan(appendHost(appendU64([]byte{tMe}, e), h)); err != nil {
-				return nil, err
-			}
-		}
 	}
 	return rows, nil
 }
@@ -261,21 +247,7 @@ func (db *DB) MeTotals(q Query) (samples, unknown uint64, drops map[string]uint6
 		return err
 	})
 	if err == nil {
-		err = db.scanTable(tMeDrops, f, func(k, v []byte) error {
-			if len(k) < 10 {
-				return fmt.Errorf("%w: ProfileMe drop key %x: short", ErrCorrupt, k)
-			}
-			host, name, ok := cutHost(k[9:])
-			if !ok || wire.CheckDropName(string(name)) != nil {
-				return fmt.Errorf("%w: ProfileMe drop key %x: bad host or name", ErrCorrupt, k)
-			}
-			if !f.host(host) {
-				return nil
-			}
-			n, err := decodeCount(k, v)
-			drops[string(name)] = addSat(drops[string(name)], n)
-			return err
-		})
+		err = db.scanDropTable(tMeDrops, "ProfileMe", f, drops)
 	}
 	if err != nil {
 		return 0, 0, nil, fmt.Errorf("storage: ProfileMe totals: %w", err)

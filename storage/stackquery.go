@@ -127,22 +127,8 @@ func (db *DB) stackRows(q Query) (map[stackRow]uint64, error) {
 		}
 		return it.Error()
 	}
-	epochs, err := db.epochsOf(tStackHosts, f)
-	if err != nil {
+	if err := db.scanEpochHosts(tStackHosts, f, scan); err != nil {
 		return nil, err
-	}
-	for _, e := range epochs {
-		if f.hosts == nil {
-			if err := scan(appendU64([]byte{tStackHosts}, e)); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		for _, h := range f.hostl {
-			if err := scan(appendHost(appendU64([]byte{tStackHosts}, e), h)); err != nil {
-				return nil, err
-			}
-		}
 	}
 	return rows, nil
 }
@@ -205,24 +191,56 @@ func (db *DB) StackTotals(q Query) (samples uint64, drops map[string]uint64, err
 		return err
 	})
 	if err == nil {
-		err = db.scanTable(tStackDrops, f, func(k, v []byte) error {
-			if len(k) < 10 {
-				return fmt.Errorf("%w: stack drop key %x: short", ErrCorrupt, k)
-			}
-			host, name, ok := cutHost(k[9:])
-			if !ok || wire.CheckDropName(string(name)) != nil {
-				return fmt.Errorf("%w: stack drop key %x: bad host or name", ErrCorrupt, k)
-			}
-			if !f.host(host) {
-				return nil
-			}
-			n, err := decodeCount(k, v)
-			drops[string(name)] = addSat(drops[string(name)], n)
-			return err
-		})
+		err = db.scanDropTable(tStackDrops, "stack", f, drops)
 	}
 	if err != nil {
 		return 0, nil, fmt.Errorf("storage: stack totals: %w", err)
 	}
 	return samples, drops, nil
+}
+
+// scanEpochHosts calls scan with each key prefix of table that f
+// selects: table and epoch, then the host when f names hosts, so a host
+// filter seeks instead of reading every host's rows.
+func (db *DB) scanEpochHosts(table byte, f *filter, scan func(prefix []byte) error) error {
+	epochs, err := db.epochsOf(table, f)
+	if err != nil {
+		return err
+	}
+	for _, e := range epochs {
+		if f.hosts == nil {
+			if err := scan(appendU64([]byte{table}, e)); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, h := range f.hostl {
+			if err := scan(appendHost(appendU64([]byte{table}, e), h)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// scanDropTable adds into drops the per-reason counts of one side
+// table's drop rows (the stack and ProfileMe tables share a key layout:
+// table, epoch, host, reason) that f selects; what names the table in
+// corruption errors.
+func (db *DB) scanDropTable(table byte, what string, f *filter, drops map[string]uint64) error {
+	return db.scanTable(table, f, func(k, v []byte) error {
+		if len(k) < 10 {
+			return fmt.Errorf("%w: %s drop key %x: short", ErrCorrupt, what, k)
+		}
+		host, name, ok := cutHost(k[9:])
+		if !ok || wire.CheckDropName(string(name)) != nil {
+			return fmt.Errorf("%w: %s drop key %x: bad host or name", ErrCorrupt, what, k)
+		}
+		if !f.host(host) {
+			return nil
+		}
+		n, err := decodeCount(k, v)
+		drops[string(name)] = addSat(drops[string(name)], n)
+		return err
+	})
 }
