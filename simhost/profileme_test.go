@@ -6,24 +6,14 @@ import (
 	"dcpi/hwsim"
 	"dcpi/node"
 	"dcpi/wire"
-	"dcpi/workloads"
 )
 
 // runProfileMe runs a workload mix on two CPUs with ProfileMe on and
 // returns the host and what it published.
 func runProfileMe(t *testing.T, me node.MeConfig, hw hwsim.ProfileMeConfig, limit uint64) (*Host, *node.MemPublisher) {
 	t.Helper()
-	cfg := hwsim.DefaultConfig()
-	cfg.CPUs = 2
-	cfg.Files = map[string][]byte{}
 	names := []string{"ccdriver", "sort", "interp"}
-	for _, name := range names {
-		data, err := workloads.Binary(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Files["/bin/"+name] = data
-	}
+	cfg := machineConfig(t, 2, names...)
 	m, err := hwsim.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -32,20 +22,7 @@ func runProfileMe(t *testing.T, me node.MeConfig, hw hwsim.ProfileMeConfig, limi
 	ncfg.Node.Driver.Me = me
 	ncfg.ProfileMe = hw
 	ncfg.FlushEvery = 2_000_000
-	pub := &node.MemPublisher{}
-	h, err := New(m, ncfg, pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range names {
-		args, _ := workloadArgs(name)
-		if _, err := m.Spawn("/bin/"+name, append([]string{"/bin/" + name}, args...), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := h.Run(limit); err != nil {
-		t.Fatal(err)
-	}
+	h, pub := runWorkloads(t, m, ncfg, limit, names...)
 	return h, pub
 }
 

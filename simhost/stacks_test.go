@@ -7,7 +7,6 @@ import (
 	"dcpi/hwsim"
 	"dcpi/node"
 	"dcpi/wire"
-	"dcpi/workloads"
 )
 
 // TestStackConservation runs a workload mix with stacks on, with stack
@@ -19,17 +18,8 @@ import (
 // wire encoding (MemPublisher), so what the daemon builds must validate
 // and round-trip.
 func TestStackConservation(t *testing.T) {
-	cfg := hwsim.DefaultConfig()
-	cfg.CPUs = 2
-	cfg.Files = map[string][]byte{}
 	names := []string{"ccdriver", "recurse", "interp", "sort"}
-	for _, name := range names {
-		data, err := workloads.Binary(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Files["/bin/"+name] = data
-	}
+	cfg := machineConfig(t, 2, names...)
 	m, err := hwsim.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -39,20 +29,7 @@ func TestStackConservation(t *testing.T) {
 	ncfg.Node.Driver.Stacks = node.StackConfig{Entries: 64, BufferEntries: 16, Depth: wire.MaxStackFrames}
 	ncfg.Profile.Counters[0].PeriodMin, ncfg.Profile.Counters[0].PeriodMax = 3000, 3400
 	ncfg.FlushEvery = 2_000_000
-	pub := &node.MemPublisher{}
-	h, err := New(m, ncfg, pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range names {
-		args, _ := workloadArgs(name)
-		if _, err := m.Spawn("/bin/"+name, append([]string{"/bin/" + name}, args...), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := h.Run(0); err != nil {
-		t.Fatal(err)
-	}
+	h, pub := runWorkloads(t, m, ncfg, 0, names...)
 	delivered := h.Generated()
 	var flat, flatDrops, stacks, stackDrops, truncated, frames uint64
 	v2, v3 := 0, 0
