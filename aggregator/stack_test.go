@@ -15,6 +15,34 @@ func stackKey(s *wire.StackEntry) string {
 	return fmt.Sprintf("%d/%d/%v/%v", s.PID, s.Event, s.Truncated, s.Frames)
 }
 
+// mergeOne merges in with the default limits and requires one proposal
+// of one valid delta, of the given batch version, with the inputs left
+// alone.
+func mergeOne(t *testing.T, in []*wire.Batch, version uint16) storage.Delta {
+	t.Helper()
+	before := make([]*wire.Batch, len(in))
+	for i, b := range in {
+		before[i] = wiretest.Clone(b)
+	}
+	ps := Merge(in, DefaultLimits())
+	for i, b := range in {
+		if !wiretest.BatchEqual(before[i], b) {
+			t.Fatalf("Merge modified its input batch %d", i)
+		}
+	}
+	if len(ps) != 1 || len(ps[0].Deltas) != 1 {
+		t.Fatalf("%d proposals, want one of one delta", len(ps))
+	}
+	d := ps[0].Deltas[0]
+	if err := storage.CheckDelta(d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Batch.Version != version {
+		t.Errorf("delta version %d, want %d", d.Batch.Version, version)
+	}
+	return d
+}
+
 // TestMergeKeepsStacks: deltas carry the stacks and stack drops of their
 // batches, summed per (PID, event, frames, truncated); a delta holding a
 // stack batch is of the stack version; inputs are left alone.
@@ -28,11 +56,9 @@ func TestMergeKeepsStacks(t *testing.T) {
 		}
 		in = append(in, wiretest.RandBatch(r, o))
 	}
-	before := make([]*wire.Batch, len(in))
 	want := map[string]uint64{}
 	wantDrops := map[string]uint64{}
-	for i, b := range in {
-		before[i] = wiretest.Clone(b)
+	for _, b := range in {
 		for k := range b.Stacks {
 			want[stackKey(&b.Stacks[k])] += b.Stacks[k].Count
 		}
@@ -42,17 +68,7 @@ func TestMergeKeepsStacks(t *testing.T) {
 			}
 		}
 	}
-	ps := Merge(in, DefaultLimits())
-	if len(ps) != 1 || len(ps[0].Deltas) != 1 {
-		t.Fatalf("%d proposals, want one of one delta", len(ps))
-	}
-	d := ps[0].Deltas[0]
-	if err := storage.CheckDelta(d); err != nil {
-		t.Fatal(err)
-	}
-	if d.Batch.Version != wire.StackVersion {
-		t.Errorf("delta version %d, want %d", d.Batch.Version, wire.StackVersion)
-	}
+	d := mergeOne(t, in, wire.StackVersion)
 	got := map[string]uint64{}
 	for k := range d.Batch.Stacks {
 		s := &d.Batch.Stacks[k]
@@ -66,11 +82,6 @@ func TestMergeKeepsStacks(t *testing.T) {
 	}
 	if len(wantDrops) > 0 && !maps.Equal(d.Batch.StackDrops, wantDrops) || len(wantDrops) == 0 && len(d.Batch.StackDrops) != 0 {
 		t.Fatalf("delta stack drops %v, want %v", d.Batch.StackDrops, wantDrops)
-	}
-	for i, b := range in {
-		if !wiretest.BatchEqual(before[i], b) {
-			t.Fatalf("Merge modified its input batch %d", i)
-		}
 	}
 	// Stacks count against the delta limit as entries do.
 	small := Merge(in, Limits{MaxDeltaEntries: 1, MaxProposalEntries: 1})

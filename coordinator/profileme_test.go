@@ -3,7 +3,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
-	"strings"
+	"io"
 	"testing"
 	"time"
 
@@ -58,27 +58,17 @@ func TestClusterProfileMe(t *testing.T) {
 		t.Fatalf("totals: ProfileMe %d + %d unknown + %d dropped, want %d + %d + %d", tot.MeSamples, tot.MeUnknown, drops, wantMe, wantUnknown, wantDrops)
 	}
 	db := c.reps[c.leader()].DB()
-	for _, q := range []storage.Query{{}, {Hosts: []string{"alpha2"}}, {Epochs: []uint64{1}, PIDs: []uint32{1}}} {
-		var direct strings.Builder
-		if err := db.MeProfile(q, func(r *storage.MeRow) error {
-			fmt.Fprintln(&direct, r.Image, r.Offset, r.Host, r.Counts)
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		for _, page := range []int{0, 7} {
-			cl.PageRows = page
-			var got strings.Builder
-			err := cl.MeProfile(ctx, q, page == 0, func(r *storage.MeRow) error {
-				fmt.Fprintln(&got, r.Image, r.Offset, r.Host, r.Counts)
-				return nil
+	checkPages(t, cl, "ProfileMe rows", []storage.Query{{}, {Hosts: []string{"alpha2"}}, {Epochs: []uint64{1}, PIDs: []uint32{1}}},
+		func(q storage.Query, w io.Writer) error {
+			return db.MeProfile(q, func(r *storage.MeRow) error {
+				_, err := fmt.Fprintln(w, r.Image, r.Offset, r.Host, r.Counts)
+				return err
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.String() != direct.String() || got.Len() == 0 {
-				t.Fatalf("client ProfileMe %+v (page %d) differs from the database's:\n%s\nwant\n%s", q, page, got.String(), direct.String())
-			}
-		}
-	}
+		},
+		func(q storage.Query, linearizable bool, w io.Writer) error {
+			return cl.MeProfile(ctx, q, linearizable, func(r *storage.MeRow) error {
+				_, err := fmt.Fprintln(w, r.Image, r.Offset, r.Host, r.Counts)
+				return err
+			})
+		})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,26 +91,41 @@ func TestClusterStacks(t *testing.T) {
 	allOutcomes(t, out, storage.Applied)
 	c.converged()
 	db := c.reps[c.leader()].DB()
-	for _, q := range []storage.Query{{}, {Hosts: []string{"alpha2"}}, {Epochs: []uint64{1}, Events: []uint8{1}}} {
-		var direct strings.Builder
-		if err := db.Stacks(q, func(st *storage.Stack, ev uint8, host string, n uint64) error {
-			fmt.Fprintln(&direct, st.ID, st.Truncated, st.Frames, ev, host, n)
-			return nil
-		}); err != nil {
+	checkPages(t, cl, "stacks", []storage.Query{{}, {Hosts: []string{"alpha2"}}, {Epochs: []uint64{1}, Events: []uint8{1}}},
+		func(q storage.Query, w io.Writer) error {
+			return db.Stacks(q, func(st *storage.Stack, ev uint8, host string, n uint64) error {
+				_, err := fmt.Fprintln(w, st.ID, st.Truncated, st.Frames, ev, host, n)
+				return err
+			})
+		},
+		func(q storage.Query, linearizable bool, w io.Writer) error {
+			return cl.Stacks(ctx, q, linearizable, func(st *storage.Stack, ev uint8, host string, n uint64) error {
+				_, err := fmt.Fprintln(w, st.ID, st.Truncated, st.Frames, ev, host, n)
+				return err
+			})
+		})
+}
+
+// checkPages requires a skip-paged query, through the client with the
+// server's page size (linearizable) and with pages of 7 rows, to list for
+// each of qs the rows the database lists, and some: direct and client
+// write the rows, one a line.
+func checkPages(t *testing.T, cl *Client, what string, qs []storage.Query,
+	direct func(q storage.Query, w io.Writer) error, client func(q storage.Query, linearizable bool, w io.Writer) error) {
+	t.Helper()
+	for _, q := range qs {
+		var want strings.Builder
+		if err := direct(q, &want); err != nil {
 			t.Fatal(err)
 		}
 		for _, page := range []int{0, 7} {
 			cl.PageRows = page
 			var got strings.Builder
-			err := cl.Stacks(ctx, q, page == 0, func(st *storage.Stack, ev uint8, host string, n uint64) error {
-				fmt.Fprintln(&got, st.ID, st.Truncated, st.Frames, ev, host, n)
-				return nil
-			})
-			if err != nil {
+			if err := client(q, page == 0, &got); err != nil {
 				t.Fatal(err)
 			}
-			if got.String() != direct.String() || got.Len() == 0 {
-				t.Fatalf("client stacks %+v (page %d) differ from the database's:\n%s\nwant\n%s", q, page, got.String(), direct.String())
+			if got.String() != want.String() || got.Len() == 0 {
+				t.Fatalf("client %s %+v (page %d) differ from the database's:\n%s\nwant\n%s", what, q, page, got.String(), want.String())
 			}
 		}
 	}

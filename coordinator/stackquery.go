@@ -15,14 +15,6 @@ import (
 // QueryStacks is the query kind of storage.Stacks.
 const QueryStacks = "stacks"
 
-// StacksRequest asks for one page of storage.Stacks rows: those after the
-// first Skip (the rows' order is fixed for one database).
-type StacksRequest struct {
-	Query   storage.Query
-	Skip    int
-	MaxRows int // 0: the server's page size
-}
-
 // StackRow is one row of storage.Stacks.
 type StackRow struct {
 	ID        uint64       `json:"id"`
@@ -66,86 +58,44 @@ func wireFrames(fs []StackFrame) ([]wire.Frame, error) {
 	return out, nil
 }
 
-// StacksReply is a page of stack rows; Last says no rows follow, Replica
-// which replica to ask for the next page.
-type StacksReply struct {
-	Rows    []StackRow
-	Last    bool
-	Replica string
-}
-
 // stackPageRows bounds a page; a row is up to 64 frames of about 90 bytes
 // of JSON, so pages also stop at pageBytes.
 const stackPageRows = 4096
 
 func (s *service) queryStacks(ctx context.Context, m *nats.Msg, _ func(string) (bool, time.Time, bool)) ([]byte, error) {
-	var req StacksRequest
+	var req SkipRequest
 	if err := decodeJSON(m, &req); err != nil {
 		return nil, err
 	}
-	if req.Skip < 0 {
-		return nil, fmt.Errorf("%w: skip %d", ErrBadRequest, req.Skip)
+	page, err := newSkipPage[StackRow](req, stackPageRows, s.r.cfg.ID)
+	if err != nil {
+		return nil, err
 	}
-	max := req.MaxRows
-	if max <= 0 || max > stackPageRows {
-		max = stackPageRows
-	}
-	out := StacksReply{Last: true, Replica: s.r.cfg.ID}
-	err := s.view(ctx, "query "+QueryStacks, func(db *storage.DB) error {
-		i, size := 0, 0
-		err := db.Stacks(req.Query, func(st *storage.Stack, ev uint8, host string, n uint64) error {
-			if i++; i <= req.Skip {
-				return nil
-			}
-			if len(out.Rows) >= max || size >= pageBytes {
-				out.Last = false
-				return errPageFull
-			}
-			out.Rows = append(out.Rows, StackRow{ID: st.ID, Truncated: st.Truncated, Frames: stackFrames(st.Frames), Event: ev, Host: host, Count: n})
-			size += 64 + len(host) + 90*len(st.Frames)
-			return nil
-		})
-		if err == errPageFull {
-			err = nil
-		}
-		return err
+	err = s.view(ctx, "query "+QueryStacks, func(db *storage.DB) error {
+		return page.end(db.Stacks(req.Query, func(st *storage.Stack, ev uint8, host string, n uint64) error {
+			return page.add(func() StackRow {
+				return StackRow{ID: st.ID, Truncated: st.Truncated, Frames: stackFrames(st.Frames), Event: ev, Host: host, Count: n}
+			}, 64+len(host)+90*len(st.Frames))
+		}))
 	})
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(out)
+	return json.Marshal(page.reply)
 }
 
 // Stacks calls fn for every row of storage.Stacks(q), fetching pages
 // transparently from the replica that served the first (with
 // linearizable, the leader after it has applied every earlier commit).
 func (c *Client) Stacks(ctx context.Context, q storage.Query, linearizable bool, fn func(st *storage.Stack, event uint8, host string, count uint64) error) error {
-	req := StacksRequest{Query: q, MaxRows: c.PageRows}
-	subject := querySubject(QueryStacks, linearizable)
-	for {
-		var reply StacksReply
-		if err := c.requestJSON(ctx, subject, req, &reply, retryAll); err != nil {
-			return err
+	return fetchSkipPages(ctx, c, QueryStacks, "stacks", q, linearizable, func(r *StackRow) error {
+		if len(r.Frames) == 0 {
+			return fmt.Errorf("coordinator: stacks: %w: stack %016x without frames", ErrInternal, r.ID)
 		}
-		for _, r := range reply.Rows {
-			if len(r.Frames) == 0 {
-				return fmt.Errorf("coordinator: stacks: %w: stack %016x without frames", ErrInternal, r.ID)
-			}
-			frames, err := wireFrames(r.Frames)
-			if err != nil {
-				return fmt.Errorf("coordinator: stacks: %w: stack %016x: %v", ErrInternal, r.ID, err)
-			}
-			if err := fn(&storage.Stack{ID: r.ID, Truncated: r.Truncated, Frames: frames}, r.Event, r.Host, r.Count); err != nil {
-				return err
-			}
+		frames, err := wireFrames(r.Frames)
+		if err != nil {
+			return fmt.Errorf("coordinator: stacks: %w: stack %016x: %v", ErrInternal, r.ID, err)
 		}
-		if reply.Last {
-			return nil
-		}
-		if len(reply.Rows) == 0 {
-			return fmt.Errorf("coordinator: stacks: %w: empty page before the last", ErrInternal)
-		}
-		req.Skip += len(reply.Rows)
-		subject = subjectReplica + reply.Replica + ".query." + QueryStacks
-	}
+		return fn(&storage.Stack{ID: r.ID, Truncated: r.Truncated, Frames: frames}, r.Event, r.Host, r.Count)
+	})
 }

@@ -4,40 +4,19 @@ import (
 	"testing"
 
 	"dcpi/hwsim"
-	"dcpi/workloads"
 )
 
 // workloadMachine is a machine of cpus CPUs (timing on or off) whose
 // files are the named embedded workloads, at /bin/NAME.
-func workloadMachine(t *testing.T, cpus int, timing bool, names ...string) *hwsim.Machine {
+func workloadMachine(t testing.TB, cpus int, timing bool, names ...string) *hwsim.Machine {
 	t.Helper()
-	cfg := hwsim.DefaultConfig()
-	cfg.CPUs, cfg.Timing = cpus, timing
-	cfg.Files = map[string][]byte{}
-	for _, name := range names {
-		data, err := workloads.Binary(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Files["/bin/"+name] = data
-	}
+	cfg := machineConfig(t, cpus, names...)
+	cfg.Timing = timing
 	m, err := hwsim.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m
-}
-
-// spawnWorkloads starts each named workload on m with its default
-// arguments.
-func spawnWorkloads(t *testing.T, m *hwsim.Machine, names ...string) {
-	t.Helper()
-	for _, name := range names {
-		args, _ := workloadArgs(name)
-		if _, err := m.Spawn("/bin/"+name, append([]string{"/bin/" + name}, args...), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // busyDriverConfig is the node of the conservation tests: a deliberately

@@ -23,15 +23,7 @@ func TestConservation(t *testing.T) {
 		all = append(all, w.Name)
 	}
 	m := workloadMachine(t, hwsim.DefaultConfig().CPUs, false, all...)
-	pub := &node.MemPublisher{}
-	n, err := New(m, busyDriverConfig(), pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spawnWorkloads(t, m, "ccdriver", "hashdb", "interp", "sort", "server")
-	if err := n.Run(0); err != nil {
-		t.Fatal(err)
-	}
+	n, pub := runWorkloads(t, m, busyDriverConfig(), 0, "ccdriver", "hashdb", "interp", "sort", "server")
 
 	var delivered uint64
 	for _, c := range m.CPUStats() {
@@ -198,6 +190,35 @@ func machineConfig(t testing.TB, cpus int, names ...string) hwsim.Config {
 		cfg.Files["/bin/"+n] = bin
 	}
 	return cfg
+}
+
+// spawnWorkloads starts each named workload of /bin with its usual
+// arguments.
+func spawnWorkloads(t testing.TB, m *hwsim.Machine, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		args, _ := workloadArgs(name)
+		if _, err := m.Spawn("/bin/"+name, append([]string{"/bin/" + name}, args...), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// runWorkloads runs the named workloads on m under a host of ncfg that
+// publishes into memory, for limit cycles (0: until they exit), and
+// returns the host and what it published.
+func runWorkloads(t testing.TB, m *hwsim.Machine, ncfg Config, limit uint64, names ...string) (*Host, *node.MemPublisher) {
+	t.Helper()
+	pub := &node.MemPublisher{}
+	h, err := New(m, ncfg, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spawnWorkloads(t, m, names...)
+	if err := h.Run(limit); err != nil {
+		t.Fatal(err)
+	}
+	return h, pub
 }
 
 // shortPeriods samples CYCLES about every 1,000 cycles and IMISS every 200

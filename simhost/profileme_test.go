@@ -18,15 +18,7 @@ func runProfileMe(t *testing.T, me node.MeConfig, hw hwsim.ProfileMeConfig, limi
 	ncfg.Node.Driver.Me = me
 	ncfg.ProfileMe = hw
 	ncfg.FlushEvery = 2_000_000
-	pub := &node.MemPublisher{}
-	h, err := New(m, ncfg, pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spawnWorkloads(t, m, names...)
-	if err := h.Run(limit); err != nil {
-		t.Fatal(err)
-	}
+	h, pub := runWorkloads(t, m, ncfg, limit, names...)
 	return h, pub
 }
 

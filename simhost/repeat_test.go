@@ -22,15 +22,7 @@ func TestRunsRepeat(t *testing.T) {
 	run := func() ([]hwsim.CPUStats, *node.MemPublisher) {
 		names := []string{"hashdb", "interp", "sort", "ccdriver"}
 		m := workloadMachine(t, 4, true, names...)
-		pub := &node.MemPublisher{}
-		h, err := New(m, busyDriverConfig(), pub)
-		if err != nil {
-			t.Fatal(err)
-		}
-		spawnWorkloads(t, m, names...)
-		if err := h.Run(20_000_000); err != nil {
-			t.Fatal(err)
-		}
+		_, pub := runWorkloads(t, m, busyDriverConfig(), 20_000_000, names...)
 		return m.CPUStats(), pub
 	}
 	stats1, pub1 := run()

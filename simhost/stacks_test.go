@@ -21,15 +21,7 @@ func TestStackConservation(t *testing.T) {
 	m := workloadMachine(t, 2, true, names...)
 	ncfg := busyDriverConfig()
 	ncfg.Node.Driver.Stacks = node.StackConfig{Entries: 64, BufferEntries: 16, Depth: wire.MaxStackFrames}
-	pub := &node.MemPublisher{}
-	h, err := New(m, ncfg, pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spawnWorkloads(t, m, names...)
-	if err := h.Run(0); err != nil {
-		t.Fatal(err)
-	}
+	h, pub := runWorkloads(t, m, ncfg, 0, names...)
 	delivered := h.Generated()
 	var flat, flatDrops, stacks, stackDrops, truncated, frames uint64
 	v2, v3 := 0, 0

@@ -24,14 +24,8 @@ func valuesHost(t *testing.T, module string, names ...string) (*hwsim.Machine, *
 
 func valuesHostSeed(t *testing.T, module string, seed uint64, truth bool, names ...string) (*hwsim.Machine, *node.Node, *node.MemPublisher) {
 	t.Helper()
-	cfg := hwsim.DefaultConfig()
-	cfg.CPUs = 2
+	cfg := machineConfig(t, 2, names...)
 	cfg.Seed, cfg.GroundTruth = seed, truth
-	cfg.Files = map[string][]byte{}
-	for _, name := range names {
-		data, _ := workloads.Binary(name)
-		cfg.Files["/bin/"+name] = data
-	}
 	m, err := hwsim.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -42,20 +36,7 @@ func valuesHostSeed(t *testing.T, module string, seed uint64, truth bool, names 
 	ncfg.Node.Host = fmt.Sprintf("alpha%d", seed)
 	ncfg.Profile.Counters[0].PeriodMin, ncfg.Profile.Counters[0].PeriodMax = 6000, 7000
 	ncfg.FlushEvery = 5_000_000
-	pub := &node.MemPublisher{}
-	h, err := New(m, ncfg, pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range names {
-		w, _ := workloadArgs(name)
-		if _, err := m.Spawn("/bin/"+name, append([]string{"/bin/" + name}, w...), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := h.Run(0); err != nil {
-		t.Fatal(err)
-	}
+	h, pub := runWorkloads(t, m, ncfg, 0, names...)
 	return m, h.Node(), pub
 }
 
@@ -273,14 +254,7 @@ func TestValueSamplingSlowdown(t *testing.T) {
 		t.Skip("runs four timed hosts")
 	}
 	run := func(module string) (uint64, *node.Node) {
-		cfg := hwsim.DefaultConfig()
-		cfg.CPUs = 2
-		cfg.Files = map[string][]byte{}
-		for _, name := range []string{"ptrchase", "hashdb"} {
-			data, _ := workloads.Binary(name)
-			cfg.Files["/bin/"+name] = data
-		}
-		m, err := hwsim.New(cfg)
+		m, err := hwsim.New(machineConfig(t, 2, "ptrchase", "hashdb"))
 		if err != nil {
 			t.Fatal(err)
 		}

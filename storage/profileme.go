@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/cockroachdb/pebble/v2"
-
 	"dcpi/wire"
 )
 
@@ -173,56 +171,24 @@ func (db *DB) meRows(q Query) (map[meRowKey]*wire.MeCounts, error) {
 		})
 		return rows, err
 	}
-	scan := func(lo []byte) error {
-		it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
+	err := db.scanHostRows(tMe, "ProfileMe", len(wire.ImageKey{})+8+4+1, f, func(host string, rest, k []byte, value func() ([]byte, error)) error {
+		if !f.host(host) || !f.pid(binary.BigEndian.Uint32(rest[len(rest)-5:])) {
+			return nil
+		}
+		var rk meRowKey
+		copy(rk.image[:], rest)
+		rk.offset = binary.BigEndian.Uint64(rest[len(rk.image):])
+		if q.Hosts != nil {
+			rk.host = host
+		}
+		v, err := value()
 		if err != nil {
 			return err
 		}
-		defer it.Close()
-		for ok := it.First(); ok; ok = it.Next() {
-			k := it.Key()
-			if len(k) < 10 {
-				return fmt.Errorf("%w: ProfileMe key %x: short", ErrCorrupt, k)
-			}
-			host, rest, ok := cutHost(k[9:])
-			if !ok || len(rest) != len(wire.ImageKey{})+8+4+1 {
-				return fmt.Errorf("%w: ProfileMe key %x: bad host or length", ErrCorrupt, k)
-			}
-			if !f.host(host) || !f.pid(binary.BigEndian.Uint32(rest[len(rest)-5:])) {
-				continue
-			}
-			var rk meRowKey
-			copy(rk.image[:], rest)
-			rk.offset = binary.BigEndian.Uint64(rest[len(rk.image):])
-			if q.Hosts != nil {
-				rk.host = host
-			}
-			v, err := it.ValueAndErr()
-			if err != nil {
-				return err
-			}
-			if err := add(rk, rest[len(rest)-1], k, v); err != nil {
-				return err
-			}
-		}
-		return it.Error()
-	}
-	epochs, err := db.epochsOf(tMe, f)
+		return add(rk, rest[len(rest)-1], k, v)
+	})
 	if err != nil {
 		return nil, err
-	}
-	for _, e := range epochs {
-		if f.hosts == nil {
-			if err := scan(appendU64([]byte{tMe}, e)); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		for _, h := range f.hostl {
-			if err := scan(appendHost(appendU64([]byte{tMe}, e), h)); err != nil {
-				return nil, err
-			}
-		}
 	}
 	return rows, nil
 }
@@ -261,21 +227,7 @@ func (db *DB) MeTotals(q Query) (samples, unknown uint64, drops map[string]uint6
 		return err
 	})
 	if err == nil {
-		err = db.scanTable(tMeDrops, f, func(k, v []byte) error {
-			if len(k) < 10 {
-				return fmt.Errorf("%w: ProfileMe drop key %x: short", ErrCorrupt, k)
-			}
-			host, name, ok := cutHost(k[9:])
-			if !ok || wire.CheckDropName(string(name)) != nil {
-				return fmt.Errorf("%w: ProfileMe drop key %x: bad host or name", ErrCorrupt, k)
-			}
-			if !f.host(host) {
-				return nil
-			}
-			n, err := decodeCount(k, v)
-			drops[string(name)] = addSat(drops[string(name)], n)
-			return err
-		})
+		err = db.scanDropTable(tMeDrops, "ProfileMe", f, drops)
 	}
 	if err != nil {
 		return 0, 0, nil, fmt.Errorf("storage: ProfileMe totals: %w", err)

@@ -93,56 +93,27 @@ func (db *DB) stackRows(q Query) (map[stackRow]uint64, error) {
 		})
 		return rows, err
 	}
-	scan := func(lo []byte) error {
-		it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
+	err := db.scanHostRows(tStackHosts, "stack", 1+8+4, f, func(host string, rest, k []byte, value func() ([]byte, error)) error {
+		if !f.host(host) || !f.event(rest[0]) || !f.pid(binary.BigEndian.Uint32(rest[9:])) {
+			return nil
+		}
+		v, err := value()
 		if err != nil {
 			return err
 		}
-		defer it.Close()
-		for ok := it.First(); ok; ok = it.Next() {
-			k := it.Key()
-			if len(k) < 10 {
-				return fmt.Errorf("%w: stack key %x: short", ErrCorrupt, k)
-			}
-			host, rest, ok := cutHost(k[9:])
-			if !ok || len(rest) != 1+8+4 {
-				return fmt.Errorf("%w: stack key %x: bad host or length", ErrCorrupt, k)
-			}
-			if !f.host(host) || !f.event(rest[0]) || !f.pid(binary.BigEndian.Uint32(rest[9:])) {
-				continue
-			}
-			v, err := it.ValueAndErr()
-			if err != nil {
-				return fmt.Errorf("storage: read %x: %w", k, err)
-			}
-			n, err := decodeCount(k, v)
-			if err != nil {
-				return err
-			}
-			r := stackRow{event: rest[0], id: binary.BigEndian.Uint64(rest[1:])}
-			if q.Hosts != nil {
-				r.host = host
-			}
-			add(r, n)
+		n, err := decodeCount(k, v)
+		if err != nil {
+			return err
 		}
-		return it.Error()
-	}
-	epochs, err := db.epochsOf(tStackHosts, f)
+		r := stackRow{event: rest[0], id: binary.BigEndian.Uint64(rest[1:])}
+		if q.Hosts != nil {
+			r.host = host
+		}
+		add(r, n)
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	for _, e := range epochs {
-		if f.hosts == nil {
-			if err := scan(appendU64([]byte{tStackHosts}, e)); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		for _, h := range f.hostl {
-			if err := scan(appendHost(appendU64([]byte{tStackHosts}, e), h)); err != nil {
-				return nil, err
-			}
-		}
 	}
 	return rows, nil
 }
@@ -205,24 +176,86 @@ func (db *DB) StackTotals(q Query) (samples uint64, drops map[string]uint64, err
 		return err
 	})
 	if err == nil {
-		err = db.scanTable(tStackDrops, f, func(k, v []byte) error {
-			if len(k) < 10 {
-				return fmt.Errorf("%w: stack drop key %x: short", ErrCorrupt, k)
-			}
-			host, name, ok := cutHost(k[9:])
-			if !ok || wire.CheckDropName(string(name)) != nil {
-				return fmt.Errorf("%w: stack drop key %x: bad host or name", ErrCorrupt, k)
-			}
-			if !f.host(host) {
-				return nil
-			}
-			n, err := decodeCount(k, v)
-			drops[string(name)] = addSat(drops[string(name)], n)
-			return err
-		})
+		err = db.scanDropTable(tStackDrops, "stack", f, drops)
 	}
 	if err != nil {
 		return 0, nil, fmt.Errorf("storage: stack totals: %w", err)
 	}
 	return samples, drops, nil
+}
+
+// scanHostRows calls row with each row of table, keyed (table, epoch,
+// host, rest of restLen bytes), under the epochs f selects and, when f
+// names hosts, only under those hosts' prefixes (a seek, not a read of
+// every host's rows); row still filters what else f says. value reads
+// the row's value. what names the table in corruption errors.
+func (db *DB) scanHostRows(table byte, what string, restLen int, f *filter, row func(host string, rest, k []byte, value func() ([]byte, error)) error) error {
+	scan := func(lo []byte) error {
+		it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
+		if err != nil {
+			return err
+		}
+		defer it.Close()
+		value := func() ([]byte, error) {
+			v, err := it.ValueAndErr()
+			if err != nil {
+				return nil, fmt.Errorf("storage: read %x: %w", it.Key(), err)
+			}
+			return v, nil
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			k := it.Key()
+			if len(k) < 10 {
+				return fmt.Errorf("%w: %s key %x: short", ErrCorrupt, what, k)
+			}
+			host, rest, ok := cutHost(k[9:])
+			if !ok || len(rest) != restLen {
+				return fmt.Errorf("%w: %s key %x: bad host or length", ErrCorrupt, what, k)
+			}
+			if err := row(host, rest, k, value); err != nil {
+				return err
+			}
+		}
+		return it.Error()
+	}
+	epochs, err := db.epochsOf(table, f)
+	if err != nil {
+		return err
+	}
+	for _, e := range epochs {
+		if f.hosts == nil {
+			if err := scan(appendU64([]byte{table}, e)); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, h := range f.hostl {
+			if err := scan(appendHost(appendU64([]byte{table}, e), h)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// scanDropTable adds into drops the per-reason counts of one side
+// table's drop rows (the stack and ProfileMe tables share a key layout:
+// table, epoch, host, reason) that f selects; what names the table in
+// corruption errors.
+func (db *DB) scanDropTable(table byte, what string, f *filter, drops map[string]uint64) error {
+	return db.scanTable(table, f, func(k, v []byte) error {
+		if len(k) < 10 {
+			return fmt.Errorf("%w: %s drop key %x: short", ErrCorrupt, what, k)
+		}
+		host, name, ok := cutHost(k[9:])
+		if !ok || wire.CheckDropName(string(name)) != nil {
+			return fmt.Errorf("%w: %s drop key %x: bad host or name", ErrCorrupt, what, k)
+		}
+		if !f.host(host) {
+			return nil
+		}
+		n, err := decodeCount(k, v)
+		drops[string(name)] = addSat(drops[string(name)], n)
+		return err
+	})
 }

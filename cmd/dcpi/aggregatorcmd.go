@@ -40,15 +40,11 @@ logged.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			logf := stderrLog("aggregator: ")
-			addr, _ := cmd.Flags().GetString("metrics")
-			tel, err := startTelemetry(addr)
+			tel, err := startRoleTelemetry(cmd, logf)
 			if err != nil {
 				return err
 			}
 			defer tel.close()
-			if u := tel.url(); u != "" {
-				logf("metrics at %s/metrics, readiness at %s/readyz", u, u)
-			}
 			nc, err := connectNATS(cfg.NATS, "aggregator", logf)
 			if err != nil {
 				return err

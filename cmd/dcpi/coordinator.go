@@ -55,8 +55,7 @@ cluster's profiles at ADDR (docs/web.md).`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			addr, _ := cmd.Flags().GetString("metrics")
-			tel, err := startTelemetry(addr)
+			tel, err := startRoleTelemetry(cmd, nil)
 			if err != nil {
 				return err
 			}

@@ -153,6 +153,21 @@ func printEpochs(ctx context.Context, w io.Writer, c *coordinator.Client) error 
 	return writeEpochs(w, eps)
 }
 
+// ackedBy lists the hosts that acknowledged an epoch, sorted, a late
+// acknowledgement marked "(late)".
+func ackedBy(acks []storage.EpochAck) []string {
+	var out []string
+	for _, a := range acks {
+		s := a.Host
+		if a.Late {
+			s += " (late)"
+		}
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // writeEpochs writes an epoch table.
 func writeEpochs(w io.Writer, eps []coordinator.EpochInfo) error {
 	fmt.Fprintf(w, "\nEpochs:\n")
@@ -163,15 +178,7 @@ func writeEpochs(w io.Writer, eps []coordinator.EpochInfo) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "epoch\tstate\tstart\tend\tacknowledged by\twaiting for")
 	for _, e := range eps {
-		var acks []string
-		for _, a := range e.Acks {
-			s := a.Host
-			if a.Late {
-				s += " (late)"
-			}
-			acks = append(acks, s)
-		}
-		slices.Sort(acks)
+		acks := ackedBy(e.Acks)
 		end := "-"
 		if !e.End.IsZero() {
 			end = e.End.Format("15:04:05.000")

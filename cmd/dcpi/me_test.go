@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -18,36 +17,15 @@ var meConservationRE = regexp.MustCompile(`profileme: (\d+) instructions tagged 
 // something tagged, and the database at db to hold what it says.
 func checkMeConservation(t *testing.T, out, db string) {
 	t.Helper()
-	m := meConservationRE.FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("no ProfileMe conservation line:\n%s", out)
-	}
-	tagged, _ := strconv.ParseUint(m[1], 10, 64)
-	stored, _ := strconv.ParseUint(m[2], 10, 64)
-	dropped, _ := strconv.ParseUint(m[3], 10, 64)
-	if m[4] != "balanced" || tagged == 0 || stored == 0 || stored+dropped != tagged {
-		t.Fatalf("ProfileMe conservation %s: %d tagged, %d stored, %d dropped", m[4], tagged, stored, dropped)
-	}
-	sdb, err := storage.Open(db, storage.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sdb.Close()
-	s, u, drops, err := sdb.MeTotals(storage.Query{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d uint64
-	for _, n := range drops {
-		d += n
-	}
-	if s+u != stored || d != dropped {
-		t.Fatalf("database holds %d ProfileMe samples and %d dropped; dcpi profile said %d and %d", s+u, d, stored, dropped)
-	}
-	rows := 0
-	if err := sdb.MeProfile(storage.Query{}, func(*storage.MeRow) error { rows++; return nil }); err != nil || rows == 0 {
-		t.Fatalf("%d ProfileMe rows stored (%v)", rows, err)
-	}
+	checkStoredBalance(t, out, db, meConservationRE, "ProfileMe ", "tagged", (*storage.DB).MeTotals, func(stored uint64, sdb *storage.DB) {
+		if stored == 0 {
+			t.Fatalf("ProfileMe conservation: nothing stored")
+		}
+		rows := 0
+		if err := sdb.MeProfile(storage.Query{}, func(*storage.MeRow) error { rows++; return nil }); err != nil || rows == 0 {
+			t.Fatalf("%d ProfileMe rows stored (%v)", rows, err)
+		}
+	})
 }
 
 // TestProfileMeEndToEnd: dcpi profile --profileme on two hosts stores

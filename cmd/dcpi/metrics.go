@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"dcpi/internal/telemetry"
@@ -40,6 +41,20 @@ func startTelemetry(addr string) (*roleTelemetry, error) {
 		return nil, fmt.Errorf("--metrics: %w", err)
 	}
 	t.srv = srv
+	return t, nil
+}
+
+// startRoleTelemetry starts the endpoint a role's --metrics flag asks for
+// and, when one is served and logf is not nil, logs where.
+func startRoleTelemetry(cmd *cobra.Command, logf func(string, ...any)) (*roleTelemetry, error) {
+	addr, _ := cmd.Flags().GetString("metrics")
+	t, err := startTelemetry(addr)
+	if err != nil {
+		return nil, err
+	}
+	if u := t.url(); u != "" && logf != nil {
+		logf("metrics at %s/metrics, readiness at %s/readyz", u, u)
+	}
 	return t, nil
 }
 

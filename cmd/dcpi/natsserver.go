@@ -45,15 +45,11 @@ port).`,
 				return err
 			}
 			defer release()
-			addr, _ := cmd.Flags().GetString("metrics")
-			tel, err := startTelemetry(addr)
+			tel, err := startRoleTelemetry(cmd, logf)
 			if err != nil {
 				return err
 			}
 			defer tel.close()
-			if u := tel.url(); u != "" {
-				logf("metrics at %s/metrics, readiness at %s/readyz", u, u)
-			}
 			srv, err := transport.StartServer(transport.ServerConfig{Dir: dir, Host: host, Port: port, Name: "dcpi-nats", Logf: logf})
 			if err != nil {
 				return err

@@ -78,15 +78,13 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 					return err
 				}
 			}
-			addr, _ := cmd.Flags().GetString("metrics")
-			tel, err := startTelemetry(addr)
+			tel, err := startRoleTelemetry(cmd, func(format string, a ...any) {
+				fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", a...)
+			})
 			if err != nil {
 				return err
 			}
 			defer tel.close()
-			if u := tel.url(); u != "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "metrics at %s/metrics, readiness at %s/readyz\n", u, u)
-			}
 			if len(natsURLs) > 0 {
 				return runClusterNode(cmd, progs, events, mux, labels, tel)
 			}

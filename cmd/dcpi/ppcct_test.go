@@ -21,18 +21,8 @@ func TestPPCountsReadsACCTDump(t *testing.T) {
 		t.Skip("runs a workload")
 	}
 	t.Chdir(t.TempDir())
-	if _, _, err := run(t, "pp", "instrument", "--mode", "cct", "-o", "recurse.cct", "recurse"); err != nil {
-		t.Fatal(err)
-	}
-	out, _, err := run(t, "sim", "run", "--cpus", "1", "./recurse.cct", "1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _, _ := run(t, "sim", "run", "--cpus", "1", "recurse", "1")
-	if out != want {
-		t.Fatalf("instrumented output %q, original %q", out, want)
-	}
-	out, _, err = run(t, "pp", "counts", "--top", "3", "--save", "c.json", "recurse.cct")
+	instrumentRecurse(t, "cct", "recurse.cct")
+	out, _, err := run(t, "pp", "counts", "--top", "3", "--save", "c.json", "recurse.cct")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,20 +54,8 @@ func TestPPCountsReadsACCTDump(t *testing.T) {
 		t.Error("--original accepted for a CCT dump")
 	}
 
-	for _, h := range []string{"alpha0", "alpha1", "alpha0"} {
-		if out, _, err := run(t, "pp", "upload", "--db", "db", "--host", h, "c.json"); err != nil || !strings.Contains(out, " instrumented as "+h+"/") {
-			t.Fatalf("upload as %s: %v\n%s", h, err, out)
-		}
-	}
 	treeLine := regexp.MustCompile(`calling context tree: (\d+) records; metric totals calls=(\d+)`)
-	one, _, err := run(t, "pp", "fleet", "--db", "db", "--host", "alpha1", "--top", "3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	both, _, err := run(t, "pp", "fleet", "--db", "db", "--top", "3")
-	if err != nil {
-		t.Fatal(err)
-	}
+	one, both := uploadTwoHosts(t, "c.json")
 	m1, m2 := treeLine.FindStringSubmatch(one), treeLine.FindStringSubmatch(both)
 	if m1 == nil || m2 == nil {
 		t.Fatalf("no tree in the fleet's view:\n%s\n---\n%s", one, both)

@@ -163,21 +163,30 @@ func TestPprofTopMatchesProf(t *testing.T) {
 	}
 }
 
-// setsDB builds a database with storage directly: /bin/app on two hosts in
-// two epochs, where work's share grows in epoch 2 on host b.
-func setsDB(t *testing.T) string {
+// appDB opens a fresh database in a temporary directory holding the
+// image of /bin/app (buildid:0101, text 0x120000000-0x120001000) with
+// syms, for a test to add profiles to and close.
+func appDB(t *testing.T, syms []wire.Symbol) (string, *storage.DB, wire.ImageKey) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "db")
 	db, err := storage.Open(dir, storage.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := wire.MustParseImageKey("buildid:0101")
-	err = db.PutImage(&wire.ImageRecord{Version: wire.Version, Key: k, Path: "/bin/app", TextStart: 0x120000000, TextEnd: 0x120001000, Base: 0x120000000,
-		Symbols: []wire.Symbol{{Name: "main", Addr: 0x120000000, Size: 0x100}, {Name: "work", Addr: 0x120000100, Size: 0x100}}})
+	app := wire.MustParseImageKey("buildid:0101")
+	err = db.PutImage(&wire.ImageRecord{Version: wire.Version, Key: app, Path: "/bin/app", TextStart: 0x120000000, TextEnd: 0x120001000, Base: 0x120000000,
+		Symbols: syms})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir, db, app
+}
+
+// setsDB builds a database with storage directly: /bin/app on two hosts in
+// two epochs, where work's share grows in epoch 2 on host b.
+func setsDB(t *testing.T) string {
+	t.Helper()
+	dir, db, k := appDB(t, []wire.Symbol{{Name: "main", Addr: 0x120000000, Size: 0x100}, {Name: "work", Addr: 0x120000100, Size: 0x100}})
 	seq := map[string]uint64{}
 	put := func(host string, epoch uint64, main, work uint64) {
 		seq[host]++

@@ -112,22 +112,34 @@ var conservationRE = regexp.MustCompile(`conservation: (\d+) samples generated b
 // database (a fresh one) to hold exactly what it reports.
 func checkConservation(t *testing.T, out, db string) {
 	t.Helper()
-	m := conservationRE.FindStringSubmatch(out)
+	checkStoredBalance(t, out, db, conservationRE, "", "generated", (*storage.DB).Totals, nil)
+}
+
+// checkStoredBalance requires the line of out that re matches (counted,
+// stored and dropped samples, then the verdict) to balance with something
+// counted, and the database at db to hold what it says by totals; view
+// ("", "ProfileMe ") and counted name them in failures. more, if not
+// nil, checks further with the stored samples and the database.
+func checkStoredBalance(t *testing.T, out, db string, re *regexp.Regexp, view, counted string,
+	totals func(*storage.DB, storage.Query) (uint64, uint64, map[string]uint64, error),
+	more func(stored uint64, sdb *storage.DB)) {
+	t.Helper()
+	m := re.FindStringSubmatch(out)
 	if m == nil {
-		t.Fatalf("no conservation line:\n%s", out)
+		t.Fatalf("no %sconservation line:\n%s", view, out)
 	}
-	generated, _ := strconv.ParseUint(m[1], 10, 64)
+	n, _ := strconv.ParseUint(m[1], 10, 64)
 	stored, _ := strconv.ParseUint(m[2], 10, 64)
 	dropped, _ := strconv.ParseUint(m[3], 10, 64)
-	if m[4] != "balanced" || generated == 0 || stored+dropped != generated {
-		t.Fatalf("conservation %s: %d generated, %d stored, %d dropped", m[4], generated, stored, dropped)
+	if m[4] != "balanced" || n == 0 || stored+dropped != n {
+		t.Fatalf("%sconservation %s: %d %s, %d stored, %d dropped", view, m[4], n, counted, stored, dropped)
 	}
 	sdb, err := storage.Open(db, storage.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sdb.Close()
-	s, u, drops, err := sdb.Totals(storage.Query{})
+	s, u, drops, err := totals(sdb, storage.Query{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +148,10 @@ func checkConservation(t *testing.T, out, db string) {
 		d += n
 	}
 	if s+u != stored || d != dropped {
-		t.Fatalf("database holds %d samples and %d dropped; dcpi profile said %d and %d", s+u, d, stored, dropped)
+		t.Fatalf("database holds %d %ssamples and %d dropped; dcpi profile said %d and %d", s+u, view, d, stored, dropped)
+	}
+	if more != nil {
+		more(stored, sdb)
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"github.com/google/pprof/profile"
 
 	"dcpi/analysis"
-	"dcpi/storage"
 	"dcpi/wire"
 )
 
@@ -20,17 +19,7 @@ import (
 // (0x64); work calls helper (0x114).
 func stacksDB(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "db")
-	db, err := storage.Open(dir, storage.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	app := wire.MustParseImageKey("buildid:0101")
-	err = db.PutImage(&wire.ImageRecord{Version: wire.Version, Key: app, Path: "/bin/app", TextStart: 0x120000000, TextEnd: 0x120001000, Base: 0x120000000,
-		Symbols: []wire.Symbol{{Name: "main", Addr: 0x120000000, Size: 0x100}, {Name: "work", Addr: 0x120000100, Size: 0x100}, {Name: "helper", Addr: 0x120000200, Size: 0x100}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, db, app := appDB(t, []wire.Symbol{{Name: "main", Addr: 0x120000000, Size: 0x100}, {Name: "work", Addr: 0x120000100, Size: 0x100}, {Name: "helper", Addr: 0x120000200, Size: 0x100}})
 	f := func(off uint64) wire.Frame { return wire.Frame{Image: app, Offset: off} }
 	b := &wire.Batch{Version: wire.StackVersion, Host: "h", Seq: 1, Epoch: 1,
 		Entries: []wire.Entry{{Image: app, Offset: 0x120, Count: 60}, {Image: app, Offset: 0x210, Count: 40}},

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"dcpi/internal/hotlist"
-	"dcpi/storage"
 	"dcpi/wire"
 )
 
@@ -17,17 +16,7 @@ import (
 // there; and a register result at 0x130 held 0x2a 90 times in 100.
 func valuesDB(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "db")
-	db, err := storage.Open(dir, storage.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	app := wire.MustParseImageKey("buildid:0101")
-	err = db.PutImage(&wire.ImageRecord{Version: wire.Version, Key: app, Path: "/bin/app", TextStart: 0x120000000, TextEnd: 0x120001000, Base: 0x120000000,
-		Symbols: []wire.Symbol{{Name: "main", Addr: 0x120000100, Size: 0x100}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, db, app := appDB(t, []wire.Symbol{{Name: "main", Addr: 0x120000100, Size: 0x100}})
 	b := &wire.Batch{Version: 2, Host: "h", Seq: 1, Epoch: 1, Entries: []wire.Entry{{Image: app, Offset: 0x120, Count: 100}}}
 	if _, err := db.ApplyBatch(b); err != nil {
 		t.Fatal(err)

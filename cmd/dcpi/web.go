@@ -208,16 +208,7 @@ func (b *webBackend) Epochs() ([]web.Epoch, error) {
 	}
 	eps := make([]web.Epoch, len(infos))
 	for i, e := range infos {
-		var acks []string
-		for _, a := range e.Acks {
-			s := a.Host
-			if a.Late {
-				s += " (late)"
-			}
-			acks = append(acks, s)
-		}
-		slices.Sort(acks)
-		eps[i] = web.Epoch{Number: e.Number, State: e.State.String(), Start: e.Start, End: e.End, Acked: acks, Waiting: e.Waiting}
+		eps[i] = web.Epoch{Number: e.Number, State: e.State.String(), Start: e.Start, End: e.End, Acked: ackedBy(e.Acks), Waiting: e.Waiting}
 	}
 	return eps, nil
 }
