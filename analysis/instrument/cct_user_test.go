@@ -1,12 +1,9 @@
 package instrument
 
 import (
-	"bytes"
 	"testing"
 
 	"dcpi/analysis/cfg"
-	"dcpi/analysis/oracle"
-	"dcpi/hwsim"
 	"dcpi/hwsim/elfimage"
 )
 
@@ -20,23 +17,8 @@ import (
 // oracle's (projected as in TestCCTEqualsOracle): the longjmp loses no
 // context, the child's calls after the fork add to the parent's records.
 func TestCCTUserProgram(t *testing.T) {
-	dir := t.TempDir()
-	orig := buildUserProgram(t, dir)
-	res, err := Instrument(orig, "user", Options{Mode: ModeCCT, DumpPath: "pp.out", CCTChunkBytes: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var o *oracle.Oracle
-	want, wantErr, _, _, _ := simRunHook(t, "user", orig, nil, func(m *hwsim.Machine, files map[string][]byte) func() {
-		o = oracle.New(oracle.FilesResolver(files))
-		o.Attach(m)
-		return o.Finish
-	})
-	got, gotErr, _, _, files := simRun(t, "user", res.ELF, nil)
-	if !bytes.Equal(got, want) || !bytes.Equal(gotErr, wantErr) {
-		t.Fatalf("on hwsim: got %q / %q, want %q / %q", got, gotErr, want, wantErr)
-	}
-	p, err := ReadCCT(res.ELF, files["pp.out"].Bytes())
+	_, res, o, dump := runUserProgram(t, Options{Mode: ModeCCT, DumpPath: "pp.out", CCTChunkBytes: 4096})
+	p, err := ReadCCT(res.ELF, dump)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,23 +45,8 @@ func TestCCTUserProgram(t *testing.T) {
 // real difference between the two runs, which moves with the
 // instrumented image's timing).
 func TestCCTPathsUserProgram(t *testing.T) {
-	dir := t.TempDir()
-	orig := buildUserProgram(t, dir)
-	res, err := Instrument(orig, "user", Options{Mode: ModeCCT, CCTPaths: true, DumpPath: "pp.out", CCTChunkBytes: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var o *oracle.Oracle
-	want, wantErr, _, _, _ := simRunHook(t, "user", orig, nil, func(m *hwsim.Machine, files map[string][]byte) func() {
-		o = oracle.New(oracle.FilesResolver(files))
-		o.Attach(m)
-		return o.Finish
-	})
-	got, gotErr, _, _, files := simRun(t, "user", res.ELF, nil)
-	if !bytes.Equal(got, want) || !bytes.Equal(gotErr, wantErr) {
-		t.Fatalf("on hwsim: got %q / %q, want %q / %q", got, gotErr, want, wantErr)
-	}
-	p, err := ReadCCT(res.ELF, files["pp.out"].Bytes())
+	orig, res, o, dump := runUserProgram(t, Options{Mode: ModeCCT, CCTPaths: true, DumpPath: "pp.out", CCTChunkBytes: 4096})
+	p, err := ReadCCT(res.ELF, dump)
 	if err != nil {
 		t.Fatal(err)
 	}

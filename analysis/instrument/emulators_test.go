@@ -2,6 +2,8 @@ package instrument
 
 import (
 	"bytes"
+	"dcpi/analysis/oracle"
+	"dcpi/hwsim"
 	"dcpi/workloads"
 	"os"
 	"os/exec"
@@ -74,4 +76,28 @@ func instrumentWorkload(t *testing.T, name, mode string) ([]byte, *Result) {
 		t.Fatal(err)
 	}
 	return orig, res
+}
+
+// runUserProgram builds user.c (skipping without the cross compiler),
+// instruments it with opt (whose DumpPath must be "pp.out"), runs the
+// original on hwsim under the oracle and the instrumented program after
+// it, requires the same output, and returns the original, the
+// instrumented image, the oracle and the dump.
+func runUserProgram(t *testing.T, opt Options) (orig []byte, res *Result, o *oracle.Oracle, dump []byte) {
+	t.Helper()
+	orig = buildUserProgram(t, t.TempDir())
+	res, err := Instrument(orig, "user", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, wantErr, _, _, _ := simRunHook(t, "user", orig, nil, func(m *hwsim.Machine, files map[string][]byte) func() {
+		o = oracle.New(oracle.FilesResolver(files))
+		o.Attach(m)
+		return o.Finish
+	})
+	got, gotErr, _, _, files := simRun(t, "user", res.ELF, nil)
+	if !bytes.Equal(got, want) || !bytes.Equal(gotErr, wantErr) {
+		t.Fatalf("on hwsim: got %q / %q, want %q / %q", got, gotErr, want, wantErr)
+	}
+	return orig, res, o, files[opt.DumpPath].Bytes()
 }

@@ -1,11 +1,7 @@
 package instrument
 
 import (
-	"bytes"
 	"testing"
-
-	"dcpi/analysis/oracle"
-	"dcpi/hwsim"
 )
 
 // TestPathsUserProgram builds testdata/user.c (skipped without the cross
@@ -17,23 +13,8 @@ import (
 // counts no path until it restarts one (its last path is lost too), as the
 // oracle does.
 func TestPathsUserProgram(t *testing.T) {
-	dir := t.TempDir()
-	orig := buildUserProgram(t, dir)
-	res, err := Instrument(orig, "user", Options{Mode: ModePaths, DumpPath: "pp.out"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var o *oracle.Oracle
-	want, wantErr, _, _, _ := simRunHook(t, "user", orig, nil, func(m *hwsim.Machine, files map[string][]byte) func() {
-		o = oracle.New(oracle.FilesResolver(files))
-		o.Attach(m)
-		return o.Finish
-	})
-	got, gotErr, _, _, files := simRun(t, "user", res.ELF, nil)
-	if !bytes.Equal(got, want) || !bytes.Equal(gotErr, wantErr) {
-		t.Fatalf("on hwsim: got %q / %q, want %q / %q", got, gotErr, want, wantErr)
-	}
-	pc, err := ReadPaths(res.ELF, files["pp.out"].Bytes())
+	orig, res, o, dump := runUserProgram(t, Options{Mode: ModePaths, DumpPath: "pp.out"})
+	pc, err := ReadPaths(res.ELF, dump)
 	if err != nil {
 		t.Fatal(err)
 	}
