@@ -2,7 +2,6 @@ package hwsim_test
 
 import (
 	"fmt"
-	"math"
 	"testing"
 
 	"dcpi/hwsim"
@@ -75,35 +74,7 @@ func TestEV6CyclesSamplesMatchGroundTruth(t *testing.T) {
 			m.Run(0)
 
 			truth := m.GroundTruth()["/bin/"+name]
-			obs := map[uint64]float64{}
-			for _, s := range col.samples {
-				if !s.Kernel && s.PID != 0 {
-					obs[s.PC]++
-				}
-			}
-			var totalHead, totalObs float64
-			checked, bad := 0, 0
-			for pc, tr := range truth.PCs {
-				totalHead += float64(tr.HeadCycles)
-				exp := float64(tr.HeadCycles) / mean
-				if exp < 40 {
-					continue
-				}
-				checked++
-				if math.Abs(obs[pc]-exp) > 5*math.Sqrt(exp) {
-					bad++
-					t.Errorf("pc %#x: %v samples, expected %.1f from %d head cycles", pc, obs[pc], exp, tr.HeadCycles)
-				}
-			}
-			for _, n := range obs {
-				totalObs += n
-			}
-			if checked < 5 {
-				t.Fatalf("only %d instructions with enough samples to check", checked)
-			}
-			if r := totalObs * mean / totalHead; math.Abs(r-1) > 0.02 {
-				t.Errorf("samples x mean period / head cycles = %.3f, want 1 within 2%%", r)
-			}
+			checkSamplesAgainstHeadCycles(t, truth, col.samples, mean, 5)
 			st := m.StageTruth()["/bin/"+name]
 			var retired, executed uint64
 			for _, e := range st.PCs {
@@ -115,7 +86,6 @@ func TestEV6CyclesSamplesMatchGroundTruth(t *testing.T) {
 			if retired != executed {
 				t.Errorf("stage truth retired %d, ground truth executed %d", retired, executed)
 			}
-			t.Logf("%s: %d samples, %d instructions checked, %d outside 5 sigma", name, int(totalObs), checked, bad)
 		})
 	}
 }
