@@ -2,11 +2,7 @@ package instrument
 
 import (
 	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"dcpi/analysis/cct"
@@ -220,37 +216,5 @@ func TestCCTMetricsEqualsOracle(t *testing.T) {
 			}
 			t.Logf("%s: records hold %v (calls, cycles, dmiss, imiss); the machine ran %d cycles, the original %d", tc.name, tot, cyc[1], cyc[0])
 		})
-	}
-}
-
-// TestCCTMetricsAreHwsimOnly: a CCT binary with metrics calls rdpic at
-// its first entry, which qemu-alpha does not define: SIGILL there.
-func TestCCTMetricsAreHwsimOnly(t *testing.T) {
-	qemu, err := exec.LookPath("qemu-alpha")
-	if err != nil {
-		t.Skip("qemu-alpha not installed")
-	}
-	orig, res := instrumentWorkloadOpt(t, "tiny", Options{Mode: ModeCCT})
-	hw, err := Instrument(orig, "tiny", Options{Mode: ModeCCT, DumpPath: "pp.out", Metrics: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	run := func(image []byte) error {
-		path := filepath.Join(dir, "tiny")
-		if err := os.WriteFile(path, image, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(qemu, "-cpu", "ev5", path)
-		cmd.Dir = dir
-		return cmd.Run()
-	}
-	if err := run(res.ELF); err != nil {
-		t.Fatalf("tiny in CCT mode without metrics on qemu-alpha: %v", err)
-	}
-	err = run(hw.ELF)
-	ee, ok := err.(*exec.ExitError)
-	if !ok || !strings.Contains(ee.String(), "illegal instruction") {
-		t.Errorf("tiny in CCT mode with metrics on qemu-alpha: %v, want death by SIGILL", err)
 	}
 }

@@ -222,19 +222,16 @@ func TestPathMetrics(t *testing.T) {
 	}
 }
 
-// TestMetricsAreHwsimOnly: a metrics binary calls rdpic, which qemu-alpha
-// (like Linux/Alpha's PALcode) does not define: it dies of SIGILL there.
+// TestMetricsAreHwsimOnly: a binary with metrics (paths mode, or the CCT
+// mode) calls rdpic, which qemu-alpha (like Linux/Alpha's PALcode) does
+// not define: it dies of SIGILL there, where the same mode without
+// metrics runs.
 func TestMetricsAreHwsimOnly(t *testing.T) {
 	qemu, err := exec.LookPath("qemu-alpha")
 	if err != nil {
 		t.Skip("qemu-alpha not installed")
 	}
-	_, res := instrumentWorkload(t, "tiny", ModePaths)
 	orig, _ := workloads.Binary("tiny")
-	hw, err := Instrument(orig, "tiny", Options{Mode: ModePaths, DumpPath: "pp.out", Metrics: true})
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	run := func(image []byte) error {
 		path := filepath.Join(dir, "tiny")
@@ -245,13 +242,24 @@ func TestMetricsAreHwsimOnly(t *testing.T) {
 		cmd.Dir = dir
 		return cmd.Run()
 	}
-	if err := run(res.ELF); err != nil {
-		t.Fatalf("tiny in paths mode without metrics on qemu-alpha: %v", err)
-	}
-	err = run(hw.ELF)
-	ee, ok := err.(*exec.ExitError)
-	if !ok || !strings.Contains(ee.String(), "illegal instruction") {
-		t.Errorf("tiny with metrics on qemu-alpha: %v, want death by SIGILL", err)
+	for _, mode := range []string{ModePaths, ModeCCT} {
+		for _, metrics := range []bool{false, true} {
+			res, err := Instrument(orig, "tiny", Options{Mode: mode, DumpPath: "pp.out", Metrics: metrics})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = run(res.ELF)
+			if !metrics {
+				if err != nil {
+					t.Fatalf("tiny in %s mode without metrics on qemu-alpha: %v", mode, err)
+				}
+				continue
+			}
+			ee, ok := err.(*exec.ExitError)
+			if !ok || !strings.Contains(ee.String(), "illegal instruction") {
+				t.Errorf("tiny in %s mode with metrics on qemu-alpha: %v, want death by SIGILL", mode, err)
+			}
+		}
 	}
 }
 
