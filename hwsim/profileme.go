@@ -8,11 +8,13 @@ import (
 )
 
 // ProfileMe (the ProfileMe paper, sec. 4): instruction sampling on the
-// simulated 21164. The hardware is in package alpha (alpha.ProfileMe,
-// which says what the counter counts and what a record holds); this file
-// programs it, tags records with the process, and delivers its
-// interrupt to the driver, charging the interrupt's cost to the CPU as
-// counter interrupts are.
+// simulated 21164 and 21264. The hardware is in package alpha
+// (alpha.ProfileMe, which says what the counter counts and what a record
+// holds); this file programs it, feeds it the 21264 core's fetched
+// instructions (meObserver; the 21164's issue model feeds it in package
+// alpha), tags records with the process, and delivers its interrupt to
+// the driver, charging the interrupt's cost to the CPU as counter
+// interrupts are.
 
 // ProfileMeConfig programs every CPU's ProfileMe hardware.
 type ProfileMeConfig struct {

@@ -5,42 +5,53 @@ import (
 	"math/rand/v2"
 )
 
-// ProfileMe on the 21164 (ProfileMe paper, sec. 4.1 and 4.3): a fetched
-// instruction counter chooses one instruction in a random interval, the
-// instruction's tag makes the pipeline record what happened to it in the
-// profile registers, and an interrupt is raised once the record is
-// complete. The 21164 never had ProfileMe; this is the paper's hardware
-// fitted to the in-order issue model of pipeline.go, with only the stages
-// that model has.
+// ProfileMe (ProfileMe paper, sec. 4.1-4.3): a fetched-instruction
+// counter chooses one instruction in a random interval, the instruction's
+// tag makes the pipeline record what happened to it in the profile
+// registers, and an interrupt is raised once the record is complete.
+// Neither the 21164 nor the 21264 had ProfileMe; this is the paper's
+// hardware, one unit (ProfileMe) for both timing models: the 21164's
+// issue model (pipeline.go, Run) feeds it here, the 21264 core (package
+// ev6) through its observer, which package hwsim wires to Fetch and
+// Complete.
 //
-// What the counter counts. hwsim executes only the predicted-and-correct
-// path: a mispredicted branch costs its refetch cycles, but the wrong-path
-// instructions are never fetched in the model. So the counter decrements
-// once per instruction that issues, and once per instruction an interrupt
-// aborts before it issues (the instruction at the head of the queue when a
-// performance interrupt is taken: it was fetched, is flushed and is
-// fetched again afterwards). An instruction the simulator stops before at
-// a quantum boundary has not been fetched yet in the model; it is counted
-// when it issues. Every sample is therefore of a good-path instruction.
+// What the counter counts. On the 21264 core: every instruction fetched
+// on the predicted path, wrong-path ones included (they are recorded as
+// squashed, TrapSquash). The 21164 model executes only the correct path:
+// a mispredicted branch costs its refetch cycles, but the wrong-path
+// instructions are never fetched in the model, so the counter decrements
+// once per instruction that issues. On both, an instruction aborted by an
+// interrupt (the one the interrupt is taken at: it was fetched, is
+// flushed and is fetched again afterwards) is counted and may be sampled;
+// an instruction the simulator stops before at a quantum boundary has not
+// been fetched yet in the model and is counted when it is. With
+// SetCountSlots the counter counts fetch opportunities instead, four a
+// cycle (sec. 4.1.1).
 //
 // What a record holds (MeRecord): the context (the OS's process tag), the
 // PC, the effective address of a load or store or the target of a jump,
-// the event bits, whether the instruction retired or why it aborted (the
-// trap it raised, or an interrupt), and the 21164's latencies: the cycles
-// the instruction spent at the head of the issue queue, split by stall
-// cause as the issue model charges them, and a load's issue-to-data
-// latency. The 21264's Table 1 stages (map, data ready, retire ready) do
-// not exist on an in-order machine and are not invented here.
+// the event bits, whether the instruction retired or why it aborted, the
+// path history, the cycles it was fetched and finished, and latencies:
+// on the 21164 the cycles the instruction spent at the head of the issue
+// queue, split by stall cause as the issue model charges them, and a
+// load's issue-to-data latency; on the 21264 Table 1's stages. Neither
+// model's latencies are invented for the other.
+//
+// Paired sampling (sec. 4.2, SetPaired): the interval is the major one
+// and chooses a pair's first instruction; a minor interval uniform in
+// [1, W] chooses the second. The first's record waits in the unit until
+// the second's completes, and the two go into consecutive register
+// copies, or are lost together.
 //
 // Delivery (sec. 4.1.4, 4.3): the record is copied into one of N register
 // copies once all activity of the instruction is over (for a load, when
 // its data has returned); the counter keeps counting meanwhile, reloaded
 // from the unit's own pseudo-random generator, since with several copies
-// software does not see every interval. When the N-th copy fills, an
-// interrupt is raised; a record that completes while every copy is full
-// is lost and counted in Lost, so software can tell samples generated from
-// samples delivered. The interrupt is deferred at IPL >= 6 like the
-// counters'.
+// software does not see every interval. When the copies cannot take
+// another sample, an interrupt is raised; a record that completes while
+// they are full is lost and counted in Lost, so software can tell samples
+// generated from samples delivered. The interrupt is deferred at IPL >= 6
+// like the counters'.
 
 // MeEvents is the profiled event register: what happened to one profiled
 // instruction.
@@ -95,14 +106,16 @@ type MeRecord struct {
 	Addr   uint64
 	Events MeEvents
 	// Abort is why an instruction that did not retire aborted: the trap
-	// it raised (a fault), or TrapEvent for an interrupt taken while it
-	// waited to issue. TrapNone for a retired instruction.
+	// it raised (a fault), TrapEvent for an interrupt taken while it
+	// waited to issue (or, on the 21264, to retire), or TrapSquash for a
+	// 21264 wrong-path instruction. TrapNone for a retired instruction.
 	Abort TrapKind
 	// Head is the cycles the instruction spent at the head of the issue
 	// queue (its issue cycle less the previous instruction's; 0 when it
 	// dual-issued), Stall the part of them each cause accounts for; for
 	// an aborted instruction, the cycles it waited before the interrupt,
-	// with no causes. LoadLatency is a load's cycles from issue to data.
+	// with no causes. Both are the 21164's: zero on the 21264 (Stages).
+	// LoadLatency is a load's cycles from issue to data.
 	Head        uint32
 	Stall       [NumStallCauses]uint32
 	LoadLatency uint32
