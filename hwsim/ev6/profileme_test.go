@@ -91,3 +91,71 @@ func TestRecordsForProfileMe(t *testing.T) {
 		t.Fatalf("checked %d retired records, %d wrong-path ones, %d loads: too few", checked, wrong, loads)
 	}
 }
+
+// ProfileMe's counter fed from the observer as hwsim feeds it, on the
+// loop with wrong paths: a pair's second is exactly its distance in
+// fetched instructions (wrong-path ones counted) after its first; counting
+// fetch opportunities, the chosen ones are one per S of the four a cycle
+// the run's fetch cycles span, and the empty ones are spent.
+func TestObserverFeedsProfileMe(t *testing.T) {
+	bits := randomBits(2000, 11)
+	body := []uint32{ldq(3, 4, 0), addqLit(4, 8, 4), 0, addqLit(5, 1, 5), bis(31, 31, 31)}
+	code := loop(setupCode, 2000, body...)
+	top := len(code) - 3 - len(body)
+	code[top+2] = blbs(3, top+2, top+4)
+
+	m := newMachine(t, DefaultParams(), code, dataSize)
+	m.writeQuads(t, dataBase, bits)
+	pairs, err := alpha.NewProfileMe(150, 250, 4, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pairs.SetPaired(128); err != nil {
+		t.Fatal(err)
+	}
+	var n, firstAt, wrongTagged int
+	var dist uint32
+	var checked int
+	m.core.SetObserver(func(r Record) {
+		n++
+		tagged, role, d := pairs.Fetch(r.Fetch)
+		if !tagged {
+			return
+		}
+		if !r.Retired {
+			wrongTagged++
+		}
+		switch role {
+		case alpha.MeFirst:
+			firstAt, dist = n, d
+		case alpha.MeSecond:
+			if d != dist || n-firstAt != int(d) {
+				t.Fatalf("second %d fetches after its first, distance %d (first's %d)", n-firstAt, d, dist)
+			}
+			checked++
+		}
+	})
+	m.run(t)
+	if checked < 50 || wrongTagged == 0 {
+		t.Fatalf("%d pairs checked, %d wrong-path tags", checked, wrongTagged)
+	}
+
+	m = newMachine(t, DefaultParams(), code, dataSize)
+	m.writeQuads(t, dataBase, bits)
+	slots, _ := alpha.NewProfileMe(100, 100, 4, 3)
+	slots.SetCountSlots(true)
+	var first, last uint64
+	m.core.SetObserver(func(r Record) {
+		if first == 0 {
+			first = r.Fetch
+		}
+		last = r.Fetch
+		slots.Fetch(r.Fetch)
+	})
+	m.run(t)
+	chosen := slots.Tags + slots.Empty
+	want := 4 * (last - first + 1) / 100
+	if chosen+1 < want || chosen > want+1 || slots.Empty == 0 {
+		t.Fatalf("%d opportunities chosen (%d empty) over %d fetch cycles, want %d", chosen, slots.Empty, last-first+1, want)
+	}
+}
