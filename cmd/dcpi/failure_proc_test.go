@@ -248,7 +248,9 @@ type failureCluster struct {
 	underIngest map[string]bool
 	rng         *rand.Rand // the faults' schedule
 	hosts       []string   // the nodes' host names
-	seconds     float64    // simulated seconds each node runs
+	// progress is the samples the cluster held at the last fault
+	// (waitIngest's mark).
+	progress uint64
 	// nodeBase is, per node, the last batch seq of each CPU the cluster
 	// held when its current run began (nil: none, the first run).
 	nodeBase  map[*proc][]uint64
