@@ -8,8 +8,8 @@ package main
 //	DCPI_FAILURE_TEST=1 go test -run TestFailures -v -timeout 15m ./cmd/dcpi/
 //
 // (TestFailureStorm, in failure_storm_test.go, is the same cluster under a
-// random stream of faults: -run TestFailureStorm.) Each takes two to
-// three minutes on a loaded 2-core machine. The faults are scheduled on
+// random stream of faults: -run TestFailureStorm.) Each takes one to
+// three minutes on a 2-core machine, the more the busier it is. The faults are scheduled on
 // ingest, not on the clock: each waits until the cluster holds
 // faultStep more samples than it held when the previous fault came
 // (read with dcpi totals, what the replicas stored, left unknown or
@@ -32,7 +32,7 @@ package main
 // twice (see killLeaderWithTail), SIGKILLs an aggregator and restarts it,
 // cuts an epoch, SIGKILLs the NATS server and restarts it on the same
 // directory and port, and SIGKILLs a node agent and starts it again under
-// the same host name (failure_node_test.go). When the hosts have finished,
+// the same host name (failure_node_test.go). When the test has stopped the hosts,
 // the cluster must hold exactly what their hardware generated (stored
 // samples + unknown + every drop counter, per host; for a run that was
 // killed, what its successor says the cluster saw of it, and the
