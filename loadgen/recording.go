@@ -284,3 +284,43 @@ func Samples(b *wire.Batch) uint64 {
 	}
 	return n
 }
+
+// EntryRate is the entries per second the recorded host would send if
+// its batches were merged over windows of window cycles instead of cut
+// at every drain: per window, the distinct (image, offset, event, PID)
+// keys of every CPU's batches (storage keeps a host's counts without
+// the CPU), summed over the windows, over the recording's length. With
+// window the drain interval it is close to what the host sends; longer
+// windows show what aggregating in the daemon before publishing saves.
+func (r *Recording) EntryRate(window uint64) float64 {
+	if window == 0 || r.Header.Cycles == 0 || r.Header.ClockHz == 0 {
+		return 0
+	}
+	type key struct {
+		image  wire.ImageKey
+		offset uint64
+		event  uint8
+		pid    uint32
+	}
+	windows := map[uint64]map[key]struct{}{}
+	for _, it := range r.Items {
+		b := it.Batch
+		if b == nil || b.End == 0 {
+			continue
+		}
+		w := (b.End - 1) / window
+		keys := windows[w]
+		if keys == nil {
+			keys = map[key]struct{}{}
+			windows[w] = keys
+		}
+		for _, e := range b.Entries {
+			keys[key{e.Image, e.Offset, e.Event, e.PID}] = struct{}{}
+		}
+	}
+	n := 0
+	for _, keys := range windows {
+		n += len(keys)
+	}
+	return float64(n) / (float64(r.Header.Cycles) / float64(r.Header.ClockHz))
+}

@@ -154,3 +154,32 @@ func TestAgentRewrites(t *testing.T) {
 		t.Error("a host name with a dot accepted")
 	}
 }
+
+// TestEntryRate: the test recording's batches each hold one entry, the
+// same on both CPUs, a different offset per seq: three keys in 0.3 s
+// however they are windowed. When every batch has the same key, windows
+// of one drain count it once each (three), one window once.
+func TestEntryRate(t *testing.T) {
+	r := testRecording(t) // 300 cycles at 1000 Hz: 0.3 s, a batch a CPU every 100
+	for _, c := range []struct {
+		window uint64
+		want   float64
+	}{{50, 3 / 0.3}, {100, 3 / 0.3}, {150, 3 / 0.3}, {300, 3 / 0.3}, {0, 0}} {
+		if got := r.EntryRate(c.window); got != c.want {
+			t.Errorf("EntryRate(%d) = %g, want %g", c.window, got, c.want)
+		}
+	}
+	for i := range r.Items {
+		if b := r.Items[i].Batch; b != nil {
+			b.Entries[0].Offset = 0x10
+		}
+	}
+	for _, c := range []struct {
+		window uint64
+		want   float64
+	}{{100, 3 / 0.3}, {150, 2 / 0.3}, {300, 1 / 0.3}} {
+		if got := r.EntryRate(c.window); got != c.want {
+			t.Errorf("one key: EntryRate(%d) = %g, want %g", c.window, got, c.want)
+		}
+	}
+}

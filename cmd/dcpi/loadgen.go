@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -93,6 +94,17 @@ checksum; dcpi loadgen run refuses any other version or a damaged file).`,
 			fmt.Fprintf(cmd.OutOrStdout(), "recorded %s: %g simulated s of a %d-CPU host, %d samples (%.0f/s per CPU), %d batches (%.1f/s), %d entries (%.0f a batch), %d image records, %d bytes\n",
 				o.out, secs, h.CPUs, h.Generated, float64(h.Generated)/secs/float64(h.CPUs), batches, float64(batches)/secs,
 				entries, float64(entries)/float64(max(batches, 1)), len(rec.Items)-batches, buf.Len())
+			// What aggregating longer in the daemon would save
+			// (docs/loadgen.md): the host's entries/s if its batches
+			// were merged over longer windows.
+			var rates []string
+			for _, w := range []float64{o.flush, 1, secs} {
+				if w < o.flush || w > secs {
+					continue
+				}
+				rates = append(rates, fmt.Sprintf("%.0f merged over %.3g s", rec.EntryRate(uint64(w*float64(h.ClockHz))), w))
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "entries/s of the host (CPUs merged, as stored): %s\n", strings.Join(rates, ", "))
 			return nil
 		},
 	}
