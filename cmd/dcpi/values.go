@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -38,9 +37,14 @@ func setValues(cmd *cobra.Command, ncfg *simhost.Config, fromConfig string, o *p
 	return nil
 }
 
-// errValuesLocalOnly refuses node.values for a cluster node: the
-// transport and the coordinator do not carry value records yet.
-var errValuesLocalOnly = errors.New("node.values: value sampling runs under dcpi profile only for now; a cluster node's transport does not carry value records (docs/values.md)")
+// valuesConfig is node.values (or --values) for dcpi node and dcpi demo:
+// an unknown module is an error listing the known ones.
+func valuesConfig(module string) (node.ValuesConfig, error) {
+	if _, err := valuemod.Lookup(module); err != nil {
+		return node.ValuesConfig{}, fmt.Errorf("--values: %w", err)
+	}
+	return node.DefaultValuesConfig(module), nil
+}
 
 func hostMachines(hosts []profiledHost) []*hwsim.Machine {
 	out := make([]*hwsim.Machine, len(hosts))
@@ -59,12 +63,17 @@ func printValueConservation(w io.Writer, db *storage.DB, machines []*hwsim.Machi
 	if err != nil {
 		return err
 	}
+	return writeValueConservation(w, mods, s, machines)
+}
+
+// writeValueConservation prints the interpreter's accounting s (of the
+// modules mods), as stored, beside what the machines counted, and fails
+// if the interrupts differ.
+func writeValueConservation(w io.Writer, mods []string, s wire.ValueStats, machines []*hwsim.Machine) error {
 	var delivered, stepped uint64
 	for _, m := range machines {
+		delivered += machineInterrupts(m)
 		for _, c := range m.CPUStats() {
-			for _, n := range c.Interrupts {
-				delivered += n
-			}
 			stepped += c.Interpreted
 		}
 	}
@@ -75,6 +84,17 @@ func printValueConservation(w io.Writer, db *storage.DB, machines []*hwsim.Machi
 		return fmt.Errorf("value sampling accounts for %d interrupts, the machines delivered %d", s.Interrupts, delivered)
 	}
 	return nil
+}
+
+// machineInterrupts is every counter interrupt m's CPUs delivered.
+func machineInterrupts(m *hwsim.Machine) uint64 {
+	var n uint64
+	for _, c := range m.CPUStats() {
+		for _, k := range c.Interrupts {
+			n += k
+		}
+	}
+	return n
 }
 
 func valueConservationLine(s wire.ValueStats, delivered uint64) string {
@@ -212,4 +232,21 @@ func valueList(vs []valuesa.Value, n int) string {
 		parts = append(parts, fmt.Sprintf("%s: %.1f%%±%.1f", v.Value, 100*v.Share, 100*v.Error))
 	}
 	return strings.Join(parts, "  ")
+}
+
+// subtractValueStats is s less what an earlier run had stored (prior), for
+// a run that continued a database.
+func subtractValueStats(s, prior wire.ValueStats) wire.ValueStats {
+	out := wire.ValueStats{Interrupts: s.Interrupts - prior.Interrupts, NoContext: s.NoContext - prior.NoContext,
+		Completed: s.Completed - prior.Completed, Steps: s.Steps - prior.Steps, Values: s.Values - prior.Values,
+		TableFull: s.TableFull - prior.TableFull, Unattributed: s.Unattributed - prior.Unattributed}
+	for k, v := range s.GaveUp {
+		if d := v - prior.GaveUp[k]; d > 0 {
+			if out.GaveUp == nil {
+				out.GaveUp = map[string]uint64{}
+			}
+			out.GaveUp[k] = d
+		}
+	}
+	return out
 }
