@@ -24,6 +24,8 @@ import (
 	"dcpi/analysis"
 	"dcpi/config"
 	"dcpi/coordinator"
+	"dcpi/hwsim"
+	"dcpi/simhost"
 	"dcpi/storage"
 	"dcpi/transport"
 	"dcpi/wire"
@@ -49,7 +51,12 @@ type demoOptions struct {
 	metrics                            string // host:port of the fleet's metrics endpoint ("": none)
 	// whileUp, if set (tests), runs after the results are printed, with
 	// the fleet still up, given the metrics endpoint's base URL.
-	whileUp  func(metricsURL string) error
+	whileUp func(metricsURL string) error
+	// tune, if set (tests), adjusts every host's configuration
+	// (hostSpec.tune); inspect runs after the results, with the fleet
+	// still up, given the coordinator and the hosts.
+	tune     func(*hwsim.Config, *simhost.Config)
+	inspect  func(ctx context.Context, natsURL string, coord *coordinator.Client, hosts []*clusterHost) error
 	httpAddr string // the web UI's; "": none
 	serve    bool   // keep serving it after the results
 }
@@ -351,7 +358,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		h, err := startHost(runCtx, hostSpec{sim: s, progs: progs, seconds: o.seconds, flushEvery: 0.1,
 			labels: map[string]string{"rack": fmt.Sprintf("r%d", i%2)}, heartbeat: 200 * time.Millisecond,
 			maxBuffer: 16 << 20, events: []string{"cycles", "imiss"}, nc: hnc, coord: coordinator.NewClient(hnc), logf: logf,
-			stacks: o.stacks, profileMe: o.profileMe, values: o.values})
+			stacks: o.stacks, profileMe: o.profileMe, values: o.values, tune: o.tune})
 		if err != nil {
 			return err
 		}
@@ -503,6 +510,11 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 			vs.Applied, vs.Proposals, vs.Rejected)
 	}
 	fmt.Fprintf(w, "wall time %.1f s\n", time.Since(start).Seconds())
+	if o.inspect != nil {
+		if err := o.inspect(ctx, url, coord, hosts); err != nil {
+			return err
+		}
+	}
 	if o.whileUp != nil {
 		if err := o.whileUp(tel.url()); err != nil {
 			return err

@@ -35,6 +35,9 @@ type hostSpec struct {
 	stacks     bool   // record call stacks (node.DefaultStackConfig)
 	profileMe  bool   // sample instructions with ProfileMe (node.DefaultMeConfig)
 	values     string // value-sampling module ("": off; node.DefaultValuesConfig)
+	// tune, if set (tests), adjusts the machine's and the node's
+	// configuration last, before anything starts.
+	tune func(*hwsim.Config, *simhost.Config)
 	// stdout and stderr receive the programs' output (nil: discarded).
 	stdout, stderr io.Writer
 	nc             *nats.Conn
@@ -73,10 +76,6 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 	}
 	hc.Stdout, hc.Stderr = orDiscard(s.stdout), orDiscard(s.stderr)
 	installPrograms(&hc, s.progs)
-	m, err := hwsim.New(hc)
-	if err != nil {
-		return nil, err
-	}
 	ncfg := simhost.DefaultConfig()
 	ncfg.Node.Host = name
 	if s.stacks {
@@ -87,6 +86,13 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 	}
 	ncfg.FlushEvery = uint64(s.flushEvery * float64(hc.ClockHz))
 	if ncfg.Profile, err = profileFromFlags(s.events, s.mux); err != nil {
+		return nil, err
+	}
+	if s.tune != nil {
+		s.tune(&hc, &ncfg)
+	}
+	m, err := hwsim.New(hc)
+	if err != nil {
 		return nil, err
 	}
 	sctx := ctx

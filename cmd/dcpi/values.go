@@ -134,7 +134,9 @@ func newValuesCommand() *cobra.Command {
 		Use:   "values [flags]",
 		Short: "Show value-sampling hot lists: load latencies, frequent values, semi-invariant operands",
 		Long: `dcpi values reads the hot lists a profile run with value sampling kept
-(dcpi profile --values MODULE; docs/values.md) and prints one of three views:
+(dcpi profile, dcpi node or dcpi demo --values MODULE; docs/values.md),
+from a local --db or from the cluster (--nats), and prints one of three
+views:
 
   --view latency    each load's latency hot list binned by memory level
                     (D-cache, S-cache, B-cache, memory), with n (samples),
@@ -147,12 +149,13 @@ func newValuesCommand() *cobra.Command {
 
 Shares are estimates tau*c/n, each with one standard deviation. The
 interpreter's accounting (interrupts interpreted, given up and why) heads
-the report. The shared filters select epochs and hosts; --json prints the
-report for machines.`,
+the report. The shared filters select epochs and hosts (--label too, in a
+cluster); --json prints the report for machines.`,
 		Example: `  dcpi profile --values loadlat -- ptrchase
   dcpi values --view latency
   dcpi values --db fleet.db --host alpha1 --view frequent --limit 10
-  dcpi values --view semiinv --json`,
+  dcpi values --view semiinv --json
+  dcpi values --nats nats://127.0.0.1:4222 --label rack=r1 --view latency`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, ok := map[string]valuesa.View{"latency": valuesa.Latency, "frequent": valuesa.Frequent, "semiinv": valuesa.SemiInvariant}[view]
@@ -163,25 +166,25 @@ report for machines.`,
 			if err != nil {
 				return err
 			}
-			if len(qf.nats) > 0 {
-				return fmt.Errorf("dcpi values reads a local --db; the cluster's query service does not serve hot lists yet")
-			}
-			if len(qf.labels) > 0 {
-				return errNoLabels
-			}
-			db, err := openLocalDB(qf.dbDir)
+			o, err := qf.open(cmd, "dcpi-values", &sel)
 			if err != nil {
 				return err
 			}
-			defer db.Close()
-			o := localOpened(db)
-			rep, err := valuesa.Build(db, o.src, valuesa.Query{View: v, Epochs: sel.Filter.Epochs, Hosts: sel.Filter.Hosts,
+			defer o.close()
+			rep, err := valuesa.Build(o.values, o.src, valuesa.Query{View: v, Epochs: sel.Filter.Epochs, Hosts: sel.Filter.Hosts,
 				Images: sel.Filter.Images, Limit: limit, MinSamples: minSamples, Files: newImageFinder(cmd.ErrOrStderr(), o, imageDirs)})
 			if err != nil {
 				return err
 			}
 			if rep.Stats.Interrupts == 0 {
-				return fmt.Errorf("%s holds no value samples: profile with dcpi profile --values MODULE (%s)", qf.dbDir, strings.Join(valuemod.Names(), ", "))
+				where := qf.dbDir
+				if len(qf.nats) > 0 {
+					where = "the cluster"
+				}
+				if h := o.emptyHint(sel.Filter); h != "" {
+					return fmt.Errorf("no value samples selected: %s", h)
+				}
+				return fmt.Errorf("%s holds no value samples: profile with dcpi profile, dcpi node or dcpi demo --values MODULE (%s)", where, strings.Join(valuemod.Names(), ", "))
 			}
 			if qf.json {
 				enc := json.NewEncoder(cmd.OutOrStdout())
