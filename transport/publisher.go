@@ -76,8 +76,8 @@ type PublisherStats struct {
 	ValuesAccepted, ValuesPublished uint64
 
 	QueuedBatches, QueuedImages, QueuedValues int
-	QueuedSamples               uint64
-	QueuedBytes                 int // counted against MaxBufferedBytes
+	QueuedSamples                             uint64
+	QueuedBytes                               int // counted against MaxBufferedBytes
 
 	// Retries counts failed attempts; each is retried after a backoff.
 	Retries uint64
