@@ -215,3 +215,43 @@ func checkClusterLevels(t *testing.T, ctx context.Context, coord *coordinator.Cl
 	}
 	return checked, followers
 }
+
+// TestValuesResumeAfterRestart: value records are numbered per host, once
+// over its epochs, and a restarted host continues after what the stream
+// and the database hold — so a second demo run on the same fleet, and a
+// second dcpi node run on the same database, store every one of their
+// records (their interrupts balance; taken for redeliveries, the second
+// runs' records would be dropped and the lines would not balance).
+func TestValuesResumeAfterRestart(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "fleet")
+	args := []string{"demo", "--hosts", "1", "--cpus", "1", "--aggregators", "1", "--seconds", "0.05", "--timing=false",
+		"--dir", dir, "--limit", "1", "--values", "loadlat", "--http", "", "--metrics", ""}
+	line := regexp.MustCompile(`(?m)^  alpha0\s+(\d+) interrupts = .*: balanced$`)
+	for i := range 2 {
+		out, _, err := run(t, args...)
+		if err != nil || !line.MatchString(out) {
+			t.Fatalf("demo run %d: %v\n%s", i+1, err, out)
+		}
+		if line.FindStringSubmatch(out)[1] == "0" {
+			t.Fatalf("demo run %d: no interrupts\n%s", i+1, out)
+		}
+	}
+	db := filepath.Join(t.TempDir(), "db")
+	nodeArgs := []string{"node", "--db", db, "--cpus", "1", "--seconds", "0.05", "--timing=false", "--workloads", "ptrchase", "--values", "loadlat"}
+	nline := regexp.MustCompile(`value sampling \(loadlat\): (\d+) interrupts = .*; delivered (\d+)`)
+	for i := range 2 {
+		out, _, err := run(t, nodeArgs...)
+		m := nline.FindStringSubmatch(out)
+		if err != nil || m == nil || m[1] != m[2] || m[1] == "0" {
+			t.Fatalf("node run %d: %v\n%s", i+1, err, out)
+		}
+	}
+	out, _, err := run(t, "values", "--db", db, "--limit", "1")
+	if err != nil || !strings.Contains(out, "value sampling (loadlat)") {
+		t.Fatalf("dcpi values on the node's database: %v\n%s", err, out)
+	}
+	// An unknown module is refused with the known ones.
+	if _, _, err := run(t, "node", "--db", db, "--values", "nosuch"); err == nil || !strings.Contains(err.Error(), "loadlat") {
+		t.Errorf("--values nosuch: %v", err)
+	}
+}
