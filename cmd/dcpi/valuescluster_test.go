@@ -16,6 +16,7 @@ import (
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
 	"dcpi/internal/hotlist"
+	"dcpi/internal/racedetect"
 	"dcpi/node/valuemod"
 	"dcpi/simhost"
 	"dcpi/storage"
@@ -38,6 +39,9 @@ import (
 func TestValuesThroughTheCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a cluster of three timed hosts with ground truth")
+	}
+	if racedetect.Enabled {
+		t.Skip("three timed hosts with ground truth take minutes under the race detector; the cluster path's concurrency is raced in its packages' tests")
 	}
 	progs, err := embeddedPrograms([]string{"ptrchase", "hashdb"})
 	if err != nil {
