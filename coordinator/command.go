@@ -70,6 +70,15 @@ type UploadPaths struct {
 	Upload *wire.PathUpload
 }
 
+// IngestValues stores a host's value-sampling record (wire.ValuesRecord),
+// the merge of its records First..Record.Seq (aggregator.MergeValues):
+// storage.ApplyValuesWith decides against the host's last applied Seq, as
+// for a delta, and Apply's result is the storage.Outcome.
+type IngestValues struct {
+	First  uint64
+	Record *wire.ValuesRecord
+}
+
 // Command encoding: version byte, kind byte, body.
 const commandVersion = 1
 
@@ -88,6 +97,9 @@ const (
 	// kindUploadPaths is UploadPaths: the upload's wire encoding as a
 	// length-prefixed byte string.
 	kindUploadPaths = 8
+	// kindIngestValues is IngestValues: First, then the record's wire
+	// encoding as a length-prefixed byte string.
+	kindIngestValues = 9
 )
 
 // Caps on commands from outside input, beyond those of wire and storage.
@@ -103,6 +115,7 @@ func (*AckEpoch) kind() byte     { return kindAck }
 func (*SealEpoch) kind() byte    { return kindSeal }
 func (*StartEpochs) kind() byte  { return kindStart }
 func (*UploadPaths) kind() byte  { return kindUploadPaths }
+func (*IngestValues) kind() byte { return kindIngestValues }
 
 // ErrBadCommand is wrapped by every error about a command's content: the
 // command changed nothing.
@@ -185,6 +198,16 @@ func (c *UploadPaths) encode(e *bincodec.Encoder) error {
 	return nil
 }
 
+func (c *IngestValues) encode(e *bincodec.Encoder) error {
+	b, err := c.Record.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	e.Uvarint(c.First)
+	e.Bytes(b)
+	return nil
+}
+
 // DecodeCommand decodes and checks a command from outside input (a log
 // entry, a request): any failure is an error wrapping ErrBadCommand, never a
 // panic. What it returns passes Check.
@@ -244,6 +267,15 @@ func DecodeCommand(b []byte) (Command, error) {
 			}
 		}
 		c = &UploadPaths{Upload: u}
+	case kindIngestValues:
+		iv := &IngestValues{First: d.Uvarint("first"), Record: &wire.ValuesRecord{}}
+		b := d.LenBytes("values record", wire.MaxMessageBytes)
+		if d.Err() == nil {
+			if err := iv.Record.UnmarshalBinary(b); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrBadCommand, err)
+			}
+		}
+		c = iv
 	default:
 		if d.Err() == nil {
 			return nil, fmt.Errorf("%w: unknown kind %d", ErrBadCommand, k)
@@ -360,6 +392,15 @@ func Check(c Command) error {
 			err = errors.New("upload paths: nil upload")
 		} else {
 			err = c.Upload.Validate()
+		}
+	case *IngestValues:
+		switch {
+		case c.Record == nil:
+			err = errors.New("ingest values: nil record")
+		case c.First == 0 || c.First > c.Record.Seq:
+			err = fmt.Errorf("ingest values: run %d..%d", c.First, c.Record.Seq)
+		default:
+			err = c.Record.Validate()
 		}
 	case nil:
 		err = errors.New("nil command")

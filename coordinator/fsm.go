@@ -43,7 +43,8 @@ type FSM struct {
 }
 
 // FSM results other than errors: Apply returns []storage.Outcome for an
-// Ingest, the new epoch's number for a CutEpoch, an AckResult for an
+// Ingest, a storage.Outcome for an IngestValues, a storage.PathOutcome
+// for an UploadPaths, the new epoch's number for a CutEpoch, an AckResult for an
 // AckEpoch, and nil for the others. A command that breaks a rule returns an
 // error wrapping ErrBadCommand, having changed nothing.
 
@@ -298,6 +299,16 @@ func (f *FSM) write(index uint64, e effect) (any, error) {
 				return nil, fmt.Errorf("%w: %w", ErrBadCommand, err)
 			}
 			return nil, fmt.Errorf("coordinator: upload paths: %w", err)
+		}
+		return out, nil
+	}
+	if e.values != nil {
+		out, err := f.db.ApplyValuesWith(e.valuesFirst, e.values, &m)
+		if err != nil {
+			if errors.Is(err, storage.ErrInvalid) {
+				return nil, fmt.Errorf("%w: %w", ErrBadCommand, err)
+			}
+			return nil, fmt.Errorf("coordinator: ingest values: %w", err)
 		}
 		return out, nil
 	}

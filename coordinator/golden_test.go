@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"dcpi/internal/golden"
+	"dcpi/internal/hotlist"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -60,6 +61,9 @@ func TestEncodingGolden(t *testing.T) {
 			Profile: wire.PathProfile{ImagePath: "/bin/prog1", PathMetrics: []string{"cycles"},
 				Procs:       []wire.PathProc{{Entry: 0x1000, Name: "main", NumPaths: 2, Paths: []wire.PathRun{{ID: 1, Count: 3, Metrics: []uint64{30}}}}},
 				TreeMetrics: []string{"calls"}, Tree: []wire.TreeNode{{Metrics: []uint64{0}}, {Proc: 0x1000, Metrics: []uint64{1}}}}}},
+		&IngestValues{First: 3, Record: &wire.ValuesRecord{Version: 1, Host: "alpha1", Epoch: 2, Seq: 4, Module: "loadlat",
+			Stats: wire.ValueStats{Interrupts: 3, NoContext: 1, Completed: 1, GaveUp: map[string]uint64{"pal": 1}, Steps: 9, Values: 2},
+			Lists: []wire.ValueList{{Image: imgKey(1), Offset: 0x40, Kind: 1, List: hotlist.List{N: 2, Entries: []hotlist.Entry{{Value: 3, Count: 2}}}}}}},
 	} {
 		name := fmt.Sprintf("command-%d-%s", i, strings.TrimPrefix(fmt.Sprintf("%T", c), "*coordinator."))
 		messages = append(messages, golden.Value{Name: name, Value: c,

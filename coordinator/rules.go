@@ -43,6 +43,12 @@ type effect struct {
 	// storage.ApplyPathUploadWith, whose outcome is Apply's result.
 	pathUpload *wire.PathUpload
 
+	// values, if set, is applied in the batch by
+	// storage.ApplyValuesWith from valuesFirst, whose outcome is
+	// Apply's result.
+	values      *wire.ValuesRecord
+	valuesFirst uint64
+
 	// compact asks for a background compaction once the batch is
 	// committed: an epoch was sealed (FSM.compactSoon).
 	compact bool
@@ -70,6 +76,10 @@ func decide(reg registry, c Command) (effect, error) {
 		// Storage decides against the upload IDs it holds, as it
 		// decides a delta against the applied sequence numbers.
 		return effect{pathUpload: c.Upload}, nil
+	case *IngestValues:
+		// Storage decides against the host's applied Seq, as for a
+		// delta.
+		return effect{values: c.Record, valuesFirst: c.First}, nil
 	}
 	return effect{}, badCommand("unknown command %T", c)
 }

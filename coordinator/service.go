@@ -238,7 +238,8 @@ func (s *service) queries() map[string]query {
 		QueryEpochs: s.queryEpochs, QueryNodes: s.queryNodes, QueryImages: s.queryImages,
 		QueryApplied: s.queryApplied, QueryTotals: s.queryTotals, QueryProfile: s.queryProfile,
 		QueryStacks: s.queryStacks, QueryPathImages: s.queryPathImages, QueryPaths: s.queryPaths,
-		QueryProfileMe: s.queryProfileMe,
+		QueryProfileMe: s.queryProfileMe, QueryValues: s.queryValues, QueryValueTotals: s.queryValueTotals,
+		QueryValuesApplied: s.queryValuesApplied,
 	}
 }
 
@@ -287,6 +288,7 @@ func (s *service) lead() (*leaderTerm, error) {
 		SubjectMembersAdd:    l.membersAdd,
 		SubjectMembersRemove: l.membersRemove,
 		SubjectUploadPaths:   l.uploadPaths,
+		SubjectIngestValues:  l.ingestValues,
 	}
 	for kind, q := range s.queries() {
 		handlers[SubjectLinearQuery+kind] = func(ctx context.Context, m *nats.Msg) ([]byte, error) {

@@ -51,6 +51,10 @@ type ValuesConfig struct {
 	// Seed seeds each CPU's coin tosses (with the CPU number), so a run
 	// stays a function of its seeds.
 	Seed uint64
+	// FirstSeq is the Seq of the host's first value record (0: 1). A
+	// restarted daemon continues after what its predecessor published,
+	// or the database would take its records for redeliveries.
+	FirstSeq uint64
 }
 
 // Interpreter costs, in cycles of the 21164, charged on top of the

@@ -47,6 +47,9 @@ func newValuesDaemon(cfg ValuesConfig, cpus int, pub Publisher) (*valuesDaemon, 
 		return nil, errNoValuesPublisher
 	}
 	vd := &valuesDaemon{pub: vp, module: cfg.Module, coins: hotlist.NewCoin(cfg.Seed ^ 0xd1ce)}
+	if cfg.FirstSeq > 0 {
+		vd.seq = cfg.FirstSeq - 1
+	}
 	for cpu := range cpus {
 		s, err := newValueSampler(cfg, cpu)
 		if err != nil {

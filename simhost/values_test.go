@@ -2,11 +2,10 @@ package simhost
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"testing"
 
-	"dcpi/analysis/values"
+	"dcpi/analysis/values/valuetest"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
@@ -174,77 +173,24 @@ func TestLoadLatencySharesMatchGroundTruth(t *testing.T) {
 	checked, followers := 0, 0
 	for k, l := range merged {
 		tr := truth[k]
-		if l.N < 300 || tr == nil || tr.Events[alpha.EvLoads] == 0 {
+		if l.N < valuetest.MinSamples || tr == nil || tr.Events[alpha.EvLoads] == 0 {
 			continue
 		}
-		if sameLineFollower(words[k.path], k.pc) {
+		if valuetest.SameLineFollower(words[k.path], k.pc) {
 			followers++
 			continue
 		}
-		ev := tr.Events
-		loads := float64(ev[alpha.EvLoads])
-		want := [values.NumLevels]float64{
-			float64(ev[alpha.EvLoads]-ev[alpha.EvDMiss]) / loads,
-			float64(ev[alpha.EvDMiss]-ev[alpha.EvSMiss]) / loads,
-			float64(ev[alpha.EvSMiss]-ev[alpha.EvBMiss]) / loads,
-			float64(ev[alpha.EvBMiss]) / loads,
+		cmp, err := valuetest.CompareLevels(&l, valuetest.TruthLevels(tr))
+		if err != nil {
+			t.Errorf("%s %#x: %v", k.path, k.pc, err)
 		}
-		var got, counted [values.NumLevels]float64
-		for _, e := range l.Entries {
-			lv := values.BinLatency(e.Value)
-			got[lv] += float64(e.Count<<l.Shift) / float64(l.N)
-			counted[lv] += float64(e.Count)
-		}
-		for lv := range values.NumLevels {
-			// The share's standard deviation: binomial counts at p = 1/τ
-			// and the sample's own binomial spread.
-			p := want[lv]
-			sd := float64(l.Tau())*math.Sqrt(max(counted[lv], 1))/float64(l.N) + math.Sqrt(p*(1-p)/float64(l.N))
-			if math.Abs(got[lv]-p) > 4*sd+0.04 {
-				t.Errorf("%s %#x (%d samples, τ %d): %v share %.3f, truth %.3f (±%.3f)", k.path, k.pc, l.N, l.Tau(), values.Level(lv), got[lv], p, sd)
-			}
-		}
-		t.Logf("%s %#x: n %d τ %d: measured %.3f, truth %.3f", k.path, k.pc, l.N, l.Tau(), got, want)
+		t.Logf("%s %#x: n %d τ %d: measured %.3f, truth %.3f", k.path, k.pc, l.N, l.Tau(), cmp.Got, cmp.Want)
 		checked++
 	}
 	if checked < 10 {
 		t.Fatalf("only %d loads sampled often enough to check", checked)
 	}
 	t.Logf("%d loads checked, %d same-line followers left out", checked, followers)
-}
-
-// sameLineFollower reports whether the load at pc follows, within the
-// six instructions before it, a load from the same base register whose
-// displacement is within the same 32-byte D-cache line's reach, the base
-// unchanged in between.
-func sameLineFollower(im *elfimage.Image, pc uint64) bool {
-	word := func(a uint64) (alpha.Decoded, bool) {
-		seg, ok := im.SegmentFor(a)
-		if !ok || a+4 > seg.Vaddr+uint64(len(seg.Data)) {
-			return alpha.Decoded{}, false
-		}
-		o := a - seg.Vaddr
-		w := uint32(seg.Data[o]) | uint32(seg.Data[o+1])<<8 | uint32(seg.Data[o+2])<<16 | uint32(seg.Data[o+3])<<24
-		return alpha.Decode(w, alpha.EV67), true
-	}
-	d, ok := word(pc)
-	if !ok {
-		return false
-	}
-	for back := uint64(1); back <= 6; back++ {
-		p, ok := word(pc - 4*back)
-		if !ok {
-			return false
-		}
-		cl := alpha.ClassOf(p.Op)
-		if cl.Load && p.Rb == d.Rb && math.Abs(float64(int64(p.Imm)-int64(d.Imm))) < 32 {
-			return true
-		}
-		if (cl.Writes == 'a' && p.Ra == d.Rb) || (cl.Writes == 'c' && p.Rc == d.Rb) || cl.Branch || cl.Jump {
-			return false
-		}
-	}
-	return false
 }
 
 // TestValueSamplingSlowdown measures what value sampling costs against

@@ -39,6 +39,7 @@
 //	'v' epoch:8 host\0 image:34 offset:8 kind:1          → value-sampling hot list of one host (hotlist encoding, Set)
 //	'l' epoch:8 image:34 offset:8 kind:1                → value-sampling hot list of every host (hotlist encoding, Set)
 //	'z' epoch:8 host\0                                  → value-sampling accounting: version 1, modules, last Seq applied, interrupts by outcome (Set)
+//	'y' host\0                                          → the host's last value record Seq applied, over all epochs (uvarint, Set)
 //	'M' epoch:8 host\0 image:34 offset:8 pid:4 field:1  → ProfileMe sum of one wire.Me field (merged; nonzero fields only)
 //	'G' epoch:8 image:34 offset:8 field:1               → ProfileMe sum over all hosts and PIDs (merged)
 //	'S' epoch:8 host\0 class:1                          → ProfileMe samples per host, class 'k' in entries, 'u' unknown (merged)
@@ -79,8 +80,11 @@
 // each list's stored (epoch, host) and fleet-wide versions, merges the
 // record's into both by Gibbons-Matias's rule (the smaller τ thinned
 // first, coins seeded from the lists merged so every replica stores the
-// same) and writes them with the host's accounting in 'z' in one batch; a
-// record whose Seq is not past the last one 'z' holds is a redelivery.
+// same) and writes them with the host's accounting in 'z' and its Seq in
+// 'y' in one batch. A host numbers its records once over all its epochs,
+// so 'y' decides: a record whose Seq is not past it is a redelivery, and
+// ApplyValuesWith (the state machine's) decides a merged run first..Seq as
+// a delta is decided (Applied, Duplicate, Gap, Overlap).
 // ProfileMe samples (wire.MeEntry: one instruction's sums of retires,
 // aborts, event bits, stall cycles and latencies, docs/profileme.md) are
 // stored one key per nonzero field: 'M' host-major, 'G' rolled up over

@@ -39,45 +39,110 @@ func valueStatsKey(epoch uint64, host string) []byte {
 	return appendHost(appendU64([]byte{tValueStats}, epoch), host)
 }
 
+// tValueSeq is the newest value record applied per host: a host's
+// records are numbered from 1 across its epochs and across restarts of its
+// daemon (a restarted cluster node resumes after what the stream and the
+// database hold, like its batches), so one number per host orders them.
+const tValueSeq = 'y' // host\0 → last value record Seq applied
+
+func valueSeqKey(host string) []byte { return appendHost([]byte{tValueSeq}, host) }
+
 // ApplyValues merges a host's value record into its epoch's hot lists,
 // per host and fleet-wide, and adds its accounting, in one Pebble batch. A
 // record whose Seq is not past the host's last applied one is a
-// redelivery: it changes nothing and applied is false. Seqs are per (host,
-// epoch) here: a daemon restarted within an epoch starts again at 1, and
-// its records are then taken for redeliveries (docs/values.md). Merges toss coins
-// seeded from what they merge, so every replica applying the same log
-// stores the same lists.
+// redelivery: it changes nothing and applied is false. A record past the
+// next one is applied too (a local sink sees every record in order; the
+// cluster's state machine uses ApplyValuesWith, which refuses gaps).
+// Merges toss coins seeded from what they merge, so every replica applying
+// the same log stores the same lists.
 func (db *DB) ApplyValues(r *wire.ValuesRecord) (applied bool, err error) {
+	o, err := db.applyValues(0, r, nil)
+	return o == Applied, err
+}
+
+// ApplyValuesWith applies r as the merge of a host's records first..r.Seq
+// (aggregator.MergeValues), and m's writes (if m is not nil), in one
+// Pebble batch, deciding as ApplyDeltasWith decides for a delta against
+// the host's last applied Seq: Applied (first is the next one), Duplicate
+// (r.Seq is applied already: nothing changes but m), Gap (a record before
+// first is missing) or Overlap (part of the run is applied; the proposer
+// applies its records one by one).
+func (db *DB) ApplyValuesWith(first uint64, r *wire.ValuesRecord, m *Meta) (Outcome, error) {
+	if first == 0 || first > r.Seq {
+		return 0, fmt.Errorf("%w: values run %d..%d of %s", ErrInvalid, first, r.Seq, r.Host)
+	}
+	return db.applyValues(first, r, m)
+}
+
+// applyValues is ApplyValues (first 0: whatever follows the applied Seq)
+// and ApplyValuesWith.
+func (db *DB) applyValues(first uint64, r *wire.ValuesRecord, m *Meta) (Outcome, error) {
 	if err := r.Validate(); err != nil {
-		return false, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return 0, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if err := db.use(true); err != nil {
-		return false, err
+		return 0, err
 	}
 	defer db.mu.RUnlock()
-	skey := valueStatsKey(r.Epoch, r.Host)
-	module, seq, stats, err := db.storedValueStats(skey)
+	applied, err := db.valueSeq(r.Host)
 	if err != nil {
-		return false, fmt.Errorf("storage: apply values: %w", err)
+		return 0, fmt.Errorf("storage: apply values: %w", err)
 	}
-	if seq >= r.Seq {
-		return false, nil
+	if first == 0 {
+		first = applied + 1
+	}
+	outcome := Applied
+	switch {
+	case r.Seq <= applied:
+		outcome = Duplicate
+	case first > applied+1:
+		outcome = Gap
+	case first <= applied:
+		outcome = Overlap
 	}
 	pb := db.pdb.NewBatch()
 	defer pb.Close()
+	if outcome == Applied {
+		if err := db.valueWrites(pb, r); err != nil {
+			return 0, fmt.Errorf("storage: apply values: %w", err)
+		}
+	}
+	if m != nil {
+		for _, op := range m.ops {
+			if err := pb.Set(op.key, op.val, nil); err != nil {
+				return 0, fmt.Errorf("storage: apply values: %w", err)
+			}
+		}
+	}
+	if pb.Empty() {
+		return outcome, nil
+	}
+	if err := pb.Commit(db.wo); err != nil {
+		return 0, fmt.Errorf("storage: apply values: %w", err)
+	}
+	return outcome, nil
+}
+
+// valueWrites adds r's lists, accounting and Seq to pb.
+func (db *DB) valueWrites(pb *pebble.Batch, r *wire.ValuesRecord) error {
+	skey := valueStatsKey(r.Epoch, r.Host)
+	module, _, stats, err := db.storedValueStats(skey)
+	if err != nil {
+		return err
+	}
 	for i := range r.Lists {
 		l := &r.Lists[i]
 		for _, key := range [][]byte{valueHostKey(r.Epoch, r.Host, l), valueFleetKey(r.Epoch, l)} {
 			merged := l.List
 			stored, ok, err := db.storedList(key)
 			if err != nil {
-				return false, fmt.Errorf("storage: apply values: %w", err)
+				return err
 			}
 			if ok {
 				merged = hotlist.Merge(&stored, &l.List, hotlist.NewCoin(hotlist.Seed(&stored, &l.List)))
 			}
 			if err := pb.Set(key, merged.AppendBinary(nil), nil); err != nil {
-				return false, fmt.Errorf("storage: apply values: %w", err)
+				return err
 			}
 		}
 	}
@@ -88,12 +153,36 @@ func (db *DB) ApplyValues(r *wire.ValuesRecord) (applied bool, err error) {
 	}
 	stats.Add(r.Stats)
 	if err := pb.Set(skey, encodeValueStats(module, r.Seq, stats), nil); err != nil {
-		return false, err
+		return err
 	}
-	if err := pb.Commit(db.wo); err != nil {
-		return false, fmt.Errorf("storage: apply values: %w", err)
+	return pb.Set(valueSeqKey(r.Host), bincodec.AppendUvarint(nil, r.Seq), nil)
+}
+
+// valueSeq is host's last applied value record Seq (0: none). The caller
+// holds db.mu.
+func (db *DB) valueSeq(host string) (uint64, error) {
+	v, ok, err := db.get(valueSeqKey(host))
+	if err != nil || !ok {
+		return 0, err
 	}
-	return true, nil
+	d := bincodec.NewDecoder(v, 0)
+	seq := d.Uvarint("value seq")
+	d.End()
+	if err := d.Err(); err != nil {
+		return 0, fmt.Errorf("%w: value seq of %s: %w", ErrCorrupt, host, err)
+	}
+	return seq, nil
+}
+
+// ValuesApplied returns host's last applied value record Seq (0: none): a
+// restarted node numbers its records after it (and after the newest its
+// stream still holds).
+func (db *DB) ValuesApplied(host string) (uint64, error) {
+	if err := db.use(false); err != nil {
+		return 0, err
+	}
+	defer db.mu.RUnlock()
+	return db.valueSeq(host)
 }
 
 func (db *DB) storedList(key []byte) (hotlist.List, bool, error) {

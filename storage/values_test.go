@@ -97,3 +97,65 @@ func TestValuesApplyMergesUnbiased(t *testing.T) {
 		t.Fatal("an invalid record applied")
 	}
 }
+
+// TestValuesApplyWithOutcomes: a merged run is decided against the host's
+// last applied Seq as a delta is — Applied, Duplicate (changes nothing),
+// Gap (an earlier record missing: nothing applied), Overlap — across
+// epochs, since a host numbers its records once over all of them; the
+// Meta's writes go in whatever the outcome.
+func TestValuesApplyWithOutcomes(t *testing.T) {
+	recs, _ := valueRecords(t, []string{"a"}, 50) // seqs 1..3 of host a, epoch 1
+	db, _ := openTest(t)
+	totals := func() wire.ValueStats {
+		_, s, err := db.ValueTotals(ValueQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	apply := func(first uint64, r *wire.ValuesRecord, want Outcome) {
+		t.Helper()
+		var m Meta
+		m.SetLogIndex(uint64(100*first + r.Seq))
+		o, err := db.ApplyValuesWith(first, r, &m)
+		if err != nil || o != want {
+			t.Fatalf("apply %d..%d: %v, %v; want %v", first, r.Seq, o, err, want)
+		}
+		if idx, err := db.LogIndex(); err != nil || idx != uint64(100*first+r.Seq) {
+			t.Fatalf("apply %d..%d (%v): log index %d, %v: the meta was not written", first, r.Seq, o, idx, err)
+		}
+	}
+	apply(2, recs[1], Gap)
+	if s := totals(); s.Interrupts != 0 {
+		t.Fatalf("a gap applied %d interrupts", s.Interrupts)
+	}
+	apply(1, recs[0], Applied)
+	after1 := totals()
+	apply(1, recs[0], Duplicate)
+	if s := totals(); s.Interrupts != after1.Interrupts {
+		t.Fatalf("a duplicate changed the accounting: %d, then %d", after1.Interrupts, s.Interrupts)
+	}
+	// recs[2] standing for the run 1..3: record 1 is applied already.
+	apply(1, recs[2], Overlap)
+	apply(2, recs[1], Applied)
+	apply(3, recs[2], Applied)
+	// The host's next record, in epoch 2, follows on from 3.
+	next := *recs[0]
+	next.Epoch, next.Seq = 2, 4
+	apply(4, &next, Applied)
+	if seq, err := db.ValuesApplied("a"); err != nil || seq != 4 {
+		t.Fatalf("ValuesApplied: %d, %v; want 4", seq, err)
+	}
+	want := recs[0].Stats.Interrupts + recs[1].Stats.Interrupts + recs[2].Stats.Interrupts + next.Stats.Interrupts
+	if s := totals(); s.Interrupts != want {
+		t.Fatalf("stored %d interrupts, want %d", s.Interrupts, want)
+	}
+	if _, s, _ := db.ValueTotals(ValueQuery{Epochs: []uint64{2}}); s.Interrupts != next.Stats.Interrupts {
+		t.Fatalf("epoch 2 holds %d interrupts, want %d", s.Interrupts, next.Stats.Interrupts)
+	}
+	for _, first := range []uint64{0, 5} {
+		if _, err := db.ApplyValuesWith(first, &next, nil); err == nil {
+			t.Errorf("run %d..%d accepted", first, next.Seq)
+		}
+	}
+}

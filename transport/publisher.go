@@ -71,9 +71,13 @@ type PublisherStats struct {
 	ImagesUploaded uint64 // written to the bucket
 	ImagesPresent  uint64 // already in the bucket (another node's), not written
 
-	QueuedBatches, QueuedImages int
-	QueuedSamples               uint64
-	QueuedBytes                 int // counted against MaxBufferedBytes
+	// ValuesAccepted counts value records PublishValues queued,
+	// ValuesPublished those JetStream acknowledged.
+	ValuesAccepted, ValuesPublished uint64
+
+	QueuedBatches, QueuedImages, QueuedValues int
+	QueuedSamples                             uint64
+	QueuedBytes                               int // counted against MaxBufferedBytes
 
 	// Retries counts failed attempts; each is retried after a backoff.
 	Retries uint64
@@ -271,8 +275,8 @@ func (p *Publisher) Close(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ferr != nil && p.q.len() > 0 {
-		p.closeErr = fmt.Errorf("transport: close: abandoned %d batches (%d samples) and %d images: %w",
-			p.q.queuedBatches, p.q.queuedSamples, p.q.queuedImages, ferr)
+		p.closeErr = fmt.Errorf("transport: close: abandoned %d batches (%d samples), %d images and %d value records: %w",
+			p.q.queuedBatches, p.q.queuedSamples, p.q.queuedImages, p.q.queuedValues, ferr)
 	}
 	return p.closeErr
 }
@@ -283,7 +287,7 @@ func (p *Publisher) Stats() PublisherStats {
 	defer p.mu.Unlock()
 	s := p.st
 	s.Tombstones = p.q.tombstones
-	s.QueuedBatches, s.QueuedImages = p.q.queuedBatches, p.q.queuedImages
+	s.QueuedBatches, s.QueuedImages, s.QueuedValues = p.q.queuedBatches, p.q.queuedImages, p.q.queuedValues
 	s.QueuedSamples, s.QueuedBytes = p.q.queuedSamples, p.q.bytes
 	s.Drops = maps.Clone(p.q.drops)
 	return s
@@ -355,6 +359,8 @@ func (p *Publisher) send(it *item) error {
 		err = fmt.Errorf("publish %s: %w", it.describe(), errNotConnected)
 	} else if it.image {
 		uploaded, err = p.sendImage(it)
+	} else if it.values {
+		dup, err = p.sendValues(it)
 	} else {
 		dup, err = p.sendBatch(it)
 	}
@@ -367,6 +373,11 @@ func (p *Publisher) send(it *item) error {
 			p.st.ImagesUploaded++
 		case it.image:
 			p.st.ImagesPresent++
+		case it.values:
+			p.st.ValuesPublished++
+			if dup {
+				p.st.DuplicateAcks++
+			}
 		default:
 			p.st.BatchesPublished++
 			p.st.SamplesPublished += it.samples
@@ -388,7 +399,7 @@ func (p *Publisher) send(it *item) error {
 	}
 	p.st.Retries++
 	p.st.LastError = err.Error()
-	if !it.image && errors.Is(err, nats.ErrMaxPayload) {
+	if !it.image && !it.values && errors.Is(err, nats.ErrMaxPayload) {
 		// The client refused it before sending, so the server cannot
 		// have it: replace it by its tombstone, which will fit.
 		if terr := p.q.tombstoneHead(wire.DropTooLarge); terr != nil {

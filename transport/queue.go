@@ -13,11 +13,14 @@ import (
 // a queue of many tombstones is charged honestly against the bound.
 const itemOverhead = 160
 
-// item is one message waiting to be sent: a batch (or its tombstone) or an
-// image record.
+// item is one message waiting to be sent: a batch (or its tombstone), an
+// image record or a value record.
 type item struct {
 	image bool
 	name  string // image: the object name, ImageKey.String()
+	// values: a value-sampling record (wire.ValuesRecord), sent on its
+	// host's values subject; never replaced by a tombstone (see push).
+	values bool
 
 	// hdr is the batch without entries: what a tombstone keeps. Its Drops
 	// are a copy, never the caller's map.
@@ -38,7 +41,7 @@ type item struct {
 func (it *item) size() int { return len(it.data) + len(it.id) + len(it.name) + itemOverhead }
 
 // candidate reports whether the item may still be replaced by a tombstone.
-func (it *item) candidate() bool { return !it.image && !it.tomb && !it.attempted }
+func (it *item) candidate() bool { return !it.image && !it.values && !it.tomb && !it.attempted }
 
 // newBatchItem encodes b (validating it) into an item; it keeps no
 // reference to b.
@@ -51,6 +54,15 @@ func newBatchItem(b *wire.Batch) (*item, error) {
 		Start: b.Start, End: b.End, Drops: maps.Clone(b.Drops), Delivered: b.Delivered, Accounted: b.Accounted,
 		MeDrops: maps.Clone(b.MeDrops)}
 	return &item{hdr: hdr, samples: b.Total(), meSamples: b.MeTotal(), id: msgID(b.Host, b.Epoch, b.CPU, b.Seq), data: data}, nil
+}
+
+// newValuesItem encodes r (validating it) into an item.
+func newValuesItem(r *wire.ValuesRecord) (*item, error) {
+	data, err := r.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return &item{values: true, id: valuesMsgID(r.Host, r.Epoch, r.Seq), data: data}, nil
 }
 
 // newImageItem encodes r (validating it) into an item.
@@ -129,6 +141,7 @@ type outQueue struct {
 	queuedSamples uint64
 	queuedBatches int
 	queuedImages  int
+	queuedValues  int
 	tombstones    uint64
 	drops         map[string]uint64
 }
@@ -142,9 +155,12 @@ func (q *outQueue) len() int { return len(q.items) }
 // push appends it, first making room under max by tombstoning. After push,
 // either bytes <= max or no queued item is a candidate any more.
 func (q *outQueue) push(it *item) {
-	if it.image {
+	switch {
+	case it.image:
 		q.queuedImages++
-	} else {
+	case it.values:
+		q.queuedValues++
+	default:
 		q.queuedBatches++
 		if it.size() > q.max {
 			// Bigger than the whole bound: tombstoning older batches
@@ -212,7 +228,7 @@ func (q *outQueue) head() *item {
 // sent, so the server cannot have stored the original.
 func (q *outQueue) tombstoneHead(reason string) error {
 	it := q.items[0]
-	if it.image || it.tomb {
+	if it.image || it.values || it.tomb {
 		return fmt.Errorf("transport: head %s cannot be tombstoned", it.describe())
 	}
 	before, samples := it.size(), it.samples
@@ -234,9 +250,12 @@ func (q *outQueue) pop() *item {
 	}
 	q.bytes -= it.size()
 	q.queuedSamples -= it.samples
-	if it.image {
+	switch {
+	case it.image:
 		q.queuedImages--
-	} else {
+	case it.values:
+		q.queuedValues--
+	default:
 		q.queuedBatches--
 	}
 	return it
@@ -246,6 +265,9 @@ func (q *outQueue) pop() *item {
 func (it *item) describe() string {
 	if it.image {
 		return "image " + it.name
+	}
+	if it.values {
+		return "value record " + it.id
 	}
 	if it.tomb {
 		return "tombstone " + it.id

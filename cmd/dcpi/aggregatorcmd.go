@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -29,7 +30,9 @@ CPU into deltas, proposes them to the coordinator in bounded groups, and
 acknowledges a batch only after the Raft commit of the proposal that
 carried it. A redelivered batch is recognized by its (host, CPU, sequence)
 and changes nothing; a malformed or forged one is rejected with its reason
-logged.`,
+logged. It does the same for the nodes' value-sampling records (stream
+DCPI_VALUES, consumer "values"; docs/values.md): consecutive records of a
+host merge by Gibbons-Matias's rule before they are proposed.`,
 		Example: `  dcpi aggregator --nats nats://127.0.0.1:4222
   dcpi aggregator --nats nats://127.0.0.1:4222 --metrics 127.0.0.1:9102`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -71,6 +74,9 @@ logged.`,
 			consuming.started.Store(true)
 			logf("consuming %s", transport.StreamName)
 			go runPathUploads(ctx, js, coordinator.NewClient(nc), logf)
+			var vwg sync.WaitGroup
+			defer vwg.Wait()
+			vf := startValueRecords(ctx, &vwg, js, coordinator.NewClient(nc), cfg.NATS.StreamReplicas, logf)
 			go func() {
 				t := time.NewTicker(10 * time.Second)
 				defer t.Stop()
@@ -80,7 +86,7 @@ logged.`,
 						return
 					case <-t.C:
 						s := a.Stats()
-						logf("%d batches acked, %d entries in, %d out, %d proposals, %d rejected", s.Acked, s.EntriesIn, s.EntriesOut, s.Proposals, s.Rejected)
+						logf("%d batches acked, %d entries in, %d out, %d proposals, %d rejected; %v", s.Acked, s.EntriesIn, s.EntriesOut, s.Proposals, s.Rejected, vf.Stats())
 					}
 				}
 			}()

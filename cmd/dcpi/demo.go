@@ -24,6 +24,8 @@ import (
 	"dcpi/analysis"
 	"dcpi/config"
 	"dcpi/coordinator"
+	"dcpi/hwsim"
+	"dcpi/simhost"
 	"dcpi/storage"
 	"dcpi/transport"
 	"dcpi/wire"
@@ -45,10 +47,16 @@ type demoOptions struct {
 	replicasSet                        bool      // --replicas given, not defaulted
 	stacks                             bool
 	profileMe                          bool   // ProfileMe on every host
+	values                             string // value-sampling module on every host ("": off)
 	metrics                            string // host:port of the fleet's metrics endpoint ("": none)
 	// whileUp, if set (tests), runs after the results are printed, with
 	// the fleet still up, given the metrics endpoint's base URL.
-	whileUp  func(metricsURL string) error
+	whileUp func(metricsURL string) error
+	// tune, if set (tests), adjusts every host's configuration
+	// (hostSpec.tune); inspect runs after the results, with the fleet
+	// still up, given the coordinator and the hosts.
+	tune     func(*hwsim.Config, *simhost.Config)
+	inspect  func(ctx context.Context, natsURL string, coord *coordinator.Client, hosts []*clusterHost) error
 	httpAddr string // the web UI's; "": none
 	serve    bool   // keep serving it after the results
 }
@@ -112,6 +120,11 @@ aggregator, dcpi node --nats URL (see examples/).`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if o.values != "" {
+				if _, err := valuesConfig(o.values); err != nil {
+					return err
+				}
+			}
 			o.replicasSet = cmd.Flags().Changed("replicas")
 			return runDemo(ctx, cmd.OutOrStdout(), o)
 		},
@@ -133,6 +146,7 @@ aggregator, dcpi node --nats URL (see examples/).`,
 	f.BoolVar(&o.serve, "serve", false, "after the results, keep the cluster and the web UI up until interrupted")
 	f.BoolVar(&o.stacks, "stacks", wire.Version >= wire.StackVersion, "record sampled call stacks on every host, for call trees and flame graphs (dcpi stacks, dcpi pprof)")
 	f.BoolVar(&o.profileMe, "profileme", false, "sample instructions with ProfileMe on every host (docs/profileme.md; dcpi me)")
+	f.StringVar(&o.values, "values", "", "value sampling with customization `MODULE` on every host (loadlat, regvals, semiinv; docs/values.md; dcpi values)")
 	return cmd
 }
 
@@ -144,6 +158,7 @@ type demoCluster struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	aggs     []*aggregator.Aggregator
+	vfs      []*aggregator.ValuesForwarder
 }
 
 func (c *demoCluster) close() {
@@ -240,6 +255,9 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	if err := transport.EnsureStream(ctx, js, 1); err != nil {
 		return err
 	}
+	if err := transport.EnsureValuesStream(ctx, js, 1); err != nil {
+		return err
+	}
 
 	// The coordinator's Raft group, bootstrapped together (or restarted
 	// on an earlier run's directory, at the addresses its log records).
@@ -302,6 +320,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		cl.wg.Add(2)
 		go func() { defer cl.wg.Done(); a.Run(runCtx) }()
 		go func() { defer cl.wg.Done(); runPathUploads(runCtx, ajs, coordinator.NewClient(ac), logf) }()
+		cl.vfs = append(cl.vfs, startValueRecords(runCtx, &cl.wg, ajs, coordinator.NewClient(ac), 1, logf))
 	}
 
 	// A continued fleet: what earlier runs stored is this run's baseline.
@@ -318,6 +337,16 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	}
 	sim := config.Defaults().Sim
 	sim.CPUs, sim.Timing = o.cpus, o.timing
+	var valueBase map[string]wire.ValueStats
+	if o.values != "" {
+		var names []string
+		for i := range o.hosts {
+			names = append(names, fmt.Sprintf("alpha%d", i))
+		}
+		if valueBase, err = valueBaselines(ctx, coord, names); err != nil {
+			return err
+		}
+	}
 	var hosts []*clusterHost
 	for i := range o.hosts {
 		hnc, err := cl.connect(url, fmt.Sprintf("node-alpha%d", i), logf)
@@ -329,7 +358,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		h, err := startHost(runCtx, hostSpec{sim: s, progs: progs, seconds: o.seconds, flushEvery: 0.1,
 			labels: map[string]string{"rack": fmt.Sprintf("r%d", i%2)}, heartbeat: 200 * time.Millisecond,
 			maxBuffer: 16 << 20, events: []string{"cycles", "imiss"}, nc: hnc, coord: coordinator.NewClient(hnc), logf: logf,
-			stacks: o.stacks, profileMe: o.profileMe})
+			stacks: o.stacks, profileMe: o.profileMe, values: o.values, tune: o.tune})
 		if err != nil {
 			return err
 		}
@@ -398,6 +427,11 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.values != "" {
+		if err := waitValuesStored(ctx, coord, pr, hosts, valueBase, 30*time.Second); err != nil {
+			return err
+		}
+	}
 	if err := waitSealed(ctx, coord, pr, cut, 30*time.Second); err != nil {
 		fmt.Fprintf(w, "warning: %v\n", err)
 	}
@@ -446,6 +480,13 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		fmt.Fprintln(w, mline)
 		balanced = balanced && mbalanced
 	}
+	if o.values != "" {
+		vbalanced, err := printClusterValueConservation(ctx, w, coord, o.values, hosts, valueBase)
+		if err != nil {
+			return err
+		}
+		balanced = balanced && vbalanced
+	}
 	var as aggregator.Stats
 	for _, a := range cl.aggs {
 		s := a.Stats()
@@ -456,7 +497,24 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	}
 	fmt.Fprintf(w, "aggregators: %d batch entries merged into %d delta entries in %d Raft proposals; %d messages rejected\n",
 		as.EntriesIn, as.EntriesOut, as.Proposals, as.Rejected)
+	if o.values != "" {
+		var vs aggregator.ValuesStats
+		for _, f := range cl.vfs {
+			s := f.Stats()
+			vs.Fetched += s.Fetched
+			vs.Applied += s.Applied
+			vs.Proposals += s.Proposals
+			vs.Rejected += s.Rejected
+		}
+		fmt.Fprintf(w, "aggregators: %d value records applied through %d Raft proposals (merged runs, retries included); %d value records rejected\n",
+			vs.Applied, vs.Proposals, vs.Rejected)
+	}
 	fmt.Fprintf(w, "wall time %.1f s\n", time.Since(start).Seconds())
+	if o.inspect != nil {
+		if err := o.inspect(ctx, url, coord, hosts); err != nil {
+			return err
+		}
+	}
 	if o.whileUp != nil {
 		if err := o.whileUp(tel.url()); err != nil {
 			return err

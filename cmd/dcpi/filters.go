@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"dcpi/analysis"
+	valuesa "dcpi/analysis/values"
 	"dcpi/coordinator"
 	"dcpi/hwsim/alpha"
 	"dcpi/storage"
@@ -173,8 +174,10 @@ type openedSource struct {
 	nodeInfo  func() ([]coordinator.NodeInfo, error)
 	totals    func(q storage.Query) (uint64, error)
 	// me reads the ProfileMe sums (dcpi me).
-	me    analysis.MeSource
-	close func()
+	me analysis.MeSource
+	// values reads value sampling's hot lists and accounting (dcpi values).
+	values valuesa.Source
+	close  func()
 	// where names the source in hints: "this database", "the cluster".
 	where string
 }
@@ -224,9 +227,10 @@ func clusterOpened(ctx context.Context, nc *nats.Conn, linearizable bool) *opene
 			t, err := c.Totals(ctx, q)
 			return t.Samples + t.Unknown, err
 		},
-		me:    clusterSource{ctx: ctx, c: c, linearizable: linearizable},
-		close: func() {},
-		where: "the cluster",
+		me:     clusterSource{ctx: ctx, c: c, linearizable: linearizable},
+		values: clusterValues{ctx: ctx, c: c, linearizable: linearizable},
+		close:  func() {},
+		where:  "the cluster",
 	}
 }
 
@@ -256,9 +260,10 @@ func localOpened(db *storage.DB) *openedSource {
 			samples, unknown, _, err := db.Totals(q)
 			return samples + unknown, err
 		},
-		me:    db,
-		close: func() { db.Close() },
-		where: "this database",
+		me:     db,
+		values: db,
+		close:  func() { db.Close() },
+		where:  "this database",
 	}
 }
 

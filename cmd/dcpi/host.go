@@ -31,9 +31,13 @@ type hostSpec struct {
 	heartbeat  time.Duration
 	maxBuffer  int // bytes of batches held while NATS is unreachable
 	events     []string
-	mux        bool // the paper's mux configuration (profileFromFlags)
-	stacks     bool // record call stacks (node.DefaultStackConfig)
-	profileMe  bool // sample instructions with ProfileMe (node.DefaultMeConfig)
+	mux        bool   // the paper's mux configuration (profileFromFlags)
+	stacks     bool   // record call stacks (node.DefaultStackConfig)
+	profileMe  bool   // sample instructions with ProfileMe (node.DefaultMeConfig)
+	values     string // value-sampling module ("": off; node.DefaultValuesConfig)
+	// tune, if set (tests), adjusts the machine's and the node's
+	// configuration last, before anything starts.
+	tune func(*hwsim.Config, *simhost.Config)
 	// stdout and stderr receive the programs' output (nil: discarded).
 	stdout, stderr io.Writer
 	nc             *nats.Conn
@@ -72,10 +76,6 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 	}
 	hc.Stdout, hc.Stderr = orDiscard(s.stdout), orDiscard(s.stderr)
 	installPrograms(&hc, s.progs)
-	m, err := hwsim.New(hc)
-	if err != nil {
-		return nil, err
-	}
 	ncfg := simhost.DefaultConfig()
 	ncfg.Node.Host = name
 	if s.stacks {
@@ -86,6 +86,13 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 	}
 	ncfg.FlushEvery = uint64(s.flushEvery * float64(hc.ClockHz))
 	if ncfg.Profile, err = profileFromFlags(s.events, s.mux); err != nil {
+		return nil, err
+	}
+	if s.tune != nil {
+		s.tune(&hc, &ncfg)
+	}
+	m, err := hwsim.New(hc)
+	if err != nil {
 		return nil, err
 	}
 	sctx := ctx
@@ -102,6 +109,12 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 		return nil, fmt.Errorf("host %s: %w", name, err)
 	}
 	ncfg.Node.FirstSeq, ncfg.Node.Carried = rp.First, rp.Carried
+	if s.values != "" {
+		ncfg.Node.Values = node.DefaultValuesConfig(s.values)
+		if ncfg.Node.Values.FirstSeq, err = resumeValues(sctx, s.nc, s.coord, name); err != nil {
+			return nil, fmt.Errorf("host %s: %w", name, err)
+		}
+	}
 	if err := uploadPrograms(sctx, s.nc, s.progs, s.logf); err != nil {
 		return nil, fmt.Errorf("host %s: %w", name, err)
 	}
@@ -176,6 +189,10 @@ func (h *clusterHost) simSeconds() float64 { return float64(h.sim.SimCycles()) /
 // Run has returned.
 func (h *clusterHost) generated() uint64 { return h.sim.Generated() }
 
+// interrupts is every counter interrupt the host's hardware delivered
+// (what value sampling accounts for); call it after Run has returned.
+func (h *clusterHost) interrupts() uint64 { return machineInterrupts(h.sim.Machine()) }
+
 // meTagged is the instructions the host's ProfileMe hardware tagged.
 func (h *clusterHost) meTagged() uint64 { return h.sim.MeTagged() }
 
@@ -187,6 +204,27 @@ func resume(ctx context.Context, nc *nats.Conn, coord *coordinator.Client, host 
 		return simhost.ResumePoint{}, err
 	}
 	return simhost.Resume(ctx, streamTail{js: js, host: host}, appliedStreams{coord: coord, host: host}, cpus)
+}
+
+// resumeValues is the Seq host's next value record takes: after the newest
+// record the stream still holds, read first, and the database's applied
+// Seq, read second (transport.LastValues says why in that order).
+func resumeValues(ctx context.Context, nc *nats.Conn, coord *coordinator.Client, host string) (uint64, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return 0, err
+	}
+	var last uint64
+	if r, err := transport.LastValues(ctx, js, host); err != nil {
+		return 0, err
+	} else if r != nil {
+		last = r.Seq
+	}
+	applied, err := coord.ValuesApplied(ctx, host)
+	if err != nil {
+		return 0, fmt.Errorf("asking the coordinator where the value records resume: %w", err)
+	}
+	return max(last, applied) + 1, nil
 }
 
 // streamTail is a host's JetStream batch streams, as simhost.Resume reads

@@ -104,7 +104,9 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 			ncfg := simhost.DefaultConfig()
 			ncfg.Node.Host = cfg.Sim.Hostname
 			if cfg.Node.Values != "" {
-				return errValuesLocalOnly
+				if ncfg.Node.Values, err = valuesConfig(cfg.Node.Values); err != nil {
+					return err
+				}
 			}
 			if cfg.Node.Stacks {
 				if err := checkStacks(); err != nil {
@@ -155,6 +157,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 	f.BoolVar(&mux, "mux", false, "the paper's mux configuration: cycles, and imiss, dmiss, branchmp, dtbmiss taking turns")
 	f.Bool("stacks", false, "record sampled call stacks beside the flat profile (docs/node.md, \"Call stacks\")")
 	f.Bool("profileme", false, "sample instructions with ProfileMe beside the counters (docs/profileme.md; dcpi me)")
+	f.String("values", "", "value sampling with customization `MODULE` (loadlat, regvals, semiinv; docs/values.md; dcpi values)")
 	addMetricsFlag(f, "")
 	for _, sub := range nodeSubcommands {
 		cmd.AddCommand(sub())
@@ -206,6 +209,18 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []program,
 	sink := simhost.LocalSink{DB: db}
 	if ncfg.Node.FirstSeq, err = sink.FirstSeq(ncfg.Node.Host, hc.CPUs); err != nil {
 		return err
+	}
+	var priorValues wire.ValueStats
+	if ncfg.Node.Values.Module != "" {
+		// Value records continue the host's numbering too.
+		seq, err := db.ValuesApplied(ncfg.Node.Host)
+		if err != nil {
+			return err
+		}
+		ncfg.Node.Values.FirstSeq = seq + 1
+		if _, priorValues, err = db.ValueTotals(storage.ValueQuery{}); err != nil {
+			return err
+		}
 	}
 	// The node record says how many events a sample stands for, for
 	// dcpi pprof's estimated counts.
@@ -259,6 +274,15 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []program,
 	}
 	if !balanced {
 		return errors.New("conservation does not balance: samples were lost without a drop counter")
+	}
+	if ncfg.Node.Values.Module != "" {
+		mods, s, err := db.ValueTotals(storage.ValueQuery{})
+		if err != nil {
+			return err
+		}
+		if err := writeValueConservation(w, mods, subtractValueStats(s, priorValues), []*hwsim.Machine{m}); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(w, "profiles written to %s\n", dbDir)
 	return nil

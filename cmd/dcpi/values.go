@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -38,9 +37,14 @@ func setValues(cmd *cobra.Command, ncfg *simhost.Config, fromConfig string, o *p
 	return nil
 }
 
-// errValuesLocalOnly refuses node.values for a cluster node: the
-// transport and the coordinator do not carry value records yet.
-var errValuesLocalOnly = errors.New("node.values: value sampling runs under dcpi profile only for now; a cluster node's transport does not carry value records (docs/values.md)")
+// valuesConfig is node.values (or --values) for dcpi node and dcpi demo:
+// an unknown module is an error listing the known ones.
+func valuesConfig(module string) (node.ValuesConfig, error) {
+	if _, err := valuemod.Lookup(module); err != nil {
+		return node.ValuesConfig{}, fmt.Errorf("--values: %w", err)
+	}
+	return node.DefaultValuesConfig(module), nil
+}
 
 func hostMachines(hosts []profiledHost) []*hwsim.Machine {
 	out := make([]*hwsim.Machine, len(hosts))
@@ -59,12 +63,17 @@ func printValueConservation(w io.Writer, db *storage.DB, machines []*hwsim.Machi
 	if err != nil {
 		return err
 	}
+	return writeValueConservation(w, mods, s, machines)
+}
+
+// writeValueConservation prints the interpreter's accounting s (of the
+// modules mods), as stored, beside what the machines counted, and fails
+// if the interrupts differ.
+func writeValueConservation(w io.Writer, mods []string, s wire.ValueStats, machines []*hwsim.Machine) error {
 	var delivered, stepped uint64
 	for _, m := range machines {
+		delivered += machineInterrupts(m)
 		for _, c := range m.CPUStats() {
-			for _, n := range c.Interrupts {
-				delivered += n
-			}
 			stepped += c.Interpreted
 		}
 	}
@@ -75,6 +84,17 @@ func printValueConservation(w io.Writer, db *storage.DB, machines []*hwsim.Machi
 		return fmt.Errorf("value sampling accounts for %d interrupts, the machines delivered %d", s.Interrupts, delivered)
 	}
 	return nil
+}
+
+// machineInterrupts is every counter interrupt m's CPUs delivered.
+func machineInterrupts(m *hwsim.Machine) uint64 {
+	var n uint64
+	for _, c := range m.CPUStats() {
+		for _, k := range c.Interrupts {
+			n += k
+		}
+	}
+	return n
 }
 
 func valueConservationLine(s wire.ValueStats, delivered uint64) string {
@@ -114,7 +134,9 @@ func newValuesCommand() *cobra.Command {
 		Use:   "values [flags]",
 		Short: "Show value-sampling hot lists: load latencies, frequent values, semi-invariant operands",
 		Long: `dcpi values reads the hot lists a profile run with value sampling kept
-(dcpi profile --values MODULE; docs/values.md) and prints one of three views:
+(dcpi profile, dcpi node or dcpi demo --values MODULE; docs/values.md),
+from a local --db or from the cluster (--nats), and prints one of three
+views:
 
   --view latency    each load's latency hot list binned by memory level
                     (D-cache, S-cache, B-cache, memory), with n (samples),
@@ -127,12 +149,13 @@ func newValuesCommand() *cobra.Command {
 
 Shares are estimates tau*c/n, each with one standard deviation. The
 interpreter's accounting (interrupts interpreted, given up and why) heads
-the report. The shared filters select epochs and hosts; --json prints the
-report for machines.`,
+the report. The shared filters select epochs and hosts (--label too, in a
+cluster); --json prints the report for machines.`,
 		Example: `  dcpi profile --values loadlat -- ptrchase
   dcpi values --view latency
   dcpi values --db fleet.db --host alpha1 --view frequent --limit 10
-  dcpi values --view semiinv --json`,
+  dcpi values --view semiinv --json
+  dcpi values --nats nats://127.0.0.1:4222 --label rack=r1 --view latency`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, ok := map[string]valuesa.View{"latency": valuesa.Latency, "frequent": valuesa.Frequent, "semiinv": valuesa.SemiInvariant}[view]
@@ -143,25 +166,25 @@ report for machines.`,
 			if err != nil {
 				return err
 			}
-			if len(qf.nats) > 0 {
-				return fmt.Errorf("dcpi values reads a local --db; the cluster's query service does not serve hot lists yet")
-			}
-			if len(qf.labels) > 0 {
-				return errNoLabels
-			}
-			db, err := openLocalDB(qf.dbDir)
+			o, err := qf.open(cmd, "dcpi-values", &sel)
 			if err != nil {
 				return err
 			}
-			defer db.Close()
-			o := localOpened(db)
-			rep, err := valuesa.Build(db, o.src, valuesa.Query{View: v, Epochs: sel.Filter.Epochs, Hosts: sel.Filter.Hosts,
+			defer o.close()
+			rep, err := valuesa.Build(o.values, o.src, valuesa.Query{View: v, Epochs: sel.Filter.Epochs, Hosts: sel.Filter.Hosts,
 				Images: sel.Filter.Images, Limit: limit, MinSamples: minSamples, Files: newImageFinder(cmd.ErrOrStderr(), o, imageDirs)})
 			if err != nil {
 				return err
 			}
 			if rep.Stats.Interrupts == 0 {
-				return fmt.Errorf("%s holds no value samples: profile with dcpi profile --values MODULE (%s)", qf.dbDir, strings.Join(valuemod.Names(), ", "))
+				where := qf.dbDir
+				if len(qf.nats) > 0 {
+					where = "the cluster"
+				}
+				if h := o.emptyHint(sel.Filter); h != "" {
+					return fmt.Errorf("no value samples selected: %s", h)
+				}
+				return fmt.Errorf("%s holds no value samples: profile with dcpi profile, dcpi node or dcpi demo --values MODULE (%s)", where, strings.Join(valuemod.Names(), ", "))
 			}
 			if qf.json {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -212,4 +235,21 @@ func valueList(vs []valuesa.Value, n int) string {
 		parts = append(parts, fmt.Sprintf("%s: %.1f%%±%.1f", v.Value, 100*v.Share, 100*v.Error))
 	}
 	return strings.Join(parts, "  ")
+}
+
+// subtractValueStats is s less what an earlier run had stored (prior), for
+// a run that continued a database.
+func subtractValueStats(s, prior wire.ValueStats) wire.ValueStats {
+	out := wire.ValueStats{Interrupts: s.Interrupts - prior.Interrupts, NoContext: s.NoContext - prior.NoContext,
+		Completed: s.Completed - prior.Completed, Steps: s.Steps - prior.Steps, Values: s.Values - prior.Values,
+		TableFull: s.TableFull - prior.TableFull, Unattributed: s.Unattributed - prior.Unattributed}
+	for k, v := range s.GaveUp {
+		if d := v - prior.GaveUp[k]; d > 0 {
+			if out.GaveUp == nil {
+				out.GaveUp = map[string]uint64{}
+			}
+			out.GaveUp[k] = d
+		}
+	}
+	return out
 }
