@@ -52,7 +52,7 @@ func TestEV6CyclesSamplesMatchGroundTruth(t *testing.T) {
 	// overlapped with the interrupted one's are then taken after the
 	// handler, where no sample can reach them. At 3,000-cycle periods that
 	// cost ptrchase's second load 12% of its expected samples
-	// (docs/ev6.md, "Not modelled yet").
+	// (docs/timing-21264.md, "Not modelled yet").
 	const lo, hi = 9000, 11000
 	mean := float64(lo+hi) / 2
 	for _, name := range []string{"sort", "ptrchase"} {

@@ -17,6 +17,6 @@
 // exact for what is modelled. Wrong-path instructions are decoded from
 // memory along the predicted path after a mispredicted branch and timed
 // without architectural effect until the branch resolves (wrongpath.go).
-// docs/ev6.md describes the model, its parameters with their sources, and
+// docs/timing-21264.md describes the model, its parameters with their sources, and
 // what it does not model yet.
 package ev6

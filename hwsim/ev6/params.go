@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Sources, as cited in the comments below and in docs/ev6.md:
+// Sources, as cited in the comments below and in docs/timing-21264.md:
 //
 //	HRM     Alpha 21264/EV67 Microprocessor Hardware Reference Manual
 //	        (Compaq, 2000): §2.1 microarchitecture, §2.2 pipeline and
