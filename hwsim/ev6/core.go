@@ -16,6 +16,12 @@ type Core struct {
 	classes []class
 
 	icache, dcache, l2 *timing.Cache
+	itb, dtb           *timing.TLB
+	asnOf              map[*alpha.AddressSpace]uint8
+	pageShift          uint64
+	fetchPage          uint64              // page + 1 of the last fetch block looked up in the ITB
+	fetchAS            *alpha.AddressSpace // and its address space
+	storeWait          []uint64            // per load PC: clearing interval + 1 in which its store-wait bit was set
 	bp                 *tournament
 	ras                returnStack
 	linePred           []uint64 // next fetch block + 1 per fetch block; 0 predicts the sequential one
@@ -80,6 +86,8 @@ type Stats struct {
 	WrongPath, WrongPathIssued        uint64 // wrong-path instructions fetched, and issued before the squash
 	ICacheMisses, DCacheMisses        uint64
 	L2Misses, Forwarded               uint64
+	OrderTraps                        uint64 // loads issued before an older store to their quadword, refetched
+	DTBMisses, ITBMisses              uint64
 }
 
 type ring struct {
@@ -155,6 +163,14 @@ func NewCore(cpu *alpha.CPU, p Params) (*Core, error) {
 	if c.l2, err = mk(p.L2Bytes, 1); err != nil {
 		return nil, fmt.Errorf("ev6: Bcache: %w", err)
 	}
+	if c.itb, err = timing.NewTLB(p.ITBEntries, timing.NotLastUsed); err != nil {
+		return nil, fmt.Errorf("ev6: ITB: %w", err)
+	}
+	if c.dtb, err = timing.NewTLB(p.DTBEntries, timing.NotLastUsed); err != nil {
+		return nil, fmt.Errorf("ev6: DTB: %w", err)
+	}
+	c.pageShift = alpha.PageShift
+	c.storeWait = make([]uint64, p.StoreWaitEntries)
 	c.bp = newTournament(p)
 	c.ras = returnStack{a: make([]uint64, p.ReturnStack)}
 	c.linePred = make([]uint64, p.LineEntries)
@@ -222,7 +238,28 @@ func (c *Core) Retire(d *alpha.Decoded, pc, ea uint64) uint64 {
 		c.flush(c.pend.retire + 1)
 	}
 	cl := &c.classes[min(int(d.Op), len(c.classes)-1)]
-	pd := pending{pc: pc}
+	for {
+		pd, trap := c.time(d, cl, pc, ea)
+		if trap == 0 {
+			c.pend, c.hasPend = pd, true
+			return pd.retire
+		}
+		// The instruction trapped at issue (an order trap, a TLB
+		// miss): it and everything younger — nothing younger is timed
+		// yet — are killed, and it is fetched again at trap.
+		if st := c.stagesFor(pc); st != nil {
+			st.Replayed++
+		}
+		c.redirect = max(c.redirect, trap)
+		c.fetchBlk = 0
+	}
+}
+
+// time computes the cycles of the instruction d at pc from the state the
+// older ones left. It returns a non-zero trap when the instruction traps
+// at issue instead, and must be fetched again from that cycle on.
+func (c *Core) time(d *alpha.Decoded, cl *class, pc, ea uint64) (pd pending, trap uint64) {
+	pd = pending{pc: pc}
 	pd.ev = 1 << alpha.EvIssues
 
 	// Fetch: with the previous instruction if it continues its block and
@@ -241,6 +278,16 @@ func (c *Core) Retire(d *alpha.Decoded, pc, ea uint64) uint64 {
 		}
 		line := pc/uint64(c.p.LineBytes) + 1
 		if line != c.fetchLine {
+			if page := pc>>c.pageShift + 1; page != c.fetchPage || c.cpu.AS != c.fetchAS {
+				c.fetchPage, c.fetchAS = page, c.cpu.AS
+				if !c.itb.Lookup(page-1, c.asn(pc)) {
+					// An ITB miss traps to PALcode, which fills the
+					// ITB; fetch resumes after both (HRM Table 2-1).
+					pd.ev = pd.ev.With(alpha.EvITBMiss)
+					c.stats.ITBMisses++
+					f += uint64(c.p.ITBMissCycles + c.p.TLBFillCycles)
+				}
+			}
 			if pa, ok := c.cpu.PhysAddr(pc); ok && !c.icache.Access(pa) {
 				pd.ev = pd.ev.With(alpha.EvIMiss)
 				fill := uint64(c.p.L2LoadCycles)
@@ -336,9 +383,17 @@ func (c *Core) Retire(d *alpha.Decoded, pc, ea uint64) uint64 {
 
 	// Execute: a load's latency comes from the store queue or the memory
 	// system; everything else's from its class.
+	if (cl.base.Load || cl.base.Store) && !prefetch(d.Op) {
+		if t := c.translate(&pd, ea); t != 0 {
+			return pd, t
+		}
+	}
 	lat := uint64(cl.lat)
 	if cl.base.Load && !prefetch(d.Op) {
-		lat = c.load(&pd, ea, cl.base.FPDst)
+		var t uint64
+		if lat, t = c.load(&pd, ea, cl.base.FPDst); t != 0 {
+			return pd, t
+		}
 	}
 	pd.done = pd.issue + lat
 	r := pd.issue + max(lat, 1) + uint64(c.p.RetireAfter)
@@ -347,8 +402,53 @@ func (c *Core) Retire(d *alpha.Decoded, pc, ea uint64) uint64 {
 		r++
 	}
 	pd.retire = r
-	c.pend, c.hasPend = pd, true
-	return r
+	return pd, 0
+}
+
+// refetch is the cycle an instruction trapping at issue in cycle at is
+// fetched again, penalty cycles counted as Table 2-1's abort penalties
+// are: from the cycle after the trapping instruction's fetch to the
+// refetch, when it issued as early as it could.
+func (c *Core) refetch(at uint64, penalty int) uint64 {
+	return at + uint64(penalty+1-c.p.FetchToMap-c.p.MapToIssue)
+}
+
+// translate looks the data address ea up in the DTB at pd.issue. A miss
+// traps: the PALcode handler fills the DTB and the instruction is fetched
+// again (HRM Table 2-1's DTB miss penalty, then the fill).
+func (c *Core) translate(pd *pending, ea uint64) (trap uint64) {
+	if _, ok := c.cpu.PhysAddr(ea); !ok {
+		return 0 // it will fault
+	}
+	if c.dtb.Lookup(ea>>c.pageShift, c.asn(ea)) {
+		return 0
+	}
+	c.stats.DTBMisses++
+	return c.refetch(pd.issue, c.p.DTBMissCycles) + uint64(c.p.TLBFillCycles)
+}
+
+// asn is the address-space number the TLBs tag va with: 0 for the
+// kernel's addresses (global, as the PTE's ASM bit makes them), else one
+// per address space, reassigned with both TLBs flushed when they run out.
+func (c *Core) asn(va uint64) uint8 {
+	if va>>63 != 0 {
+		return 0
+	}
+	if c.asnOf == nil {
+		c.asnOf = make(map[*alpha.AddressSpace]uint8)
+	}
+	n, ok := c.asnOf[c.cpu.AS]
+	if !ok {
+		if len(c.asnOf) == 255 {
+			clear(c.asnOf)
+			c.itb, _ = timing.NewTLB(c.p.ITBEntries, timing.NotLastUsed)
+			c.dtb, _ = timing.NewTLB(c.p.DTBEntries, timing.NotLastUsed)
+			c.fetchPage = 0
+		}
+		n = uint8(len(c.asnOf) + 1)
+		c.asnOf[c.cpu.AS] = n
+	}
+	return n
 }
 
 // slotting returns how many of the instructions of the fetch block from pc
@@ -446,21 +546,38 @@ func (c *Core) reserve(cycle uint64, p uint8) {
 // load returns the latency of a load issuing at pd.issue (which it may
 // delay: a store to forward from not yet issued, a full miss address
 // file) from effective address ea.
-func (c *Core) load(pd *pending, ea uint64, fp bool) uint64 {
+func (c *Core) load(pd *pending, ea uint64, fp bool) (lat, trap uint64) {
 	pd.ev = pd.ev.With(alpha.EvLoads)
+	// The store-wait table (HRM §2): a load whose bit is set waits until
+	// every older store in flight has issued; the others issue when
+	// their operands are ready, ahead of older stores.
+	sw := &c.storeWait[int(pd.pc>>2)&(len(c.storeWait)-1)]
+	if *sw == pd.issue/uint64(c.p.StoreWaitClear)+1 {
+		for i := range c.sq {
+			if s := &c.sq[i]; s.retire > pd.issue && s.issue > pd.issue {
+				pd.issue = s.issue
+			}
+		}
+		for !c.free(pd.issue, pd.pipe) {
+			pd.issue++
+		}
+	}
 	// Store-to-load forwarding from the youngest older store to the same
-	// quadword still in the store queue at the load's issue. The load
-	// waits for the store's data: the store-wait predictor is assumed
-	// right, so there are no order replay traps.
+	// quadword still in the store queue at the load's issue. If that
+	// store issues after the load, the load read stale data: when the
+	// store issues it finds the younger load done and takes an order
+	// trap — the load and everything younger are refetched — and sets
+	// the load's store-wait bit.
 	for i := len(c.sq) - 1; i >= 0; i-- {
 		s := &c.sq[i]
 		if s.qw == ea>>3 && s.retire > pd.issue {
-			pd.issue = max(pd.issue, s.issue)
-			for !c.free(pd.issue, pd.pipe) {
-				pd.issue++
+			if s.issue > pd.issue {
+				c.stats.OrderTraps++
+				*sw = s.issue/uint64(c.p.StoreWaitClear) + 1
+				return 0, c.refetch(s.issue, c.p.OrderTrapCycles)
 			}
 			c.stats.Forwarded++
-			return uint64(c.p.LatForward)
+			return uint64(c.p.LatForward), 0
 		}
 	}
 	hit := uint64(c.p.LatLoad)
@@ -469,21 +586,21 @@ func (c *Core) load(pd *pending, ea uint64, fp bool) uint64 {
 	}
 	pa, ok := c.cpu.PhysAddr(ea)
 	if !ok {
-		return hit // it will fault
+		return hit, 0 // it will fault
 	}
 	line := pa / uint64(c.p.LineBytes)
 	for _, e := range c.maf {
 		if e.line == line && e.done > pd.issue+hit {
 			// The line is on its way: the load merges into the miss.
 			pd.ev = pd.ev.With(alpha.EvDMiss)
-			return e.done - pd.issue
+			return e.done - pd.issue, 0
 		}
 	}
 	if c.dcache.Access(pa) {
-		return hit
+		return hit, 0
 	}
 	pd.ev = pd.ev.With(alpha.EvDMiss)
-	lat := hit - 3 + uint64(c.p.L2LoadCycles)
+	lat = hit - 3 + uint64(c.p.L2LoadCycles)
 	if !c.l2.Access(pa) {
 		pd.ev = pd.ev.With(alpha.EvBMiss)
 		lat += uint64(c.p.MemoryCycles)
@@ -509,7 +626,7 @@ func (c *Core) load(pd *pending, ea uint64, fp bool) uint64 {
 	// The fill is under way from now whether or not the load retires:
 	// a load killed by an interrupt and fetched again merges into it.
 	c.addMAF(mafEntry{line: line, done: pd.issue + lat})
-	return lat
+	return lat, 0
 }
 
 // Commit implements alpha.Core: the instruction Retire timed has executed

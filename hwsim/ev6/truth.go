@@ -21,6 +21,10 @@ type PCStages struct {
 	// Aborted counts wrong-path fetches; AbortedMapped and AbortedIssued
 	// those of them that mapped, and issued, before the squash.
 	Aborted, AbortedMapped, AbortedIssued uint64
+	// Replayed counts the times it trapped at issue (an order trap, a
+	// DTB miss) and was fetched again: a killed execution on the correct
+	// path, not counted in Aborted.
+	Replayed                              uint64
 	FetchToMap, MapToIssue, IssueToRetire uint64
 }
 
@@ -39,6 +43,7 @@ func (s *StageTruth) Add(o *StageTruth) {
 		e.Aborted += v.Aborted
 		e.AbortedMapped += v.AbortedMapped
 		e.AbortedIssued += v.AbortedIssued
+		e.Replayed += v.Replayed
 		e.FetchToMap += v.FetchToMap
 		e.MapToIssue += v.MapToIssue
 		e.IssueToRetire += v.IssueToRetire
