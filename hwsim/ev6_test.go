@@ -1,7 +1,13 @@
 package hwsim_test
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"strings"
 	"testing"
 
 	"dcpi/hwsim"
@@ -118,4 +124,67 @@ func BenchmarkTimingModels(b *testing.B) {
 func mustDefaults(name string) []string {
 	args, _ := workloadDefaults(name)
 	return args
+}
+
+// TestEV6TestBinariesMatch runs the test suite's own Alpha binaries (the
+// kernel probes, the BWX program, elfimage's freestanding image) on a
+// 21264 host timed by the out-of-order core, and requires what they print
+// and their exit status to be the same as on a 21164 host (a 21164A for
+// the BWX program, which a 21164 cannot run) and, for those whose output
+// does not name the simulated machine, as under qemu-alpha. picprobe is
+// left out: it prints the counters' own values, which differ by design.
+func TestEV6TestBinariesMatch(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		args []string
+		ref  alpha.Model
+		qemu bool
+	}{
+		{"testdata/sysprobe", []string{"syscalls"}, alpha.EV5, false},
+		{"testdata/sysprobe", []string{"fork"}, alpha.EV5, false},
+		{"testdata/sysprobe", []string{"exit", "42"}, alpha.EV5, true},
+		{"testdata/sysprobe", []string{"segv"}, alpha.EV5, false},
+		{"testdata/sysprobe", []string{"divzero"}, alpha.EV5, false},
+		{"testdata/bwx", nil, alpha.EV56, true},
+		{"elfimage/testdata/free", nil, alpha.EV5, true},
+	} {
+		name := path.Base(tc.file)
+		t.Run(strings.Join(append([]string{name}, tc.args...), "_"), func(t *testing.T) {
+			data, err := os.ReadFile(tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			on := func(model alpha.Model) runResult {
+				cfg := hwsim.DefaultConfig()
+				cfg.CPUs, cfg.Model = 2, model
+				cfg.Files = map[string][]byte{"/bin/" + name: data}
+				return runWorkload(t, cfg, name, tc.args...)
+			}
+			want, got := on(tc.ref), on(alpha.EV6)
+			if got.stdout != want.stdout || got.status != want.status {
+				t.Errorf("on ev6: status %#x, stdout:\n%s\non %v: status %#x, stdout:\n%s", got.status, got.stdout, tc.ref, want.status, want.stdout)
+			}
+			if !tc.qemu {
+				return
+			}
+			q, err := exec.LookPath("qemu-alpha")
+			if err != nil {
+				return // the simulators agree; qemu is not installed
+			}
+			var out bytes.Buffer
+			cmd := exec.Command(q, append([]string{tc.file}, tc.args...)...)
+			cmd.Stdout = &out
+			err = cmd.Run()
+			code := 0
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				code = exit.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != got.stdout || code != got.status>>8 {
+				t.Errorf("on ev6: exit %d, stdout %q; qemu-alpha: exit %d, stdout %q", got.status>>8, got.stdout, code, out.String())
+			}
+		})
+	}
 }
