@@ -188,3 +188,32 @@ func TestEV6TestBinariesMatch(t *testing.T) {
 		})
 	}
 }
+
+// TestEV6IPCSeries checks each 21264 CPU's IPC over time: its windows
+// add up to the CPU's retired instructions, and they follow the program's
+// phases — micro's execution loops run above one instruction a cycle, its
+// M-M loop (2.7 M cycles at scale 2, a memory latency per load) far
+// below.
+func TestEV6IPCSeries(t *testing.T) {
+	r := runWorkload(t, ev6Machine(t, 1), "micro", "2")
+	series := r.m.IPC()
+	if len(series) != 1 || series[0].Window == 0 {
+		t.Fatalf("IPC series %v, want one CPU's", series)
+	}
+	s := series[0]
+	var sum uint64
+	lo, hi := 1e9, 0.0
+	for i, n := range s.Retired {
+		sum += n
+		if i < len(s.Retired)-1 { // the last window is partial
+			ipc := float64(n) / float64(s.Window)
+			lo, hi = min(lo, ipc), max(hi, ipc)
+		}
+	}
+	if got := r.m.CPUStats()[0].Retired; sum != got {
+		t.Errorf("the series counts %d retires, the CPU %d", sum, got)
+	}
+	if hi < 1 || lo > 0.1 {
+		t.Errorf("IPC per window from %.3f to %.3f: want a window above 1 and one below 0.1", lo, hi)
+	}
+}

@@ -70,7 +70,7 @@ func (c *Core) control(d *alpha.Decoded, pd *pending, cl *class, pc, next uint64
 	want := next/uint64(c.p.FetchBlockBytes) + 1
 	if got := *e; (got == 0 && want != blk+2) || (got != 0 && got != want) {
 		c.stats.LineMisses++
-		c.redirect = max(c.redirect, pd.fetch+1+uint64(c.p.LineMissCycles))
+		c.setRedirect(pd.fetch+1+uint64(c.p.LineMissCycles), noCause)
 		*e = want
 	}
 	if taken {

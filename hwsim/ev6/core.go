@@ -33,8 +33,11 @@ type Core struct {
 	fetchN     int    // instructions fetched from it
 	fetchLine  uint64 // I-cache line of the current block + 1
 	redirect   uint64 // no fetch before this cycle (a mispredict, a line miss, a restart)
-	upperN     int    // instructions of the current fetch block slotted to the upper subclusters
-	lowerN     int    // and to the lower ones
+	// redirectCause is why, as a stall cause (noCause: none named).
+	redirectCause alpha.StallCause
+	loadMissed    [2][64]bool // per register file and register: its last writer was a load that missed
+	upperN        int         // instructions of the current fetch block slotted to the upper subclusters
+	lowerN        int         // and to the lower ones
 
 	// Map and the out-of-order window, as rings of older instructions'
 	// cycles indexed by sequence number.
@@ -76,6 +79,10 @@ type Core struct {
 
 	stats   Stats
 	observe func(Record)
+
+	// retiredIn counts retires per window of 1<<IPCWindowShift cycles:
+	// the CPU's IPC over time.
+	retiredIn []uint64
 }
 
 // Stats counts what the core did.
@@ -136,6 +143,9 @@ type pending struct {
 	done               uint64 // result cycle in its own cluster
 	pipe               uint8
 	ev                 alpha.EventSet
+	baseLat            uint64           // the class's latency, a load's on a hit
+	feCause            alpha.StallCause // why fetch waited (noCause: it did not, or no named cause)
+	issueCause         alpha.StallCause // why issue waited beyond the map's earliest
 	newBlock           bool
 	fetchBlk           uint64
 	fetchLine          uint64
@@ -153,6 +163,7 @@ func NewCore(cpu *alpha.CPU, p Params) (*Core, error) {
 		return timing.NewCache(timing.CacheConfig{Size: size, Line: p.LineBytes, Ways: ways, Replacement: timing.LRU})
 	}
 	c := &Core{p: p, cpu: cpu, classes: buildClasses(p)}
+	c.redirectCause = noCause
 	var err error
 	if c.icache, err = mk(p.ICacheBytes, p.CacheWays); err != nil {
 		return nil, fmt.Errorf("ev6: I-cache: %w", err)
@@ -208,7 +219,7 @@ func (c *Core) Restart(cycle uint64) {
 
 // flush empties the front end and the window at cycle.
 func (c *Core) flush(cycle uint64) {
-	c.redirect = max(c.redirect, cycle)
+	c.setRedirect(cycle, noCause)
 	c.fetchBlk = 0
 	c.fetchLine = 0
 	if cycle > c.lastRetire {
@@ -238,28 +249,44 @@ func (c *Core) Retire(d *alpha.Decoded, pc, ea uint64) uint64 {
 		c.flush(c.pend.retire + 1)
 	}
 	cl := &c.classes[min(int(d.Op), len(c.classes)-1)]
+	var dtbMissed bool
 	for {
-		pd, trap := c.time(d, cl, pc, ea)
+		pd, trap, cause := c.time(d, cl, pc, ea)
 		if trap == 0 {
+			if dtbMissed {
+				pd.ev = pd.ev.With(alpha.EvDTBMiss) // counted once, on the execution that retires
+			}
 			c.pend, c.hasPend = pd, true
 			return pd.retire
 		}
+		dtbMissed = dtbMissed || cause == alpha.StallDTB
 		// The instruction trapped at issue (an order trap, a TLB
 		// miss): it and everything younger — nothing younger is timed
 		// yet — are killed, and it is fetched again at trap.
 		if st := c.stagesFor(pc); st != nil {
 			st.Replayed++
 		}
-		c.redirect = max(c.redirect, trap)
+		c.setRedirect(trap, cause)
 		c.fetchBlk = 0
+	}
+}
+
+// noCause marks cycles the 21164's stall causes do not name (an order
+// trap's refetch, a map stall, the instruction's own latency).
+const noCause = alpha.NumStallCauses
+
+// setRedirect stops fetch before cycle at, for cause.
+func (c *Core) setRedirect(at uint64, cause alpha.StallCause) {
+	if at > c.redirect {
+		c.redirect, c.redirectCause = at, cause
 	}
 }
 
 // time computes the cycles of the instruction d at pc from the state the
 // older ones left. It returns a non-zero trap when the instruction traps
 // at issue instead, and must be fetched again from that cycle on.
-func (c *Core) time(d *alpha.Decoded, cl *class, pc, ea uint64) (pd pending, trap uint64) {
-	pd = pending{pc: pc}
+func (c *Core) time(d *alpha.Decoded, cl *class, pc, ea uint64) (pd pending, trap uint64, cause alpha.StallCause) {
+	pd = pending{pc: pc, feCause: noCause, issueCause: noCause}
 	pd.ev = 1 << alpha.EvIssues
 
 	// Fetch: with the previous instruction if it continues its block and
@@ -271,6 +298,9 @@ func (c *Core) time(d *alpha.Decoded, cl *class, pc, ea uint64) (pd pending, tra
 	} else {
 		pd.newBlock = true
 		f := max(c.fetchCycle+1, c.redirect)
+		if c.redirect > c.fetchCycle+1 {
+			pd.feCause = c.redirectCause
+		}
 		if c.seq >= uint64(c.p.FetchBuffer) {
 			if m := c.mapped[c.seq%uint64(c.p.FetchBuffer)]; m > f+1 {
 				f = m - 1
@@ -284,6 +314,7 @@ func (c *Core) time(d *alpha.Decoded, cl *class, pc, ea uint64) (pd pending, tra
 					// An ITB miss traps to PALcode, which fills the
 					// ITB; fetch resumes after both (HRM Table 2-1).
 					pd.ev = pd.ev.With(alpha.EvITBMiss)
+					pd.feCause = alpha.StallITB
 					c.stats.ITBMisses++
 					f += uint64(c.p.ITBMissCycles + c.p.TLBFillCycles)
 				}
@@ -380,19 +411,20 @@ func (c *Core) time(d *alpha.Decoded, cl *class, pc, ea uint64) (pd pending, tra
 		}
 	}
 	pd.issue, pd.pipe = best, bestPipe
+	pd.issueCause = c.issueCause(d, cl, &pd, m+uint64(c.p.MapToIssue))
 
 	// Execute: a load's latency comes from the store queue or the memory
 	// system; everything else's from its class.
 	if (cl.base.Load || cl.base.Store) && !prefetch(d.Op) {
 		if t := c.translate(&pd, ea); t != 0 {
-			return pd, t
+			return pd, t, alpha.StallDTB
 		}
 	}
 	lat := uint64(cl.lat)
 	if cl.base.Load && !prefetch(d.Op) {
 		var t uint64
 		if lat, t = c.load(&pd, ea, cl.base.FPDst); t != 0 {
-			return pd, t
+			return pd, t, noCause
 		}
 	}
 	pd.done = pd.issue + lat
@@ -402,7 +434,50 @@ func (c *Core) time(d *alpha.Decoded, cl *class, pc, ea uint64) (pd pending, tra
 		r++
 	}
 	pd.retire = r
-	return pd, 0
+	pd.baseLat = uint64(cl.lat)
+	return pd, 0, noCause
+}
+
+// issueCause names what held the instruction between the earliest issue
+// its map allowed (from) and its issue, in the 21164's terms: the operand
+// read last (Ra before Rb on a tie), or the D-cache when that operand's
+// producer was a load that missed; the FP divider; a barrier waiting for
+// older instructions; else a pipe conflict (slot).
+func (c *Core) issueCause(d *alpha.Decoded, cl *class, pd *pending, from uint64) alpha.StallCause {
+	if pd.issue <= from {
+		return noCause
+	}
+	cluster := clusterOf(pd.pipe)
+	var ra, rb uint64
+	if cl.base.ReadsA {
+		ra = c.readyOf(d.Ra, cl.base.FPA, cluster)
+	}
+	if cl.base.ReadsB && !d.Lit {
+		rb = c.readyOf(d.Rb, cl.base.FPB, cluster)
+	}
+	switch {
+	case max(ra, rb) >= pd.issue && ra >= rb:
+		if c.missedBy(d.Ra, cl.base.FPA) {
+			return alpha.StallDCache
+		}
+		return alpha.StallRa
+	case max(ra, rb) >= pd.issue:
+		if c.missedBy(d.Rb, cl.base.FPB) {
+			return alpha.StallDCache
+		}
+		return alpha.StallRb
+	case cl.divider && c.divFree >= pd.issue:
+		return alpha.StallFDiv
+	case cl.serial:
+		return alpha.StallBarrier
+	}
+	return alpha.StallSlot
+}
+
+// missedBy reports whether register r's last writer was a load that
+// missed the D-cache.
+func (c *Core) missedBy(r uint8, fp bool) bool {
+	return c.loadMissed[b2i(fp)][r&63]
 }
 
 // refetch is the cycle an instruction trapping at issue in cycle at is
@@ -678,6 +753,7 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 	}
 	if dst, fp := dest(d, &cl.base); dst {
 		r := destReg(d, &cl.base)
+		c.loadMissed[b2i(fp)][r] = cl.base.Load && pd.ev.Has(alpha.EvDMiss)
 		if fp {
 			c.readyFP[r] = pd.done
 			c.fpW.push(pd.retire)
@@ -713,7 +789,7 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 	}
 	if miss {
 		c.wrongPath(pd, predicted, redirect)
-		c.redirect = max(c.redirect, redirect)
+		c.setRedirect(redirect, alpha.StallMispred)
 		c.fetchBlk = 0
 	}
 	if cl.serial && d.Op == alpha.OpCallPal {
@@ -722,6 +798,11 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 	}
 	c.record(d, pd, pc, next)
 	c.stats.Retired++
+	if w := int(pd.retire >> IPCWindowShift); w < len(c.retiredIn) {
+		c.retiredIn[w]++
+	} else {
+		c.countRetireLate(w)
+	}
 	return pd.ev
 }
 
@@ -745,3 +826,19 @@ func (c *Core) addMAF(e mafEntry) {
 	}
 	c.maf[k] = e
 }
+
+// IPCWindowShift sets the window of the IPC series: 1<<20 cycles, about
+// 3 ms at 333 MHz.
+const IPCWindowShift = 20
+
+// countRetireLate counts a retire in window w beyond the series so far.
+func (c *Core) countRetireLate(w int) {
+	c.retiredIn = append(c.retiredIn, make([]uint64, w+1-len(c.retiredIn))...)
+	c.retiredIn[w]++
+}
+
+// RetiredPerWindow returns the instructions retired in each window of
+// 1<<IPCWindowShift cycles from cycle 0 to the last retire (divided by
+// the window, the IPC over time). The slice is the core's: copy it to
+// keep it.
+func (c *Core) RetiredPerWindow() []uint64 { return c.retiredIn }
