@@ -128,7 +128,14 @@ func (c *Core) wrongPath(pd *pending, pc, redirect uint64) {
 			return
 		}
 		n++
-		d := alpha.Decode(w, c.cpu.Model)
+		// Wrong paths are mostly the same few blocks again: each word
+		// is decoded once (keyed by the word itself, so rewritten code
+		// decodes anew).
+		e := &c.wpDecoded[int(pc>>2)&(len(c.wpDecoded)-1)]
+		if !e.ok || e.w != w {
+			*e = wpDecoded{w: w, ok: true, d: alpha.Decode(w, c.cpu.Model)}
+		}
+		d := e.d
 		cl := &c.classes[min(int(d.Op), len(c.classes)-1)]
 		c.stats.WrongPath++
 		rec := Record{PC: pc, Fetch: fetch, Retire: kill}

@@ -80,6 +80,8 @@ type Core struct {
 	stats   Stats
 	observe func(Record)
 
+	wpDecoded []wpDecoded // wrong-path decodes by PC
+
 	// retiredIn counts retires per window of 1<<IPCWindowShift cycles:
 	// the CPU's IPC over time.
 	retiredIn []uint64
@@ -131,6 +133,12 @@ type slotEntry struct {
 }
 
 type mafEntry struct{ line, done uint64 }
+
+type wpDecoded struct {
+	w  uint32
+	ok bool
+	d  alpha.Decoded
+}
 
 type sqEntry struct{ qw, issue, retire uint64 }
 
@@ -194,6 +202,7 @@ func NewCore(cpu *alpha.CPU, p Params) (*Core, error) {
 	c.stores = newRing(p.StoreQueue)
 	c.cal = make([]calSlot, calSize)
 	c.slots = make([]slotEntry, 4096)
+	c.wpDecoded = make([]wpDecoded, 4096)
 	cpu.Timing = nil
 	cpu.Core = c
 	return c, nil
@@ -251,12 +260,15 @@ func (c *Core) Retire(d *alpha.Decoded, pc, ea uint64) uint64 {
 	cl := &c.classes[min(int(d.Op), len(c.classes)-1)]
 	var dtbMissed bool
 	for {
-		pd, trap, cause := c.time(d, cl, pc, ea)
+		// Timed in place: the pending record is large, and copying it
+		// twice an instruction showed in profiles.
+		pd := &c.pend
+		trap, cause := c.time(pd, d, cl, pc, ea)
 		if trap == 0 {
 			if dtbMissed {
 				pd.ev = pd.ev.With(alpha.EvDTBMiss) // counted once, on the execution that retires
 			}
-			c.pend, c.hasPend = pd, true
+			c.hasPend = true
 			return pd.retire
 		}
 		dtbMissed = dtbMissed || cause == alpha.StallDTB
@@ -285,8 +297,8 @@ func (c *Core) setRedirect(at uint64, cause alpha.StallCause) {
 // time computes the cycles of the instruction d at pc from the state the
 // older ones left. It returns a non-zero trap when the instruction traps
 // at issue instead, and must be fetched again from that cycle on.
-func (c *Core) time(d *alpha.Decoded, cl *class, pc, ea uint64) (pd pending, trap uint64, cause alpha.StallCause) {
-	pd = pending{pc: pc, feCause: noCause, issueCause: noCause}
+func (c *Core) time(pd *pending, d *alpha.Decoded, cl *class, pc, ea uint64) (trap uint64, cause alpha.StallCause) {
+	*pd = pending{pc: pc, feCause: noCause, issueCause: noCause}
 	pd.ev = 1 << alpha.EvIssues
 
 	// Fetch: with the previous instruction if it continues its block and
@@ -411,20 +423,20 @@ func (c *Core) time(d *alpha.Decoded, cl *class, pc, ea uint64) (pd pending, tra
 		}
 	}
 	pd.issue, pd.pipe = best, bestPipe
-	pd.issueCause = c.issueCause(d, cl, &pd, m+uint64(c.p.MapToIssue))
+	pd.issueCause = c.issueCause(d, cl, pd, m+uint64(c.p.MapToIssue))
 
 	// Execute: a load's latency comes from the store queue or the memory
 	// system; everything else's from its class.
 	if (cl.base.Load || cl.base.Store) && !prefetch(d.Op) {
-		if t := c.translate(&pd, ea); t != 0 {
-			return pd, t, alpha.StallDTB
+		if t := c.translate(pd, ea); t != 0 {
+			return t, alpha.StallDTB
 		}
 	}
 	lat := uint64(cl.lat)
 	if cl.base.Load && !prefetch(d.Op) {
 		var t uint64
-		if lat, t = c.load(&pd, ea, cl.base.FPDst); t != 0 {
-			return pd, t, noCause
+		if lat, t = c.load(pd, ea, cl.base.FPDst); t != 0 {
+			return t, noCause
 		}
 	}
 	pd.done = pd.issue + lat
@@ -435,7 +447,7 @@ func (c *Core) time(d *alpha.Decoded, cl *class, pc, ea uint64) (pd pending, tra
 	}
 	pd.retire = r
 	pd.baseLat = uint64(cl.lat)
-	return pd, 0, noCause
+	return 0, noCause
 }
 
 // issueCause names what held the instruction between the earliest issue
