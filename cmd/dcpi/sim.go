@@ -31,7 +31,7 @@ profiling it.`,
 		Example: `  dcpi sim run hello
   dcpi sim run --strace --cpus 1 ./a.out`,
 	}
-	sim.AddCommand(newSimRunCommand())
+	sim.AddCommand(newSimRunCommand(), newSimMicroCommand())
 	return sim
 }
 
