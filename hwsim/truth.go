@@ -3,6 +3,7 @@ package hwsim
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/ev6"
@@ -68,4 +69,25 @@ func (m *Machine) WriteGroundTruth(w io.Writer) error {
 		return fmt.Errorf("hwsim: ground truth was not collected (Config.GroundTruth)")
 	}
 	return EncodeGroundTruth(w, m.truth)
+}
+
+// IPCSeries is one 21264 CPU's instructions retired per window of Window
+// cycles, from cycle 0: its IPC over time.
+type IPCSeries struct {
+	CPU     int
+	Window  uint64
+	Retired []uint64
+}
+
+// IPC returns each 21264 CPU's IPC series (a copy), or nil on a machine
+// without the out-of-order core (the 21164's, or no timing).
+func (m *Machine) IPC() []IPCSeries {
+	var out []IPCSeries
+	for i, c := range m.cpus {
+		if c.core != nil {
+			out = append(out, IPCSeries{CPU: i, Window: 1 << ev6.IPCWindowShift,
+				Retired: slices.Clone(c.core.RetiredPerWindow())})
+		}
+	}
+	return out
 }

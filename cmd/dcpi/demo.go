@@ -25,6 +25,7 @@ import (
 	"dcpi/config"
 	"dcpi/coordinator"
 	"dcpi/hwsim"
+	"dcpi/hwsim/alpha"
 	"dcpi/simhost"
 	"dcpi/storage"
 	"dcpi/transport"
@@ -41,6 +42,7 @@ type demoOptions struct {
 	mix                                string
 	dir                                string
 	timing                             bool
+	model                              string // the hosts' CPU model
 	limit                              int
 	verbose                            bool
 	programs                           []program // after --; nil: the mix
@@ -138,7 +140,8 @@ aggregator, dcpi node --nats URL (see examples/).`,
 	f.Float64Var(&o.cutAt, "cut-at", 0.5, "cut an epoch when every host has run this fraction of --seconds")
 	f.StringVar(&o.mix, "mix", "default", "embedded workload mix every host runs (restarting programs as they exit)")
 	f.StringVar(&o.dir, "dir", "", "keep the cluster's data here; a later run on it continues the fleet (default: a temporary directory, removed)")
-	f.BoolVar(&o.timing, "timing", true, "run the 21164 timing model (false: faster, one cycle per instruction)")
+	f.BoolVar(&o.timing, "timing", true, "run the timing model: the 21164's, or the 21264's out-of-order core with --model ev6 or ev67 (false: faster, one cycle per instruction)")
+	f.StringVar(&o.model, "model", "ev5", "CPU model of every host: ev5 (21164), ev56, pca56, ev6, ev67")
 	f.IntVar(&o.limit, "limit", 20, "procedures in the profile table")
 	f.BoolVar(&o.verbose, "verbose", false, "log what the cluster's roles say")
 	f.StringVar(&o.metrics, "metrics", "127.0.0.1:0", "serve the whole fleet's Prometheus metrics, /healthz and /readyz at this host:port (port 0: any; \"\": none); the demo prints the URL")
@@ -191,6 +194,11 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	}
 	if o.replicas != 1 && o.replicas != 3 && o.replicas != 5 {
 		return fmt.Errorf("--replicas %d: want 1, 3 or 5", o.replicas)
+	}
+	if o.model != "" {
+		if _, err := alpha.ModelByName(o.model); err != nil {
+			return fmt.Errorf("--model: %w", err)
+		}
 	}
 	if o.aggregators < 1 || o.seconds <= 0 || o.cutAt <= 0 || o.cutAt >= 1 {
 		return fmt.Errorf("want --aggregators >= 1, --seconds > 0 and 0 < --cut-at < 1")
@@ -337,6 +345,9 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	}
 	sim := config.Defaults().Sim
 	sim.CPUs, sim.Timing = o.cpus, o.timing
+	if o.model != "" {
+		sim.Model = o.model
+	}
 	var valueBase map[string]wire.ValueStats
 	if o.values != "" {
 		var names []string
