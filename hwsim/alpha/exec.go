@@ -68,7 +68,11 @@ func (c *CPU) run(until uint64) uint64 {
 		codeVPN = ^uint64(0)
 		tm      = c.Timing
 		core    = c.Core
+		values  *ValueTruth // value sampling's ground truth, when collected
 	)
+	if tm != nil {
+		values = tm.Values
+	}
 	for {
 		pc := c.PC
 		if pc>>PageShift != codeVPN || c.codeStale {
@@ -117,6 +121,10 @@ func (c *CPU) run(until uint64) uint64 {
 			b = r[d.Rb&63]
 		}
 		a := r[d.Ra&63]
+		var fa, fb uint64 // FP operands before the instruction, for values
+		if values != nil {
+			fa, fb = f[d.Ra&63], f[d.Rb&63]
+		}
 
 		switch d.Op {
 		// Loads and stores. The effective address is Rb + displacement;
@@ -537,6 +545,9 @@ func (c *CPU) run(until uint64) uint64 {
 			if tm.Truth != nil {
 				cl := &classOf[d.Op]
 				tm.Truth.record(pc, c.PC, at-start, tm, cl.Branch || cl.Jump || d.Op == OpBR)
+			}
+			if values != nil {
+				values.recordValues(c, tm, d, pc, a, b, fa, fb)
 			}
 		}
 		if c.meTag.on {
