@@ -42,7 +42,7 @@ func TestValueTruthConsistent(t *testing.T) {
 				t.Fatal("no value truth")
 			}
 			minLat := [alpha.NumLevels]uint64{3, 9, 31, 143}
-			var dhit [2]uint64                 // D-cache hits not 3 cycles (with or without a DTB miss)
+			var dhit [2]uint64               // D-cache hits not 3 cycles (with or without a DTB miss)
 			var full [alpha.NumLevels]uint64 // executions that took at least their level's full latency
 			var loads, moves, ldas, levels [alpha.NumLevels + 1]uint64
 			for _, pc := range slices.Sorted(maps.Keys(g.PCs)) {
