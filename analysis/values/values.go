@@ -40,10 +40,17 @@ const (
 	// Frequent: each instruction's most frequent values of every type.
 	Frequent
 	// SemiInvariant: instructions whose operand or result mostly holds
-	// one value, ranked by that share weighted by DCPI's CYCLES samples
-	// there (the time a specialization could save).
+	// one value (at least SemiInvariantShare of the samples), ranked by
+	// that share weighted by DCPI's CYCLES samples there (the time a
+	// specialization could save).
 	SemiInvariant
 )
+
+// SemiInvariantShare is the least estimated share of its top value that
+// makes an operand or result semi-invariant in the SemiInvariant view:
+// below it a hot instruction with scattered values would outrank every
+// truly semi-invariant one (simhost's TestSemiInvariantMatchesGroundTruth).
+const SemiInvariantShare = 0.5
 
 // Query selects a report.
 type Query struct {
@@ -172,7 +179,7 @@ func Build(src Source, sym *analysis.Symbolizer, q Query) (*Report, error) {
 			return nil, err
 		}
 		if q.View == SemiInvariant {
-			if len(row.Values) == 0 || kind == valuemod.KindLatency {
+			if len(row.Values) == 0 || kind == valuemod.KindLatency || row.Values[0].Share < SemiInvariantShare {
 				continue
 			}
 			row.Score = row.Values[0].Share * float64(row.Cycles)
