@@ -4,11 +4,14 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"dcpi/analysis/values"
+	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/internal/hotlist"
+	"dcpi/node"
 	"dcpi/node/valuemod"
 	"dcpi/wire"
 )
@@ -212,4 +215,26 @@ func TestSemiInvariantMatchesGroundTruth(t *testing.T) {
 		t.Fatalf("only %d truly semi-invariant operands sampled often enough (%d ranked)", found, len(rank))
 	}
 	t.Logf("%d truly semi-invariant operands found; %d ranked", found, len(rank))
+}
+
+// TestLoadLatencyRefusedOnEV6: load-latency sampling on the 21264 core is
+// refused with the reason; register values are allowed there.
+func TestLoadLatencyRefusedOnEV6(t *testing.T) {
+	for _, c := range []struct {
+		module string
+		ok     bool
+	}{{"loadlat", false}, {"regvals", true}} {
+		cfg := machineConfig(t, 1)
+		cfg.Model = alpha.EV6
+		m, err := hwsim.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ncfg := DefaultConfig()
+		ncfg.Node.Values = node.DefaultValuesConfig(c.module)
+		_, err = New(m, ncfg, &node.MemPublisher{})
+		if c.ok != (err == nil) || (err != nil && !strings.Contains(err.Error(), "out-of-order")) {
+			t.Errorf("%s on ev6: %v", c.module, err)
+		}
+	}
 }
