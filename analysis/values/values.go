@@ -10,11 +10,13 @@ package values
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
 
 	"dcpi/analysis"
+	"dcpi/analysis/calc"
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/alpha/disasm"
 	"dcpi/internal/hotlist"
@@ -62,6 +64,13 @@ type Query struct {
 	// MinSamples drops lists with fewer samples (N).
 	MinSamples uint64
 	Files      analysis.ImageFinder // nil: no instruction text
+	// Periods are each host's events per sample, as
+	// analysis.CalcQuery.Periods. With them and Files, the latency view
+	// runs dcpicalc (analysis.Calc) on the procedures of its rows and
+	// shows DCPI's estimates beside each load: its executions and its
+	// CPI, the cycles it spends at the head of the issue queue per
+	// execution.
+	Periods map[string]map[uint8]float64
 }
 
 // Level is a memory-hierarchy level a load latency bins into.
@@ -137,6 +146,14 @@ type Row struct {
 	// values the list did not keep.
 	Levels []float64 `json:"levels,omitempty"`
 	Cycles uint64    `json:"cycles"` // DCPI's CYCLES samples at this PC
+	// Executions and CPI are dcpicalc's estimates at this PC (the
+	// latency view, with Query.Periods): its frequency F·P and S/F, the
+	// cycles at the head of the issue queue per execution. CPIKnown is
+	// false when dcpicalc did not analyze the procedure or could not
+	// estimate the instruction's frequency.
+	Executions float64 `json:"executions,omitempty"`
+	CPI        float64 `json:"cpi,omitempty"`
+	CPIKnown   bool    `json:"cpi_known"`
 	// Score ranks the semi-invariant view: the top value's share times
 	// Cycles.
 	Score float64 `json:"score,omitempty"`
@@ -148,6 +165,9 @@ type Report struct {
 	Modules []string        `json:"modules"`
 	Stats   wire.ValueStats `json:"stats"`
 	Rows    []Row           `json:"rows"`
+	// CPINote says why DCPI's CPI is missing from rows (dcpicalc's
+	// error for an image), "" when nothing went wrong.
+	CPINote string `json:"cpi_note,omitempty"`
 }
 
 // Build reads the lists q selects from src and symbolizes them with sym
@@ -197,7 +217,57 @@ func Build(src Source, sym *analysis.Symbolizer, q Query) (*Report, error) {
 	if q.Limit > 0 && len(rep.Rows) > q.Limit {
 		rep.Rows = rep.Rows[:q.Limit]
 	}
+	if q.View == Latency && q.Periods != nil && q.Files != nil {
+		rep.CPINote = addCPI(sym, q, rep.Rows)
+	}
 	return rep, nil
+}
+
+// addCPI fills the rows' Executions and CPI from dcpicalc, run once per
+// image on the procedures of the rows with CYCLES samples, and returns
+// what went wrong, if anything: a procedure dcpicalc refuses leaves its
+// rows without a CPI rather than failing the report.
+func addCPI(sym *analysis.Symbolizer, q Query, rows []Row) string {
+	procs := map[string][]string{} // by image path
+	for _, r := range rows {
+		if r.Cycles > 0 && r.Image != "" && r.Procedure != "" && r.Procedure != analysis.UnknownProcedure &&
+			!slices.Contains(procs[r.Image], r.Procedure) {
+			procs[r.Image] = append(procs[r.Image], r.Procedure)
+		}
+	}
+	type at struct {
+		image string
+		pc    uint64
+	}
+	est := map[at]calc.InsnExplanation{}
+	period := map[at]float64{}
+	var notes []string
+	for _, image := range slices.Sorted(maps.Keys(procs)) {
+		rep, err := analysis.Calc(sym, analysis.CalcQuery{Filter: storage.Query{Epochs: q.Epochs, Hosts: q.Hosts},
+			ImagePaths: []string{image}, Procedures: procs[image], Periods: q.Periods, Files: q.Files})
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s: %v", image, err))
+			continue
+		}
+		for _, p := range rep.Procedures {
+			if p.Explanation == nil {
+				continue
+			}
+			for _, in := range p.Explanation.Insns {
+				est[at{p.Image, in.PC}] = in
+				period[at{p.Image, in.PC}] = p.Periods[alpha.EvCycles.String()]
+			}
+		}
+	}
+	for i := range rows {
+		k := at{rows[i].Image, rows[i].PC}
+		in, ok := est[k]
+		if !ok || !in.Known || in.F <= 0 {
+			continue
+		}
+		rows[i].Executions, rows[i].CPI, rows[i].CPIKnown = in.F*period[k], in.CPI, true
+	}
+	return strings.Join(notes, "; ")
 }
 
 func buildRow(sym *analysis.Symbolizer, q Query, l wire.ValueList, cycles map[wire.ImageKey]map[uint64]uint64, files map[wire.ImageKey]*analysis.ImageFile) (Row, error) {

@@ -119,11 +119,14 @@ func newValuesCommand() *cobra.Command {
   --view latency    each load's latency hot list binned by memory level
                     (D-cache, S-cache, B-cache, memory), with n (samples),
                     p (1/tau, an offer's chance of entering the list), nv
-                    (values listed) and DCPI's CYCLES samples at that PC
+                    (values listed), DCPI's CYCLES samples at that PC and
+                    its CPI as dcpicalc estimates it (cycles at the head
+                    of the issue queue per execution; - if unknown)
   --view frequent   each instruction's most frequent values (FP registers
                     as floats, the rest in hex), with their estimated shares
   --view semiinv    instructions whose operand or result mostly holds one
-                    value, ranked by that share times the CYCLES samples
+                    value (at least half the samples), ranked by that
+                    share times the CYCLES samples
 
 Shares are estimates tau*c/n, each with one standard deviation. The
 interpreter's accounting (interrupts interpreted, given up and why) heads
@@ -155,10 +158,19 @@ report for machines.`,
 			}
 			defer db.Close()
 			o := localOpened(db)
-			rep, err := valuesa.Build(db, o.src, valuesa.Query{View: v, Epochs: sel.Filter.Epochs, Hosts: sel.Filter.Hosts,
-				Images: sel.Filter.Images, Limit: limit, MinSamples: minSamples, Files: newImageFinder(cmd.ErrOrStderr(), o, imageDirs)})
+			q := valuesa.Query{View: v, Epochs: sel.Filter.Epochs, Hosts: sel.Filter.Hosts,
+				Images: sel.Filter.Images, Limit: limit, MinSamples: minSamples, Files: newImageFinder(cmd.ErrOrStderr(), o, imageDirs)}
+			if v == valuesa.Latency {
+				// DCPI's CPI beside each load needs the hosts' periods;
+				// without them (no CYCLES samples) the column stays empty.
+				q.Periods, _ = calcPeriods(o, sel.Filter.Hosts, nil, io.Discard)
+			}
+			rep, err := valuesa.Build(db, o.src, q)
 			if err != nil {
 				return err
+			}
+			if rep.CPINote != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: no CPI for some loads: %s\n", rep.CPINote)
 			}
 			if rep.Stats.Interrupts == 0 {
 				return fmt.Errorf("%s holds no value samples: profile with dcpi profile --values MODULE (%s)", qf.dbDir, strings.Join(valuemod.Names(), ", "))
@@ -185,13 +197,17 @@ func writeValues(w io.Writer, rep *valuesa.Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	switch rep.View {
 	case "latency":
-		fmt.Fprintln(tw, "pc\tprocedure\tinstruction\tn\tp\tnv\tdcache\tscache\tbcache\tmemory\tcycles\tlatencies (cycles: share)")
+		fmt.Fprintln(tw, "pc\tprocedure\tinstruction\tn\tp\tnv\tdcache\tscache\tbcache\tmemory\tcycles\tcpi\tlatencies (cycles: share)")
 		for _, r := range rep.Rows {
 			fmt.Fprintf(tw, "%#x\t%s\t%s\t%d\t1/%.0f\t%d", r.PC, r.Procedure, r.Insn, r.Samples, 1/r.P, r.NV)
 			for _, s := range r.Levels {
 				fmt.Fprintf(tw, "\t%.1f%%", 100*s)
 			}
-			fmt.Fprintf(tw, "\t%d\t%s\n", r.Cycles, valueList(r.Values, 6))
+			cpi := "-"
+			if r.CPIKnown {
+				cpi = fmt.Sprintf("%.1f", r.CPI)
+			}
+			fmt.Fprintf(tw, "\t%d\t%s\t%s\n", r.Cycles, cpi, valueList(r.Values, 6))
 		}
 	default:
 		fmt.Fprintln(tw, "pc\tprocedure\tinstruction\tkind\tn\tp\tnv\tcycles\tvalues (share)")
