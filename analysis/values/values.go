@@ -71,6 +71,10 @@ type Query struct {
 	// CPI, the cycles it spends at the head of the issue queue per
 	// execution.
 	Periods map[string]map[uint8]float64
+	// Truth, when set, is hwsim's value truth of the same run by image
+	// path (dcpi profile --values-truth): each row then carries the true
+	// figures beside the estimates, labelled as truth (RowTruth).
+	Truth map[string]*alpha.ValueTruth
 }
 
 // Level is a memory-hierarchy level a load latency bins into.
@@ -157,6 +161,21 @@ type Row struct {
 	// Score ranks the semi-invariant view: the top value's share times
 	// Cycles.
 	Score float64 `json:"score,omitempty"`
+	// Truth is the simulator's ground truth at this PC (Query.Truth), nil
+	// without it: what the estimates above estimate, never a measurement.
+	Truth *RowTruth `json:"truth,omitempty"`
+}
+
+// RowTruth is hwsim's value truth at a row's PC.
+type RowTruth struct {
+	// Executions are the instruction's executions (a load's loads).
+	Executions uint64 `json:"executions"`
+	// Levels are a load's true shares of its executions per level.
+	Levels []float64 `json:"levels,omitempty"`
+	// Shares are the true shares of the row's listed values, parallel to
+	// Row.Values; -1 where the truth has no exact count of the value (it
+	// was not among the first alpha.TruthValues distinct values).
+	Shares []float64 `json:"shares,omitempty"`
 }
 
 // Report is a dcpi values report.
@@ -323,7 +342,60 @@ func buildRow(sym *analysis.Symbolizer, q Query, l wire.ValueList, cycles map[wi
 			row.Levels[BinLatency(v.Raw)] += v.Share
 		}
 	}
+	if g := q.Truth[row.Image]; g != nil && row.Image != "" {
+		row.Truth = rowTruth(g.PCs[row.PC], kind, row.Values)
+	}
 	return row, nil
+}
+
+// rowTruth is pv's truth for a row of kind listing values; nil if the
+// truth has nothing at the PC.
+func rowTruth(pv *alpha.PCValues, kind valuemod.Kind, values []Value) *RowTruth {
+	if pv == nil {
+		return nil
+	}
+	var h *alpha.Histogram
+	switch kind {
+	case valuemod.KindLatency:
+		var n uint64
+		for _, c := range pv.Levels {
+			n += c
+		}
+		if n == 0 {
+			return nil
+		}
+		t := &RowTruth{Executions: n, Levels: make([]float64, NumLevels)}
+		for lv, c := range pv.Levels {
+			t.Levels[lv] = float64(c) / float64(n)
+		}
+		h = &pv.Latency
+		t.Shares = truthShares(h, values)
+		return t
+	case valuemod.KindResult:
+		h = &pv.Result
+	case valuemod.KindOperandA:
+		h = &pv.OperandA
+	case valuemod.KindOperandB:
+		h = &pv.OperandB
+	default:
+		return nil
+	}
+	if h.Total() == 0 {
+		return nil
+	}
+	return &RowTruth{Executions: h.Total(), Shares: truthShares(h, values)}
+}
+
+func truthShares(h *alpha.Histogram, values []Value) []float64 {
+	out := make([]float64, len(values))
+	total := float64(h.Total())
+	for i, v := range values {
+		out[i] = -1
+		if c, ok := h.Count(v.Raw); ok && total > 0 {
+			out[i] = float64(c) / total
+		}
+	}
+	return out
 }
 
 // shares lists l's values by estimated count, most first, with their
