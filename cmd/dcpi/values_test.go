@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -157,5 +158,70 @@ func TestValuesLatencyCPI(t *testing.T) {
 	text, _, err := run(t, "values", "--db", db, "--limit", "1")
 	if err != nil || !strings.Contains(text, "  cpi  ") || !strings.Contains(text, fmt.Sprintf("%.1f", r.CPI)) {
 		t.Fatalf("text: %v\n%s", err, text)
+	}
+}
+
+// TestValuesTruthAndAccuracyPlot profiles ptrchase with load-latency
+// sampling and its value truth, and checks dcpi values --truth (the
+// chase load's true level shares beside the estimates, from the same
+// run) and --accuracy-plot (an SVG with a point per load with truth, and
+// a summary); without --truth the plot is refused, and a file that is
+// not a value truth file is named in the error.
+func TestValuesTruthAndAccuracyPlot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("profiles a timed run with ground truth")
+	}
+	dir := t.TempDir()
+	db, vt, svg := filepath.Join(dir, "db"), filepath.Join(dir, "vt.txt"), filepath.Join(dir, "a.svg")
+	if _, _, err := run(t, "profile", "--values", "loadlat", "--values-truth", vt, "-o", db, "--", "ptrchase", "65536", "200000"); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "values", "--db", db, "--truth", vt, "--json", "--limit", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Rows []struct {
+			Procedure string
+			Levels    []float64
+			Truth     *struct {
+				Executions uint64
+				Levels     []float64
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v in\n%s", err, out)
+	}
+	if len(rep.Rows) != 1 || rep.Rows[0].Truth == nil || rep.Rows[0].Procedure != "chase" {
+		t.Fatalf("rows: %s", out)
+	}
+	r := rep.Rows[0]
+	// The chase load executes once per step (and the run's few others).
+	if r.Truth.Executions < 200000 || r.Truth.Executions > 200100 || len(r.Truth.Levels) != 4 {
+		t.Fatalf("truth: %+v", r.Truth)
+	}
+	for lv := range r.Levels {
+		if math.Abs(r.Levels[lv]-r.Truth.Levels[lv]) > 0.15 {
+			t.Errorf("level %d: estimate %.3f, truth %.3f", lv, r.Levels[lv], r.Truth.Levels[lv])
+		}
+	}
+	text, _, err := run(t, "values", "--db", db, "--truth", vt, "--limit", "1")
+	if err != nil || !strings.Contains(text, "truth (hwsim)") {
+		t.Fatalf("text: %v\n%s", err, text)
+	}
+	out, _, err = run(t, "values", "--db", db, "--truth", vt, "--accuracy-plot", svg)
+	if err != nil || !strings.Contains(out, "loads with ground truth") {
+		t.Fatalf("plot: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(svg)
+	if err != nil || !strings.HasPrefix(string(data), "<svg") || strings.Count(string(data), "<circle") < 5 {
+		t.Fatalf("svg: %v\n%.300s", err, data)
+	}
+	if _, _, err := run(t, "values", "--db", db, "--accuracy-plot", svg); err == nil || !strings.Contains(err.Error(), "needs --truth") {
+		t.Fatalf("plot without truth: %v", err)
+	}
+	if _, _, err := run(t, "values", "--db", db, "--truth", svg); err == nil || !strings.Contains(err.Error(), "not a value truth file") {
+		t.Fatalf("--truth of an SVG: %v", err)
 	}
 }
