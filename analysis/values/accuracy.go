@@ -25,6 +25,9 @@ type AccuracyPoint struct {
 	// (√(p(1−p)/N)), so that 1/√N bounds two of them at p = ½, τ = 1.
 	Error  float64 `json:"error"`
 	Stated float64 `json:"stated"`
+	// SameLine: the load follows a load of the same line (Row.SameLine),
+	// which the interpreter measures as a D-cache hit.
+	SameLine bool `json:"same_line_follower,omitempty"`
 }
 
 // Accuracy is the latency report's error against the truth: one point
@@ -44,7 +47,7 @@ func Accuracy(rep *Report) []AccuracyPoint {
 		for lv := range NumLevels {
 			p, est := r.Truth.Levels[lv], r.Levels[lv]
 			n := float64(r.Samples)
-			pt := AccuracyPoint{Image: r.Image, PC: r.PC, Level: lv.String(), Samples: r.Samples, Tau: tau, Est: est, Truth: p,
+			pt := AccuracyPoint{Image: r.Image, PC: r.PC, Level: lv.String(), Samples: r.Samples, Tau: tau, Est: est, Truth: p, SameLine: r.SameLine,
 				Error:  math.Abs(est - p),
 				Stated: float64(tau)*math.Sqrt(counted[lv])/n + math.Sqrt(p*(1-p)/n)}
 			if lv == 0 || pt.Error > worst.Error {
@@ -57,18 +60,25 @@ func Accuracy(rep *Report) []AccuracyPoint {
 	return out
 }
 
-// AccuracySummary counts the points within their bounds.
+// AccuracySummary counts the points within their bounds, same-line
+// followers apart.
 type AccuracySummary struct {
-	Points      int `json:"points"`
+	Points      int `json:"points"`          // loads, followers excluded
 	WithinTwoSD int `json:"within_two_sd"`   // Error <= 2·Stated
 	WithinSqrt  int `json:"within_1_sqrt_n"` // Error <= 1/√N
+	SameLine    int `json:"same_line_followers"`
 }
 
 // Summarize counts pts within 2 stated standard deviations and within
-// 1/√N.
+// 1/√N, and the same-line followers, which it leaves out of the rest.
 func Summarize(pts []AccuracyPoint) AccuracySummary {
-	s := AccuracySummary{Points: len(pts)}
+	var s AccuracySummary
 	for _, p := range pts {
+		if p.SameLine {
+			s.SameLine++
+			continue
+		}
+		s.Points++
 		if p.Error <= 2*p.Stated {
 			s.WithinTwoSD++
 		}
@@ -137,8 +147,12 @@ func WriteAccuracySVG(w io.Writer, pts []AccuracyPoint, title string) error {
 	slices.Sort(images)
 	for _, p := range pts {
 		c := colours[slices.Index(images, p.Image)%len(colours)]
-		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s" fill-opacity="0.7"><title>%s %#x %s: N %d, estimate %.3f, truth %.3f</title></circle>`+"\n",
-			x(float64(p.Samples)), y(p.Error), c, xmlEscape(p.Image), p.PC, p.Level, p.Samples, p.Est, p.Truth)
+		fill, note := fmt.Sprintf(`fill="%s" fill-opacity="0.7"`, c), ""
+		if p.SameLine {
+			fill, note = fmt.Sprintf(`fill="none" stroke="%s"`, c), " (same-line follower)"
+		}
+		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" %s><title>%s %#x %s: N %d, estimate %.3f, truth %.3f%s</title></circle>`+"\n",
+			x(float64(p.Samples)), y(p.Error), fill, xmlEscape(p.Image), p.PC, p.Level, p.Samples, p.Est, p.Truth, note)
 	}
 	// Legend.
 	lx := width - right + 12
@@ -147,6 +161,8 @@ func WriteAccuracySVG(w io.Writer, pts []AccuracyPoint, title string) error {
 		fmt.Fprintf(&b, `<circle cx="%d" cy="%d" r="4" fill="%s"/><text x="%d" y="%d">%s</text>`+"\n", lx, ly, colours[i%len(colours)], lx+10, ly+4, xmlEscape(im))
 	}
 	ly := top + 10 + 18*len(images)
+	fmt.Fprintf(&b, `<circle cx="%d" cy="%d" r="4" fill="none" stroke="black"/><text x="%d" y="%d">same-line</text><text x="%d" y="%d">follower</text>`+"\n", lx, ly, lx+10, ly+4, lx+10, ly+16)
+	ly += 30
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black" stroke-dasharray="5,3"/><text x="%d" y="%d">1/√N</text>`+"\n", lx-6, ly, lx+6, ly, lx+10, ly+4)
 	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10">errors under 10⁻⁴</text><text x="%d" y="%d" font-size="10">drawn at 10⁻⁴</text>`+"\n", lx-6, ly+22, lx-6, ly+35)
 	b.WriteString("</svg>\n")

@@ -149,7 +149,13 @@ type Row struct {
 	// at each level (LevelDcache...); the rest of the samples fell to
 	// values the list did not keep.
 	Levels []float64 `json:"levels,omitempty"`
-	Cycles uint64    `json:"cycles"` // DCPI's CYCLES samples at this PC
+	// SameLine marks a load that follows, within six instructions of
+	// its block, a load from the same base register within a D-cache
+	// line's reach: the interpreter ran the earlier load to completion,
+	// so this one measures a D-cache hit where natively it waits for the
+	// fill in flight (docs/values.md, Limits). Needs Query.Files.
+	SameLine bool   `json:"same_line_follower,omitempty"`
+	Cycles   uint64 `json:"cycles"` // DCPI's CYCLES samples at this PC
 	// Executions and CPI are dcpicalc's estimates at this PC (the
 	// latency view, with Query.Periods): its frequency F·P and S/F, the
 	// cycles at the head of the issue queue per execution. CPIKnown is
@@ -318,6 +324,7 @@ func buildRow(sym *analysis.Symbolizer, q Query, l wire.ValueList, cycles map[wi
 				if word, haveWord = f.Word(row.PC); haveWord {
 					row.Insn = strings.Replace(disasm.Insn(word, row.PC, nil), "\t", " ", 1)
 				}
+				row.SameLine = kind == valuemod.KindLatency && SameLineFollower(f.Word, row.PC)
 			}
 		}
 	}
@@ -346,6 +353,39 @@ func buildRow(sym *analysis.Symbolizer, q Query, l wire.ValueList, cycles map[wi
 		row.Truth = rowTruth(g.PCs[row.PC], kind, row.Values)
 	}
 	return row, nil
+}
+
+// SameLineFollower reports whether the load at pc follows, within the six
+// instructions before it, a load from the same base register whose
+// displacement is within a 32-byte D-cache line's reach, the base
+// unchanged in between and no branch or jump between them. word reads an
+// instruction word.
+func SameLineFollower(word func(pc uint64) (uint32, bool), pc uint64) bool {
+	decode := func(a uint64) (alpha.Decoded, bool) {
+		w, ok := word(a)
+		if !ok {
+			return alpha.Decoded{}, false
+		}
+		return alpha.Decode(w, alpha.EV67), true
+	}
+	d, ok := decode(pc)
+	if !ok || !alpha.ClassOf(d.Op).Load {
+		return false
+	}
+	for back := uint64(1); back <= 6 && back*4 <= pc; back++ {
+		p, ok := decode(pc - 4*back)
+		if !ok {
+			return false
+		}
+		cl := alpha.ClassOf(p.Op)
+		if cl.Load && p.Rb == d.Rb && math.Abs(float64(int64(p.Imm)-int64(d.Imm))) < 32 {
+			return true
+		}
+		if (cl.Writes == 'a' && p.Ra == d.Rb) || (cl.Writes == 'c' && p.Rc == d.Rb) || cl.Branch || cl.Jump {
+			return false
+		}
+	}
+	return false
 }
 
 // rowTruth is pv's truth for a row of kind listing values; nil if the

@@ -288,14 +288,14 @@ func writeAccuracyPlot(w io.Writer, rep *valuesa.Report, file string, asJSON boo
 			Points  []valuesa.AccuracyPoint `json:"points"`
 		}{sum, pts})
 	}
-	fmt.Fprintf(w, "%d loads with ground truth: %d within 2 stated standard deviations of the truth, %d within 1/sqrt(n); plot in %s\n",
-		sum.Points, sum.WithinTwoSD, sum.WithinSqrt, file)
+	fmt.Fprintf(w, "%d loads with ground truth: %d within 2 stated standard deviations of the truth, %d within 1/sqrt(n); %d same-line followers apart (hollow); plot in %s\n",
+		sum.Points, sum.WithinTwoSD, sum.WithinSqrt, sum.SameLine, file)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "samples\tloads\tmedian error\tworst error\t1/sqrt(n)")
 	for lo := uint64(1); lo <= pts[len(pts)-1].Samples; lo *= 10 {
 		var errs []float64
 		for _, p := range pts {
-			if p.Samples >= lo && p.Samples < 10*lo {
+			if !p.SameLine && p.Samples >= lo && p.Samples < 10*lo {
 				errs = append(errs, p.Error)
 			}
 		}
