@@ -68,11 +68,7 @@ func (c *CPU) run(until uint64) uint64 {
 		codeVPN = ^uint64(0)
 		tm      = c.Timing
 		core    = c.Core
-		values  *ValueTruth // value sampling's ground truth, when collected
 	)
-	if tm != nil {
-		values = tm.Values
-	}
 	for {
 		pc := c.PC
 		if pc>>PageShift != codeVPN || c.codeStale {
@@ -121,9 +117,8 @@ func (c *CPU) run(until uint64) uint64 {
 			b = r[d.Rb&63]
 		}
 		a := r[d.Ra&63]
-		var fa, fb uint64 // FP operands before the instruction, for values
-		if values != nil {
-			fa, fb = f[d.Ra&63], f[d.Rb&63]
+		if tm != nil && tm.Values != nil {
+			tm.Values.operands(d, r, f)
 		}
 
 		switch d.Op {
@@ -546,8 +541,8 @@ func (c *CPU) run(until uint64) uint64 {
 				cl := &classOf[d.Op]
 				tm.Truth.record(pc, c.PC, at-start, tm, cl.Branch || cl.Jump || d.Op == OpBR)
 			}
-			if values != nil {
-				values.recordValues(c, tm, d, pc, a, b, fa, fb)
+			if tm.Values != nil {
+				tm.Values.recordValues(c, tm, d, pc)
 			}
 		}
 		if c.meTag.on {

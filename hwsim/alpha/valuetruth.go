@@ -16,6 +16,9 @@ package alpha
 // how much the entries miss.
 type ValueTruth struct {
 	PCs map[uint64]*PCValues
+	// a and b are the operands of the instruction being executed, read
+	// before it (operands), for recordValues after it.
+	a, b uint64
 }
 
 // TruthValues is how many distinct values a histogram counts exactly:
@@ -146,24 +149,31 @@ func LevelOf(ev EventSet) int {
 	return LevelMemory
 }
 
-// recordValues adds one execution of d at pc: its operands a and b as
-// they were before it (integer registers; fa and fb the FP ones), its
-// result from c's registers after it, and, for a load, the access t
-// timed.
-func (g *ValueTruth) recordValues(c *CPU, t *Timing, d *Decoded, pc, a, b, fa, fb uint64) {
+// operands notes d's register operands from the register files r and f
+// before it executes. (Kept out of Run's registers: the common path with
+// no value truth tests one pointer.)
+func (g *ValueTruth) operands(d *Decoded, r, f *[64]uint64) {
+	cl := &classOf[d.Op]
+	g.a, g.b = r[d.Ra&63], r[d.Rb&63]
+	if cl.FPA {
+		g.a = f[d.Ra&63]
+	}
+	if cl.FPB {
+		g.b = f[d.Rb&63]
+	}
+}
+
+// recordValues adds one execution of d at pc: its operands as operands
+// noted them before it, its result from c's registers after it, and, for
+// a load, the access t timed.
+func (g *ValueTruth) recordValues(c *CPU, t *Timing, d *Decoded, pc uint64) {
 	cl := &classOf[d.Op]
 	e := g.pc(pc)
 	if cl.ReadsA {
-		if cl.FPA {
-			a = fa
-		}
-		e.OperandA.add(a, 1)
+		e.OperandA.add(g.a, 1)
 	}
 	if cl.ReadsB && !d.Lit {
-		if cl.FPB {
-			b = fb
-		}
-		e.OperandB.add(b, 1)
+		e.OperandB.add(g.b, 1)
 	}
 	if cl.Writes != 0 {
 		r := d.Rc
