@@ -10,6 +10,7 @@ import (
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
+	"dcpi/internal/racedetect"
 	"dcpi/node"
 	"dcpi/node/valuemod"
 	"dcpi/wire"
@@ -122,6 +123,9 @@ func TestLoadLatencySharesMatchGroundTruth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two timed hosts with ground truth")
 	}
+	if racedetect.Enabled {
+		t.Skip("checks the simulator's numbers, single-threaded; the race run is for the concurrent parts")
+	}
 	f := runValueFleet(t, "loadlat", 2, "ptrchase", "hashdb")
 	words := map[string]*elfimage.Image{}
 	for _, name := range []string{"ptrchase", "hashdb"} {
@@ -220,6 +224,9 @@ func sameLineFollower(im *elfimage.Image, pc uint64) bool {
 func TestValueSamplingSlowdown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs four timed hosts")
+	}
+	if racedetect.Enabled {
+		t.Skip("measures simulated time, single-threaded; the race run is for the concurrent parts")
 	}
 	run := func(module string) (uint64, *node.Node) {
 		m, err := hwsim.New(machineConfig(t, 2, "ptrchase", "hashdb"))

@@ -11,6 +11,7 @@ import (
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/internal/hotlist"
+	"dcpi/internal/racedetect"
 	"dcpi/node"
 	"dcpi/node/valuemod"
 	"dcpi/wire"
@@ -121,6 +122,9 @@ func TestFrequentValuesMatchGroundTruth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two timed hosts with ground truth")
 	}
+	if racedetect.Enabled {
+		t.Skip("checks the simulator's numbers, single-threaded; the race run is for the concurrent parts")
+	}
 	f := runValueFleet(t, "regvals", 2, "ptrchase", "hashdb")
 	checked, untracked, lists := 0, 0, 0
 	var worst float64
@@ -168,6 +172,9 @@ func TestFrequentValuesMatchGroundTruth(t *testing.T) {
 func TestSemiInvariantMatchesGroundTruth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two timed hosts with ground truth")
+	}
+	if racedetect.Enabled {
+		t.Skip("checks the simulator's numbers, single-threaded; the race run is for the concurrent parts")
 	}
 	f := runValueFleet(t, "semiinv", 2, "hashdb")
 	type ranked struct {
