@@ -51,7 +51,27 @@ func (m *Machine) setTruth(c *cpuState) {
 		return
 	}
 	c.cpu.Timing.Truth = m.truthFor(path)
+	c.cpu.Timing.Values = m.valueTruthFor(path)
 }
+
+// valueTruthFor returns the value truth collection of image path.
+func (m *Machine) valueTruthFor(path string) *alpha.ValueTruth {
+	if m.values == nil {
+		return nil
+	}
+	g := m.values[path]
+	if g == nil {
+		g = alpha.NewValueTruth()
+		m.values[path] = g
+	}
+	return g
+}
+
+// ValueTruth returns value sampling's ground truth (per instruction:
+// histograms of results and operands, loads' latencies and levels) by
+// image path, or nil if Config.GroundTruth was not set. Only the 21164's
+// timing model fills it; it is not part of the ground truth file.
+func (m *Machine) ValueTruth() map[string]*alpha.ValueTruth { return m.values }
 
 // StageTruth returns the 21264 cores' stage truth (retires, aborts,
 // cycles between stages) by image path, or nil if Config.GroundTruth was
