@@ -1,0 +1,309 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
+
+	"dcpi/coordinator"
+	"dcpi/transport"
+	"dcpi/wire"
+	"dcpi/wire/wiretest"
+)
+
+// startSecure starts a secured embedded server in a fresh directory with a
+// registry of the test's own.
+func startSecure(t *testing.T) *Server {
+	t.Helper()
+	t.Setenv("DCPI_AUTH_REGISTRY", filepath.Join(t.TempDir(), "registry"))
+	srv, err := StartServer(transport.ServerConfig{Dir: t.TempDir(), Host: "127.0.0.1", Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	return srv
+}
+
+// violations records the server's asynchronous errors on a connection.
+type violations struct {
+	mu   sync.Mutex
+	errs []string
+}
+
+func (v *violations) handler(_ *nats.Conn, _ *nats.Subscription, err error) {
+	v.mu.Lock()
+	v.errs = append(v.errs, err.Error())
+	v.mu.Unlock()
+}
+
+func (v *violations) wait(t *testing.T, substr string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		v.mu.Lock()
+		for _, e := range v.errs {
+			if strings.Contains(e, substr) {
+				v.mu.Unlock()
+				return
+			}
+		}
+		v.mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no server error containing %q (got %q)", substr, v.errs)
+}
+
+// dial connects with a seed file, failing at once on refusal (no retry).
+func dial(t *testing.T, url, seedFile string, v *violations) (*nats.Conn, error) {
+	t.Helper()
+	opts := []nats.Option{nats.Timeout(3 * time.Second), nats.MaxReconnects(0)}
+	if v != nil {
+		opts = append(opts, nats.ErrorHandler(v.handler))
+	}
+	if seedFile != "" {
+		data, err := os.ReadFile(seedFile)
+		if err != nil {
+			return nil, err
+		}
+		kp, err := transport.ParseUserSeed(data)
+		if err != nil {
+			return nil, err
+		}
+		pub, _ := kp.PublicKey()
+		opts = append(opts, nats.Nkey(pub, kp.Sign), nats.CustomInboxPrefix(transport.InboxPrefix(pub)))
+	}
+	return nats.Connect(url, opts...)
+}
+
+func mustDial(t *testing.T, url, seedFile string, v *violations) *nats.Conn {
+	t.Helper()
+	nc, err := dial(t, url, seedFile, v)
+	if err != nil {
+		t.Fatalf("connect with %s: %v", seedFile, err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+func ctxT(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// ensureStreams creates the streams with the coordinator's key, as a
+// coordinator does at start.
+func ensureStreams(t *testing.T, srv *Server) jetstream.JetStream {
+	t.Helper()
+	nc := mustDial(t, srv.ClientURL(), srv.Store.RoleFile(Coordinator), nil)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := transport.EnsureStream(ctxT(t, 20*time.Second), js, 1); err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+// TestUnauthenticatedRefused: a client without credentials can neither
+// publish a batch nor ask a query; the server refuses the connection.
+func TestUnauthenticatedRefused(t *testing.T) {
+	srv := startSecure(t)
+	_, err := dial(t, srv.ClientURL(), "", nil)
+	if err == nil || !strings.Contains(strings.ToLower(err.Error()), "authorization violation") {
+		t.Fatalf("connect without credentials: %v, want an authorization violation", err)
+	}
+	// The roles' own connection (retrying in the background) never
+	// connects, so neither a publish nor a query gets through.
+	nc, err := transport.Connect(transport.ConnConfig{URLs: []string{srv.ClientURL()}, Name: "anon"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if err := nc.Publish("dcpi.batch.alpha0.0", []byte("x")); err == nil {
+		if err := nc.FlushTimeout(time.Second); err == nil {
+			t.Error("an unauthenticated publish was flushed to the server")
+		}
+	}
+	if _, err := coordinator.NewClient(nc).Epochs(ctxT(t, 2*time.Second)); err == nil {
+		t.Error("an unauthenticated query was answered")
+	}
+}
+
+// TestHostConfined: a host's key publishes its own batches and images and
+// resumes (LastPublished), but the server refuses its publish on another
+// host's subject (the stream stores nothing there) and its queries.
+func TestHostConfined(t *testing.T) {
+	srv := startSecure(t)
+	js := ensureStreams(t, srv)
+	k1, err := srv.Store.AddHost("alpha1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Store.WaitLoaded(k1.PublicKey, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var v violations
+	nc := mustDial(t, srv.ClientURL(), k1.File, &v)
+	r := rand.New(rand.NewPCG(1, 2))
+	keys := []wire.ImageKey{wiretest.RandKey(r)}
+	p, err := transport.NewPublisher(nc, transport.PublisherConfig{Host: "alpha1", AckTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := &wire.ImageRecord{Version: wire.Version, Key: keys[0], Path: "/bin/x", Size: 1 << 16, TextStart: 0x120000000, TextEnd: 0x120010000}
+	if err := p.PublishImage(img); err != nil {
+		t.Fatal(err)
+	}
+	b := wiretest.RandBatch(r, wiretest.Options{Host: "alpha1", CPU: 0, Seq: 1, Epoch: 1, MaxEntries: 20, Images: keys, Offsets: 1 << 12})
+	if err := p.PublishBatch(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatalf("own subjects: %v (server said %q)", err, v.errs)
+	}
+	if st := p.Stats(); st.ImagesUploaded != 1 || st.BatchesPublished != 1 {
+		t.Fatalf("own subjects: stats %+v", st)
+	}
+	hjs, _ := jetstream.New(nc)
+	last, err := transport.LastPublished(ctxT(t, 5*time.Second), hjs, "alpha1", 1)
+	if err != nil || last[0] != 1 {
+		t.Fatalf("LastPublished with the host's key: %v %v", last, err)
+	}
+
+	// Another host's subject: refused by the server, stored nowhere.
+	other, _ := transport.BatchSubject("alpha2", 0)
+	if err := nc.Publish(other, []byte("forged")); err != nil {
+		t.Fatal(err)
+	}
+	v.wait(t, `Permissions Violation for Publish to "`+other+`"`)
+	s, err := js.Stream(ctxT(t, 5*time.Second), transport.StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctxT(t, 5*time.Second), jetstream.WithSubjectFilter("dcpi.batch.alpha2.>"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 1 || len(info.State.Subjects) != 0 {
+		t.Errorf("stream holds %d messages, %v on alpha2's subjects; want alpha1's 1 and none of alpha2's", info.State.Msgs, info.State.Subjects)
+	}
+	// A host may not query profiles, nor consume the stream.
+	if err := nc.PublishRequest(coordinator.SubjectQuery+coordinator.QueryProfile, nc.NewRespInbox(), nil); err != nil {
+		t.Fatal(err)
+	}
+	v.wait(t, `Permissions Violation for Publish to "`+coordinator.SubjectQuery+coordinator.QueryProfile+`"`)
+	if _, err := hjs.Consumer(ctxT(t, 2*time.Second), transport.StreamName, transport.DefaultDurable); err == nil {
+		t.Error("a host's key looked up the aggregators' consumer")
+	}
+	// Nor read another user's replies.
+	if _, err := nc.SubscribeSync("_INBOX.>"); err != nil {
+		t.Fatal(err)
+	}
+	v.wait(t, `Permissions Violation for Subscription to "_INBOX.>"`)
+
+	// The query role queries, and may not publish batches.
+	var qv violations
+	qc := mustDial(t, srv.ClientURL(), srv.Store.RoleFile(Query), &qv)
+	if err := qc.Publish(other, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	qv.wait(t, "Permissions Violation for Publish")
+}
+
+// TestForgedCredentials: a seed the server never issued, an edited seed
+// file, a file others may read and a missing file are each refused with
+// an error that says so.
+func TestForgedCredentials(t *testing.T) {
+	srv := startSecure(t)
+	dir := t.TempDir()
+
+	kp, _ := nkeys.CreateUser()
+	seed, _ := kp.Seed()
+	stranger := filepath.Join(dir, "stranger.nk")
+	os.WriteFile(stranger, append(seed, '\n'), 0o600)
+	_, err := transport.Connect(transport.ConnConfig{URLs: []string{srv.ClientURL()}, CredsFile: stranger})
+	if err != nil {
+		t.Fatalf("a well-formed seed is the server's to refuse, not ours: %v", err)
+	}
+	if _, err := dial(t, srv.ClientURL(), stranger, nil); err == nil || !strings.Contains(strings.ToLower(err.Error()), "authorization violation") {
+		t.Errorf("a key the server never issued: %v, want an authorization violation", err)
+	}
+
+	k, err := srv.Store.AddHost("alpha1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(k.File)
+	i := strings.Index(string(data), "\nSU") + 10
+	edited := []byte(string(data))
+	edited[i] ^= 1 // one flipped bit in the seed: its checksum fails
+	forged := filepath.Join(dir, "edited.nk")
+	os.WriteFile(forged, edited, 0o600)
+	_, err = transport.Connect(transport.ConnConfig{URLs: []string{srv.ClientURL()}, CredsFile: forged})
+	if !errors.Is(err, transport.ErrCredentials) || !strings.Contains(err.Error(), forged) {
+		t.Errorf("an edited seed: %v, want ErrCredentials naming the file", err)
+	}
+
+	open := filepath.Join(dir, "open.nk")
+	os.WriteFile(open, data, 0o644)
+	_, err = transport.Connect(transport.ConnConfig{URLs: []string{srv.ClientURL()}, CredsFile: open})
+	if !errors.Is(err, transport.ErrFileMode) || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("a seed file of mode 0644: %v, want ErrFileMode with the fix", err)
+	}
+	_, err = transport.Connect(transport.ConnConfig{URLs: []string{srv.ClientURL()}, CredsFile: filepath.Join(dir, "missing.nk")})
+	if !errors.Is(err, transport.ErrCredentials) || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("a missing file: %v", err)
+	}
+}
+
+// TestFileModes: every file the store writes is 0600, its directories 0700;
+// a credentials directory others may enter is refused.
+func TestFileModes(t *testing.T) {
+	srv := startSecure(t)
+	if _, err := srv.Store.AddHost("alpha1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Store.ServerTLS(nil); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err := filepath.WalkDir(srv.Store.Dir(), func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, _ := d.Info()
+		want := os.FileMode(0o600)
+		if d.IsDir() {
+			want = 0o700
+		}
+		if info.Mode().Perm() != want {
+			t.Errorf("%s: mode %04o, want %04o", path, info.Mode().Perm(), want)
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 10 {
+		t.Errorf("walked %d entries, want the roles' keys, a host's, TLS files and loaded", n)
+	}
+	d := t.TempDir()
+	os.MkdirAll(filepath.Join(d, DirName), 0o755)
+	os.Chmod(filepath.Join(d, DirName), 0o755)
+	if _, err := Open(d); !errors.Is(err, transport.ErrFileMode) {
+		t.Errorf("Open of a 0755 credentials directory: %v, want ErrFileMode", err)
+	}
+}
