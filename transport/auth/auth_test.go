@@ -307,3 +307,137 @@ func TestFileModes(t *testing.T) {
 		t.Errorf("Open of a 0755 credentials directory: %v, want ErrFileMode", err)
 	}
 }
+
+// TestRotateHost issues a host a second key, restarts its publisher on
+// it, revokes the first (whose connection the server then drops), and
+// checks that every sample published under either key is in the stream,
+// exactly, and that the revoked key no longer connects.
+func TestRotateHost(t *testing.T) {
+	srv := startSecure(t)
+	js := ensureStreams(t, srv)
+	r := rand.New(rand.NewPCG(3, 4))
+	keys := []wire.ImageKey{wiretest.RandKey(r)}
+	var want uint64
+	seq := uint64(0)
+	publish := func(file string, n int) *nats.Conn {
+		nc, err := transport.Connect(transport.ConnConfig{URLs: []string{srv.ClientURL()}, CredsFile: file, Name: "alpha1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := transport.NewPublisher(nc, transport.PublisherConfig{Host: "alpha1", AckTimeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range n {
+			seq++
+			b := wiretest.RandBatch(r, wiretest.Options{Host: "alpha1", CPU: 0, Seq: seq, Epoch: 1, MaxEntries: 30, Images: keys, Offsets: 1 << 12})
+			want += b.Total()
+			if err := p.PublishBatch(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := p.Close(ctxT(t, 20*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		return nc
+	}
+	k1, _ := srv.Store.AddHost("alpha1")
+	if err := srv.Store.WaitLoaded(k1.PublicKey, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	old := publish(k1.File, 20)
+	k2, _ := srv.Store.AddHost("alpha1")
+	if err := srv.Store.WaitLoaded(k2.PublicKey, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := srv.Store.HostFile("alpha1"); f != k2.File {
+		t.Fatalf("newest key file %s, want %s", f, k2.File)
+	}
+	publish(k2.File, 20)
+	if n, err := srv.Store.RevokeHost("alpha1", k1.PublicKey); err != nil || n != 1 {
+		t.Fatalf("revoke: %d %v", n, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for old.IsConnected() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if old.IsConnected() {
+		t.Error("the revoked key's connection is still up")
+	}
+	old.Close()
+	if _, err := dial(t, srv.ClientURL(), k1.File, nil); err == nil {
+		t.Error("the revoked key still connects")
+	}
+	publish(k2.File, 5)
+
+	// Count what the stream holds, with the aggregator's key.
+	anc := mustDial(t, srv.ClientURL(), srv.Store.RoleFile(Aggregator), nil)
+	ajs, _ := jetstream.New(anc)
+	c, err := transport.NewConsumer(ctxT(t, 10*time.Second), ajs, transport.ConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got uint64
+	batches := 0
+	for batches < int(seq) {
+		ds, err := c.Fetch(ctxT(t, 10*time.Second), 100, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) == 0 {
+			break
+		}
+		for i := range ds {
+			if ds[i].Err != nil {
+				t.Fatal(ds[i].Err)
+			}
+			got += ds[i].Batch.Total()
+			batches++
+			if err := ds[i].Ack(ctxT(t, 5*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if got != want || batches != int(seq) {
+		t.Errorf("stream held %d samples in %d batches, published %d in %d", got, batches, want, seq)
+	}
+	_ = js
+}
+
+// TestTLSBeyondLoopback: a server listening beyond loopback requires TLS
+// with its CA's certificate; a client that verifies the CA connects, one
+// that does not know it is refused.
+func TestTLSBeyondLoopback(t *testing.T) {
+	t.Setenv("DCPI_AUTH_REGISTRY", filepath.Join(t.TempDir(), "registry"))
+	srv, err := StartServer(transport.ServerConfig{Dir: t.TempDir(), Host: "0.0.0.0", Port: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	if !srv.TLS || !srv.Store.HasCA() {
+		t.Fatal("no TLS on 0.0.0.0")
+	}
+	url := strings.Replace(srv.ClientURL(), "0.0.0.0", "127.0.0.1", 1)
+	c, err := Resolve([]string{url}, "", "", Query, "")
+	if err != nil || c.CA != srv.Store.CAFile() || c.File != srv.Store.RoleFile(Query) {
+		t.Fatalf("Resolve: %+v %v", c, err)
+	}
+	nc, err := transport.Connect(transport.ConnConfig{URLs: []string{url}, CredsFile: c.File, CAFile: c.CA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for !nc.IsConnected() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !nc.IsConnected() || !nc.TLSRequired() {
+		t.Fatalf("connected %v, TLS %v", nc.IsConnected(), nc.TLSRequired())
+	}
+	data, _ := os.ReadFile(c.File)
+	kp, _ := transport.ParseUserSeed(data)
+	pub, _ := kp.PublicKey()
+	if _, err := nats.Connect(url, nats.Nkey(pub, kp.Sign), nats.Timeout(2*time.Second), nats.MaxReconnects(0)); err == nil {
+		t.Error("connected without knowing the CA")
+	}
+}

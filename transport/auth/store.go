@@ -100,7 +100,7 @@ func (s *Store) RoleFile(r Role) string { return filepath.Join(s.dir, string(r)+
 // HostKey is one of a host's credentials.
 type HostKey struct {
 	Host, PublicKey, File string
-	Issued              time.Time
+	Issued                time.Time
 }
 
 // AddHost issues a new key for host, beside any it has (so a rotation can
