@@ -14,6 +14,7 @@ import (
 	"dcpi/aggregator"
 	"dcpi/coordinator"
 	"dcpi/transport"
+	"dcpi/transport/auth"
 )
 
 func init() { subcommands = append(subcommands, newAggregatorCommand) }
@@ -45,7 +46,7 @@ logged.`,
 				return err
 			}
 			defer tel.close()
-			nc, err := connectNATS(cfg.NATS, "aggregator", logf)
+			nc, err := connectNATS(cfg.NATS, auth.Aggregator, "", "aggregator", logf)
 			if err != nil {
 				return err
 			}
