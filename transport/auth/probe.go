@@ -69,14 +69,20 @@ func ResolveWait(ctx context.Context, urls []string, creds, ca string, role Role
 	}
 	start := time.Now()
 	lastLog := start
+	// A server registers its credentials right after it listens: a role
+	// started with it waits a little for that; a tool hardly.
+	patience := 10 * time.Second
+	if !wait {
+		patience = time.Second
+	}
 	for {
 		req, err := authRequired(urls[0], time.Second)
 		switch {
 		case err == nil && !req:
 			return c, nil // a server without authentication
-		case err == nil && time.Since(start) > 10*time.Second:
+		case err == nil && time.Since(start) > patience:
 			return Creds{}, fmt.Errorf("%w: the NATS server at %s requires credentials and none of this user's local servers registered its own; "+
-				"give the role's credentials file (--nats-creds, nats.creds or DCPI_NATS_CREDS; dcpi nats-server add-host issues a host's)",
+				"give the role's credentials file (nats.creds or DCPI_NATS_CREDS, and nats.ca or DCPI_NATS_CA for TLS; dcpi nats-server add-host issues a host's; see docs/security.md)",
 				ErrNoCredentials, strings.Join(urls, ","))
 		case err != nil && !wait:
 			return c, nil // the connection will say it cannot reach it

@@ -17,7 +17,7 @@ import (
 // may enter, and a role connecting to a loopback URL without credentials
 // looks its port up there. It grants nothing new: that user can read the
 // server's data directory anyway. Another user, or another machine, needs
-// credentials given explicitly (--nats-creds).
+// credentials given explicitly (nats.creds).
 
 // registryDir is the per-user directory of the registry, in the system's
 // temporary directory (so it goes with a reboot, as the servers do).

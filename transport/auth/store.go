@@ -275,7 +275,7 @@ func writeSeed(path string, kp nkeys.KeyPair, what string) error {
 		return fmt.Errorf("auth: %w", err)
 	}
 	pub, _ := kp.PublicKey()
-	text := fmt.Sprintf("# dcpi NATS credentials: %s, public key %s.\n# Secret: keep it mode 0600; give it to the role with --nats-creds.\n%s\n", what, pub, seed)
+	text := fmt.Sprintf("# dcpi NATS credentials: %s, public key %s.\n# Secret: keep it mode 0600; give it to the role as nats.creds or DCPI_NATS_CREDS.\n%s\n", what, pub, seed)
 	return writeSecret(path, []byte(text))
 }
 
