@@ -441,3 +441,48 @@ func TestTLSBeyondLoopback(t *testing.T) {
 		t.Error("connected without knowing the CA")
 	}
 }
+
+// TestLocalDiscovery: a role of this user given the loopback URL finds its
+// credentials; a node's host without a key gets one, which the running
+// server accepts at once, confined to that host; a URL no server of this
+// user registered finds none, and one requiring credentials says so.
+func TestLocalDiscovery(t *testing.T) {
+	srv := startSecure(t)
+	js := ensureStreams(t, srv)
+	if err := transport.EnsurePathStream(ctxT(t, 10*time.Second), js, 1); err != nil {
+		t.Fatal(err)
+	}
+	urls := []string{srv.ClientURL()}
+	c, err := ResolveWait(ctxT(t, 20*time.Second), urls, "", "", Host, "alpha3", true, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir := filepath.Dir(c.File); dir != filepath.Join(srv.Store.Dir(), "hosts", "alpha3") || c.CA != "" {
+		t.Fatalf("alpha3's credentials %+v, want a new key under hosts/alpha3 and no CA on loopback", c)
+	}
+	var v violations
+	nc := mustDial(t, srv.ClientURL(), c.File, &v)
+	hjs, _ := jetstream.New(nc)
+	own, _ := transport.PathSubject("alpha3")
+	if _, err := hjs.Publish(ctxT(t, 5*time.Second), own, []byte("x")); err != nil {
+		t.Errorf("alpha3 publishing its own path subject: %v", err)
+	}
+	other, _ := transport.PathSubject("alpha4")
+	nc.Publish(other, []byte("x"))
+	v.wait(t, `Permissions Violation for Publish to "`+other+`"`)
+
+	if c, err := Resolve([]string{"nats://127.0.0.1:1"}, "", "", Query, ""); err != nil || c.File != "" {
+		t.Errorf("an unregistered port: %+v %v, want no credentials", c, err)
+	}
+	if c, err := Resolve([]string{"nats://10.1.2.3:" + strings.Split(srv.ClientURL(), ":")[2]}, "", "", Query, ""); err != nil || c.File != "" {
+		t.Errorf("a remote URL: %+v %v, want no credentials", c, err)
+	}
+	if c, _ := Resolve(urls, "/given.nk", "/ca.pem", Query, ""); c.File != "/given.nk" || c.CA != "/ca.pem" {
+		t.Errorf("explicit credentials were not used: %+v", c)
+	}
+	t.Setenv("DCPI_AUTH_REGISTRY", filepath.Join(t.TempDir(), "empty"))
+	_, err = ResolveWait(ctxT(t, 20*time.Second), urls, "", "", Query, "", false, t.Logf)
+	if !errors.Is(err, ErrNoCredentials) || !strings.Contains(err.Error(), "requires credentials") {
+		t.Errorf("a secured server whose credentials cannot be found: %v", err)
+	}
+}
