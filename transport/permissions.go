@@ -17,26 +17,34 @@ func HostPublishSubjects(host string) ([]string, error) {
 
 // HostJetStreamAPI are the JetStream API requests a node agent makes: look
 // up the batch stream and the newest batch of a subject (LastPublished, on
-// resume), and the image bucket's lookups. Not stream or consumer creation,
-// deletion or purges.
+// resume), and the image buckets' lookups. Not stream or consumer
+// creation, update, deletion or purge (EnsureStream makes the buckets).
 func HostJetStreamAPI() []string {
-	obj := "OBJ_" + ImageBucket
-	return []string{
+	subs := []string{
 		"$JS.API.INFO",
 		"$JS.API.STREAM.INFO." + StreamName,
 		"$JS.API.STREAM.MSG.GET." + StreamName,
-		"$JS.API.STREAM.INFO." + obj,
-		"$JS.API.STREAM.MSG.GET." + obj,
-		"$JS.API.DIRECT.GET." + obj,
-		"$JS.API.DIRECT.GET." + obj + ".>",
 	}
+	for _, b := range []string{ImageBucket, ImageFileBucket} {
+		obj := "OBJ_" + b
+		subs = append(subs,
+			"$JS.API.STREAM.INFO."+obj,
+			"$JS.API.STREAM.MSG.GET."+obj,
+			"$JS.API.DIRECT.GET."+obj, "$JS.API.DIRECT.GET."+obj+".>")
+	}
+	return subs
 }
 
-// ImagePublishSubjects are the image bucket's chunk and metadata subjects,
-// shared by every host: images are content-addressed and a host uploads
-// only a name the bucket lacks (Publisher.sendImage).
+// ImagePublishSubjects are the image buckets' chunk and metadata subjects
+// (records and user programs' files), shared by every host: images are
+// content-addressed and a host uploads only a name the bucket lacks
+// (Publisher.sendImage, PutImageFile).
 func ImagePublishSubjects() []string {
-	return []string{"$O." + ImageBucket + ".C.>", "$O." + ImageBucket + ".M.>"}
+	var subs []string
+	for _, b := range []string{ImageBucket, ImageFileBucket} {
+		subs = append(subs, "$O."+b+".C.>", "$O."+b+".M.>")
+	}
+	return subs
 }
 
 // ImageReadAPI are the JetStream requests and replies that read objects of

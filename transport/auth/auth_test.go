@@ -177,6 +177,11 @@ func TestHostConfined(t *testing.T) {
 		t.Fatalf("own subjects: stats %+v", st)
 	}
 	hjs, _ := jetstream.New(nc)
+	// A user program's file, as the agent uploads it (the first upload
+	// creates the bucket).
+	if up, err := transport.PutImageFile(ctxT(t, 10*time.Second), hjs, keys[0], []byte("ELF")); err != nil || !up {
+		t.Fatalf("the host uploading a program file: %v %v (server said %q)", up, err, v.errs)
+	}
 	last, err := transport.LastPublished(ctxT(t, 5*time.Second), hjs, "alpha1", 1)
 	if err != nil || last[0] != 1 {
 		t.Fatalf("LastPublished with the host's key: %v %v", last, err)
@@ -484,5 +489,48 @@ func TestLocalDiscovery(t *testing.T) {
 	_, err = ResolveWait(ctxT(t, 20*time.Second), urls, "", "", Query, "", false, t.Logf)
 	if !errors.Is(err, ErrNoCredentials) || !strings.Contains(err.Error(), "requires credentials") {
 		t.Errorf("a secured server whose credentials cannot be found: %v", err)
+	}
+}
+
+// TestQueryReadsImages: the query role reads image records and image
+// files from the buckets (what the analysis tools and dcpi web fetch over
+// NATS) and may not write them.
+func TestQueryReadsImages(t *testing.T) {
+	srv := startSecure(t)
+	js := ensureStreams(t, srv)
+	r := rand.New(rand.NewPCG(5, 6))
+	key := wiretest.RandKey(r)
+	file := make([]byte, 300<<10) // more than one chunk
+	for i := range file {
+		file[i] = byte(i * 7)
+	}
+	if _, err := transport.PutImageFile(ctxT(t, 10*time.Second), js, key, file); err != nil {
+		t.Fatal(err)
+	}
+	k, _ := srv.Store.AddHost("alpha1")
+	if err := srv.Store.WaitLoaded(k.PublicKey, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	hnc := mustDial(t, srv.ClientURL(), k.File, nil)
+	p, _ := transport.NewPublisher(hnc, transport.PublisherConfig{Host: "alpha1", AckTimeout: 2 * time.Second})
+	rec := &wire.ImageRecord{Version: wire.Version, Key: key, Path: "/bin/x", Size: 1 << 16, TextStart: 0x120000000, TextEnd: 0x120010000}
+	p.PublishImage(rec)
+	if err := p.Close(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+
+	var v violations
+	qnc := mustDial(t, srv.ClientURL(), srv.Store.RoleFile(Query), &v)
+	qjs, _ := jetstream.New(qnc)
+	got, err := transport.FetchImageFile(ctxT(t, 10*time.Second), qjs, key)
+	if err != nil || len(got) != len(file) || got[len(got)-1] != file[len(file)-1] {
+		t.Fatalf("query role fetching an image file: %d bytes, %v (server said %q)", len(got), err, v.errs)
+	}
+	gotRec, err := transport.FetchImage(ctxT(t, 10*time.Second), qjs, key)
+	if err != nil || gotRec.Path != rec.Path {
+		t.Fatalf("query role fetching an image record: %+v, %v (server said %q)", gotRec, err, v.errs)
+	}
+	if _, err := transport.PutImageFile(ctxT(t, 3*time.Second), qjs, wiretest.RandKey(r), []byte("x")); err == nil {
+		t.Error("the query role wrote an image file")
 	}
 }
