@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -485,6 +486,16 @@ func TestLocalDiscovery(t *testing.T) {
 	if c, _ := Resolve(urls, "/given.nk", "/ca.pem", Query, ""); c.File != "/given.nk" || c.CA != "/ca.pem" {
 		t.Errorf("explicit credentials were not used: %+v", c)
 	}
+	port, _ := strconv.Atoi(strings.Split(srv.ClientURL(), ":")[2])
+	srv.Shutdown()
+	if _, ok := Lookup(urls); ok {
+		t.Error("a stopped server is still registered")
+	}
+	srv2, err := StartServer(transport.ServerConfig{Dir: filepath.Dir(srv.Store.Dir()), Host: "127.0.0.1", Port: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv2.Shutdown()
 	t.Setenv("DCPI_AUTH_REGISTRY", filepath.Join(t.TempDir(), "empty"))
 	_, err = ResolveWait(ctxT(t, 20*time.Second), urls, "", "", Query, "", false, t.Logf)
 	if !errors.Is(err, ErrNoCredentials) || !strings.Contains(err.Error(), "requires credentials") {

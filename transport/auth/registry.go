@@ -41,6 +41,17 @@ func (s *Store) Register(port int) error {
 	return writeSecret(filepath.Join(dir, strconv.Itoa(port)), []byte(s.dir+"\n"))
 }
 
+// Unregister removes port's record if it still names s (a later server on
+// the port may have replaced it). A killed server leaves its record; the
+// next server on the port replaces it, and one naming a removed directory
+// is ignored.
+func (s *Store) Unregister(port int) {
+	f := filepath.Join(registryDir(), strconv.Itoa(port))
+	if data, err := os.ReadFile(f); err == nil && strings.TrimSpace(string(data)) == s.dir {
+		os.Remove(f)
+	}
+}
+
 // Lookup finds the credentials of the local server behind urls: all must
 // be loopback URLs of one port that a server of this user registered.
 // ok is false when there is no such server (a remote cluster, another

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"dcpi/transport"
@@ -17,6 +18,8 @@ type Server struct {
 	TLS  bool
 	stop context.CancelFunc
 	done chan struct{}
+	port int // registered
+	once sync.Once
 }
 
 // StartServer starts transport.StartServer secured by the credentials in
@@ -66,7 +69,7 @@ func StartServer(cfg transport.ServerConfig) (*Server, error) {
 		logf = func(string, ...any) {}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{Server: srv, Store: st, TLS: secure, stop: cancel, done: make(chan struct{})}
+	s := &Server{Server: srv, Store: st, TLS: secure, stop: cancel, done: make(chan struct{}), port: srv.Port()}
 	go func() {
 		defer close(s.done)
 		st.Watch(ctx, WatchInterval, srv.SetUsers, logf)
@@ -75,10 +78,14 @@ func StartServer(cfg transport.ServerConfig) (*Server, error) {
 }
 
 // Shutdown stops loading keys and stops the server.
+// Stopping twice is harmless.
 func (s *Server) Shutdown() {
-	s.stop()
-	<-s.done
-	s.Server.Shutdown()
+	s.once.Do(func() {
+		s.stop()
+		<-s.done
+		s.Store.Unregister(s.port)
+		s.Server.Shutdown()
+	})
 }
 
 // Creds are a role's credentials file and the CA it verifies the server
