@@ -118,8 +118,8 @@ func publishBad(url string, bad []badBatch) error {
 func checkRejected(aggLogs string, bad []badBatch) []string {
 	var lines []string
 	for _, l := range strings.Split(aggLogs, "\n") {
-		if strings.Contains(l, "rejected a message") {
-			lines = append(lines, l)
+		if _, msg, ok := logMessage(l); ok && strings.Contains(msg, "rejected a message") {
+			lines = append(lines, msg)
 		}
 	}
 	var missing []string

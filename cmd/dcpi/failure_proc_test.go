@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -248,7 +249,9 @@ type failureCluster struct {
 	underIngest map[string]bool
 	rng         *rand.Rand // the faults' schedule
 	hosts       []string   // the nodes' host names
-	seconds     float64    // simulated seconds each node runs
+	// progress is the samples the cluster held at the last fault
+	// (waitIngest's mark).
+	progress uint64
 	// nodeBase is, per node, the last batch seq of each CPU the cluster
 	// held when its current run began (nil: none, the first run).
 	nodeBase  map[*proc][]uint64
@@ -331,10 +334,33 @@ func (c *failureCluster) totals(hosts ...string) (totalsJSON, error) {
 	return tot, nil
 }
 
-// leaderLine is a coordinator's report of gaining or losing leadership
-// (coordinator/replica.go's watchLeadership), after the role's log
-// prefix and time stamp.
-var leaderLine = regexp.MustCompile(`^coordinator (\S+): (\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d+) coordinator: (\S+) (is the leader|lost leadership)`)
+// leaderMsg is a coordinator's report of gaining or losing leadership
+// (coordinator/replica.go's watchLeadership), the message of a log line.
+var leaderMsg = regexp.MustCompile(`^coordinator: (\S+) (is the leader|lost leadership)`)
+
+// slogText is one line of the roles' log (log/slog's text format,
+// logging.go): its time and its message, quoted when it has spaces.
+var slogText = regexp.MustCompile(`^time=(\S+) level=\S+ msg=("(?:[^"\\]|\\.)*"|\S+)`)
+
+// logMessage returns a log line's time and message (ok false: not a line
+// of the roles' logger, e.g. a start marker or a tool's output).
+func logMessage(line string) (at time.Time, msg string, ok bool) {
+	m := slogText.FindStringSubmatch(line)
+	if m == nil {
+		return at, "", false
+	}
+	at, err := time.Parse(time.RFC3339Nano, m[1])
+	if err != nil {
+		return at, "", false
+	}
+	msg = m[2]
+	if strings.HasPrefix(msg, `"`) {
+		if msg, err = strconv.Unquote(msg); err != nil {
+			return at, "", false
+		}
+	}
+	return at, msg, true
+}
 
 // leader is the running replica that most recently reported becoming
 // leader and has not reported losing it since, from their logs (no
@@ -351,12 +377,15 @@ func (c *failureCluster) leader() *proc {
 		sc := bufio.NewScanner(strings.NewReader(p.currentLog()))
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
-			m := leaderLine.FindStringSubmatch(sc.Text())
-			if m == nil || m[3] != p.name {
+			t, msg, ok := logMessage(sc.Text())
+			if !ok {
 				continue
 			}
-			leads = m[4] == "is the leader"
-			at, _ = time.ParseInLocation("2006/01/02 15:04:05.000000", m[2], time.Local)
+			m := leaderMsg.FindStringSubmatch(msg)
+			if m == nil || m[1] != p.name {
+				continue
+			}
+			leads, at = m[2] == "is the leader", t
 		}
 		if leads && (best == nil || at.After(bestAt)) {
 			best, bestAt = p, at

@@ -9,12 +9,13 @@ import (
 	"testing"
 )
 
-// TestFailureStorm is TestFailures with a random schedule: for as long as
-// the nodes sample, every one to four seconds one fault from the table
-// below, chosen by the logged seed. Only one coordinator is down at a
-// time, so the Raft group keeps its quorum; everything else may be down
-// together. A node agent is killed at most twice (each restart runs its
-// --seconds again). The checks afterwards are TestFailures'.
+// TestFailureStorm is TestFailures with a random schedule: stormFaults
+// faults from the table below, chosen by the logged seed, each when the
+// cluster has ingested another faultStep to faultStep+faultJitter samples
+// (TestFailures' fault). Only one coordinator is down at a time, so the
+// Raft group keeps its quorum; everything else may be down together. A
+// node agent is killed at most twice. The checks afterwards are
+// TestFailures'.
 //
 //	DCPI_FAILURE_TEST=1 go test -run TestFailureStorm -v -timeout 15m ./cmd/dcpi/
 func TestFailureStorm(t *testing.T) {
@@ -24,9 +25,8 @@ func TestFailureStorm(t *testing.T) {
 	down := func() time.Duration {
 		return 500*time.Millisecond + time.Duration(c.rng.Int64N(int64(2500*time.Millisecond)))
 	}
-	// A killed node runs its --seconds again from the start, so that the
-	// storm lasts while a node can still be killed: at most
-	// maxNodeKills per host.
+	// At most maxNodeKills per host, so that the storm is not mostly
+	// node restarts.
 	const maxNodeKills = 2
 	nodeToKill := func() *proc {
 		var ns []*proc
@@ -174,20 +174,12 @@ func TestFailureStorm(t *testing.T) {
 		}},
 	}
 	count := map[string]int{}
-	sampling := func() bool {
-		for _, n := range c.nodes {
-			if !n.running() {
-				return false
-			}
-		}
-		return true
-	}
-	for sampling() {
+	for range stormFaults {
 		f := faults[c.rng.IntN(len(faults))]
 		if count["malformed and forged batches"] == 0 && len(count) >= 3 {
 			f = faults[len(faults)-1] // publish them once, early
 		}
-		c.fault(f.name, time.Second, f.do)
+		c.fault(f.name, f.do)
 		count[f.name]++
 	}
 	var summary []string
@@ -199,8 +191,14 @@ func TestFailureStorm(t *testing.T) {
 	if count["malformed and forged batches"] == 0 {
 		c.must(publishBad(c.url, bad))
 	}
+	c.stopNodes()
 	c.verify(bad)
+	c.checkUnderIngest()
 }
+
+// stormFaults is how many faults TestFailureStorm injects: about as many
+// as its clock-driven schedule used to fit into a run.
+const stormFaults = 16
 
 // String names a proc in log lines.
 func (p *proc) String() string {

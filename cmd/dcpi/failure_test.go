@@ -8,18 +8,21 @@ package main
 //	DCPI_FAILURE_TEST=1 go test -run TestFailures -v -timeout 15m ./cmd/dcpi/
 //
 // (TestFailureStorm, in failure_storm_test.go, is the same cluster under a
-// random stream of faults: -run TestFailureStorm.) Each takes two to
-// three minutes on a loaded 2-core machine. DCPI_FAILURE_SECONDS sets the
-// simulated seconds each node runs (default 8, about 80 s of wall time
-// there, enough for every fault of TestFailures, whose schedule can take
-// 70 s when the leader with a log tail takes three attempts; a node agent
-// that is killed runs them again). On failure it prints the tail of
-// every process's log and keeps the run's directory (logs, data
-// directories) for a look; DCPI_FAILURE_KEEP=1 keeps it when the test
-// passes too. The pauses
-// between faults vary by up to two seconds each, from a seed the test
-// logs; -seed N (internal/testrand) repeats a schedule (the processes themselves
-// are not deterministic: their timing is the machine's).
+// random stream of faults: -run TestFailureStorm.) Each takes one to
+// three minutes on a 2-core machine, the more the busier it is. The faults are scheduled on
+// ingest, not on the clock: each waits until the cluster holds
+// faultStep more samples than it held when the previous fault came
+// (read with dcpi totals, what the replicas stored, left unknown or
+// counted as dropped), so that every fault hits a cluster that is
+// ingesting however slowly the machine runs the simulated hosts. The
+// nodes sample until the test stops them (SIGTERM, a clean stop that
+// drains and publishes everything), faultStep after the last fault. On
+// failure it prints the tail of every process's log and keeps the run's
+// directory (logs, data directories) for a look; DCPI_FAILURE_KEEP=1
+// keeps it when the test passes too. The steps between faults vary by up
+// to faultJitter samples each, from a seed the test logs; -seed N
+// (internal/testrand) repeats a schedule (the processes themselves are
+// not deterministic: their timing is the machine's).
 //
 // The run: a standalone NATS server (dcpi nats-server), three coordinator
 // replicas, two aggregators, two simulated 2-CPU hosts (dcpi node --nats).
@@ -29,7 +32,7 @@ package main
 // twice (see killLeaderWithTail), SIGKILLs an aggregator and restarts it,
 // cuts an epoch, SIGKILLs the NATS server and restarts it on the same
 // directory and port, and SIGKILLs a node agent and starts it again under
-// the same host name (failure_node_test.go). When the hosts have finished,
+// the same host name (failure_node_test.go). When the test has stopped the hosts,
 // the cluster must hold exactly what their hardware generated (stored
 // samples + unknown + every drop counter, per host; for a run that was
 // killed, what its successor says the cluster saw of it, and the
@@ -66,6 +69,15 @@ var generatedLine = regexp.MustCompile(`(?m)^host (\S+): (\d+) samples generated
 const (
 	failureHosts = 2
 	failureCPUs  = 2
+	// faultStep is the ingest between two faults: samples the cluster
+	// holds (stored, unknown, dropped) beyond what it held at the
+	// previous fault. The two 2-CPU hosts generate about 21,000 samples
+	// per simulated second (cycles every 60K-64K of the 333 MHz clock,
+	// and imiss), so faultStep is a quarter of a simulated second of the
+	// cluster's sampling, a few seconds of wall time on a loaded 2-core
+	// machine; faultJitter adds up to as much again.
+	faultStep   = 5000
+	faultJitter = 5000
 )
 
 func TestFailures(t *testing.T) {
@@ -74,11 +86,11 @@ func TestFailures(t *testing.T) {
 	// The faults, a few seconds apart, each while the nodes sample.
 	bad, err := badBatches(c.hosts[0])
 	c.must(err)
-	c.fault("malformed and forged batches", 3*time.Second, func() {
+	c.fault("malformed and forged batches", func() {
 		c.must(publishBad(c.url, bad))
 		c.logf("published %d bad messages on %s's subjects", len(bad), forgerHost)
 	})
-	c.fault("SIGKILL the Raft leader", 3*time.Second, func() {
+	c.fault("SIGKILL the Raft leader", func() {
 		old := c.leader()
 		if old == nil {
 			c.t.Fatal("no replica reports leading")
@@ -91,28 +103,28 @@ func TestFailures(t *testing.T) {
 		time.Sleep(time.Second)
 		c.restartCoordinator(old)
 	})
-	c.fault("SIGKILL a leader with an unreplicated log tail, restart it twice", 2*time.Second, func() {
+	c.fault("SIGKILL a leader with an unreplicated log tail, restart it twice", func() {
 		c.killLeaderWithTail()
 	})
-	c.fault("SIGKILL an aggregator", 3*time.Second, func() {
+	c.fault("SIGKILL an aggregator", func() {
 		a := c.aggs[0]
 		c.must(a.kill())
 		c.logf("killed %s", a.name)
 		time.Sleep(2 * time.Second)
 		c.restartAggregator(a)
 	})
-	c.fault("epoch cut", 2*time.Second, func() {
+	c.fault("epoch cut", func() {
 		_, err := c.cutEpoch()
 		c.must(err)
 	})
-	c.fault("SIGKILL the NATS server", 2*time.Second, func() {
+	c.fault("SIGKILL the NATS server", func() {
 		c.must(c.nats.kill())
 		c.logf("killed the NATS server")
 		time.Sleep(3 * time.Second)
 		c.startNATS()
 		c.logf("restarted the NATS server on the same directory and port")
 	})
-	c.fault("SIGKILL a node agent, restart it", 3*time.Second, func() {
+	c.fault("SIGKILL a node agent, restart it", func() {
 		// Killed once every CPU of its run has a batch in the cluster,
 		// restarted with the same flags: a new run of the host, which
 		// resumes its streams and reports what the dead run's driver
@@ -120,10 +132,18 @@ func TestFailures(t *testing.T) {
 		c.killAndRestartNode(c.nodes[1], 2*time.Second)
 	})
 
+	c.stopNodes()
 	c.verify(bad)
+	c.checkUnderIngest()
+}
+
+// checkUnderIngest fails the test if a fault came while a node was not
+// sampling: the nodes run until stopNodes, so one that had exited
+// had failed.
+func (c *failureCluster) checkUnderIngest() {
 	for name, ok := range c.underIngest {
 		if !ok {
-			t.Errorf("fault %q came after a node had finished: raise DCPI_FAILURE_SECONDS (now %g) so that every fault hits ingest", name, c.seconds)
+			c.t.Errorf("fault %q came while a node agent was not running (it exited on its own: see its log)", name)
 		}
 	}
 }
@@ -188,16 +208,7 @@ func startFailureCluster(t *testing.T, name string) *failureCluster {
 		t.Skip("the failure tests of real processes run only with DCPI_FAILURE_TEST=1: " +
 			"DCPI_FAILURE_TEST=1 go test -run " + name + " -v -timeout 15m ./cmd/dcpi/")
 	}
-	seconds := 8.0
-	if s := os.Getenv("DCPI_FAILURE_SECONDS"); s != "" {
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil || v <= 0 {
-			t.Fatalf("DCPI_FAILURE_SECONDS=%q: want simulated seconds > 0", s)
-		}
-		seconds = v
-	}
 	c := newFailureTest(t)
-	c.seconds = seconds
 	c.rng = testrand.New(t) // logs the seed that repeats the fault schedule
 
 	_, natsPort := freeAddr(t)
@@ -238,7 +249,7 @@ func startFailureCluster(t *testing.T, name string) *failureCluster {
 		host := fmt.Sprintf("alpha%d", i+1)
 		c.hosts = append(c.hosts, host)
 		c.nodes = append(c.nodes, c.newProc(host, "node", "--nats", c.url, "--host", host, "--cpus", strconv.Itoa(failureCPUs),
-			"--seconds", strconv.FormatFloat(seconds, 'f', -1, 64), "--timing=false", "--seed", strconv.Itoa(i+1),
+			"--seconds", "0", "--timing=false", "--seed", strconv.Itoa(i+1),
 			"--label", fmt.Sprintf("rack=r%d", i+1)))
 	}
 	for _, p := range c.nodes {
@@ -247,7 +258,7 @@ func startFailureCluster(t *testing.T, name string) *failureCluster {
 	for _, p := range c.nodes {
 		c.must(p.waitLog("publishing to", time.Minute))
 	}
-	c.logf("nodes %s sampling %g simulated seconds each on %d CPUs", strings.Join(c.hosts, ", "), seconds, failureCPUs)
+	c.logf("nodes %s sampling on %d CPUs each until the test stops them", strings.Join(c.hosts, ", "), failureCPUs)
 	return c
 }
 
@@ -291,7 +302,7 @@ func (c *failureCluster) verify(bad []badBatch) {
 	generated := map[string]uint64{}
 	crashLost := map[string]uint64{}
 	for _, n := range c.nodes {
-		if err := n.wait(10 * time.Minute); err != nil {
+		if err := n.wait(time.Minute); err != nil {
 			t.Fatalf("node %s: %v", n.name, err)
 		}
 		e, err := expectHost(n)
@@ -483,18 +494,63 @@ func (c *failureCluster) startNATS() {
 	c.t.Fatalf("NATS server: %v", err)
 }
 
-// fault waits, then injects one fault, noting whether every node was
-// still sampling when it came.
-func (c *failureCluster) fault(name string, after time.Duration, inject func()) {
+// fault waits for the cluster to ingest faultStep samples (plus a random
+// part of faultJitter) beyond what it held at the previous fault, then
+// injects one fault, noting whether every node was sampling when it came.
+func (c *failureCluster) fault(name string, inject func()) {
 	c.t.Helper()
-	time.Sleep(after + time.Duration(c.rng.Int64N(int64(2*time.Second))))
+	held := c.waitIngest(faultStep + uint64(c.rng.Int64N(faultJitter)))
 	ingest := true
 	for _, n := range c.nodes {
 		ingest = ingest && n.running()
 	}
-	c.logf("fault: %s (nodes sampling: %v)", name, ingest)
-	c.underIngest[name] = ingest
+	c.logf("fault: %s (cluster holds %d samples; nodes sampling: %v)", name, held, ingest)
+	if prev, seen := c.underIngest[name]; !seen || prev { // a storm repeats names: keep a miss
+		c.underIngest[name] = ingest
+	}
 	inject()
+}
+
+// waitIngest waits until the cluster holds step samples more than at the
+// last call (the progress mark), moves the mark there and returns what
+// the cluster holds. A totals query that fails (no leader for a moment,
+// the NATS server restarting) is asked again: faults stop ingest for a
+// while, and the next fault waits until it runs again. It fails the test
+// if ingest stalls for ingestStall.
+func (c *failureCluster) waitIngest(step uint64) uint64 {
+	c.t.Helper()
+	const ingestStall = 3 * time.Minute
+	want := c.progress + step
+	last, lastAt := uint64(0), time.Now()
+	for {
+		tot, err := c.totals()
+		if err == nil && tot.Total >= want {
+			c.progress = tot.Total
+			return tot.Total
+		}
+		if err == nil && tot.Total > last {
+			last, lastAt = tot.Total, time.Now()
+		}
+		if time.Since(lastAt) > ingestStall {
+			c.t.Fatalf("ingest stalled: the cluster held %d samples for %v, waiting for %d (last totals error: %v)", last, ingestStall, want, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// stopNodes lets the cluster ingest one more step after the last fault,
+// then stops every node agent with SIGTERM: each drains its driver,
+// publishes everything and prints what its hardware generated.
+func (c *failureCluster) stopNodes() {
+	c.t.Helper()
+	held := c.waitIngest(faultStep)
+	c.logf("cluster holds %d samples: stopping the node agents", held)
+	for _, n := range c.nodes {
+		if !n.running() {
+			c.underIngest["stop the node agents"] = false
+		}
+		c.must(n.stop(time.Minute))
+	}
 }
 
 // waitSealed waits for the coordinator to seal every epoch but the last,

@@ -21,11 +21,15 @@ const (
 	TrapReturn              // kernel mode CALL_PAL rti or retsys: back to user mode
 	TrapEvent               // the cycle counter reached the next event
 	TrapWait                // kernel mode CALL_PAL wtint: idle until an interrupt
+	// TrapSquash never stops a CPU: it is ProfileMe's abort reason
+	// (MeRecord.Abort) for an instruction the 21264 core squashed, fetched
+	// on a mispredicted path or younger than a trap or interrupt.
+	TrapSquash
 )
 
 var trapNames = [...]string{"none", "syscall", "segmentation fault", "illegal instruction",
 	"unimplemented instruction", "breakpoint", "gentrap", "arithmetic trap", "privileged PAL call",
-	"simulator call", "return from kernel", "event", "wait for interrupt"}
+	"simulator call", "return from kernel", "event", "wait for interrupt", "squashed"}
 
 func (k TrapKind) String() string {
 	if int(k) < len(trapNames) {
@@ -139,6 +143,10 @@ type CPU struct {
 	// costs Run one check per instruction.
 	Me    *ProfileMe
 	meTag meTag
+	// meHist is ProfileMe's path-history register on the 21164 model
+	// (the 21264 core keeps its own): conditional branch directions,
+	// newest in bit 0, kept while ProfileMe is on.
+	meHist uint16
 	// OnTransfer, when set, is called after every instruction Run
 	// executes whose successor is not pc+4 (a branch taken, a jump, a
 	// call, a return, a PAL call that redirects): ground truth for

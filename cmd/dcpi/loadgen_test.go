@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"dcpi/loadgen"
+	"dcpi/storage"
+)
+
+// TestLoadgenConservation records a short run of a 2-CPU host and
+// replays it as three agents against a cluster for two seconds: the
+// cluster must hold exactly what the agents published, under three
+// distinct host names each holding its share.
+func TestLoadgenConservation(t *testing.T) {
+	dir := t.TempDir()
+	recPath := filepath.Join(dir, "host.dcpiload")
+	out, _, err := run(t, "loadgen", "record", "--out", recPath, "--seconds", "0.3", "--cpus", "2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(strings.TrimSpace(out))
+	url, coord := startTestCluster(t)
+	out, _, err = run(t, "loadgen", "run", "--recording", recPath, "--nats", url, "--hosts", "3", "--seconds", "2", "--prefix", "lgt", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r loadResult
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &r); err != nil {
+		t.Fatalf("%v: %q", err, out)
+	}
+	t.Logf("%+v", r)
+	if !r.Conserved || r.Stored != r.Generated || r.Generated == 0 || r.Batches == 0 {
+		t.Fatalf("generated %d in %d batches, the cluster holds %d (conserved %v)", r.Generated, r.Batches, r.Stored, r.Conserved)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Each agent is its own host in storage, holding its own share; a
+	// fourth name holds nothing.
+	want := []string{"lgt0000", "lgt0001", "lgt0002", "lgt0003"}
+	var sum uint64
+	for _, h := range want {
+		tot, err := coord.Totals(ctx, storage.Query{Hosts: []string{h}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := tot.Samples + tot.Unknown
+		for _, d := range tot.Drops {
+			n += d
+		}
+		if (n == 0) != (h == "lgt0003") {
+			t.Errorf("host %s holds %d samples", h, n)
+		}
+		sum += n
+	}
+	if sum != r.Generated {
+		t.Errorf("the hosts hold %d samples together, the agents published %d", sum, r.Generated)
+	}
+}
+
+// TestLoadgenRefusesRecording: a recording of another version, or
+// damaged, is refused with an error that says so, before any load.
+func TestLoadgenRefusesRecording(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "host.dcpiload")
+	if _, _, err := run(t, "loadgen", "record", "--out", good, "--seconds", "0.05", "--cpus", "1"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := slices.Clone(data)
+	binary.BigEndian.PutUint16(v[len(loadgen.Magic):], loadgen.Version+1)
+	damaged := slices.Clone(data)
+	damaged[len(damaged)/2] ^= 1
+	for name, b := range map[string][]byte{"version": v, "checksum": damaged} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := run(t, "loadgen", "run", "--recording", p, "--nats", "nats://127.0.0.1:1", "--hosts", "1", "--seconds", "1")
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: %v, want an error about the %s", name, err, name)
+		}
+	}
+}
