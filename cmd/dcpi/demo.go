@@ -29,6 +29,7 @@ import (
 	"dcpi/simhost"
 	"dcpi/storage"
 	"dcpi/transport"
+	"dcpi/transport/auth"
 	"dcpi/wire"
 	"dcpi/workloads"
 )
@@ -155,7 +156,8 @@ aggregator, dcpi node --nats URL (see examples/).`,
 
 // demoCluster is everything dcpi demo started, for shutdown.
 type demoCluster struct {
-	srv      *transport.Server
+	srv      *auth.Server
+	creds    *auth.Store
 	replicas []*coordinator.Replica
 	conns    []*nats.Conn
 	cancel   context.CancelFunc
@@ -180,8 +182,14 @@ func (c *demoCluster) close() {
 	}
 }
 
-func (c *demoCluster) connect(url, name string, logf func(string, ...any)) (*nats.Conn, error) {
-	nc, err := transport.Connect(transport.ConnConfig{URLs: []string{url}, Name: name, Logf: logf})
+// connect connects a role of the demo with its credentials (a node's are
+// host's, issued on first use).
+func (c *demoCluster) connect(url string, role auth.Role, host, name string, logf func(string, ...any)) (*nats.Conn, error) {
+	creds, err := c.creds.ForRole(role, host)
+	if err != nil {
+		return nil, err
+	}
+	nc, err := transport.Connect(transport.ConnConfig{URLs: []string{url}, Name: name, CredsFile: creds.File, CAFile: creds.CA, Logf: logf})
 	if err == nil {
 		c.conns = append(c.conns, nc)
 	}
@@ -236,11 +244,11 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	defer cl.close()
 
 	// NATS with JetStream, embedded.
-	srv, err := transport.StartServer(transport.ServerConfig{Dir: filepath.Join(dir, "nats"), Host: "127.0.0.1", Name: "dcpi-demo", Logf: logf})
+	srv, err := auth.StartServer(transport.ServerConfig{Dir: filepath.Join(dir, "nats"), Host: "127.0.0.1", Name: "dcpi-demo", Logf: logf})
 	if err != nil {
 		return err
 	}
-	cl.srv = srv
+	cl.srv, cl.creds = srv, srv.Store
 	// One metrics endpoint for the whole fleet, every instance labelled.
 	tel, err := startTelemetry(o.metrics)
 	if err != nil {
@@ -252,7 +260,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	}
 	tel.ready.Add("nats server", srv.Ready)
 	url := srv.ClientURL()
-	nc, err := cl.connect(url, "demo", logf)
+	nc, err := cl.connect(url, auth.Coordinator, "", "demo", logf)
 	if err != nil {
 		return err
 	}
@@ -270,7 +278,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	// The coordinator's Raft group, bootstrapped together (or restarted
 	// on an earlier run's directory, at the addresses its log records).
 	for _, p := range peers {
-		rc, err := cl.connect(url, "coordinator-"+p.ID, logf)
+		rc, err := cl.connect(url, auth.Coordinator, "", "coordinator-"+p.ID, logf)
 		if err != nil {
 			return err
 		}
@@ -306,7 +314,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	cl.cancel = cancel
 	for i := range o.aggregators {
-		ac, err := cl.connect(url, fmt.Sprintf("aggregator-%d", i+1), logf)
+		ac, err := cl.connect(url, auth.Aggregator, "", fmt.Sprintf("aggregator-%d", i+1), logf)
 		if err != nil {
 			return err
 		}
@@ -360,7 +368,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	}
 	var hosts []*clusterHost
 	for i := range o.hosts {
-		hnc, err := cl.connect(url, fmt.Sprintf("node-alpha%d", i), logf)
+		hnc, err := cl.connect(url, auth.Host, fmt.Sprintf("alpha%d", i), fmt.Sprintf("node-alpha%d", i), logf)
 		if err != nil {
 			return err
 		}
