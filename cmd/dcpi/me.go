@@ -11,6 +11,11 @@ import (
 
 func init() { subcommands = append(subcommands, newMeCommand) }
 
+// meSubcommands is filled by each ProfileMe experiment's file (dcpi me
+// figure3, ...), as ppSubcommands is for dcpi pp. A procedure named like
+// a subcommand is listed with "dcpi me -- NAME".
+var meSubcommands []func() *cobra.Command
+
 func newMeCommand() *cobra.Command {
 	var (
 		qf       queryFlags
@@ -84,6 +89,9 @@ an instruction, not of an event). --json prints the report:
 			}
 			return analysis.WriteMe(cmd.OutOrStdout(), rep)
 		},
+	}
+	for _, add := range meSubcommands {
+		cmd.AddCommand(add())
 	}
 	f := cmd.Flags()
 	qf.register(f, "ignored (ProfileMe samples are of instructions, not events)")
