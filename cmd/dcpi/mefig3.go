@@ -31,7 +31,7 @@ curves y = 1 ± 1/sqrt(k) (the ProfileMe paper, sec. 5.1, Figure 3). About
 two thirds of the points are expected inside. The SVG goes to -o; the
 summary (and with --json the points) to standard output.`,
 		Example: `  dcpi me figure3 --model ev5 --workload hashdb -o docs/profileme-fig3.svg`,
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			me := hwsim.ProfileMeConfig{IntervalMin: imin, IntervalMax: imax, Copies: hwsim.DefaultProfileMe().Copies}
 			if err := me.Validate(); err != nil {
