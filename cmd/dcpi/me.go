@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +22,8 @@ func newMeCommand() *cobra.Command {
 		qf       queryFlags
 		interval float64
 		limit    int
+		pprofOut string
+		dirs     []string
 	)
 	cmd := &cobra.Command{
 		Use:   "me [PROCEDURE]",
@@ -46,11 +49,20 @@ an instruction, not of an event). --json prints the report:
 "fetched", "retired", "abort_interrupt", "abort_trap", "events",
 "mean_head_cycles", "mean_stall_cycles", "mean_load_latency",
 "instructions": [...]}]}, each estimate {"samples", "estimate",
-"rel_error"}.`,
+"rel_error"}.
+
+--pprof FILE exports the selection for go tool pprof instead: one
+location per sampled instruction (with source lines when the image file
+is found, as dcpi pprof finds it) and the sample types fetched (the
+default), retired, abort_interrupt, abort_trap, the events (taken,
+mispredict, imiss, itbmiss, dmiss, dtbmiss, smiss, bmiss, wbfull), each
+k·S, then head_cycles and load_latency (cycles: the samples' sums times
+S) and samples (k). Period is S.`,
 		Example: `  dcpi profile --profileme -o /tmp/me.db sort
   dcpi me --db /tmp/me.db
   dcpi me --db /tmp/me.db --image sort main
-  dcpi me --db /tmp/me.db --json --limit 5`,
+  dcpi me --db /tmp/me.db --json --limit 5
+  dcpi me --db /tmp/me.db --pprof me.pb.gz && go tool pprof -sample_index=dmiss -top me.pb.gz`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if limit < 0 {
@@ -65,6 +77,9 @@ an instruction, not of an event). --json prints the report:
 				return err
 			}
 			defer o.close()
+			if pprofOut != "" {
+				return writeMePprof(cmd, o, sel, interval, pprofOut, dirs)
+			}
 			q := analysis.MeQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Interval: interval, Limit: limit}
 			q.Filter.Events = nil
 			if len(args) == 1 {
@@ -97,5 +112,42 @@ an instruction, not of an event). --json prints the report:
 	qf.register(f, "ignored (ProfileMe samples are of instructions, not events)")
 	f.Float64Var(&interval, "interval", hwsim.DefaultProfileMe().MeanInterval(), "`S`, the mean fetched instructions per ProfileMe sample")
 	f.IntVar(&limit, "limit", 20, "procedures in the summary (0: all)")
+	f.StringVar(&pprofOut, "pprof", "", "write the selected samples as a gzip'd pprof profile to `FILE` (- for standard output) instead of a report")
+	f.StringSliceVar(&dirs, "image-dir", nil, "with --pprof, directories to look for image files in (for source lines)")
 	return cmd
+}
+
+// writeMePprof writes the ProfileMe samples sel selects as a pprof
+// profile to out, and a one-line summary.
+func writeMePprof(cmd *cobra.Command, o *openedSource, sel selection, interval float64, out string, dirs []string) error {
+	p, err := analysis.MePprof(o.src, o.me, analysis.MePprofQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths,
+		Interval: interval, Files: newImageFinder(nil, o, dirs)})
+	if err != nil {
+		return err
+	}
+	if len(p.Sample) == 0 {
+		return fmt.Errorf("no ProfileMe samples selected (were the nodes run with --profileme?)")
+	}
+	w, summary := cmd.OutOrStdout(), cmd.OutOrStdout()
+	var fh *os.File
+	if out != "-" {
+		if fh, err = os.Create(out); err != nil {
+			return fmt.Errorf("--pprof: %w", err)
+		}
+		defer fh.Close()
+		w = fh
+	} else {
+		summary = cmd.ErrOrStderr()
+	}
+	if err := p.Write(w); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	if fh != nil {
+		if err := fh.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", out, err)
+		}
+	}
+	fmt.Fprintf(summary, "wrote %s: %d sampled instructions in %d images, %d sample types (default fetched; S = %.0f)\n",
+		out, len(p.Sample), len(p.Mapping), len(p.SampleType), interval)
+	return nil
 }

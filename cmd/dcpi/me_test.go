@@ -2,12 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/google/pprof/profile"
+
 	"dcpi/analysis"
+	"dcpi/hwsim"
 	"dcpi/storage"
 )
 
@@ -79,6 +83,7 @@ func TestProfileMeEndToEnd(t *testing.T) {
 	if err != nil || !strings.Contains(text, "abort intr") || !strings.Contains(text, "±") {
 		t.Fatalf("listing: %v\n%s", err, text)
 	}
+	checkMePprof(t, db, stored)
 	if _, _, err := run(t, "me", "--db", db, "no_such_procedure"); err == nil || !strings.Contains(err.Error(), "no ProfileMe samples in procedure") {
 		t.Errorf("unknown procedure: %v", err)
 	}
@@ -100,5 +105,48 @@ func TestDemoProfileMeBalances(t *testing.T) {
 	m := meConservationRE.FindStringSubmatch(out)
 	if m == nil || m[4] != "balanced" || m[1] == "0" || m[2] == "0" {
 		t.Fatalf("no balanced ProfileMe conservation line with samples:\n%s", out)
+	}
+}
+
+// checkMePprof: dcpi me --pprof exports every stored sample once, with the
+// ProfileMe sample types, each estimate k·S of its samples.
+func checkMePprof(t *testing.T, db string, stored uint64) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "me.pb.gz")
+	if _, _, err := run(t, "me", "--db", db, "--pprof", file); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	p, err := profile.Parse(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, st := range p.SampleType {
+		col[st.Type] = i
+	}
+	for _, name := range []string{"fetched", "retired", "abort_interrupt", "dmiss", "head_cycles", "samples"} {
+		if _, ok := col[name]; !ok {
+			t.Fatalf("no sample type %s in %v", name, p.SampleType)
+		}
+	}
+	S := hwsim.DefaultProfileMe().MeanInterval()
+	var samples, fetched, retired, aborted int64
+	for _, s := range p.Sample {
+		samples += s.Value[col["samples"]]
+		fetched += s.Value[col["fetched"]]
+		retired += s.Value[col["retired"]]
+		aborted += s.Value[col["abort_interrupt"]] + s.Value[col["abort_trap"]]
+		if len(s.Location) != 1 || s.Location[0].Mapping == nil {
+			t.Fatalf("sample %v: want one mapped location", s)
+		}
+	}
+	if uint64(samples) != stored || float64(fetched) != float64(samples)*S || retired+aborted != fetched || p.DefaultSampleType != "fetched" || p.Period != int64(S) {
+		t.Fatalf("pprof: %d samples (stored %d), fetched %d, retired %d + aborted %d, default %s, period %d",
+			samples, stored, fetched, retired, aborted, p.DefaultSampleType, p.Period)
 	}
 }
