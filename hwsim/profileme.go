@@ -21,7 +21,42 @@ type ProfileMeConfig struct {
 	// Copies is the number of profile register copies: one interrupt
 	// delivers that many samples (sec. 4.3).
 	Copies int
+	// Paired turns on paired sampling (sec. 4.2): the major interval
+	// above chooses the first instruction of a pair, a minor interval
+	// uniform in [1, PairWindow] after it the second; both records are
+	// delivered together, in consecutive register copies.
+	Paired bool
+	// PairWindow is W, the largest intra-pair fetch distance; 0 takes the
+	// model's default, DefaultPairWindow. On the 21264 it must cover the
+	// core's in-flight window (80 instructions), so that every pair of
+	// instructions that can be in flight together can be sampled.
+	PairWindow uint32
+	// CountFetchSlots makes the counter count fetch opportunities (four a
+	// cycle) instead of fetched instructions (sec. 4.1.1): an opportunity
+	// may hold a predicted-path instruction, a wrong-path one or nothing,
+	// and a tag on an empty one is spent without a record (MeStats.Empty).
+	// On the 21264 the opportunities are its fetch cycles' four slots; on
+	// the 21164, whose model fetches only the correct path and has no
+	// fetch stage of its own, they are its issue cycles' four slots, so an
+	// empty one is a stall or a dual-issue slot left unused.
+	CountFetchSlots bool
 }
+
+// DefaultPairWindow is the pair window W used when PairWindow is 0: 128
+// on the 21264 core (at least its 80-instruction in-flight window), 16 on
+// the 21164 (whose in-order pipeline holds far fewer instructions at
+// once). outOfOrder says which: the machine runs the 21264 core when the
+// model is an EV6 and timing is on.
+func DefaultPairWindow(outOfOrder bool) uint32 {
+	if outOfOrder {
+		return 128
+	}
+	return 16
+}
+
+// ev6InFlight is the 21264's in-flight window (HRM §2.1): the least pair
+// window that can sample every pair of instructions in flight together.
+const ev6InFlight = 80
 
 // DefaultProfileMe tags one instruction in 3840 to 4352 fetched (S =
 // 4096, about the paper's 10^3-10^5 range) and buffers 4 samples an
@@ -43,7 +78,44 @@ func (p ProfileMeConfig) Validate() error {
 	if p.Copies < 1 || p.Copies > 64 {
 		return fmt.Errorf("hwsim: ProfileMe register copies %d: want 1 to 64", p.Copies)
 	}
+	if p.Paired {
+		if p.Copies < 2 {
+			return fmt.Errorf("hwsim: paired ProfileMe with %d register copy: a pair needs 2", p.Copies)
+		}
+		if p.PairWindow != 0 && uint64(p.PairWindow) >= p.IntervalMin {
+			return fmt.Errorf("hwsim: ProfileMe pair window %d: want it below the major interval's minimum %d", p.PairWindow, p.IntervalMin)
+		}
+	} else if p.PairWindow != 0 {
+		return fmt.Errorf("hwsim: ProfileMe pair window %d without paired sampling", p.PairWindow)
+	}
 	return nil
+}
+
+// validateFor adds the checks that depend on the core: outOfOrder for the
+// 21264's.
+func (p ProfileMeConfig) validateFor(outOfOrder bool) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if !p.Paired {
+		return nil
+	}
+	w := p.window(outOfOrder)
+	if uint64(w) >= p.IntervalMin {
+		return fmt.Errorf("hwsim: ProfileMe pair window %d: want it below the major interval's minimum %d", w, p.IntervalMin)
+	}
+	if outOfOrder && w < ev6InFlight {
+		return fmt.Errorf("hwsim: ProfileMe pair window %d on the 21264 core: want at least its in-flight window, %d", w, ev6InFlight)
+	}
+	return nil
+}
+
+// window is W on the core outOfOrder says.
+func (p ProfileMeConfig) window(outOfOrder bool) uint32 {
+	if p.PairWindow != 0 {
+		return p.PairWindow
+	}
+	return DefaultPairWindow(outOfOrder)
 }
 
 // MeSample is one ProfileMe record as the driver receives it.
@@ -66,11 +138,14 @@ type ProfileMeHandler interface {
 }
 
 // MeStats is one CPU's ProfileMe hardware counts: Tags = Delivered + Lost
-// + Buffered.
+// + Buffered, in records (a pair's tags count two). Empty is the fetch
+// opportunities chosen that held no instruction (CountFetchSlots): no
+// record, and not in Tags. LostPairs is the pairs among Lost, lost whole.
 type MeStats struct {
 	Tags, Delivered, Lost uint64
 	Buffered              int
 	Interrupts            uint64
+	Empty, LostPairs      uint64
 }
 
 // meCPU is what the simulator keeps of a CPU's ProfileMe.
@@ -85,7 +160,7 @@ type meCPU struct {
 // StartProfileMe programs every CPU's ProfileMe hardware and installs h.
 // Call it from the goroutine that runs the machine, or before Run.
 func (m *Machine) StartProfileMe(p ProfileMeConfig, h ProfileMeHandler) error {
-	if err := p.Validate(); err != nil {
+	if err := p.validateFor(m.cfg.Timing && usesEV6(m.cfg.Model)); err != nil {
 		return err
 	}
 	if h == nil {

@@ -21,11 +21,15 @@ const (
 	TrapReturn              // kernel mode CALL_PAL rti or retsys: back to user mode
 	TrapEvent               // the cycle counter reached the next event
 	TrapWait                // kernel mode CALL_PAL wtint: idle until an interrupt
+	// TrapSquash never stops a CPU: it is ProfileMe's abort reason
+	// (MeRecord.Abort) for an instruction the 21264 core squashed, fetched
+	// on a mispredicted path or younger than a trap or interrupt.
+	TrapSquash
 )
 
 var trapNames = [...]string{"none", "syscall", "segmentation fault", "illegal instruction",
 	"unimplemented instruction", "breakpoint", "gentrap", "arithmetic trap", "privileged PAL call",
-	"simulator call", "return from kernel", "event", "wait for interrupt"}
+	"simulator call", "return from kernel", "event", "wait for interrupt", "squashed"}
 
 func (k TrapKind) String() string {
 	if int(k) < len(trapNames) {

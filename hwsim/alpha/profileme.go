@@ -109,6 +109,72 @@ type MeRecord struct {
 	// Done is the cycle all activity of the instruction was over: the
 	// earliest the interrupt may be delivered.
 	Done uint64
+	// History is the path-history register (sec. 4.1.3, 5.3): the
+	// directions of the most recent conditional branches fetched before
+	// this instruction on its (predicted) path, newest in bit 0, 1 =
+	// taken. MeHistoryBits bits are kept.
+	History uint16
+	// Stages are the 21264's Table 1 latencies in cycles, indexed by
+	// MeFetchToMap to MeRetReadyToRetire. Zero on the 21164, which has no
+	// such stages (Head and Stall are its honest latencies).
+	Stages [NumMeStages]uint32
+	// Fetched and Finished are the cycles the instruction was fetched and
+	// retired (or was squashed or aborted): the pair estimators compute
+	// overlap from them.
+	Fetched, Finished uint64
+	// Pair is the record's role in paired sampling (sec. 4.2). A pair is
+	// delivered as two consecutive records, first then second, in one
+	// interrupt.
+	Pair MePairRole
+	// PairDistance is the fetch distance from the first to the second
+	// instruction of a pair (fetched instructions, or fetch opportunities
+	// when the counter counts those), set in both records; 0 for MeSingle.
+	PairDistance uint32
+}
+
+// MeHistoryBits is the length of the path-history register.
+const MeHistoryBits = 16
+
+// The Table 1 stage latencies, as indices into MeRecord.Stages.
+const (
+	MeFetchToMap       = iota // stalls for physical registers or issue-queue slots
+	MeMapToReady              // stalls on data dependences
+	MeReadyToIssue            // stalls on execution resources
+	MeIssueToRetReady         // execution latency
+	MeRetReadyToRetire        // stalls behind older unretired instructions
+	NumMeStages
+)
+
+var meStageNames = [NumMeStages]string{"fetch-map", "map-ready", "ready-issue", "issue-retready", "retready-retire"}
+
+// MeStageName is the name of stage latency i (0 to NumMeStages-1).
+func MeStageName(i int) string {
+	if i < 0 || i >= NumMeStages {
+		return fmt.Sprintf("mestage(%d)", i)
+	}
+	return meStageNames[i]
+}
+
+// MePairRole is a record's place in paired sampling.
+type MePairRole uint8
+
+// The roles.
+const (
+	MeSingle MePairRole = iota // single-instruction sampling
+	MeFirst                    // the first instruction of a pair
+	MeSecond                   // the second, PairDistance fetches after the first
+)
+
+func (r MePairRole) String() string {
+	switch r {
+	case MeSingle:
+		return "single"
+	case MeFirst:
+		return "first"
+	case MeSecond:
+		return "second"
+	}
+	return fmt.Sprintf("pair(%d)", uint8(r))
 }
 
 // Retired reports whether the instruction retired.
