@@ -14,11 +14,27 @@ import (
 // profiles, 0 otherwise). A PC no map covers is counted in unknown: a
 // ProfileMe record of an unmapped PC says nothing a tool could show
 // against code, so only its number is kept, for conservation.
+//
+// The book also counts the attributed samples per (image, offset, path
+// history), for path reconstruction, up to MaxMeHistPerBatch keys a batch;
+// the samples of keys past it are counted in histDropped, so that per
+// batch the history counts and histDropped add up to the entries' samples.
 type meBook struct {
-	counts  map[meKey]*wire.MeCounts
-	unknown uint64
-	samples uint64 // everything added since the last batch
-	peak    int
+	counts      map[meKey]*wire.MeCounts
+	hist        map[meHistKey]uint64
+	histDropped uint64
+	unknown     uint64
+	samples     uint64 // everything added since the last batch
+	peak        int
+}
+
+// MaxMeHistPerBatch bounds the (PC, path-history) keys of one batch.
+const MaxMeHistPerBatch = 1 << 15
+
+type meHistKey struct {
+	offset uint64
+	image  uint32
+	hist   uint16
 }
 
 type meKey struct {
@@ -32,6 +48,7 @@ type meKey struct {
 func (a *attributor) addMe(b *meBook, samples []MeSample, newImages []Mapping) ([]Mapping, error) {
 	if b.counts == nil {
 		b.counts = map[meKey]*wire.MeCounts{}
+		b.hist = map[meHistKey]uint64{}
 	}
 	for i := range samples {
 		s := &samples[i]
@@ -45,6 +62,12 @@ func (a *attributor) addMe(b *meBook, samples []MeSample, newImages []Mapping) (
 		img, err := a.intern(m, &newImages)
 		if err != nil {
 			return newImages, err
+		}
+		hk := meHistKey{image: img, offset: off, hist: s.History}
+		if _, ok := b.hist[hk]; ok || len(b.hist) < MaxMeHistPerBatch {
+			b.hist[hk] += n
+		} else {
+			b.histDropped += n
 		}
 		k := meKey{image: img, offset: off}
 		if a.perProcess[m.Path] {
@@ -61,11 +84,12 @@ func (a *attributor) addMe(b *meBook, samples []MeSample, newImages []Mapping) (
 }
 
 // empty reports whether nothing was added since the last batch.
-func (b *meBook) empty() bool { return len(b.counts) == 0 && b.unknown == 0 }
+func (b *meBook) empty() bool { return len(b.counts) == 0 && b.unknown == 0 && b.histDropped == 0 }
 
 // batch returns the accumulated entries in wire's canonical order
-// (image, offset, PID) and the unknown count, and starts anew.
-func (b *meBook) batch(images []wire.ImageKey) ([]wire.MeEntry, uint64) {
+// (image, offset, PID), the unknown count, the history counts (in
+// (image, offset, history) order) and the history drops, and starts anew.
+func (b *meBook) batch(images []wire.ImageKey) ([]wire.MeEntry, uint64, []wire.MeHistEntry, uint64) {
 	b.peak = max(b.peak, len(b.counts))
 	out := make([]wire.MeEntry, 0, len(b.counts))
 	for k, c := range b.counts {
@@ -80,8 +104,22 @@ func (b *meBook) batch(images []wire.ImageKey) ([]wire.MeEntry, uint64) {
 		}
 		return cmp.Compare(x.PID, y.PID)
 	})
-	unknown := b.unknown
+	hist := make([]wire.MeHistEntry, 0, len(b.hist))
+	for k, n := range b.hist {
+		hist = append(hist, wire.MeHistEntry{Image: images[k.image], Offset: k.offset, History: k.hist, Count: n})
+	}
+	slices.SortFunc(hist, func(x, y wire.MeHistEntry) int {
+		if c := x.Image.Compare(y.Image); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.Offset, y.Offset); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.History, y.History)
+	})
+	unknown, histDropped := b.unknown, b.histDropped
 	clear(b.counts)
-	b.unknown, b.samples = 0, 0
-	return out, unknown
+	clear(b.hist)
+	b.unknown, b.samples, b.histDropped = 0, 0, 0
+	return out, unknown, hist, histDropped
 }

@@ -295,7 +295,7 @@ func (b *Batch) validateMe() error {
 		if e.Counts[MeSamples] == 0 {
 			return fmt.Errorf("wire: batch: %w: ProfileMe entry %d: no samples", ErrInvalid, i)
 		}
-		if err := e.Counts.check(); err != nil {
+		if err := e.Counts.Check(); err != nil {
 			return fmt.Errorf("wire: batch: %w: ProfileMe entry %d: %v", ErrInvalid, i, err)
 		}
 		if i > 0 && compareMe(b.Me[i-1], *e) >= 0 {
@@ -314,11 +314,11 @@ func (b *Batch) validateMe() error {
 	return b.validateMeV2()
 }
 
-// check is the rules one entry's counts keep: every sample retired or
-// aborted for one reason; pair roles within the samples, and each pair
-// statistic within the paired samples (a useful overlap is an overlap
-// whose partner retired).
-func (c *MeCounts) check() error {
+// Check reports the first rule an entry's counts break: every sample
+// retired or aborted for one reason; pair roles within the samples, and
+// each pair statistic within the paired samples (a useful overlap is an
+// overlap whose partner retired).
+func (c *MeCounts) Check() error {
 	n := c[MeSamples]
 	parts := c[MeRetired] + c[MeAbortIntr] + c[MeAbortTrap] + c[MeAbortSquash]
 	if parts != n || parts < c[MeRetired] {

@@ -45,6 +45,7 @@ type demoOptions struct {
 	replicasSet                        bool      // --replicas given, not defaulted
 	stacks                             bool
 	profileMe                          bool   // ProfileMe on every host
+	mePaired                           bool   // in pairs
 	metrics                            string // host:port of the fleet's metrics endpoint ("": none)
 	// whileUp, if set (tests), runs after the results are printed, with
 	// the fleet still up, given the metrics endpoint's base URL.
@@ -133,6 +134,7 @@ aggregator, dcpi node --nats URL (see examples/).`,
 	f.BoolVar(&o.serve, "serve", false, "after the results, keep the cluster and the web UI up until interrupted")
 	f.BoolVar(&o.stacks, "stacks", wire.Version >= wire.StackVersion, "record sampled call stacks on every host, for call trees and flame graphs (dcpi stacks, dcpi pprof)")
 	f.BoolVar(&o.profileMe, "profileme", false, "sample instructions with ProfileMe on every host (docs/profileme.md; dcpi me)")
+	f.BoolVar(&o.mePaired, "me-paired", false, "with --profileme, sample instructions in pairs (ProfileMe sec. 4.2; docs/profileme.md)")
 	return cmd
 }
 
@@ -176,6 +178,9 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	}
 	if o.replicas != 1 && o.replicas != 3 && o.replicas != 5 {
 		return fmt.Errorf("--replicas %d: want 1, 3 or 5", o.replicas)
+	}
+	if o.mePaired && !o.profileMe {
+		return errPairedNeedsProfileMe
 	}
 	if o.aggregators < 1 || o.seconds <= 0 || o.cutAt <= 0 || o.cutAt >= 1 {
 		return fmt.Errorf("want --aggregators >= 1, --seconds > 0 and 0 < --cut-at < 1")
@@ -329,7 +334,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		h, err := startHost(runCtx, hostSpec{sim: s, progs: progs, seconds: o.seconds, flushEvery: 0.1,
 			labels: map[string]string{"rack": fmt.Sprintf("r%d", i%2)}, heartbeat: 200 * time.Millisecond,
 			maxBuffer: 16 << 20, events: []string{"cycles", "imiss"}, nc: hnc, coord: coordinator.NewClient(hnc), logf: logf,
-			stacks: o.stacks, profileMe: o.profileMe})
+			stacks: o.stacks, profileMe: o.profileMe, mePaired: o.mePaired})
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -116,6 +117,18 @@ S) and samples (k). Period is S.`,
 	f.StringSliceVar(&dirs, "image-dir", nil, "with --pprof, directories to look for image files in (for source lines)")
 	return cmd
 }
+
+// meHardware is the ProfileMe hardware a node with --profileme programs:
+// hwsim's default, in pairs with paired (the pair window the core's
+// default, hwsim.DefaultPairWindow).
+func meHardware(paired bool) hwsim.ProfileMeConfig {
+	c := hwsim.DefaultProfileMe()
+	c.Paired = paired
+	return c
+}
+
+// errPairedNeedsProfileMe refuses --me-paired alone.
+var errPairedNeedsProfileMe = errors.New("--me-paired needs --profileme: pairs are ProfileMe samples")
 
 // writeMePprof writes the ProfileMe samples sel selects as a pprof
 // profile to out, and a one-line summary.

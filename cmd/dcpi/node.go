@@ -114,6 +114,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 			}
 			if cfg.Node.ProfileMe {
 				ncfg.Node.Driver.Me = node.DefaultMeConfig()
+				ncfg.ProfileMe = meHardware(cfg.Node.MePaired)
 			}
 			if entries > 0 {
 				ncfg.Node.Driver.TableEntries = entries
@@ -155,6 +156,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 	f.BoolVar(&mux, "mux", false, "the paper's mux configuration: cycles, and imiss, dmiss, branchmp, dtbmiss taking turns")
 	f.Bool("stacks", false, "record sampled call stacks beside the flat profile (docs/node.md, \"Call stacks\")")
 	f.Bool("profileme", false, "sample instructions with ProfileMe beside the counters (config key node.profileme; docs/profileme.md; dcpi me)")
+	f.Bool("me-paired", false, "with --profileme, sample instructions in pairs (config key node.me_paired; docs/profileme.md)")
 	addMetricsFlag(f, "")
 	for _, sub := range nodeSubcommands {
 		cmd.AddCommand(sub())

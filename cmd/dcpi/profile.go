@@ -39,6 +39,7 @@ type profileOptions struct {
 	stacks    bool
 	values    string // value-sampling module ("": off)
 	profileMe bool
+	mePaired  bool
 }
 
 func newProfileCommand() *cobra.Command {
@@ -124,8 +125,12 @@ writes the ground truth of all the hosts summed per instruction.`,
 				}
 				ncfg.Node.Driver.Stacks = node.DefaultStackConfig()
 			}
+			if o.mePaired && !o.profileMe {
+				return errPairedNeedsProfileMe
+			}
 			if o.profileMe {
 				ncfg.Node.Driver.Me = node.DefaultMeConfig()
+				ncfg.ProfileMe = meHardware(o.mePaired)
 			}
 			ncfg.FlushEvery = uint64(cfg.Node.FlushEvery * float64(hc.ClockHz))
 			if err := setValues(cmd, &ncfg, cfg.Node.Values, &o); err != nil {
@@ -156,6 +161,7 @@ writes the ground truth of all the hosts summed per instruction.`,
 	f.BoolVar(&o.stacks, "stacks", false, "record sampled call stacks beside the flat profile (docs/node.md, \"Call stacks\")")
 	f.StringVar(&o.values, "values", "", "value sampling with customization `MODULE` (loadlat, regvals, semiinv; docs/values.md): interpret a few instructions at each interrupt and keep hot lists")
 	f.BoolVar(&o.profileMe, "profileme", false, "sample instructions with ProfileMe beside the counters (docs/profileme.md; dcpi me)")
+	f.BoolVar(&o.mePaired, "me-paired", false, "with --profileme, sample instructions in pairs (ProfileMe sec. 4.2; docs/profileme.md)")
 	return cmd
 }
 
