@@ -268,7 +268,9 @@ func (d *Driver) countMe(m *meSide, sc *meSlot) bool {
 	return full
 }
 
-func meSampleOf(s *meSlot) MeSample { return MeSample{PID: s.pid, PC: s.pc, History: s.hist, Counts: s.c} }
+func meSampleOf(s *meSlot) MeSample {
+	return MeSample{PID: s.pid, PC: s.pc, History: s.hist, Counts: s.c}
+}
 
 // DrainMe (daemon side) appends and clears the ProfileMe table; only
 // between BeginFlush and EndFlush, like DrainTable.
