@@ -25,6 +25,8 @@ func newMeCommand() *cobra.Command {
 		limit    int
 		pprofOut string
 		dirs     []string
+		window   float64
+		width    float64
 	)
 	cmd := &cobra.Command{
 		Use:   "me [PROCEDURE]",
@@ -43,6 +45,15 @@ hardware's mean sampling interval (--interval, the simulated hardware's
 default unless the nodes were run with another), with a relative error of
 1/sqrt(k) printed beside it (the ProfileMe paper, sec. 5.1): an estimate
 from 4 samples is ±50%, from 100 ±10%. Means of latencies need no S.
+
+With paired samples (nodes run with --me-paired), every line also gives
+the issue slots wasted while the instruction was in progress (sec.
+5.2.3): L·C·S/2 - U·W·S, L the paired samples' fetch-to-ready-to-retire
+cycles, U those whose partner issued while the instruction was in
+progress and then retired, C the issue width (--issue-width) and W the
+pair window (--pair-window); the summary is then ranked by wasted slots.
+A listing gives each instruction's aborts by reason (interrupt, trap,
+squashed) and, on the 21264, its mean Table 1 stage latencies.
 
 The filters are dcpi prof's (--event is ignored: a ProfileMe sample is of
 an instruction, not of an event). --json prints the report:
@@ -81,7 +92,8 @@ S) and samples (k). Period is S.`,
 			if pprofOut != "" {
 				return writeMePprof(cmd, o, sel, interval, pprofOut, dirs)
 			}
-			q := analysis.MeQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Interval: interval, Limit: limit}
+			q := analysis.MeQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Interval: interval, Limit: limit,
+				PairWindow: window, IssueWidth: width}
 			q.Filter.Events = nil
 			if len(args) == 1 {
 				q.Procedure = args[0]
@@ -113,6 +125,8 @@ S) and samples (k). Period is S.`,
 	qf.register(f, "ignored (ProfileMe samples are of instructions, not events)")
 	f.Float64Var(&interval, "interval", hwsim.DefaultProfileMe().MeanInterval(), "`S`, the mean fetched instructions per ProfileMe sample")
 	f.IntVar(&limit, "limit", 20, "procedures in the summary (0: all)")
+	f.Float64Var(&window, "pair-window", float64(hwsim.DefaultPairWindow(true)), "`W`, the pair window the nodes sampled pairs in (hwsim's default: 128 on the 21264, 16 on the 21164)")
+	f.Float64Var(&width, "issue-width", 4, "`C`, issue slots per cycle, for wasted slots (4 on the 21264)")
 	f.StringVar(&pprofOut, "pprof", "", "write the selected samples as a gzip'd pprof profile to `FILE` (- for standard output) instead of a report")
 	f.StringSliceVar(&dirs, "image-dir", nil, "with --pprof, directories to look for image files in (for source lines)")
 	return cmd
