@@ -130,7 +130,9 @@ type MePairFigures struct {
 }
 
 // MeFiguresOf computes the figures of c with interval s (no wasted slots).
-func MeFiguresOf(c *wire.MeCounts, s float64) MeFigures { return MeFiguresWith(c, MeParams{Interval: s}) }
+func MeFiguresOf(c *wire.MeCounts, s float64) MeFigures {
+	return MeFiguresWith(c, MeParams{Interval: s})
+}
 
 // MeFiguresWith computes the figures of c with p's constants: with W and
 // C set and paired samples in c, the pair figures too.
@@ -229,12 +231,12 @@ type MeReport struct {
 	// PairWindow and IssueWidth are the wasted-slot constants W and C
 	// (0: not estimated); ByWasted says the summary is ranked by wasted
 	// slots (when the selection has paired samples), not by samples.
-	PairWindow float64 `json:"pair_window,omitempty"`
-	IssueWidth float64 `json:"issue_width,omitempty"`
-	ByWasted   bool    `json:"by_wasted,omitempty"`
-	Samples  uint64   `json:"samples"` // over every procedure selected
-	Procs    []MeProc `json:"procedures"`
-	Listing  bool     `json:"listing"`
+	PairWindow float64  `json:"pair_window,omitempty"`
+	IssueWidth float64  `json:"issue_width,omitempty"`
+	ByWasted   bool     `json:"by_wasted,omitempty"`
+	Samples    uint64   `json:"samples"` // over every procedure selected
+	Procs      []MeProc `json:"procedures"`
+	Listing    bool     `json:"listing"`
 }
 
 // MeProfile builds q's report from src, naming code with syms.
