@@ -239,6 +239,7 @@ func (s *service) queries() map[string]query {
 		QueryApplied: s.queryApplied, QueryTotals: s.queryTotals, QueryProfile: s.queryProfile,
 		QueryStacks: s.queryStacks, QueryPathImages: s.queryPathImages, QueryPaths: s.queryPaths,
 		QueryProfileMe: s.queryProfileMe,
+		QueryMeHistory: s.queryMeHistory,
 	}
 }
 

@@ -27,6 +27,8 @@ func newMeCommand() *cobra.Command {
 		dirs     []string
 		window   float64
 		width    float64
+		paths    bool
+		bits     int
 	)
 	cmd := &cobra.Command{
 		Use:   "me [PROCEDURE]",
@@ -69,11 +71,20 @@ is found, as dcpi pprof finds it) and the sample types fetched (the
 default), retired, abort_interrupt, abort_trap, the events (taken,
 mispredict, imiss, itbmiss, dmiss, dtbmiss, smiss, bmiss, wbfull), each
 k·S, then head_cycles and load_latency (cycles: the samples' sums times
-S) and samples (k). Period is S.`,
+S) and samples (k). Period is S.
+
+--paths lists the hot paths instead: each sample's path-history bits
+(the directions of the conditional branches fetched before it; the
+nodes keep (PC, history) counts) select, in the procedure's control-flow
+graph, the acyclic path prefixes that could have led to it
+(analysis/mepaths; docs/profileme.md); a sample whose candidates come
+down to one path counts for that path. --history-bits sets how many bits
+to use; the image files are found as dcpi list finds them.`,
 		Example: `  dcpi profile --profileme -o /tmp/me.db sort
   dcpi me --db /tmp/me.db
   dcpi me --db /tmp/me.db --image sort main
   dcpi me --db /tmp/me.db --json --limit 5
+  dcpi me --db /tmp/me.db --paths --limit 10
   dcpi me --db /tmp/me.db --pprof me.pb.gz && go tool pprof -sample_index=dmiss -top me.pb.gz`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -91,6 +102,9 @@ S) and samples (k). Period is S.`,
 			defer o.close()
 			if pprofOut != "" {
 				return writeMePprof(cmd, o, sel, interval, pprofOut, dirs)
+			}
+			if paths {
+				return writeMePaths(cmd, o, sel, args, interval, bits, limit, dirs, qf.json)
 			}
 			q := analysis.MeQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Interval: interval, Limit: limit,
 				PairWindow: window, IssueWidth: width}
@@ -128,7 +142,9 @@ S) and samples (k). Period is S.`,
 	f.Float64Var(&window, "pair-window", float64(hwsim.DefaultPairWindow(true)), "`W`, the pair window the nodes sampled pairs in (hwsim's default: 128 on the 21264, 16 on the 21164)")
 	f.Float64Var(&width, "issue-width", 4, "`C`, issue slots per cycle, for wasted slots (4 on the 21264)")
 	f.StringVar(&pprofOut, "pprof", "", "write the selected samples as a gzip'd pprof profile to `FILE` (- for standard output) instead of a report")
-	f.StringSliceVar(&dirs, "image-dir", nil, "with --pprof, directories to look for image files in (for source lines)")
+	f.StringSliceVar(&dirs, "image-dir", nil, "with --pprof or --paths, directories to look for image files in")
+	f.BoolVar(&paths, "paths", false, "list the hot paths reconstructed from the samples' path-history bits (ProfileMe sec. 5.3) instead")
+	f.IntVar(&bits, "history-bits", 11, "with --paths, the history bits to use (1 to 16)")
 	return cmd
 }
 
@@ -143,6 +159,31 @@ func meHardware(paired bool) hwsim.ProfileMeConfig {
 
 // errPairedNeedsProfileMe refuses --me-paired alone.
 var errPairedNeedsProfileMe = errors.New("--me-paired needs --profileme: pairs are ProfileMe samples")
+
+// writeMePaths prints the hot paths the selection's history counts
+// reconstruct.
+func writeMePaths(cmd *cobra.Command, o *openedSource, sel selection, args []string, interval float64, bits, limit int, dirs []string, asJSON bool) error {
+	hs, ok := o.me.(analysis.MeHistorySource)
+	if !ok {
+		return fmt.Errorf("--paths: %s keeps no ProfileMe path history", o.where)
+	}
+	q := analysis.MePathQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Bits: bits, Interval: interval, Limit: limit,
+		Files: newImageFinder(nil, o, dirs)}
+	if len(args) == 1 {
+		q.Procedure = args[0]
+	}
+	rep, err := analysis.MePaths(o.src, hs, q)
+	if err != nil {
+		return err
+	}
+	if rep.Samples == 0 {
+		return fmt.Errorf("no ProfileMe path history selected (were the nodes run with --profileme, by a build that keeps it?)")
+	}
+	if asJSON {
+		return writeJSON(cmd.OutOrStdout(), rep)
+	}
+	return analysis.WriteMePaths(cmd.OutOrStdout(), rep)
+}
 
 // writeMePprof writes the ProfileMe samples sel selects as a pprof
 // profile to out, and a one-line summary.

@@ -84,6 +84,20 @@ func TestProfileMeEndToEnd(t *testing.T) {
 		t.Fatalf("listing: %v\n%s", err, text)
 	}
 	checkMePprof(t, db, stored)
+	// --paths: the (PC, history) counts the pipeline carried cover every
+	// attributed sample (no history was dropped), and some reconstruct.
+	out, _, err = run(t, "me", "--db", db, "--paths", "--json", "--limit", "5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths analysis.MePathsReport
+	if err := json.Unmarshal([]byte(out), &paths); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if paths.Samples != stored || paths.Reconstructed == 0 || len(paths.Paths) == 0 ||
+		paths.Reconstructed+paths.Ambiguous+paths.NoPath+paths.NoCode != paths.Samples {
+		t.Fatalf("--paths: %+v; %d samples stored", paths, stored)
+	}
 	if _, _, err := run(t, "me", "--db", db, "no_such_procedure"); err == nil || !strings.Contains(err.Error(), "no ProfileMe samples in procedure") {
 		t.Errorf("unknown procedure: %v", err)
 	}
