@@ -4,14 +4,17 @@ import (
 	"fmt"
 
 	"dcpi/hwsim/alpha"
+	"dcpi/hwsim/ev6"
 )
 
 // ProfileMe (the ProfileMe paper, sec. 4): instruction sampling on the
-// simulated 21164. The hardware is in package alpha (alpha.ProfileMe,
-// which says what the counter counts and what a record holds); this file
-// programs it, tags records with the process, and delivers its
-// interrupt to the driver, charging the interrupt's cost to the CPU as
-// counter interrupts are.
+// simulated 21164 and 21264. The hardware is in package alpha
+// (alpha.ProfileMe, which says what the counter counts and what a record
+// holds); this file programs it, feeds it the 21264 core's fetched
+// instructions (meObserver; the 21164's issue model feeds it in package
+// alpha), tags records with the process, and delivers its interrupt to
+// the driver, charging the interrupt's cost to the CPU as counter
+// interrupts are.
 
 // ProfileMeConfig programs every CPU's ProfileMe hardware.
 type ProfileMeConfig struct {
@@ -166,24 +169,73 @@ func (m *Machine) StartProfileMe(p ProfileMeConfig, h ProfileMeHandler) error {
 	if h == nil {
 		return fmt.Errorf("hwsim: ProfileMe without a handler")
 	}
-	for _, c := range m.cpus {
-		if c.cpu.Core != nil {
-			// The 21264 core's tagged instructions (its SetObserver
-			// records) are not wired to the profile registers yet.
-			return fmt.Errorf("hwsim: ProfileMe on the %s timing model is not built yet (it runs on the 21164's: --model ev5, or without timing)", m.cfg.Model.Name)
-		}
-	}
+	outOfOrder := m.cfg.Timing && usesEV6(m.cfg.Model)
 	for _, c := range m.cpus {
 		u, err := alpha.NewProfileMe(p.IntervalMin, p.IntervalMax, p.Copies, m.cfg.Seed^uint64(c.id+1)*0x2545f4914f6cdd1d)
 		if err != nil {
 			return err
 		}
+		if p.Paired {
+			if err := u.SetPaired(uint64(p.window(outOfOrder))); err != nil {
+				return err
+			}
+		}
+		u.SetCountSlots(p.CountFetchSlots)
 		c.cpu.Me = u
 		c.me = meCPU{}
+		if c.core != nil {
+			c.core.SetObserver(meObserver(c.cpu, u))
+		}
 	}
 	m.meHandler = h
 	return nil
 }
+
+// meObserver returns the 21264 core's observer for cpu's ProfileMe unit
+// u: every instruction the core fetches, wrong path included, in fetch
+// order, goes by the fetched-instruction counter, and the tagged one's
+// Record fills the profile registers. The core delivers an instruction
+// once it has retired or been squashed, so its record is complete at once.
+func meObserver(cpu *alpha.CPU, u *alpha.ProfileMe) func(ev6.Record) {
+	return func(r ev6.Record) {
+		tagged, role, dist := u.Fetch(r.Fetch)
+		if !tagged {
+			return
+		}
+		rec := alpha.MeRecord{Context: u.Context, Kernel: cpu.Kernel, PC: r.PC, Addr: r.Addr,
+			Events: alpha.MeFromEvents(r.Events), History: r.History, Pair: role, PairDistance: dist,
+			Fetched: r.Fetch, Finished: r.Retire, Done: max(r.Retire, r.Done)}
+		if r.Retired {
+			rec.Events |= alpha.MeRetired
+		} else {
+			rec.Abort = alpha.TrapSquash
+		}
+		if r.Taken {
+			rec.Events |= alpha.MeTaken
+		}
+		if r.Mispredicted {
+			rec.Events |= alpha.MeMispredict
+		}
+		if r.Load && r.Issued {
+			rec.LoadLatency = clamp32(r.Done - r.Issue)
+		}
+		st := &rec.Stages
+		if r.Mapped {
+			st[alpha.MeFetchToMap] = clamp32(r.Map - r.Fetch)
+		}
+		if r.Issued {
+			st[alpha.MeMapToReady] = clamp32(r.Ready - min(r.Ready, r.Map))
+			st[alpha.MeReadyToIssue] = clamp32(r.Issue - min(r.Issue, r.Ready))
+		}
+		if r.Retired {
+			st[alpha.MeIssueToRetReady] = clamp32(r.RetReady - r.Issue)
+			st[alpha.MeRetReadyToRetire] = clamp32(r.Retire - r.RetReady)
+		}
+		u.Complete(&rec, &cpu.PMU)
+	}
+}
+
+func clamp32(v uint64) uint32 { return uint32(min(v, 1<<32-1)) }
 
 // meContext is the context register's value for p: the PID and the
 // incarnation, so a record names the image it ran under.
@@ -256,6 +308,9 @@ func (m *Machine) FlushProfileMe() {
 		return
 	}
 	for _, c := range m.cpus {
+		// A pair whose second is not tagged yet is lost whole: the
+		// register copies hold no partner for it.
+		c.cpu.Me.AbandonPair()
 		m.deliverProfileMe(c)
 	}
 }
@@ -268,7 +323,8 @@ func (m *Machine) ProfileMeStats() []MeStats {
 	out := make([]MeStats, len(m.cpus))
 	for i, c := range m.cpus {
 		u := c.cpu.Me
-		out[i] = MeStats{Tags: u.Tags, Delivered: c.me.delivered, Lost: u.Lost, Buffered: u.Buffered(), Interrupts: c.me.irqs}
+		out[i] = MeStats{Tags: u.Tags, Delivered: c.me.delivered, Lost: u.Lost, Buffered: u.Buffered(), Interrupts: c.me.irqs,
+			Empty: u.Empty, LostPairs: u.LostPairs}
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
+	"dcpi/internal/racedetect"
 	"dcpi/node"
 	"dcpi/node/unwind"
 	"dcpi/wire"
@@ -464,7 +465,7 @@ func (t *tally) String() string {
 // what was measured (docs/node.md, "Call stacks"); the same walk with
 // every CFA 8 bytes off must fall below them.
 func TestStacksAgainstOracle(t *testing.T) {
-	if raceEnabled {
+	if racedetect.Enabled {
 		t.Skip("one goroutine's simulation checked against the oracle: nothing for the race detector, and slow under it")
 	}
 	if testing.Short() {

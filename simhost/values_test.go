@@ -11,6 +11,7 @@ import (
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
 	"dcpi/internal/hotlist"
+	"dcpi/internal/racedetect"
 	"dcpi/node"
 	"dcpi/wire"
 	"dcpi/workloads"
@@ -121,6 +122,9 @@ func TestValueSamplingUnknownModule(t *testing.T) {
 func TestLoadLatencySharesMatchGroundTruth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two timed hosts with ground truth")
+	}
+	if racedetect.Enabled {
+		t.Skip("checks the simulator's numbers, single-threaded; the race run is for the concurrent parts")
 	}
 	type key struct {
 		path string
@@ -252,6 +256,9 @@ func sameLineFollower(im *elfimage.Image, pc uint64) bool {
 func TestValueSamplingSlowdown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs four timed hosts")
+	}
+	if racedetect.Enabled {
+		t.Skip("measures simulated time, single-threaded; the race run is for the concurrent parts")
 	}
 	run := func(module string) (uint64, *node.Node) {
 		m, err := hwsim.New(machineConfig(t, 2, "ptrchase", "hashdb"))

@@ -57,6 +57,32 @@ func TestFigure3(t *testing.T) {
 	}
 }
 
+// TestFigure3EV6 is Figure 3 on the 21264 core (ProfileMe counting
+// fetched instructions, wrong-path ones included, which abort and are
+// left out): the same two thirds inside.
+func TestFigure3EV6(t *testing.T) {
+	me := hwsim.ProfileMeConfig{IntervalMin: 64, IntervalMax: 192, Copies: 4}
+	run, err := RunMe("ev6", "hashdb", nil, me)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Fig3Of(run, me.MeanInterval(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("retires %d of %d inside (%.2f); D-misses %d of %d (%.2f)", f.Retires.Inside, len(f.Retires.Points), f.Retires.Fraction(),
+		f.DMisses.Inside, len(f.DMisses.Points), f.DMisses.Fraction())
+	if len(f.Retires.Points) < 300 || len(f.DMisses.Points) < 20 {
+		t.Fatalf("%d retire points, %d D-miss points: too few to judge", len(f.Retires.Points), len(f.DMisses.Points))
+	}
+	if fr := f.Retires.Fraction(); fr < 0.58 || fr > 0.78 {
+		t.Errorf("retires: %.2f inside the envelope, want about 2/3", fr)
+	}
+	if fr := f.DMisses.Fraction(); fr < 0.5 || fr > 0.9 {
+		t.Errorf("D-misses: %.2f inside the envelope, want about 2/3", fr)
+	}
+}
+
 func TestFigure3Errors(t *testing.T) {
 	if _, err := Fig3Of(&MeRun{}, 0, 10); err == nil {
 		t.Error("interval 0 accepted")

@@ -34,11 +34,12 @@ type Fig7Config struct {
 	MinSamples uint64
 }
 
-// DefaultFig7 is what dcpi me figure7 runs: matmul's three loops (naive,
-// i-k-j, blocked) on the 21264 core, one pair per about 128 fetched
+// DefaultFig7 is what dcpi me figure7 runs: strproc (tokenizing, word
+// counts, qsort, KMP, a regex engine: loops of very different
+// concurrency) on the 21264 core, one pair per about 256 fetched
 // instructions, W = 128.
 func DefaultFig7() Fig7Config {
-	return Fig7Config{Model: "ev6", Workload: "matmul", Args: []string{"40"},
+	return Fig7Config{Model: "ev6", Workload: "strproc",
 		Me:         hwsim.ProfileMeConfig{IntervalMin: 192, IntervalMax: 320, Copies: 4, Paired: true, PairWindow: 128},
 		IssueWidth: 4, MinSamples: 30}
 }

@@ -71,7 +71,7 @@ whose ranks disagree most: latency is a poor proxy for wasted slots
 	f := cmd.Flags()
 	f.StringVar(&c.Model, "model", c.Model, "CPU model (paired sampling measures concurrency on the 21264: ev6, ev67)")
 	f.StringVar(&c.Workload, "workload", c.Workload, "committed workload to run")
-	f.StringSliceVar(&c.Args, "args", nil, "the workload's arguments (default: matmul's 40)")
+	f.StringSliceVar(&c.Args, "args", nil, "the workload's arguments (default: its own)")
 	f.Uint64Var(&c.Me.IntervalMin, "interval-min", c.Me.IntervalMin, "fewest fetched instructions between pairs")
 	f.Uint64Var(&c.Me.IntervalMax, "interval-max", c.Me.IntervalMax, "most fetched instructions between pairs")
 	f.Uint32Var(&c.Me.PairWindow, "pair-window", c.Me.PairWindow, "W, the largest intra-pair distance")

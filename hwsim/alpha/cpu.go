@@ -143,6 +143,10 @@ type CPU struct {
 	// costs Run one check per instruction.
 	Me    *ProfileMe
 	meTag meTag
+	// meHist is ProfileMe's path-history register on the 21164 model
+	// (the 21264 core keeps its own): conditional branch directions,
+	// newest in bit 0, kept while ProfileMe is on.
+	meHist uint16
 	// OnTransfer, when set, is called after every instruction Run
 	// executes whose successor is not pc+4 (a branch taken, a jump, a
 	// call, a return, a PAL call that redirects): ground truth for

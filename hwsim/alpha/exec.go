@@ -105,8 +105,10 @@ func (c *CPU) run(until uint64) uint64 {
 		if tm != nil {
 			start = tm.last
 		}
-		if c.Me != nil && c.Me.fetched() {
-			c.meStart(d)
+		if c.Me != nil && core == nil {
+			// The 21264 core counts its own fetches, wrong path
+			// included, through its observer (hwsim's ProfileMe).
+			c.meStart(d, at)
 		}
 		c.Cycle = at
 		c.PC = pc + 4
@@ -541,6 +543,9 @@ func (c *CPU) run(until uint64) uint64 {
 		}
 		if c.meTag.on {
 			c.meRetire(d, pc, at, at-start)
+		}
+		if c.Me != nil && core == nil {
+			c.meBranch(d, pc, c.PC)
 		}
 		if core != nil {
 			if ev := core.Commit(d, pc, c.PC); ev != 1<<EvIssues {

@@ -91,8 +91,10 @@ func (c *Core) control(d *alpha.Decoded, pd *pending, cl *class, pc, next uint64
 // correct path stopped at the branch. They take no functional units from
 // the correct path (older instructions have priority, and younger correct
 // ones map after the squash) and cause no counted events: every one is an
-// abort, recorded in Stages.
-func (c *Core) wrongPath(pd *pending, pc, redirect uint64) {
+// abort, recorded in Stages. hist is the path history the first of them
+// was fetched after; the conditional branches among them shift their
+// predicted directions in.
+func (c *Core) wrongPath(pd *pending, pc, redirect uint64, hist uint16) {
 	kill := redirect - 1 // the squash, the cycle before the new fetch
 	var written [2][64]bool
 	var ready [2][64]uint64
@@ -131,7 +133,8 @@ func (c *Core) wrongPath(pd *pending, pc, redirect uint64) {
 		d := alpha.Decode(w, c.cpu.Model)
 		cl := &c.classes[min(int(d.Op), len(c.classes)-1)]
 		c.stats.WrongPath++
-		rec := Record{PC: pc, Fetch: fetch, Retire: kill}
+		rec := Record{PC: pc, Fetch: fetch, Retire: kill, Done: kill, History: hist,
+			Load: cl.base.Load && !prefetch(d.Op)}
 		st := c.stagesFor(pc)
 		if st != nil {
 			st.Aborted++
@@ -164,17 +167,24 @@ func (c *Core) wrongPath(pd *pending, pc, redirect uint64) {
 			if cl.base.ReadsB && !d.Lit {
 				t = max(t, readyOf(d.Rb, cl.base.FPB))
 			}
+			if (cl.base.Load || cl.base.Store) && !written[0][d.Rb&63] {
+				rec.Addr = uint64(d.Imm) + c.cpu.R[d.Rb&63]
+			}
 			lat := uint64(cl.lat)
 			if t <= kill {
 				c.stats.WrongPathIssued++
 				if st != nil {
 					st.AbortedIssued++
 				}
-				rec.Issued, rec.Issue = true, t
+				rec.Issued, rec.Issue, rec.Ready = true, t, t
 				if cl.base.Load && !prefetch(d.Op) && !written[0][d.Rb&63] {
 					if pa, ok := c.cpu.PhysAddr(uint64(d.Imm) + c.cpu.R[d.Rb&63]); ok && !c.dcache.Access(pa) {
+						// Only ProfileMe's record sees the miss: the
+						// counters count no wrong-path events.
+						rec.Events = rec.Events.With(alpha.EvDMiss)
 						lat += uint64(c.p.L2LoadCycles - c.p.LatLoad)
 						if !c.l2.Access(pa) {
+							rec.Events = rec.Events.With(alpha.EvBMiss)
 							lat += uint64(c.p.MemoryCycles)
 						}
 						// The fill goes on after the squash: a correct-path
@@ -188,35 +198,47 @@ func (c *Core) wrongPath(pd *pending, pc, redirect uint64) {
 				written[b2i(fp)][r], ready[b2i(fp)][r] = true, t+lat
 			}
 		}
-		if c.observe != nil {
-			c.observe(rec)
-		}
 		// Where the front end goes next: the predictors' say, unchanged.
+		next := pc + 4
+		stop, redirected := false, true
 		switch {
 		case cl.base.Branch:
-			if c.bp.predict(pc).taken {
-				pc += 4 + uint64(d.Imm)
-				blk = 0
-				continue
+			taken := c.bp.predict(pc).taken
+			hist = hist<<1 | uint16(b2i(taken))
+			if taken {
+				next = pc + 4 + uint64(d.Imm)
+			} else {
+				redirected = false
 			}
 		case d.Op == alpha.OpBR:
-			pc += 4 + uint64(d.Imm)
-			blk = 0
-			continue
+			next = pc + 4 + uint64(d.Imm)
 		case cl.base.Jump:
 			t := c.jumpPred[int(pc>>2)&(len(c.jumpPred)-1)] - 1
 			if d.Imm>>14&3 >= 2 {
 				t, _ = c.ras.peek()
 			}
 			if t == ^uint64(0) {
-				return // nothing predicted: fetch waits
+				stop = true // nothing predicted: fetch waits
+			} else {
+				next = t
+				rec.Addr = t
 			}
-			pc, blk = t, 0
-			continue
 		case cl.serial:
-			return // PAL calls and invalid instructions stop the front end
+			stop = true // PAL calls and invalid instructions stop the front end
+		default:
+			redirected = false
 		}
-		pc += 4
+		rec.Taken = !stop && redirected
+		if c.observe != nil {
+			c.observe(rec)
+		}
+		if stop {
+			return
+		}
+		if redirected {
+			blk = 0
+		}
+		pc = next
 	}
 }
 

@@ -70,6 +70,9 @@ type Core struct {
 
 	stats   Stats
 	observe func(Record)
+	// hist is the path history Record.History reports: conditional
+	// branch directions as fetched, repaired at a mispredict.
+	hist uint16
 }
 
 // Stats counts what the core did.
@@ -124,6 +127,7 @@ type sqEntry struct{ qw, issue, retire uint64 }
 type pending struct {
 	pc                 uint64
 	fetch, mapc, issue uint64
+	ready, ea          uint64 // operands ready; the effective address Retire was given
 	retire             uint64
 	done               uint64 // result cycle in its own cluster
 	pipe               uint8
@@ -222,7 +226,7 @@ func (c *Core) Retire(d *alpha.Decoded, pc, ea uint64) uint64 {
 		c.flush(c.pend.retire + 1)
 	}
 	cl := &c.classes[min(int(d.Op), len(c.classes)-1)]
-	pd := pending{pc: pc}
+	pd := pending{pc: pc, ea: ea}
 	pd.ev = 1 << alpha.EvIssues
 
 	// Fetch: with the previous instruction if it continues its block and
@@ -312,7 +316,7 @@ func (c *Core) Retire(d *alpha.Decoded, pc, ea uint64) uint64 {
 			pd.lowerN++
 		}
 	}
-	best, bestPipe := ^uint64(0), uint8(0)
+	best, bestPipe, bestReady := ^uint64(0), uint8(0), uint64(0)
 	for _, p := range pipeOrder {
 		if pipes&p == 0 {
 			continue
@@ -325,14 +329,15 @@ func (c *Core) Retire(d *alpha.Decoded, pc, ea uint64) uint64 {
 		if cl.base.ReadsB && !d.Lit {
 			t = max(t, c.readyOf(d.Rb, cl.base.FPB, cluster))
 		}
+		ready := t
 		for !c.free(t, p) {
 			t++
 		}
 		if t < best {
-			best, bestPipe = t, p
+			best, bestPipe, bestReady = t, p, ready
 		}
 	}
-	pd.issue, pd.pipe = best, bestPipe
+	pd.issue, pd.pipe, pd.ready = best, bestPipe, bestReady
 
 	// Execute: a load's latency comes from the store queue or the memory
 	// system; everything else's from its class.
@@ -590,12 +595,21 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 	}
 
 	miss, predicted, redirect := c.control(d, pd, cl, pc, next)
+	hist := c.hist
+	if cl.base.Branch {
+		c.hist = hist<<1 | uint16(b2i(next != pc+4))
+	}
 	if c.observe != nil {
-		c.observe(Record{PC: pc, Fetch: pd.fetch, Map: pd.mapc, Issue: pd.issue, Retire: pd.retire,
-			Retired: true, Mapped: true, Issued: true, Events: pd.ev, Mispredicted: miss})
+		c.observe(c.observed(d, pd, cl, pc, next, miss, hist))
 	}
 	if miss {
-		c.wrongPath(pd, predicted, redirect)
+		// The wrong path was fetched after the branch's predicted
+		// direction (a jump's adds none).
+		wrongHist := c.hist
+		if cl.base.Branch {
+			wrongHist ^= 1
+		}
+		c.wrongPath(pd, predicted, redirect, wrongHist)
 		c.redirect = max(c.redirect, redirect)
 		c.fetchBlk = 0
 	}
@@ -606,6 +620,23 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 	c.record(d, pd, pc, next)
 	c.stats.Retired++
 	return pd.ev
+}
+
+// observed is the observer's Record of the retired instruction d at pc,
+// timed in pd, with successor next and the path history hist before it.
+func (c *Core) observed(d *alpha.Decoded, pd *pending, cl *class, pc, next uint64, miss bool, hist uint16) Record {
+	r := Record{PC: pc, Fetch: pd.fetch, Map: pd.mapc, Issue: pd.issue, Retire: pd.retire,
+		Retired: true, Mapped: true, Issued: true, Events: pd.ev, Mispredicted: miss,
+		Ready: pd.ready, RetReady: min(pd.issue+max(pd.done-pd.issue, 1)+uint64(c.p.RetireAfter), pd.retire),
+		Done: pd.done, History: hist,
+		Load: cl.base.Load && !prefetch(d.Op), Taken: (cl.base.Branch || cl.base.Jump || d.Op == alpha.OpBR) && next != pc+4}
+	switch {
+	case cl.base.Load || cl.base.Store:
+		r.Addr = pd.ea
+	case cl.base.Jump:
+		r.Addr = next
+	}
+	return r
 }
 
 // storeAddr is a store's effective address, from the registers after it

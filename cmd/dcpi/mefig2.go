@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"dcpi/analysis/mefig"
+	"dcpi/hwsim/alpha"
+)
+
+func init() { meSubcommands = append(meSubcommands, newMeFigure2Command) }
+
+func newMeFigure2Command() *cobra.Command {
+	var (
+		workload, proc, out string
+		args, models        []string
+		cmin, cmax          uint64
+		imin, imax          uint64
+		asJSON              bool
+	)
+	cmd := &cobra.Command{
+		Use:   "figure2",
+		Short: "ProfileMe's Figure 2: a load's D-cache misses by counter sampling and by ProfileMe, per instruction",
+		Long: `Run a committed workload alone on a one-CPU simulated machine with timing,
+once per model with a DMISS counter sampling and once with ProfileMe, and
+count each run's D-cache-miss samples per instruction of one procedure
+(the ProfileMe paper, Figure 2). A counter's sample names the instruction
+the CPU is at when the interrupt is taken, some cycles after the miss;
+ProfileMe's names the profiled instruction that missed. The default is
+missloop's walk: one load that misses, then 192 nops. The SVG goes to -o;
+the per-run summary (with --json the figure's data) to standard output.`,
+		Example: `  dcpi me figure2 -o docs/profileme-fig2.svg
+  dcpi me figure2 --models ev6 --args 16384,60000 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o := mefig.DefaultFigure2()
+			o.Workload, o.Procedure = workload, proc
+			switch {
+			case cmd.Flags().Changed("args"):
+				o.Args = append([]string{}, args...)
+			case workload != mefig.DefaultFigure2().Workload:
+				o.Args = nil // another workload's own defaults
+			}
+			o.Models = nil
+			for _, name := range models {
+				m, err := alpha.ModelByName(name)
+				if err != nil {
+					return fmt.Errorf("--models: %w", err)
+				}
+				o.Models = append(o.Models, m)
+			}
+			if len(o.Models) == 0 {
+				return fmt.Errorf("--models: name at least one CPU model")
+			}
+			if cmin < 1 || cmax < cmin || imin < 1 || imax < imin {
+				return fmt.Errorf("--counter-period %d-%d, --interval %d-%d: want 1 <= min <= max", cmin, cmax, imin, imax)
+			}
+			o.CounterPeriod, o.MeInterval = [2]uint64{cmin, cmax}, [2]uint64{imin, imax}
+			f, err := mefig.RunFigure2(o)
+			if err != nil {
+				return err
+			}
+			if out != "" {
+				file, err := os.Create(out)
+				if err != nil {
+					return err
+				}
+				if err := f.WriteSVG(file); err != nil {
+					file.Close()
+					return err
+				}
+				if err := file.Close(); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), f)
+			}
+			if err := f.WriteText(cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			if out != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", out)
+			}
+			return nil
+		},
+	}
+	d := mefig.DefaultFigure2()
+	f := cmd.Flags()
+	f.StringVar(&workload, "workload", d.Workload, "committed workload to run (workloads/README.md lists them)")
+	f.StringSliceVar(&args, "args", d.Args, "the workload's arguments (another --workload: its own defaults)")
+	f.StringVar(&proc, "procedure", d.Procedure, "the procedure whose instructions are counted (its load: the one with the most ProfileMe D-miss samples)")
+	f.StringSliceVar(&models, "models", []string{"ev5", "ev6"}, "CPU models to run (ev5, ev56, pca56, ev6, ev67)")
+	f.Uint64Var(&cmin, "counter-period-min", d.CounterPeriod[0], "fewest D-cache misses between counter interrupts")
+	f.Uint64Var(&cmax, "counter-period-max", d.CounterPeriod[1], "most D-cache misses between counter interrupts")
+	f.Uint64Var(&imin, "interval-min", d.MeInterval[0], "fewest fetched instructions between ProfileMe samples")
+	f.Uint64Var(&imax, "interval-max", d.MeInterval[1], "most fetched instructions between ProfileMe samples")
+	f.StringVarP(&out, "output", "o", "", "write the SVG `FILE`")
+	f.BoolVar(&asJSON, "json", false, "print the figure's data as JSON")
+	return cmd
+}

@@ -1,5 +1,0 @@
-//go:build !race
-
-package simhost_test
-
-const raceEnabled = false
