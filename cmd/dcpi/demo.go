@@ -39,6 +39,7 @@ type demoOptions struct {
 	mix                                string
 	dir                                string
 	timing                             bool
+	model                              string // every host's CPU model
 	limit                              int
 	verbose                            bool
 	programs                           []program // after --; nil: the mix
@@ -126,7 +127,8 @@ aggregator, dcpi node --nats URL (see examples/).`,
 	f.Float64Var(&o.cutAt, "cut-at", 0.5, "cut an epoch when every host has run this fraction of --seconds")
 	f.StringVar(&o.mix, "mix", "default", "embedded workload mix every host runs (restarting programs as they exit)")
 	f.StringVar(&o.dir, "dir", "", "keep the cluster's data here; a later run on it continues the fleet (default: a temporary directory, removed)")
-	f.BoolVar(&o.timing, "timing", true, "run the 21164 timing model (false: faster, one cycle per instruction)")
+	f.BoolVar(&o.timing, "timing", true, "run the timing model: the 21164's, or the 21264's out-of-order core with --model ev6 (false: faster, one cycle per instruction)")
+	f.StringVar(&o.model, "model", "ev5", "every host's CPU model (ev5, ev56, pca56, ev6, ev67)")
 	f.IntVar(&o.limit, "limit", 20, "procedures in the profile table")
 	f.BoolVar(&o.verbose, "verbose", false, "log what the cluster's roles say")
 	f.StringVar(&o.metrics, "metrics", "127.0.0.1:0", "serve the whole fleet's Prometheus metrics, /healthz and /readyz at this host:port (port 0: any; \"\": none); the demo prints the URL")
@@ -323,6 +325,9 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	}
 	sim := config.Defaults().Sim
 	sim.CPUs, sim.Timing = o.cpus, o.timing
+	if o.model != "" {
+		sim.Model = o.model
+	}
 	var hosts []*clusterHost
 	for i := range o.hosts {
 		hnc, err := cl.connect(url, fmt.Sprintf("node-alpha%d", i), logf)

@@ -164,3 +164,23 @@ func checkMePprof(t *testing.T, db string, stored uint64) {
 			samples, stored, fetched, retired, aborted, p.DefaultSampleType, p.Period)
 	}
 }
+
+// TestDemoProfileMeEV6Paired: the demo's cluster of 21264 hosts sampling
+// pairs carries every tagged instruction into the replicas' Pebble, or
+// counts it dropped, and dcpi me reads wasted slots and paths back from
+// the cluster; --me-paired alone is refused.
+func TestDemoProfileMeEV6Paired(t *testing.T) {
+	if _, _, err := run(t, "profile", "--me-paired", "-o", filepath.Join(t.TempDir(), "x.db"), "tiny"); err == nil || !strings.Contains(err.Error(), "me_paired needs") && !strings.Contains(err.Error(), "me-paired needs") {
+		t.Fatalf("--me-paired alone: %v", err)
+	}
+	dir := filepath.Join(t.TempDir(), "fleet")
+	out, _, err := run(t, "demo", "--hosts", "2", "--cpus", "1", "--replicas", "1", "--aggregators", "1", "--seconds", "0.05",
+		"--model", "ev6", "--stacks=false", "--profileme", "--me-paired", "--dir", dir, "--limit", "3")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	m := meConservationRE.FindStringSubmatch(out)
+	if m == nil || m[4] != "balanced" || m[1] == "0" || m[2] == "0" {
+		t.Fatalf("no balanced ProfileMe conservation line with samples:\n%s", out)
+	}
+}
