@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 
+	"dcpi/internal/hotlist"
+
 	"dcpi/wire"
 )
 
@@ -23,6 +25,7 @@ type meBook struct {
 	counts      map[meKey]*wire.MeCounts
 	hist        map[meHistKey]uint64
 	histDropped uint64
+	addrs       map[meHistKey]*hotlist.List // by (image, offset), hist 0
 	unknown     uint64
 	samples     uint64 // everything added since the last batch
 	peak        int
@@ -49,9 +52,16 @@ func (a *attributor) addMe(b *meBook, samples []MeSample, newImages []Mapping) (
 	if b.counts == nil {
 		b.counts = map[meKey]*wire.MeCounts{}
 		b.hist = map[meHistKey]uint64{}
+		b.addrs = map[meHistKey]*hotlist.List{}
 	}
 	for i := range samples {
 		s := &samples[i]
+		if s.Addrs != nil {
+			if err := a.addMeAddrs(b, s, &newImages); err != nil {
+				return newImages, err
+			}
+			continue
+		}
 		n := s.Counts[wire.MeSamples]
 		b.samples += n
 		m, off, pid, ok := a.maps.Resolve(s.PID, s.PC)
@@ -83,8 +93,52 @@ func (a *attributor) addMe(b *meBook, samples []MeSample, newImages []Mapping) (
 	return newImages, nil
 }
 
+// addMeAddrs merges an instruction's address hot list into the book's
+// list of its (image, offset); a list of a PC no map covers is dropped
+// (its samples are counted with the others).
+func (a *attributor) addMeAddrs(b *meBook, s *MeSample, newImages *[]Mapping) error {
+	m, off, _, ok := a.maps.Resolve(s.PID, s.PC)
+	if !ok {
+		return nil
+	}
+	img, err := a.intern(m, newImages)
+	if err != nil {
+		return err
+	}
+	k := meHistKey{image: img, offset: off}
+	if have := b.addrs[k]; have != nil {
+		merged := hotlist.Merge(have, s.Addrs, hotlist.NewCoin(hotlist.Seed(have, s.Addrs)))
+		b.addrs[k] = &merged
+		return nil
+	}
+	l := s.Addrs.Clone()
+	b.addrs[k] = &l
+	return nil
+}
+
+// addrBatch returns the address lists in wire's order and forgets them.
+func (b *meBook) addrBatch(images []wire.ImageKey) []wire.MeAddrList {
+	if len(b.addrs) == 0 {
+		return nil
+	}
+	out := make([]wire.MeAddrList, 0, len(b.addrs))
+	for k, l := range b.addrs {
+		out = append(out, wire.MeAddrList{Image: images[k.image], Offset: k.offset, List: *l})
+	}
+	slices.SortFunc(out, func(x, y wire.MeAddrList) int {
+		if c := x.Image.Compare(y.Image); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Offset, y.Offset)
+	})
+	clear(b.addrs)
+	return out
+}
+
 // empty reports whether nothing was added since the last batch.
-func (b *meBook) empty() bool { return len(b.counts) == 0 && b.unknown == 0 && b.histDropped == 0 }
+func (b *meBook) empty() bool {
+	return len(b.counts) == 0 && b.unknown == 0 && b.histDropped == 0 && len(b.addrs) == 0
+}
 
 // batch returns the accumulated entries in wire's canonical order
 // (image, offset, PID), the unknown count, the history counts (in

@@ -387,7 +387,11 @@ type DriverStats struct {
 	// MePairUnmatched counts paired-sampling records whose partner was
 	// missing from their interrupt, never summed (wire.DropMePairUnmatched).
 	MePairUnmatched uint64
-	CyclesMe        uint64 // modelled cycles the ProfileMe side added
+	// MeAddrsNotKept counts effective addresses not offered to a hot
+	// list: the CPU's lists were all taken, or the daemon was reading
+	// them. Their samples are counted as usual.
+	MeAddrsNotKept uint64
+	CyclesMe       uint64 // modelled cycles the ProfileMe side added
 }
 
 // Cycles is the modelled total of the handler's cycles.
@@ -425,6 +429,7 @@ func (s *DriverStats) Add(o DriverStats) {
 	s.MeDropped += o.MeDropped
 	s.MeLost += o.MeLost
 	s.MePairUnmatched += o.MePairUnmatched
+	s.MeAddrsNotKept += o.MeAddrsNotKept
 	s.CyclesMe += o.CyclesMe
 }
 

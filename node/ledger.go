@@ -188,6 +188,7 @@ func (l *Ledger) DrainedAll(cpu int, entries []Entry, stacks []StackSample, me [
 	}
 	if !l.me.empty() || meDrops != nil {
 		b.Version, b.MeDrops = wire.MeVersion, meDrops
+		b.MeAddrs = l.me.addrBatch(l.att.images)
 		b.Me, b.MeUnknown, b.MeHist, b.MeHistDropped = l.me.batch(l.att.images)
 		for name, d := range meDrops {
 			l.meBooked[name] += d

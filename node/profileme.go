@@ -2,7 +2,10 @@ package node
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"unsafe"
+
+	"dcpi/internal/hotlist"
 
 	"dcpi/hwsim/alpha"
 	"dcpi/wire"
@@ -38,6 +41,9 @@ import (
 type MeConfig struct {
 	Entries       int // a multiple of MeAssoc
 	BufferEntries int
+	// AddrLists is how many instructions' effective-address hot lists
+	// (internal/hotlist) a CPU keeps between full drains; 0: none.
+	AddrLists int
 }
 
 // MeAssoc is the ProfileMe table's associativity.
@@ -45,11 +51,18 @@ const MeAssoc = 4
 
 // DefaultMeConfig is what --profileme turns on: a 2K-entry table and two
 // 512-entry buffers (an entry is 400 bytes: 1.2 MB per CPU).
-func DefaultMeConfig() MeConfig { return MeConfig{Entries: 2 << 10, BufferEntries: 512} }
+// With it, 512 effective-address hot lists (0.2 MB).
+func DefaultMeConfig() MeConfig {
+	return MeConfig{Entries: 2 << 10, BufferEntries: 512, AddrLists: 512}
+}
 
 // memoryBytes is the table and buffer pair's memory.
 func (c MeConfig) memoryBytes() int {
-	return int(unsafe.Sizeof(meSlot{})) * (c.Entries + 2*c.BufferEntries)
+	n := int(unsafe.Sizeof(meSlot{})) * (c.Entries + 2*c.BufferEntries)
+	if c.AddrLists > 0 {
+		n += newValueTable(c.AddrLists).memoryBytes()
+	}
+	return n
 }
 
 func (c MeConfig) validate() error {
@@ -61,6 +74,8 @@ func (c MeConfig) validate() error {
 		return fmt.Errorf("ProfileMe table of %d entries: want a positive multiple of %d up to %d", c.Entries, MeAssoc, 1<<22)
 	case c.BufferEntries < 1 || c.BufferEntries > 1<<20:
 		return fmt.Errorf("ProfileMe buffers of %d entries: want 1 to %d", c.BufferEntries, 1<<20)
+	case c.AddrLists < 0 || c.AddrLists > 1<<16:
+		return fmt.Errorf("ProfileMe address lists %d: want 0 to %d", c.AddrLists, 1<<16)
 	}
 	return nil
 }
@@ -71,6 +86,9 @@ type MeSample struct {
 	PC      uint64
 	History uint16 // the path-history register of every sample summed
 	Counts  wire.MeCounts
+	// Addrs, when set, is instead the instruction's effective-address hot
+	// list (its Counts are zero: the samples are counted in the others).
+	Addrs *hotlist.List
 }
 
 // MeRecord is what the handler is given per sample: the hardware's
@@ -99,11 +117,19 @@ type meSide struct {
 	flushing bool
 	scratch  meSlot
 	drained  uint64 // daemon side: samples handed over
+	// addrs holds the effective-address hot lists (nil: none), offered
+	// on the CPU side outside flushes, read and emptied by DrainMe.
+	addrs *valueTable
+	coins *rand.PCG
 }
 
 func newMeSide(c MeConfig) *meSide {
-	return &meSide{slots: pinned[meSlot](c.Entries), buckets: uint64(c.Entries / MeAssoc),
+	m := &meSide{slots: pinned[meSlot](c.Entries), buckets: uint64(c.Entries / MeAssoc),
 		out: newOverflowPair[meSlot](c.BufferEntries)}
+	if c.AddrLists > 0 {
+		m.addrs, m.coins = newValueTable(c.AddrLists), rand.NewPCG(uint64(c.Entries), 0xea)
+	}
+	return m
 }
 
 // fill sets s to the counts of one record.
@@ -223,6 +249,15 @@ func (d *Driver) SampleMe(recs []MeRecord, lost uint64) (cost uint64, bufferFull
 			partnerStats(&sc.c, &r.MeRecord, &partner.MeRecord)
 		}
 		ss.MeSamples++
+		if r.Addr != 0 && m.addrs != nil {
+			// The effective address (or jump target) into the
+			// instruction's hot list; none while the daemon reads them.
+			if l := m.addrs.list(valueKey{inc: r.Incarnation, pc: r.PC}); l != nil && !m.flushing {
+				l.Offer(r.Addr, m.coins)
+			} else {
+				ss.MeAddrsNotKept++
+			}
+		}
 		if m.flushing {
 			ok, full := m.out.push(sc)
 			if !ok {
@@ -288,6 +323,15 @@ func (d *Driver) DrainMe(dst []MeSample) []MeSample {
 			m.drained += s.c[wire.MeSamples]
 			*s = meSlot{}
 		}
+	}
+	if t := m.addrs; t != nil && t.n > 0 {
+		for i, k := range t.keys {
+			if k != (valueKey{}) && t.lists[i].N > 0 {
+				l := t.lists[i].Clone()
+				dst = append(dst, MeSample{PID: k.inc, PC: k.pc, Addrs: &l})
+			}
+		}
+		t.reset()
 	}
 	return dst
 }

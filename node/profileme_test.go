@@ -160,3 +160,48 @@ func TestDriverProfileMePairs(t *testing.T) {
 		}
 	}
 }
+
+// TestDriverProfileMeAddrs: every record with an effective address offers
+// it to its instruction's hot list, which DrainMe hands over beside the
+// sums (as a sample with no counts) and empties; with the lists all taken
+// the rest are counted not kept; the sums are unaffected.
+func TestDriverProfileMeAddrs(t *testing.T) {
+	cfg := DefaultDriverConfig()
+	cfg.Me = MeConfig{Entries: 64, BufferEntries: 8, AddrLists: 2}
+	d, err := NewDriver(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []MeRecord
+	for i := range 30 {
+		recs = append(recs, MeRecord{Incarnation: 1, MeRecord: alpha.MeRecord{PC: 0x1000 + 4*uint64(i%3), Events: alpha.MeRetired,
+			Addr: 0x8000 + 8*uint64(i%2)}})
+	}
+	d.SampleMe(recs, 0)
+	st := d.Stats()
+	if st.MeSamples != 30 || st.MeAddrsNotKept != 10 {
+		t.Fatalf("stats %+v: want 30 samples, the 10 of the third PC's addresses not kept", st)
+	}
+	d.BeginFlush()
+	got := d.DrainMe(nil)
+	d.EndFlush()
+	var lists, samples uint64
+	for _, s := range got {
+		if s.Addrs != nil {
+			lists++
+			if s.Counts != (wire.MeCounts{}) || s.Addrs.N != 10 || len(s.Addrs.Entries) != 2 || s.Addrs.Estimate(0x8000) != 5 {
+				t.Fatalf("address list %+v of %#x", s.Addrs, s.PC)
+			}
+			continue
+		}
+		samples += s.Counts[wire.MeSamples]
+	}
+	if lists != 2 || samples != 30 {
+		t.Fatalf("%d lists, %d samples drained", lists, samples)
+	}
+	d.BeginFlush()
+	if again := d.DrainMe(nil); len(again) != 0 {
+		t.Fatalf("drained twice: %+v", again)
+	}
+	d.EndFlush()
+}

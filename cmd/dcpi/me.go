@@ -29,6 +29,7 @@ func newMeCommand() *cobra.Command {
 		width    float64
 		paths    bool
 		bits     int
+		addrs    string
 	)
 	cmd := &cobra.Command{
 		Use:   "me [PROCEDURE]",
@@ -79,12 +80,18 @@ nodes keep (PC, history) counts) select, in the procedure's control-flow
 graph, the acyclic path prefixes that could have led to it
 (analysis/mepaths; docs/profileme.md); a sample whose candidates come
 down to one path counts for that path. --history-bits sets how many bits
-to use; the image files are found as dcpi list finds them.`,
+to use; the image files are found as dcpi list finds them.
+
+--addrs PROCEDURE (or --addrs 0xADDRESS) lists, per instruction, the hot
+effective addresses of its loads and stores (or an indirect jump's
+targets): the nodes keep a Gibbons-Matias hot list per instruction
+(internal/hotlist), merged unbiased across CPUs, hosts and epochs.`,
 		Example: `  dcpi profile --profileme -o /tmp/me.db sort
   dcpi me --db /tmp/me.db
   dcpi me --db /tmp/me.db --image sort main
   dcpi me --db /tmp/me.db --json --limit 5
   dcpi me --db /tmp/me.db --paths --limit 10
+  dcpi me --db /tmp/me.db --addrs sift --limit 4
   dcpi me --db /tmp/me.db --pprof me.pb.gz && go tool pprof -sample_index=dmiss -top me.pb.gz`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -102,6 +109,9 @@ to use; the image files are found as dcpi list finds them.`,
 			defer o.close()
 			if pprofOut != "" {
 				return writeMePprof(cmd, o, sel, interval, pprofOut, dirs)
+			}
+			if addrs != "" {
+				return writeMeAddrs(cmd, o, sel, addrs, interval, limit, qf.json)
 			}
 			if paths {
 				return writeMePaths(cmd, o, sel, args, interval, bits, limit, dirs, qf.json)
@@ -145,6 +155,7 @@ to use; the image files are found as dcpi list finds them.`,
 	f.StringSliceVar(&dirs, "image-dir", nil, "with --pprof or --paths, directories to look for image files in")
 	f.BoolVar(&paths, "paths", false, "list the hot paths reconstructed from the samples' path-history bits (ProfileMe sec. 5.3) instead")
 	f.IntVar(&bits, "history-bits", 11, "with --paths, the history bits to use (1 to 16)")
+	f.StringVar(&addrs, "addrs", "", "list the hot effective addresses (or jump targets) of a procedure's instructions, or of the instruction at an address (0x...), instead")
 	return cmd
 }
 
@@ -159,6 +170,26 @@ func meHardware(paired bool) hwsim.ProfileMeConfig {
 
 // errPairedNeedsProfileMe refuses --me-paired alone.
 var errPairedNeedsProfileMe = errors.New("--me-paired needs --profileme: pairs are ProfileMe samples")
+
+// writeMeAddrs prints the hot effective addresses of target's
+// instructions.
+func writeMeAddrs(cmd *cobra.Command, o *openedSource, sel selection, target string, interval float64, limit int, asJSON bool) error {
+	as, ok := o.me.(analysis.MeAddrSource)
+	if !ok {
+		return fmt.Errorf("--addrs: %s does not serve ProfileMe address lists (read a database with --db)", o.where)
+	}
+	ins, err := analysis.MeAddresses(o.src, as, analysis.MeAddrQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Target: target, Interval: interval, Limit: limit})
+	if err != nil {
+		return err
+	}
+	if len(ins) == 0 {
+		return fmt.Errorf("--addrs %s: no ProfileMe address lists selected", target)
+	}
+	if asJSON {
+		return writeJSON(cmd.OutOrStdout(), ins)
+	}
+	return analysis.WriteMeAddresses(cmd.OutOrStdout(), ins, interval)
+}
 
 // writeMePaths prints the hot paths the selection's history counts
 // reconstruct.

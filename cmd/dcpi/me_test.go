@@ -98,6 +98,25 @@ func TestProfileMeEndToEnd(t *testing.T) {
 		paths.Reconstructed+paths.Ambiguous+paths.NoPath+paths.NoCode != paths.Samples {
 		t.Fatalf("--paths: %+v; %d samples stored", paths, stored)
 	}
+	// --addrs: the hot lists of the top procedure's loads and stores came
+	// through the pipeline, each address's estimate within its list.
+	out, _, err = run(t, "me", "--db", db, "--addrs", top.Procedure, "--image", top.Image, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addrs []analysis.MeAddrInstr
+	if err := json.Unmarshal([]byte(out), &addrs); err != nil || len(addrs) == 0 {
+		t.Fatalf("--addrs: %v\n%s", err, out)
+	}
+	for _, in := range addrs {
+		var share float64
+		for _, a := range in.Addrs {
+			share += a.Share
+		}
+		if in.Samples == 0 || len(in.Addrs) == 0 || share > 1+1e-9 && in.Tau == 1 {
+			t.Fatalf("--addrs: %+v", in)
+		}
+	}
 	if _, _, err := run(t, "me", "--db", db, "no_such_procedure"); err == nil || !strings.Contains(err.Error(), "no ProfileMe samples in procedure") {
 		t.Errorf("unknown procedure: %v", err)
 	}
