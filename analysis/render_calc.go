@@ -206,6 +206,9 @@ func writeCalcListing(bw *bufio.Writer, p *CalcProc, blocks []calcBlock) {
 			head += " (" + m + ")"
 		}
 		fmt.Fprintln(bw, head)
+		if c := p.caveat(b.block); c != "" {
+			fmt.Fprintf(bw, "*** Low confidence: %s\n", c)
+		}
 		fmt.Fprintf(bw, "*** Best-case %s/%d = %.2fCPI\n", num(best), len(ins), best/n)
 		switch {
 		case known:
@@ -312,6 +315,16 @@ func (p *CalcProc) method(b int) string {
 	return x.Freq.Block(b).Method.String()
 }
 
+// caveat is why block b's estimate is rated low where the confidence
+// rules alone would rate it higher, "" if not.
+func (p *CalcProc) caveat(b int) string {
+	x := p.Explanation
+	if x.Freq == nil || x.Proc == nil || b < 0 || b >= len(x.Proc.Sched) {
+		return ""
+	}
+	return x.Freq.Block(b).Caveat
+}
+
 // writeCalcSummary prints Figure 4.
 func writeCalcSummary(bw *bufio.Writer, s *calc.Summary) {
 	pct := func(v float64) string { return fmt.Sprintf("%5.1f%%", 100*v) }
@@ -386,6 +399,7 @@ type (
 		Frequency    *float64 `json:"frequency"`
 		Confidence   string   `json:"confidence"`
 		Method       string   `json:"method,omitempty"`
+		Caveat       string   `json:"caveat,omitempty"`
 		BestCaseCPI  float64  `json:"best_case_cpi"`
 		ActualCPI    *float64 `json:"actual_cpi"`
 	}
@@ -461,7 +475,7 @@ func finite(v float64) *float64 {
 //	 "procedures": [{"procedure", "image", "image_key", "file", "start", "end",
 //	   "has_lines", "hosts", "periods": {event: P}, "samples": {event: S},
 //	   "blocks": [{"start", "end", "instructions", "frequency", "confidence",
-//	     "method", "best_case_cpi", "actual_cpi"}],
+//	     "method", "caveat", "best_case_cpi", "actual_cpi"}],
 //	   "instructions": [{"addr", "word", "insn", "file", "line", "source",
 //	     "samples", "m", "cpi", "static": [{"cause", "letter", "cycles",
 //	     "culprit", "reg"}], "dynamic", "candidates": [{"cause", "letter",
@@ -509,7 +523,7 @@ func calcProcView(p *CalcProc) calcProcJSON {
 		best, actual, known := blockCPI(ins)
 		n := float64(len(ins))
 		bj := calcBlockJSON{Start: ins[0].PC, End: ins[len(ins)-1].PC + 4, Instructions: len(ins), Confidence: ins[0].Confidence.String(),
-			Method: p.method(b.block), BestCaseCPI: best / n}
+			Method: p.method(b.block), Caveat: p.caveat(b.block), BestCaseCPI: best / n}
 		if ins[0].Known {
 			bj.Frequency = finite(ins[0].F)
 		}

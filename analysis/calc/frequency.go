@@ -78,6 +78,9 @@ type ClassEstimate struct {
 	// Ratios are the issue points' ratios in address order (empty unless
 	// Method is Ratios or FewSamples).
 	Ratios []Ratio
+	// Caveat says why Confidence is low where the rules of sec. 6.1.5
+	// alone would rate the estimate higher ("" if they did not).
+	Caveat string
 }
 
 // Known reports whether the class has an estimate.

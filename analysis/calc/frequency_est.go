@@ -114,7 +114,10 @@ func (o FreqOptions) check() error {
 //     at most HighSpread, they hold at least HighSamples samples and no
 //     issue point was tolerated below the cluster (chooseCluster);
 //     Medium when at least 2 were averaged with MediumSamples samples;
-//     Low otherwise (one issue point: it may stall on every execution).
+//     Low otherwise (one issue point: it may stall on every execution),
+//     and Low with a Caveat when the one issue point tolerated below the
+//     cluster is not at its block's entry: its M is the block's own, so
+//     it is the issue point that did not stall and every one used did.
 //   - FewSamples and NoSamples: Low.
 //   - Propagated: Medium when every estimate it was computed from is High
 //     and the result is at least a quarter of the largest of them (not a
@@ -162,6 +165,10 @@ func EstimateFrequencies(p *Procedure, prof *Profile, opt FreqOptions) (*Frequen
 type point struct {
 	Ratio
 	v float64 // S/M
+	// entry: the ratio spans from its block's first instruction, so its
+	// M depends on how the block was entered (hwsim may issue the first
+	// instruction with its predecessor's last, making M too large).
+	entry bool
 }
 
 // estimateClass estimates one class from the samples of its blocks.
@@ -186,7 +193,7 @@ func estimateClass(p *Procedure, prof *Profile, blocks []int, opt FreqOptions) C
 				r.S += s[k]
 				r.M += float64(ins[k].M)
 			}
-			pts = append(pts, point{Ratio: r, v: r.S / r.M})
+			pts = append(pts, point{Ratio: r, v: r.S / r.M, entry: from == 0})
 		}
 	}
 	est := ClassEstimate{IssuePoints: len(pts)}
@@ -212,7 +219,7 @@ func estimateClass(p *Procedure, prof *Profile, blocks []int, opt FreqOptions) C
 	if sumS < opt.MinSamplesPerPoint*float64(len(pts)) {
 		return fewSamples()
 	}
-	used, ok, pointBelow := chooseCluster(pts, opt)
+	used, ok, below := chooseCluster(pts, opt)
 	if ok {
 		used = recenter(pts, used, opt.Sigmas)
 	}
@@ -233,7 +240,17 @@ func estimateClass(p *Procedure, prof *Profile, blocks []int, opt FreqOptions) C
 	switch {
 	case !ok || len(used) < 2 || cs < opt.MediumSamples:
 		est.Confidence = Low
-	case !pointBelow && len(used) >= 3 && hi <= opt.HighSpread*lo && cs >= opt.HighSamples:
+	case below >= 0 && !pts[below].entry:
+		// The point below cannot owe it to an M too large: its M is set
+		// by its own block's schedule. Its ratio is then the one issue
+		// point that did not stall, and the cluster's all stalled
+		// dynamically on every execution: the heuristic's limit (sec.
+		// 6.1.3 assumes some issue points do not stall), so F is an
+		// upper bound only.
+		est.Confidence = Low
+		fm := est.F * pts[below].M
+		est.Caveat = fmt.Sprintf("issue point %#x ran with S = %.0f where F·M = %.0f: the issue points used all stalled dynamically", pts[below].PC, pts[below].S, fm)
+	case below < 0 && len(used) >= 3 && hi <= opt.HighSpread*lo && cs >= opt.HighSamples:
 		est.Confidence = High
 	default:
 		est.Confidence = Medium
@@ -279,8 +296,9 @@ func ratiosOf(pts []point, used []int) []Ratio {
 // points, or if its F puts more than MaxBelowFraction of them
 // significantly below F (negative dynamic stalls). The first cluster kept
 // wins; if all are discarded, the one with the most issue points (the
-// lowest on a tie), with ok false.
-func chooseCluster(pts []point, opt FreqOptions) (used []int, ok, pointBelow bool) {
+// lowest on a tie), with ok false. below is the one issue point tolerated
+// significantly below the cluster's F, -1 if none.
+func chooseCluster(pts []point, opt FreqOptions) (used []int, ok bool, below int) {
 	order := make([]int, len(pts))
 	for i := range order {
 		order[i] = i
@@ -323,25 +341,29 @@ func chooseCluster(pts []point, opt FreqOptions) (used []int, ok, pointBelow boo
 				s, m = s+pts[k].S, m+pts[k].M
 			}
 			f := s / m
-			below := 0
+			below, lone := 0, -1
 			for k := range pts {
 				fm := f * pts[k].M
 				if pts[k].S < fm-opt.Sigmas*math.Sqrt(fm) {
-					below++
+					below, lone = below+1, k
 				}
 			}
 			// One point below is always tolerated: one M too large (see
 			// above) is no reason to take a lower cluster; in a class of
 			// three it is already a third of the points. But the lone
 			// point may as well be the one that did not stall, so the
-			// estimate is then medium confidence at most.
+			// estimate is then medium confidence at most (low when its
+			// M cannot be too large; see estimateClass).
 			if below > 1 && float64(below) > opt.MaxBelowFraction*n {
 				continue
 			}
-			return slices.Clone(c), true, below == 1
+			if below != 1 {
+				lone = -1
+			}
+			return slices.Clone(c), true, lone
 		}
 	}
-	return slices.Clone(best), false, false
+	return slices.Clone(best), false, -1
 }
 
 // trim drops the largest ratios of a cluster (sorted ascending) while each

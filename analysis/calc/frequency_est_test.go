@@ -2,12 +2,17 @@ package calc
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
+	"dcpi/analysis/cfg"
 	"dcpi/analysis/codetest"
 	"dcpi/hwsim/alpha"
+	"dcpi/hwsim/elfimage"
+	"dcpi/workloads"
 )
 
 // jmp encodes jmp (r31), (rb): an indirect jump (codetest has no jumps
@@ -422,5 +427,57 @@ func TestClusterOfOneLast(t *testing.T) {
 	used, ok, _ := chooseCluster(pts, FreqOptions{}.withDefaults())
 	if !ok || len(used) != 2 || pts[used[0]].S != 299 || pts[used[1]].S != 318 {
 		t.Errorf("cluster %v (%v), want the points of 299 and 318", used, ok)
+	}
+}
+
+// TestChaseLoopAllStalled is ptrchase's chase loop run with 65536 nodes
+// 400000 times (dcpi profile -- ptrchase 65536 400000): every load
+// misses, so the block's two issue points that wait for them (the ldq of
+// the next node's field and the addq using it) stall on every execution
+// and hold 183 and 205 samples, while the one issue point between them
+// (lda t1,1(t0), M = 1 from its own block) has 1. The cluster of the two
+// stalled points gives F = 194 per P where the truth is 6.3: the
+// heuristic's limit, which the estimate must own up to with a low
+// confidence and the reason. The samples are those of that run.
+func TestChaseLoopAllStalled(t *testing.T) {
+	data, err := workloads.Binary("ptrchase")
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := elfimage.Parse(data, "/bin/ptrchase")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cfg.NewCode(im, cfg.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := c.BuildNamed("chase")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewProcedure(g, StaticOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop := -1
+	for b, s := range p.Sched {
+		if len(s.Insns) == 6 {
+			loop = b
+		}
+	}
+	if loop < 0 {
+		t.Fatal("chase has no six-instruction loop block")
+	}
+	ins := p.Sched[loop].Insns
+	prof := profileOf(ins[0].PC, 183, 0, 1, 2, 205, 0)
+	prof.Periods[alpha.EvCycles] = 63488
+	e := mustEstimate(t, p, prof).Block(loop)
+	t.Logf("F %.1f per P, %s confidence (%s): %s", e.F, e.Confidence, e.Method, e.Caveat)
+	if e.Method != Ratios || e.F < 150 {
+		t.Fatalf("F %.1f by %s: want the cluster of the two stalled issue points", e.F, e.Method)
+	}
+	if e.Confidence != Low || !strings.Contains(e.Caveat, fmt.Sprintf("%#x", ins[2].PC)) {
+		t.Errorf("%s confidence, caveat %q: want low, naming the issue point at %#x", e.Confidence, e.Caveat, ins[2].PC)
 	}
 }

@@ -379,12 +379,15 @@ func SameLineFollower(read func(pc uint64) (uint32, bool), pc uint64) bool {
 	if !ok || !alpha.ClassOf(d.Op).Load {
 		return false
 	}
-	sameLine := func(p alpha.Decoded) bool {
-		return alpha.ClassOf(p.Op).Load && p.Rb == d.Rb && math.Abs(float64(int64(p.Imm)-int64(d.Imm))) < 32
-	}
 	writesBase := func(p alpha.Decoded) bool {
 		cl := alpha.ClassOf(p.Op)
 		return (cl.Writes == 'a' && p.Ra == d.Rb) || (cl.Writes == 'c' && p.Rc == d.Rb)
+	}
+	// A load that writes the base register it reads (a list walk's
+	// ldq v0,0(v0)) leaves pc the next node's line, not its own.
+	sameLine := func(p alpha.Decoded) bool {
+		return alpha.ClassOf(p.Op).Load && p.Rb == d.Rb && !writesBase(p) &&
+			math.Abs(float64(int64(p.Imm)-int64(d.Imm))) < 32
 	}
 	for back := uint64(1); back <= 6 && back*4 <= pc; back++ {
 		p, ok := word(pc - 4*back)

@@ -53,3 +53,25 @@ func TestSameLineFollowerThroughTheLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestSameLineFollowerNotAfterTheNextNode: ptrchase's chase loop loads
+// 16(v0) at 0x120000940 after the previous iteration's ldq v0,0(v0)
+// (across the back edge), which moved v0 to the next node: not a
+// follower; the ldq v0,0(v0) at 0x12000094c after 16(v0) of the same v0
+// is one.
+func TestSameLineFollowerNotAfterTheNextNode(t *testing.T) {
+	data, err := workloads.Binary("ptrchase")
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := elfimage.Parse(data, "/bin/ptrchase")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if SameLineFollower(im, 0x120000940) {
+		t.Error("0x120000940 (ldq t2,16(v0) after ldq v0,0(v0) moved v0) taken for a follower")
+	}
+	if !SameLineFollower(im, 0x12000094c) {
+		t.Error("0x12000094c (ldq v0,0(v0) after ldq t2,16(v0)) is not a follower")
+	}
+}
