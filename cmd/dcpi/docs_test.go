@@ -467,7 +467,9 @@ func TestDocsCommands(t *testing.T) {
 }
 
 // docsWorkDir is a temporary directory with a link to each top-level entry
-// of the repository, and an empty tmp/ for the /tmp paths.
+// of the repository but docs/, which is copied: the documented commands
+// that draw a figure write it into docs/, and a test must not rewrite the
+// committed one. An empty tmp/ stands for the /tmp paths.
 func docsWorkDir(t *testing.T, repo string) string {
 	dir := t.TempDir()
 	entries, err := os.ReadDir(repo)
@@ -476,6 +478,12 @@ func docsWorkDir(t *testing.T, repo string) string {
 	}
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if e.Name() == "docs" {
+			if err := os.CopyFS(filepath.Join(dir, "docs"), os.DirFS(filepath.Join(repo, "docs"))); err != nil {
+				t.Fatal(err)
+			}
 			continue
 		}
 		if err := os.Symlink(filepath.Join(repo, e.Name()), filepath.Join(dir, e.Name())); err != nil {
