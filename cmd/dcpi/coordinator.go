@@ -141,7 +141,8 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *rol
 	urls := cfg.NATS.URLs
 	if embed {
 		srv, err := transport.StartServer(transport.ServerConfig{Dir: filepath.Join(c.DataDir, "nats"),
-			Host: cfg.NATS.EmbedHost, Port: cfg.NATS.EmbedPort, Name: "dcpi-" + c.ID, Logf: logf})
+			Host: cfg.NATS.EmbedHost, Port: cfg.NATS.EmbedPort, Name: "dcpi-" + c.ID, Logf: logf,
+			SyncAlways: cfg.NATS.SyncAlways, SyncInterval: cfg.NATS.SyncInterval})
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +18,8 @@ func init() { subcommands = append(subcommands, newNATSServerCommand) }
 func newNATSServerCommand() *cobra.Command {
 	var dir, host string
 	var port int
+	var syncAlways bool
+	var syncInterval time.Duration
 	cmd := &cobra.Command{
 		Use:   "nats-server",
 		Short: "Run a standalone NATS server with JetStream for the cluster's roles",
@@ -50,7 +53,8 @@ port).`,
 				return err
 			}
 			defer tel.close()
-			srv, err := transport.StartServer(transport.ServerConfig{Dir: dir, Host: host, Port: port, Name: "dcpi-nats", Logf: logf})
+			srv, err := transport.StartServer(transport.ServerConfig{Dir: dir, Host: host, Port: port, Name: "dcpi-nats", Logf: logf,
+				SyncAlways: syncAlways, SyncInterval: syncInterval})
 			if err != nil {
 				return err
 			}
@@ -71,6 +75,8 @@ port).`,
 	f.StringVar(&dir, "dir", "", "directory of JetStream's store (required)")
 	f.StringVar(&host, "host", "127.0.0.1", "address to listen on")
 	f.IntVar(&port, "port", 4222, "client port (0: chosen by the OS, printed on start)")
+	f.BoolVar(&syncAlways, "sync-always", false, "fsync every message before acknowledging it (nats-server's sync_interval: always; docs/durability.md)")
+	f.DurationVar(&syncInterval, "sync-interval", 0, "the store's fsync period without --sync-always (0: nats-server's 2 minutes)")
 	addMetricsFlag(f, "")
 	return cmd
 }
