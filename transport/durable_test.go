@@ -279,7 +279,6 @@ func waitApplied(t testing.TB, app *memApplier, cpus int, seq uint64, d time.Dur
 	}
 }
 
-
 // waitConnected waits until nc has reconnected after a server restart.
 func waitConnected(t testing.TB, nc *nats.Conn) {
 	t.Helper()
