@@ -195,7 +195,15 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *rol
 		defer srv.Close()
 		logf("web UI at %s", url)
 	}
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-r.Failed():
+		// A fatal store error (docs/durability.md): exit non-zero so that
+		// a supervisor sees it; restarting on the same disk is the
+		// operator's decision.
+		r.Shutdown()
+		return r.Err()
+	}
 	logf("shutting down")
 	return r.Shutdown()
 }
