@@ -34,7 +34,13 @@ func TestReplicaPowerLoss(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		allOutcomes(t, out, storage.Applied)
+		// A proposal retried across a leader change may find its first
+		// attempt committed: Duplicate. The totals below count each once.
+		for i, o := range out {
+			if o != storage.Applied && o != storage.Duplicate {
+				t.Fatalf("outcome %d = %v, want applied (or duplicate after a retry)", i, o)
+			}
+		}
 	}
 	propose(20)
 	c.converged()
