@@ -26,6 +26,12 @@ type NATS struct {
 	// StreamReplicas is the JetStream replication of the batch stream (1
 	// with one server; 3 on a NATS cluster).
 	StreamReplicas int `mapstructure:"stream_replicas"`
+	// SyncAlways makes the embedded server fsync every message before
+	// acknowledging it; SyncInterval is its fsync period otherwise (0:
+	// nats-server's 2 minutes). docs/durability.md says why the default
+	// is neither needed nor paid for: nodes retain batches until applied.
+	SyncAlways   bool          `mapstructure:"sync_always"`
+	SyncInterval time.Duration `mapstructure:"sync_interval"`
 }
 
 // Coordinator configures one replica of the coordinator.
@@ -63,6 +69,10 @@ type Node struct {
 	Stacks bool `mapstructure:"stacks"`
 	// Values names the value-sampling module (node/valuemod; "": off).
 	Values string `mapstructure:"values"`
+	// RetainMB bounds the batches a node keeps after JetStream
+	// acknowledged them, until the coordinator has applied them (the
+	// end-to-end acknowledgment, docs/durability.md); 0 turns it off.
+	RetainMB int `mapstructure:"retain_mb"`
 	// ProfileMe samples instructions with ProfileMe beside the counters
 	// (docs/profileme.md); MePaired samples them in pairs (sec. 4.2),
 	// which needs ProfileMe on.
@@ -74,14 +84,14 @@ func clusterDefaults() (NATS, Coordinator, Aggregator, Node) {
 	return NATS{EmbedHost: "127.0.0.1", EmbedPort: 4222, StreamReplicas: 1},
 		Coordinator{ID: "c1", RaftAddr: "127.0.0.1:7001", DataDir: "dcpi-coord", HeartbeatTimeout: 3 * time.Second},
 		Aggregator{FetchMax: 256, FetchWait: 500 * time.Millisecond, MaxProposalEntries: 40_000},
-		Node{Mix: "default", FlushEvery: 0.1, Heartbeat: 500 * time.Millisecond, MaxBufferedMB: 16}
+		Node{Mix: "default", FlushEvery: 0.1, Heartbeat: 500 * time.Millisecond, MaxBufferedMB: 16, RetainMB: 64}
 }
 
 var clusterKeys = []string{
-	"nats.urls", "nats.creds", "nats.ca", "nats.cert", "nats.key", "nats.embed_host", "nats.embed_port", "nats.stream_replicas",
+	"nats.urls", "nats.creds", "nats.ca", "nats.cert", "nats.key", "nats.embed_host", "nats.embed_port", "nats.stream_replicas", "nats.sync_always", "nats.sync_interval",
 	"coordinator.id", "coordinator.raft_addr", "coordinator.data_dir", "coordinator.peers", "coordinator.heartbeat_timeout",
 	"aggregator.fetch_max", "aggregator.fetch_wait", "aggregator.max_proposal_entries",
-	"node.labels", "node.mix", "node.workloads", "node.seconds", "node.flush_every", "node.heartbeat", "node.max_buffered_mb", "node.stacks", "node.values",
+	"node.labels", "node.mix", "node.workloads", "node.seconds", "node.flush_every", "node.heartbeat", "node.max_buffered_mb", "node.stacks", "node.values", "node.retain_mb",
 	"node.profileme", "node.me_paired",
 }
 
@@ -133,6 +143,10 @@ func (c Config) validateCluster() error {
 		return fmt.Errorf("config: node.flush_every = %v: want a positive number of simulated seconds", nd.FlushEvery)
 	case nd.Heartbeat < 10*time.Millisecond:
 		return fmt.Errorf("config: node.heartbeat = %v: want at least 10ms", nd.Heartbeat)
+	case n.SyncInterval < 0:
+		return fmt.Errorf("config: nats.sync_interval = %v: want 0 (the server's default) or a positive duration", n.SyncInterval)
+	case nd.RetainMB < 0:
+		return fmt.Errorf("config: node.retain_mb = %d: want 0 (off) or more", nd.RetainMB)
 	case nd.MaxBufferedMB < 1:
 		return fmt.Errorf("config: node.max_buffered_mb = %d: want at least 1", nd.MaxBufferedMB)
 	}

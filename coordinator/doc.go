@@ -16,7 +16,10 @@
 // and its log index commit in one Pebble batch; the database is opened
 // without fsync (the Raft log is the durable record), and a restarted
 // replica skips the entries its database already holds. A malformed entry
-// is an error result that changes nothing.
+// is an error result that changes nothing. The Raft log (raft-wal) is
+// fsynced at every append, checksums each entry (verified on every read),
+// and a failed write or fsync of it stops the replica for good rather than
+// being retried (durablelog.go, docs/durability.md).
 //
 // The rules are pure functions, one per command (rules.go, and Sealable in
 // seal.go): each reads the registry and returns the command's effect —

@@ -195,6 +195,9 @@ func (r *Replica) Ready() error {
 		return errors.New("shut down")
 	default:
 	}
+	if err := r.Err(); err != nil {
+		return err
+	}
 	if err := r.fsm.View(func(db *storage.DB) error { return db.Usable() }); err != nil {
 		return fmt.Errorf("profile database: %w", err)
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/hashicorp/raft-wal/segment"
+	"github.com/hashicorp/raft-wal/types"
 	"github.com/nats-io/nats.go"
 
 	"dcpi/storage"
@@ -62,6 +64,10 @@ type Config struct {
 	// SealInterval is how often the leader evaluates the sealing rule; 0
 	// means 200 ms.
 	SealInterval time.Duration
+
+	// walVFS, if set (tests), is the file system of the Raft log's
+	// segments, to inject faults; nil means the real one.
+	walVFS types.VFS
 }
 
 // Replica is one running coordinator replica: Raft, the FSM and the NATS
@@ -74,6 +80,11 @@ type Replica struct {
 	trans *raft.NetworkTransport
 	wal   *wal.WAL
 	meta  *metadb.BoltMetaDB
+	log   *durableLog // the WAL as Raft's log and stable store
+
+	failOnce sync.Once
+	failed   chan struct{} // closed when a fatal store error stopped the replica
+	failErr  error
 
 	svc     *service
 	metrics *replicaMetrics
@@ -101,7 +112,7 @@ func Start(cfg Config) (*Replica, error) {
 			cfg.Logf = func(format string, args ...any) { l.Info(fmt.Sprintf(format, args...)) }
 		}
 	}
-	r := &Replica{cfg: cfg, logf: cfg.Logf, stop: make(chan struct{}), metrics: newReplicaMetrics()}
+	r := &Replica{cfg: cfg, logf: cfg.Logf, stop: make(chan struct{}), failed: make(chan struct{}), metrics: newReplicaMetrics()}
 	if err := r.open(); err != nil {
 		r.closeStores()
 		return nil, fmt.Errorf("coordinator: start %s: %w", cfg.ID, err)
@@ -125,9 +136,16 @@ func (r *Replica) open() error {
 	if segBytes <= 0 {
 		segBytes = wal.DefaultSegmentSize
 	}
-	if r.wal, err = wal.Open(raftDir, wal.WithMetaStore(r.meta), wal.WithSegmentSize(segBytes)); err != nil {
+	if cfg.walVFS != nil {
+		r.wal, err = wal.Open(raftDir, wal.WithMetaStore(r.meta), wal.WithSegmentSize(segBytes),
+			wal.WithSegmentFiler(segment.NewFiler(raftDir, cfg.walVFS)))
+	} else {
+		r.wal, err = wal.Open(raftDir, wal.WithMetaStore(r.meta), wal.WithSegmentSize(segBytes))
+	}
+	if err != nil {
 		return fmt.Errorf("raft log: %w", err)
 	}
+	r.log = newDurableLog(r.wal, r.fail)
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, 2, rlog.Named("snapshots"))
 	if err != nil {
 		return fmt.Errorf("snapshot store: %w", err)
@@ -181,7 +199,7 @@ func (r *Replica) open() error {
 	rc.NotifyCh = notify
 
 	if len(cfg.Bootstrap) > 0 {
-		has, err := raft.HasExistingState(r.wal, r.wal, snaps)
+		has, err := raft.HasExistingState(r.log, r.log, snaps)
 		if err != nil {
 			return fmt.Errorf("raft state: %w", err)
 		}
@@ -194,12 +212,12 @@ func (r *Replica) open() error {
 				}
 				conf.Servers = append(conf.Servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(a)})
 			}
-			if err := raft.BootstrapCluster(rc, r.wal, r.wal, snaps, r.trans, conf); err != nil {
+			if err := raft.BootstrapCluster(rc, r.log, r.log, snaps, r.trans, conf); err != nil {
 				return fmt.Errorf("bootstrap: %w", err)
 			}
 		}
 	}
-	if r.raft, err = raft.NewRaft(rc, timedFSM{FSM: r.fsm, apply: r.metrics.apply}, r.wal, r.wal, snaps, r.trans); err != nil {
+	if r.raft, err = raft.NewRaft(rc, timedFSM{FSM: r.fsm, apply: r.metrics.apply}, r.log, r.log, snaps, r.trans); err != nil {
 		return fmt.Errorf("raft: %w", err)
 	}
 	r.svc = newService(r)
@@ -262,6 +280,37 @@ func (r *Replica) Shutdown() error {
 		return fmt.Errorf("coordinator: shutdown %s: %w", r.cfg.ID, err)
 	}
 	return nil
+}
+
+// fail stops the replica for good after a fatal store error (durableLog):
+// Raft shuts down, so this replica neither votes nor appends nor applies
+// again, and Failed is closed. It runs on Raft's own goroutine, which
+// Shutdown waits for, so the shutdown runs on another.
+func (r *Replica) fail(err error) {
+	r.failOnce.Do(func() {
+		r.failErr = err
+		r.logf("coordinator: %s: FATAL: %v; the replica stops (docs/durability.md: check the disk, then remove the replica's data directory and add it back)", r.cfg.ID, err)
+		close(r.failed)
+		go func() {
+			if r.raft != nil {
+				r.raft.Shutdown().Error()
+			}
+		}()
+	})
+}
+
+// Failed is closed when a fatal store error has stopped the replica; Err
+// then says which.
+func (r *Replica) Failed() <-chan struct{} { return r.failed }
+
+// Err is the fatal error that stopped the replica, nil while it runs.
+func (r *Replica) Err() error {
+	select {
+	case <-r.failed:
+		return r.failErr
+	default:
+		return nil
+	}
 }
 
 // ID is the replica's Raft server ID.

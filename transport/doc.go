@@ -32,4 +32,14 @@
 // never reusing a number; LastPublished says in which order to read the
 // two. An aggregator refuses a batch whose host or CPU is not its
 // subject's (ErrForged).
+//
+// # Past JetStream's acknowledgment
+//
+// JetStream acknowledges before it fsyncs (every 2 minutes by default), so
+// a power loss can take batches it acknowledged. With
+// PublisherConfig.Applied a Publisher keeps each acknowledged batch until
+// the coordinator reports its stream applied through it, and sends again
+// the batches of a stream whose applied Seq stalls (retention, in
+// retain.go; docs/durability.md). ServerConfig.SyncAlways is the other
+// remedy, an fsync per message.
 package transport

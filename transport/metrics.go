@@ -18,7 +18,7 @@ var (
 	mSamplesPublished = telemetry.Counter("dcpi_transport_samples_published_total",
 		"Samples in batches JetStream acknowledged.")
 	mPubDropped = telemetry.Counter("dcpi_transport_samples_dropped_total",
-		"Samples the publisher dropped, by drop counter (transport.buffer_full: the queue was full while NATS was unreachable; transport.too_large: a batch over the server's payload limit); each travels in a tombstone.",
+		"Samples the publisher dropped, by drop counter (transport.buffer_full: the queue was full while NATS was unreachable, or while the retained batches were at their bound; transport.too_large: a batch over the server's payload limit); each travels in a tombstone.",
 		"reason")
 	mBatchesPublished = telemetry.Counter("dcpi_transport_batches_published_total",
 		"Batches JetStream acknowledged, tombstones included.")
@@ -35,9 +35,15 @@ var (
 	mQueuedSamples = telemetry.Gauge("dcpi_transport_queue_samples", "Samples in the batches waiting in the publisher's queue.")
 	mQueuedBytes   = telemetry.Gauge("dcpi_transport_queue_bytes", "Bytes the queue holds, counted against its bound (MaxBufferedBytes).")
 	mQueueLimit    = telemetry.Gauge("dcpi_transport_queue_limit_bytes", "The queue's bound: beyond it the oldest batches become tombstones.")
+	mRetained      = telemetry.Gauge("dcpi_transport_retained_batches",
+		"Batches JetStream acknowledged that the coordinator has not applied yet, kept to be sent again if NATS loses them (docs/durability.md).")
+	mRetainedBytes = telemetry.Gauge("dcpi_transport_retained_bytes", "Bytes of the retained batches, counted against node.retain_mb.")
+	mRepublished   = telemetry.Counter("dcpi_transport_republished_total",
+		"Retained batches sent again because their stream's applied seq stood still (a lost batch, or no aggregator running).")
 
 	publisherDescs = telemetry.Descs{mAccepted, mSamplesPublished, mPubDropped, mBatchesPublished, mBytesPublished,
-		mTombstones, mDupAcks, mRetries, mImages, mQueuedBatches, mQueuedSamples, mQueuedBytes, mQueueLimit}
+		mTombstones, mDupAcks, mRetries, mImages, mQueuedBatches, mQueuedSamples, mQueuedBytes, mQueueLimit,
+		mRetained, mRetainedBytes, mRepublished}
 )
 
 // Collector reports the publisher's metrics.
@@ -63,6 +69,9 @@ func (c publisherCollector) Collect(ch chan<- prometheus.Metric) {
 	mQueuedSamples.Emit(ch, float64(s.QueuedSamples))
 	mQueuedBytes.Emit(ch, float64(s.QueuedBytes))
 	mQueueLimit.Emit(ch, float64(c.p.cfg.MaxBufferedBytes))
+	mRetained.Emit(ch, float64(s.RetainedBatches))
+	mRetainedBytes.Emit(ch, float64(s.RetainedBytes))
+	mRepublished.Emit(ch, float64(s.Republished))
 }
 
 // The NATS server's metrics, from its own monitoring figures (Varz,

@@ -33,6 +33,28 @@ type PublisherConfig struct {
 	// Logf receives the first failure of a run of failures and the
 	// recovery; nil discards them.
 	Logf func(format string, args ...any)
+
+	// Applied, when set, turns on the end-to-end acknowledgment
+	// (docs/durability.md): every batch JetStream acknowledges stays
+	// retained until Applied reports its stream applied through its Seq,
+	// and a stream whose applied Seq stalls for RepublishAfter has its
+	// retained batches sent again, so a batch a NATS server lost with
+	// its unsynced writes (a power loss) is stored after all. Nil: a
+	// batch is forgotten once JetStream acknowledges it.
+	Applied AppliedFunc
+	// MaxRetainedBytes bounds the retained batches (encoded bytes plus
+	// the per-message overhead); 0 means DefaultMaxRetainedBytes. At the
+	// bound the sender publishes no new batch until some are applied, so
+	// the queue fills and new samples are dropped as
+	// transport.buffer_full, counted as ever.
+	MaxRetainedBytes int
+	// AppliedPoll is how often Applied is asked about each stream that
+	// holds retained batches; 0 means 1 s.
+	AppliedPoll time.Duration
+	// RepublishAfter is how long a stream's applied Seq may stand still
+	// while it holds retained batches before they are sent again; 0 means
+	// 15 s.
+	RepublishAfter time.Duration
 }
 
 // DefaultMaxBufferedBytes is the default bound of a Publisher's queue.
@@ -86,6 +108,19 @@ type PublisherStats struct {
 	Drops map[string]uint64
 	// LastError is the last failed attempt's error, "" after a success.
 	LastError string
+
+	// The end-to-end acknowledgment (PublisherConfig.Applied): batches
+	// acknowledged by JetStream and not yet applied, their samples and
+	// bytes (counted against MaxRetainedBytes, not MaxBufferedBytes);
+	// batches released once applied; batches sent again because their
+	// stream stalled, and of those the ones JetStream said it still held;
+	// failed applied queries.
+	RetainedBatches              int
+	RetainedSamples              uint64
+	RetainedBytes                int
+	Released                     uint64
+	Republished, RepublishedDups uint64
+	AppliedErrors                uint64
 }
 
 // Publisher is a node's side of the transport; it implements
@@ -100,6 +135,8 @@ type Publisher struct {
 
 	mu       sync.Mutex
 	q        *outQueue
+	ret      *retention      // nil without cfg.Applied
+	resend   []*item         // retained batches to send again, before the queue
 	images   map[string]bool // image names ever accepted
 	st       PublisherStats  // counters not kept by q
 	changed  chan struct{}   // closed and replaced when the queue shrinks or the sender stops
@@ -112,6 +149,7 @@ type Publisher struct {
 	ctx    context.Context // ends the sender
 	cancel context.CancelFunc
 	done   chan struct{}
+	polled chan struct{} // closed when the applied poller ends
 
 	obs jetstream.ObjectStore // sender goroutine only
 }
@@ -145,6 +183,18 @@ func NewPublisher(nc *nats.Conn, cfg PublisherConfig) (*Publisher, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
+	if cfg.MaxRetainedBytes < 0 {
+		return nil, fmt.Errorf("transport: new publisher: MaxRetainedBytes %d is negative", cfg.MaxRetainedBytes)
+	}
+	if cfg.MaxRetainedBytes == 0 {
+		cfg.MaxRetainedBytes = DefaultMaxRetainedBytes
+	}
+	if cfg.AppliedPoll <= 0 {
+		cfg.AppliedPoll = defaultAppliedPoll
+	}
+	if cfg.RepublishAfter <= 0 {
+		cfg.RepublishAfter = defaultRepublishAfter
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("transport: new publisher: %w", err)
@@ -152,8 +202,14 @@ func NewPublisher(nc *nats.Conn, cfg PublisherConfig) (*Publisher, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Publisher{cfg: cfg, nc: nc, js: js, q: newOutQueue(cfg.MaxBufferedBytes),
 		images: map[string]bool{}, changed: make(chan struct{}), wake: make(chan struct{}, 1),
-		ctx: ctx, cancel: cancel, done: make(chan struct{})}
+		ctx: ctx, cancel: cancel, done: make(chan struct{}), polled: make(chan struct{})}
 	go p.run()
+	if cfg.Applied != nil {
+		p.ret = newRetention(cfg.MaxRetainedBytes)
+		go p.pollApplied()
+	} else {
+		close(p.polled)
+	}
 	return p, nil
 }
 
@@ -271,6 +327,7 @@ func (p *Publisher) Close(ctx context.Context) error {
 	ferr := p.Flush(ctx)
 	p.cancel()
 	<-p.done
+	<-p.polled
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -290,6 +347,9 @@ func (p *Publisher) Stats() PublisherStats {
 	s.QueuedBatches, s.QueuedImages, s.QueuedValues = p.q.queuedBatches, p.q.queuedImages, p.q.queuedValues
 	s.QueuedSamples, s.QueuedBytes = p.q.queuedSamples, p.q.bytes
 	s.Drops = maps.Clone(p.q.drops)
+	if p.ret != nil {
+		s.RetainedBatches, s.RetainedSamples, s.RetainedBytes = p.ret.batches, p.ret.samples, p.ret.bytes
+	}
 	return s
 }
 
@@ -305,11 +365,16 @@ func (p *Publisher) run() {
 	}()
 	backoff := minBackoff
 	for {
-		it := p.next()
+		it, again := p.next()
 		if it == nil {
 			return
 		}
-		err := p.send(it)
+		var err error
+		if again {
+			err = p.resendRetained(it)
+		} else {
+			err = p.send(it)
+		}
 		if p.ctx.Err() != nil {
 			return
 		}
@@ -329,20 +394,33 @@ func (p *Publisher) run() {
 	}
 }
 
-// next waits for the head of the queue and marks it attempted; nil once the
-// publisher stops.
-func (p *Publisher) next() *item {
+// next waits for what to send: a retained batch to send again (again), or
+// else the head of the queue, marked attempted; nil once the publisher
+// stops. While the retained batches are at their bound, a batch at the
+// head waits for some to be applied.
+func (p *Publisher) next() (it *item, again bool) {
 	for {
 		p.mu.Lock()
-		it := p.q.head()
+		for len(p.resend) > 0 && p.resend[0].released {
+			p.resend[0] = nil
+			p.resend = p.resend[1:]
+		}
+		if len(p.resend) > 0 {
+			it = p.resend[0]
+			p.mu.Unlock()
+			return it, true
+		}
+		if p.q.len() > 0 && (p.ret == nil || !p.ret.full() || p.q.items[0].image || p.q.items[0].values) {
+			it = p.q.head()
+		}
 		p.mu.Unlock()
 		if it != nil {
-			return it
+			return it, false
 		}
 		select {
 		case <-p.wake:
 		case <-p.ctx.Done():
-			return nil
+			return nil, false
 		}
 	}
 }
@@ -384,6 +462,9 @@ func (p *Publisher) send(it *item) error {
 			p.st.BytesPublished += uint64(len(it.data))
 			if dup {
 				p.st.DuplicateAcks++
+			}
+			if p.ret != nil {
+				p.ret.add(it, time.Now())
 			}
 		}
 		if p.failing {

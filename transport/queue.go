@@ -36,6 +36,9 @@ type item struct {
 	// attempted: the sender has tried to send it, so the server may have
 	// stored it; its content must not change any more.
 	attempted bool
+	// released: retained until applied, and now applied (retention);
+	// resending: on the Publisher's list to be sent again.
+	released, resending bool
 }
 
 func (it *item) size() int { return len(it.data) + len(it.id) + len(it.name) + itemOverhead }

@@ -31,6 +31,14 @@ type ServerConfig struct {
 	MaxPayload int32
 	// Logf receives the server's warnings and errors; nil discards them.
 	Logf func(format string, args ...any)
+	// SyncAlways makes JetStream fsync every message before it
+	// acknowledges it (nats-server's sync_interval: always). Without it
+	// the file store fsyncs every SyncInterval, and a power loss loses
+	// what was acknowledged since (docs/durability.md).
+	SyncAlways bool
+	// SyncInterval is the file store's fsync period when not SyncAlways;
+	// 0 means nats-server's default (2 minutes).
+	SyncInterval time.Duration
 	// Users, when not nil, are the only clients the server accepts: each
 	// authenticates with its NKey (a signed nonce, so the seed never
 	// travels) and may publish and subscribe only where its Permissions
@@ -85,12 +93,14 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		maxPayload = DefaultMaxPayload
 	}
 	opts := &server.Options{
-		ServerName: cfg.Name,
-		Host:       host,
-		Port:       port,
-		JetStream:  true,
-		StoreDir:   cfg.Dir,
-		MaxPayload: maxPayload,
+		ServerName:   cfg.Name,
+		Host:         host,
+		Port:         port,
+		JetStream:    true,
+		StoreDir:     cfg.Dir,
+		MaxPayload:   maxPayload,
+		SyncAlways:   cfg.SyncAlways,
+		SyncInterval: cfg.SyncInterval,
 		// The embedding process owns signals; the server must not exit
 		// it on SIGTERM.
 		NoSigs: true,

@@ -142,7 +142,8 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *rol
 	urls := cfg.NATS.URLs
 	if embed {
 		srv, err := auth.StartServer(transport.ServerConfig{Dir: filepath.Join(c.DataDir, "nats"),
-			Host: cfg.NATS.EmbedHost, Port: cfg.NATS.EmbedPort, Name: "dcpi-" + c.ID, Logf: logf})
+			Host: cfg.NATS.EmbedHost, Port: cfg.NATS.EmbedPort, Name: "dcpi-" + c.ID, Logf: logf,
+			SyncAlways: cfg.NATS.SyncAlways, SyncInterval: cfg.NATS.SyncInterval})
 		if err != nil {
 			return err
 		}
@@ -196,7 +197,15 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *rol
 		defer srv.Close()
 		logf("web UI at %s", url)
 	}
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-r.Failed():
+		// A fatal store error (docs/durability.md): exit non-zero so that
+		// a supervisor sees it; restarting on the same disk is the
+		// operator's decision.
+		r.Shutdown()
+		return r.Err()
+	}
 	logf("shutting down")
 	return r.Shutdown()
 }

@@ -381,7 +381,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		s.Hostname, s.Seed = fmt.Sprintf("alpha%d", i), uint64(1+i)
 		h, err := startHost(runCtx, hostSpec{sim: s, progs: progs, seconds: o.seconds, flushEvery: 0.1,
 			labels: map[string]string{"rack": fmt.Sprintf("r%d", i%2)}, heartbeat: 200 * time.Millisecond,
-			maxBuffer: 16 << 20, events: []string{"cycles", "imiss"}, nc: hnc, coord: coordinator.NewClient(hnc), logf: logf,
+			maxBuffer: 16 << 20, retain: transport.DefaultMaxRetainedBytes, events: []string{"cycles", "imiss"}, nc: hnc, coord: coordinator.NewClient(hnc), logf: logf,
 			stacks: o.stacks, profileMe: o.profileMe, mePaired: o.mePaired, values: o.values, tune: o.tune})
 		if err != nil {
 			return err

@@ -30,12 +30,15 @@ type hostSpec struct {
 	labels     map[string]string
 	heartbeat  time.Duration
 	maxBuffer  int // bytes of batches held while NATS is unreachable
-	events     []string
-	mux        bool   // the paper's mux configuration (profileFromFlags)
-	stacks     bool   // record call stacks (node.DefaultStackConfig)
-	profileMe  bool   // sample instructions with ProfileMe (node.DefaultMeConfig)
-	mePaired   bool   // in pairs (sec. 4.2)
-	values     string // value-sampling module ("": off; node.DefaultValuesConfig)
+	// retain bounds the bytes of batches kept until applied (the
+	// end-to-end acknowledgment, docs/durability.md); 0: off.
+	retain    int
+	events    []string
+	mux       bool   // the paper's mux configuration (profileFromFlags)
+	stacks    bool   // record call stacks (node.DefaultStackConfig)
+	profileMe bool   // sample instructions with ProfileMe (node.DefaultMeConfig)
+	mePaired  bool   // in pairs (sec. 4.2)
+	values    string // value-sampling module ("": off; node.DefaultValuesConfig)
 	// tune, if set (tests), adjusts the machine's and the node's
 	// configuration last, before anything starts.
 	tune func(*hwsim.Config, *simhost.Config)
@@ -120,7 +123,12 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 	if err := uploadPrograms(sctx, s.nc, s.progs, s.logf); err != nil {
 		return nil, fmt.Errorf("host %s: %w", name, err)
 	}
-	pub, err := transport.NewPublisher(s.nc, transport.PublisherConfig{Host: name, MaxBufferedBytes: s.maxBuffer, Logf: s.logf})
+	pcfg := transport.PublisherConfig{Host: name, MaxBufferedBytes: s.maxBuffer, Logf: s.logf}
+	if s.retain > 0 {
+		pcfg.MaxRetainedBytes = s.retain
+		pcfg.Applied = func(ctx context.Context, cpu uint16) (uint64, error) { return s.coord.Applied(ctx, name, cpu) }
+	}
+	pub, err := transport.NewPublisher(s.nc, pcfg)
 	if err != nil {
 		return nil, err
 	}

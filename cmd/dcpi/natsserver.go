@@ -19,6 +19,8 @@ func init() { subcommands = append(subcommands, newNATSServerCommand) }
 func newNATSServerCommand() *cobra.Command {
 	var dir, host string
 	var port int
+	var syncAlways bool
+	var syncInterval time.Duration
 	cmd := &cobra.Command{
 		Use:   "nats-server",
 		Short: "Run a standalone NATS server with JetStream for the cluster's roles",
@@ -56,7 +58,8 @@ port).`,
 				return err
 			}
 			defer tel.close()
-			srv, err := auth.StartServer(transport.ServerConfig{Dir: dir, Host: host, Port: port, Name: "dcpi-nats", Logf: logf})
+			srv, err := auth.StartServer(transport.ServerConfig{Dir: dir, Host: host, Port: port, Name: "dcpi-nats", Logf: logf,
+				SyncAlways: syncAlways, SyncInterval: syncInterval})
 			if err != nil {
 				return err
 			}
@@ -78,6 +81,8 @@ port).`,
 	f.StringVar(&dir, "dir", "", "directory of JetStream's store (required)")
 	f.StringVar(&host, "host", "127.0.0.1", "address to listen on")
 	f.IntVar(&port, "port", 4222, "client port (0: chosen by the OS, printed on start)")
+	f.BoolVar(&syncAlways, "sync-always", false, "fsync every message before acknowledging it (nats-server's sync_interval: always; docs/durability.md)")
+	f.DurationVar(&syncInterval, "sync-interval", 0, "the store's fsync period without --sync-always (0: nats-server's 2 minutes)")
 	addMetricsFlag(f, "")
 	cmd.AddCommand(newAddHostCommand(), newRevokeHostCommand())
 	return cmd

@@ -45,7 +45,7 @@ func runClusterNode(cmd *cobra.Command, progs []program, events []string, mux bo
 	startCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	spec := hostSpec{sim: cfg.Sim, progs: progs, seconds: cfg.Node.Seconds, flushEvery: cfg.Node.FlushEvery,
-		labels: labels, heartbeat: cfg.Node.Heartbeat, maxBuffer: cfg.Node.MaxBufferedMB << 20, events: events, mux: mux,
+		labels: labels, heartbeat: cfg.Node.Heartbeat, maxBuffer: cfg.Node.MaxBufferedMB << 20, retain: cfg.Node.RetainMB << 20, events: events, mux: mux,
 		nc: nc, coord: coord, logf: logf, startCtx: startCtx, stacks: cfg.Node.Stacks}
 	spec.profileMe, spec.mePaired = cfg.Node.ProfileMe, cfg.Node.MePaired
 	if cfg.Node.Values != "" {
