@@ -62,6 +62,12 @@ type Config struct {
 	// GroundTruth collects, per instruction, what the timing model knows
 	// (Machine.GroundTruth); it slows simulation several times.
 	GroundTruth bool
+	// SkidTruth records, for every counter interrupt, the instruction
+	// whose event overflowed the counter and the one the interrupt was
+	// taken at (Machine.Skids): the counters' skid. Off, it costs nothing
+	// (the PMU notes the overflowing instruction either way, once per
+	// overflow).
+	SkidTruth bool
 	// PICEvents are the two events the rdpic PAL call returns (hwsim's
 	// extension after UltraSPARC's user-readable PICs; docs/hwsim.md):
 	// any event but cycles and issues, which rpcc and the instruction

@@ -73,6 +73,7 @@ type cpuState struct {
 	me         meCPU
 	ipis       []IPIHandler
 	seenEvents [alpha.NumEvents]uint64 // PMU totals already charged
+	skids      []Skid                  // with Config.SkidTruth (skid.go)
 	mem        *memSystem              // nil without the timing model
 	core       *ev6.Core               // the 21264 core instead, for ev6 and ev67 with timing
 

@@ -226,6 +226,9 @@ func (m *Machine) counterInterrupt(c *cpuState) {
 		}
 	}
 	c.Interrupts[ev]++
+	if m.cfg.SkidTruth {
+		m.noteSkid(c, i, &s)
+	}
 	cost := m.prof.InterruptCycles
 	if m.handler != nil {
 		cost += m.handler.CounterInterrupt(s)

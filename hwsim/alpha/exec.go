@@ -537,7 +537,7 @@ func (c *CPU) run(until uint64) uint64 {
 		if tm != nil {
 			tm.commit(d, pc, at, c.PC)
 			if tm.events != 1<<EvIssues {
-				c.PMU.record(tm.events, at)
+				c.PMU.record(tm.events, at, pc, c.Retired)
 			}
 			if tm.Truth != nil {
 				cl := &classOf[d.Op]
@@ -555,7 +555,7 @@ func (c *CPU) run(until uint64) uint64 {
 		}
 		if core != nil {
 			if ev := core.Commit(d, pc, c.PC); ev != 1<<EvIssues {
-				c.PMU.record(ev, at)
+				c.PMU.record(ev, at, pc, c.Retired)
 			}
 		}
 		if c.OnTransfer != nil && c.PC != pc+4 {

@@ -71,6 +71,10 @@ type counter struct {
 	left      uint64 // events until overflow
 	deliverAt uint64 // cycle the pending interrupt is due; 0 if none
 	overflow  uint64 // cycle of the pending overflow
+	// causePC and causeIndex are the instruction whose event overflowed
+	// the counter (its PC and CPU.Retired when it completed), kept for
+	// the skid's ground truth (Cause); a CYCLES counter has none.
+	causePC, causeIndex uint64
 }
 
 // PMU is a CPU's performance counters. The simulator (package hwsim)
@@ -122,8 +126,22 @@ func (p *PMU) Pending(cycle uint64) (int, bool) {
 // OverflowCycle returns the cycle counter i overflowed at.
 func (p *PMU) OverflowCycle(i int) uint64 { return p.c[i].overflow }
 
-// record counts the events of one instruction issued at cycle.
-func (p *PMU) record(ev EventSet, cycle uint64) {
+// Cause returns the instruction whose event overflowed counter i: its PC
+// and its dynamic index (CPU.Retired as it completed, so the instruction
+// an interrupt is then taken at has index CPU.Retired). ok is false for a
+// CYCLES counter, which overflows at a cycle, not at an instruction, and
+// for a counter with no pending overflow.
+func (p *PMU) Cause(i int) (pc, index uint64, ok bool) {
+	c := &p.c[i]
+	if c.deliverAt == 0 || c.event == EvCycles {
+		return 0, 0, false
+	}
+	return c.causePC, c.causeIndex, true
+}
+
+// record counts the events of the instruction at pc, the CPU's index'th
+// (CPU.Retired), issued (the 21264: retired) at cycle.
+func (p *PMU) record(ev EventSet, cycle, pc, index uint64) {
 	for s := ev &^ (1 << EvIssues); s != 0; s &= s - 1 {
 		p.Totals[bits.TrailingZeros32(uint32(s))]++
 	}
@@ -136,6 +154,7 @@ func (p *PMU) record(ev EventSet, cycle uint64) {
 		if c.left == 0 {
 			c.overflow = cycle
 			c.deliverAt = cycle + InterruptSkid
+			c.causePC, c.causeIndex = pc, index
 			p.update()
 		}
 	}
