@@ -256,10 +256,23 @@ type failureCluster struct {
 	// held when its current run began (nil: none, the first run).
 	nodeBase  map[*proc][]uint64
 	nodeKills map[string]int // node agent kills, per host
+
+	// lab is the partition test's network: each role in a network
+	// namespace of its own (partition_net_test.go); nil: every role on
+	// loopback.
+	lab *netLab
 }
 
+// newProc makes a role's process; on the partition test's network
+// (c.lab) it runs in the role's own network namespace (ip netns exec,
+// which execs dcpi in place: the pid is dcpi's, for signals).
 func (c *failureCluster) newProc(name string, args ...string) *proc {
-	p := &proc{name: name, bin: c.bin, args: args, logPath: filepath.Join(c.dir, "logs", name+".log")}
+	bin := c.bin
+	if c.lab != nil {
+		args = append([]string{"netns", "exec", c.lab.join(name).ns, c.bin}, args...)
+		bin = c.lab.ipCmd
+	}
+	p := &proc{name: name, bin: bin, args: args, logPath: filepath.Join(c.dir, "logs", name+".log")}
 	c.all = append(c.all, p)
 	return p
 }

@@ -45,6 +45,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -210,15 +211,32 @@ func startFailureCluster(t *testing.T, name string) *failureCluster {
 	}
 	c := newFailureTest(t)
 	c.rng = testrand.New(t) // logs the seed that repeats the fault schedule
+	c.startRoles()
+	return c
+}
 
-	_, natsPort := freeAddr(t)
-	c.url = fmt.Sprintf("nats://127.0.0.1:%d", natsPort)
-	c.nats = c.newProc("nats", "nats-server", "--dir", filepath.Join(c.dir, "nats"), "--port", strconv.Itoa(natsPort))
+// listenAddr returns the host:port a role listens on: a loopback port the
+// OS chose, or, on the partition test's network (c.lab), port in the
+// role's own network namespace.
+func (c *failureCluster) listenAddr(role string, port int) (string, int) {
+	if c.lab == nil {
+		return freeAddr(c.t)
+	}
+	return net.JoinHostPort(c.lab.join(role).addr, strconv.Itoa(port)), port
+}
+
+// startRoles starts the cluster's processes: NATS, three replicas, two
+// aggregators and the sampling nodes.
+func (c *failureCluster) startRoles() {
+	natsAddr, natsPort := c.listenAddr("nats", 4222)
+	natsHost, _, _ := net.SplitHostPort(natsAddr)
+	c.url = fmt.Sprintf("nats://%s:%d", natsHost, natsPort)
+	c.nats = c.newProc("nats", "nats-server", "--dir", filepath.Join(c.dir, "nats"), "--host", natsHost, "--port", strconv.Itoa(natsPort))
 	c.startNATS()
 	var peers []string
 	addrs := make([]string, 3)
 	for i := range addrs {
-		addrs[i], _ = freeAddr(t)
+		addrs[i], _ = c.listenAddr(fmt.Sprintf("c%d", i+1), 7000)
 		peers = append(peers, fmt.Sprintf("c%d=%s", i+1, addrs[i]))
 	}
 	for i, addr := range addrs {
@@ -259,7 +277,6 @@ func startFailureCluster(t *testing.T, name string) *failureCluster {
 		c.must(p.waitLog("publishing to", time.Minute))
 	}
 	c.logf("nodes %s sampling on %d CPUs each until the test stops them", strings.Join(c.hosts, ", "), failureCPUs)
-	return c
 }
 
 // restartCoordinator starts a killed replica again on its data directory.
