@@ -16,6 +16,7 @@ package main
 // the ip and nft commands they fail saying so.
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"dcpi/config"
+	"dcpi/coordinator"
 	"dcpi/internal/testrand"
 )
 
@@ -101,7 +103,9 @@ func TestPartitionNode(t *testing.T) {
 		c.lab.isolate(n.name)
 		at := time.Now()
 		c.logf("%s cut off for %v (the heartbeat timeout is %v)", n.name, nodeCut, config.Defaults().Coordinator.HeartbeatTimeout)
-		_, err := c.cutEpoch()
+		before, err := c.totals(n.name)
+		c.must(err)
+		open, err := c.cutEpoch()
 		c.must(err)
 		c.must(c.waitSealed(nodeCut))
 		c.logf("the epoch sealed without %s's acknowledgement, %.1f s into the cut", n.name, time.Since(at).Seconds())
@@ -113,6 +117,14 @@ func TestPartitionNode(t *testing.T) {
 		}
 		c.lab.heal()
 		c.logf("healed after %.1f s: %s reachable again", time.Since(at).Seconds(), n.name)
+		late, err := c.waitAck(open-1, n.name, time.Minute)
+		c.must(err)
+		if !late {
+			c.t.Errorf("%s's acknowledgement of epoch %d, which sealed while it was cut off, is not recorded as late", n.name, open-1)
+		}
+		c.logf("%s acknowledged epoch %d late", n.name, open-1)
+		c.must(c.waitHostIngest(n.name, before.Total+faultStep/4, time.Minute))
+		c.logf("%s's samples arrive again", n.name)
 	})
 	c.stopNodes()
 	c.verify(nil)
@@ -164,4 +176,50 @@ func (c *failureCluster) waitStepDown(p *proc, before int, timeout time.Duration
 		time.Sleep(200 * time.Millisecond)
 	}
 	return nil
+}
+
+// waitAck waits for host's acknowledgement of epoch and says whether it
+// was recorded as late.
+func (c *failureCluster) waitAck(epoch uint64, host string, timeout time.Duration) (late bool, err error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		out, err := c.run(time.Minute, "epoch", "list", "--nats", c.url, "--json")
+		var eps []coordinator.EpochInfo
+		if err == nil {
+			err = json.Unmarshal([]byte(out), &eps)
+		}
+		for _, e := range eps {
+			if e.Number != epoch {
+				continue
+			}
+			for _, a := range e.Acks {
+				if a.Host == host {
+					return a.Late, nil
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				return false, fmt.Errorf("epochs: %w", err)
+			}
+			return false, fmt.Errorf("no acknowledgement of epoch %d from %s within %v", epoch, host, timeout)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// waitHostIngest waits until the cluster holds at least want samples of
+// host (stored, unknown, dropped).
+func (c *failureCluster) waitHostIngest(host string, want uint64, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		tot, err := c.totals(host)
+		if err == nil && tot.Total >= want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the cluster holds %d samples of %s after %v, want %d (last error: %v)", tot.Total, host, timeout, want, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
