@@ -11,7 +11,9 @@ import (
 // roles that embed a server (coordinator, demo) start one.
 type NATS struct {
 	URLs []string `mapstructure:"urls"`
-	// Creds is a NATS credentials file (JWT and NKey seed).
+	// Creds is a NATS credentials file: an NKey seed as dcpi's servers
+	// issue them (docs/security.md), or a JWT with its seed. Empty: the
+	// role finds its own when the server is this user's on this machine.
 	Creds string `mapstructure:"creds"`
 	// CA, Cert and Key enable TLS: the server's CA, and a client
 	// certificate and key when the server asks for one.

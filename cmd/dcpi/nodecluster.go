@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/coordinator"
+	"dcpi/transport/auth"
 	"dcpi/wire"
 )
 
@@ -32,7 +33,7 @@ func runClusterNode(cmd *cobra.Command, progs []program, events []string, mux bo
 	defer stop()
 	host := cfg.Sim.Hostname
 	logf := stderrLog("node " + host + ": ")
-	nc, err := connectNATS(cfg.NATS, "node-"+host, logf)
+	nc, err := connectNATS(cfg.NATS, auth.Host, host, "node-"+host, logf)
 	if err != nil {
 		return err
 	}
