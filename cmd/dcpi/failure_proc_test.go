@@ -32,6 +32,7 @@ type proc struct {
 	name    string
 	bin     string
 	args    []string
+	env     []string // added to the test's environment (a later key wins)
 	logPath string
 
 	mu     sync.Mutex
@@ -62,6 +63,9 @@ func (p *proc) start() error {
 	p.starts++
 	fmt.Fprintf(f, "%s%d at %s: dcpi %s\n", startMarker, p.starts, time.Now().Format("15:04:05.000"), strings.Join(p.args, " "))
 	cmd := exec.Command(p.bin, p.args...)
+	if len(p.env) > 0 {
+		cmd.Env = append(os.Environ(), p.env...)
+	}
 	cmd.Stdout, cmd.Stderr = f, f
 	// Die with the test rather than outlive it (a test timeout, a panic).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -231,8 +231,16 @@ func (c *failureCluster) startRoles() {
 	natsAddr, natsPort := c.listenAddr("nats", 4222)
 	natsHost, _, _ := net.SplitHostPort(natsAddr)
 	c.url = fmt.Sprintf("nats://%s:%d", natsHost, natsPort)
+	if c.lab != nil {
+		c.url = fmt.Sprintf("tls://%s:%d", natsHost, natsPort)
+		// The test's own registry of local servers' credentials, so that
+		// its server (on port 4222 of its namespace) does not stand in
+		// for another on this machine's loopback port 4222.
+		c.t.Setenv("DCPI_AUTH_REGISTRY", filepath.Join(c.dir, "auth-registry"))
+	}
 	c.nats = c.newProc("nats", "nats-server", "--dir", filepath.Join(c.dir, "nats"), "--host", natsHost, "--port", strconv.Itoa(natsPort))
 	c.startNATS()
+	roleCreds := c.credentials()
 	var peers []string
 	addrs := make([]string, 3)
 	for i := range addrs {
@@ -255,6 +263,7 @@ func (c *failureCluster) startRoles() {
 	c.logf("coordinator replicas %s serving; %s leads", strings.Join(peers, ","), leader.name)
 	for i := range 2 {
 		c.aggs = append(c.aggs, c.newProc(fmt.Sprintf("agg%d", i+1), "aggregator", "--nats", c.url))
+		c.aggs[i].env = roleCreds("aggregator")
 	}
 	for _, p := range c.aggs {
 		c.must(p.start())
@@ -269,6 +278,7 @@ func (c *failureCluster) startRoles() {
 		c.nodes = append(c.nodes, c.newProc(host, "node", "--nats", c.url, "--host", host, "--cpus", strconv.Itoa(failureCPUs),
 			"--seconds", "0", "--timing=false", "--seed", strconv.Itoa(i+1),
 			"--label", fmt.Sprintf("rack=r%d", i+1)))
+		c.nodes[i].env = roleCreds(host)
 	}
 	for _, p := range c.nodes {
 		c.must(p.start())
@@ -277,6 +287,40 @@ func (c *failureCluster) startRoles() {
 		c.must(p.waitLog("publishing to", time.Minute))
 	}
 	c.logf("nodes %s sampling on %d CPUs each until the test stops them", strings.Join(c.hosts, ", "), failureCPUs)
+}
+
+// credentials returns the environment that gives a role its NATS
+// credentials. On loopback the roles find their own (transport/auth); a
+// server beyond loopback, the partition test's, must be given them, as
+// docs/security.md says for a host elsewhere: the coordinators' key and
+// the server's CA go into the test's environment (for the coordinators,
+// the test's tools and its own clients), each aggregator gets the
+// aggregators' key, and each host a key issued by dcpi nats-server
+// add-host, confined to its subjects.
+func (c *failureCluster) credentials() func(role string) []string {
+	if c.lab == nil {
+		return func(string) []string { return nil }
+	}
+	dir := filepath.Join(c.dir, "nats")
+	authDir := filepath.Join(dir, "auth")
+	ca := filepath.Join(authDir, "ca.pem")
+	if _, err := os.Stat(ca); err != nil {
+		c.t.Fatalf("the NATS server listening on %s made no TLS CA: %v", c.url, err)
+	}
+	c.t.Setenv("DCPI_NATS_CREDS", filepath.Join(authDir, "coordinator.nk"))
+	c.t.Setenv("DCPI_NATS_CA", ca)
+	return func(role string) []string {
+		if role == "aggregator" {
+			return []string{"DCPI_NATS_CREDS=" + filepath.Join(authDir, "aggregator.nk")}
+		}
+		out, err := c.run(time.Minute, "nats-server", "add-host", role, "--dir", dir)
+		c.must(err)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) < 2 || strings.Contains(out, "not loaded yet") {
+			c.t.Fatalf("dcpi nats-server add-host %s printed %q", role, out)
+		}
+		return []string{"DCPI_NATS_CREDS=" + lines[1]}
+	}
 }
 
 // restartCoordinator starts a killed replica again on its data directory.
