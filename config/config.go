@@ -82,6 +82,7 @@ func NewLoader() *Loader {
 		"aggregator.max_proposal_entries": d.Aggregator.MaxProposalEntries,
 		"node.mix":                        d.Node.Mix, "node.flush_every": d.Node.FlushEvery, "node.heartbeat": d.Node.Heartbeat,
 		"node.max_buffered_mb": d.Node.MaxBufferedMB, "node.stacks": d.Node.Stacks,
+		"node.profileme": d.Node.ProfileMe, "node.me_paired": d.Node.MePaired,
 	} {
 		v.SetDefault(key, val)
 	}

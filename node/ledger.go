@@ -43,6 +43,7 @@ type Ledger struct {
 	// hardware's losses already reported.
 	me                      meBook
 	meDropsSeen, meLostSeen []uint64
+	meUnmatchedSeen         []uint64
 	meBooked                map[string]uint64
 
 	// What the batches have reported, for the node's metrics: each
@@ -64,7 +65,8 @@ func NewLedger(cfg Config, cpus int, im *ImageMaps) (*Ledger, error) {
 		lastCycle: make([]uint64, cpus), dropsSeen: make([]uint64, cpus), carried: make([]map[string]uint64, cpus),
 		stackDropsSeen: make([]uint64, cpus), delivered: make([]uint64, cpus),
 		dropsBooked: map[string]uint64{}, stackBooked: map[string]uint64{},
-		meDropsSeen: make([]uint64, cpus), meLostSeen: make([]uint64, cpus), meBooked: map[string]uint64{}}
+		meDropsSeen: make([]uint64, cpus), meLostSeen: make([]uint64, cpus), meBooked: map[string]uint64{},
+		meUnmatchedSeen: make([]uint64, cpus)}
 	for cpu := range l.seq {
 		l.seq[cpu] = 1
 		if cpu < len(cfg.FirstSeq) && cfg.FirstSeq[cpu] > 0 {
@@ -105,8 +107,11 @@ func (l *Ledger) DrainedStacks(cpu int, entries []Entry, stacks []StackSample, s
 // over too. They go into the same batch, attributed to (image, offset),
 // with the samples no map covers in MeUnknown and, in MeDrops, the
 // driver's ProfileMe drops (wire.DropMeOverflowFull) and the records the
-// hardware lost (wire.DropMeHardwareFull) since the last batch; such a
-// batch is of wire.MeVersion. Per CPU, over the batches, the samples in
+// hardware lost (wire.DropMeHardwareFull) and the paired records refused
+// for a missing partner (wire.DropMePairUnmatched) since the last batch,
+// and the (PC, path-history) counts of the attributed samples (MeHist;
+// MeHistDropped past the daemon's bound); such a batch is of
+// wire.MeVersion. Per CPU, over the batches, the samples in
 // Me, MeUnknown and MeDrops equal the records the hardware tagged and
 // delivered or lost.
 func (l *Ledger) DrainedAll(cpu int, entries []Entry, stacks []StackSample, me []MeSample, st DriverStats, now uint64) (*wire.Batch, []Mapping, error) {
@@ -119,9 +124,9 @@ func (l *Ledger) DrainedAll(cpu int, entries []Entry, stacks []StackSample, me [
 	if st.StackDropped < l.stackDropsSeen[cpu] {
 		return nil, nil, fmt.Errorf("node: cpu %d: driver stack drops went back from %d to %d", cpu, l.stackDropsSeen[cpu], st.StackDropped)
 	}
-	if st.MeDropped < l.meDropsSeen[cpu] || st.MeLost < l.meLostSeen[cpu] {
-		return nil, nil, fmt.Errorf("node: cpu %d: ProfileMe drops went back from %d/%d to %d/%d", cpu,
-			l.meDropsSeen[cpu], l.meLostSeen[cpu], st.MeDropped, st.MeLost)
+	if st.MeDropped < l.meDropsSeen[cpu] || st.MeLost < l.meLostSeen[cpu] || st.MePairUnmatched < l.meUnmatchedSeen[cpu] {
+		return nil, nil, fmt.Errorf("node: cpu %d: ProfileMe drops went back from %d/%d/%d to %d/%d/%d", cpu,
+			l.meDropsSeen[cpu], l.meLostSeen[cpu], l.meUnmatchedSeen[cpu], st.MeDropped, st.MeLost, st.MePairUnmatched)
 	}
 	newImages, err := l.att.add(entries)
 	if err != nil {
@@ -135,7 +140,8 @@ func (l *Ledger) DrainedAll(cpu int, entries []Entry, stacks []StackSample, me [
 		return nil, nil, err
 	}
 	var meDrops map[string]uint64
-	for name, d := range map[string]uint64{wire.DropMeOverflowFull: st.MeDropped - l.meDropsSeen[cpu], wire.DropMeHardwareFull: st.MeLost - l.meLostSeen[cpu]} {
+	for name, d := range map[string]uint64{wire.DropMeOverflowFull: st.MeDropped - l.meDropsSeen[cpu], wire.DropMeHardwareFull: st.MeLost - l.meLostSeen[cpu],
+		wire.DropMePairUnmatched: st.MePairUnmatched - l.meUnmatchedSeen[cpu]} {
 		if d > 0 {
 			if meDrops == nil {
 				meDrops = map[string]uint64{}
@@ -143,7 +149,7 @@ func (l *Ledger) DrainedAll(cpu int, entries []Entry, stacks []StackSample, me [
 			meDrops[name] = d
 		}
 	}
-	l.meDropsSeen[cpu], l.meLostSeen[cpu] = st.MeDropped, st.MeLost
+	l.meDropsSeen[cpu], l.meLostSeen[cpu], l.meUnmatchedSeen[cpu] = st.MeDropped, st.MeLost, st.MePairUnmatched
 	var stackDrops map[string]uint64
 	if d := st.StackDropped - l.stackDropsSeen[cpu]; d > 0 {
 		stackDrops = map[string]uint64{wire.DropStackOverflowFull: d}
@@ -182,7 +188,8 @@ func (l *Ledger) DrainedAll(cpu int, entries []Entry, stacks []StackSample, me [
 	}
 	if !l.me.empty() || meDrops != nil {
 		b.Version, b.MeDrops = wire.MeVersion, meDrops
-		b.Me, b.MeUnknown = l.me.batch(l.att.images)
+		b.MeAddrs = l.me.addrBatch(l.att.images)
+		b.Me, b.MeUnknown, b.MeHist, b.MeHistDropped = l.me.batch(l.att.images)
 		for name, d := range meDrops {
 			l.meBooked[name] += d
 		}

@@ -5,25 +5,28 @@ package transport
 // the subjects, so a subject added here is confined the same way.
 
 // HostPublishSubjects are the subjects only host may publish on: its batch
-// streams (every CPU) and its path uploads. A new per-host subject belongs
+// streams (every CPU), its path uploads and its value records. A new per-host subject belongs
 // here, so that a host's credentials reach it and no other host's do.
 func HostPublishSubjects(host string) ([]string, error) {
 	if err := CheckHost(host); err != nil {
 		return nil, err
 	}
 	paths, _ := PathSubject(host)
-	return []string{subjectPrefix + host + ".*", paths}, nil
+	values, _ := ValuesSubject(host)
+	return []string{subjectPrefix + host + ".*", paths, values}, nil
 }
 
 // HostJetStreamAPI are the JetStream API requests a node agent makes: look
-// up the batch stream and the newest batch of a subject (LastPublished, on
-// resume), and the image buckets' lookups. Not stream or consumer
+// up the batch and value streams and the newest message of a subject
+// (LastPublished, LastValues, on resume), and the image buckets' lookups. Not stream or consumer
 // creation, update, deletion or purge (EnsureStream makes the buckets).
 func HostJetStreamAPI() []string {
 	subs := []string{
 		"$JS.API.INFO",
 		"$JS.API.STREAM.INFO." + StreamName,
 		"$JS.API.STREAM.MSG.GET." + StreamName,
+		"$JS.API.STREAM.INFO." + ValuesStreamName,
+		"$JS.API.STREAM.MSG.GET." + ValuesStreamName,
 	}
 	for _, b := range []string{ImageBucket, ImageFileBucket} {
 		obj := "OBJ_" + b

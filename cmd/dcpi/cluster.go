@@ -166,4 +166,8 @@ func (s clusterSource) MeProfile(q storage.Query, fn func(r *storage.MeRow) erro
 	return s.c.MeProfile(s.ctx, q, s.linearizable, fn)
 }
 
+func (s clusterSource) MeHistory(q storage.Query, fn func(r *storage.MeHistRow) error) error {
+	return s.c.MeHistory(s.ctx, q, s.linearizable, fn)
+}
+
 var _ analysis.MeSource = clusterSource{}

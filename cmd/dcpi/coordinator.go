@@ -103,7 +103,7 @@ func loadRoleConfig(cmd *cobra.Command) (config.Config, error) {
 		"coordinator.peers": "peers", "nats.urls": "nats", "nats.embed_port": "nats-port",
 		"sim.cpus": "cpus", "sim.seed": "seed", "sim.model": "model", "sim.timing": "timing", "sim.hostname": "host",
 		"node.mix": "mix", "node.workloads": "workloads", "node.seconds": "seconds", "node.flush_every": "flush-every",
-		"node.stacks": "stacks", "node.values": "values",
+		"node.stacks": "stacks", "node.values": "values", "node.profileme": "profileme", "node.me_paired": "me-paired",
 	} {
 		if fl := cmd.Flags().Lookup(flag); fl != nil {
 			if err := l.BindFlag(key, fl); err != nil {

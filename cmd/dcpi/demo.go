@@ -51,6 +51,7 @@ type demoOptions struct {
 	stacks                             bool
 	profileMe                          bool   // ProfileMe on every host
 	values                             string // value-sampling module on every host ("": off)
+	mePaired                           bool   // in pairs
 	metrics                            string // host:port of the fleet's metrics endpoint ("": none)
 	// whileUp, if set (tests), runs after the results are printed, with
 	// the fleet still up, given the metrics endpoint's base URL.
@@ -151,6 +152,7 @@ aggregator, dcpi node --nats URL (see examples/).`,
 	f.BoolVar(&o.stacks, "stacks", wire.Version >= wire.StackVersion, "record sampled call stacks on every host, for call trees and flame graphs (dcpi stacks, dcpi pprof)")
 	f.BoolVar(&o.profileMe, "profileme", false, "sample instructions with ProfileMe on every host (docs/profileme.md; dcpi me)")
 	f.StringVar(&o.values, "values", "", "value sampling with customization `MODULE` on every host (loadlat, regvals, semiinv; docs/values.md; dcpi values)")
+	f.BoolVar(&o.mePaired, "me-paired", false, "with --profileme, sample instructions in pairs (ProfileMe sec. 4.2; docs/profileme.md)")
 	return cmd
 }
 
@@ -202,6 +204,9 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	}
 	if o.replicas != 1 && o.replicas != 3 && o.replicas != 5 {
 		return fmt.Errorf("--replicas %d: want 1, 3 or 5", o.replicas)
+	}
+	if o.mePaired && !o.profileMe {
+		return errPairedNeedsProfileMe
 	}
 	if o.model != "" {
 		if _, err := alpha.ModelByName(o.model); err != nil {
@@ -377,7 +382,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		h, err := startHost(runCtx, hostSpec{sim: s, progs: progs, seconds: o.seconds, flushEvery: 0.1,
 			labels: map[string]string{"rack": fmt.Sprintf("r%d", i%2)}, heartbeat: 200 * time.Millisecond,
 			maxBuffer: 16 << 20, events: []string{"cycles", "imiss"}, nc: hnc, coord: coordinator.NewClient(hnc), logf: logf,
-			stacks: o.stacks, profileMe: o.profileMe, values: o.values, tune: o.tune})
+			stacks: o.stacks, profileMe: o.profileMe, mePaired: o.mePaired, values: o.values, tune: o.tune})
 		if err != nil {
 			return err
 		}

@@ -42,6 +42,7 @@ type profileOptions struct {
 	stacks          bool
 	values          string // value-sampling module ("": off)
 	profileMe       bool
+	mePaired        bool
 }
 
 func newProfileCommand() *cobra.Command {
@@ -127,8 +128,12 @@ writes the ground truth of all the hosts summed per instruction.`,
 				}
 				ncfg.Node.Driver.Stacks = node.DefaultStackConfig()
 			}
+			if o.mePaired && !o.profileMe {
+				return errPairedNeedsProfileMe
+			}
 			if o.profileMe {
 				ncfg.Node.Driver.Me = node.DefaultMeConfig()
+				ncfg.ProfileMe = meHardware(o.mePaired)
 			}
 			ncfg.FlushEvery = uint64(cfg.Node.FlushEvery * float64(hc.ClockHz))
 			if err := setValues(cmd, &ncfg, cfg.Node.Values, &o); err != nil {
@@ -160,6 +165,7 @@ writes the ground truth of all the hosts summed per instruction.`,
 	f.StringVar(&o.values, "values", "", "value sampling with customization `MODULE` (loadlat, regvals, semiinv; docs/values.md): interpret a few instructions at each interrupt and keep hot lists")
 	f.StringVar(&o.valuesTruthFile, "values-truth", "", "write value sampling's ground truth (per load its executions by memory level and latency, per instruction its results' and operands' values; docs/groundtruth.md) to `FILE`, for dcpi values --truth")
 	f.BoolVar(&o.profileMe, "profileme", false, "sample instructions with ProfileMe beside the counters (docs/profileme.md; dcpi me)")
+	f.BoolVar(&o.mePaired, "me-paired", false, "with --profileme, sample instructions in pairs (ProfileMe sec. 4.2; docs/profileme.md)")
 	return cmd
 }
 

@@ -13,7 +13,7 @@ import (
 // its own inbox, so no one reads another's replies.
 //
 // A host may publish its own subjects (transport.HostPublishSubjects:
-// batches of every CPU, path uploads), upload images (shared,
+// batches of every CPU, path uploads, value records), upload images (shared,
 // content-addressed), make the JetStream lookups a resuming agent makes,
 // and send the coordinator its registrations, heartbeats, epoch
 // acknowledgements and applied-sequence questions. It may not publish
@@ -47,7 +47,8 @@ func Permissions(role Role, host, publicKey string) *server.Permissions {
 		pub := append(own, transport.ImagePublishSubjects()...)
 		pub = append(pub, transport.HostJetStreamAPI()...)
 		pub = append(pub, coordinator.SubjectRegister, coordinator.SubjectHeartbeat, coordinator.SubjectAck,
-			coordinator.SubjectQuery+coordinator.QueryApplied, coordinator.SubjectLinearQuery+coordinator.QueryApplied)
+			coordinator.SubjectQuery+coordinator.QueryApplied, coordinator.SubjectLinearQuery+coordinator.QueryApplied,
+			coordinator.SubjectQuery+coordinator.QueryValuesApplied, coordinator.SubjectLinearQuery+coordinator.QueryValuesApplied)
 		return &server.Permissions{Publish: &server.SubjectPermission{Allow: pub}, Subscribe: inbox}
 	}
 	return &server.Permissions{
