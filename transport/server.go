@@ -66,6 +66,13 @@ type Server struct {
 	opts *server.Options // the options in force, for the next reload
 }
 
+// serverPingInterval and serverMaxPingsOut bound how long the server keeps
+// a client it can no longer reach (see StartServer).
+const (
+	serverPingInterval = 3 * time.Second
+	serverMaxPingsOut  = 3
+)
+
 // StartServer starts a nats-server with JetStream storing in cfg.Dir and
 // waits until it accepts clients with JetStream enabled. If it cannot, it
 // shuts the server down and returns the server's own complaint (port in
@@ -104,6 +111,17 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		// The embedding process owns signals; the server must not exit
 		// it on SIGTERM.
 		NoSigs: true,
+		// A client cut off by a network partition keeps its
+		// subscriptions on the server until the server finds the
+		// connection dead; NATS's default (a ping every 2 minutes, 2
+		// unanswered) leaves a partitioned coordinator's queue
+		// subscription for minutes, and the server hands it a share of
+		// the requests on the leader's and replicas' subjects, which go
+		// unanswered. Pinging every 3 s and giving up after 3 unanswered
+		// closes it within about 12 s (the partition test,
+		// cmd/dcpi/partition_test.go, measures it).
+		PingInterval: serverPingInterval,
+		MaxPingsOut:  serverMaxPingsOut,
 	}
 	if cfg.Users != nil {
 		opts.Nkeys = cfg.Users

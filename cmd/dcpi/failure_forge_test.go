@@ -66,16 +66,21 @@ func badBatches(victim string) ([]badBatch, error) {
 
 // adminConnect connects the test's own client to the cluster's NATS
 // server with the coordinator role's key, found as every local role finds
-// its own (transport/auth): the server refuses a client without one. The
+// its own (transport/auth), or given in DCPI_NATS_CREDS and DCPI_NATS_CA
+// as the partition test does for its server beyond loopback (and so
+// behind TLS): the server refuses a client without one. The
 // forged messages below are thus a trusted client's mistakes, which the
 // aggregators must still reject; a host's key could not publish on
 // another's subject at all (transport/auth's TestHostConfined).
 func adminConnect(url, name string) (*nats.Conn, error) {
-	c, err := auth.Resolve([]string{url}, "", "", auth.Coordinator, "")
+	c, err := auth.Resolve([]string{url}, os.Getenv("DCPI_NATS_CREDS"), os.Getenv("DCPI_NATS_CA"), auth.Coordinator, "")
 	if err != nil {
 		return nil, err
 	}
 	opts := []nats.Option{nats.Name(name)}
+	if c.CA != "" {
+		opts = append(opts, nats.RootCAs(c.CA))
+	}
 	if c.File != "" {
 		data, err := os.ReadFile(c.File)
 		if err != nil {

@@ -32,6 +32,7 @@ type proc struct {
 	name    string
 	bin     string
 	args    []string
+	env     []string // added to the test's environment (a later key wins)
 	logPath string
 
 	mu     sync.Mutex
@@ -62,6 +63,9 @@ func (p *proc) start() error {
 	p.starts++
 	fmt.Fprintf(f, "%s%d at %s: dcpi %s\n", startMarker, p.starts, time.Now().Format("15:04:05.000"), strings.Join(p.args, " "))
 	cmd := exec.Command(p.bin, p.args...)
+	if len(p.env) > 0 {
+		cmd.Env = append(os.Environ(), p.env...)
+	}
 	cmd.Stdout, cmd.Stderr = f, f
 	// Die with the test rather than outlive it (a test timeout, a panic).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -256,10 +260,23 @@ type failureCluster struct {
 	// held when its current run began (nil: none, the first run).
 	nodeBase  map[*proc][]uint64
 	nodeKills map[string]int // node agent kills, per host
+
+	// lab is the partition test's network: each role in a network
+	// namespace of its own (partition_net_test.go); nil: every role on
+	// loopback.
+	lab *netLab
 }
 
+// newProc makes a role's process; on the partition test's network
+// (c.lab) it runs in the role's own network namespace (ip netns exec,
+// which execs dcpi in place: the pid is dcpi's, for signals).
 func (c *failureCluster) newProc(name string, args ...string) *proc {
-	p := &proc{name: name, bin: c.bin, args: args, logPath: filepath.Join(c.dir, "logs", name+".log")}
+	bin := c.bin
+	if c.lab != nil {
+		args = append([]string{"netns", "exec", c.lab.join(name).ns, c.bin}, args...)
+		bin = c.lab.ipCmd
+	}
+	p := &proc{name: name, bin: bin, args: args, logPath: filepath.Join(c.dir, "logs", name+".log")}
 	c.all = append(c.all, p)
 	return p
 }

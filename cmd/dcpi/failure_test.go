@@ -45,6 +45,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -210,15 +211,40 @@ func startFailureCluster(t *testing.T, name string) *failureCluster {
 	}
 	c := newFailureTest(t)
 	c.rng = testrand.New(t) // logs the seed that repeats the fault schedule
+	c.startRoles()
+	return c
+}
 
-	_, natsPort := freeAddr(t)
-	c.url = fmt.Sprintf("nats://127.0.0.1:%d", natsPort)
-	c.nats = c.newProc("nats", "nats-server", "--dir", filepath.Join(c.dir, "nats"), "--port", strconv.Itoa(natsPort))
+// listenAddr returns the host:port a role listens on: a loopback port the
+// OS chose, or, on the partition test's network (c.lab), port in the
+// role's own network namespace.
+func (c *failureCluster) listenAddr(role string, port int) (string, int) {
+	if c.lab == nil {
+		return freeAddr(c.t)
+	}
+	return net.JoinHostPort(c.lab.join(role).addr, strconv.Itoa(port)), port
+}
+
+// startRoles starts the cluster's processes: NATS, three replicas, two
+// aggregators and the sampling nodes.
+func (c *failureCluster) startRoles() {
+	natsAddr, natsPort := c.listenAddr("nats", 4222)
+	natsHost, _, _ := net.SplitHostPort(natsAddr)
+	c.url = fmt.Sprintf("nats://%s:%d", natsHost, natsPort)
+	if c.lab != nil {
+		c.url = fmt.Sprintf("tls://%s:%d", natsHost, natsPort)
+		// The test's own registry of local servers' credentials, so that
+		// its server (on port 4222 of its namespace) does not stand in
+		// for another on this machine's loopback port 4222.
+		c.t.Setenv("DCPI_AUTH_REGISTRY", filepath.Join(c.dir, "auth-registry"))
+	}
+	c.nats = c.newProc("nats", "nats-server", "--dir", filepath.Join(c.dir, "nats"), "--host", natsHost, "--port", strconv.Itoa(natsPort))
 	c.startNATS()
+	roleCreds := c.credentials()
 	var peers []string
 	addrs := make([]string, 3)
 	for i := range addrs {
-		addrs[i], _ = freeAddr(t)
+		addrs[i], _ = c.listenAddr(fmt.Sprintf("c%d", i+1), 7000)
 		peers = append(peers, fmt.Sprintf("c%d=%s", i+1, addrs[i]))
 	}
 	for i, addr := range addrs {
@@ -237,6 +263,7 @@ func startFailureCluster(t *testing.T, name string) *failureCluster {
 	c.logf("coordinator replicas %s serving; %s leads", strings.Join(peers, ","), leader.name)
 	for i := range 2 {
 		c.aggs = append(c.aggs, c.newProc(fmt.Sprintf("agg%d", i+1), "aggregator", "--nats", c.url))
+		c.aggs[i].env = roleCreds("aggregator")
 	}
 	for _, p := range c.aggs {
 		c.must(p.start())
@@ -251,6 +278,7 @@ func startFailureCluster(t *testing.T, name string) *failureCluster {
 		c.nodes = append(c.nodes, c.newProc(host, "node", "--nats", c.url, "--host", host, "--cpus", strconv.Itoa(failureCPUs),
 			"--seconds", "0", "--timing=false", "--seed", strconv.Itoa(i+1),
 			"--label", fmt.Sprintf("rack=r%d", i+1)))
+		c.nodes[i].env = roleCreds(host)
 	}
 	for _, p := range c.nodes {
 		c.must(p.start())
@@ -259,7 +287,40 @@ func startFailureCluster(t *testing.T, name string) *failureCluster {
 		c.must(p.waitLog("publishing to", time.Minute))
 	}
 	c.logf("nodes %s sampling on %d CPUs each until the test stops them", strings.Join(c.hosts, ", "), failureCPUs)
-	return c
+}
+
+// credentials returns the environment that gives a role its NATS
+// credentials. On loopback the roles find their own (transport/auth); a
+// server beyond loopback, the partition test's, must be given them, as
+// docs/security.md says for a host elsewhere: the coordinators' key and
+// the server's CA go into the test's environment (for the coordinators,
+// the test's tools and its own clients), each aggregator gets the
+// aggregators' key, and each host a key issued by dcpi nats-server
+// add-host, confined to its subjects.
+func (c *failureCluster) credentials() func(role string) []string {
+	if c.lab == nil {
+		return func(string) []string { return nil }
+	}
+	dir := filepath.Join(c.dir, "nats")
+	authDir := filepath.Join(dir, "auth")
+	ca := filepath.Join(authDir, "ca.pem")
+	if _, err := os.Stat(ca); err != nil {
+		c.t.Fatalf("the NATS server listening on %s made no TLS CA: %v", c.url, err)
+	}
+	c.t.Setenv("DCPI_NATS_CREDS", filepath.Join(authDir, "coordinator.nk"))
+	c.t.Setenv("DCPI_NATS_CA", ca)
+	return func(role string) []string {
+		if role == "aggregator" {
+			return []string{"DCPI_NATS_CREDS=" + filepath.Join(authDir, "aggregator.nk")}
+		}
+		out, err := c.run(time.Minute, "nats-server", "add-host", role, "--dir", dir)
+		c.must(err)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) < 2 || strings.Contains(out, "not loaded yet") {
+			c.t.Fatalf("dcpi nats-server add-host %s printed %q", role, out)
+		}
+		return []string{"DCPI_NATS_CREDS=" + lines[1]}
+	}
 }
 
 // restartCoordinator starts a killed replica again on its data directory.
