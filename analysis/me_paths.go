@@ -72,8 +72,8 @@ func MePaths(syms *Symbolizer, src MeHistorySource, q MePathQuery) (*MePathsRepo
 	}
 	rep := &MePathsReport{Interval: q.Interval, Bits: q.Bits}
 	type image struct {
-		path  string
-		base  uint64
+		path string
+		base uint64
 		prog *mepaths.Program
 		skip bool
 	}
