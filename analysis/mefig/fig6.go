@@ -60,7 +60,7 @@ func DefaultFig6() Fig6Config {
 		{"hashdb", nil},
 		{"recurse", nil},
 		{"interp", nil},
-	}, Interval: 997, PairWindow: 50, Seed: 1}
+	}, Interval: 2999, PairWindow: 50, Seed: 1}
 }
 
 // MaxHistory is the longest history the figure uses (the paper: 11).
@@ -538,7 +538,7 @@ func WriteFigure6SVG(w io.Writer, f *Figure6) error {
 	}{{"Intraprocedural", &t.Intra}, {"Interprocedural", &t.Inter}} {
 		p := c.panel(i, g.name, "available branch history (conditional branches)", "identified single correct path (%)",
 			axis{min: 1, max: MaxHistory}, axis{min: 0, max: 100})
-		for _, s := range []struct {
+		for k, s := range []struct {
 			label, color string
 			v            *[MaxHistory]float64
 		}{{"history bits + paired sampling", "#c33", &g.c.Pairs}, {"history bits", "#36c", &g.c.History}, {"execution counts", "#393", &g.c.Counts}} {
@@ -550,7 +550,7 @@ func WriteFigure6SVG(w io.Writer, f *Figure6) error {
 			for _, v := range pts {
 				p.dot(v, s.color)
 			}
-			p.label(xy{1.2, pts[0].y + 3}, s.label, s.color)
+			p.label(xy{1.3, 22 - 7*float64(k)}, s.label, s.color) // a legend, bottom left
 		}
 	}
 	title := fmt.Sprintf("ProfileMe Figure 6: path reconstruction on %s (%s), %d sampled instructions", t.Workload, f.Model, t.Samples)

@@ -266,9 +266,9 @@ type Counts interface {
 var ErrNoCode = errors.New("mepaths: no procedure graph")
 
 const (
-	maxNodes = 4096    // longest segment walked
-	maxSteps = 200_000 // most steps of one reconstruction
-	maxTails = 3       // tail calls followed from one callee's exits
+	maxNodes = 4096   // longest segment walked
+	maxSteps = 20_000 // most steps of one reconstruction
+	maxTails = 3      // tail calls followed from one callee's exits
 )
 
 // move is one way back from a walk's state.
@@ -292,7 +292,7 @@ type walker struct {
 }
 
 // moves lists the ways back from block b of p with stack.
-func (w *walker) moves(p *proc, b int, stack []frame) []move {
+func (w *walker) moves(p *proc, b int, stack *frames) []move {
 	var out []move
 	var internal uint64
 	entry := false
@@ -342,8 +342,8 @@ func (w *walker) moves(p *proc, b int, stack []frame) []move {
 			}
 		}
 		switch {
-		case len(stack) > 0:
-			top := stack[len(stack)-1]
+		case stack != nil:
+			top := stack.top
 			out = append(out, move{proc: top.proc, block: top.block, bit: top.bit, pop: true, weight: outside})
 		case w.q.Mode == Intraprocedural:
 			out = append(out, move{end: true, weight: outside})
@@ -396,13 +396,22 @@ func (w *walker) exits(p *proc, depth int) []move {
 	return out
 }
 
-// apply returns the stack after m, never sharing memory with stack: a
-// walk tries several moves from one state.
-func (w *walker) apply(m move, stack []frame) []frame {
+// frames is a walk's stack of frames, shared between the walks that
+// branch from one state (a walk tries several moves from each).
+type frames struct {
+	top  frame
+	rest *frames
+}
+
+// apply returns the stack after m.
+func (w *walker) apply(m move, stack *frames) *frames {
 	if m.pop {
-		return slices.Clone(stack[:len(stack)-1])
+		return stack.rest
 	}
-	return append(slices.Clone(stack), m.push...)
+	for _, f := range m.push {
+		stack = &frames{f, stack}
+	}
+	return stack
 }
 
 func node(p *proc, b int) Node { return Node{p.p.Blocks[b].Start, p.p.Blocks[b].End} }
@@ -440,8 +449,8 @@ func (pr *Program) Reconstruct(q Query) (Result, error) {
 	w := &walker{pr: pr, q: q}
 	var res Result
 	path := Path{{p0.p.Blocks[b0].Start, p0.p.Blocks[b0].End}}
-	var walk func(p *proc, b, used int, stack []frame)
-	walk = func(p *proc, b, used int, stack []frame) {
+	var walk func(p *proc, b, used int, stack *frames)
+	walk = func(p *proc, b, used int, stack *frames) {
 		if w.trunc {
 			return
 		}
@@ -539,7 +548,7 @@ func (pr *Program) Likeliest(q Query, counts Counts, among []Path) (path Path, o
 	}
 	w := &walker{pr: pr, q: q, counts: counts}
 	path = Path{node(p, b)}
-	var stack []frame
+	var stack *frames
 	used := 0
 	for len(path) <= maxNodes {
 		ms := w.moves(p, b, stack)
