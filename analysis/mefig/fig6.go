@@ -148,7 +148,6 @@ type fig6Tracer struct {
 	rng     *rand.Rand
 	cfg     Fig6Config
 	samples []fig6Sample
-	skipped int
 	instrs  uint64
 	// entered and edges are the run's execution counts: blocks entered,
 	// and control going from a block's last instruction to a block.
