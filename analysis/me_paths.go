@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"dcpi/analysis/cfg"
 	"dcpi/analysis/mepaths"
 	"dcpi/storage"
 	"dcpi/wire"
@@ -39,9 +38,11 @@ type MePathQuery struct {
 type MePath struct {
 	Procedure string `json:"procedure"`
 	Image     string `json:"image"`
-	// Blocks are the path's basic blocks' start addresses, from the
-	// sampled instructions' block back to where the path begins (the
-	// procedure's entry or a loop header).
+	// Blocks are the path segment's basic blocks' start addresses, from
+	// the sampled instructions' block back to the oldest of Bits
+	// conditional branches or the procedure's entry (analysis/mepaths);
+	// a callee's blocks are included where the segment runs back through
+	// a call.
 	Blocks  []uint64   `json:"blocks"`
 	Samples MeEstimate `json:"samples"` // k samples, k·S instructions fetched at its end
 }
@@ -51,7 +52,8 @@ type MePathsReport struct {
 	Interval float64 `json:"interval"`
 	Bits     int     `json:"bits"`
 	// Samples is every sample selected; Reconstructed those whose path
-	// was reconstructed alone, Ambiguous those with several candidates,
+	// was reconstructed alone, Ambiguous those with several candidates
+	// (or whose walk met a call it cannot follow, or ran too long),
 	// NoPath those with none (a graph missing the edges taken, or
 	// history polluted by an interrupt), NoCode those whose image or
 	// procedure could not be read.
@@ -70,18 +72,17 @@ func MePaths(syms *Symbolizer, src MeHistorySource, q MePathQuery) (*MePathsRepo
 	}
 	rep := &MePathsReport{Interval: q.Interval, Bits: q.Bits}
 	type image struct {
-		path  string
-		base  uint64
-		code  *cfg.Code
-		procs map[uint64]*mepaths.Graph
-		skip  bool
+		path string
+		base uint64
+		prog *mepaths.Program
+		skip bool
 	}
 	images := map[wire.ImageKey]*image{}
 	open := func(k wire.ImageKey) (*image, error) {
 		if im := images[k]; im != nil {
 			return im, nil
 		}
-		im := &image{skip: true, procs: map[uint64]*mepaths.Graph{}}
+		im := &image{skip: true}
 		images[k] = im
 		rec, err := syms.Image(k)
 		if errors.Is(err, storage.ErrNotFound) {
@@ -106,7 +107,7 @@ func MePaths(syms *Symbolizer, src MeHistorySource, q MePathQuery) (*MePathsRepo
 		if err != nil {
 			return im, nil
 		}
-		if im.code, err = cfg.NewCode(f.ELF, cfg.Options{}); err != nil {
+		if im.prog, err = mepaths.NewProgram(f.ELF); err != nil {
 			return im, nil
 		}
 		im.base, im.skip = table.Base, false
@@ -131,7 +132,7 @@ func MePaths(syms *Symbolizer, src MeHistorySource, q MePathQuery) (*MePathsRepo
 			return nil
 		}
 		pc := im.base + r.Offset
-		rg, err := im.code.At(pc)
+		rg, err := im.prog.Procedure(pc)
 		if err != nil {
 			rep.NoCode += r.Count
 			return nil
@@ -140,18 +141,7 @@ func MePaths(syms *Symbolizer, src MeHistorySource, q MePathQuery) (*MePathsRepo
 			rep.Samples -= r.Count
 			return nil
 		}
-		g, ok := im.procs[rg.Start]
-		if !ok {
-			if p, err := im.code.Build(rg); err == nil {
-				g = mepaths.NewGraph(p)
-			}
-			im.procs[rg.Start] = g
-		}
-		if g == nil {
-			rep.NoCode += r.Count
-			return nil
-		}
-		res, err := g.Reconstruct(mepaths.Query{PC: pc, History: r.History, Bits: q.Bits, Limit: 256})
+		res, err := im.prog.Reconstruct(mepaths.Query{PC: pc, History: r.History, Bits: q.Bits, Limit: 256})
 		if err != nil {
 			rep.NoCode += r.Count
 			return nil
@@ -160,7 +150,7 @@ func MePaths(syms *Symbolizer, src MeHistorySource, q MePathQuery) (*MePathsRepo
 		switch {
 		case ok:
 			rep.Reconstructed += r.Count
-		case len(res.Paths) == 0 && !res.Truncated:
+		case len(res.Paths) == 0 && !res.Truncated && res.Blocked == 0:
 			rep.NoPath += r.Count
 			return nil
 		default:
@@ -169,7 +159,7 @@ func MePaths(syms *Symbolizer, src MeHistorySource, q MePathQuery) (*MePathsRepo
 		}
 		blocks := make([]uint64, len(path))
 		for i, b := range path {
-			blocks[i] = g.Proc.Blocks[b].Start
+			blocks[i] = b.Start
 		}
 		k := pathKey{r.Image, fmt.Sprint(blocks)}
 		mp := byPath[k]

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"dcpi/analysis/cfg"
 	"dcpi/analysis/mepaths"
@@ -14,84 +15,131 @@ import (
 	"dcpi/workloads"
 )
 
-// Figure 6 of the ProfileMe paper (sec. 5.3): how often the path that led
-// to a sampled instruction is reconstructed, exactly and alone, from its
-// PC and its path-history bits (1 to 11 of them), and from a paired
-// sample's other PC too, against the pair's distance. Like the paper, the
-// experiment is trace-driven: hwsim's transfer observer (the oracle's
+// Figure 6 of the ProfileMe paper (sec. 5.3): how often the path segment
+// that led to a sampled instruction is identified, alone and correctly,
+// against the branch history available (1 to 11 conditional branches),
+// by three schemes — execution counts (the history ignored: the likeliest
+// predecessor at every merge, trace scheduling's way), history bits, and
+// history bits with a paired sample's other PC (1 to 50 instructions
+// earlier) — intraprocedurally (segments stop at the routine's beginning)
+// and interprocedurally (they continue through its call sites). Like the
+// paper, the experiment is trace-driven: hwsim's transfer observer (the
 // ground truth of every control transfer) gives, at instructions sampled
-// at random, both the history register's value (the last conditional
-// branches' directions, user mode only) and the true path; reconstruction
-// (analysis/mepaths) sees only the PC, the bits and the partner's PC.
+// at random, the global history register (the last conditional branches'
+// directions, user mode) and the true segment; the reconstruction
+// (analysis/mepaths) sees only the PC, the bits, the partner's PC and,
+// for the count scheme, the run's block and edge counts tallied from the
+// same observer (the profile the paper's baseline assumes; ours is exact,
+// the best case for that scheme).
+
+// Fig6Workload is one workload of the experiment.
+type Fig6Workload struct {
+	Name string
+	Args []string // nil: the workload's defaults
+}
 
 // Fig6Config is the experiment.
 type Fig6Config struct {
-	Model    string
-	Workload string
-	Args     []string
+	Model     string
+	Workloads []Fig6Workload
 	// Interval is the mean instructions between sampled instructions.
 	Interval uint64
-	// PairWindow is the largest pair distance (the paper: 50), PairBits
-	// the history bits used in the distance panel.
+	// PairWindow is the largest pair distance (the paper: 50).
 	PairWindow int
-	PairBits   int
 	Seed       uint64
 }
 
-// DefaultFig6 is what dcpi me figure6 runs.
+// DefaultFig6 is what dcpi me figure6 runs: the integer workloads of our
+// specint-like mix that run as one process (ccdriver forks; server's time
+// is mostly formatting and system calls), at sizes that keep the run
+// to a minute or so.
 func DefaultFig6() Fig6Config {
-	return Fig6Config{Model: "ev5", Workload: "sort", Args: []string{"4000"}, Interval: 499, PairWindow: 50, PairBits: 4, Seed: 1}
+	return Fig6Config{Model: "ev5", Workloads: []Fig6Workload{
+		{"sort", []string{"4000"}},
+		{"strproc", []string{"200"}},
+		{"hashdb", nil},
+		{"recurse", nil},
+		{"interp", nil},
+	}, Interval: 2999, PairWindow: 50, Seed: 1}
 }
 
-// Figure6 is the figure's data: success rates (0 to 1) by history bits
-// (index 0 is no bits: the PC alone) with history alone and with the
-// partner, and by pair distance bucket at PairBits bits.
-type Figure6 struct {
-	Model, Workload string
-	Samples         int
-	// TruthFound is the share of samples whose true path is among the
-	// candidates at 11 bits: the reconstruction's soundness.
-	TruthFound   float64
-	History      [12]float64
-	WithPairs    [12]float64
-	PairBits     int
-	Distances    []int     // bucket upper bounds
-	ByDistance   []float64 // success with the partner at PairBits bits
-	HistoryAtPB  float64   // success without the partner at PairBits bits, for comparison
-	Ambiguous11  float64   // share with more than one candidate at 11 bits
-	Instructions uint64    // user instructions traced
-	// MissingEdges is the samples left out because their procedure has
-	// an unresolved jump: its graph lacks edges the true path may take.
+// MaxHistory is the longest history the figure uses (the paper: 11).
+const MaxHistory = 11
+
+// Fig6Curves are one graph's success rates (0 to 1), index h-1 for h
+// history bits: the three schemes (each produces one segment: the counts'
+// choice among every segment, among those the history bits leave, and
+// among those the partner leaves too); the stricter reading, where the
+// bits (and the partner) alone leave exactly the true segment; the share
+// of samples whose walk was complete (not stopped at a call it cannot
+// follow, nor given up), and of those, the share whose true segment was
+// among the candidates (the reconstruction's soundness).
+type Fig6Curves struct {
+	Counts, History, Pairs     [MaxHistory]float64
+	HistoryUnique, PairsUnique [MaxHistory]float64
+	Complete, TruthFound       [MaxHistory]float64
+}
+
+// Fig6Result is one workload's (or the total's) two graphs.
+type Fig6Result struct {
+	Workload string
+	Samples  int
+	// MissingEdges is the samples left out because their true segment
+	// (interprocedural, 11 branches) runs through a procedure with an
+	// unresolved jump: its graph lacks edges the true path may take.
 	MissingEdges int
+	Instructions uint64 // user instructions traced
+	Intra, Inter Fig6Curves
 }
 
-// fig6Sample is one sampled instruction: its procedure, PC, history,
-// true path (newest block first) and the 50 instructions before it.
+// Figure6 is the figure's data: each workload's and their total (every
+// sample weighed alike, as the paper's suite-wide rates).
+type Figure6 struct {
+	Model     string
+	Workloads []Fig6Result
+	Total     Fig6Result
+}
+
+const (
+	enterOther  = iota
+	enterCall   // a call, or a tail call into another procedure's entry
+	enterReturn // a return
+)
+
+// fig6Rec is one block as executed: where control came in from, and
+// whether it ended in a conditional branch.
+type fig6Rec struct {
+	start, end, last uint64
+	enter            uint8
+	cond             bool
+}
+
+// fig6Sample is one sampled instruction: its PC, history, the blocks
+// executed before it (oldest first, its own last) far enough back for
+// the longest interprocedural segment, and its partner.
 type fig6Sample struct {
-	g       *mepaths.Graph
 	pc      uint64
 	hist    uint16
-	truth   mepaths.Path
+	recs    []fig6Rec
 	partner uint64
 	dist    int
 }
 
-type fig6Frame struct {
-	g      *mepaths.Graph
-	prefix []int // blocks of the current acyclic path prefix, oldest first
-	valid  bool  // the prefix's start was seen (a call or a backedge)
-	jumped bool  // control just branched within the procedure (to any block, itself included)
-}
-
 // fig6Tracer follows one process's transfers.
 type fig6Tracer struct {
-	code    *cfg.Code
-	graphs  map[uint64]*mepaths.Graph
+	prog    *mepaths.Program
 	pid     int
 	started bool
 	prevTo  uint64
 	resume  uint64
-	stack   []fig6Frame
+	// cur is the procedure and block control is in.
+	cur     *cfg.Proc
+	rec     fig6Rec
+	inRec   bool
+	jumped  bool
+	enter   uint8
+	recs    []fig6Rec // ring
+	nrec    int       // records in the ring since the last reset
 	hist    uint16
 	known   int // valid history bits
 	ring    [64]uint64
@@ -100,32 +148,33 @@ type fig6Tracer struct {
 	rng     *rand.Rand
 	cfg     Fig6Config
 	samples []fig6Sample
-	skipped int // samples in procedures with unresolved jumps
 	instrs  uint64
+	// entered and edges are the run's execution counts: blocks entered,
+	// and control going from a block's last instruction to a block.
+	entered map[uint64]uint64
+	edges   map[[2]uint64]uint64
 }
 
-func (t *fig6Tracer) graph(pc uint64) *mepaths.Graph {
-	r, err := t.code.At(pc)
-	if err != nil {
-		return nil
-	}
-	if g, ok := t.graphs[r.Start]; ok {
-		return g
-	}
-	var g *mepaths.Graph
-	if p, err := t.code.Build(r); err == nil {
-		g = mepaths.NewGraph(p)
-	}
-	t.graphs[r.Start] = g
-	return g
-}
+const fig6Ring = 1 << 13
 
+func (t *fig6Tracer) Entered(start uint64) uint64 { return t.entered[start] }
+func (t *fig6Tracer) Edge(from, to uint64) uint64 { return t.edges[[2]uint64{from, to}] }
+func (t *fig6Tracer) reload()                     { t.left = 1 + t.rng.Uint64N(2*t.cfg.Interval-1) }
 func (t *fig6Tracer) reset(to uint64) {
-	t.stack, t.prevTo, t.known = t.stack[:0], to, 0
+	t.prevTo, t.known, t.nrec, t.inRec, t.cur = to, 0, 0, false, nil
 }
-
-func (t *fig6Tracer) reload() {
-	t.left = 1 + t.rng.Uint64N(2*t.cfg.Interval-1)
+func (t *fig6Tracer) record(i int) *fig6Rec      { return &t.recs[i%fig6Ring] }
+func (t *fig6Tracer) procOf(pc uint64) *cfg.Proc { p, _ := t.prog.Graph(pc); return p }
+func (t *fig6Tracer) inCur(pc uint64) bool {
+	return t.cur != nil && pc >= t.cur.Start && pc < t.cur.End
+}
+func (t *fig6Tracer) lastRec() *fig6Rec { return t.record(t.nrec - 1) }
+func (t *fig6Tracer) enough(n int) bool { return n <= t.nrec && n <= fig6Ring }
+func (t *fig6Tracer) insn(pc uint64) (cfg.Insn, bool) {
+	if !t.inCur(pc) {
+		return cfg.Insn{}, false
+	}
+	return t.cur.Insn(pc)
 }
 
 // Transfer implements hwsim.TransferObserver.
@@ -143,13 +192,25 @@ func (t *fig6Tracer) Transfer(tr *hwsim.Transfer) {
 		if !t.started || tr.To != t.resume {
 			t.started = true
 			t.reset(tr.To)
+			t.enter = enterCall // the program's start, or a signal handler's
 		}
 	case hwsim.TransferUser:
 		if !t.started {
 			return
 		}
 		t.run(tr.From)
-		t.transfer(tr.From, tr.To)
+		in, _ := t.insn(tr.From)
+		switch {
+		case mepaths.IsCall(in):
+			t.enter = enterCall
+		case mepaths.IsReturn(in):
+			t.enter = enterReturn
+		case !t.inCur(tr.To):
+			t.enter = enterCall // a tail call (or a branch elsewhere)
+		default:
+			t.enter = enterOther
+		}
+		t.jumped = true
 		t.prevTo = tr.To
 	}
 }
@@ -160,50 +221,38 @@ func (t *fig6Tracer) run(end uint64) {
 		t.reset(t.prevTo)
 		return
 	}
-	var g *mepaths.Graph
 	for pc := t.prevTo; pc <= end; pc += 4 {
 		t.instrs++
-		if g == nil || pc < g.Proc.Start || pc >= g.Proc.End {
-			if g = t.graph(pc); g == nil {
-				t.known = 0
-				t.stack = t.stack[:0]
+		if !t.inRec || t.jumped || pc >= t.rec.end {
+			if !t.inCur(pc) {
+				t.cur = t.procOf(pc)
+			}
+			if t.cur == nil {
+				t.reset(pc + 4)
 				continue
 			}
-			if n := len(t.stack); n == 0 || t.stack[n-1].g != g {
-				t.stack = append(t.stack[:0], fig6Frame{g: g}) // entered without a call seen
+			b, _ := t.cur.BlockOf(pc)
+			blk := t.cur.Blocks[b]
+			if t.inRec {
+				*t.lastRec() = t.rec
+				t.edges[[2]uint64{t.rec.last, pc}]++
 			}
-		}
-		f := &t.stack[len(t.stack)-1]
-		b, _ := g.Proc.BlockOf(pc)
-		if n := len(f.prefix); n == 0 || f.prefix[n-1] != b || f.jumped {
-			f.jumped = false
-			if n > 0 && g.IsBack(f.prefix[n-1], b) {
-				// A backedge, taken or fallen through (a rotated loop's
-				// body falls into its test): a new path prefix.
-				f.prefix, f.valid = f.prefix[:0], true
+			t.entered[pc]++
+			enter := t.enter
+			if !t.jumped && t.inRec && pc == t.cur.Start {
+				enter = enterCall // ran off the previous procedure's end into this one
 			}
-			f.prefix = append(f.prefix, b)
+			t.rec = fig6Rec{start: pc, end: blk.End, enter: enter}
+			t.inRec, t.jumped, t.enter = true, false, enterOther
+			t.nrec++
 		}
+		t.rec.last = pc
 		if t.left--; t.left == 0 {
 			t.reload()
-			if !f.valid || t.known < 11 {
-				// no sample: the path's start or the history is unknown
-			} else if g.Proc.MissingEdges {
-				t.skipped++ // the graph lacks edges the truth may take
-			} else {
-				d := 1 + t.rng.IntN(t.cfg.PairWindow)
-				s := fig6Sample{g: g, pc: pc, hist: t.hist, dist: d}
-				if d <= t.nring {
-					s.partner = t.ring[(t.nring-d)%len(t.ring)]
-				}
-				s.truth = make(mepaths.Path, len(f.prefix))
-				for i, blk := range f.prefix {
-					s.truth[len(f.prefix)-1-i] = blk
-				}
-				t.samples = append(t.samples, s)
-			}
+			t.sample(pc)
 		}
-		if in, _ := g.Proc.Insn(pc); mepaths.IsCond(in) {
+		if in, _ := t.cur.Insn(pc); mepaths.IsCond(in) {
+			t.rec.cond = true
 			bit := uint16(0)
 			if pc == end {
 				bit = 1
@@ -216,64 +265,107 @@ func (t *fig6Tracer) run(end uint64) {
 	}
 }
 
-// transfer follows control from from to to: a call starts a frame, a
-// return ends one, a backedge starts a new path prefix.
-func (t *fig6Tracer) transfer(from, to uint64) {
-	if len(t.stack) == 0 {
+// sample keeps the instruction at pc if its history and the blocks before
+// it reach back MaxHistory conditional branches.
+func (t *fig6Tracer) sample(pc uint64) {
+	if t.known < MaxHistory {
 		return
 	}
-	f := &t.stack[len(t.stack)-1]
-	in, _ := f.g.Proc.Insn(from)
-	switch {
-	case mepaths.IsCall(in):
-		if g := t.graph(to); g != nil && len(t.stack) < 4096 {
-			t.stack = append(t.stack, fig6Frame{g: g, valid: to == g.Proc.Start || slices.Contains(g.Proc.Entries, to)})
-		} else {
-			t.stack = t.stack[:0]
-		}
-	case in.Dec.Op == alpha.OpJMP && (in.Dec.Imm>>14)&3 == 2:
-		t.stack = t.stack[:len(t.stack)-1]
-	default:
-		if to >= f.g.Proc.Start && to < f.g.Proc.End {
-			f.jumped = true // run sees the edge (and a backedge, a self-loop's too)
+	*t.lastRec() = t.rec
+	n, conds := 1, 0
+	for conds < MaxHistory {
+		if n++; !t.enough(n) {
 			return
 		}
-		if g := t.graph(to); g != nil {
-			*f = fig6Frame{g: g, valid: to == g.Proc.Start}
-		} else {
-			t.stack = t.stack[:0]
+		if t.record(t.nrec - n).cond {
+			conds++
 		}
 	}
+	s := fig6Sample{pc: pc, hist: t.hist, dist: 1 + t.rng.IntN(t.cfg.PairWindow)}
+	if s.dist <= t.nring {
+		s.partner = t.ring[(t.nring-s.dist)%len(t.ring)]
+	}
+	for i := t.nrec - n; i < t.nrec; i++ {
+		s.recs = append(s.recs, *t.record(i))
+	}
+	t.samples = append(t.samples, s)
 }
 
-// RunFigure6 runs the experiment.
+// truth is the segment of h branches (mode's) that led to s's
+// instruction, as executed: newest block first; a call-like entry into
+// a routine ends an intraprocedural one unless it came back through a
+// return (then it is a callee's beginning).
+func (s *fig6Sample) truth(h int, mode mepaths.Mode) (mepaths.Path, bool) {
+	n := len(s.recs)
+	path := mepaths.Path{{Start: s.recs[n-1].start, End: s.recs[n-1].end}}
+	depth, used := 0, 0
+	for i := n - 2; i >= 0; i-- {
+		switch s.recs[i+1].enter {
+		case enterCall:
+			if depth > 0 {
+				depth--
+			} else if mode == mepaths.Intraprocedural {
+				return path, true
+			}
+		case enterReturn:
+			depth++
+		}
+		r := s.recs[i]
+		path = append(path, mepaths.Node{Start: r.start, End: r.end})
+		if r.cond {
+			if used++; used == h {
+				return path, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// RunFigure6 runs the experiment on every workload.
 func RunFigure6(c Fig6Config) (*Figure6, error) {
-	t, err := traceFig6(c)
-	if err != nil {
-		return nil, err
+	if c.Interval < 1 || c.PairWindow < 1 || c.PairWindow > 64 || len(c.Workloads) == 0 {
+		return nil, fmt.Errorf("mefig: figure 6: interval %d, pair window %d, %d workloads: want >= 1, 1 to 64, at least one",
+			c.Interval, c.PairWindow, len(c.Workloads))
 	}
-	return fig6Of(t, c)
+	f := &Figure6{Model: c.Model}
+	var names []string
+	var total fig6Tally
+	for i, w := range c.Workloads {
+		t, err := traceFig6(c, w, c.Seed+uint64(i))
+		if err != nil {
+			return nil, err
+		}
+		var tally fig6Tally
+		if err := tally.add(t); err != nil {
+			return nil, err
+		}
+		f.Workloads = append(f.Workloads, tally.result(w.Name))
+		total.merge(&tally)
+		names = append(names, w.Name)
+	}
+	f.Total = total.result(strings.Join(names, "+"))
+	if f.Total.Samples == 0 {
+		return nil, fmt.Errorf("mefig: figure 6: no instruction sampled")
+	}
+	return f, nil
 }
 
-// traceFig6 runs the workload under the tracer.
-func traceFig6(c Fig6Config) (*fig6Tracer, error) {
-	if c.Interval < 1 || c.PairWindow < 1 || c.PairWindow > 64 || c.PairBits < 0 || c.PairBits > 11 {
-		return nil, fmt.Errorf("mefig: figure 6: interval %d, pair window %d, pair bits %d: want >= 1, 1 to 64, 0 to 11", c.Interval, c.PairWindow, c.PairBits)
-	}
+// traceFig6 runs one workload under the tracer.
+func traceFig6(c Fig6Config, w Fig6Workload, seed uint64) (*fig6Tracer, error) {
 	mod, err := alpha.ModelByName(c.Model)
 	if err != nil {
 		return nil, err
 	}
-	image, err := workloads.Binary(c.Workload)
+	image, err := workloads.Binary(w.Name)
 	if err != nil {
 		return nil, err
 	}
-	path := "/bin/" + c.Workload
+	path := "/bin/" + w.Name
 	im, err := elfimage.Parse(image, path)
 	if err != nil {
 		return nil, err
 	}
-	code, err := cfg.NewCode(im, cfg.Options{})
+	prog, err := mepaths.NewProgram(im)
 	if err != nil {
 		return nil, err
 	}
@@ -285,14 +377,15 @@ func traceFig6(c Fig6Config) (*fig6Tracer, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &fig6Tracer{code: code, graphs: map[uint64]*mepaths.Graph{}, cfg: c, rng: rand.New(rand.NewPCG(c.Seed, 0x6f16))}
+	t := &fig6Tracer{prog: prog, cfg: c, rng: rand.New(rand.NewPCG(seed, 0x6f16)), recs: make([]fig6Rec, fig6Ring),
+		entered: map[uint64]uint64{}, edges: map[[2]uint64]uint64{}}
 	t.reload()
 	m.SetTransferObserver(t)
-	args := c.Args
+	args := w.Args
 	if args == nil {
-		for _, w := range workloads.All() {
-			if w.Name == c.Workload {
-				args = w.DefaultArgs
+		for _, wl := range workloads.All() {
+			if wl.Name == w.Name {
+				args = wl.DefaultArgs
 			}
 		}
 	}
@@ -300,108 +393,166 @@ func traceFig6(c Fig6Config) (*fig6Tracer, error) {
 		return nil, err
 	}
 	if m.Run(400_000_000_000) {
-		return nil, fmt.Errorf("mefig: %s did not finish", c.Workload)
+		return nil, fmt.Errorf("mefig: %s did not finish", w.Name)
 	}
 	return t, nil
 }
 
-func fig6Of(t *fig6Tracer, c Fig6Config) (*Figure6, error) {
-	f := &Figure6{Model: c.Model, Workload: c.Workload, Samples: len(t.samples), PairBits: c.PairBits, Instructions: t.instrs,
-		MissingEdges: t.skipped}
-	if len(t.samples) == 0 {
-		return nil, fmt.Errorf("mefig: figure 6: no instruction sampled in %s", c.Workload)
+// fig6Tally counts successes per mode, scheme and history length.
+type fig6Tally struct {
+	samples, skipped           int
+	instrs                     uint64
+	counts, history, pairs     [2][MaxHistory]int
+	historyUnique, pairsUnique [2][MaxHistory]int
+	complete, found            [2][MaxHistory]int
+}
+
+// missingEdges reports whether path runs through a procedure whose graph
+// lacks some edges.
+func missingEdges(prog *mepaths.Program, path mepaths.Path) bool {
+	for _, n := range path {
+		if g, err := prog.Graph(n.Start); err != nil || g.MissingEdges {
+			return true
+		}
 	}
-	const buckets = 10
-	width := (c.PairWindow + buckets - 1) / buckets
-	byDist, nDist := make([]int, buckets), make([]int, buckets)
-	var found, ambiguous, histPB int
-	var hist, pairs [12]int
+	return false
+}
+
+func (y *fig6Tally) add(t *fig6Tracer) error {
+	y.instrs = t.instrs
 	for _, s := range t.samples {
-		for bits := 0; bits <= 11; bits++ {
-			for _, partner := range []uint64{0, s.partner} {
-				r, err := s.g.Reconstruct(mepaths.Query{PC: s.pc, History: s.hist, Bits: bits, Partner: partner, Limit: 256})
+		if longest, ok := s.truth(MaxHistory, mepaths.Interprocedural); !ok || missingEdges(t.prog, longest) {
+			y.skipped++
+			continue
+		}
+		y.samples++
+		for mi, mode := range []mepaths.Mode{mepaths.Intraprocedural, mepaths.Interprocedural} {
+			for h := 1; h <= MaxHistory; h++ {
+				truth, ok := s.truth(h, mode)
+				if !ok {
+					return fmt.Errorf("mefig: figure 6: a sample's blocks do not reach back %d branches", h)
+				}
+				q := mepaths.Query{PC: s.pc, History: s.hist, Bits: h, Mode: mode, Limit: 64}
+				r, err := t.prog.Reconstruct(q)
 				if err != nil {
-					return nil, err
+					return err
 				}
-				p, ok := r.Unique()
-				ok = ok && slices.Equal(p, s.truth)
-				if partner == 0 {
-					if ok {
-						hist[bits]++
+				is := func(p mepaths.Path) bool { return slices.Equal(p, truth) }
+				if !r.Truncated && r.Blocked == 0 {
+					y.complete[mi][h-1]++
+					if slices.ContainsFunc(r.Paths, is) {
+						y.found[mi][h-1]++
 					}
-					if bits == 11 {
-						if !r.Truncated && slices.ContainsFunc(r.Paths, func(p mepaths.Path) bool { return slices.Equal(p, s.truth) }) {
-							found++
-						}
-						if r.Truncated || len(r.Paths) > 1 {
-							ambiguous++
-						}
-					}
-					if bits == c.PairBits && ok {
-						histPB++
-					}
-					continue
 				}
-				if ok {
-					pairs[bits]++
+				counted, ok, err := t.prog.Likeliest(q, t, nil)
+				if err != nil {
+					return err
 				}
-				if bits == c.PairBits {
-					k := min((s.dist-1)/width, buckets-1)
-					nDist[k]++
-					if ok {
-						byDist[k]++
+				countsOK := ok && is(counted)
+				// choose is a scheme's one segment: the counts' choice
+				// among the candidates left, or among all when there were
+				// too many to enumerate.
+				choose := func(r mepaths.Result) (bool, error) {
+					if r.Truncated {
+						return countsOK, nil
 					}
+					p, ok, err := t.prog.Likeliest(q, t, r.Paths)
+					return ok && is(p), err
+				}
+				rp := r
+				if s.partner != 0 {
+					rp = r.WithPartner(s.pc, s.partner, s.dist)
+				}
+				hOK, err := choose(r)
+				if err != nil {
+					return err
+				}
+				pOK, err := choose(rp)
+				if err != nil {
+					return err
+				}
+				for _, c := range []struct {
+					ok bool
+					n  *[2][MaxHistory]int
+				}{{countsOK, &y.counts}, {hOK, &y.history}, {pOK, &y.pairs}} {
+					if c.ok {
+						c.n[mi][h-1]++
+					}
+				}
+				if p, ok := r.Unique(); ok && is(p) {
+					y.historyUnique[mi][h-1]++
+				}
+				if p, ok := rp.Unique(); ok && is(p) {
+					y.pairsUnique[mi][h-1]++
 				}
 			}
 		}
 	}
-	n := float64(len(t.samples))
-	for i := range hist {
-		f.History[i], f.WithPairs[i] = float64(hist[i])/n, float64(pairs[i])/n
-	}
-	f.TruthFound, f.Ambiguous11, f.HistoryAtPB = float64(found)/n, float64(ambiguous)/n, float64(histPB)/n
-	for k := range buckets {
-		f.Distances = append(f.Distances, min((k+1)*width, c.PairWindow))
-		if nDist[k] > 0 {
-			f.ByDistance = append(f.ByDistance, float64(byDist[k])/float64(nDist[k]))
-		} else {
-			f.ByDistance = append(f.ByDistance, 0)
-		}
-	}
-	return f, nil
+	return nil
 }
 
-// WriteFigure6SVG draws the two panels: success against history bits
-// (history alone, with the partner), and against pair distance.
+func (y *fig6Tally) merge(o *fig6Tally) {
+	y.samples += o.samples
+	y.skipped += o.skipped
+	y.instrs += o.instrs
+	for m := range 2 {
+		for h := range MaxHistory {
+			y.counts[m][h] += o.counts[m][h]
+			y.history[m][h] += o.history[m][h]
+			y.pairs[m][h] += o.pairs[m][h]
+			y.historyUnique[m][h] += o.historyUnique[m][h]
+			y.pairsUnique[m][h] += o.pairsUnique[m][h]
+			y.complete[m][h] += o.complete[m][h]
+			y.found[m][h] += o.found[m][h]
+		}
+	}
+}
+
+func (y *fig6Tally) result(name string) Fig6Result {
+	r := Fig6Result{Workload: name, Samples: y.samples, MissingEdges: y.skipped, Instructions: y.instrs}
+	n := float64(max(y.samples, 1))
+	for m, c := range []*Fig6Curves{&r.Intra, &r.Inter} {
+		for h := range MaxHistory {
+			c.Counts[h] = float64(y.counts[m][h]) / n
+			c.History[h] = float64(y.history[m][h]) / n
+			c.Pairs[h] = float64(y.pairs[m][h]) / n
+			c.HistoryUnique[h] = float64(y.historyUnique[m][h]) / n
+			c.PairsUnique[h] = float64(y.pairsUnique[m][h]) / n
+			c.Complete[h] = float64(y.complete[m][h]) / n
+			c.TruthFound[h] = float64(y.found[m][h]) / float64(max(y.complete[m][h], 1))
+		}
+	}
+	return r
+}
+
+// WriteFigure6SVG draws the paper's two graphs from the total: success
+// against the history available, intraprocedural and interprocedural,
+// three schemes each.
 func WriteFigure6SVG(w io.Writer, f *Figure6) error {
 	c := newChart()
-	left := c.panel(0, "path reconstructed (one path, the true one)", "history bits (conditional branches)", "success (%)",
-		axis{min: 0, max: 11}, axis{min: 0, max: 100})
-	var h, p []xy
-	for i := range f.History {
-		h = append(h, xy{float64(i), 100 * f.History[i]})
-		p = append(p, xy{float64(i), 100 * f.WithPairs[i]})
+	t := &f.Total
+	for i, g := range []struct {
+		name string
+		c    *Fig6Curves
+	}{{"Intraprocedural", &t.Intra}, {"Interprocedural", &t.Inter}} {
+		p := c.panel(i, g.name, "available branch history (conditional branches)", "identified single correct path (%)",
+			axis{min: 1, max: MaxHistory}, axis{min: 0, max: 100})
+		for k, s := range []struct {
+			label, color string
+			v            *[MaxHistory]float64
+		}{{"history bits + paired sampling", "#c33", &g.c.Pairs}, {"history bits", "#36c", &g.c.History}, {"execution counts", "#393", &g.c.Counts}} {
+			var pts []xy
+			for h, v := range s.v {
+				pts = append(pts, xy{float64(h + 1), 100 * v})
+			}
+			p.line(pts, s.color)
+			for _, v := range pts {
+				p.dot(v, s.color)
+			}
+			p.label(xy{1.3, 22 - 7*float64(k)}, s.label, s.color) // a legend, bottom left
+		}
 	}
-	left.line(h, "#36c")
-	left.line(p, "#c33")
-	for i := range h {
-		left.dot(h[i], "#36c")
-		left.dot(p[i], "#c33")
-	}
-	left.label(h[len(h)-1], "history bits", "#36c")
-	left.label(xy{p[len(p)-1].x - 3, p[len(p)-1].y + 6}, "history bits + pairs", "#c33")
-	right := c.panel(1, fmt.Sprintf("with the partner, %d history bits", f.PairBits), "pair distance (instructions, bucket's upper bound)", "success (%)",
-		axis{min: 0, max: float64(f.Distances[len(f.Distances)-1])}, axis{min: 0, max: 100})
-	var d []xy
-	for i, v := range f.ByDistance {
-		d = append(d, xy{float64(f.Distances[i]), 100 * v})
-	}
-	right.line(d, "#c33")
-	for _, v := range d {
-		right.dot(v, "#c33")
-	}
-	right.line([]xy{{0, 100 * f.HistoryAtPB}, {float64(f.Distances[len(f.Distances)-1]), 100 * f.HistoryAtPB}}, "#36c")
-	right.label(xy{1, 100*f.HistoryAtPB + 3}, "history alone", "#36c")
-	title := fmt.Sprintf("ProfileMe Figure 6: %s on %s, %d sampled instructions, intraprocedural acyclic path prefixes", f.Workload, f.Model, f.Samples)
-	return c.write(w, title, fmt.Sprintf("true path among the candidates at 11 bits: %.1f%%; ground truth: hwsim's transfer observer", 100*f.TruthFound))
+	title := fmt.Sprintf("ProfileMe Figure 6: path reconstruction on %s (%s), %d sampled instructions", t.Workload, f.Model, t.Samples)
+	return c.write(w, title, fmt.Sprintf("true segment among the history candidates at 11 bits: intra %.1f%%, inter %.1f%%; ground truth: hwsim's transfer observer",
+		100*t.Intra.TruthFound[MaxHistory-1], 100*t.Inter.TruthFound[MaxHistory-1]))
 }

@@ -76,10 +76,12 @@ S) and samples (k). Period is S.
 
 --paths lists the hot paths instead: each sample's path-history bits
 (the directions of the conditional branches fetched before it; the
-nodes keep (PC, history) counts) select, in the procedure's control-flow
-graph, the acyclic path prefixes that could have led to it
-(analysis/mepaths; docs/profileme.md); a sample whose candidates come
-down to one path counts for that path. --history-bits sets how many bits
+nodes keep (PC, history) counts) select the path segments that could
+have led to it, walking back through the control-flow graphs until the
+segment includes that many conditional branches or reaches the
+procedure's entry, through callees on the way (analysis/mepaths;
+docs/profileme.md); a sample whose candidates come down to one path
+counts for that path. --history-bits sets how many bits
 to use; the image files are found as dcpi list finds them.
 
 --addrs PROCEDURE (or --addrs 0xADDRESS) lists, per instruction, the hot

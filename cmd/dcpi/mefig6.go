@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -13,26 +14,42 @@ func init() { meSubcommands = append(meSubcommands, newMeFigure6Command) }
 
 func newMeFigure6Command() *cobra.Command {
 	var (
-		c      = mefig.DefaultFig6()
-		out    string
-		asJSON bool
+		c         = mefig.DefaultFig6()
+		workloads []string
+		args      []string
+		out       string
+		asJSON    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "figure6",
-		Short: "ProfileMe's Figure 6: path reconstruction from history bits (1-11) and pairs, against the true path",
-		Long: `Run a committed workload on a simulated machine under hwsim's transfer
-observer, sample instructions at random, and reconstruct each one's path
-(the acyclic path prefix of its procedure that led to it, analysis/mepaths)
-from its PC and 0 to 11 bits of its path history, alone and with a paired
-sample's other PC (1 to --pair-window instructions earlier). Success is
-one candidate left, and the true one (the trace's). Procedures with
-unresolved jumps are left out (their graphs lack edges). The SVG goes to
--o; the rates to standard output.`,
-		Example: `  dcpi me figure6 -o docs/profileme-fig6.svg`,
-		Args:    cobra.NoArgs,
+		Short: "ProfileMe's Figure 6: path reconstruction by execution counts, history bits (1-11) and pairs, against the true path",
+		Long: `Run committed workloads on a simulated machine under hwsim's transfer
+observer, sample instructions at random, and reconstruct the path segment
+that led to each (analysis/mepaths: walking back from the PC through the
+CFG until h conditional branches, 1 to 11, or — intraprocedurally — the
+routine's beginning; interprocedurally on through its call sites) by three
+schemes: execution counts (the likeliest predecessor at every merge, from
+the run's block and edge counts), history bits, and history bits with a
+paired sample's other PC (1 to --pair-window instructions earlier).
+Success is one candidate left, and the true one (the trace's). Samples in
+procedures with unresolved jumps are left out (their graphs lack edges).
+The SVG (both graphs, from all workloads' samples together) goes to -o;
+the rates, per workload and in total, to standard output.`,
+		Example: `  dcpi me figure6 -o docs/profileme-fig6.svg
+  dcpi me figure6 --workload sort --args 1500`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("args") {
-				c.Args = mefig.DefaultFig6().Args
+			if len(workloads) > 0 {
+				c.Workloads = nil
+				for _, w := range workloads {
+					c.Workloads = append(c.Workloads, mefig.Fig6Workload{Name: w})
+				}
+			}
+			if cmd.Flags().Changed("args") {
+				if len(c.Workloads) != 1 {
+					return fmt.Errorf("--args needs exactly one --workload")
+				}
+				c.Workloads[0].Args = args
 			}
 			f, err := mefig.RunFigure6(c)
 			if err != nil {
@@ -55,17 +72,22 @@ unresolved jumps are left out (their graphs lack edges). The SVG goes to
 				return writeJSON(cmd.OutOrStdout(), f)
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "Figure 6: %s on %s, %d sampled instructions (%d in procedures with unresolved jumps left out); true path among the candidates at 11 bits: %.1f%%\n",
-				f.Workload, f.Model, f.Samples, f.MissingEdges, 100*f.TruthFound)
-			fmt.Fprintln(w, "bits  history  history+pairs")
-			for i := range f.History {
-				fmt.Fprintf(w, "%4d  %6.1f%%  %6.1f%%\n", i, 100*f.History[i], 100*f.WithPairs[i])
+			for _, r := range append(f.Workloads, f.Total) {
+				fmt.Fprintf(w, "Figure 6: %s on %s, %d sampled instructions (%d more left out: their true segment runs through a procedure with unresolved jumps)\n",
+					r.Workload, f.Model, r.Samples, r.MissingEdges)
+				for _, g := range []struct {
+					name string
+					c    *mefig.Fig6Curves
+				}{{"intraprocedural", &r.Intra}, {"interprocedural", &r.Inter}} {
+					fmt.Fprintf(w, "  %s\n", g.name)
+					fmt.Fprintln(w, "   bits  counts  history  hist+pairs | bits alone  +pairs | walks complete  truth among them")
+					for h := range mefig.MaxHistory {
+						fmt.Fprintf(w, "   %4d  %5.1f%%  %6.1f%%  %9.1f%% | %9.1f%%  %5.1f%% | %13.1f%%  %6.1f%%\n", h+1,
+							100*g.c.Counts[h], 100*g.c.History[h], 100*g.c.Pairs[h], 100*g.c.HistoryUnique[h], 100*g.c.PairsUnique[h],
+							100*g.c.Complete[h], 100*g.c.TruthFound[h])
+					}
+				}
 			}
-			fmt.Fprintf(w, "with pairs at %d bits, by pair distance:", f.PairBits)
-			for i, v := range f.ByDistance {
-				fmt.Fprintf(w, " <=%d %.1f%%", f.Distances[i], 100*v)
-			}
-			fmt.Fprintf(w, " (history alone %.1f%%)\n", 100*f.HistoryAtPB)
 			if out != "" {
 				fmt.Fprintf(w, "wrote %s\n", out)
 			}
@@ -74,11 +96,14 @@ unresolved jumps are left out (their graphs lack edges). The SVG goes to
 	}
 	f := cmd.Flags()
 	f.StringVar(&c.Model, "model", c.Model, "CPU model")
-	f.StringVar(&c.Workload, "workload", c.Workload, "committed workload to run (one process: not ccdriver)")
-	f.StringSliceVar(&c.Args, "args", nil, "the workload's arguments (default: sort's 4000)")
+	var names []string
+	for _, w := range c.Workloads {
+		names = append(names, w.Name)
+	}
+	f.StringSliceVar(&workloads, "workload", nil, "committed workloads to run, one process each (default: "+strings.Join(names, ",")+", at the sizes docs/profileme.md gives)")
+	f.StringSliceVar(&args, "args", nil, "the workload's arguments (with one --workload)")
 	f.Uint64Var(&c.Interval, "interval", c.Interval, "mean instructions between sampled instructions")
 	f.IntVar(&c.PairWindow, "pair-window", c.PairWindow, "largest pair distance, in instructions (the paper: 50)")
-	f.IntVar(&c.PairBits, "pair-bits", c.PairBits, "history bits in the by-distance panel")
 	f.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the sampling")
 	f.StringVarP(&out, "output", "o", "", "write the SVG `FILE`")
 	f.BoolVar(&asJSON, "json", false, "print the figure's data as JSON")
