@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -63,15 +62,7 @@ the per-run summary (with --json the figure's data) to standard output.`,
 				return err
 			}
 			if out != "" {
-				file, err := os.Create(out)
-				if err != nil {
-					return err
-				}
-				if err := f.WriteSVG(file); err != nil {
-					file.Close()
-					return err
-				}
-				if err := file.Close(); err != nil {
+				if err := writeFileWith(out, f.WriteSVG); err != nil {
 					return err
 				}
 			}

@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -46,15 +46,7 @@ summary (and with --json the points) to standard output.`,
 				return err
 			}
 			if out != "" {
-				file, err := os.Create(out)
-				if err != nil {
-					return err
-				}
-				if err := mefig.WriteFigure3SVG(file, f); err != nil {
-					file.Close()
-					return err
-				}
-				if err := file.Close(); err != nil {
+				if err := writeFileWith(out, func(w io.Writer) error { return mefig.WriteFigure3SVG(w, f) }); err != nil {
 					return err
 				}
 			}

@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -56,15 +56,7 @@ the rates, per workload and in total, to standard output.`,
 				return err
 			}
 			if out != "" {
-				file, err := os.Create(out)
-				if err != nil {
-					return err
-				}
-				if err := mefig.WriteFigure6SVG(file, f); err != nil {
-					file.Close()
-					return err
-				}
-				if err := file.Close(); err != nil {
+				if err := writeFileWith(out, func(w io.Writer) error { return mefig.WriteFigure6SVG(w, f) }); err != nil {
 					return err
 				}
 			}

@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -38,15 +38,7 @@ whose ranks disagree most: latency is a poor proxy for wasted slots
 				return err
 			}
 			if out != "" {
-				file, err := os.Create(out)
-				if err != nil {
-					return err
-				}
-				if err := mefig.WriteFigure7SVG(file, f); err != nil {
-					file.Close()
-					return err
-				}
-				if err := file.Close(); err != nil {
+				if err := writeFileWith(out, func(w io.Writer) error { return mefig.WriteFigure7SVG(w, f) }); err != nil {
 					return err
 				}
 			}

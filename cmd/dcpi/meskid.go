@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -90,15 +89,7 @@ NAME:ARG,ARG gives one workload's arguments.`,
 				return err
 			}
 			if out != "" {
-				file, err := os.Create(out)
-				if err != nil {
-					return err
-				}
-				if err := f.WriteSVG(file); err != nil {
-					file.Close()
-					return err
-				}
-				if err := file.Close(); err != nil {
+				if err := writeFileWith(out, f.WriteSVG); err != nil {
 					return err
 				}
 			}

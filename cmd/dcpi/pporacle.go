@@ -134,18 +134,6 @@ func runPPOracle(w io.Writer, hc hwsim.Config, args []string, top int, asJSON bo
 	return nil
 }
 
-func writeFileWith(name string, write func(io.Writer) error) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	err = write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 type ppOracleReport struct {
 	Source     string          `json:"source"`
 	Command    []string        `json:"command"`

@@ -564,14 +564,7 @@ func fleetHostNames(host string, n int) ([]string, error) {
 // writeTruth writes the ground truth of machines, summed per image and
 // instruction, to file.
 func writeTruth(machines []*hwsim.Machine, file string) error {
-	f, err := os.Create(file)
-	if err != nil {
-		return fmt.Errorf("--truth: %w", err)
-	}
-	err = hwsim.WriteGroundTruthOf(f, machines...)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err := writeFileWith(file, func(w io.Writer) error { return hwsim.WriteGroundTruthOf(w, machines...) })
 	if err != nil {
 		return fmt.Errorf("--truth %s: %w", file, err)
 	}

@@ -53,14 +53,7 @@ func valuesConfig(module string) (node.ValuesConfig, error) {
 // writeValuesTruth writes the value truth of machines, summed per image
 // and instruction, to file.
 func writeValuesTruth(machines []*hwsim.Machine, file string) error {
-	f, err := os.Create(file)
-	if err != nil {
-		return fmt.Errorf("--values-truth: %w", err)
-	}
-	err = hwsim.WriteValueTruthOf(f, machines...)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err := writeFileWith(file, func(w io.Writer) error { return hwsim.WriteValueTruthOf(w, machines...) })
 	if err != nil {
 		return fmt.Errorf("--values-truth %s: %w", file, err)
 	}
@@ -291,14 +284,9 @@ func writeAccuracyPlot(w io.Writer, rep *valuesa.Report, file string, asJSON boo
 		}
 	}
 	slices.Sort(images)
-	f, err := os.Create(file)
-	if err != nil {
-		return fmt.Errorf("--accuracy-plot: %w", err)
-	}
-	err = valuesa.WriteAccuracySVG(f, pts, "Load-latency shares against ground truth: "+strings.Join(images, ", "))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err := writeFileWith(file, func(w io.Writer) error {
+		return valuesa.WriteAccuracySVG(w, pts, "Load-latency shares against ground truth: "+strings.Join(images, ", "))
+	})
 	if err != nil {
 		return fmt.Errorf("--accuracy-plot %s: %w", file, err)
 	}
