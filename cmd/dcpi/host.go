@@ -27,14 +27,16 @@ type hostSpec struct {
 	progs      []program // kept running: started again as they exit
 	seconds    float64   // simulated; 0: until stopped
 	flushEvery float64   // simulated seconds between full drains
-	labels     map[string]string
-	heartbeat  time.Duration
-	maxBuffer  int // bytes of batches held while NATS is unreachable
-	events     []string
-	mux        bool   // the paper's mux configuration (profileFromFlags)
-	stacks     bool   // record call stacks (node.DefaultStackConfig)
-	profileMe  bool   // sample instructions with ProfileMe (node.DefaultMeConfig)
-	values     string // value-sampling module ("": off; node.DefaultValuesConfig)
+	// publishEvery is the daemon's publish window, simulated seconds.
+	publishEvery float64
+	labels       map[string]string
+	heartbeat    time.Duration
+	maxBuffer    int // bytes of batches held while NATS is unreachable
+	events       []string
+	mux          bool   // the paper's mux configuration (profileFromFlags)
+	stacks       bool   // record call stacks (node.DefaultStackConfig)
+	profileMe    bool   // sample instructions with ProfileMe (node.DefaultMeConfig)
+	values       string // value-sampling module ("": off; node.DefaultValuesConfig)
 	// tune, if set (tests), adjusts the machine's and the node's
 	// configuration last, before anything starts.
 	tune func(*hwsim.Config, *simhost.Config)
@@ -85,6 +87,7 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 		ncfg.Node.Driver.Me = node.DefaultMeConfig()
 	}
 	ncfg.FlushEvery = uint64(s.flushEvery * float64(hc.ClockHz))
+	ncfg.Node.PublishEvery = uint64(s.publishEvery * float64(hc.ClockHz))
 	if ncfg.Profile, err = profileFromFlags(s.events, s.mux); err != nil {
 		return nil, err
 	}
