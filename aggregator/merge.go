@@ -43,7 +43,13 @@ func (p *Proposal) Entries() int {
 // one entry: its frames are mostly shared through the frame table. A
 // ProfileMe entry counts as one too, though it holds up to wire.MeFields
 // sums: most are zero and not encoded.
-func deltaSize(b *wire.Batch) int { return len(b.Entries) + len(b.Unknown) + len(b.Stacks) + len(b.Me) }
+func deltaSize(b *wire.Batch) int {
+	return len(b.Entries) + len(b.Unknown) + len(b.Stacks) + len(b.Me) + len(b.MeHist) + len(b.MeAddrs)
+}
+
+// foldSize is what bounds folding batches into one delta: its entries
+// less the unknown ones.
+func foldSize(b *wire.Batch) int { return deltaSize(b) - len(b.Unknown) }
 
 // Merge folds batches into deltas and groups the deltas into proposals.
 // Batches of one (host, CPU) stream with consecutive sequence numbers in
@@ -85,7 +91,7 @@ func Merge(batches []*wire.Batch, lim Limits) []Proposal {
 			members[len(members)-1] = append(members[len(members)-1], i)
 			continue
 		case cur != nil && b.Host == cur.Host && b.CPU == cur.CPU && b.Seq == last+1 &&
-			b.Epoch == cur.Epoch && len(cur.Entries)+len(cur.Stacks)+len(cur.Me)+len(b.Entries)+len(b.Stacks)+len(b.Me) <= lim.MaxDeltaEntries:
+			b.Epoch == cur.Epoch && foldSize(cur)+foldSize(b) <= lim.MaxDeltaEntries:
 			fold(cur, b)
 			last = b.Seq
 			deltas[len(deltas)-1].Last = last
@@ -133,6 +139,10 @@ func clone(b *wire.Batch) *wire.Batch {
 	c.StackDrops = addDrops(nil, b.StackDrops)
 	c.Me = slices.Clone(b.Me)
 	c.MeDrops = addDrops(nil, b.MeDrops)
+	// Address lists are never written through (Normalize merges into
+	// new ones), so they may share their entries with b.
+	c.MeHist = slices.Clone(b.MeHist)
+	c.MeAddrs = slices.Clone(b.MeAddrs)
 	return &c
 }
 
@@ -154,6 +164,15 @@ func fold(dst, b *wire.Batch) {
 		dst.MeUnknown = ^uint64(0) // saturate, as the counts do
 	}
 	dst.MeDrops = addDrops(dst.MeDrops, b.MeDrops)
+	// (PC, history) counts add per key; address hot lists of one
+	// instruction merge unbiased (hotlist.Merge), both in Normalize.
+	dst.MeHist = append(dst.MeHist, b.MeHist...)
+	if u := dst.MeHistDropped + b.MeHistDropped; u >= dst.MeHistDropped {
+		dst.MeHistDropped = u
+	} else {
+		dst.MeHistDropped = ^uint64(0)
+	}
+	dst.MeAddrs = append(dst.MeAddrs, b.MeAddrs...)
 	dst.Start, dst.End = min(dst.Start, b.Start), max(dst.End, b.End)
 	// The accounting is cumulative: the later batch's describes the run.
 	// A delta of flat and stack batches is of the stack version, and

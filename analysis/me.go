@@ -40,8 +40,19 @@ type MeQuery struct {
 	Procedure string
 	// Interval is S, the mean fetched instructions per sample.
 	Interval float64
+	// PairWindow is W, the pair window the hardware drew the intra-pair
+	// distance from, and IssueWidth C, the issue slots per cycle: the
+	// wasted-slot estimator's constants (sec. 5.2.3). Zero: no wasted-slot
+	// estimates.
+	PairWindow, IssueWidth float64
 	// Limit caps the procedures of a summary (0: all).
 	Limit int
+}
+
+// MeParams are the constants the estimators need: S, and for wasted
+// slots W and C (MeQuery's fields).
+type MeParams struct {
+	Interval, PairWindow, IssueWidth float64
 }
 
 // MeEstimate is an event count estimated from k samples: Count = k·S,
@@ -80,12 +91,56 @@ type MeFigures struct {
 	MeanStall       map[string]float64 `json:"mean_stall_cycles,omitempty"`
 	LoadSamples     uint64             `json:"load_samples,omitempty"`
 	MeanLoadLatency float64            `json:"mean_load_latency,omitempty"`
+	// AbortSquash is the aborts of squashed instructions (fetched on a
+	// mispredicted path, or younger than a trap: the 21264's).
+	AbortSquash MeEstimate `json:"abort_squash"`
+	// MeanStages is the mean cycles of each Table 1 stage (the 21264's;
+	// none on the 21164), by name (wire's, without "stage_").
+	MeanStages map[string]float64 `json:"mean_stage_cycles,omitempty"`
+	// Pairs is the paired-sampling figures, nil without pairs.
+	Pairs *MePairFigures `json:"pairs,omitempty"`
 }
 
-// MeFiguresOf computes the figures of c with interval s.
+// MePairFigures are the estimates paired sampling gives one instruction
+// (the ProfileMe paper, sec. 5.2.3). With k paired samples of I (both
+// roles), L the sum of their fetch-to-ready-to-retire cycles and U the
+// samples whose partner issued while I was in progress and then retired:
+//
+//   - Latency L·C·S/2 is the issue slots available while I was in
+//     progress, over all its executions (each execution is sampled at
+//     about 2/S, as either member of a pair; C slots a cycle);
+//   - Useful U·W·S is the slots used by instructions that overlapped I
+//     usefully (a given partner is drawn with probability 1/(S·W));
+//   - Wasted = Latency - Useful.
+//
+// Each term's relative error is about 1/sqrt of the samples it rests on
+// (k for Latency, U for Useful); Wasted's combines the two terms' absolute
+// errors in quadrature. Overlap is the share of paired samples whose
+// partner was in flight at once, PartnerRetired the share whose partner
+// retired, both with their counts.
+type MePairFigures struct {
+	Samples        uint64     `json:"samples"` // k
+	Latency        MeEstimate `json:"latency_slots"`
+	Useful         MeEstimate `json:"useful_slots"`
+	Wasted         float64    `json:"wasted_slots"`
+	WastedRelErr   float64    `json:"wasted_rel_error,omitempty"`
+	MeanInProgress float64    `json:"mean_in_progress_cycles"`
+	Overlap        uint64     `json:"overlap"`
+	PartnerRetired uint64     `json:"partner_retired"`
+}
+
+// MeFiguresOf computes the figures of c with interval s (no wasted slots).
 func MeFiguresOf(c *wire.MeCounts, s float64) MeFigures {
+	return MeFiguresWith(c, MeParams{Interval: s})
+}
+
+// MeFiguresWith computes the figures of c with p's constants: with W and
+// C set and paired samples in c, the pair figures too.
+func MeFiguresWith(c *wire.MeCounts, p MeParams) MeFigures {
+	s := p.Interval
 	f := MeFigures{Samples: estimate(c[wire.MeSamples], s), Retired: estimate(c[wire.MeRetired], s),
-		AbortInterrupt: estimate(c[wire.MeAbortIntr], s), AbortTrap: estimate(c[wire.MeAbortTrap], s)}
+		AbortInterrupt: estimate(c[wire.MeAbortIntr], s), AbortTrap: estimate(c[wire.MeAbortTrap], s),
+		AbortSquash: estimate(c[wire.MeAbortSquash], s)}
 	for i := wire.MeTaken; i <= wire.MeWBFull; i++ {
 		if c[i] > 0 {
 			if f.Events == nil {
@@ -108,7 +163,48 @@ func MeFiguresOf(c *wire.MeCounts, s float64) MeFigures {
 	if l := c[wire.MeLoads]; l > 0 {
 		f.LoadSamples, f.MeanLoadLatency = l, float64(c[wire.MeLoadLatency])/float64(l)
 	}
+	if n := float64(c[wire.MeSamples]); n > 0 {
+		for i := range wire.MeStages {
+			if v := c[wire.MeStage0+i]; v > 0 {
+				if f.MeanStages == nil {
+					f.MeanStages = map[string]float64{}
+				}
+				f.MeanStages[strings.TrimPrefix(wire.MeFieldName(wire.MeStage0+i), "stage_")] = float64(v) / n
+			}
+		}
+	}
+	f.Pairs = pairFigures(c, p)
 	return f
+}
+
+// pairFigures are c's MePairFigures with p's constants, nil without
+// paired samples.
+func pairFigures(c *wire.MeCounts, p MeParams) *MePairFigures {
+	k := c[wire.MeFirst] + c[wire.MeSecond]
+	if k == 0 {
+		return nil
+	}
+	pf := &MePairFigures{Samples: k, MeanInProgress: float64(c[wire.MeInProgress]) / float64(k),
+		Overlap: c[wire.MeOverlap], PartnerRetired: c[wire.MePartnerRetired]}
+	if p.PairWindow <= 0 || p.IssueWidth <= 0 {
+		return pf
+	}
+	lat := float64(c[wire.MeInProgress]) * p.IssueWidth * p.Interval / 2
+	pf.Latency = MeEstimate{Samples: k, Count: lat, RelErr: 1 / math.Sqrt(float64(k))}
+	pf.Useful = estimate(c[wire.MeUseful], p.PairWindow*p.Interval)
+	pf.Wasted = lat - pf.Useful.Count
+	if pf.Wasted != 0 {
+		pf.WastedRelErr = math.Hypot(pf.Latency.Count*pf.Latency.RelErr, pf.Useful.Count*pf.Useful.RelErr) / math.Abs(pf.Wasted)
+	}
+	return pf
+}
+
+// wasted is the wasted slots of f, 0 without pair figures.
+func (f *MeFigures) wasted() float64 {
+	if f.Pairs == nil {
+		return 0
+	}
+	return f.Pairs.Wasted
 }
 
 // MeInstr is one instruction of a listing.
@@ -131,16 +227,27 @@ type MeProc struct {
 // MeReport is a ProfileMe summary (procedures by samples) or listing
 // (one procedure's instructions).
 type MeReport struct {
-	Interval float64  `json:"interval"`
-	Samples  uint64   `json:"samples"` // over every procedure selected
-	Procs    []MeProc `json:"procedures"`
-	Listing  bool     `json:"listing"`
+	Interval float64 `json:"interval"`
+	// PairWindow and IssueWidth are the wasted-slot constants W and C
+	// (0: not estimated); ByWasted says the summary is ranked by wasted
+	// slots (when the selection has paired samples), not by samples.
+	PairWindow float64  `json:"pair_window,omitempty"`
+	IssueWidth float64  `json:"issue_width,omitempty"`
+	ByWasted   bool     `json:"by_wasted,omitempty"`
+	Samples    uint64   `json:"samples"` // over every procedure selected
+	Procs      []MeProc `json:"procedures"`
+	Listing    bool     `json:"listing"`
 }
 
 // MeProfile builds q's report from src, naming code with syms.
 func MeProfile(syms *Symbolizer, src MeSource, q MeQuery) (*MeReport, error) {
 	if q.Interval <= 0 || math.IsInf(q.Interval, 0) || math.IsNaN(q.Interval) {
 		return nil, fmt.Errorf("ProfileMe interval %g: want a positive number of fetched instructions per sample", q.Interval)
+	}
+	for _, v := range []float64{q.PairWindow, q.IssueWidth} {
+		if v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+			return nil, fmt.Errorf("ProfileMe pair window %g, issue width %g: want positive numbers (or 0: no wasted-slot estimates)", q.PairWindow, q.IssueWidth)
+		}
 	}
 	type procKey struct {
 		image wire.ImageKey
@@ -202,22 +309,29 @@ func MeProfile(syms *Symbolizer, src MeSource, q MeQuery) (*MeReport, error) {
 		slices.Sort(where)
 		return nil, fmt.Errorf("procedure %s is in %d images (%s): narrow with --image", q.Procedure, len(procs), strings.Join(where, ", "))
 	}
-	rep := &MeReport{Interval: q.Interval, Samples: total, Listing: q.Procedure != ""}
+	rep := &MeReport{Interval: q.Interval, Samples: total, Listing: q.Procedure != "", PairWindow: q.PairWindow, IssueWidth: q.IssueWidth}
+	params := MeParams{Interval: q.Interval, PairWindow: q.PairWindow, IssueWidth: q.IssueWidth}
 	for k, p := range procs {
-		p.MeFigures = MeFiguresOf(&p.counts, q.Interval)
+		p.MeFigures = MeFiguresWith(&p.counts, params)
+		rep.ByWasted = rep.ByWasted || p.Pairs != nil && p.Pairs.Latency.Samples > 0
 		if rep.Listing {
 			var base uint64
 			if tab, err := syms.Table(k.image); err == nil {
 				base = tab.Base
 			}
 			for off, c := range instrs[k] {
-				p.Instrs = append(p.Instrs, MeInstr{Offset: off, Addr: base + off, MeFigures: MeFiguresOf(c, q.Interval)})
+				p.Instrs = append(p.Instrs, MeInstr{Offset: off, Addr: base + off, MeFigures: MeFiguresWith(c, params)})
 			}
 			slices.SortFunc(p.Instrs, func(a, b MeInstr) int { return cmp.Compare(a.Offset, b.Offset) })
 		}
 		rep.Procs = append(rep.Procs, *p)
 	}
 	slices.SortFunc(rep.Procs, func(a, b MeProc) int {
+		if rep.ByWasted {
+			if c := cmp.Compare(b.wasted(), a.wasted()); c != 0 {
+				return c
+			}
+		}
 		if c := cmp.Compare(b.Samples.Samples, a.Samples.Samples); c != 0 {
 			return c
 		}
@@ -269,28 +383,58 @@ func topEvents(f *MeFigures, n int) string {
 // listing's procedure line and one line per instruction.
 func WriteMe(w io.Writer, rep *MeReport) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "ProfileMe: %d samples, one per %.0f fetched instructions (S); an estimate is k·S ±1/sqrt(k) for k samples\n\n", rep.Samples, rep.Interval)
+	fmt.Fprintf(w, "ProfileMe: %d samples, one per %.0f fetched instructions (S); an estimate is k·S ±1/sqrt(k) for k samples\n", rep.Samples, rep.Interval)
+	if rep.ByWasted {
+		fmt.Fprintf(w, "wasted issue slots = L·C·S/2 - U·W·S (sec. 5.2.3; C = %g, W = %g); procedures by wasted slots\n", rep.IssueWidth, rep.PairWindow)
+	}
+	fmt.Fprintln(w)
 	if !rep.Listing {
-		fmt.Fprintln(tw, "samples\tfetched\tretired\taborted\thead cyc\tload lat\tprocedure\timage\tevents\t")
+		fmt.Fprintln(tw, "samples\tfetched\tretired\taborted\thead cyc\tload lat\twasted slots\tprocedure\timage\tevents\t")
 		for _, p := range rep.Procs {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%.2f\t%s\t%s\t%s\t%s\t\n", p.Samples.Samples, est(p.Samples), est(p.Retired),
-				p.AbortInterrupt.Samples+p.AbortTrap.Samples, p.MeanHead, loadLat(&p.MeFigures), p.Procedure, p.Image, topEvents(&p.MeFigures, 3))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n", p.Samples.Samples, est(p.Samples), est(p.Retired),
+				p.AbortInterrupt.Samples+p.AbortTrap.Samples+p.AbortSquash.Samples, p.MeanHead, loadLat(&p.MeFigures), wastedText(&p.MeFigures),
+				p.Procedure, p.Image, topEvents(&p.MeFigures, 3))
 		}
 		return tw.Flush()
 	}
 	for _, p := range rep.Procs {
-		fmt.Fprintf(w, "%s (%s): %d samples, fetched %s, retired %s, aborted by interrupts %s, by traps %s; mean head %.2f cycles; events %s\n\n",
-			p.Procedure, p.Image, p.Samples.Samples, est(p.Samples), est(p.Retired), est(p.AbortInterrupt), est(p.AbortTrap), p.MeanHead, topEvents(&p.MeFigures, 0))
-		fmt.Fprintln(tw, "address\tsamples\tretired\tabort intr\tabort trap\thead cyc\tstalls\tload lat\tevents\t")
+		fmt.Fprintf(w, "%s (%s): %d samples, fetched %s, retired %s, aborted by interrupts %s, by traps %s, squashed %s; mean head %.2f cycles; wasted slots %s; events %s\n\n",
+			p.Procedure, p.Image, p.Samples.Samples, est(p.Samples), est(p.Retired), est(p.AbortInterrupt), est(p.AbortTrap), est(p.AbortSquash),
+			p.MeanHead, wastedText(&p.MeFigures), topEvents(&p.MeFigures, 0))
+		fmt.Fprintln(tw, "address\tsamples\tretired\tabort intr\tabort trap\tsquashed\thead cyc\tstalls\tstages\tload lat\twasted slots\tevents\t")
 		for _, in := range p.Instrs {
-			fmt.Fprintf(tw, "%#x\t%d\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t\n", in.Addr, in.Samples.Samples, est(in.Retired), est(in.AbortInterrupt),
-				est(in.AbortTrap), in.MeanHead, stalls(&in.MeFigures), loadLat(&in.MeFigures), topEvents(&in.MeFigures, 0))
+			fmt.Fprintf(tw, "%#x\t%d\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n", in.Addr, in.Samples.Samples, est(in.Retired), est(in.AbortInterrupt),
+				est(in.AbortTrap), est(in.AbortSquash), in.MeanHead, stalls(&in.MeFigures), stages(&in.MeFigures), loadLat(&in.MeFigures),
+				wastedText(&in.MeFigures), topEvents(&in.MeFigures, 0))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// wastedText formats the wasted slots ±error, or "-" without pairs.
+func wastedText(f *MeFigures) string {
+	if f.Pairs == nil || f.Pairs.Latency.Samples == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3g ±%.0f%%", f.Pairs.Wasted, 100*f.Pairs.WastedRelErr)
+}
+
+// stages names the mean Table 1 stage cycles in pipeline order, or "-".
+func stages(f *MeFigures) string {
+	var parts []string
+	for i := range wire.MeStages {
+		n := strings.TrimPrefix(wire.MeFieldName(wire.MeStage0+i), "stage_")
+		if v, ok := f.MeanStages[n]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.1f", n, v))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func loadLat(f *MeFigures) string {

@@ -11,7 +11,9 @@ import (
 // roles that embed a server (coordinator, demo) start one.
 type NATS struct {
 	URLs []string `mapstructure:"urls"`
-	// Creds is a NATS credentials file (JWT and NKey seed).
+	// Creds is a NATS credentials file: an NKey seed as dcpi's servers
+	// issue them (docs/security.md), or a JWT with its seed. Empty: the
+	// role finds its own when the server is this user's on this machine.
 	Creds string `mapstructure:"creds"`
 	// CA, Cert and Key enable TLS: the server's CA, and a client
 	// certificate and key when the server asks for one.
@@ -65,6 +67,11 @@ type Node struct {
 	Stacks bool `mapstructure:"stacks"`
 	// Values names the value-sampling module (node/valuemod; "": off).
 	Values string `mapstructure:"values"`
+	// ProfileMe samples instructions with ProfileMe beside the counters
+	// (docs/profileme.md); MePaired samples them in pairs (sec. 4.2),
+	// which needs ProfileMe on.
+	ProfileMe bool `mapstructure:"profileme"`
+	MePaired  bool `mapstructure:"me_paired"`
 }
 
 // DefaultPublishEvery is node.publish_every's default, in simulated
@@ -87,6 +94,7 @@ var clusterKeys = []string{
 	"coordinator.id", "coordinator.raft_addr", "coordinator.data_dir", "coordinator.peers", "coordinator.heartbeat_timeout",
 	"aggregator.fetch_max", "aggregator.fetch_wait", "aggregator.max_proposal_entries",
 	"node.labels", "node.mix", "node.workloads", "node.seconds", "node.flush_every", "node.publish_every", "node.heartbeat", "node.max_buffered_mb", "node.stacks", "node.values",
+	"node.profileme", "node.me_paired",
 }
 
 // ParsePeers parses "id=host:port" peers.
@@ -129,6 +137,8 @@ func (c Config) validateCluster() error {
 		return fmt.Errorf("config: aggregator.fetch_wait = %v: want a positive duration", a.FetchWait)
 	case a.MaxProposalEntries < 100 || a.MaxProposalEntries > 150_000:
 		return fmt.Errorf("config: aggregator.max_proposal_entries = %d: want 100 to 150000 (a proposal must fit a 1 MB NATS message)", a.MaxProposalEntries)
+	case nd.MePaired && !nd.ProfileMe:
+		return fmt.Errorf("config: node.me_paired needs node.profileme: pairs are ProfileMe samples")
 	case nd.Seconds < 0:
 		return fmt.Errorf("config: node.seconds = %v: want 0 (no limit) or more", nd.Seconds)
 	case nd.FlushEvery <= 0:

@@ -72,6 +72,9 @@ func NewLoader() *Loader {
 	v.SetDefault("sim.max_memory_mb", d.Sim.MaxMemMB)
 	v.SetDefault("sim.timing", d.Sim.Timing)
 	for key, val := range map[string]any{
+		// Empty defaults make DCPI_NATS_CREDS and the others reach
+		// Unmarshal: viper's environment covers only keys it knows.
+		"nats.creds": d.NATS.Creds, "nats.ca": d.NATS.CA, "nats.cert": d.NATS.Cert, "nats.key": d.NATS.Key,
 		"nats.embed_host": d.NATS.EmbedHost, "nats.embed_port": d.NATS.EmbedPort, "nats.stream_replicas": d.NATS.StreamReplicas,
 		"coordinator.id": d.Coordinator.ID, "coordinator.raft_addr": d.Coordinator.RaftAddr,
 		"coordinator.data_dir": d.Coordinator.DataDir, "coordinator.heartbeat_timeout": d.Coordinator.HeartbeatTimeout,
@@ -79,6 +82,7 @@ func NewLoader() *Loader {
 		"aggregator.max_proposal_entries": d.Aggregator.MaxProposalEntries,
 		"node.mix":                        d.Node.Mix, "node.flush_every": d.Node.FlushEvery, "node.publish_every": d.Node.PublishEvery, "node.heartbeat": d.Node.Heartbeat,
 		"node.max_buffered_mb": d.Node.MaxBufferedMB, "node.stacks": d.Node.Stacks,
+		"node.profileme": d.Node.ProfileMe, "node.me_paired": d.Node.MePaired,
 	} {
 		v.SetDefault(key, val)
 	}

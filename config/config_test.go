@@ -77,13 +77,16 @@ coordinator:
 node:
   labels: {rack: r1, role: web}
   heartbeat: 250ms
+  profileme: true
+  me_paired: true
 `), 0o644)
 	c, err := NewLoader().Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(c.NATS.URLs) != 2 || c.Coordinator.ID != "c2" || c.Coordinator.HeartbeatTimeout.Seconds() != 5 ||
-		c.Node.Labels["rack"] != "r1" || c.Node.Heartbeat.Milliseconds() != 250 || c.Aggregator.FetchMax != 256 {
+		c.Node.Labels["rack"] != "r1" || c.Node.Heartbeat.Milliseconds() != 250 || c.Aggregator.FetchMax != 256 ||
+		!c.Node.ProfileMe || !c.Node.MePaired {
 		t.Fatalf("cluster config %+v %+v %+v %+v", c.NATS, c.Coordinator, c.Node, c.Aggregator)
 	}
 	peers, err := ParsePeers(c.Coordinator.Peers)
@@ -98,6 +101,7 @@ node:
 		{"aggregator:\n  max_proposal_entries: 1000000\n", "aggregator.max_proposal_entries"},
 		{"node:\n  heartbeat: 1ms\n", "node.heartbeat"},
 		{"node:\n  bogus: 1\n", `unknown key "node.bogus"`},
+		{"node:\n  me_paired: true\n", "node.me_paired needs node.profileme"},
 	} {
 		os.WriteFile(file, []byte(tc.body), 0o644)
 		_, err := NewLoader().Load(file)

@@ -61,3 +61,52 @@ func (c *Client) MeProfile(ctx context.Context, q storage.Query, linearizable bo
 		return fn(&storage.MeRow{Image: k, Offset: r.Offset, Host: r.Host, Counts: r.Counts})
 	})
 }
+
+// QueryMeHistory is the query kind of storage.MeHistory: the (PC,
+// path-history) counts for path reconstruction.
+const QueryMeHistory = "profileme-history"
+
+// MeHistRow is one row of storage.MeHistory.
+type MeHistRow struct {
+	Image   string `json:"image"`
+	Offset  uint64 `json:"offset"`
+	History uint16 `json:"history"`
+	Count   uint64 `json:"count"`
+}
+
+// meHistPageRows bounds a history page: a row is four numbers.
+const meHistPageRows = 32768
+
+func (s *service) queryMeHistory(ctx context.Context, m *nats.Msg, _ func(string) (bool, time.Time, bool)) ([]byte, error) {
+	var req SkipRequest
+	if err := decodeJSON(m, &req); err != nil {
+		return nil, err
+	}
+	page, err := newSkipPage[MeHistRow](req, meHistPageRows, s.r.cfg.ID)
+	if err != nil {
+		return nil, err
+	}
+	err = s.view(ctx, "query "+QueryMeHistory, func(db *storage.DB) error {
+		return page.end(db.MeHistory(req.Query, func(r *storage.MeHistRow) error {
+			return page.add(func() MeHistRow {
+				return MeHistRow{Image: r.Image.String(), Offset: r.Offset, History: r.History, Count: r.Count}
+			}, 0)
+		}))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(page.reply)
+}
+
+// MeHistory calls fn for every row of storage.MeHistory(q), paging as
+// MeProfile does.
+func (c *Client) MeHistory(ctx context.Context, q storage.Query, linearizable bool, fn func(r *storage.MeHistRow) error) error {
+	return fetchSkipPages(ctx, c, QueryMeHistory, "ProfileMe history", q, linearizable, func(r *MeHistRow) error {
+		k, err := wire.ParseImageKey(r.Image)
+		if err != nil {
+			return fmt.Errorf("coordinator: ProfileMe history: %w: %v", ErrInternal, err)
+		}
+		return fn(&storage.MeHistRow{Image: k, Offset: r.Offset, History: r.History, Count: r.Count})
+	})
+}

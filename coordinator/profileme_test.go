@@ -17,12 +17,15 @@ func meDelta(t testing.TB, host string, seq, epoch uint64) storage.Delta {
 	images := wiretest.Keys(4)
 	b := wiretest.RandBatch(r, wiretest.Options{Host: host, Seq: seq, Epoch: epoch, MaxEntries: 10, Images: images})
 	wiretest.AddMe(r, b, images, 32, 30)
+	wiretest.AddMeV2(r, b)
 	return storage.Delta{Batch: b}
 }
 
-// TestClusterProfileMe: proposals carry ProfileMe samples to the
-// replicas, the query service pages them out as the database holds them,
-// and Totals reports the ProfileMe view's conservation counters.
+// TestClusterProfileMe: proposals carry ProfileMe samples (section
+// version 2: pairs, history, address lists) to the replicas, the query
+// service pages them and the (PC, history) counts out as the database
+// holds them, and Totals reports the ProfileMe view's conservation
+// counters.
 func TestClusterProfileMe(t *testing.T) {
 	c := newCluster(t, 1)
 	cl := NewClient(connect(t, c.url))
@@ -68,6 +71,19 @@ func TestClusterProfileMe(t *testing.T) {
 		func(q storage.Query, linearizable bool, w io.Writer) error {
 			return cl.MeProfile(ctx, q, linearizable, func(r *storage.MeRow) error {
 				_, err := fmt.Fprintln(w, r.Image, r.Offset, r.Host, r.Counts)
+				return err
+			})
+		})
+	checkPages(t, cl, "ProfileMe history rows", []storage.Query{{}, {Hosts: []string{"alpha1"}}, {Epochs: []uint64{2}}},
+		func(q storage.Query, w io.Writer) error {
+			return db.MeHistory(q, func(r *storage.MeHistRow) error {
+				_, err := fmt.Fprintln(w, r.Image, r.Offset, r.History, r.Count)
+				return err
+			})
+		},
+		func(q storage.Query, linearizable bool, w io.Writer) error {
+			return cl.MeHistory(ctx, q, linearizable, func(r *storage.MeHistRow) error {
+				_, err := fmt.Fprintln(w, r.Image, r.Offset, r.History, r.Count)
 				return err
 			})
 		})

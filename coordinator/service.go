@@ -240,6 +240,7 @@ func (s *service) queries() map[string]query {
 		QueryStacks: s.queryStacks, QueryPathImages: s.queryPathImages, QueryPaths: s.queryPaths,
 		QueryProfileMe: s.queryProfileMe, QueryValues: s.queryValues, QueryValueTotals: s.queryValueTotals,
 		QueryValuesApplied: s.queryValuesApplied,
+		QueryMeHistory:     s.queryMeHistory,
 	}
 }
 

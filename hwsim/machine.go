@@ -37,6 +37,7 @@ type Machine struct {
 
 	truth    map[string]*alpha.GroundTruth // by image path, with Config.GroundTruth
 	stages   map[string]*ev6.StageTruth    // the same for ev6 cores' stage truth
+	values   map[string]*alpha.ValueTruth  // value sampling's, by image path
 	observer TransferObserver              // SetTransferObserver (oracle.go)
 
 	prof       ProfileConfig
@@ -124,6 +125,7 @@ func New(cfg Config) (*Machine, error) {
 	if cfg.GroundTruth {
 		m.truth = make(map[string]*alpha.GroundTruth)
 		m.stages = make(map[string]*ev6.StageTruth)
+		m.values = make(map[string]*alpha.ValueTruth)
 	}
 	m.tickCycles = cfg.ClockHz / HZ
 	k.putU64(k.timeslice, max(1, cfg.TimeSlice/m.tickCycles))

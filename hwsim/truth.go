@@ -3,6 +3,7 @@ package hwsim
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/ev6"
@@ -50,7 +51,27 @@ func (m *Machine) setTruth(c *cpuState) {
 		return
 	}
 	c.cpu.Timing.Truth = m.truthFor(path)
+	c.cpu.Timing.Values = m.valueTruthFor(path)
 }
+
+// valueTruthFor returns the value truth collection of image path.
+func (m *Machine) valueTruthFor(path string) *alpha.ValueTruth {
+	if m.values == nil {
+		return nil
+	}
+	g := m.values[path]
+	if g == nil {
+		g = alpha.NewValueTruth()
+		m.values[path] = g
+	}
+	return g
+}
+
+// ValueTruth returns value sampling's ground truth (per instruction:
+// histograms of results and operands, loads' latencies and levels) by
+// image path, or nil if Config.GroundTruth was not set. Only the 21164's
+// timing model fills it; it is not part of the ground truth file.
+func (m *Machine) ValueTruth() map[string]*alpha.ValueTruth { return m.values }
 
 // StageTruth returns the 21264 cores' stage truth (retires, aborts,
 // cycles between stages) by image path, or nil if Config.GroundTruth was
@@ -68,4 +89,25 @@ func (m *Machine) WriteGroundTruth(w io.Writer) error {
 		return fmt.Errorf("hwsim: ground truth was not collected (Config.GroundTruth)")
 	}
 	return EncodeGroundTruth(w, m.truth)
+}
+
+// IPCSeries is one 21264 CPU's instructions retired per window of Window
+// cycles, from cycle 0: its IPC over time.
+type IPCSeries struct {
+	CPU     int
+	Window  uint64
+	Retired []uint64
+}
+
+// IPC returns each 21264 CPU's IPC series (a copy), or nil on a machine
+// without the out-of-order core (the 21164's, or no timing).
+func (m *Machine) IPC() []IPCSeries {
+	var out []IPCSeries
+	for i, c := range m.cpus {
+		if c.core != nil {
+			out = append(out, IPCSeries{CPU: i, Window: 1 << ev6.IPCWindowShift,
+				Retired: slices.Clone(c.core.RetiredPerWindow())})
+		}
+	}
+	return out
 }

@@ -384,7 +384,14 @@ type DriverStats struct {
 	MeSamples uint64 // records the handler was given
 	MeDropped uint64 // records no ProfileMe buffer had room for
 	MeLost    uint64 // records the hardware lost (every register copy full)
-	CyclesMe  uint64 // modelled cycles the ProfileMe side added
+	// MePairUnmatched counts paired-sampling records whose partner was
+	// missing from their interrupt, never summed (wire.DropMePairUnmatched).
+	MePairUnmatched uint64
+	// MeAddrsNotKept counts effective addresses not offered to a hot
+	// list: the CPU's lists were all taken, or the daemon was reading
+	// them. Their samples are counted as usual.
+	MeAddrsNotKept uint64
+	CyclesMe       uint64 // modelled cycles the ProfileMe side added
 }
 
 // Cycles is the modelled total of the handler's cycles.
@@ -421,6 +428,8 @@ func (s *DriverStats) Add(o DriverStats) {
 	s.MeSamples += o.MeSamples
 	s.MeDropped += o.MeDropped
 	s.MeLost += o.MeLost
+	s.MePairUnmatched += o.MePairUnmatched
+	s.MeAddrsNotKept += o.MeAddrsNotKept
 	s.CyclesMe += o.CyclesMe
 }
 

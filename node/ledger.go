@@ -43,6 +43,7 @@ type Ledger struct {
 	// losses already booked, per CPU.
 	stackDropsSeen          []uint64
 	meDropsSeen, meLostSeen []uint64
+	meUnmatchedSeen         []uint64
 	meBooked                map[string]uint64
 
 	// What the batches have reported, for the node's metrics: each
@@ -65,7 +66,7 @@ func NewLedger(cfg Config, cpus int, im *ImageMaps) (*Ledger, error) {
 		stackDropsSeen: make([]uint64, cpus), delivered: make([]uint64, cpus),
 		dropsBooked: map[string]uint64{}, stackBooked: map[string]uint64{},
 		meDropsSeen: make([]uint64, cpus), meLostSeen: make([]uint64, cpus), meBooked: map[string]uint64{},
-		win: make([]window, cpus), publishEvery: cfg.PublishEvery}
+		meUnmatchedSeen: make([]uint64, cpus), win: make([]window, cpus), publishEvery: cfg.PublishEvery}
 	for cpu := range l.seq {
 		l.seq[cpu] = 1
 		if cpu < len(cfg.FirstSeq) && cfg.FirstSeq[cpu] > 0 {
@@ -106,8 +107,11 @@ func (l *Ledger) DrainedStacks(cpu int, entries []Entry, stacks []StackSample, s
 // over too. They go into the same batch, attributed to (image, offset),
 // with the samples no map covers in MeUnknown and, in MeDrops, the
 // driver's ProfileMe drops (wire.DropMeOverflowFull) and the records the
-// hardware lost (wire.DropMeHardwareFull) since the last batch; such a
-// batch is of wire.MeVersion. Per CPU, over the batches, the samples in
+// hardware lost (wire.DropMeHardwareFull) and the paired records refused
+// for a missing partner (wire.DropMePairUnmatched) since the last batch,
+// and the (PC, path-history) counts of the attributed samples (MeHist;
+// MeHistDropped past the daemon's bound); such a batch is of
+// wire.MeVersion. Per CPU, over the batches, the samples in
 // Me, MeUnknown and MeDrops equal the records the hardware tagged and
 // delivered or lost.
 func (l *Ledger) DrainedAll(cpu int, entries []Entry, stacks []StackSample, me []MeSample, st DriverStats, now uint64) (*wire.Batch, []Mapping, error) {
@@ -120,9 +124,9 @@ func (l *Ledger) DrainedAll(cpu int, entries []Entry, stacks []StackSample, me [
 	if st.StackDropped < l.stackDropsSeen[cpu] {
 		return nil, nil, fmt.Errorf("node: cpu %d: driver stack drops went back from %d to %d", cpu, l.stackDropsSeen[cpu], st.StackDropped)
 	}
-	if st.MeDropped < l.meDropsSeen[cpu] || st.MeLost < l.meLostSeen[cpu] {
-		return nil, nil, fmt.Errorf("node: cpu %d: ProfileMe drops went back from %d/%d to %d/%d", cpu,
-			l.meDropsSeen[cpu], l.meLostSeen[cpu], st.MeDropped, st.MeLost)
+	if st.MeDropped < l.meDropsSeen[cpu] || st.MeLost < l.meLostSeen[cpu] || st.MePairUnmatched < l.meUnmatchedSeen[cpu] {
+		return nil, nil, fmt.Errorf("node: cpu %d: ProfileMe drops went back from %d/%d/%d to %d/%d/%d", cpu,
+			l.meDropsSeen[cpu], l.meLostSeen[cpu], l.meUnmatchedSeen[cpu], st.MeDropped, st.MeLost, st.MePairUnmatched)
 	}
 	w := &l.win[cpu]
 	newImages, err := l.att.add(&w.flat, entries)
@@ -137,14 +141,15 @@ func (l *Ledger) DrainedAll(cpu int, entries []Entry, stacks []StackSample, me [
 		return nil, nil, err
 	}
 	l.stats.Images += len(newImages)
-	meDropped, meLost := st.MeDropped-l.meDropsSeen[cpu], st.MeLost-l.meLostSeen[cpu]
+	meDropped, meLost, meUnmatched := st.MeDropped-l.meDropsSeen[cpu], st.MeLost-l.meLostSeen[cpu], st.MePairUnmatched-l.meUnmatchedSeen[cpu]
 	stackDropped, own := st.StackDropped-l.stackDropsSeen[cpu], st.Dropped-l.dropsSeen[cpu]
 	w.add(&w.meDrops, wire.DropMeOverflowFull, meDropped)
 	w.add(&w.meDrops, wire.DropMeHardwareFull, meLost)
+	w.add(&w.meDrops, wire.DropMePairUnmatched, meUnmatched)
 	w.add(&w.stackDrops, wire.DropStackOverflowFull, stackDropped)
 	w.add(&w.drops, wire.DropOverflowFull, own)
 	w.own += own
-	l.meDropsSeen[cpu], l.meLostSeen[cpu] = st.MeDropped, st.MeLost
+	l.meDropsSeen[cpu], l.meLostSeen[cpu], l.meUnmatchedSeen[cpu] = st.MeDropped, st.MeLost, st.MePairUnmatched
 	l.stackDropsSeen[cpu], l.dropsSeen[cpu] = st.StackDropped, st.Dropped
 	carried := l.carried[cpu]
 	for name, d := range carried {
@@ -154,7 +159,7 @@ func (l *Ledger) DrainedAll(cpu int, entries []Entry, stacks []StackSample, me [
 	// A drain that brought nothing is in no batch, as without a window:
 	// it leaves the window's end and Delivered where they were, and the
 	// next batch's span covers it.
-	if len(entries) > 0 || len(stacks) > 0 || len(me) > 0 || meDropped+meLost+stackDropped+own > 0 || carried != nil {
+	if len(entries) > 0 || len(stacks) > 0 || len(me) > 0 || meDropped+meLost+meUnmatched+stackDropped+own > 0 || carried != nil {
 		w.delivered, w.end = st.Samples, now
 		w.drains++
 	}
@@ -239,7 +244,8 @@ func (l *Ledger) closeWindow(cpu int) *wire.Batch {
 	}
 	if !w.me.empty() || meDrops != nil {
 		b.Version, b.MeDrops = wire.MeVersion, meDrops
-		b.Me, b.MeUnknown = w.me.batch(l.att.images)
+		b.MeAddrs = w.me.addrBatch(l.att.images)
+		b.Me, b.MeUnknown, b.MeHist, b.MeHistDropped = w.me.batch(l.att.images)
 		for name, d := range meDrops {
 			l.meBooked[name] += d
 		}

@@ -55,6 +55,11 @@ func New(m *hwsim.Machine, cfg Config, pub node.Publisher) (*Host, error) {
 	if cfg.ProfileMe == (hwsim.ProfileMeConfig{}) {
 		cfg.ProfileMe = hwsim.DefaultProfileMe()
 	}
+	if cfg.Node.Values.Module != "" {
+		if err := checkValuesModel(m, cfg.Node.Values.Module); err != nil {
+			return nil, err
+		}
+	}
 	n, err := node.New(machine{m: m, profile: cfg.Profile, me: cfg.ProfileMe}, cfg.Node, pub, NewImages(m.Config().Files))
 	if err != nil {
 		return nil, err

@@ -7,11 +7,10 @@ import (
 
 	"dcpi/analysis/values/valuetest"
 	"dcpi/hwsim"
-	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
-	"dcpi/internal/hotlist"
 	"dcpi/internal/racedetect"
 	"dcpi/node"
+	"dcpi/node/valuemod"
 	"dcpi/wire"
 	"dcpi/workloads"
 )
@@ -107,9 +106,9 @@ func TestValueSamplingUnknownModule(t *testing.T) {
 // on two hosts running ptrchase and hashdb, the fleet-wide load-latency
 // hot lists (merged across records and hosts by the unbiased rule) give,
 // for every load sampled often enough, shares per memory level that match
-// hwsim's ground truth — each load's executions by the level its data came
-// from, read from the D-cache, S-cache and B-cache miss events the timing
-// model recorded at that PC — within the estimate's stated error (4
+// hwsim's value truth — each load's executions by the level its data came
+// from, as the timing model charged them (alpha.PCValues.Levels, by the
+// load's own miss events) — within the estimate's stated error (4
 // standard deviations) plus 0.04 for the sampling's own bias (interrupts
 // land on stalled instructions, so the runs after them are not a uniform
 // sample of executions). A load that follows a load of the same 32-byte
@@ -125,42 +124,7 @@ func TestLoadLatencySharesMatchGroundTruth(t *testing.T) {
 	if racedetect.Enabled {
 		t.Skip("checks the simulator's numbers, single-threaded; the race run is for the concurrent parts")
 	}
-	type key struct {
-		path string
-		pc   uint64
-	}
-	merged := map[key]hotlist.List{}
-	truth := map[key]*alpha.PCTruth{}
-	coins := hotlist.NewCoin(7)
-	for seed := uint64(1); seed <= 2; seed++ {
-		m, _, pub := valuesHostSeed(t, "loadlat", seed, true, "ptrchase", "hashdb")
-		images := map[wire.ImageKey]string{}
-		for k, r := range pub.Images() {
-			images[k] = r.Path
-		}
-		for _, r := range pub.Values() {
-			for _, l := range r.Lists {
-				path := images[l.Image]
-				if path != "/bin/ptrchase" && path != "/bin/hashdb" {
-					continue
-				}
-				k := key{path, 0x120000000 + l.Offset}
-				have := merged[k]
-				merged[k] = hotlist.Merge(&have, &l.List, coins)
-			}
-		}
-		for path, g := range m.GroundTruth() {
-			for pc, tr := range g.PCs {
-				k := key{path, pc}
-				if truth[k] == nil {
-					truth[k] = &alpha.PCTruth{}
-				}
-				for i, n := range tr.Events {
-					truth[k].Events[i] += n
-				}
-			}
-		}
-	}
+	f := runValueFleet(t, "loadlat", 2, "ptrchase", "hashdb")
 	words := map[string]*elfimage.Image{}
 	for _, name := range []string{"ptrchase", "hashdb"} {
 		data, _ := workloads.Binary(name)
@@ -171,16 +135,23 @@ func TestLoadLatencySharesMatchGroundTruth(t *testing.T) {
 		words["/bin/"+name] = im
 	}
 	checked, followers := 0, 0
-	for k, l := range merged {
-		tr := truth[k]
-		if l.N < valuetest.MinSamples || tr == nil || tr.Events[alpha.EvLoads] == 0 {
+	for k, l := range f.lists {
+		pv := f.truth[k.path].PCs[k.pc]
+		if k.kind != valuemod.KindLatency || l.N < valuetest.MinSamples || pv == nil {
+			continue
+		}
+		var loads uint64
+		for _, n := range pv.Levels {
+			loads += n
+		}
+		if loads == 0 {
 			continue
 		}
 		if valuetest.SameLineFollower(words[k.path], k.pc) {
 			followers++
 			continue
 		}
-		cmp, err := valuetest.CompareLevels(&l, valuetest.TruthLevels(tr))
+		cmp, err := valuetest.CompareLevels(&l, pv.Levels)
 		if err != nil {
 			t.Errorf("%s %#x: %v", k.path, k.pc, err)
 		}

@@ -102,6 +102,9 @@ type DB struct {
 	// the stack table to committing, so two calls never give one ID to
 	// two stacks; it guards the cache of committed IDs.
 	stacks stackCache
+	// meAddrs serializes the calls that merge ProfileMe address lists,
+	// from reading a stored list to committing its merge.
+	meAddrs sync.Mutex
 }
 
 // streamID names a batch stream: a (host, CPU) whose Seqs are contiguous.

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"dcpi/internal/hotlist"
 	"dcpi/wire"
 )
 
@@ -141,6 +142,7 @@ func (db *DB) applyDeltas(ds []Delta, m *Meta, gapIsError bool) ([]Outcome, erro
 	}
 	var w batchWriter
 	var stacks *stackAssigner // made, and db.stacks locked, at the first stack
+	var addrs *meAddrMerger   // made at the first ProfileMe address list
 	out := make([]Outcome, len(ds))
 	for i := range ds {
 		d := &ds[i]
@@ -182,6 +184,16 @@ func (db *DB) applyDeltas(ds []Delta, m *Meta, gapIsError bool) ([]Outcome, erro
 		if hasMe(b) {
 			w.addMe(b)
 		}
+		if len(b.MeAddrs) > 0 {
+			if addrs == nil {
+				db.meAddrs.Lock()
+				defer db.meAddrs.Unlock()
+				addrs = &meAddrMerger{db: db, pending: map[string]hotlist.List{}}
+			}
+			if err := addrs.add(b); err != nil {
+				return nil, err
+			}
+		}
 		next[id] = last
 		acct[id] = StreamState{Delivered: b.Delivered, Accounted: b.Accounted}
 		out[i] = Applied
@@ -192,6 +204,12 @@ func (db *DB) applyDeltas(ds []Delta, m *Meta, gapIsError bool) ([]Outcome, erro
 		return nil, err
 	}
 	changed := w.len() > 0 || m != nil && len(m.ops) > 0
+	if addrs != nil {
+		if err := addrs.writeTo(pb); err != nil {
+			return nil, err
+		}
+		changed = changed || len(addrs.pending) > 0
+	}
 	if stacks != nil {
 		// New stack records, in ID order for the memtable's sake.
 		for _, id := range slices.Sorted(maps.Keys(stacks.pending)) {

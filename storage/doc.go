@@ -42,8 +42,12 @@
 //	'y' host\0                                          → the host's last value record Seq applied, over all epochs (uvarint, Set)
 //	'M' epoch:8 host\0 image:34 offset:8 pid:4 field:1  → ProfileMe sum of one wire.Me field (merged; nonzero fields only)
 //	'G' epoch:8 image:34 offset:8 field:1               → ProfileMe sum over all hosts and PIDs (merged)
-//	'S' epoch:8 host\0 class:1                          → ProfileMe samples per host, class 'k' in entries, 'u' unknown (merged)
+//	'S' epoch:8 host\0 class:1                          → ProfileMe samples per host, class 'k' in entries, 'u' unknown, 'h' history not kept (merged)
 //	'D' epoch:8 host\0 name                             → named ProfileMe drop counter (merged)
+//	'H' epoch:8 host\0 image:34 offset:8 history:2      → ProfileMe samples with that path history (merged)
+//	'J' epoch:8 image:34 offset:8 history:2             → the same over all hosts (merged)
+//	'A' epoch:8 host\0 image:34 offset:8                → ProfileMe effective-address hot list (hotlist encoding, Set)
+//	'B' epoch:8 image:34 offset:8                       → the same over all hosts (hotlist encoding, Set)
 //	'm' "schema"                                        → "dcpi-profile-db/2" (Set once)
 //	'm' "logindex"                                      → the Raft log index the database reflects (8 bytes, Set)
 //
@@ -93,7 +97,13 @@
 // and drops equal the instructions the hardware tagged). They are written
 // in the same Pebble batch as the delta's flat counts, so they share its
 // exactly-once application; like the stack tables they were added to
-// schema version 2 without a new version.
+// schema version 2 without a new version. ProfileMe section version 2
+// adds 'H' and 'J', the (PC, path history) counts for path reconstruction,
+// summed like the fields (per batch they add up to the entries' samples,
+// less the history drops in 'S' class 'h'), and 'A' and 'B', the
+// effective-address hot lists, merged on apply as value sampling's are
+// (read, Gibbons-Matias merge, Set, in the delta's batch, one apply call
+// at a time).
 //
 // Path profiles (wire.PathUpload: Ball-Larus path counts and a calling
 // context tree of one image, from an instrumented run or hwsim's oracle)

@@ -77,10 +77,13 @@ func (w *batchWriter) addMe(b *wire.Batch) {
 			w.misc.add(meDropKey(b.Epoch, b.Host, name), n)
 		}
 	}
+	w.addMeHist(b)
 }
 
 // hasMe reports whether b carries anything for the ProfileMe tables.
-func hasMe(b *wire.Batch) bool { return len(b.Me) > 0 || b.MeUnknown > 0 || len(b.MeDrops) > 0 }
+func hasMe(b *wire.Batch) bool {
+	return len(b.Me) > 0 || b.MeUnknown > 0 || len(b.MeDrops) > 0 || len(b.MeHist) > 0 || b.MeHistDropped > 0
+}
 
 // MeRow is one instruction's ProfileMe sums, over the epochs and PIDs a
 // query selects; Host is "" when summed over hosts too.
@@ -212,11 +215,11 @@ func (db *DB) MeTotals(q Query) (samples, unknown uint64, drops map[string]uint6
 			return fmt.Errorf("%w: ProfileMe summary key %x: short", ErrCorrupt, k)
 		}
 		host, rest, ok := cutHost(k[9:])
-		if !ok || len(rest) != 1 || (rest[0] != classKnow && rest[0] != classUnkn) {
+		if !ok || len(rest) != 1 || (rest[0] != classKnow && rest[0] != classUnkn && rest[0] != classHist) {
 			return fmt.Errorf("%w: ProfileMe summary key %x: bad host or class", ErrCorrupt, k)
 		}
-		if !f.host(host) {
-			return nil
+		if !f.host(host) || rest[0] == classHist {
+			return nil // history drops are not sample drops (MeHistDropped)
 		}
 		n, err := decodeCount(k, v)
 		if rest[0] == classKnow {

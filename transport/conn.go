@@ -16,8 +16,11 @@ type ConnConfig struct {
 	URLs []string
 	// Name identifies the client in the server's monitoring.
 	Name string
-	// CredsFile is a NATS credentials file (user JWT and NKey seed), for
-	// an external cluster with decentralized auth; empty for none.
+	// CredsFile is a NATS credentials file: either a user JWT with its
+	// NKey seed (an external cluster with decentralized auth) or an NKey
+	// seed alone (what dcpi's own servers issue, see package
+	// transport/auth). Empty for none. A seed file readable by group or
+	// others is refused (CheckSecretFile).
 	CredsFile string
 	// CAFile verifies the servers' certificates; CertFile and KeyFile are
 	// the client's own, for mutual TLS. Empty for none.
@@ -76,7 +79,11 @@ func Connect(cfg ConnConfig) (*nats.Conn, error) {
 		}),
 	}
 	if cfg.CredsFile != "" {
-		opts = append(opts, nats.UserCredentials(cfg.CredsFile))
+		o, err := credsOptions(cfg.CredsFile)
+		if err != nil {
+			return nil, fmt.Errorf("transport: connect: %w", err)
+		}
+		opts = append(opts, o...)
 	}
 	if cfg.CAFile != "" {
 		opts = append(opts, nats.RootCAs(cfg.CAFile))

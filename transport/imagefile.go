@@ -21,10 +21,21 @@ const ImageFileBucket = "dcpi-image-files"
 // MaxImageFileBytes bounds an uploaded image file.
 const MaxImageFileBytes = 256 << 20
 
+// imageFileBucketConfig is the image file bucket's configuration.
+func imageFileBucketConfig(replicas int) jetstream.ObjectStoreConfig {
+	return jetstream.ObjectStoreConfig{
+		Bucket:      ImageFileBucket,
+		Description: "dcpi image files (ELF) by content key",
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas,
+	}
+}
+
 // PutImageFile uploads an image's file under its content key unless the
 // bucket has it already (content-addressed: the name fixes the bytes). The
-// bucket is created on first use with the replicas of the record bucket
-// (EnsureStream's), so it survives what the records survive.
+// bucket is made by EnsureStream; on a server whose streams an older
+// version made, it is created on first use with the replicas of the record
+// bucket, so it survives what the records survive.
 func PutImageFile(ctx context.Context, js jetstream.JetStream, key wire.ImageKey, data []byte) (uploaded bool, err error) {
 	if err := key.Check(); err != nil {
 		return false, fmt.Errorf("transport: upload image file: %w", err)
@@ -41,12 +52,7 @@ func PutImageFile(ctx context.Context, js jetstream.JetStream, key wire.ImageKey
 				replicas = st.Replicas()
 			}
 		}
-		obs, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-			Bucket:      ImageFileBucket,
-			Description: "dcpi image files (ELF) by content key",
-			Storage:     jetstream.FileStorage,
-			Replicas:    replicas,
-		})
+		obs, err = js.CreateOrUpdateObjectStore(ctx, imageFileBucketConfig(replicas))
 	}
 	if err != nil {
 		return false, fmt.Errorf("transport: upload image file %s: open bucket %s: %w", name, ImageFileBucket, err)

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -30,6 +31,15 @@ type ServerConfig struct {
 	MaxPayload int32
 	// Logf receives the server's warnings and errors; nil discards them.
 	Logf func(format string, args ...any)
+	// Users, when not nil, are the only clients the server accepts: each
+	// authenticates with its NKey (a signed nonce, so the seed never
+	// travels) and may publish and subscribe only where its Permissions
+	// say. Nil accepts every client with every permission, as tests'
+	// servers do. Package transport/auth builds them per role.
+	Users []*server.NkeyUser
+	// TLS, when set, makes every client connection use TLS with this
+	// configuration (the server's certificate).
+	TLS *tls.Config
 }
 
 // DefaultMaxPayload is the embedded server's message size limit: 8 MiB,
@@ -43,7 +53,9 @@ const startTimeout = 30 * time.Second
 
 // Server is an embedded nats-server with JetStream.
 type Server struct {
-	ns *server.Server
+	ns   *server.Server
+	mu   sync.Mutex      // SetUsers
+	opts *server.Options // the options in force, for the next reload
 }
 
 // StartServer starts a nats-server with JetStream storing in cfg.Dir and
@@ -83,6 +95,13 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		// it on SIGTERM.
 		NoSigs: true,
 	}
+	if cfg.Users != nil {
+		opts.Nkeys = cfg.Users
+	}
+	if cfg.TLS != nil {
+		opts.TLS, opts.TLSConfig = true, cfg.TLS
+		opts.TLSTimeout = 5
+	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("transport: start server: %w", err)
@@ -102,7 +121,33 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		ns.WaitForShutdown()
 		return nil, fmt.Errorf("transport: start server: JetStream in %s not enabled: %s", cfg.Dir, lg.last())
 	}
-	return &Server{ns: ns}, nil
+	return &Server{ns: ns, opts: opts}, nil
+}
+
+// ErrNoUsers is returned by SetUsers on a server started without Users:
+// one that accepts every client cannot be given a list of them later.
+var ErrNoUsers = errors.New("server was started without users")
+
+// SetUsers replaces the accepted users of a server started with Users:
+// new ones may connect at once, and the clients of removed ones are
+// disconnected by the server (a revoked credential stops working without
+// a restart).
+func (s *Server) SetUsers(users []*server.NkeyUser) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.opts.Nkeys == nil {
+		return fmt.Errorf("transport: set users: %w", ErrNoUsers)
+	}
+	if users == nil {
+		users = []*server.NkeyUser{}
+	}
+	next := s.opts.Clone()
+	next.Nkeys = users
+	if err := s.ns.ReloadOptions(next); err != nil {
+		return fmt.Errorf("transport: set users: %w", err)
+	}
+	s.opts = next
+	return nil
 }
 
 // waitReady waits until ns accepts clients. A failed listen or JetStream

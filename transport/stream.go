@@ -44,7 +44,7 @@ func streamConfig(replicas int) jetstream.StreamConfig {
 	}
 }
 
-// EnsureStream creates the batch stream and the image bucket, or updates
+// EnsureStream creates the batch stream and the image buckets, or updates
 // them to this configuration; it is idempotent, so every coordinator and
 // aggregator may call it at start. replicas is the JetStream replication
 // factor (1 for the embedded server, 3 or 5 for a cluster); 0 means 1.
@@ -107,6 +107,13 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, replicas int) err
 	})
 	if err != nil {
 		return fmt.Errorf("transport: ensure object store %s: %w", ImageBucket, err)
+	}
+	// The image file bucket too, although PutImageFile would make it on
+	// first use: a node agent's credentials may write objects but not
+	// create or change streams (transport/auth).
+	_, err = js.CreateOrUpdateObjectStore(ctx, imageFileBucketConfig(replicas))
+	if err != nil {
+		return fmt.Errorf("transport: ensure object store %s: %w", ImageFileBucket, err)
 	}
 	return nil
 }

@@ -64,6 +64,12 @@ type Batch struct {
 	Me        []MeEntry
 	MeUnknown uint64
 	MeDrops   map[string]uint64
+	// ProfileMe section version 2 (profileme.go): the (PC, path-history)
+	// counts, the history samples not kept, and the hot effective
+	// addresses (or jump targets) per instruction.
+	MeHist        []MeHistEntry
+	MeHistDropped uint64
+	MeAddrs       []MeAddrList
 }
 
 // Entry is one (image, offset, event, PID) count.

@@ -62,6 +62,8 @@ var catalog = map[string]Workload{
 		DefaultArgs: []string{"1"}},
 	"matmul": {Description: "dense double matrix multiply: naive, i-k-j and cache-blocked",
 		DefaultArgs: []string{"88"}},
+	"micro": {Description: "microbenchmarks after Desikan et al. (ISCA 2001): control, execution core and memory loops, one per procedure",
+		DefaultArgs: []string{"1"}},
 	"missloop": {Description: "one D-cache-missing load a loop iteration, then 192 nops (the ProfileMe paper's Figure 2 loop)",
 		DefaultArgs: []string{"16384", "60000"}},
 	"ptrchase": {Description: "dependent loads around an 8 MB randomly permuted ring (cache and TLB misses)",

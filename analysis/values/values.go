@@ -10,11 +10,13 @@ package values
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
 
 	"dcpi/analysis"
+	"dcpi/analysis/calc"
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/alpha/disasm"
 	"dcpi/internal/hotlist"
@@ -40,10 +42,17 @@ const (
 	// Frequent: each instruction's most frequent values of every type.
 	Frequent
 	// SemiInvariant: instructions whose operand or result mostly holds
-	// one value, ranked by that share weighted by DCPI's CYCLES samples
-	// there (the time a specialization could save).
+	// one value (at least SemiInvariantShare of the samples), ranked by
+	// that share weighted by DCPI's CYCLES samples there (the time a
+	// specialization could save).
 	SemiInvariant
 )
+
+// SemiInvariantShare is the least estimated share of its top value that
+// makes an operand or result semi-invariant in the SemiInvariant view:
+// below it a hot instruction with scattered values would outrank every
+// truly semi-invariant one (simhost's TestSemiInvariantMatchesGroundTruth).
+const SemiInvariantShare = 0.5
 
 // Query selects a report.
 type Query struct {
@@ -55,6 +64,17 @@ type Query struct {
 	// MinSamples drops lists with fewer samples (N).
 	MinSamples uint64
 	Files      analysis.ImageFinder // nil: no instruction text
+	// Periods are each host's events per sample, as
+	// analysis.CalcQuery.Periods. With them and Files, the latency view
+	// runs dcpicalc (analysis.Calc) on the procedures of its rows and
+	// shows DCPI's estimates beside each load: its executions and its
+	// CPI, the cycles it spends at the head of the issue queue per
+	// execution.
+	Periods map[string]map[uint8]float64
+	// Truth, when set, is hwsim's value truth of the same run by image
+	// path (dcpi profile --values-truth): each row then carries the true
+	// figures beside the estimates, labelled as truth (RowTruth).
+	Truth map[string]*alpha.ValueTruth
 }
 
 // Level is a memory-hierarchy level a load latency bins into.
@@ -129,10 +149,39 @@ type Row struct {
 	// at each level (LevelDcache...); the rest of the samples fell to
 	// values the list did not keep.
 	Levels []float64 `json:"levels,omitempty"`
-	Cycles uint64    `json:"cycles"` // DCPI's CYCLES samples at this PC
+	// SameLine marks a load that follows, within six instructions of
+	// its block, a load from the same base register within a D-cache
+	// line's reach: the interpreter ran the earlier load to completion,
+	// so this one measures a D-cache hit where natively it waits for the
+	// fill in flight (docs/values.md, Limits). Needs Query.Files.
+	SameLine bool   `json:"same_line_follower,omitempty"`
+	Cycles   uint64 `json:"cycles"` // DCPI's CYCLES samples at this PC
+	// Executions and CPI are dcpicalc's estimates at this PC (the
+	// latency view, with Query.Periods): its frequency F·P and S/F, the
+	// cycles at the head of the issue queue per execution. CPIKnown is
+	// false when dcpicalc did not analyze the procedure or could not
+	// estimate the instruction's frequency.
+	Executions float64 `json:"executions,omitempty"`
+	CPI        float64 `json:"cpi,omitempty"`
+	CPIKnown   bool    `json:"cpi_known"`
 	// Score ranks the semi-invariant view: the top value's share times
 	// Cycles.
 	Score float64 `json:"score,omitempty"`
+	// Truth is the simulator's ground truth at this PC (Query.Truth), nil
+	// without it: what the estimates above estimate, never a measurement.
+	Truth *RowTruth `json:"truth,omitempty"`
+}
+
+// RowTruth is hwsim's value truth at a row's PC.
+type RowTruth struct {
+	// Executions are the instruction's executions (a load's loads).
+	Executions uint64 `json:"executions"`
+	// Levels are a load's true shares of its executions per level.
+	Levels []float64 `json:"levels,omitempty"`
+	// Shares are the true shares of the row's listed values, parallel to
+	// Row.Values; -1 where the truth has no exact count of the value (it
+	// was not among the first alpha.TruthValues distinct values).
+	Shares []float64 `json:"shares,omitempty"`
 }
 
 // Report is a dcpi values report.
@@ -141,6 +190,9 @@ type Report struct {
 	Modules []string        `json:"modules"`
 	Stats   wire.ValueStats `json:"stats"`
 	Rows    []Row           `json:"rows"`
+	// CPINote says why DCPI's CPI is missing from rows (dcpicalc's
+	// error for an image), "" when nothing went wrong.
+	CPINote string `json:"cpi_note,omitempty"`
 }
 
 // Build reads the lists q selects from src and symbolizes them with sym
@@ -172,7 +224,7 @@ func Build(src Source, sym *analysis.Symbolizer, q Query) (*Report, error) {
 			return nil, err
 		}
 		if q.View == SemiInvariant {
-			if len(row.Values) == 0 || kind == valuemod.KindLatency {
+			if len(row.Values) == 0 || kind == valuemod.KindLatency || row.Values[0].Share < SemiInvariantShare {
 				continue
 			}
 			row.Score = row.Values[0].Share * float64(row.Cycles)
@@ -190,7 +242,57 @@ func Build(src Source, sym *analysis.Symbolizer, q Query) (*Report, error) {
 	if q.Limit > 0 && len(rep.Rows) > q.Limit {
 		rep.Rows = rep.Rows[:q.Limit]
 	}
+	if q.View == Latency && q.Periods != nil && q.Files != nil {
+		rep.CPINote = addCPI(sym, q, rep.Rows)
+	}
 	return rep, nil
+}
+
+// addCPI fills the rows' Executions and CPI from dcpicalc, run once per
+// image on the procedures of the rows with CYCLES samples, and returns
+// what went wrong, if anything: a procedure dcpicalc refuses leaves its
+// rows without a CPI rather than failing the report.
+func addCPI(sym *analysis.Symbolizer, q Query, rows []Row) string {
+	procs := map[string][]string{} // by image path
+	for _, r := range rows {
+		if r.Cycles > 0 && r.Image != "" && r.Procedure != "" && r.Procedure != analysis.UnknownProcedure &&
+			!slices.Contains(procs[r.Image], r.Procedure) {
+			procs[r.Image] = append(procs[r.Image], r.Procedure)
+		}
+	}
+	type at struct {
+		image string
+		pc    uint64
+	}
+	est := map[at]calc.InsnExplanation{}
+	period := map[at]float64{}
+	var notes []string
+	for _, image := range slices.Sorted(maps.Keys(procs)) {
+		rep, err := analysis.Calc(sym, analysis.CalcQuery{Filter: storage.Query{Epochs: q.Epochs, Hosts: q.Hosts},
+			ImagePaths: []string{image}, Procedures: procs[image], Periods: q.Periods, Files: q.Files})
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s: %v", image, err))
+			continue
+		}
+		for _, p := range rep.Procedures {
+			if p.Explanation == nil {
+				continue
+			}
+			for _, in := range p.Explanation.Insns {
+				est[at{p.Image, in.PC}] = in
+				period[at{p.Image, in.PC}] = p.Periods[alpha.EvCycles.String()]
+			}
+		}
+	}
+	for i := range rows {
+		k := at{rows[i].Image, rows[i].PC}
+		in, ok := est[k]
+		if !ok || !in.Known || in.F <= 0 {
+			continue
+		}
+		rows[i].Executions, rows[i].CPI, rows[i].CPIKnown = in.F*period[k], in.CPI, true
+	}
+	return strings.Join(notes, "; ")
 }
 
 func buildRow(sym *analysis.Symbolizer, q Query, l wire.ValueList, cycles map[wire.ImageKey]map[uint64]uint64, files map[wire.ImageKey]*analysis.ImageFile) (Row, error) {
@@ -222,6 +324,7 @@ func buildRow(sym *analysis.Symbolizer, q Query, l wire.ValueList, cycles map[wi
 				if word, haveWord = f.Word(row.PC); haveWord {
 					row.Insn = strings.Replace(disasm.Insn(word, row.PC, nil), "\t", " ", 1)
 				}
+				row.SameLine = kind == valuemod.KindLatency && SameLineFollower(f.Word, row.PC)
 			}
 		}
 	}
@@ -246,7 +349,144 @@ func buildRow(sym *analysis.Symbolizer, q Query, l wire.ValueList, cycles map[wi
 			row.Levels[BinLatency(v.Raw)] += v.Share
 		}
 	}
+	if g := q.Truth[row.Image]; g != nil && row.Image != "" {
+		row.Truth = rowTruth(g.PCs[row.PC], kind, row.Values)
+	}
 	return row, nil
+}
+
+// SameLineFollower reports whether the load at pc follows a load from
+// the same base register whose displacement is within the same 32-byte
+// D-cache line's reach, the base unchanged in between: within the six
+// instructions before it, or, in a loop that pc's block is the head of,
+// among the instructions after it up to the loop's backward branch (they
+// run just before pc's next execution). The interpreter runs every
+// instruction to completion, so the earlier load has always filled the
+// line and the follower measures a D-cache hit, where natively it waits
+// for the fill in flight — and the ground truth, which reads levels from
+// the load's own miss events, counts that wait as a D-cache hit too
+// (docs/values.md, Limits): dcpi values marks such loads and the
+// accuracy tests leave them out. read reads an instruction word.
+func SameLineFollower(read func(pc uint64) (uint32, bool), pc uint64) bool {
+	word := func(a uint64) (alpha.Decoded, bool) {
+		w, ok := read(a)
+		if !ok {
+			return alpha.Decoded{}, false
+		}
+		return alpha.Decode(w, alpha.EV67), true
+	}
+	d, ok := word(pc)
+	if !ok || !alpha.ClassOf(d.Op).Load {
+		return false
+	}
+	sameLine := func(p alpha.Decoded) bool {
+		return alpha.ClassOf(p.Op).Load && p.Rb == d.Rb && math.Abs(float64(int64(p.Imm)-int64(d.Imm))) < 32
+	}
+	writesBase := func(p alpha.Decoded) bool {
+		cl := alpha.ClassOf(p.Op)
+		return (cl.Writes == 'a' && p.Ra == d.Rb) || (cl.Writes == 'c' && p.Rc == d.Rb)
+	}
+	for back := uint64(1); back <= 6 && back*4 <= pc; back++ {
+		p, ok := word(pc - 4*back)
+		if !ok {
+			return false
+		}
+		if sameLine(p) {
+			return true
+		}
+		if writesBase(p) {
+			return false
+		}
+		if cl := alpha.ClassOf(p.Op); cl.Branch || cl.Jump {
+			break
+		}
+	}
+	// A loop closing on pc's block: find its backward branch within
+	// eight instructions, then look between pc and it, last first.
+	var body []alpha.Decoded
+	for fwd := uint64(1); fwd <= 8; fwd++ {
+		a := pc + 4*fwd
+		p, ok := word(a)
+		if !ok {
+			return false
+		}
+		cl := alpha.ClassOf(p.Op)
+		if cl.Jump {
+			return false
+		}
+		if cl.Branch {
+			target := a + 4 + uint64(int64(p.Imm))
+			if target > pc || pc-target > 6*4 {
+				continue // a forward exit or another loop: not this one's edge
+			}
+			for t := target; t < pc; t += 4 {
+				if q, ok := word(t); !ok || writesBase(q) {
+					return false // the base changes on the way back to pc
+				}
+			}
+			for i := len(body) - 1; i >= 0; i-- {
+				if sameLine(body[i]) {
+					return true
+				}
+				if writesBase(body[i]) {
+					return false
+				}
+			}
+			return false
+		}
+		body = append(body, p)
+	}
+	return false
+}
+
+// rowTruth is pv's truth for a row of kind listing values; nil if the
+// truth has nothing at the PC.
+func rowTruth(pv *alpha.PCValues, kind valuemod.Kind, values []Value) *RowTruth {
+	if pv == nil {
+		return nil
+	}
+	var h *alpha.Histogram
+	switch kind {
+	case valuemod.KindLatency:
+		var n uint64
+		for _, c := range pv.Levels {
+			n += c
+		}
+		if n == 0 {
+			return nil
+		}
+		t := &RowTruth{Executions: n, Levels: make([]float64, NumLevels)}
+		for lv, c := range pv.Levels {
+			t.Levels[lv] = float64(c) / float64(n)
+		}
+		h = &pv.Latency
+		t.Shares = truthShares(h, values)
+		return t
+	case valuemod.KindResult:
+		h = &pv.Result
+	case valuemod.KindOperandA:
+		h = &pv.OperandA
+	case valuemod.KindOperandB:
+		h = &pv.OperandB
+	default:
+		return nil
+	}
+	if h.Total() == 0 {
+		return nil
+	}
+	return &RowTruth{Executions: h.Total(), Shares: truthShares(h, values)}
+}
+
+func truthShares(h *alpha.Histogram, values []Value) []float64 {
+	out := make([]float64, len(values))
+	total := float64(h.Total())
+	for i, v := range values {
+		out[i] = -1
+		if c, ok := h.Count(v.Raw); ok && total > 0 {
+			out[i] = float64(c) / total
+		}
+	}
+	return out
 }
 
 // shares lists l's values by estimated count, most first, with their

@@ -15,6 +15,7 @@ import (
 	"dcpi/aggregator"
 	"dcpi/coordinator"
 	"dcpi/transport"
+	"dcpi/transport/auth"
 )
 
 func init() { subcommands = append(subcommands, newAggregatorCommand) }
@@ -48,7 +49,7 @@ host merge by Gibbons-Matias's rule before they are proposed.`,
 				return err
 			}
 			defer tel.close()
-			nc, err := connectNATS(cfg.NATS, "aggregator", logf)
+			nc, err := connectNATS(cfg.NATS, auth.Aggregator, "", "aggregator", logf)
 			if err != nil {
 				return err
 			}

@@ -18,6 +18,7 @@ import (
 	"dcpi/config"
 	"dcpi/coordinator"
 	"dcpi/transport"
+	"dcpi/transport/auth"
 )
 
 func init() { subcommands = append(subcommands, newCoordinatorCommand) }
@@ -102,7 +103,7 @@ func loadRoleConfig(cmd *cobra.Command) (config.Config, error) {
 		"coordinator.peers": "peers", "nats.urls": "nats", "nats.embed_port": "nats-port",
 		"sim.cpus": "cpus", "sim.seed": "seed", "sim.model": "model", "sim.timing": "timing", "sim.hostname": "host",
 		"node.mix": "mix", "node.workloads": "workloads", "node.seconds": "seconds", "node.flush_every": "flush-every", "node.publish_every": "publish-every",
-		"node.stacks": "stacks", "node.values": "values",
+		"node.stacks": "stacks", "node.values": "values", "node.profileme": "profileme", "node.me_paired": "me-paired",
 	} {
 		if fl := cmd.Flags().Lookup(flag); fl != nil {
 			if err := l.BindFlag(key, fl); err != nil {
@@ -140,7 +141,7 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *rol
 	})
 	urls := cfg.NATS.URLs
 	if embed {
-		srv, err := transport.StartServer(transport.ServerConfig{Dir: filepath.Join(c.DataDir, "nats"),
+		srv, err := auth.StartServer(transport.ServerConfig{Dir: filepath.Join(c.DataDir, "nats"),
 			Host: cfg.NATS.EmbedHost, Port: cfg.NATS.EmbedPort, Name: "dcpi-" + c.ID, Logf: logf})
 		if err != nil {
 			return err
@@ -151,11 +152,12 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *rol
 		}
 		tel.ready.Add("nats server", srv.Ready)
 		urls = []string{srv.ClientURL()}
-		logf("embedded NATS server at %s", srv.ClientURL())
+		logf("embedded NATS server at %s, credentials in %s", srv.ClientURL(), srv.Store.Dir())
+		logf("to add a host: dcpi nats-server add-host NAME --dir %s", filepath.Join(c.DataDir, "nats"))
 	}
 	ncfg := cfg.NATS
 	ncfg.URLs = urls
-	nc, err := connectNATS(ncfg, "coordinator-"+c.ID, logf)
+	nc, err := connectNATS(ncfg, auth.Coordinator, "", "coordinator-"+c.ID, logf)
 	if err != nil {
 		return err
 	}
@@ -211,7 +213,7 @@ func membershipCommand(meta cobra.Command, nargs int) *cobra.Command {
 		Args:    cobra.ExactArgs(nargs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			use := cmd.Name()
-			nc, err := connectTool(natsConfig(cmd, natsURLs), "dcpi-membership")
+			nc, err := connectTool(natsConfig(cmd, natsURLs), auth.Coordinator, "dcpi-membership")
 			if err != nil {
 				return err
 			}

@@ -25,9 +25,11 @@ import (
 	"dcpi/config"
 	"dcpi/coordinator"
 	"dcpi/hwsim"
+	"dcpi/hwsim/alpha"
 	"dcpi/simhost"
 	"dcpi/storage"
 	"dcpi/transport"
+	"dcpi/transport/auth"
 	"dcpi/wire"
 	"dcpi/workloads"
 )
@@ -41,6 +43,7 @@ type demoOptions struct {
 	mix                                string
 	dir                                string
 	timing                             bool
+	model                              string // the hosts' CPU model
 	limit                              int
 	verbose                            bool
 	programs                           []program // after --; nil: the mix
@@ -48,6 +51,7 @@ type demoOptions struct {
 	stacks                             bool
 	profileMe                          bool   // ProfileMe on every host
 	values                             string // value-sampling module on every host ("": off)
+	mePaired                           bool   // in pairs
 	metrics                            string // host:port of the fleet's metrics endpoint ("": none)
 	// whileUp, if set (tests), runs after the results are printed, with
 	// the fleet still up, given the metrics endpoint's base URL.
@@ -138,7 +142,8 @@ aggregator, dcpi node --nats URL (see examples/).`,
 	f.Float64Var(&o.cutAt, "cut-at", 0.5, "cut an epoch when every host has run this fraction of --seconds")
 	f.StringVar(&o.mix, "mix", "default", "embedded workload mix every host runs (restarting programs as they exit)")
 	f.StringVar(&o.dir, "dir", "", "keep the cluster's data here; a later run on it continues the fleet (default: a temporary directory, removed)")
-	f.BoolVar(&o.timing, "timing", true, "run the 21164 timing model (false: faster, one cycle per instruction)")
+	f.BoolVar(&o.timing, "timing", true, "run the timing model: the 21164's, or the 21264's out-of-order core with --model ev6 or ev67 (false: faster, one cycle per instruction)")
+	f.StringVar(&o.model, "model", "ev5", "CPU model of every host: ev5 (21164), ev56, pca56, ev6, ev67")
 	f.IntVar(&o.limit, "limit", 20, "procedures in the profile table")
 	f.BoolVar(&o.verbose, "verbose", false, "log what the cluster's roles say")
 	f.StringVar(&o.metrics, "metrics", "127.0.0.1:0", "serve the whole fleet's Prometheus metrics, /healthz and /readyz at this host:port (port 0: any; \"\": none); the demo prints the URL")
@@ -147,12 +152,14 @@ aggregator, dcpi node --nats URL (see examples/).`,
 	f.BoolVar(&o.stacks, "stacks", wire.Version >= wire.StackVersion, "record sampled call stacks on every host, for call trees and flame graphs (dcpi stacks, dcpi pprof)")
 	f.BoolVar(&o.profileMe, "profileme", false, "sample instructions with ProfileMe on every host (docs/profileme.md; dcpi me)")
 	f.StringVar(&o.values, "values", "", "value sampling with customization `MODULE` on every host (loadlat, regvals, semiinv; docs/values.md; dcpi values)")
+	f.BoolVar(&o.mePaired, "me-paired", false, "with --profileme, sample instructions in pairs (ProfileMe sec. 4.2; docs/profileme.md)")
 	return cmd
 }
 
 // demoCluster is everything dcpi demo started, for shutdown.
 type demoCluster struct {
-	srv      *transport.Server
+	srv      *auth.Server
+	creds    *auth.Store
 	replicas []*coordinator.Replica
 	conns    []*nats.Conn
 	cancel   context.CancelFunc
@@ -177,8 +184,14 @@ func (c *demoCluster) close() {
 	}
 }
 
-func (c *demoCluster) connect(url, name string, logf func(string, ...any)) (*nats.Conn, error) {
-	nc, err := transport.Connect(transport.ConnConfig{URLs: []string{url}, Name: name, Logf: logf})
+// connect connects a role of the demo with its credentials (a node's are
+// host's, issued on first use).
+func (c *demoCluster) connect(url string, role auth.Role, host, name string, logf func(string, ...any)) (*nats.Conn, error) {
+	creds, err := c.creds.ForRole(role, host)
+	if err != nil {
+		return nil, err
+	}
+	nc, err := transport.Connect(transport.ConnConfig{URLs: []string{url}, Name: name, CredsFile: creds.File, CAFile: creds.CA, Logf: logf})
 	if err == nil {
 		c.conns = append(c.conns, nc)
 	}
@@ -191,6 +204,14 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	}
 	if o.replicas != 1 && o.replicas != 3 && o.replicas != 5 {
 		return fmt.Errorf("--replicas %d: want 1, 3 or 5", o.replicas)
+	}
+	if o.mePaired && !o.profileMe {
+		return errPairedNeedsProfileMe
+	}
+	if o.model != "" {
+		if _, err := alpha.ModelByName(o.model); err != nil {
+			return fmt.Errorf("--model: %w", err)
+		}
 	}
 	if o.aggregators < 1 || o.seconds <= 0 || o.cutAt <= 0 || o.cutAt >= 1 {
 		return fmt.Errorf("want --aggregators >= 1, --seconds > 0 and 0 < --cut-at < 1")
@@ -228,11 +249,11 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	defer cl.close()
 
 	// NATS with JetStream, embedded.
-	srv, err := transport.StartServer(transport.ServerConfig{Dir: filepath.Join(dir, "nats"), Host: "127.0.0.1", Name: "dcpi-demo", Logf: logf})
+	srv, err := auth.StartServer(transport.ServerConfig{Dir: filepath.Join(dir, "nats"), Host: "127.0.0.1", Name: "dcpi-demo", Logf: logf})
 	if err != nil {
 		return err
 	}
-	cl.srv = srv
+	cl.srv, cl.creds = srv, srv.Store
 	// One metrics endpoint for the whole fleet, every instance labelled.
 	tel, err := startTelemetry(o.metrics)
 	if err != nil {
@@ -244,7 +265,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	}
 	tel.ready.Add("nats server", srv.Ready)
 	url := srv.ClientURL()
-	nc, err := cl.connect(url, "demo", logf)
+	nc, err := cl.connect(url, auth.Coordinator, "", "demo", logf)
 	if err != nil {
 		return err
 	}
@@ -262,7 +283,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	// The coordinator's Raft group, bootstrapped together (or restarted
 	// on an earlier run's directory, at the addresses its log records).
 	for _, p := range peers {
-		rc, err := cl.connect(url, "coordinator-"+p.ID, logf)
+		rc, err := cl.connect(url, auth.Coordinator, "", "coordinator-"+p.ID, logf)
 		if err != nil {
 			return err
 		}
@@ -298,7 +319,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	cl.cancel = cancel
 	for i := range o.aggregators {
-		ac, err := cl.connect(url, fmt.Sprintf("aggregator-%d", i+1), logf)
+		ac, err := cl.connect(url, auth.Aggregator, "", fmt.Sprintf("aggregator-%d", i+1), logf)
 		if err != nil {
 			return err
 		}
@@ -337,6 +358,9 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	}
 	sim := config.Defaults().Sim
 	sim.CPUs, sim.Timing = o.cpus, o.timing
+	if o.model != "" {
+		sim.Model = o.model
+	}
 	var valueBase map[string]wire.ValueStats
 	if o.values != "" {
 		var names []string
@@ -349,7 +373,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	}
 	var hosts []*clusterHost
 	for i := range o.hosts {
-		hnc, err := cl.connect(url, fmt.Sprintf("node-alpha%d", i), logf)
+		hnc, err := cl.connect(url, auth.Host, fmt.Sprintf("alpha%d", i), fmt.Sprintf("node-alpha%d", i), logf)
 		if err != nil {
 			return err
 		}
@@ -358,7 +382,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		h, err := startHost(runCtx, hostSpec{sim: s, progs: progs, seconds: o.seconds, flushEvery: 0.1,
 			labels: map[string]string{"rack": fmt.Sprintf("r%d", i%2)}, heartbeat: 200 * time.Millisecond,
 			maxBuffer: 16 << 20, events: []string{"cycles", "imiss"}, nc: hnc, coord: coordinator.NewClient(hnc), logf: logf,
-			stacks: o.stacks, profileMe: o.profileMe, values: o.values, tune: o.tune})
+			stacks: o.stacks, profileMe: o.profileMe, mePaired: o.mePaired, values: o.values, tune: o.tune})
 		if err != nil {
 			return err
 		}

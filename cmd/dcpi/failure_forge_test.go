@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"dcpi/transport"
+	"dcpi/transport/auth"
 	"dcpi/wire"
 )
 
@@ -62,10 +64,37 @@ func badBatches(victim string) ([]badBatch, error) {
 	}, nil
 }
 
+// adminConnect connects the test's own client to the cluster's NATS
+// server with the coordinator role's key, found as every local role finds
+// its own (transport/auth): the server refuses a client without one. The
+// forged messages below are thus a trusted client's mistakes, which the
+// aggregators must still reject; a host's key could not publish on
+// another's subject at all (transport/auth's TestHostConfined).
+func adminConnect(url, name string) (*nats.Conn, error) {
+	c, err := auth.Resolve([]string{url}, "", "", auth.Coordinator, "")
+	if err != nil {
+		return nil, err
+	}
+	opts := []nats.Option{nats.Name(name)}
+	if c.File != "" {
+		data, err := os.ReadFile(c.File)
+		if err != nil {
+			return nil, err
+		}
+		kp, err := transport.ParseUserSeed(data)
+		if err != nil {
+			return nil, err
+		}
+		pub, _ := kp.PublicKey()
+		opts = append(opts, nats.Nkey(pub, kp.Sign), nats.CustomInboxPrefix(transport.InboxPrefix(pub)))
+	}
+	return nats.Connect(url, opts...)
+}
+
 // publishBad publishes the bad messages to the batch stream, waiting for
 // JetStream to store each.
 func publishBad(url string, bad []badBatch) error {
-	nc, err := nats.Connect(url, nats.Name("failure-test-forger"))
+	nc, err := adminConnect(url, "failure-test-forger")
 	if err != nil {
 		return err
 	}
@@ -113,7 +142,7 @@ func checkRejected(aggLogs string, bad []badBatch) []string {
 // aggregators' consumer to have nothing pending or unacknowledged: every
 // batch committed and acked, every bad one terminated.
 func streamDrained(url string, timeout time.Duration) error {
-	nc, err := nats.Connect(url, nats.Name("failure-test-check"))
+	nc, err := adminConnect(url, "failure-test-check")
 	if err != nil {
 		return err
 	}

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"dcpi/coordinator"
 	"dcpi/simhost"
 )
@@ -119,7 +117,7 @@ func expectHost(p *proc) (hostExpectation, error) {
 // host.go's resume, read the same way (the stream first, then the
 // leader's applied state).
 func (c *failureCluster) clusterResume(host string) (simhost.ResumePoint, error) {
-	nc, err := nats.Connect(c.url, nats.Name("failure-test-resume"))
+	nc, err := adminConnect(c.url, "failure-test-resume")
 	if err != nil {
 		return simhost.ResumePoint{}, err
 	}

@@ -20,6 +20,7 @@ import (
 	"dcpi/coordinator"
 	"dcpi/hwsim/alpha"
 	"dcpi/storage"
+	"dcpi/transport/auth"
 	"dcpi/wire"
 )
 
@@ -187,7 +188,7 @@ type openedSource struct {
 func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *selection) (*openedSource, error) {
 	if len(qf.nats) > 0 {
 		ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
-		nc, err := connectTool(natsConfig(cmd, qf.nats), name)
+		nc, err := connectTool(natsConfig(cmd, qf.nats), auth.Query, name)
 		if err != nil {
 			cancel()
 			return nil, err

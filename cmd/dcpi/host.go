@@ -36,6 +36,7 @@ type hostSpec struct {
 	mux          bool   // the paper's mux configuration (profileFromFlags)
 	stacks       bool   // record call stacks (node.DefaultStackConfig)
 	profileMe    bool   // sample instructions with ProfileMe (node.DefaultMeConfig)
+	mePaired     bool   // in pairs (sec. 4.2)
 	values       string // value-sampling module ("": off; node.DefaultValuesConfig)
 	// tune, if set (tests), adjusts the machine's and the node's
 	// configuration last, before anything starts.
@@ -85,6 +86,7 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 	}
 	if s.profileMe {
 		ncfg.Node.Driver.Me = node.DefaultMeConfig()
+		ncfg.ProfileMe = meHardware(s.mePaired)
 	}
 	ncfg.FlushEvery = uint64(s.flushEvery * float64(hc.ClockHz))
 	ncfg.Node.PublishEvery = uint64(s.publishEvery * float64(hc.ClockHz))

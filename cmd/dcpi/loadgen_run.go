@@ -22,6 +22,7 @@ import (
 	"dcpi/loadgen"
 	"dcpi/storage"
 	"dcpi/transport"
+	"dcpi/transport/auth"
 	"dcpi/wire"
 )
 
@@ -193,7 +194,7 @@ func runLoadStep(ctx context.Context, cmd *cobra.Command, rec *loadgen.Recording
 	ncfg := natsConfig(cmd, urls)
 	ncfg.URLs = urls
 	logf := stderrLog("loadgen: ")
-	qc, err := connectTool(ncfg, "loadgen-query")
+	qc, err := connectTool(ncfg, auth.Query, "loadgen-query")
 	if err != nil {
 		return res, err
 	}
@@ -247,7 +248,9 @@ func runLoadStep(ctx context.Context, cmd *cobra.Command, rec *loadgen.Recording
 
 	conns := make([]*nats.Conn, min(o.conns, n))
 	for i := range conns {
-		if conns[i], err = connectNATS(ncfg, fmt.Sprintf("loadgen-%d", i), logf); err != nil {
+		// The coordinator role's key: these connections publish for many
+		// hosts each, which no host's key may (docs/security.md).
+		if conns[i], err = connectNATS(ncfg, auth.Coordinator, "", fmt.Sprintf("loadgen-%d", i), logf); err != nil {
 			return res, err
 		}
 		defer conns[i].Close()

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +23,13 @@ func newMeCommand() *cobra.Command {
 		qf       queryFlags
 		interval float64
 		limit    int
+		pprofOut string
+		dirs     []string
+		window   float64
+		width    float64
+		paths    bool
+		bits     int
+		addrs    string
 	)
 	cmd := &cobra.Command{
 		Use:   "me [PROCEDURE]",
@@ -40,17 +49,50 @@ default unless the nodes were run with another), with a relative error of
 1/sqrt(k) printed beside it (the ProfileMe paper, sec. 5.1): an estimate
 from 4 samples is ±50%, from 100 ±10%. Means of latencies need no S.
 
+With paired samples (nodes run with --me-paired), every line also gives
+the issue slots wasted while the instruction was in progress (sec.
+5.2.3): L·C·S/2 - U·W·S, L the paired samples' fetch-to-ready-to-retire
+cycles, U those whose partner issued while the instruction was in
+progress and then retired, C the issue width (--issue-width) and W the
+pair window (--pair-window); the summary is then ranked by wasted slots.
+A listing gives each instruction's aborts by reason (interrupt, trap,
+squashed) and, on the 21264, its mean Table 1 stage latencies.
+
 The filters are dcpi prof's (--event is ignored: a ProfileMe sample is of
 an instruction, not of an event). --json prints the report:
 {"interval", "samples", "listing", "procedures": [{"procedure", "image",
 "fetched", "retired", "abort_interrupt", "abort_trap", "events",
 "mean_head_cycles", "mean_stall_cycles", "mean_load_latency",
 "instructions": [...]}]}, each estimate {"samples", "estimate",
-"rel_error"}.`,
+"rel_error"}.
+
+--pprof FILE exports the selection for go tool pprof instead: one
+location per sampled instruction (with source lines when the image file
+is found, as dcpi pprof finds it) and the sample types fetched (the
+default), retired, abort_interrupt, abort_trap, the events (taken,
+mispredict, imiss, itbmiss, dmiss, dtbmiss, smiss, bmiss, wbfull), each
+k·S, then head_cycles and load_latency (cycles: the samples' sums times
+S) and samples (k). Period is S.
+
+--paths lists the hot paths instead: each sample's path-history bits
+(the directions of the conditional branches fetched before it; the
+nodes keep (PC, history) counts) select, in the procedure's control-flow
+graph, the acyclic path prefixes that could have led to it
+(analysis/mepaths; docs/profileme.md); a sample whose candidates come
+down to one path counts for that path. --history-bits sets how many bits
+to use; the image files are found as dcpi list finds them.
+
+--addrs PROCEDURE (or --addrs 0xADDRESS) lists, per instruction, the hot
+effective addresses of its loads and stores (or an indirect jump's
+targets): the nodes keep a Gibbons-Matias hot list per instruction
+(internal/hotlist), merged unbiased across CPUs, hosts and epochs.`,
 		Example: `  dcpi profile --profileme -o /tmp/me.db sort
   dcpi me --db /tmp/me.db
   dcpi me --db /tmp/me.db --image sort main
-  dcpi me --db /tmp/me.db --json --limit 5`,
+  dcpi me --db /tmp/me.db --json --limit 5
+  dcpi me --db /tmp/me.db --paths --limit 10
+  dcpi me --db /tmp/me.db --addrs sift --limit 4
+  dcpi me --db /tmp/me.db --pprof me.pb.gz && go tool pprof -sample_index=dmiss -top me.pb.gz`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if limit < 0 {
@@ -65,7 +107,17 @@ an instruction, not of an event). --json prints the report:
 				return err
 			}
 			defer o.close()
-			q := analysis.MeQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Interval: interval, Limit: limit}
+			if pprofOut != "" {
+				return writeMePprof(cmd, o, sel, interval, pprofOut, dirs)
+			}
+			if addrs != "" {
+				return writeMeAddrs(cmd, o, sel, addrs, interval, limit, qf.json)
+			}
+			if paths {
+				return writeMePaths(cmd, o, sel, args, interval, bits, limit, dirs, qf.json)
+			}
+			q := analysis.MeQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Interval: interval, Limit: limit,
+				PairWindow: window, IssueWidth: width}
 			q.Filter.Events = nil
 			if len(args) == 1 {
 				q.Procedure = args[0]
@@ -97,5 +149,104 @@ an instruction, not of an event). --json prints the report:
 	qf.register(f, "ignored (ProfileMe samples are of instructions, not events)")
 	f.Float64Var(&interval, "interval", hwsim.DefaultProfileMe().MeanInterval(), "`S`, the mean fetched instructions per ProfileMe sample")
 	f.IntVar(&limit, "limit", 20, "procedures in the summary (0: all)")
+	f.Float64Var(&window, "pair-window", float64(hwsim.DefaultPairWindow(true)), "`W`, the pair window the nodes sampled pairs in (hwsim's default: 128 on the 21264, 16 on the 21164)")
+	f.Float64Var(&width, "issue-width", 4, "`C`, issue slots per cycle, for wasted slots (4 on the 21264)")
+	f.StringVar(&pprofOut, "pprof", "", "write the selected samples as a gzip'd pprof profile to `FILE` (- for standard output) instead of a report")
+	f.StringSliceVar(&dirs, "image-dir", nil, "with --pprof or --paths, directories to look for image files in")
+	f.BoolVar(&paths, "paths", false, "list the hot paths reconstructed from the samples' path-history bits (ProfileMe sec. 5.3) instead")
+	f.IntVar(&bits, "history-bits", 11, "with --paths, the history bits to use (1 to 16)")
+	f.StringVar(&addrs, "addrs", "", "list the hot effective addresses (or jump targets) of a procedure's instructions, or of the instruction at an address (0x...), instead")
 	return cmd
+}
+
+// meHardware is the ProfileMe hardware a node with --profileme programs:
+// hwsim's default, in pairs with paired (the pair window the core's
+// default, hwsim.DefaultPairWindow).
+func meHardware(paired bool) hwsim.ProfileMeConfig {
+	c := hwsim.DefaultProfileMe()
+	c.Paired = paired
+	return c
+}
+
+// errPairedNeedsProfileMe refuses --me-paired alone.
+var errPairedNeedsProfileMe = errors.New("--me-paired needs --profileme: pairs are ProfileMe samples")
+
+// writeMeAddrs prints the hot effective addresses of target's
+// instructions.
+func writeMeAddrs(cmd *cobra.Command, o *openedSource, sel selection, target string, interval float64, limit int, asJSON bool) error {
+	as, ok := o.me.(analysis.MeAddrSource)
+	if !ok {
+		return fmt.Errorf("--addrs: %s does not serve ProfileMe address lists (read a database with --db)", o.where)
+	}
+	ins, err := analysis.MeAddresses(o.src, as, analysis.MeAddrQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Target: target, Interval: interval, Limit: limit})
+	if err != nil {
+		return err
+	}
+	if len(ins) == 0 {
+		return fmt.Errorf("--addrs %s: no ProfileMe address lists selected", target)
+	}
+	if asJSON {
+		return writeJSON(cmd.OutOrStdout(), ins)
+	}
+	return analysis.WriteMeAddresses(cmd.OutOrStdout(), ins, interval)
+}
+
+// writeMePaths prints the hot paths the selection's history counts
+// reconstruct.
+func writeMePaths(cmd *cobra.Command, o *openedSource, sel selection, args []string, interval float64, bits, limit int, dirs []string, asJSON bool) error {
+	hs, ok := o.me.(analysis.MeHistorySource)
+	if !ok {
+		return fmt.Errorf("--paths: %s keeps no ProfileMe path history", o.where)
+	}
+	q := analysis.MePathQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Bits: bits, Interval: interval, Limit: limit,
+		Files: newImageFinder(nil, o, dirs)}
+	if len(args) == 1 {
+		q.Procedure = args[0]
+	}
+	rep, err := analysis.MePaths(o.src, hs, q)
+	if err != nil {
+		return err
+	}
+	if rep.Samples == 0 {
+		return fmt.Errorf("no ProfileMe path history selected (were the nodes run with --profileme, by a build that keeps it?)")
+	}
+	if asJSON {
+		return writeJSON(cmd.OutOrStdout(), rep)
+	}
+	return analysis.WriteMePaths(cmd.OutOrStdout(), rep)
+}
+
+// writeMePprof writes the ProfileMe samples sel selects as a pprof
+// profile to out, and a one-line summary.
+func writeMePprof(cmd *cobra.Command, o *openedSource, sel selection, interval float64, out string, dirs []string) error {
+	p, err := analysis.MePprof(o.src, o.me, analysis.MePprofQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths,
+		Interval: interval, Files: newImageFinder(nil, o, dirs)})
+	if err != nil {
+		return err
+	}
+	if len(p.Sample) == 0 {
+		return fmt.Errorf("no ProfileMe samples selected (were the nodes run with --profileme?)")
+	}
+	w, summary := cmd.OutOrStdout(), cmd.OutOrStdout()
+	var fh *os.File
+	if out != "-" {
+		if fh, err = os.Create(out); err != nil {
+			return fmt.Errorf("--pprof: %w", err)
+		}
+		defer fh.Close()
+		w = fh
+	} else {
+		summary = cmd.ErrOrStderr()
+	}
+	if err := p.Write(w); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	if fh != nil {
+		if err := fh.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", out, err)
+		}
+	}
+	fmt.Fprintf(summary, "wrote %s: %d sampled instructions in %d images, %d sample types (default fetched; S = %.0f)\n",
+		out, len(p.Sample), len(p.Mapping), len(p.SampleType), interval)
+	return nil
 }

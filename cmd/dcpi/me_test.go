@@ -2,12 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/google/pprof/profile"
+
 	"dcpi/analysis"
+	"dcpi/hwsim"
 	"dcpi/storage"
 )
 
@@ -79,6 +83,40 @@ func TestProfileMeEndToEnd(t *testing.T) {
 	if err != nil || !strings.Contains(text, "abort intr") || !strings.Contains(text, "±") {
 		t.Fatalf("listing: %v\n%s", err, text)
 	}
+	checkMePprof(t, db, stored)
+	// --paths: the (PC, history) counts the pipeline carried cover every
+	// attributed sample (no history was dropped), and some reconstruct.
+	out, _, err = run(t, "me", "--db", db, "--paths", "--json", "--limit", "5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths analysis.MePathsReport
+	if err := json.Unmarshal([]byte(out), &paths); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if paths.Samples != stored || paths.Reconstructed == 0 || len(paths.Paths) == 0 ||
+		paths.Reconstructed+paths.Ambiguous+paths.NoPath+paths.NoCode != paths.Samples {
+		t.Fatalf("--paths: %+v; %d samples stored", paths, stored)
+	}
+	// --addrs: the hot lists of the top procedure's loads and stores came
+	// through the pipeline, each address's estimate within its list.
+	out, _, err = run(t, "me", "--db", db, "--addrs", top.Procedure, "--image", top.Image, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addrs []analysis.MeAddrInstr
+	if err := json.Unmarshal([]byte(out), &addrs); err != nil || len(addrs) == 0 {
+		t.Fatalf("--addrs: %v\n%s", err, out)
+	}
+	for _, in := range addrs {
+		var share float64
+		for _, a := range in.Addrs {
+			share += a.Share
+		}
+		if in.Samples == 0 || len(in.Addrs) == 0 || share > 1+1e-9 && in.Tau == 1 {
+			t.Fatalf("--addrs: %+v", in)
+		}
+	}
 	if _, _, err := run(t, "me", "--db", db, "no_such_procedure"); err == nil || !strings.Contains(err.Error(), "no ProfileMe samples in procedure") {
 		t.Errorf("unknown procedure: %v", err)
 	}
@@ -96,6 +134,69 @@ func TestDemoProfileMeBalances(t *testing.T) {
 	}
 	if !regexp.MustCompile(`conservation: [1-9]\d* samples generated .*: balanced`).MatchString(out) {
 		t.Fatalf("no balanced conservation line:\n%s", out)
+	}
+	m := meConservationRE.FindStringSubmatch(out)
+	if m == nil || m[4] != "balanced" || m[1] == "0" || m[2] == "0" {
+		t.Fatalf("no balanced ProfileMe conservation line with samples:\n%s", out)
+	}
+}
+
+// checkMePprof: dcpi me --pprof exports every stored sample once, with the
+// ProfileMe sample types, each estimate k·S of its samples.
+func checkMePprof(t *testing.T, db string, stored uint64) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "me.pb.gz")
+	if _, _, err := run(t, "me", "--db", db, "--pprof", file); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	p, err := profile.Parse(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, st := range p.SampleType {
+		col[st.Type] = i
+	}
+	for _, name := range []string{"fetched", "retired", "abort_interrupt", "dmiss", "head_cycles", "samples"} {
+		if _, ok := col[name]; !ok {
+			t.Fatalf("no sample type %s in %v", name, p.SampleType)
+		}
+	}
+	S := hwsim.DefaultProfileMe().MeanInterval()
+	var samples, fetched, retired, aborted int64
+	for _, s := range p.Sample {
+		samples += s.Value[col["samples"]]
+		fetched += s.Value[col["fetched"]]
+		retired += s.Value[col["retired"]]
+		aborted += s.Value[col["abort_interrupt"]] + s.Value[col["abort_trap"]]
+		if len(s.Location) != 1 || s.Location[0].Mapping == nil {
+			t.Fatalf("sample %v: want one mapped location", s)
+		}
+	}
+	if uint64(samples) != stored || float64(fetched) != float64(samples)*S || retired+aborted != fetched || p.DefaultSampleType != "fetched" || p.Period != int64(S) {
+		t.Fatalf("pprof: %d samples (stored %d), fetched %d, retired %d + aborted %d, default %s, period %d",
+			samples, stored, fetched, retired, aborted, p.DefaultSampleType, p.Period)
+	}
+}
+
+// TestDemoProfileMeEV6Paired: the demo's cluster of 21264 hosts sampling
+// pairs carries every tagged instruction into the replicas' Pebble, or
+// counts it dropped, and dcpi me reads wasted slots and paths back from
+// the cluster; --me-paired alone is refused.
+func TestDemoProfileMeEV6Paired(t *testing.T) {
+	if _, _, err := run(t, "profile", "--me-paired", "-o", filepath.Join(t.TempDir(), "x.db"), "tiny"); err == nil || !strings.Contains(err.Error(), "me_paired needs") && !strings.Contains(err.Error(), "me-paired needs") {
+		t.Fatalf("--me-paired alone: %v", err)
+	}
+	dir := filepath.Join(t.TempDir(), "fleet")
+	out, _, err := run(t, "demo", "--hosts", "2", "--cpus", "1", "--replicas", "1", "--aggregators", "1", "--seconds", "0.05",
+		"--model", "ev6", "--stacks=false", "--profileme", "--me-paired", "--dir", dir, "--limit", "3")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
 	}
 	m := meConservationRE.FindStringSubmatch(out)
 	if m == nil || m[4] != "balanced" || m[1] == "0" || m[2] == "0" {

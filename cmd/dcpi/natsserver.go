@@ -6,10 +6,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"dcpi/transport"
+	"dcpi/transport/auth"
 )
 
 func init() { subcommands = append(subcommands, newNATSServerCommand) }
@@ -25,7 +27,11 @@ its own: JetStream stores the batch stream and the image bucket under
 --dir, and a server started again on the same --dir recovers both. It
 runs until SIGTERM or SIGINT.
 
-Point the roles at it with --nats nats://HOST:PORT. Running it apart from
+Point the roles at it with --nats nats://HOST:PORT. On first start it
+generates the cluster's credentials in --dir/auth (see docs/security.md):
+roles of the same user on this machine find them; a host elsewhere needs
+the file "dcpi nats-server add-host NAME" issues. Beyond loopback
+(--host 0.0.0.0) clients must use TLS with the generated CA (auth/ca.pem). Running it apart from
 the coordinators lets it be stopped and restarted on its own (the failure
 test kills it with SIGKILL and starts it again on the same directory and
 port).`,
@@ -50,7 +56,7 @@ port).`,
 				return err
 			}
 			defer tel.close()
-			srv, err := transport.StartServer(transport.ServerConfig{Dir: dir, Host: host, Port: port, Name: "dcpi-nats", Logf: logf})
+			srv, err := auth.StartServer(transport.ServerConfig{Dir: dir, Host: host, Port: port, Name: "dcpi-nats", Logf: logf})
 			if err != nil {
 				return err
 			}
@@ -59,7 +65,8 @@ port).`,
 				return err
 			}
 			tel.ready.Add("nats server", srv.Ready)
-			logf("serving at %s, JetStream in %s", srv.ClientURL(), dir)
+			logf("serving at %s, JetStream in %s, credentials in %s%s", srv.ClientURL(), dir, srv.Store.Dir(), tlsNote(srv))
+			logf("to add a host: dcpi nats-server add-host NAME --dir %s (then give the host the file it prints)", dir)
 			fmt.Fprintln(cmd.OutOrStdout(), srv.ClientURL())
 			<-ctx.Done()
 			logf("shutting down")
@@ -72,5 +79,83 @@ port).`,
 	f.StringVar(&host, "host", "127.0.0.1", "address to listen on")
 	f.IntVar(&port, "port", 4222, "client port (0: chosen by the OS, printed on start)")
 	addMetricsFlag(f, "")
+	cmd.AddCommand(newAddHostCommand(), newRevokeHostCommand())
+	return cmd
+}
+
+func tlsNote(srv *auth.Server) string {
+	if srv.TLS {
+		return "; TLS required, CA " + srv.Store.CAFile()
+	}
+	return "; loopback only, no TLS"
+}
+
+func newAddHostCommand() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "add-host NAME",
+		Short: "Issue a host's NATS credentials (a new key beside any it has)",
+		Long: `Issue a new NKey for host NAME in --dir/auth/hosts/NAME and print its file:
+the node agent of NAME connects with it (nats.creds or DCPI_NATS_CREDS)
+and may publish only NAME's subjects. A running server loads it within a
+second. To rotate: add-host again, restart the agent with the new file,
+then revoke-host NAME --key OLD.`,
+		Example: `  dcpi nats-server add-host alpha1 --dir /var/dcpi/nats`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dir == "" {
+				return errors.New("--dir: the NATS server's directory is required")
+			}
+			st, err := auth.OpenExisting(dir)
+			if err != nil {
+				return err
+			}
+			k, err := st.AddHost(args[0])
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "host %s: key %s\n%s\n", k.Host, k.PublicKey, k.File)
+			if err := st.WaitLoaded(k.PublicKey, 3*time.Second); err != nil {
+				fmt.Fprintf(w, "not loaded yet: %v\n", err)
+			}
+			if st.HasCA() {
+				fmt.Fprintf(w, "the host verifies the server with %s (nats.ca)\n", st.CAFile())
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "the NATS server's directory (its --dir; a coordinator's embedded one is DATA_DIR/nats)")
+	return cmd
+}
+
+func newRevokeHostCommand() *cobra.Command {
+	var dir, key string
+	cmd := &cobra.Command{
+		Use:   "revoke-host NAME",
+		Short: "Revoke a host's NATS credentials (one key with --key, else all)",
+		Long: `Delete host NAME's key --key (or every key of NAME) from --dir/auth: a
+running server stops accepting it within a second and disconnects the
+clients that used it.`,
+		Example: `  dcpi nats-server revoke-host alpha1 --dir /var/dcpi/nats --key UABC...`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dir == "" {
+				return errors.New("--dir: the NATS server's directory is required")
+			}
+			st, err := auth.OpenExisting(dir)
+			if err != nil {
+				return err
+			}
+			n, err := st.RevokeHost(args[0], key)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "host %s: %d key(s) revoked\n", args[0], n)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "the NATS server's directory (its --dir)")
+	cmd.Flags().StringVar(&key, "key", "", "the public key to revoke (empty: all of the host's)")
 	return cmd
 }

@@ -115,8 +115,9 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 				}
 				ncfg.Node.Driver.Stacks = node.DefaultStackConfig()
 			}
-			if on, _ := cmd.Flags().GetBool("profileme"); on {
+			if cfg.Node.ProfileMe {
 				ncfg.Node.Driver.Me = node.DefaultMeConfig()
+				ncfg.ProfileMe = meHardware(cfg.Node.MePaired)
 			}
 			if entries > 0 {
 				ncfg.Node.Driver.TableEntries = entries
@@ -159,7 +160,8 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 	f.StringSliceVar(&events, "events", []string{"cycles", "imiss"}, "events to count: the first on its own counter (periods 60K-64K for cycles), the rest on a second")
 	f.BoolVar(&mux, "mux", false, "the paper's mux configuration: cycles, and imiss, dmiss, branchmp, dtbmiss taking turns")
 	f.Bool("stacks", false, "record sampled call stacks beside the flat profile (docs/node.md, \"Call stacks\")")
-	f.Bool("profileme", false, "sample instructions with ProfileMe beside the counters (docs/profileme.md; dcpi me)")
+	f.Bool("profileme", false, "sample instructions with ProfileMe beside the counters (config key node.profileme; docs/profileme.md; dcpi me)")
+	f.Bool("me-paired", false, "with --profileme, sample instructions in pairs (config key node.me_paired; docs/profileme.md)")
 	f.String("values", "", "value sampling with customization `MODULE` (loadlat, regvals, semiinv; docs/values.md; dcpi values)")
 	addMetricsFlag(f, "")
 	for _, sub := range nodeSubcommands {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/coordinator"
+	"dcpi/transport/auth"
 	"dcpi/wire"
 )
 
@@ -32,7 +33,7 @@ func runClusterNode(cmd *cobra.Command, progs []program, events []string, mux bo
 	defer stop()
 	host := cfg.Sim.Hostname
 	logf := stderrLog("node " + host + ": ")
-	nc, err := connectNATS(cfg.NATS, "node-"+host, logf)
+	nc, err := connectNATS(cfg.NATS, auth.Host, host, "node-"+host, logf)
 	if err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ func runClusterNode(cmd *cobra.Command, progs []program, events []string, mux bo
 	spec := hostSpec{sim: cfg.Sim, progs: progs, seconds: cfg.Node.Seconds, flushEvery: cfg.Node.FlushEvery, publishEvery: cfg.Node.PublishEvery,
 		labels: labels, heartbeat: cfg.Node.Heartbeat, maxBuffer: cfg.Node.MaxBufferedMB << 20, events: events, mux: mux,
 		nc: nc, coord: coord, logf: logf, startCtx: startCtx, stacks: cfg.Node.Stacks}
-	spec.profileMe, _ = cmd.Flags().GetBool("profileme")
+	spec.profileMe, spec.mePaired = cfg.Node.ProfileMe, cfg.Node.MePaired
 	if cfg.Node.Values != "" {
 		if _, err := valuesConfig(cfg.Node.Values); err != nil {
 			return err

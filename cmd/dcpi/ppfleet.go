@@ -27,6 +27,7 @@ import (
 	"dcpi/coordinator"
 	"dcpi/storage"
 	"dcpi/transport"
+	"dcpi/transport/auth"
 	"dcpi/wire"
 )
 
@@ -267,7 +268,7 @@ func ppUploadTarget(cmd *cobra.Command, natsURLs []string, dbDir string) (func(*
 			return out.Status.String(), nil
 		}, func() { db.Close() }, nil
 	}
-	nc, err := connectTool(natsConfig(cmd, natsURLs), "dcpi-pp-upload")
+	nc, err := connectTool(natsConfig(cmd, natsURLs), auth.Coordinator, "dcpi-pp-upload")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -442,7 +443,7 @@ func openPPFleet(cmd *cobra.Command, natsURLs []string, dbDir string, hosts []st
 	q := storage.Query{Hosts: hosts}
 	if len(natsURLs) > 0 {
 		ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
-		nc, err := connectTool(natsConfig(cmd, natsURLs), "dcpi-pp-fleet")
+		nc, err := connectTool(natsConfig(cmd, natsURLs), auth.Query, "dcpi-pp-fleet")
 		if err != nil {
 			cancel()
 			return nil, nil, err

@@ -33,12 +33,16 @@ type profileOptions struct {
 	events    []string
 	mux       bool
 	truthFile string
-	limit     int
-	stats     bool
-	hosts     int
-	stacks    bool
-	values    string // value-sampling module ("": off)
-	profileMe bool
+	// valuesTruthFile receives value sampling's ground truth
+	// (hwsim.EncodeValueTruth).
+	valuesTruthFile string
+	limit           int
+	stats           bool
+	hosts           int
+	stacks          bool
+	values          string // value-sampling module ("": off)
+	profileMe       bool
+	mePaired        bool
 }
 
 func newProfileCommand() *cobra.Command {
@@ -113,7 +117,7 @@ writes the ground truth of all the hosts summed per instruction.`,
 				return err
 			}
 			hc.Stdin, hc.Stdout, hc.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-			hc.GroundTruth = o.truthFile != ""
+			hc.GroundTruth = o.truthFile != "" || o.valuesTruthFile != ""
 			installPrograms(&hc, progs)
 			o.seconds = cfg.Node.Seconds
 			ncfg := simhost.DefaultConfig()
@@ -124,8 +128,12 @@ writes the ground truth of all the hosts summed per instruction.`,
 				}
 				ncfg.Node.Driver.Stacks = node.DefaultStackConfig()
 			}
+			if o.mePaired && !o.profileMe {
+				return errPairedNeedsProfileMe
+			}
 			if o.profileMe {
 				ncfg.Node.Driver.Me = node.DefaultMeConfig()
+				ncfg.ProfileMe = meHardware(o.mePaired)
 			}
 			ncfg.FlushEvery = uint64(cfg.Node.FlushEvery * float64(hc.ClockHz))
 			if err := setValues(cmd, &ncfg, cfg.Node.Values, &o); err != nil {
@@ -155,7 +163,9 @@ writes the ground truth of all the hosts summed per instruction.`,
 	f.IntVar(&o.hosts, "hosts", 1, "run the programs on `N` simulated hosts at once (a fleet in one database)")
 	f.BoolVar(&o.stacks, "stacks", false, "record sampled call stacks beside the flat profile (docs/node.md, \"Call stacks\")")
 	f.StringVar(&o.values, "values", "", "value sampling with customization `MODULE` (loadlat, regvals, semiinv; docs/values.md): interpret a few instructions at each interrupt and keep hot lists")
+	f.StringVar(&o.valuesTruthFile, "values-truth", "", "write value sampling's ground truth (per load its executions by memory level and latency, per instruction its results' and operands' values; docs/groundtruth.md) to `FILE`, for dcpi values --truth")
 	f.BoolVar(&o.profileMe, "profileme", false, "sample instructions with ProfileMe beside the counters (docs/profileme.md; dcpi me)")
+	f.BoolVar(&o.mePaired, "me-paired", false, "with --profileme, sample instructions in pairs (ProfileMe sec. 4.2; docs/profileme.md)")
 	return cmd
 }
 
@@ -290,6 +300,11 @@ func runProfile(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []progr
 			machines[i] = hosts[i].m
 		}
 		if err := writeTruth(machines, o.truthFile); err != nil {
+			return err
+		}
+	}
+	if o.valuesTruthFile != "" {
+		if err := writeValuesTruth(hostMachines(hosts), o.valuesTruthFile); err != nil {
 			return err
 		}
 	}

@@ -31,7 +31,7 @@ profiling it.`,
 		Example: `  dcpi sim run hello
   dcpi sim run --strace --cpus 1 ./a.out`,
 	}
-	sim.AddCommand(newSimRunCommand())
+	sim.AddCommand(newSimRunCommand(), newSimMicroCommand())
 	return sim
 }
 
@@ -273,8 +273,46 @@ func printSimStats(w io.Writer, m *hwsim.Machine, procs []*hwsim.Process, elapse
 			ev[alpha.EvSMiss], ev[alpha.EvBMiss], ev[alpha.EvITBMiss], ev[alpha.EvDTBMiss], ev[alpha.EvBranchMP],
 			exitCode(p.ExitStatus()))
 	}
+	printIPCSeries(w, m.IPC(), m.Now())
 	for _, f := range m.Faults() {
 		fmt.Fprintf(w, "fault: %s\n", f)
+	}
+}
+
+// ipcColumns is at most n IPCs over time from retires per window of
+// window cycles, windows grouped evenly, the last group's cycles cut at
+// now.
+func ipcColumns(retired []uint64, window, now uint64, n int) []float64 {
+	if len(retired) == 0 || window == 0 || n < 1 {
+		return nil
+	}
+	group := (len(retired) + n - 1) / n
+	var cols []float64
+	for i := 0; i < len(retired); i += group {
+		var sum uint64
+		for _, r := range retired[i:min(i+group, len(retired))] {
+			sum += r
+		}
+		from, to := uint64(i)*window, min(uint64(i+group)*window, max(now, uint64(i)*window+1))
+		cols = append(cols, float64(sum)/float64(to-from))
+	}
+	return cols
+}
+
+// printIPCSeries prints each 21264 CPU's IPC over time, in at most 16
+// columns.
+func printIPCSeries(w io.Writer, series []hwsim.IPCSeries, now uint64) {
+	for i, s := range series {
+		cols := ipcColumns(s.Retired, s.Window, now, 16)
+		if i == 0 {
+			group := (len(s.Retired) + 15) / 16
+			fmt.Fprintf(w, "\nIPC over time (21264 core; columns of %d cycles)\n", uint64(group)*s.Window)
+		}
+		fmt.Fprintf(w, "cpu %-3d", s.CPU)
+		for _, c := range cols {
+			fmt.Fprintf(w, " %5.2f", c)
+		}
+		fmt.Fprintln(w)
 	}
 }
 

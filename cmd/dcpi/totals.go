@@ -12,6 +12,7 @@ import (
 
 	"dcpi/coordinator"
 	"dcpi/storage"
+	"dcpi/transport/auth"
 )
 
 func init() { subcommands = append(subcommands, newTotalsCommand) }
@@ -121,7 +122,7 @@ func readTotals(cmd *cobra.Command, dbDir string, natsURLs []string, q storage.Q
 		}
 		return tot, hint, nil
 	}
-	nc, err := connectTool(natsConfig(cmd, natsURLs), "dcpi-totals")
+	nc, err := connectTool(natsConfig(cmd, natsURLs), auth.Query, "dcpi-totals")
 	if err != nil {
 		return tot, "", err
 	}

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -11,6 +14,7 @@ import (
 
 	valuesa "dcpi/analysis/values"
 	"dcpi/hwsim"
+	"dcpi/hwsim/alpha"
 	"dcpi/node"
 	"dcpi/node/valuemod"
 	"dcpi/simhost"
@@ -44,6 +48,37 @@ func valuesConfig(module string) (node.ValuesConfig, error) {
 		return node.ValuesConfig{}, fmt.Errorf("--values: %w", err)
 	}
 	return node.DefaultValuesConfig(module), nil
+}
+
+// writeValuesTruth writes the value truth of machines, summed per image
+// and instruction, to file.
+func writeValuesTruth(machines []*hwsim.Machine, file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return fmt.Errorf("--values-truth: %w", err)
+	}
+	err = hwsim.WriteValueTruthOf(f, machines...)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("--values-truth %s: %w", file, err)
+	}
+	return nil
+}
+
+// readValuesTruth reads a value truth file, naming it in its errors.
+func readValuesTruth(name string) (map[string]*alpha.ValueTruth, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("--truth: %w", err)
+	}
+	defer f.Close()
+	t, err := hwsim.ReadValueTruth(f)
+	if err != nil {
+		return nil, fmt.Errorf("--truth %s: %w", name, err)
+	}
+	return t, nil
 }
 
 func hostMachines(hosts []profiledHost) []*hwsim.Machine {
@@ -129,6 +164,8 @@ func newValuesCommand() *cobra.Command {
 		limit      int
 		minSamples uint64
 		imageDirs  []string
+		truthFile  string
+		plotFile   string
 	)
 	cmd := &cobra.Command{
 		Use:   "values [flags]",
@@ -141,11 +178,21 @@ views:
   --view latency    each load's latency hot list binned by memory level
                     (D-cache, S-cache, B-cache, memory), with n (samples),
                     p (1/tau, an offer's chance of entering the list), nv
-                    (values listed) and DCPI's CYCLES samples at that PC
+                    (values listed), DCPI's CYCLES samples at that PC and
+                    its CPI as dcpicalc estimates it (cycles at the head
+                    of the issue queue per execution; - if unknown)
   --view frequent   each instruction's most frequent values (FP registers
                     as floats, the rest in hex), with their estimated shares
   --view semiinv    instructions whose operand or result mostly holds one
-                    value, ranked by that share times the CYCLES samples
+                    value (at least half the samples), ranked by that
+                    share times the CYCLES samples
+
+With --truth (a file dcpi profile --values-truth wrote for the same run)
+each row also shows the simulator's ground truth, labelled as such:
+a load's true shares per level, a value's true share of the executions.
+--accuracy-plot then writes an SVG of each load's error against its
+samples beside 1/sqrt(n) and prints how many loads are within bounds
+(docs/values.md, "Measured").
 
 Shares are estimates tau*c/n, each with one standard deviation. The
 interpreter's accounting (interrupts interpreted, given up and why) heads
@@ -155,7 +202,9 @@ cluster); --json prints the report for machines.`,
   dcpi values --view latency
   dcpi values --db fleet.db --host alpha1 --view frequent --limit 10
   dcpi values --view semiinv --json
-  dcpi values --nats nats://127.0.0.1:4222 --label rack=r1 --view latency`,
+  dcpi values --nats nats://127.0.0.1:4222 --label rack=r1 --view latency
+  dcpi profile --values loadlat --values-truth vt.txt -o db -- stream
+  dcpi values --db db --truth vt.txt --accuracy-plot accuracy.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, ok := map[string]valuesa.View{"latency": valuesa.Latency, "frequent": valuesa.Frequent, "semiinv": valuesa.SemiInvariant}[view]
@@ -171,10 +220,30 @@ cluster); --json prints the report for machines.`,
 				return err
 			}
 			defer o.close()
-			rep, err := valuesa.Build(o.values, o.src, valuesa.Query{View: v, Epochs: sel.Filter.Epochs, Hosts: sel.Filter.Hosts,
-				Images: sel.Filter.Images, Limit: limit, MinSamples: minSamples, Files: newImageFinder(cmd.ErrOrStderr(), o, imageDirs)})
+			q := valuesa.Query{View: v, Epochs: sel.Filter.Epochs, Hosts: sel.Filter.Hosts,
+				Images: sel.Filter.Images, Limit: limit, MinSamples: minSamples, Files: newImageFinder(cmd.ErrOrStderr(), o, imageDirs)}
+			if truthFile != "" {
+				if q.Truth, err = readValuesTruth(truthFile); err != nil {
+					return err
+				}
+			}
+			if plotFile != "" {
+				if truthFile == "" || v != valuesa.Latency {
+					return fmt.Errorf("--accuracy-plot needs --truth and the latency view")
+				}
+				q.Limit = 0
+			}
+			if v == valuesa.Latency && plotFile == "" {
+				// DCPI's CPI beside each load needs the hosts' periods;
+				// without them (no CYCLES samples) the column stays empty.
+				q.Periods, _ = calcPeriods(o, sel.Filter.Hosts, nil, io.Discard)
+			}
+			rep, err := valuesa.Build(o.values, o.src, q)
 			if err != nil {
 				return err
+			}
+			if rep.CPINote != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: no CPI for some loads: %s\n", rep.CPINote)
 			}
 			if rep.Stats.Interrupts == 0 {
 				where := qf.dbDir
@@ -185,6 +254,9 @@ cluster); --json prints the report for machines.`,
 					return fmt.Errorf("no value samples selected: %s", h)
 				}
 				return fmt.Errorf("%s holds no value samples: profile with dcpi profile, dcpi node or dcpi demo --values MODULE (%s)", where, strings.Join(valuemod.Names(), ", "))
+			}
+			if plotFile != "" {
+				return writeAccuracyPlot(cmd.OutOrStdout(), rep, plotFile, qf.json)
 			}
 			if qf.json {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -200,7 +272,63 @@ cluster); --json prints the report for machines.`,
 	f.IntVar(&limit, "limit", 30, "rows (0: all)")
 	f.Uint64Var(&minSamples, "min-samples", 1, "skip lists with fewer samples")
 	f.StringArrayVar(&imageDirs, "image-dir", nil, "look for image files under `DIR` too (repeatable)")
+	f.StringVar(&truthFile, "truth", "", "show the simulator's ground truth from `FILE` (dcpi profile --values-truth of the same run) beside the estimates")
+	f.StringVar(&plotFile, "accuracy-plot", "", "with --truth: write each load's |estimate - truth| against its samples, beside 1/sqrt(n), as an SVG to `FILE`")
 	return cmd
+}
+
+// writeAccuracyPlot writes rep's accuracy against its truth as an SVG to
+// file and a summary (or, with asJSON, the points) to w.
+func writeAccuracyPlot(w io.Writer, rep *valuesa.Report, file string, asJSON bool) error {
+	pts := valuesa.Accuracy(rep)
+	if len(pts) == 0 {
+		return fmt.Errorf("--accuracy-plot: no load in the selection has ground truth (is --truth from the same run?)")
+	}
+	var images []string
+	for _, p := range pts {
+		if !slices.Contains(images, p.Image) {
+			images = append(images, p.Image)
+		}
+	}
+	slices.Sort(images)
+	f, err := os.Create(file)
+	if err != nil {
+		return fmt.Errorf("--accuracy-plot: %w", err)
+	}
+	err = valuesa.WriteAccuracySVG(f, pts, "Load-latency shares against ground truth: "+strings.Join(images, ", "))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("--accuracy-plot %s: %w", file, err)
+	}
+	sum := valuesa.Summarize(pts)
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Summary valuesa.AccuracySummary `json:"summary"`
+			Points  []valuesa.AccuracyPoint `json:"points"`
+		}{sum, pts})
+	}
+	fmt.Fprintf(w, "%d loads with ground truth: %d within 2 stated standard deviations of the truth, %d within 1/sqrt(n); %d same-line followers apart (hollow); plot in %s\n",
+		sum.Points, sum.WithinTwoSD, sum.WithinSqrt, sum.SameLine, file)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "samples\tloads\tmedian error\tworst error\t1/sqrt(n)")
+	for lo := uint64(1); lo <= pts[len(pts)-1].Samples; lo *= 10 {
+		var errs []float64
+		for _, p := range pts {
+			if !p.SameLine && p.Samples >= lo && p.Samples < 10*lo {
+				errs = append(errs, p.Error)
+			}
+		}
+		if len(errs) == 0 {
+			continue
+		}
+		slices.Sort(errs)
+		fmt.Fprintf(tw, "%d-%d\t%d\t%.4f\t%.4f\t%.4f-%.4f\n", lo, 10*lo-1, len(errs), errs[len(errs)/2], errs[len(errs)-1], 1/math.Sqrt(float64(10*lo)), 1/math.Sqrt(float64(lo)))
+	}
+	return tw.Flush()
 }
 
 func writeValues(w io.Writer, rep *valuesa.Report) error {
@@ -208,21 +336,53 @@ func writeValues(w io.Writer, rep *valuesa.Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	switch rep.View {
 	case "latency":
-		fmt.Fprintln(tw, "pc\tprocedure\tinstruction\tn\tp\tnv\tdcache\tscache\tbcache\tmemory\tcycles\tlatencies (cycles: share)")
+		fmt.Fprintln(tw, "pc\tprocedure\tinstruction\tn\tp\tnv\tdcache\tscache\tbcache\tmemory\tcycles\tcpi\tlatencies (cycles: share)")
 		for _, r := range rep.Rows {
 			fmt.Fprintf(tw, "%#x\t%s\t%s\t%d\t1/%.0f\t%d", r.PC, r.Procedure, r.Insn, r.Samples, 1/r.P, r.NV)
 			for _, s := range r.Levels {
 				fmt.Fprintf(tw, "\t%.1f%%", 100*s)
 			}
-			fmt.Fprintf(tw, "\t%d\t%s\n", r.Cycles, valueList(r.Values, 6))
+			cpi := "-"
+			if r.CPIKnown {
+				cpi = fmt.Sprintf("%.1f", r.CPI)
+			}
+			fmt.Fprintf(tw, "\t%d\t%s\t%s\n", r.Cycles, cpi, valueList(r.Values, 6))
+			if r.Truth != nil {
+				fmt.Fprintf(tw, "\t\t  truth (hwsim)\t%d\t\t", r.Truth.Executions)
+				for _, s := range r.Truth.Levels {
+					fmt.Fprintf(tw, "\t%.1f%%", 100*s)
+				}
+				fmt.Fprintf(tw, "\t\t\t%s\n", truthList(r.Values, r.Truth.Shares, 6))
+			}
 		}
 	default:
 		fmt.Fprintln(tw, "pc\tprocedure\tinstruction\tkind\tn\tp\tnv\tcycles\tvalues (share)")
 		for _, r := range rep.Rows {
 			fmt.Fprintf(tw, "%#x\t%s\t%s\t%s\t%d\t1/%.0f\t%d\t%d\t%s\n", r.PC, r.Procedure, r.Insn, r.Kind, r.Samples, 1/r.P, r.NV, r.Cycles, valueList(r.Values, 4))
+			if r.Truth != nil {
+				fmt.Fprintf(tw, "\t\t  truth (hwsim)\t\t%d\t\t\t\t%s\n", r.Truth.Executions, truthList(r.Values, r.Truth.Shares, 4))
+			}
 		}
 	}
 	return tw.Flush()
+}
+
+// truthList prints the true shares of the first n listed values ("?"
+// where the truth has no exact count).
+func truthList(vs []valuesa.Value, shares []float64, n int) string {
+	var parts []string
+	for i, v := range vs {
+		if i == n {
+			parts = append(parts, "...")
+			break
+		}
+		s := "?"
+		if i < len(shares) && shares[i] >= 0 {
+			s = fmt.Sprintf("%.1f%%", 100*shares[i])
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s", v.Value, s))
+	}
+	return strings.Join(parts, "  ")
 }
 
 func valueList(vs []valuesa.Value, n int) string {

@@ -22,6 +22,7 @@ import (
 	"dcpi/analysis"
 	"dcpi/analysis/web"
 	"dcpi/storage"
+	"dcpi/transport/auth"
 )
 
 func init() { subcommands = append(subcommands, newWebCommand) }
@@ -69,7 +70,7 @@ does dcpi coordinator --http ADDR.`,
 			defer stop()
 			var o *openedSource
 			if len(qf.nats) > 0 {
-				nc, err := connectTool(natsConfig(cmd, qf.nats), "dcpi-web")
+				nc, err := connectTool(natsConfig(cmd, qf.nats), auth.Query, "dcpi-web")
 				if err != nil {
 					return err
 				}

@@ -119,6 +119,9 @@ func (c *CPU) run(until uint64) uint64 {
 			b = r[d.Rb&63]
 		}
 		a := r[d.Ra&63]
+		if tm != nil && tm.Values != nil {
+			tm.Values.operands(d, r, f)
+		}
 
 		switch d.Op {
 		// Loads and stores. The effective address is Rb + displacement;
@@ -539,6 +542,9 @@ func (c *CPU) run(until uint64) uint64 {
 			if tm.Truth != nil {
 				cl := &classOf[d.Op]
 				tm.Truth.record(pc, c.PC, at-start, tm, cl.Branch || cl.Jump || d.Op == OpBR)
+			}
+			if tm.Values != nil {
+				tm.Values.recordValues(c, tm, d, pc)
 			}
 		}
 		if c.meTag.on {

@@ -126,6 +126,13 @@ type Timing struct {
 
 	// Truth, if not nil, collects ground truth per PC.
 	Truth *GroundTruth
+	// Values, if not nil, collects value sampling's ground truth per PC
+	// (valuetruth.go); the load being issued is noted for it in loadEv
+	// and loadCycles when loadTimed.
+	Values     *ValueTruth
+	loadTimed  bool
+	loadEv     EventSet
+	loadCycles uint64
 }
 
 // Restart makes the next instruction issue no earlier than cycle, in a new
@@ -223,6 +230,9 @@ func (t *Timing) issue(d *Decoded, pc, ea uint64) uint64 {
 				at += stall
 			}
 			t.lat = l
+			if t.Values != nil {
+				t.loadTimed, t.loadEv, t.loadCycles = true, ev, 1+stall+l
+			}
 			if ev.Has(EvDMiss) {
 				t.latCause = StallDCache
 			}

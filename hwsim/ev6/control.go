@@ -70,7 +70,7 @@ func (c *Core) control(d *alpha.Decoded, pd *pending, cl *class, pc, next uint64
 	want := next/uint64(c.p.FetchBlockBytes) + 1
 	if got := *e; (got == 0 && want != blk+2) || (got != 0 && got != want) {
 		c.stats.LineMisses++
-		c.redirect = max(c.redirect, pd.fetch+1+uint64(c.p.LineMissCycles))
+		c.setRedirect(pd.fetch+1+uint64(c.p.LineMissCycles), noCause)
 		*e = want
 	}
 	if taken {
@@ -130,7 +130,14 @@ func (c *Core) wrongPath(pd *pending, pc, redirect uint64, hist uint16) {
 			return
 		}
 		n++
-		d := alpha.Decode(w, c.cpu.Model)
+		// Wrong paths are mostly the same few blocks again: each word
+		// is decoded once (keyed by the word itself, so rewritten code
+		// decodes anew).
+		e := &c.wpDecoded[int(pc>>2)&(len(c.wpDecoded)-1)]
+		if !e.ok || e.w != w {
+			*e = wpDecoded{w: w, ok: true, d: alpha.Decode(w, c.cpu.Model)}
+		}
+		d := e.d
 		cl := &c.classes[min(int(d.Op), len(c.classes)-1)]
 		c.stats.WrongPath++
 		rec := Record{PC: pc, Fetch: fetch, Retire: kill, Done: kill, History: hist,

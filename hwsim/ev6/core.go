@@ -16,6 +16,14 @@ type Core struct {
 	classes []class
 
 	icache, dcache, l2 *timing.Cache
+	itb, dtb           *timing.TLB
+	asnOf              map[*alpha.AddressSpace]uint8
+	lastAS             *alpha.AddressSpace // the address space asn answered for last
+	lastASN            uint8
+	pageShift          uint64
+	fetchPage          uint64              // page + 1 of the last fetch block looked up in the ITB
+	fetchAS            *alpha.AddressSpace // and its address space
+	storeWait          []uint64            // per load PC: clearing interval + 1 in which its store-wait bit was set
 	bp                 *tournament
 	ras                returnStack
 	linePred           []uint64 // next fetch block + 1 per fetch block; 0 predicts the sequential one
@@ -27,8 +35,11 @@ type Core struct {
 	fetchN     int    // instructions fetched from it
 	fetchLine  uint64 // I-cache line of the current block + 1
 	redirect   uint64 // no fetch before this cycle (a mispredict, a line miss, a restart)
-	upperN     int    // instructions of the current fetch block slotted to the upper subclusters
-	lowerN     int    // and to the lower ones
+	// redirectCause is why, as a stall cause (noCause: none named).
+	redirectCause alpha.StallCause
+	loadMissed    [2][64]bool // per register file and register: its last writer was a load that missed
+	upperN        int         // instructions of the current fetch block slotted to the upper subclusters
+	lowerN        int         // and to the lower ones
 
 	// Map and the out-of-order window, as rings of older instructions'
 	// cycles indexed by sequence number.
@@ -70,6 +81,12 @@ type Core struct {
 
 	stats   Stats
 	observe func(Record)
+
+	wpDecoded []wpDecoded // wrong-path decodes by PC
+
+	// retiredIn counts retires per window of 1<<IPCWindowShift cycles:
+	// the CPU's IPC over time.
+	retiredIn []uint64
 	// hist is the path history Record.History reports: conditional
 	// branch directions as fetched, repaired at a mispredict.
 	hist uint16
@@ -83,6 +100,8 @@ type Stats struct {
 	WrongPath, WrongPathIssued        uint64 // wrong-path instructions fetched, and issued before the squash
 	ICacheMisses, DCacheMisses        uint64
 	L2Misses, Forwarded               uint64
+	OrderTraps                        uint64 // loads issued before an older store to their quadword, refetched
+	DTBMisses, ITBMisses              uint64
 }
 
 type ring struct {
@@ -120,6 +139,12 @@ type slotEntry struct {
 
 type mafEntry struct{ line, done uint64 }
 
+type wpDecoded struct {
+	w  uint32
+	ok bool
+	d  alpha.Decoded
+}
+
 type sqEntry struct{ qw, issue, retire uint64 }
 
 // pending is the timing of the instruction Retire answered for, applied
@@ -132,6 +157,9 @@ type pending struct {
 	done               uint64 // result cycle in its own cluster
 	pipe               uint8
 	ev                 alpha.EventSet
+	baseLat            uint64           // the class's latency, a load's on a hit
+	feCause            alpha.StallCause // why fetch waited (noCause: it did not, or no named cause)
+	issueCause         alpha.StallCause // why issue waited beyond the map's earliest
 	newBlock           bool
 	fetchBlk           uint64
 	fetchLine          uint64
@@ -149,6 +177,7 @@ func NewCore(cpu *alpha.CPU, p Params) (*Core, error) {
 		return timing.NewCache(timing.CacheConfig{Size: size, Line: p.LineBytes, Ways: ways, Replacement: timing.LRU})
 	}
 	c := &Core{p: p, cpu: cpu, classes: buildClasses(p)}
+	c.redirectCause = noCause
 	var err error
 	if c.icache, err = mk(p.ICacheBytes, p.CacheWays); err != nil {
 		return nil, fmt.Errorf("ev6: I-cache: %w", err)
@@ -159,6 +188,14 @@ func NewCore(cpu *alpha.CPU, p Params) (*Core, error) {
 	if c.l2, err = mk(p.L2Bytes, 1); err != nil {
 		return nil, fmt.Errorf("ev6: Bcache: %w", err)
 	}
+	if c.itb, err = timing.NewTLB(p.ITBEntries, timing.NotLastUsed); err != nil {
+		return nil, fmt.Errorf("ev6: ITB: %w", err)
+	}
+	if c.dtb, err = timing.NewTLB(p.DTBEntries, timing.NotLastUsed); err != nil {
+		return nil, fmt.Errorf("ev6: DTB: %w", err)
+	}
+	c.pageShift = alpha.PageShift
+	c.storeWait = make([]uint64, p.StoreWaitEntries)
 	c.bp = newTournament(p)
 	c.ras = returnStack{a: make([]uint64, p.ReturnStack)}
 	c.linePred = make([]uint64, p.LineEntries)
@@ -171,6 +208,7 @@ func NewCore(cpu *alpha.CPU, p Params) (*Core, error) {
 	c.stores = newRing(p.StoreQueue)
 	c.cal = make([]calSlot, calSize)
 	c.slots = make([]slotEntry, 4096)
+	c.wpDecoded = make([]wpDecoded, 4096)
 	cpu.Timing = nil
 	cpu.Core = c
 	return c, nil
@@ -196,7 +234,7 @@ func (c *Core) Restart(cycle uint64) {
 
 // flush empties the front end and the window at cycle.
 func (c *Core) flush(cycle uint64) {
-	c.redirect = max(c.redirect, cycle)
+	c.setRedirect(cycle, noCause)
 	c.fetchBlk = 0
 	c.fetchLine = 0
 	if cycle > c.lastRetire {
@@ -226,7 +264,47 @@ func (c *Core) Retire(d *alpha.Decoded, pc, ea uint64) uint64 {
 		c.flush(c.pend.retire + 1)
 	}
 	cl := &c.classes[min(int(d.Op), len(c.classes)-1)]
-	pd := pending{pc: pc, ea: ea}
+	var dtbMissed bool
+	for {
+		// Timed in place: the pending record is large, and copying it
+		// twice an instruction showed in profiles.
+		pd := &c.pend
+		trap, cause := c.time(pd, d, cl, pc, ea)
+		if trap == 0 {
+			if dtbMissed {
+				pd.ev = pd.ev.With(alpha.EvDTBMiss) // counted once, on the execution that retires
+			}
+			c.hasPend = true
+			return pd.retire
+		}
+		dtbMissed = dtbMissed || cause == alpha.StallDTB
+		// The instruction trapped at issue (an order trap, a TLB
+		// miss): it and everything younger — nothing younger is timed
+		// yet — are killed, and it is fetched again at trap.
+		if st := c.stagesFor(pc); st != nil {
+			st.Replayed++
+		}
+		c.setRedirect(trap, cause)
+		c.fetchBlk = 0
+	}
+}
+
+// noCause marks cycles the 21164's stall causes do not name (an order
+// trap's refetch, a map stall, the instruction's own latency).
+const noCause = alpha.NumStallCauses
+
+// setRedirect stops fetch before cycle at, for cause.
+func (c *Core) setRedirect(at uint64, cause alpha.StallCause) {
+	if at > c.redirect {
+		c.redirect, c.redirectCause = at, cause
+	}
+}
+
+// time computes the cycles of the instruction d at pc from the state the
+// older ones left. It returns a non-zero trap when the instruction traps
+// at issue instead, and must be fetched again from that cycle on.
+func (c *Core) time(pd *pending, d *alpha.Decoded, cl *class, pc, ea uint64) (trap uint64, cause alpha.StallCause) {
+	*pd = pending{pc: pc, ea: ea, feCause: noCause, issueCause: noCause}
 	pd.ev = 1 << alpha.EvIssues
 
 	// Fetch: with the previous instruction if it continues its block and
@@ -238,6 +316,9 @@ func (c *Core) Retire(d *alpha.Decoded, pc, ea uint64) uint64 {
 	} else {
 		pd.newBlock = true
 		f := max(c.fetchCycle+1, c.redirect)
+		if c.redirect > c.fetchCycle+1 {
+			pd.feCause = c.redirectCause
+		}
 		if c.seq >= uint64(c.p.FetchBuffer) {
 			if m := c.mapped[c.seq%uint64(c.p.FetchBuffer)]; m > f+1 {
 				f = m - 1
@@ -245,6 +326,17 @@ func (c *Core) Retire(d *alpha.Decoded, pc, ea uint64) uint64 {
 		}
 		line := pc/uint64(c.p.LineBytes) + 1
 		if line != c.fetchLine {
+			if page := pc>>c.pageShift + 1; page != c.fetchPage || c.cpu.AS != c.fetchAS {
+				c.fetchPage, c.fetchAS = page, c.cpu.AS
+				if !c.itb.Lookup(page-1, c.asn(pc)) {
+					// An ITB miss traps to PALcode, which fills the
+					// ITB; fetch resumes after both (HRM Table 2-1).
+					pd.ev = pd.ev.With(alpha.EvITBMiss)
+					pd.feCause = alpha.StallITB
+					c.stats.ITBMisses++
+					f += uint64(c.p.ITBMissCycles + c.p.TLBFillCycles)
+				}
+			}
 			if pa, ok := c.cpu.PhysAddr(pc); ok && !c.icache.Access(pa) {
 				pd.ev = pd.ev.With(alpha.EvIMiss)
 				fill := uint64(c.p.L2LoadCycles)
@@ -338,12 +430,21 @@ func (c *Core) Retire(d *alpha.Decoded, pc, ea uint64) uint64 {
 		}
 	}
 	pd.issue, pd.pipe, pd.ready = best, bestPipe, bestReady
+	pd.issueCause = c.issueCause(d, cl, pd, m+uint64(c.p.MapToIssue))
 
 	// Execute: a load's latency comes from the store queue or the memory
 	// system; everything else's from its class.
+	if (cl.base.Load || cl.base.Store) && !prefetch(d.Op) {
+		if t := c.translate(pd, ea); t != 0 {
+			return t, alpha.StallDTB
+		}
+	}
 	lat := uint64(cl.lat)
 	if cl.base.Load && !prefetch(d.Op) {
-		lat = c.load(&pd, ea, cl.base.FPDst)
+		var t uint64
+		if lat, t = c.load(pd, ea, cl.base.FPDst); t != 0 {
+			return t, noCause
+		}
 	}
 	pd.done = pd.issue + lat
 	r := pd.issue + max(lat, 1) + uint64(c.p.RetireAfter)
@@ -352,8 +453,101 @@ func (c *Core) Retire(d *alpha.Decoded, pc, ea uint64) uint64 {
 		r++
 	}
 	pd.retire = r
-	c.pend, c.hasPend = pd, true
-	return r
+	pd.baseLat = uint64(cl.lat)
+	return 0, noCause
+}
+
+// issueCause names what held the instruction between the earliest issue
+// its map allowed (from) and its issue, in the 21164's terms: the operand
+// read last (Ra before Rb on a tie), or the D-cache when that operand's
+// producer was a load that missed; the FP divider; a barrier waiting for
+// older instructions; else a pipe conflict (slot).
+func (c *Core) issueCause(d *alpha.Decoded, cl *class, pd *pending, from uint64) alpha.StallCause {
+	if pd.issue <= from {
+		return noCause
+	}
+	cluster := clusterOf(pd.pipe)
+	var ra, rb uint64
+	if cl.base.ReadsA {
+		ra = c.readyOf(d.Ra, cl.base.FPA, cluster)
+	}
+	if cl.base.ReadsB && !d.Lit {
+		rb = c.readyOf(d.Rb, cl.base.FPB, cluster)
+	}
+	switch {
+	case max(ra, rb) >= pd.issue && ra >= rb:
+		if c.missedBy(d.Ra, cl.base.FPA) {
+			return alpha.StallDCache
+		}
+		return alpha.StallRa
+	case max(ra, rb) >= pd.issue:
+		if c.missedBy(d.Rb, cl.base.FPB) {
+			return alpha.StallDCache
+		}
+		return alpha.StallRb
+	case cl.divider && c.divFree >= pd.issue:
+		return alpha.StallFDiv
+	case cl.serial:
+		return alpha.StallBarrier
+	}
+	return alpha.StallSlot
+}
+
+// missedBy reports whether register r's last writer was a load that
+// missed the D-cache.
+func (c *Core) missedBy(r uint8, fp bool) bool {
+	return c.loadMissed[b2i(fp)][r&63]
+}
+
+// refetch is the cycle an instruction trapping at issue in cycle at is
+// fetched again, penalty cycles counted as Table 2-1's abort penalties
+// are: from the cycle after the trapping instruction's fetch to the
+// refetch, when it issued as early as it could.
+func (c *Core) refetch(at uint64, penalty int) uint64 {
+	return at + uint64(penalty+1-c.p.FetchToMap-c.p.MapToIssue)
+}
+
+// translate looks the data address ea up in the DTB at pd.issue. A miss
+// traps: the PALcode handler fills the DTB and the instruction is fetched
+// again (HRM Table 2-1's DTB miss penalty, then the fill).
+func (c *Core) translate(pd *pending, ea uint64) (trap uint64) {
+	if _, ok := c.cpu.PhysAddr(ea); !ok {
+		return 0 // it will fault
+	}
+	if c.dtb.Lookup(ea>>c.pageShift, c.asn(ea)) {
+		return 0
+	}
+	c.stats.DTBMisses++
+	return c.refetch(pd.issue, c.p.DTBMissCycles) + uint64(c.p.TLBFillCycles)
+}
+
+// asn is the address-space number the TLBs tag va with: 0 for the
+// kernel's addresses (global, as the PTE's ASM bit makes them), else one
+// per address space, reassigned with both TLBs flushed when they run out.
+func (c *Core) asn(va uint64) uint8 {
+	if va>>63 != 0 {
+		return 0
+	}
+	if c.cpu.AS == c.lastAS && c.lastAS != nil {
+		return c.lastASN // a map lookup per load showed in profiles
+	}
+	if c.asnOf == nil {
+		c.asnOf = make(map[*alpha.AddressSpace]uint8)
+	}
+	n, ok := c.asnOf[c.cpu.AS]
+	if !ok {
+		if len(c.asnOf) == 255 {
+			clear(c.asnOf)
+			c.lastAS = nil
+			c.itb, _ = timing.NewTLB(c.p.ITBEntries, timing.NotLastUsed)
+			c.dtb, _ = timing.NewTLB(c.p.DTBEntries, timing.NotLastUsed)
+			c.fetchPage = 0
+		}
+		n = uint8(len(c.asnOf) + 1)
+		c.asnOf[c.cpu.AS] = n
+	}
+	c.lastAS, c.lastASN = c.cpu.AS, n
+	return n
 }
 
 // slotting returns how many of the instructions of the fetch block from pc
@@ -451,21 +645,38 @@ func (c *Core) reserve(cycle uint64, p uint8) {
 // load returns the latency of a load issuing at pd.issue (which it may
 // delay: a store to forward from not yet issued, a full miss address
 // file) from effective address ea.
-func (c *Core) load(pd *pending, ea uint64, fp bool) uint64 {
+func (c *Core) load(pd *pending, ea uint64, fp bool) (lat, trap uint64) {
 	pd.ev = pd.ev.With(alpha.EvLoads)
+	// The store-wait table (HRM §2): a load whose bit is set waits until
+	// every older store in flight has issued; the others issue when
+	// their operands are ready, ahead of older stores.
+	sw := &c.storeWait[int(pd.pc>>2)&(len(c.storeWait)-1)]
+	if *sw == pd.issue/uint64(c.p.StoreWaitClear)+1 {
+		for i := range c.sq {
+			if s := &c.sq[i]; s.retire > pd.issue && s.issue > pd.issue {
+				pd.issue = s.issue
+			}
+		}
+		for !c.free(pd.issue, pd.pipe) {
+			pd.issue++
+		}
+	}
 	// Store-to-load forwarding from the youngest older store to the same
-	// quadword still in the store queue at the load's issue. The load
-	// waits for the store's data: the store-wait predictor is assumed
-	// right, so there are no order replay traps.
+	// quadword still in the store queue at the load's issue. If that
+	// store issues after the load, the load read stale data: when the
+	// store issues it finds the younger load done and takes an order
+	// trap — the load and everything younger are refetched — and sets
+	// the load's store-wait bit.
 	for i := len(c.sq) - 1; i >= 0; i-- {
 		s := &c.sq[i]
 		if s.qw == ea>>3 && s.retire > pd.issue {
-			pd.issue = max(pd.issue, s.issue)
-			for !c.free(pd.issue, pd.pipe) {
-				pd.issue++
+			if s.issue > pd.issue {
+				c.stats.OrderTraps++
+				*sw = s.issue/uint64(c.p.StoreWaitClear) + 1
+				return 0, c.refetch(s.issue, c.p.OrderTrapCycles)
 			}
 			c.stats.Forwarded++
-			return uint64(c.p.LatForward)
+			return uint64(c.p.LatForward), 0
 		}
 	}
 	hit := uint64(c.p.LatLoad)
@@ -474,21 +685,21 @@ func (c *Core) load(pd *pending, ea uint64, fp bool) uint64 {
 	}
 	pa, ok := c.cpu.PhysAddr(ea)
 	if !ok {
-		return hit // it will fault
+		return hit, 0 // it will fault
 	}
 	line := pa / uint64(c.p.LineBytes)
 	for _, e := range c.maf {
 		if e.line == line && e.done > pd.issue+hit {
 			// The line is on its way: the load merges into the miss.
 			pd.ev = pd.ev.With(alpha.EvDMiss)
-			return e.done - pd.issue
+			return e.done - pd.issue, 0
 		}
 	}
 	if c.dcache.Access(pa) {
-		return hit
+		return hit, 0
 	}
 	pd.ev = pd.ev.With(alpha.EvDMiss)
-	lat := hit - 3 + uint64(c.p.L2LoadCycles)
+	lat = hit - 3 + uint64(c.p.L2LoadCycles)
 	if !c.l2.Access(pa) {
 		pd.ev = pd.ev.With(alpha.EvBMiss)
 		lat += uint64(c.p.MemoryCycles)
@@ -514,7 +725,7 @@ func (c *Core) load(pd *pending, ea uint64, fp bool) uint64 {
 	// The fill is under way from now whether or not the load retires:
 	// a load killed by an interrupt and fetched again merges into it.
 	c.addMAF(mafEntry{line: line, done: pd.issue + lat})
-	return lat
+	return lat, 0
 }
 
 // Commit implements alpha.Core: the instruction Retire timed has executed
@@ -566,6 +777,7 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 	}
 	if dst, fp := dest(d, &cl.base); dst {
 		r := destReg(d, &cl.base)
+		c.loadMissed[b2i(fp)][r] = cl.base.Load && pd.ev.Has(alpha.EvDMiss)
 		if fp {
 			c.readyFP[r] = pd.done
 			c.fpW.push(pd.retire)
@@ -610,7 +822,7 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 			wrongHist ^= 1
 		}
 		c.wrongPath(pd, predicted, redirect, wrongHist)
-		c.redirect = max(c.redirect, redirect)
+		c.setRedirect(redirect, alpha.StallMispred)
 		c.fetchBlk = 0
 	}
 	if cl.serial && d.Op == alpha.OpCallPal {
@@ -619,6 +831,11 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 	}
 	c.record(d, pd, pc, next)
 	c.stats.Retired++
+	if w := int(pd.retire >> IPCWindowShift); w < len(c.retiredIn) {
+		c.retiredIn[w]++
+	} else {
+		c.countRetireLate(w)
+	}
 	return pd.ev
 }
 
@@ -659,3 +876,19 @@ func (c *Core) addMAF(e mafEntry) {
 	}
 	c.maf[k] = e
 }
+
+// IPCWindowShift sets the window of the IPC series: 1<<20 cycles, about
+// 3 ms at 333 MHz.
+const IPCWindowShift = 20
+
+// countRetireLate counts a retire in window w beyond the series so far.
+func (c *Core) countRetireLate(w int) {
+	c.retiredIn = append(c.retiredIn, make([]uint64, w+1-len(c.retiredIn))...)
+	c.retiredIn[w]++
+}
+
+// RetiredPerWindow returns the instructions retired in each window of
+// 1<<IPCWindowShift cycles from cycle 0 to the last retire (divided by
+// the window, the IPC over time). The slice is the core's: copy it to
+// keep it.
+func (c *Core) RetiredPerWindow() []uint64 { return c.retiredIn }

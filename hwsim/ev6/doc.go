@@ -5,7 +5,8 @@
 // line prediction, the tournament branch predictor, register renaming,
 // the integer and floating-point issue queues, the two integer clusters,
 // the in-flight window, the load and store queues with store-to-load
-// forwarding, in-order retire — and its caches. The 21164's timing
+// forwarding, the store-wait table and its order traps, in-order retire —
+// and its caches and TLBs (a miss traps to a PALcode fill and refetches). The 21164's timing
 // (package alpha's issue model over package timing) is untouched by it.
 //
 // The model is one pass, in program order: the interpreter executes each
@@ -17,6 +18,6 @@
 // exact for what is modelled. Wrong-path instructions are decoded from
 // memory along the predicted path after a mispredicted branch and timed
 // without architectural effect until the branch resolves (wrongpath.go).
-// docs/ev6.md describes the model, its parameters with their sources, and
+// docs/timing-21264.md describes the model, its parameters with their sources, and
 // what it does not model yet.
 package ev6

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Sources, as cited in the comments below and in docs/ev6.md:
+// Sources, as cited in the comments below and in docs/timing-21264.md:
 //
 //	HRM     Alpha 21264/EV67 Microprocessor Hardware Reference Manual
 //	        (Compaq, 2000): §2.1 microarchitecture, §2.2 pipeline and
@@ -88,6 +88,25 @@ type Params struct {
 	// MemoryCycles is what a Bcache miss adds: 70 cycles, about 150 ns at
 	// 466 MHz (DS-10L assumption: no source found for the machine).
 	MemoryCycles int
+	// Memory ordering (HRM §2): the store-wait table, one bit per load
+	// PC, set when the load takes an order trap (it issued before an
+	// older store to its address) and cleared every StoreWaitClear
+	// cycles; a load whose bit is set waits for every older store to
+	// issue. Entries and interval: 1024 and 16384 (assumption: the
+	// figures as recalled from the HRM, not checked against a source
+	// here). OrderTrapCycles is the Mbox order trap's abort penalty (HRM
+	// Table 2-1): 14.
+	StoreWaitEntries, StoreWaitClear int
+	OrderTrapCycles                  int
+	// TLBs (HRM §2.1): ITB and DTB, 128 entries each, fully associative,
+	// ASN-tagged; replacement is the 21164 model's not-last-used
+	// (assumption). A miss traps to PALcode: the abort penalty (HRM Table
+	// 2-1: ITB 7, DTB 13), then the handler, TLBFillCycles (assumption:
+	// 13, one Bcache access for the PTE; the handler's other instructions
+	// overlap it).
+	ITBEntries, DTBEntries       int
+	ITBMissCycles, DTBMissCycles int
+	TLBFillCycles                int
 	// VictimBuffer is the entries of the D-cache victim buffer (HRM §2.1,
 	// WAVE2-SPECS appendix): 8. Listed, not modelled: evictions go to the Bcache model
 	// at once.
@@ -109,6 +128,8 @@ func DefaultParams() Params {
 		LatITOF: 4, LatFTOI: 3, LatRPCC: 1, LatForward: 3,
 		ICacheBytes: 64 << 10, DCacheBytes: 64 << 10, CacheWays: 2, LineBytes: 64,
 		L2Bytes: 2 << 20, L2LoadCycles: 13, MemoryCycles: 70, VictimBuffer: 8,
+		StoreWaitEntries: 1024, StoreWaitClear: 16384, OrderTrapCycles: 14,
+		ITBEntries: 128, DTBEntries: 128, ITBMissCycles: 7, DTBMissCycles: 13, TLBFillCycles: 13,
 	}
 }
 
@@ -140,6 +161,9 @@ func (p Params) Validate() error {
 		{"MAF", p.MAF}, {"cache ways", p.CacheWays}, {"line bytes", p.LineBytes},
 		{"I-cache", p.ICacheBytes}, {"D-cache", p.DCacheBytes}, {"L2", p.L2Bytes},
 		{"load latency", p.LatLoad}, {"FP load latency", p.LatFPLoad},
+		{"store-wait entries", p.StoreWaitEntries}, {"store-wait clear interval", p.StoreWaitClear},
+		{"order trap penalty", p.OrderTrapCycles}, {"ITB entries", p.ITBEntries}, {"DTB entries", p.DTBEntries},
+		{"ITB miss penalty", p.ITBMissCycles}, {"DTB miss penalty", p.DTBMissCycles}, {"TLB fill", p.TLBFillCycles},
 	}
 	for _, f := range pos {
 		if f.v <= 0 {
@@ -151,7 +175,8 @@ func (p Params) Validate() error {
 		v    int
 	}{{"line predictor", p.LineEntries}, {"local histories", p.LocalHistories},
 		{"global entries", p.GlobalEntries}, {"choice entries", p.ChoiceEntries},
-		{"fetch block", p.FetchBlockBytes}, {"line bytes", p.LineBytes}} {
+		{"fetch block", p.FetchBlockBytes}, {"line bytes", p.LineBytes},
+		{"store-wait entries", p.StoreWaitEntries}} {
 		if f.v&(f.v-1) != 0 {
 			return fmt.Errorf("%w: %s %d: want a power of two", ErrInvalidParams, f.name, f.v)
 		}

@@ -21,6 +21,10 @@ type PCStages struct {
 	// Aborted counts wrong-path fetches; AbortedMapped and AbortedIssued
 	// those of them that mapped, and issued, before the squash.
 	Aborted, AbortedMapped, AbortedIssued uint64
+	// Replayed counts the times it trapped at issue (an order trap, a
+	// DTB miss) and was fetched again: a killed execution on the correct
+	// path, not counted in Aborted.
+	Replayed                              uint64
 	FetchToMap, MapToIssue, IssueToRetire uint64
 }
 
@@ -39,6 +43,7 @@ func (s *StageTruth) Add(o *StageTruth) {
 		e.Aborted += v.Aborted
 		e.AbortedMapped += v.AbortedMapped
 		e.AbortedIssued += v.AbortedIssued
+		e.Replayed += v.Replayed
 		e.FetchToMap += v.FetchToMap
 		e.MapToIssue += v.MapToIssue
 		e.IssueToRetire += v.IssueToRetire
@@ -86,6 +91,7 @@ func (c *Core) record(d *alpha.Decoded, pd *pending, pc, next uint64) {
 	e.Executed++
 	if pd.retire > c.acct {
 		e.HeadCycles += pd.retire - c.acct
+		c.stalls(e, pd)
 		c.acct = pd.retire
 	}
 	for s := pd.ev; s != 0; s &= s - 1 {
@@ -94,5 +100,34 @@ func (c *Core) record(d *alpha.Decoded, pd *pending, pc, next uint64) {
 	cl := &c.classes[min(int(d.Op), len(c.classes)-1)]
 	if (cl.base.Branch || cl.base.Jump || d.Op == alpha.OpBR) && next != pc+4 {
 		c.Truth.Edges[alpha.Edge{From: pc, To: next}]++
+	}
+}
+
+// stalls charges the head cycles of pd — from c.acct, the previous
+// retire, to its own — to the 21164's stall causes where one names why
+// the instruction was late, walking its stages: the front end (up to its
+// earliest issue after fetch) to why fetch waited; from the earliest
+// issue its map allowed to its issue, to why it did not issue then; from
+// issue to retire, to the D-cache for a load's miss beyond the hit
+// latency. Cycles no cause names stay uncharged (the map waiting for the
+// window, a queue or registers; an order trap's refetch; the
+// instruction's own latency and the retire stages): the columns add up to
+// at most the head cycles, as on the 21164.
+func (c *Core) stalls(e *alpha.PCTruth, pd *pending) {
+	charge := func(from, to uint64, cause alpha.StallCause) {
+		from = max(from, c.acct)
+		to = min(to, pd.retire)
+		if cause < alpha.NumStallCauses && to > from {
+			e.Stall[cause] += to - from
+		}
+	}
+	frontEnd := pd.fetch + uint64(c.p.FetchToMap+c.p.MapToIssue)
+	charge(c.acct, frontEnd, pd.feCause)
+	if pd.ev.Has(alpha.EvIMiss) && pd.feCause == noCause {
+		charge(c.acct, frontEnd, alpha.StallICache)
+	}
+	charge(pd.mapc+uint64(c.p.MapToIssue), pd.issue, pd.issueCause)
+	if pd.ev.Has(alpha.EvDMiss) && pd.done > pd.issue+pd.baseLat {
+		charge(pd.issue+pd.baseLat, pd.done, alpha.StallDCache)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"reflect"
 	"slices"
 
+	"dcpi/internal/hotlist"
 	"dcpi/wire"
 )
 
@@ -354,6 +355,51 @@ func AddMe(r *rand.Rand, b *wire.Batch, images []wire.ImageKey, offsets, maxEntr
 	if r.IntN(3) == 0 {
 		b.MeDrops = map[string]uint64{wire.DropMeOverflowFull: 1 + r.Uint64N(9)}
 	}
+	b.Normalize()
+}
+
+// AddMeV2 adds to b, after AddMe, what a ProfileMe section of version 2
+// carries: squashed aborts and pair statistics in some entries (within
+// their rules), (PC, history) counts for every entry, a history drop
+// count, and address hot lists for some.
+func AddMeV2(r *rand.Rand, b *wire.Batch) {
+	for i := range b.Me {
+		e := &b.Me[i]
+		c := &e.Counts
+		if r.IntN(2) == 0 {
+			sq := 1 + r.Uint64N(3)
+			c[wire.MeAbortSquash] += sq
+			c[wire.MeSamples] += sq
+			c[wire.MeStage0+r.IntN(wire.MeStages)] = r.Uint64N(50)
+			c[wire.MeFirst] = r.Uint64N(c[wire.MeSamples] + 1)
+			c[wire.MeSecond] = r.Uint64N(c[wire.MeSamples] - c[wire.MeFirst] + 1)
+			paired := c[wire.MeFirst] + c[wire.MeSecond]
+			c[wire.MePartnerRetired] = r.Uint64N(paired + 1)
+			c[wire.MeOverlap] = r.Uint64N(paired + 1)
+			c[wire.MeUseful] = r.Uint64N(min(c[wire.MeOverlap], c[wire.MePartnerRetired]) + 1)
+			if c[wire.MeOverlap] > 0 {
+				c[wire.MeOverlapCycles] = r.Uint64N(100)
+			}
+			if paired > 0 {
+				c[wire.MeInProgress] = r.Uint64N(200)
+			}
+		}
+		left := c[wire.MeSamples]
+		for left > 0 {
+			n := 1 + r.Uint64N(left)
+			b.MeHist = append(b.MeHist, wire.MeHistEntry{Image: e.Image, Offset: e.Offset, History: uint16(r.IntN(4)), Count: n})
+			left -= n
+		}
+		if r.IntN(3) == 0 {
+			l := hotlist.List{N: 1 + r.Uint64N(5)}
+			for v := range r.Uint64N(3) {
+				l.Entries = append(l.Entries, hotlist.Entry{Value: 0x1000 + 8*v, Count: 1})
+			}
+			l.N = max(l.N, uint64(len(l.Entries)))
+			b.MeAddrs = append(b.MeAddrs, wire.MeAddrList{Image: e.Image, Offset: e.Offset, List: l})
+		}
+	}
+	b.MeHistDropped = r.Uint64N(3)
 	b.Normalize()
 }
 

@@ -88,87 +88,14 @@ func CompareLevels(l *hotlist.List, truth [values.NumLevels]uint64) (Levels, err
 	return out, nil
 }
 
-// SameLineFollower reports whether the load at pc follows a load from
-// the same base register whose displacement is within the same 32-byte
-// D-cache line's reach, the base unchanged in between: within the six
-// instructions before it, or, in a loop that pc's block is the head of,
-// among the instructions after it up to the loop's backward branch (they
-// run just before pc's next execution). The interpreter runs every
-// instruction to completion, so the earlier load has always filled the
-// line and the follower measures a D-cache hit, where natively it waits
-// for the fill in flight — and the ground truth, which reads levels from
-// the load's own miss events, counts that wait as a D-cache hit too
-// (docs/values.md, Limits): the check leaves such loads out.
+// SameLineFollower is values.SameLineFollower over an image's words.
 func SameLineFollower(im *elfimage.Image, pc uint64) bool {
-	word := func(a uint64) (alpha.Decoded, bool) {
+	return values.SameLineFollower(func(a uint64) (uint32, bool) {
 		seg, ok := im.SegmentFor(a)
-		if !ok || a+4 > seg.Vaddr+uint64(len(seg.Data)) {
-			return alpha.Decoded{}, false
+		if !ok || a < seg.Vaddr || a+4 > seg.Vaddr+uint64(len(seg.Data)) {
+			return 0, false
 		}
 		o := a - seg.Vaddr
-		w := uint32(seg.Data[o]) | uint32(seg.Data[o+1])<<8 | uint32(seg.Data[o+2])<<16 | uint32(seg.Data[o+3])<<24
-		return alpha.Decode(w, alpha.EV67), true
-	}
-	d, ok := word(pc)
-	if !ok {
-		return false
-	}
-	sameLine := func(p alpha.Decoded) bool {
-		return alpha.ClassOf(p.Op).Load && p.Rb == d.Rb && math.Abs(float64(int64(p.Imm)-int64(d.Imm))) < 32
-	}
-	writesBase := func(p alpha.Decoded) bool {
-		cl := alpha.ClassOf(p.Op)
-		return (cl.Writes == 'a' && p.Ra == d.Rb) || (cl.Writes == 'c' && p.Rc == d.Rb)
-	}
-	for back := uint64(1); back <= 6; back++ {
-		p, ok := word(pc - 4*back)
-		if !ok {
-			return false
-		}
-		if sameLine(p) {
-			return true
-		}
-		if writesBase(p) {
-			return false
-		}
-		if cl := alpha.ClassOf(p.Op); cl.Branch || cl.Jump {
-			break
-		}
-	}
-	// A loop closing on pc's block: find its backward branch within
-	// eight instructions, then look between pc and it, last first.
-	var body []alpha.Decoded
-	for fwd := uint64(1); fwd <= 8; fwd++ {
-		a := pc + 4*fwd
-		p, ok := word(a)
-		if !ok {
-			return false
-		}
-		cl := alpha.ClassOf(p.Op)
-		if cl.Jump {
-			return false
-		}
-		if cl.Branch {
-			target := a + 4 + uint64(int64(p.Imm))
-			if target > pc || pc-target > 6*4 {
-				continue // a forward exit or another loop: not this one's edge
-			}
-			for t := target; t < pc; t += 4 {
-				if q, ok := word(t); !ok || writesBase(q) {
-					return false // the base changes on the way back to pc
-				}
-			}
-			for i := len(body) - 1; i >= 0; i-- {
-				if sameLine(body[i]) {
-					return true
-				}
-				if writesBase(body[i]) {
-					return false
-				}
-			}
-			return false
-		}
-		body = append(body, p)
-	}
-	return false
+		return uint32(seg.Data[o]) | uint32(seg.Data[o+1])<<8 | uint32(seg.Data[o+2])<<16 | uint32(seg.Data[o+3])<<24, true
+	}, pc)
 }

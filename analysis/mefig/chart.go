@@ -1,0 +1,137 @@
+package mefig
+
+import (
+	"bufio"
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"strings"
+)
+
+// chart is a small SVG writer for the figures of Figures 3, 6 and 7: a
+// row of panels, each with its own axes, lines and dots. Plain SVG 1.1,
+// no scripts, so a browser or an image viewer shows it.
+type chart struct {
+	panels []*panel
+	body   strings.Builder
+}
+
+type xy struct{ x, y float64 }
+
+// axis is a panel axis over [min, max], linear or log10.
+type axis struct {
+	min, max float64
+	log      bool
+}
+
+func (a axis) frac(v float64) float64 {
+	if a.log {
+		v, lo, hi := math.Log10(math.Max(v, a.min)), math.Log10(a.min), math.Log10(a.max)
+		return (v - lo) / (hi - lo)
+	}
+	return (v - a.min) / (a.max - a.min)
+}
+
+// ticks are the axis's labelled values: the powers of ten of a log axis,
+// five steps of a linear one.
+func (a axis) ticks() []float64 {
+	var t []float64
+	if a.log {
+		for v := a.min; v <= a.max*1.0001; v *= 10 {
+			t = append(t, v)
+		}
+		return t
+	}
+	for i := range 6 {
+		t = append(t, a.min+(a.max-a.min)*float64(i)/5)
+	}
+	return t
+}
+
+const (
+	panelW, panelH   = 420.0, 320.0
+	marginL, marginT = 60.0, 50.0
+	marginB          = 50.0
+)
+
+type panel struct {
+	c      *chart
+	x0, y0 float64 // top-left of the plot area
+	xa, ya axis
+}
+
+func newChart() *chart { return &chart{} }
+
+func (c *chart) panel(i int, title, xlabel, ylabel string, xa, ya axis) *panel {
+	p := &panel{c: c, x0: marginL + float64(i)*(panelW+marginL), y0: marginT + 20, xa: xa, ya: ya}
+	c.panels = append(c.panels, p)
+	b := &c.body
+	fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.0f" height="%.0f" fill="none" stroke="#000"/>`+"\n", p.x0, p.y0, panelW, panelH)
+	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="13" text-anchor="middle">%s</text>`+"\n", p.x0+panelW/2, p.y0-8, html.EscapeString(title))
+	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="12" text-anchor="middle">%s</text>`+"\n", p.x0+panelW/2, p.y0+panelH+38, html.EscapeString(xlabel))
+	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="12" text-anchor="middle" transform="rotate(-90 %.1f %.1f)">%s</text>`+"\n",
+		p.x0-42, p.y0+panelH/2, p.x0-42, p.y0+panelH/2, html.EscapeString(ylabel))
+	for _, v := range xa.ticks() {
+		x := p.x0 + xa.frac(v)*panelW
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#000"/><text x="%.1f" y="%.1f" font-size="11" text-anchor="middle">%s</text>`+"\n",
+			x, p.y0+panelH, x, p.y0+panelH+5, x, p.y0+panelH+18, tickLabel(v))
+	}
+	for _, v := range ya.ticks() {
+		y := p.y0 + (1-ya.frac(v))*panelH
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#000"/><text x="%.1f" y="%.1f" font-size="11" text-anchor="end">%s</text>`+"\n",
+			p.x0-5, y, p.x0, y, p.x0-7, y+4, tickLabel(v))
+	}
+	return p
+}
+
+func tickLabel(v float64) string {
+	if v >= 1e4 {
+		return fmt.Sprintf("%.0e", v)
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
+func (p *panel) at(v xy) (float64, float64) {
+	return p.x0 + p.xa.frac(v.x)*panelW, p.y0 + (1-p.ya.frac(v.y))*panelH
+}
+
+func (p *panel) line(pts []xy, color string) {
+	if len(pts) < 2 {
+		return
+	}
+	var d strings.Builder
+	for i, v := range pts {
+		x, y := p.at(v)
+		op := "L"
+		if i == 0 {
+			op = "M"
+		}
+		fmt.Fprintf(&d, "%s%.1f %.1f ", op, x, y)
+	}
+	fmt.Fprintf(&p.c.body, `<path d="%s" fill="none" stroke="%s" stroke-width="1.5"/>`+"\n", strings.TrimSpace(d.String()), color)
+}
+
+func (p *panel) dot(v xy, color string) {
+	x, y := p.at(v)
+	fmt.Fprintf(&p.c.body, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s" fill-opacity="0.7"/>`+"\n", x, y, color)
+}
+
+func (p *panel) label(v xy, text, color string) {
+	x, y := p.at(v)
+	fmt.Fprintf(&p.c.body, `<text x="%.1f" y="%.1f" font-size="10" fill="%s">%s</text>`+"\n", x+4, y-4, color, html.EscapeString(text))
+}
+
+// write emits the SVG document.
+func (c *chart) write(w io.Writer, title, note string) error {
+	width := marginL + float64(max(len(c.panels), 1))*(panelW+marginL)
+	height := marginT + 20 + panelH + marginB + 30
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif">`+"\n", width, height, width, height)
+	fmt.Fprintf(bw, `<rect width="100%%" height="100%%" fill="#fff"/>`+"\n")
+	fmt.Fprintf(bw, `<text x="%.1f" y="24" font-size="15" text-anchor="middle">%s</text>`+"\n", width/2, html.EscapeString(title))
+	bw.WriteString(c.body.String())
+	fmt.Fprintf(bw, `<text x="%.1f" y="%.1f" font-size="11" text-anchor="middle">%s</text>`+"\n", width/2, height-10, html.EscapeString(note))
+	bw.WriteString("</svg>\n")
+	return bw.Flush()
+}

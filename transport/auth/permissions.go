@@ -1,0 +1,58 @@
+package auth
+
+import (
+	"github.com/nats-io/nats-server/v2/server"
+
+	"dcpi/coordinator"
+	"dcpi/transport"
+)
+
+// Permissions are what the server lets a user of role do; host names the
+// host of a Host user, publicKey is the user's key (its inbox, see
+// transport.InboxPrefix). Every role but Coordinator may subscribe only to
+// its own inbox, so no one reads another's replies.
+//
+// A host may publish its own subjects (transport.HostPublishSubjects:
+// batches of every CPU, path uploads, value records), upload images (shared,
+// content-addressed), make the JetStream lookups a resuming agent makes,
+// and send the coordinator its registrations, heartbeats, epoch
+// acknowledgements and applied-sequence questions. It may not publish
+// another host's subjects, consume or acknowledge any stream, change or
+// delete a stream, or query profiles.
+func Permissions(role Role, host, publicKey string) *server.Permissions {
+	inbox := &server.SubjectPermission{Allow: []string{transport.InboxPrefix(publicKey) + ".>"}}
+	switch role {
+	case Coordinator:
+		return &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: []string{">"}},
+			Subscribe: &server.SubjectPermission{Allow: []string{">"}},
+		}
+	case Aggregator:
+		return &server.Permissions{
+			Publish: &server.SubjectPermission{Allow: []string{
+				"$JS.API.>", "$JS.ACK.>", "$JS.FC.>", "dcpi.coord.>",
+			}},
+			Subscribe: inbox,
+		}
+	case Query:
+		pub := append([]string{coordinator.SubjectQuery + ">", coordinator.SubjectLinearQuery + ">", "$JS.API.INFO"},
+			transport.ImageReadAPI()...)
+		return &server.Permissions{Publish: &server.SubjectPermission{Allow: pub}, Subscribe: inbox}
+	case Host:
+		own, err := transport.HostPublishSubjects(host)
+		if err != nil {
+			// A name no subject can carry gets no publish at all.
+			return &server.Permissions{Publish: &server.SubjectPermission{Deny: []string{">"}}, Subscribe: inbox}
+		}
+		pub := append(own, transport.ImagePublishSubjects()...)
+		pub = append(pub, transport.HostJetStreamAPI()...)
+		pub = append(pub, coordinator.SubjectRegister, coordinator.SubjectHeartbeat, coordinator.SubjectAck,
+			coordinator.SubjectQuery+coordinator.QueryApplied, coordinator.SubjectLinearQuery+coordinator.QueryApplied,
+			coordinator.SubjectQuery+coordinator.QueryValuesApplied, coordinator.SubjectLinearQuery+coordinator.QueryValuesApplied)
+		return &server.Permissions{Publish: &server.SubjectPermission{Allow: pub}, Subscribe: inbox}
+	}
+	return &server.Permissions{
+		Publish:   &server.SubjectPermission{Deny: []string{">"}},
+		Subscribe: &server.SubjectPermission{Deny: []string{">"}},
+	}
+}

@@ -1,0 +1,69 @@
+package transport
+
+// The subjects a role touches, for the server's per-user permissions
+// (package transport/auth). They are derived from the functions that make
+// the subjects, so a subject added here is confined the same way.
+
+// HostPublishSubjects are the subjects only host may publish on: its batch
+// streams (every CPU), its path uploads and its value records. A new per-host subject belongs
+// here, so that a host's credentials reach it and no other host's do.
+func HostPublishSubjects(host string) ([]string, error) {
+	if err := CheckHost(host); err != nil {
+		return nil, err
+	}
+	paths, _ := PathSubject(host)
+	values, _ := ValuesSubject(host)
+	return []string{subjectPrefix + host + ".*", paths, values}, nil
+}
+
+// HostJetStreamAPI are the JetStream API requests a node agent makes: look
+// up the batch and value streams and the newest message of a subject
+// (LastPublished, LastValues, on resume), and the image buckets' lookups. Not stream or consumer
+// creation, update, deletion or purge (EnsureStream makes the buckets).
+func HostJetStreamAPI() []string {
+	subs := []string{
+		"$JS.API.INFO",
+		"$JS.API.STREAM.INFO." + StreamName,
+		"$JS.API.STREAM.MSG.GET." + StreamName,
+		"$JS.API.STREAM.INFO." + ValuesStreamName,
+		"$JS.API.STREAM.MSG.GET." + ValuesStreamName,
+	}
+	for _, b := range []string{ImageBucket, ImageFileBucket} {
+		obj := "OBJ_" + b
+		subs = append(subs,
+			"$JS.API.STREAM.INFO."+obj,
+			"$JS.API.STREAM.MSG.GET."+obj,
+			"$JS.API.DIRECT.GET."+obj, "$JS.API.DIRECT.GET."+obj+".>")
+	}
+	return subs
+}
+
+// ImagePublishSubjects are the image buckets' chunk and metadata subjects
+// (records and user programs' files), shared by every host: images are
+// content-addressed and a host uploads only a name the bucket lacks
+// (Publisher.sendImage, PutImageFile).
+func ImagePublishSubjects() []string {
+	var subs []string
+	for _, b := range []string{ImageBucket, ImageFileBucket} {
+		subs = append(subs, "$O."+b+".C.>", "$O."+b+".M.>")
+	}
+	return subs
+}
+
+// ImageReadAPI are the JetStream requests and replies that read objects of
+// the image buckets (records and files), as the analysis tools do: look up,
+// direct gets, and the ordered consumer an object's chunks come through.
+func ImageReadAPI() []string {
+	var subs []string
+	for _, b := range []string{ImageBucket, ImageFileBucket} {
+		obj := "OBJ_" + b
+		subs = append(subs,
+			"$JS.API.STREAM.INFO."+obj,
+			"$JS.API.STREAM.MSG.GET."+obj,
+			"$JS.API.DIRECT.GET."+obj, "$JS.API.DIRECT.GET."+obj+".>",
+			"$JS.API.CONSUMER.CREATE."+obj, "$JS.API.CONSUMER.CREATE."+obj+".>",
+			"$JS.API.CONSUMER.DELETE."+obj+".>", "$JS.API.CONSUMER.INFO."+obj+".>",
+			"$JS.FC."+obj+".>")
+	}
+	return subs
+}
