@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"dcpi/hwsim"
 	"dcpi/node"
 	"dcpi/wire"
 )
@@ -162,4 +163,54 @@ func TestPublishWindowAcrossCuts(t *testing.T) {
 	}
 	ds, _ := h.Node().Stats()
 	t.Logf("%d cuts, %d batches, %d full drains, %d samples", len(closes), len(batches), ds.FullDrains, h.Generated())
+}
+
+// TestPublishWindowProfileMe is TestPublishWindowSameProfile for the
+// ProfileMe section, which the window merges too: the same deterministic
+// host per drain and with a window of ten drains publishes the same
+// ProfileMe counts per (CPU, image, offset, PID), the same unknown and
+// drop totals, and every tagged instruction once.
+func TestPublishWindowProfileMe(t *testing.T) {
+	names := []string{"ccdriver", "sort", "interp"}
+	run := func(window uint64) (*Host, *node.MemPublisher) {
+		m := workloadMachine(t, 2, true, names...)
+		ncfg := DefaultConfig()
+		ncfg.Node.Driver.Me = node.MeConfig{Entries: 8, BufferEntries: 2}
+		ncfg.ProfileMe = hwsim.ProfileMeConfig{IntervalMin: 40, IntervalMax: 60, Copies: 4}
+		ncfg.FlushEvery = 2_000_000
+		ncfg.Node.PublishEvery = window
+		return runWorkloads(t, m, ncfg, 30_000_000, names...)
+	}
+	sums := func(pub *node.MemPublisher) map[string]wire.MeCounts {
+		out := map[string]wire.MeCounts{}
+		for _, b := range pub.Batches() {
+			for _, e := range b.Me {
+				k := fmt.Sprintf("%d %v %d %d", b.CPU, e.Image, e.Offset, e.PID)
+				c := out[k]
+				c.Add(&e.Counts)
+				out[k] = c
+			}
+		}
+		return out
+	}
+	eh, ep := run(0)
+	wh, wp := run(10 * 2_000_000)
+	ee, eu, ed := meBooks(t, ep)
+	we, wu, wd := meBooks(t, wp)
+	if eh.MeTagged() != wh.MeTagged() || wh.MeTagged() == 0 {
+		t.Fatalf("the runs differ: %d and %d tagged", eh.MeTagged(), wh.MeTagged())
+	}
+	var dropped uint64
+	for _, n := range wd {
+		dropped += n
+	}
+	if we+wu+dropped != wh.MeTagged() {
+		t.Fatalf("windowed: %d tagged != %d in entries + %d unknown + drops %v", wh.MeTagged(), we, wu, wd)
+	}
+	if ee != we || eu != wu || !maps.Equal(ed, wd) || !maps.Equal(sums(ep), sums(wp)) {
+		t.Fatalf("windowed ProfileMe differs: entries %d/%d unknown %d/%d drops %v/%v", we, ee, wu, eu, wd, ed)
+	}
+	if 2*len(wp.Batches()) >= len(ep.Batches()) {
+		t.Fatalf("the window merged little: %d batches, %d per drain", len(wp.Batches()), len(ep.Batches()))
+	}
 }
