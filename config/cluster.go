@@ -77,9 +77,9 @@ type Node struct {
 // DefaultPublishEvery is node.publish_every's default, in simulated
 // seconds: ten drains at the default flush_every. Measured on the
 // default mix (docs/loadgen.md, "The publish window"), it cuts a host's
-// batches tenfold and its entries/s by more than half, and a live query
-// lags by at most a second more; longer windows (DCPI's daemon merged
-// for minutes) cut entries further, for fleets of hundreds of hosts.
+// batches tenfold and its entries/s as stored from 9,009 to 3,932, while
+// a live query waits at most a second more; longer windows (DCPI's daemon
+// merged for minutes) cut entries further, for fleets of many hosts.
 const DefaultPublishEvery = 1.0
 
 func clusterDefaults() (NATS, Coordinator, Aggregator, Node) {
