@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -64,6 +65,16 @@ func (f *benchFeed) call(perCall int) []storage.Delta {
 	return ds
 }
 
+// processCPU is the CPU time (user and system) the test process has used:
+// the cluster's replicas, NATS server and clients all run in it.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // BenchmarkIngest measures sustained ingest in entries/s through a
 // 3-replica coordinator (client → NATS → leader → Raft → three FSMs), beside
 // raw storage.ApplyDeltas of the same deltas on one Pebble database, with
@@ -72,6 +83,13 @@ func (f *benchFeed) call(perCall int) []storage.Delta {
 // defaults, NoSync, as OpenFSM does), and each subject starts from an empty
 // database. The FSM may commit several log entries in one Pebble batch
 // (FSM.ApplyBatch); raw commits each call's eight deltas alone.
+//
+// Besides entries/s, which a shared machine's load moves, each reports
+// the process's CPU per entry: cpu-ns/entry for raw, and for the
+// cluster cpu-ns/entry/replica, the whole process's CPU (three replicas,
+// NATS, Raft, the proposing clients) per entry divided by the three
+// replicas that each apply it. Their ratio is what the replicated path
+// costs per entry beyond a local apply, whatever the load.
 func BenchmarkIngest(b *testing.B) {
 	const perDelta, perCall = 1000, 8
 	pool := benchEntries(64, perDelta)
@@ -88,7 +106,7 @@ func BenchmarkIngest(b *testing.B) {
 			defer db.Close()
 			feed := newBenchFeed(pool, 0, 16)
 			b.ResetTimer()
-			start := time.Now()
+			start, cpu := time.Now(), processCPU(b)
 			for b.Loop() {
 				out, err := db.ApplyDeltas(feed.call(perCall))
 				if err != nil || out[0] != storage.Applied {
@@ -96,6 +114,7 @@ func BenchmarkIngest(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(feed.entries)/time.Since(start).Seconds(), "entries/s")
+			b.ReportMetric(float64(processCPU(b)-cpu)/float64(feed.entries), "cpu-ns/entry")
 		})
 	}
 	b.Run("coordinator/3-replicas", func(b *testing.B) {
@@ -113,7 +132,7 @@ func BenchmarkIngest(b *testing.B) {
 		// reset it counted in ns/op, so b.N was sized too small and the
 		// measured interval was short and noisy.
 		b.ResetTimer()
-		start := time.Now()
+		start, cpu := time.Now(), processCPU(b)
 		b.RunParallel(func(pb *testing.PB) {
 			feed := newBenchFeed(pool, int(workers.Add(1)), 4)
 			ctx := context.Background()
@@ -130,5 +149,6 @@ func BenchmarkIngest(b *testing.B) {
 			entries.Add(int64(feed.entries))
 		})
 		b.ReportMetric(float64(entries.Load())/time.Since(start).Seconds(), "entries/s")
+		b.ReportMetric(float64(processCPU(b)-cpu)/float64(entries.Load())/3, "cpu-ns/entry/replica")
 	})
 }

@@ -5,11 +5,16 @@ import (
 )
 
 // maxGroupEntries bounds the wire entries of the Ingest log entries that
-// ApplyBatch commits in one Pebble batch: about 150 bytes of batch per
-// entry (a 'c' and an 'f' merge), so 64Ki entries is under 10 MiB, below
-// Pebble's large-batch threshold (half a memtable), over which a batch is
-// flushed as its own small L0 table instead of joining the memtable.
-const maxGroupEntries = 1 << 16
+// ApplyBatch commits in one Pebble batch. It must keep the batch well
+// below Pebble's large-batch threshold (half a memtable, 16 MiB, counted
+// with the memtable's per-key overhead): a batch over it is not inserted
+// into the memtable but sorted whole (newFlushableBatch) and flushed as
+// its own small L0 table, which more than doubled the replicas' apply CPU
+// in BenchmarkIngest. Each entry costs about 210 bytes of batch (merges
+// into the per-host, host-major and fleet tables; measured), so 16Ki
+// entries make a batch of about 3.4 MB; 64Ki, the bound before the
+// host-major table, crossed the threshold.
+const maxGroupEntries = 1 << 14
 
 // ApplyBatch implements raft.BatchingFSM: raft hands over the entries it
 // committed together (up to MaxAppendEntries). Runs of consecutive Ingest

@@ -50,13 +50,16 @@ const (
 
 // Header describes the recorded host and run.
 type Header struct {
-	Host       string   `json:"host"` // the recorded host's name
-	CPUs       int      `json:"cpus"`
-	ClockHz    uint64   `json:"clock_hz"`
-	FlushEvery uint64   `json:"flush_every"` // cycles between full drains
-	Cycles     uint64   `json:"cycles"`      // simulated cycles recorded
-	Events     []string `json:"events"`
-	Programs   []string `json:"programs"`
+	Host       string `json:"host"` // the recorded host's name
+	CPUs       int    `json:"cpus"`
+	ClockHz    uint64 `json:"clock_hz"`
+	FlushEvery uint64 `json:"flush_every"` // cycles between full drains
+	// PublishEvery is the recorded daemon's publish window, in cycles
+	// (0: a batch per drain; absent in recordings made before it).
+	PublishEvery uint64   `json:"publish_every,omitempty"`
+	Cycles       uint64   `json:"cycles"` // simulated cycles recorded
+	Events       []string `json:"events"`
+	Programs     []string `json:"programs"`
 	// Generated is every sample the recorded host's hardware delivered;
 	// it equals the samples and drops of the recorded batches.
 	Generated uint64 `json:"generated"`

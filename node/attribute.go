@@ -19,15 +19,11 @@ type attributor struct {
 	// configuration's per-process profiles); others merge all processes.
 	perProcess map[string]bool
 
-	counts  map[entryKey]uint64
-	unknown map[unknownKey]uint64
 	// Images are interned: an entry key holds a small index, so the
 	// counts map hashes 24 bytes, not a 34-byte image key, and the batch
 	// sorts by precomputed rank instead of comparing keys.
-	index   map[string]uint32 // image identity -> index into images
-	images  []wire.ImageKey
-	run     []counted // batch's scratch
-	samples uint64    // everything added since the last batch
+	index  map[string]uint32 // image identity -> index into images
+	images []wire.ImageKey
 
 	// byImage counts, per image path, the samples and the driver entries
 	// that carried them: entries per sample is the image's miss rate in
@@ -35,7 +31,27 @@ type attributor struct {
 	// is a sample written straight to the buffer during a flush), which is
 	// how Table 4 compares workloads.
 	byImage map[string]*ImageFigures
-	peak    int // the most distinct counts one batch has held
+}
+
+// flatBook is the flat profile of the batch being built: counts by
+// (image, offset, event, PID) and the unknown profile. The ledger keeps
+// one per CPU, merging that CPU's drains until its publish window closes.
+type flatBook struct {
+	counts  map[entryKey]uint64
+	unknown map[unknownKey]uint64
+	run     []counted // batch's scratch
+	samples uint64    // everything added since the last batch
+	peak    int       // the most distinct counts one batch has held
+}
+
+// empty reports whether nothing was added since the last batch.
+func (b *flatBook) empty() bool { return len(b.counts) == 0 && len(b.unknown) == 0 }
+
+func (b *flatBook) reset() {
+	b.peak = max(b.peak, len(b.counts)+len(b.unknown))
+	clear(b.counts) // keeps the buckets for the next batch
+	clear(b.unknown)
+	b.samples = 0
 }
 
 // ImageFigures are the daemon's per-image counts: samples attributed to
@@ -65,26 +81,21 @@ type unknownKey struct {
 
 func newAttributor(maps *ImageMaps, perProcess []string) *attributor {
 	a := &attributor{maps: maps, perProcess: map[string]bool{}, index: map[string]uint32{},
-		byImage: map[string]*ImageFigures{}, counts: map[entryKey]uint64{}, unknown: map[unknownKey]uint64{}}
+		byImage: map[string]*ImageFigures{}}
 	for _, p := range perProcess {
 		a.perProcess[p] = true
 	}
-	a.reset()
 	return a
 }
 
-func (a *attributor) reset() {
-	a.peak = max(a.peak, len(a.counts)+len(a.unknown))
-	clear(a.counts) // keeps the buckets for the next batch
-	clear(a.unknown)
-	a.samples = 0
-}
-
-// add attributes entries. It returns the images seen for the first time,
-// whose records the daemon must publish once.
-func (a *attributor) add(entries []Entry) (newImages []Mapping, err error) {
+// add attributes entries into b. It returns the images seen for the
+// first time, whose records the daemon must publish once.
+func (a *attributor) add(b *flatBook, entries []Entry) (newImages []Mapping, err error) {
+	if b.counts == nil {
+		b.counts, b.unknown = map[entryKey]uint64{}, map[unknownKey]uint64{}
+	}
 	for _, e := range entries {
-		a.samples += uint64(e.Count)
+		b.samples += uint64(e.Count)
 		m, off, pid, ok := a.maps.Resolve(e.PID, e.PC)
 		path := m.Path
 		if !ok {
@@ -98,7 +109,7 @@ func (a *attributor) add(entries []Entry) (newImages []Mapping, err error) {
 		f.Samples += uint64(e.Count)
 		f.Entries++
 		if !ok {
-			a.unknown[unknownKey{pid: uint32(pid), pc: e.PC, event: e.Event}] += uint64(e.Count)
+			b.unknown[unknownKey{pid: uint32(pid), pc: e.PC, event: e.Event}] += uint64(e.Count)
 			continue
 		}
 		img, err := a.intern(m, &newImages)
@@ -109,7 +120,7 @@ func (a *attributor) add(entries []Entry) (newImages []Mapping, err error) {
 		if a.perProcess[m.Path] {
 			k.pid = uint32(pid)
 		}
-		a.counts[k] += uint64(e.Count)
+		b.counts[k] += uint64(e.Count)
 	}
 	return newImages, nil
 }
@@ -131,8 +142,9 @@ func (a *attributor) intern(m Mapping, newImages *[]Mapping) (uint32, error) {
 	return img, nil
 }
 
-// batch returns the accumulated profile as a batch and starts a new one.
-func (a *attributor) batch(host string, epoch uint64, cpu uint16, seq, start, end uint64, drops map[string]uint64) *wire.Batch {
+// batch returns the profile accumulated in fb as a batch and starts a new
+// one.
+func (a *attributor) batch(fb *flatBook, host string, epoch uint64, cpu uint16, seq, start, end uint64, drops map[string]uint64) *wire.Batch {
 	b := &wire.Batch{Version: wire.FlatVersion, Host: host, Epoch: epoch, CPU: cpu, Seq: seq,
 		Start: start, End: end, Drops: drops}
 	// The batch's canonical order is (image key, event, offset, PID):
@@ -146,8 +158,8 @@ func (a *attributor) batch(host string, epoch uint64, cpu uint16, seq, start, en
 	for r, i := range order {
 		rank[i] = uint32(r)
 	}
-	run := a.run[:0]
-	for k, n := range a.counts {
+	run := fb.run[:0]
+	for k, n := range fb.counts {
 		run = append(run, counted{k, n})
 	}
 	slices.SortFunc(run, func(x, y counted) int {
@@ -165,8 +177,8 @@ func (a *attributor) batch(host string, epoch uint64, cpu uint16, seq, start, en
 	for i, c := range run {
 		b.Entries[i] = wire.Entry{Image: a.images[c.k.image], Offset: c.k.offset, Event: c.k.event, PID: c.k.pid, Count: c.n}
 	}
-	a.run = run
-	for k, n := range a.unknown {
+	fb.run = run
+	for k, n := range fb.unknown {
 		b.Unknown = append(b.Unknown, wire.UnknownEntry{PID: k.pid, PC: k.pc, Event: k.event, Count: n})
 	}
 	slices.SortFunc(b.Unknown, func(x, y wire.UnknownEntry) int {
@@ -181,6 +193,6 @@ func (a *attributor) batch(host string, epoch uint64, cpu uint16, seq, start, en
 	// Entries and unknown are now in wire's canonical order, unique and
 	// nonzero (map keys, counts of at least one sample), which Validate
 	// checks when the batch is encoded; Normalize would sort them again.
-	a.reset()
+	fb.reset()
 	return b
 }

@@ -15,7 +15,8 @@ func TestAttributionToImagesAndUnknown(t *testing.T) {
 	maps.ProcessEvent(Event{Kind: EventExec, PID: 3, Incarnation: 1})
 	maps.ProcessEvent(Event{Kind: EventMap, PID: 3, Incarnation: 1, Base: 0x120000000, Size: 0x1000, ImageID: a, Path: "/bin/a"})
 	at := newAttributor(maps, []string{"/bin/a"})
-	imgs, err := at.add([]Entry{
+	var fb flatBook
+	imgs, err := at.add(&fb, []Entry{
 		{PID: 1, PC: 0x120000010, Event: 0, Count: 5},
 		{PID: 1, PC: 0x120000010, Event: 0, Count: 2},
 		{PID: 1, PC: 0x120000014, Event: 2, Count: 1},
@@ -28,7 +29,7 @@ func TestAttributionToImagesAndUnknown(t *testing.T) {
 	if len(imgs) != 2 {
 		t.Fatalf("new images %v, want /bin/a and /vmunix", imgs)
 	}
-	b := at.batch("h", 1, 0, 1, 0, 100, nil)
+	b := at.batch(&fb, "h", 1, 0, 1, 0, 100, nil)
 	if b.Total() != 15 {
 		t.Fatalf("batch total %d, want 15", b.Total())
 	}
@@ -52,7 +53,7 @@ func TestAttributionToImagesAndUnknown(t *testing.T) {
 	if len(b.Unknown) != 1 || b.Unknown[0].Count != 3 || b.Unknown[0].PID != 3 {
 		t.Errorf("unknown %+v, want 3 samples of pid 3", b.Unknown)
 	}
-	if at.samples != 0 || len(at.counts) != 0 {
+	if fb.samples != 0 || len(fb.counts) != 0 {
 		t.Error("batch did not reset the accumulator")
 	}
 }

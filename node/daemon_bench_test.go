@@ -39,12 +39,13 @@ func BenchmarkDaemon(b *testing.B) {
 
 	b.Run("attribute", func(b *testing.B) {
 		at := newAttributor(maps, nil)
+		var fb flatBook
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
-			if _, err := at.add(entries); err != nil {
+			if _, err := at.add(&fb, entries); err != nil {
 				b.Fatal(err)
 			}
-			at.batch("h", 1, 0, uint64(i+1), 0, 1, nil)
+			at.batch(&fb, "h", 1, 0, uint64(i+1), 0, 1, nil)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(entries)), "ns/entry")
 	})

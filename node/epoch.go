@@ -66,7 +66,7 @@ func (n *Node) cut(next uint64) (EpochClose, error) {
 	if err != nil {
 		return EpochClose{}, err
 	}
-	if err := n.drainAll(); err != nil {
+	if err := n.drainAll(true); err != nil {
 		return EpochClose{}, err
 	}
 	n.mu.Lock()

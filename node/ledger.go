@@ -33,15 +33,15 @@ type Ledger struct {
 	att     *attributor
 	stats   DaemonStats // batches, entries, samples, unknown, images
 
-	// The stack side: the stacks of the batch being built, and the
-	// driver's stack drops already reported, per CPU.
-	stk            stackBook
-	stackDropsSeen []uint64
+	// win is, per CPU, the publish window: the drains merged since the
+	// CPU's last batch. publishEvery is the window's length in the
+	// host's cycles (0: a batch per drain).
+	win          []window
+	publishEvery uint64
 
-	// The ProfileMe side (attribute_me.go): the samples of the batch
-	// being built, and per CPU the driver's ProfileMe drops and the
-	// hardware's losses already reported.
-	me                      meBook
+	// The driver's stack drops, ProfileMe drops and hardware ProfileMe
+	// losses already booked, per CPU.
+	stackDropsSeen          []uint64
 	meDropsSeen, meLostSeen []uint64
 	meUnmatchedSeen         []uint64
 	meBooked                map[string]uint64
@@ -66,7 +66,7 @@ func NewLedger(cfg Config, cpus int, im *ImageMaps) (*Ledger, error) {
 		stackDropsSeen: make([]uint64, cpus), delivered: make([]uint64, cpus),
 		dropsBooked: map[string]uint64{}, stackBooked: map[string]uint64{},
 		meDropsSeen: make([]uint64, cpus), meLostSeen: make([]uint64, cpus), meBooked: map[string]uint64{},
-		meUnmatchedSeen: make([]uint64, cpus)}
+		meUnmatchedSeen: make([]uint64, cpus), win: make([]window, cpus), publishEvery: cfg.PublishEvery}
 	for cpu := range l.seq {
 		l.seq[cpu] = 1
 		if cpu < len(cfg.FirstSeq) && cfg.FirstSeq[cpu] > 0 {
@@ -128,68 +128,124 @@ func (l *Ledger) DrainedAll(cpu int, entries []Entry, stacks []StackSample, me [
 		return nil, nil, fmt.Errorf("node: cpu %d: ProfileMe drops went back from %d/%d/%d to %d/%d/%d", cpu,
 			l.meDropsSeen[cpu], l.meLostSeen[cpu], l.meUnmatchedSeen[cpu], st.MeDropped, st.MeLost, st.MePairUnmatched)
 	}
-	newImages, err := l.att.add(entries)
+	w := &l.win[cpu]
+	newImages, err := l.att.add(&w.flat, entries)
 	if err != nil {
 		return nil, nil, err
 	}
 	l.delivered[cpu] = st.Samples
-	if newImages, err = l.att.addStacks(&l.stk, stacks, newImages); err != nil {
+	if newImages, err = l.att.addStacks(&w.stk, stacks, newImages); err != nil {
 		return nil, nil, err
 	}
-	if newImages, err = l.att.addMe(&l.me, me, newImages); err != nil {
+	if newImages, err = l.att.addMe(&w.me, me, newImages); err != nil {
 		return nil, nil, err
 	}
-	var meDrops map[string]uint64
-	for name, d := range map[string]uint64{wire.DropMeOverflowFull: st.MeDropped - l.meDropsSeen[cpu], wire.DropMeHardwareFull: st.MeLost - l.meLostSeen[cpu],
-		wire.DropMePairUnmatched: st.MePairUnmatched - l.meUnmatchedSeen[cpu]} {
-		if d > 0 {
-			if meDrops == nil {
-				meDrops = map[string]uint64{}
-			}
-			meDrops[name] = d
-		}
-	}
-	l.meDropsSeen[cpu], l.meLostSeen[cpu], l.meUnmatchedSeen[cpu] = st.MeDropped, st.MeLost, st.MePairUnmatched
-	var stackDrops map[string]uint64
-	if d := st.StackDropped - l.stackDropsSeen[cpu]; d > 0 {
-		stackDrops = map[string]uint64{wire.DropStackOverflowFull: d}
-	}
-	l.stackDropsSeen[cpu] = st.StackDropped
 	l.stats.Images += len(newImages)
-	var drops map[string]uint64
-	own := st.Dropped - l.dropsSeen[cpu]
-	if own > 0 {
-		drops = map[string]uint64{wire.DropOverflowFull: own}
+	meDropped, meLost, meUnmatched := st.MeDropped-l.meDropsSeen[cpu], st.MeLost-l.meLostSeen[cpu], st.MePairUnmatched-l.meUnmatchedSeen[cpu]
+	stackDropped, own := st.StackDropped-l.stackDropsSeen[cpu], st.Dropped-l.dropsSeen[cpu]
+	w.add(&w.meDrops, wire.DropMeOverflowFull, meDropped)
+	w.add(&w.meDrops, wire.DropMeHardwareFull, meLost)
+	w.add(&w.meDrops, wire.DropMePairUnmatched, meUnmatched)
+	w.add(&w.stackDrops, wire.DropStackOverflowFull, stackDropped)
+	w.add(&w.drops, wire.DropOverflowFull, own)
+	w.own += own
+	l.meDropsSeen[cpu], l.meLostSeen[cpu], l.meUnmatchedSeen[cpu] = st.MeDropped, st.MeLost, st.MePairUnmatched
+	l.stackDropsSeen[cpu], l.dropsSeen[cpu] = st.StackDropped, st.Dropped
+	carried := l.carried[cpu]
+	for name, d := range carried {
+		w.add(&w.drops, name, d)
 	}
-	l.dropsSeen[cpu] = st.Dropped
-	if c := l.carried[cpu]; c != nil {
-		if drops == nil {
-			drops = map[string]uint64{}
-		}
-		for name, d := range c {
-			drops[name] += d
-		}
-		l.carried[cpu] = nil
+	l.carried[cpu] = nil
+	// A drain that brought nothing is in no batch, as without a window:
+	// it leaves the window's end and Delivered where they were, and the
+	// next batch's span covers it.
+	if len(entries) > 0 || len(stacks) > 0 || len(me) > 0 || meDropped+meLost+meUnmatched+stackDropped+own > 0 || carried != nil {
+		w.delivered, w.end = st.Samples, now
+		w.drains++
 	}
-	if len(entries) == 0 && drops == nil && len(l.stk.counts) == 0 && stackDrops == nil && l.me.empty() && meDrops == nil {
-		return nil, newImages, nil
+	if l.publishEvery > 0 && now-l.lastCycle[cpu] < l.publishEvery && now >= l.lastCycle[cpu] {
+		return nil, newImages, nil // the window stays open
 	}
-	b := l.att.batch(l.host, l.epoch, uint16(cpu), l.seq[cpu], l.lastCycle[cpu], now, drops)
+	return l.closeWindow(cpu), newImages, nil
+}
+
+// window is what one CPU's drains have booked since the CPU's last
+// batch: the profiles merged over the drains, the drop counters summed,
+// and the driver's state at the last drain merged, which the batch
+// reports (Delivered, End).
+type window struct {
+	flat                       flatBook
+	stk                        stackBook
+	me                         meBook
+	drops, stackDrops, meDrops map[string]uint64
+	own                        uint64 // the driver's own drops in drops: Accounted counts them
+	drains                     int    // drains merged since the last batch
+	end, delivered             uint64
+}
+
+// add adds d to the counter name of *m, making the map on the first
+// nonzero count (a batch without drops carries none).
+func (w *window) add(m *map[string]uint64, name string, d uint64) {
+	if d == 0 {
+		return
+	}
+	if *m == nil {
+		*m = map[string]uint64{}
+	}
+	(*m)[name] += d
+}
+
+// empty reports whether the window holds nothing worth a batch.
+func (w *window) empty() bool {
+	return w.flat.empty() && len(w.stk.counts) == 0 && w.me.empty() &&
+		w.drops == nil && w.stackDrops == nil && w.meDrops == nil
+}
+
+// CloseWindow ends cpu's publish window now, whatever its length, and
+// returns the batch of what it merged (nil: nothing). The daemon closes
+// every window before an epoch cut, so the batches land in the epoch
+// they were drained in, and at the end of the run.
+func (l *Ledger) CloseWindow(cpu int) (*wire.Batch, error) {
+	if cpu < 0 || cpu >= len(l.seq) {
+		return nil, fmt.Errorf("node: close window of cpu %d of %d", cpu, len(l.seq))
+	}
+	return l.closeWindow(cpu), nil
+}
+
+// Windowed reports how many drains cpu's open window has merged that no
+// batch has published yet (0: none, or every drain so far had nothing).
+func (l *Ledger) Windowed(cpu int) int {
+	if cpu < 0 || cpu >= len(l.win) || l.win[cpu].empty() {
+		return 0
+	}
+	return l.win[cpu].drains
+}
+
+// closeWindow turns cpu's window into its next batch and starts a new
+// window; nil if the window holds nothing.
+func (l *Ledger) closeWindow(cpu int) *wire.Batch {
+	w := &l.win[cpu]
+	if w.empty() {
+		w.drains = 0
+		return nil
+	}
+	drops, stackDrops, meDrops := w.drops, w.stackDrops, w.meDrops
+	b := l.att.batch(&w.flat, l.host, l.epoch, uint16(cpu), l.seq[cpu], l.lastCycle[cpu], w.end, drops)
 	for name, d := range drops {
 		l.dropsBooked[name] += d
 	}
 	for name, d := range stackDrops {
 		l.stackBooked[name] += d
 	}
-	if len(l.stk.counts) > 0 || stackDrops != nil {
-		b.Version, b.Stacks, b.StackDrops = wire.StackVersion, l.stk.batch(), stackDrops
+	if len(w.stk.counts) > 0 || stackDrops != nil {
+		b.Version, b.Stacks, b.StackDrops = wire.StackVersion, w.stk.batch(), stackDrops
 		l.stats.Stacks += uint64(len(b.Stacks))
 		l.stats.StackSamples += b.StackTotal()
 	}
-	if !l.me.empty() || meDrops != nil {
+	if !w.me.empty() || meDrops != nil {
 		b.Version, b.MeDrops = wire.MeVersion, meDrops
-		b.MeAddrs = l.me.addrBatch(l.att.images)
-		b.Me, b.MeUnknown, b.MeHist, b.MeHistDropped = l.me.batch(l.att.images)
+		b.MeAddrs = w.me.addrBatch(l.att.images)
+		b.Me, b.MeUnknown, b.MeHist, b.MeHistDropped = w.me.batch(l.att.images)
 		for name, d := range meDrops {
 			l.meBooked[name] += d
 		}
@@ -197,20 +253,21 @@ func (l *Ledger) DrainedAll(cpu int, entries []Entry, stacks []StackSample, me [
 		l.stats.MeUnknown += b.MeUnknown
 		l.stats.MeSamples += b.MeTotal()
 	}
-	l.accounted[cpu] += b.Total() + own
-	b.Delivered, b.Accounted = st.Samples, l.accounted[cpu]
+	l.accounted[cpu] += b.Total() + w.own
+	b.Delivered, b.Accounted = w.delivered, l.accounted[cpu]
 	if l.epochFirst[cpu] == 0 {
 		l.epochFirst[cpu] = l.seq[cpu]
 	}
 	l.seq[cpu]++
-	l.lastCycle[cpu] = now
+	l.lastCycle[cpu] = w.end
 	l.stats.Batches++
 	l.stats.Entries += uint64(len(b.Entries) + len(b.Unknown))
 	for _, u := range b.Unknown {
 		l.stats.Unknown += u.Count
 	}
 	l.stats.Samples += b.Total()
-	return b, newImages, nil
+	w.drops, w.stackDrops, w.meDrops, w.own, w.drains = nil, nil, nil, 0, 0
+	return b
 }
 
 // CheckCut reports whether the books can cut to epoch next: epochs only
@@ -228,6 +285,14 @@ func (l *Ledger) CheckCut(next uint64) error {
 func (l *Ledger) Cut(next uint64) (EpochClose, error) {
 	if err := l.CheckCut(next); err != nil {
 		return EpochClose{}, err
+	}
+	for cpu := range l.win {
+		if !l.win[cpu].empty() {
+			// Its samples were drained in the epoch being left: cutting
+			// now would publish them into the next one.
+			return EpochClose{}, fmt.Errorf("node: cut to epoch %d: cpu %d's publish window is open (%d drains unpublished)",
+				next, cpu, l.win[cpu].drains)
+		}
 	}
 	c := EpochClose{Epoch: l.epoch, LastSeq: make([]uint64, len(l.seq)), Next: next}
 	for cpu := range l.seq {
@@ -288,11 +353,16 @@ func (l *Ledger) ImageFigures() []ImageFigures {
 	return out
 }
 
-// memoryBytes estimates the books' memory: the image maps and the largest
-// batch built.
+// memoryBytes estimates the books' memory: the image maps and, per CPU,
+// the largest batch built.
 func (l *Ledger) memoryBytes() int {
 	perCount := int(unsafe.Sizeof(entryKey{})) + 8
 	perStack := int(unsafe.Sizeof(wire.StackEntry{})) + 16 + 12*8 // entry, key, a typical chain
 	perMe := int(unsafe.Sizeof(meKey{})+unsafe.Sizeof(wire.MeCounts{})) + 16
-	return l.att.maps.MemoryBytes() + l.att.peak*perCount + l.stk.peak*perStack + l.me.peak*perMe
+	n := l.att.maps.MemoryBytes()
+	for i := range l.win {
+		w := &l.win[i]
+		n += w.flat.peak*perCount + w.stk.peak*perStack + w.me.peak*perMe
+	}
+	return n
 }

@@ -24,6 +24,13 @@ type Config struct {
 	// profile database has applied, so its batches are not taken for
 	// redeliveries.
 	FirstSeq []uint64
+	// PublishEvery is the daemon's publish window in the host's cycles:
+	// each CPU's drains are merged, per (image, offset, event, PID), and
+	// published as one batch once a drain ends at least PublishEvery
+	// after the CPU's last batch (DCPI's daemon merged its in-memory
+	// profiles for minutes before writing them). An epoch cut and the
+	// end of the run close every window. 0: a batch per drain.
+	PublishEvery uint64
 	// Values turns value sampling on (values.go; zero: off).
 	Values ValuesConfig
 	// Carried are, per CPU, drop counters a restarted agent reports for
@@ -246,7 +253,7 @@ func (n *Node) daemon() error {
 			n.steps.start()
 			drain := n.drainBuffers
 			if r == drainAllReq {
-				drain = n.drainAll
+				drain = func() error { return n.drainAll(false) }
 			}
 			if err := drain(); err != nil {
 				return err
@@ -296,15 +303,16 @@ func (n *Node) drainBuffers() error {
 		if err := n.ipi(cpu, func(d *Driver) { d.HandOff(false) }); err != nil {
 			return err
 		}
-		if err := n.takeBuffers(cpu, n.buf[:0], n.sbuf[:0], n.mbuf[:0]); err != nil {
+		if err := n.takeBuffers(cpu, n.buf[:0], n.sbuf[:0], n.mbuf[:0], false); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// drainAll flushes every CPU's table and buffers by the full protocol.
-func (n *Node) drainAll() error {
+// drainAll flushes every CPU's table and buffers by the full protocol;
+// closeWindows publishes every CPU's window too, whatever its length.
+func (n *Node) drainAll(closeWindows bool) error {
 	n.count(func(s *DaemonStats) { s.FullDrains++ })
 	for cpu, d := range n.drivers {
 		if err := n.ipi(cpu, func(d *Driver) { d.BeginFlush() }); err != nil {
@@ -316,7 +324,7 @@ func (n *Node) drainAll() error {
 		if err := n.ipi(cpu, func(d *Driver) { d.EndFlush(); d.HandOff(true) }); err != nil {
 			return err
 		}
-		if err := n.takeBuffers(cpu, buf, sbuf, mbuf); err != nil {
+		if err := n.takeBuffers(cpu, buf, sbuf, mbuf, closeWindows); err != nil {
 			return err
 		}
 	}
@@ -328,10 +336,11 @@ func (n *Node) drainAll() error {
 }
 
 // takeBuffers appends the buffers cpu has handed off to buf, gives them
-// back by IPI, and publishes the lot. The driver's counters and the time
-// are read on the CPU, in the IPI that ends the drain: the daemon never
-// reads the host directly.
-func (n *Node) takeBuffers(cpu int, buf []Entry, sbuf []StackSample, mbuf []MeSample) error {
+// back by IPI, and books the lot (publishing it when cpu's window closes;
+// closeWindow closes it now). The driver's counters and the time are read
+// on the CPU, in the IPI that ends the drain: the daemon never reads the
+// host directly.
+func (n *Node) takeBuffers(cpu int, buf []Entry, sbuf []StackSample, mbuf []MeSample, closeWindow bool) error {
 	d := n.drivers[cpu]
 	for {
 		var ok bool
@@ -357,7 +366,7 @@ func (n *Node) takeBuffers(cpu int, buf []Entry, sbuf []StackSample, mbuf []MeSa
 	if err := n.ipi(cpu, func(d *Driver) { d.Release(); st, now = d.Stats(), n.host.Now() }); err != nil {
 		return err
 	}
-	return n.publish(cpu, buf, sbuf, mbuf, st, now)
+	return n.publish(cpu, buf, sbuf, mbuf, st, now, closeWindow)
 }
 
 // finalDrain empties every driver with the host stopped: nothing runs on
@@ -389,7 +398,7 @@ func (n *Node) finalDrain() error {
 			}
 		}
 		d.Release()
-		if err := n.publish(cpu, buf, sbuf, mbuf, d.Stats(), n.host.Now()); err != nil {
+		if err := n.publish(cpu, buf, sbuf, mbuf, d.Stats(), n.host.Now(), true); err != nil {
 			return err
 		}
 	}
@@ -401,14 +410,18 @@ func (n *Node) finalDrain() error {
 }
 
 // publish books one CPU's drained entries and publishes the records of
-// new images, then the batch.
-func (n *Node) publish(cpu int, entries []Entry, stacks []StackSample, me []MeSample, st DriverStats, now uint64) error {
+// new images, then the batch, if the CPU's publish window closed (or
+// closeWindow closes it).
+func (n *Node) publish(cpu int, entries []Entry, stacks []StackSample, me []MeSample, st DriverStats, now uint64, closeWindow bool) error {
 	start := time.Now()
 	defer func() {
 		n.count(func(s *DaemonStats) { s.HostNanos += uint64(time.Since(start)) })
 	}()
 	n.mu.Lock()
 	b, newImages, err := n.books.DrainedAll(cpu, entries, stacks, me, st, now)
+	if err == nil && b == nil && closeWindow {
+		b, err = n.books.CloseWindow(cpu)
+	}
 	n.mu.Unlock()
 	if err != nil {
 		return err

@@ -102,7 +102,7 @@ func loadRoleConfig(cmd *cobra.Command) (config.Config, error) {
 		"coordinator.id": "id", "coordinator.raft_addr": "raft-addr", "coordinator.data_dir": "data-dir",
 		"coordinator.peers": "peers", "nats.urls": "nats", "nats.embed_port": "nats-port",
 		"sim.cpus": "cpus", "sim.seed": "seed", "sim.model": "model", "sim.timing": "timing", "sim.hostname": "host",
-		"node.mix": "mix", "node.workloads": "workloads", "node.seconds": "seconds", "node.flush_every": "flush-every",
+		"node.mix": "mix", "node.workloads": "workloads", "node.seconds": "seconds", "node.flush_every": "flush-every", "node.publish_every": "publish-every",
 		"node.stacks": "stacks", "node.values": "values", "node.profileme": "profileme", "node.me_paired": "me-paired",
 	} {
 		if fl := cmd.Flags().Lookup(flag); fl != nil {

@@ -27,9 +27,11 @@ type hostSpec struct {
 	progs      []program // kept running: started again as they exit
 	seconds    float64   // simulated; 0: until stopped
 	flushEvery float64   // simulated seconds between full drains
-	labels     map[string]string
-	heartbeat  time.Duration
-	maxBuffer  int // bytes of batches held while NATS is unreachable
+	// publishEvery is the daemon's publish window, simulated seconds.
+	publishEvery float64
+	labels       map[string]string
+	heartbeat    time.Duration
+	maxBuffer    int // bytes of batches held while NATS is unreachable
 	// retain bounds the bytes of batches kept until applied (the
 	// end-to-end acknowledgment, docs/durability.md); 0: off.
 	retain    int
@@ -90,6 +92,7 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 		ncfg.ProfileMe = meHardware(s.mePaired)
 	}
 	ncfg.FlushEvery = uint64(s.flushEvery * float64(hc.ClockHz))
+	ncfg.Node.PublishEvery = uint64(s.publishEvery * float64(hc.ClockHz))
 	if ncfg.Profile, err = profileFromFlags(s.events, s.mux); err != nil {
 		return nil, err
 	}

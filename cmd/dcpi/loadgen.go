@@ -47,6 +47,7 @@ type recordOptions struct {
 	cpus           int
 	seed           uint64
 	seconds, flush float64
+	publish        float64 // the daemon's publish window, simulated seconds
 	timing         bool
 	events         []string
 }
@@ -70,6 +71,9 @@ checksum; dcpi loadgen run refuses any other version or a damaged file).`,
 			}
 			if o.seconds <= 0 || o.flush <= 0 {
 				return fmt.Errorf("--seconds %g, --flush-every %g: want both > 0", o.seconds, o.flush)
+			}
+			if o.publish < 0 {
+				return fmt.Errorf("--publish-every %g: want 0 (a batch per drain) or more simulated seconds", o.publish)
 			}
 			rec, err := recordHost(cmd.Context(), o)
 			if err != nil {
@@ -116,6 +120,7 @@ checksum; dcpi loadgen run refuses any other version or a damaged file).`,
 	f.StringVar(&o.mix, "mix", "default", "embedded workload mix to run")
 	f.StringVar(&o.host, "host", "alpha0", "the recorded host's name (replay renames it)")
 	f.Float64Var(&o.flush, "flush-every", config.Defaults().Node.FlushEvery, "simulated seconds between full drains of the driver tables (dcpi node's default)")
+	f.Float64Var(&o.publish, "publish-every", config.Defaults().Node.PublishEvery, "the daemon's publish window in simulated seconds (dcpi node's default; 0: a batch per drain)")
 	f.BoolVar(&o.timing, "timing", false, "run the 21164 timing model (slower to record; the sample mix barely changes)")
 	f.StringSliceVar(&o.events, "events", []string{"cycles", "imiss"}, "events to count, as dcpi node --events")
 	return cmd
@@ -182,6 +187,7 @@ func recordHost(ctx context.Context, o recordOptions) (*loadgen.Recording, error
 	ncfg.Node.Host = o.host
 	ncfg.Node.Epoch = 1
 	ncfg.FlushEvery = uint64(o.flush * float64(hc.ClockHz))
+	ncfg.Node.PublishEvery = uint64(o.publish * float64(hc.ClockHz))
 	if ncfg.Profile, err = profileFromFlags(o.events, false); err != nil {
 		return nil, err
 	}
@@ -213,7 +219,7 @@ func recordHost(ctx context.Context, o recordOptions) (*loadgen.Recording, error
 		names = append(names, p.Path)
 	}
 	out := &loadgen.Recording{Header: loadgen.Header{Host: o.host, CPUs: o.cpus, ClockHz: hc.ClockHz, FlushEvery: ncfg.FlushEvery,
-		Cycles: sh.SimCycles(), Events: o.events, Programs: names, Generated: sh.Generated()}, Items: rec.items}
+		PublishEvery: ncfg.Node.PublishEvery, Cycles: sh.SimCycles(), Events: o.events, Programs: names, Generated: sh.Generated()}, Items: rec.items}
 	if out.Header.Cycles == 0 {
 		out.Header.Cycles = limit
 	}

@@ -114,7 +114,8 @@ three times, and prints each run and the largest sustained count.`,
 			w := cmd.OutOrStdout()
 			h := rec.Header
 			secs := float64(h.Cycles) / float64(h.ClockHz)
-			fmt.Fprintf(w, "loadgen: recording %s: %s, %d CPUs, %g s, %.0f samples/s per CPU\n", o.recording, h.Host, h.CPUs, secs, float64(h.Generated)/secs/float64(h.CPUs))
+			fmt.Fprintf(w, "loadgen: recording %s: %s, %d CPUs, %g s, %.0f samples/s per CPU, drain every %g s, publish window %g s\n", o.recording, h.Host, h.CPUs, secs,
+				float64(h.Generated)/secs/float64(h.CPUs), float64(h.FlushEvery)/float64(h.ClockHz), float64(h.PublishEvery)/float64(h.ClockHz))
 			if !o.findKnee {
 				r, err := runLoadStep(cmd.Context(), cmd, rec, o, o.hosts, o.dir)
 				if err != nil {
@@ -267,12 +268,14 @@ func runLoadStep(ctx context.Context, cmd *cobra.Command, rec *loadgen.Recording
 	}
 
 	// The load: each agent publishes its items when they are due, the
-	// agents' starts spread over one drain interval.
+	// agents' starts spread over one drain interval, or one publish
+	// window if the recorded daemon had one (hosts' windows are not
+	// synchronized: a fleet's batches arrive spread over the window).
 	var generated, batches atomic.Uint64
 	var pubErr error
 	var errOnce sync.Once
 	clock := float64(rec.Header.ClockHz)
-	flush := time.Duration(float64(rec.Header.FlushEvery) / clock * float64(time.Second))
+	flush := time.Duration(float64(max(rec.Header.FlushEvery, rec.Header.PublishEvery)) / clock * float64(time.Second))
 	length := time.Duration(o.seconds * float64(time.Second))
 	before := cl.usage()
 	start := time.Now()

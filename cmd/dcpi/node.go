@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"dcpi/config"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/node"
@@ -130,6 +131,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 				}
 			}
 			ncfg.FlushEvery = uint64(flushSec * float64(hc.ClockHz))
+			ncfg.Node.PublishEvery = uint64(cfg.Node.PublishEvery * float64(hc.ClockHz))
 			if ncfg.Profile, err = profileFromFlags(events, mux); err != nil {
 				return err
 			}
@@ -151,6 +153,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 	f.StringVar(&dbDir, "db", "dcpi-db", "directory of the local Pebble profile database")
 	f.BoolVar(&stats, "stats", false, "print Table-4-like driver and daemon figures")
 	f.Float64Var(&flushSec, "flush-every", 0.1, "simulated seconds between full drains of the driver tables")
+	f.Float64("publish-every", config.DefaultPublishEvery, "the daemon's publish window: merge each CPU's drains and publish one batch per this many simulated seconds (0: a batch per drain)")
 	f.IntVar(&entries, "table-entries", 0, "entries per CPU hash table (default 16384)")
 	f.IntVar(&assoc, "assoc", 0, "table associativity: 4, 6 or 8 (default 4)")
 	f.StringVar(&policy, "policy", "", "replacement: round-robin (DCPI's) or swap-to-front (sec. 5.4)")

@@ -44,7 +44,7 @@ func runClusterNode(cmd *cobra.Command, progs []program, events []string, mux bo
 	coord := coordinator.NewClient(nc)
 	startCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	spec := hostSpec{sim: cfg.Sim, progs: progs, seconds: cfg.Node.Seconds, flushEvery: cfg.Node.FlushEvery,
+	spec := hostSpec{sim: cfg.Sim, progs: progs, seconds: cfg.Node.Seconds, flushEvery: cfg.Node.FlushEvery, publishEvery: cfg.Node.PublishEvery,
 		labels: labels, heartbeat: cfg.Node.Heartbeat, maxBuffer: cfg.Node.MaxBufferedMB << 20, retain: cfg.Node.RetainMB << 20, events: events, mux: mux,
 		nc: nc, coord: coord, logf: logf, startCtx: startCtx, stacks: cfg.Node.Stacks}
 	spec.profileMe, spec.mePaired = cfg.Node.ProfileMe, cfg.Node.MePaired
