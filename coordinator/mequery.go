@@ -8,6 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"dcpi/internal/bincodec"
+	"dcpi/internal/hotlist"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -108,5 +110,62 @@ func (c *Client) MeHistory(ctx context.Context, q storage.Query, linearizable bo
 			return fmt.Errorf("coordinator: ProfileMe history: %w: %v", ErrInternal, err)
 		}
 		return fn(&storage.MeHistRow{Image: k, Offset: r.Offset, History: r.History, Count: r.Count})
+	})
+}
+
+// QueryMeAddrs is the query kind of storage.MeAddrs: each instruction's
+// hot list of effective addresses (or jump targets), merged over the
+// epochs and hosts the query selects.
+const QueryMeAddrs = "profileme-addrs"
+
+// MeAddrRow is one row of storage.MeAddrs: List is its hot list's binary
+// encoding (hotlist.List.AppendBinary), as ValueListRow's.
+type MeAddrRow struct {
+	Image  string `json:"image"`
+	Offset uint64 `json:"offset"`
+	List   []byte `json:"list"`
+}
+
+// meAddrPageRows bounds an address page: a list is at most 16 entries,
+// about 450 bytes of JSON with its key (add's size bounds it too).
+const meAddrPageRows = 2048
+
+func (s *service) queryMeAddrs(ctx context.Context, m *nats.Msg, _ func(string) (bool, time.Time, bool)) ([]byte, error) {
+	var req SkipRequest
+	if err := decodeJSON(m, &req); err != nil {
+		return nil, err
+	}
+	page, err := newSkipPage[MeAddrRow](req, meAddrPageRows, s.r.cfg.ID)
+	if err != nil {
+		return nil, err
+	}
+	err = s.view(ctx, "query "+QueryMeAddrs, func(db *storage.DB) error {
+		return page.end(db.MeAddrs(req.Query, func(r *storage.MeAddrRow) error {
+			return page.add(func() MeAddrRow {
+				return MeAddrRow{Image: r.Image.String(), Offset: r.Offset, List: r.List.AppendBinary(nil)}
+			}, 120+30*len(r.List.Entries))
+		}))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(page.reply)
+}
+
+// MeAddrs calls fn for every row of storage.MeAddrs(q), paging as
+// MeProfile does.
+func (c *Client) MeAddrs(ctx context.Context, q storage.Query, linearizable bool, fn func(r *storage.MeAddrRow) error) error {
+	return fetchSkipPages(ctx, c, QueryMeAddrs, "ProfileMe addresses", q, linearizable, func(r *MeAddrRow) error {
+		k, err := wire.ParseImageKey(r.Image)
+		if err != nil {
+			return fmt.Errorf("coordinator: ProfileMe addresses: %w: %v", ErrInternal, err)
+		}
+		d := bincodec.NewDecoder(r.List, 0)
+		l := hotlist.Decode(d)
+		d.End()
+		if err := d.Err(); err != nil {
+			return fmt.Errorf("coordinator: ProfileMe addresses: %w: hot list of %s+%#x: %v", ErrInternal, r.Image, r.Offset, err)
+		}
+		return fn(&storage.MeAddrRow{Image: k, Offset: r.Offset, List: l})
 	})
 }

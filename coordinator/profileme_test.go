@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,4 +88,49 @@ func TestClusterProfileMe(t *testing.T) {
 				return err
 			})
 		})
+	checkPages(t, cl, "ProfileMe address lists", []storage.Query{{}, {Hosts: []string{"alpha2"}}, {Epochs: []uint64{1}}},
+		func(q storage.Query, w io.Writer) error {
+			return db.MeAddrs(q, func(r *storage.MeAddrRow) error {
+				_, err := fmt.Fprintln(w, r.Image, r.Offset, r.List.Shift, r.List.N, r.List.Entries)
+				return err
+			})
+		},
+		func(q storage.Query, linearizable bool, w io.Writer) error {
+			return cl.MeAddrs(ctx, q, linearizable, func(r *storage.MeAddrRow) error {
+				_, err := fmt.Fprintln(w, r.Image, r.Offset, r.List.Shift, r.List.N, r.List.Entries)
+				return err
+			})
+		})
+}
+
+// TestClusterMeAddrsRejects: a malformed or negative-skip address query is
+// a bad request that says what is wrong.
+func TestClusterMeAddrsRejects(t *testing.T) {
+	c := newCluster(t, 1)
+	nc := connect(t, c.url)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// The client waits for the leader's subjects; an empty database has no lists.
+	if err := NewClient(nc).MeAddrs(ctx, storage.Query{}, true, func(r *storage.MeAddrRow) error {
+		return fmt.Errorf("a list in an empty database: %+v", r)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		data []byte
+		want string
+	}{
+		{[]byte(`{"Query":`), "bad request"},
+		{[]byte(`{"Skip":-3}`), "skip -3"},
+	} {
+		for _, subject := range []string{SubjectQuery + QueryMeAddrs, SubjectLinearQuery + QueryMeAddrs} {
+			msg, err := nc.Request(subject, tc.data, 5*time.Second)
+			if err != nil {
+				t.Fatalf("%s: %v", subject, err)
+			}
+			if msg.Header.Get(HeaderErrorCode) != codeBadRequest || !strings.Contains(msg.Header.Get(HeaderError), tc.want) {
+				t.Errorf("%s %q: reply %q %q, want bad-request mentioning %q", subject, tc.data, msg.Header.Get(HeaderErrorCode), msg.Header.Get(HeaderError), tc.want)
+			}
+		}
+	}
 }

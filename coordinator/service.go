@@ -241,6 +241,7 @@ func (s *service) queries() map[string]query {
 		QueryProfileMe: s.queryProfileMe, QueryValues: s.queryValues, QueryValueTotals: s.queryValueTotals,
 		QueryValuesApplied: s.queryValuesApplied,
 		QueryMeHistory:     s.queryMeHistory,
+		QueryMeAddrs:       s.queryMeAddrs,
 	}
 }
 
