@@ -170,4 +170,12 @@ func (s clusterSource) MeHistory(q storage.Query, fn func(r *storage.MeHistRow) 
 	return s.c.MeHistory(s.ctx, q, s.linearizable, fn)
 }
 
-var _ analysis.MeSource = clusterSource{}
+func (s clusterSource) MeAddrs(q storage.Query, fn func(r *storage.MeAddrRow) error) error {
+	return s.c.MeAddrs(s.ctx, q, s.linearizable, fn)
+}
+
+var (
+	_ analysis.MeSource        = clusterSource{}
+	_ analysis.MeHistorySource = clusterSource{}
+	_ analysis.MeAddrSource    = clusterSource{}
+)

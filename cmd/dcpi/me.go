@@ -87,13 +87,15 @@ to use; the image files are found as dcpi list finds them.
 --addrs PROCEDURE (or --addrs 0xADDRESS) lists, per instruction, the hot
 effective addresses of its loads and stores (or an indirect jump's
 targets): the nodes keep a Gibbons-Matias hot list per instruction
-(internal/hotlist), merged unbiased across CPUs, hosts and epochs.`,
+(internal/hotlist), merged unbiased across CPUs, hosts and epochs, read
+from a database (--db) or a cluster (--nats) with the shared filters.`,
 		Example: `  dcpi profile --profileme -o /tmp/me.db sort
   dcpi me --db /tmp/me.db
   dcpi me --db /tmp/me.db --image sort main
   dcpi me --db /tmp/me.db --json --limit 5
   dcpi me --db /tmp/me.db --paths --limit 10
   dcpi me --db /tmp/me.db --addrs sift --limit 4
+  dcpi me --nats nats://127.0.0.1:4222 --host alpha0 --addrs 0x120000e0c
   dcpi me --db /tmp/me.db --pprof me.pb.gz && go tool pprof -sample_index=dmiss -top me.pb.gz`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -178,7 +180,7 @@ var errPairedNeedsProfileMe = errors.New("--me-paired needs --profileme: pairs a
 func writeMeAddrs(cmd *cobra.Command, o *openedSource, sel selection, target string, interval float64, limit int, asJSON bool) error {
 	as, ok := o.me.(analysis.MeAddrSource)
 	if !ok {
-		return fmt.Errorf("--addrs: %s does not serve ProfileMe address lists (read a database with --db)", o.where)
+		return fmt.Errorf("--addrs: %s does not serve ProfileMe address lists", o.where)
 	}
 	ins, err := analysis.MeAddresses(o.src, as, analysis.MeAddrQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Target: target, Interval: interval, Limit: limit})
 	if err != nil {

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +14,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"dcpi/analysis"
+	"dcpi/coordinator"
 	"dcpi/hwsim"
 	"dcpi/storage"
 )
@@ -124,20 +128,63 @@ func TestProfileMeEndToEnd(t *testing.T) {
 
 // TestDemoProfileMeBalances: the demo's cluster with --profileme carries
 // every tagged instruction through NATS, the aggregators and Raft into
-// the replicas' Pebble, or counts it dropped.
+// the replicas' Pebble, or counts it dropped; dcpi me --addrs reads the
+// address lists from the cluster (--nats) with the shared filters as it
+// reads them from the stopped replica's database (--db).
 func TestDemoProfileMeBalances(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "fleet")
-	out, _, err := run(t, "demo", "--hosts", "2", "--cpus", "1", "--replicas", "1", "--aggregators", "1", "--seconds", "0.05",
-		"--timing=false", "--stacks=false", "--profileme", "--dir", dir, "--limit", "3")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
+	o := demoOptions{hosts: 2, cpus: 1, replicas: 1, aggregators: 1, seconds: 0.05, cutAt: 0.5, mix: "default",
+		model: "ev5", limit: 3, profileMe: true, dir: dir}
+	// Each query's filters on the cluster, then on the database: --label
+	// needs the cluster's registry, and rack=r0 is alpha0.
+	type addrQuery struct{ cluster, local []string }
+	var queries []addrQuery
+	var fromCluster []string
+	o.inspect = func(ctx context.Context, url string, coord *coordinator.Client, _ []*clusterHost) error {
+		all, err := analysis.MeAddresses(analysis.NewSymbolizer(clusterSource{ctx: ctx, c: coord, linearizable: true}),
+			clusterSource{ctx: ctx, c: coord, linearizable: true}, analysis.MeAddrQuery{Interval: 1})
+		if err != nil || len(all) == 0 {
+			return fmt.Errorf("address lists in the cluster: %d (%v)", len(all), err)
+		}
+		proc, pc := all[0].Procedure, fmt.Sprintf("%#x", all[0].Address)
+		queries = []addrQuery{
+			{[]string{"--addrs", proc}, nil},
+			{[]string{"--addrs", pc, "--limit", "2"}, nil},
+			{[]string{"--addrs", proc, "--label", "rack=r0"}, []string{"--addrs", proc, "--host", "alpha0"}},
+			{[]string{"--addrs", proc, "--host", "alpha1", "--epoch", "1"}, nil},
+			{[]string{"--addrs", proc, "--epoch", "2"}, nil}, // a short run may store none
+		}
+		for _, q := range queries {
+			out, _, err := run(t, append([]string{"me", "--nats", url, "--linearizable", "--json"}, q.cluster...)...)
+			fromCluster = append(fromCluster, fmt.Sprintf("%s%v", out, err))
+		}
+		return nil
 	}
-	if !regexp.MustCompile(`conservation: [1-9]\d* samples generated .*: balanced`).MatchString(out) {
-		t.Fatalf("no balanced conservation line:\n%s", out)
+	var out bytes.Buffer
+	if err := runDemo(context.Background(), &out, o); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
 	}
-	m := meConservationRE.FindStringSubmatch(out)
+	if !regexp.MustCompile(`conservation: [1-9]\d* samples generated .*: balanced`).MatchString(out.String()) {
+		t.Fatalf("no balanced conservation line:\n%s", out.String())
+	}
+	m := meConservationRE.FindStringSubmatch(out.String())
 	if m == nil || m[4] != "balanced" || m[1] == "0" || m[2] == "0" {
-		t.Fatalf("no balanced ProfileMe conservation line with samples:\n%s", out)
+		t.Fatalf("no balanced ProfileMe conservation line with samples:\n%s", out.String())
+	}
+	// The first lists something, and the filtered ones not all of it.
+	if len(fromCluster) != len(queries) || !strings.HasPrefix(fromCluster[0], "[") ||
+		fromCluster[2] == fromCluster[0] || fromCluster[3] == fromCluster[0] || fromCluster[4] == fromCluster[0] {
+		t.Fatalf("dcpi me --addrs --nats: %q", fromCluster)
+	}
+	for i, q := range queries {
+		args := q.local
+		if args == nil {
+			args = q.cluster
+		}
+		out, _, err := run(t, append([]string{"me", "--db", filepath.Join(dir, "c1"), "--json"}, args...)...)
+		if local := fmt.Sprintf("%s%v", out, err); local != fromCluster[i] {
+			t.Errorf("dcpi me %v: the cluster's\n%s\nthe database's %v\n%s", q.cluster, fromCluster[i], args, local)
+		}
 	}
 }
 
