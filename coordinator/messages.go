@@ -29,6 +29,10 @@ const (
 	// subjectReplica + id + ".query." + kind: one replica's queries, so the
 	// pages of one profile come from one database.
 	subjectReplica = "dcpi.coord.replica."
+	// SubjectReplicaQueries matches every replica's queries: what a
+	// client that queries must also be allowed to publish to, for the
+	// pages after the first.
+	SubjectReplicaQueries = subjectReplica + "*.query.>"
 )
 
 // Query kinds.

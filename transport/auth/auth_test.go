@@ -545,3 +545,35 @@ func TestQueryReadsImages(t *testing.T) {
 		t.Error("the query role wrote an image file")
 	}
 }
+
+// TestQueryPagesFromReplica: the query role reaches the replica that
+// served a paged query's first page (its later pages are asked of it by
+// name) and gets its reply; a host may not.
+func TestQueryPagesFromReplica(t *testing.T) {
+	srv := startSecure(t)
+	cnc := mustDial(t, srv.ClientURL(), srv.Store.RoleFile(Coordinator), nil)
+	subject := "dcpi.coord.replica.c1.query." + coordinator.QueryMeAddrs
+	sub, err := cnc.Subscribe(subject, func(m *nats.Msg) { m.Respond([]byte("page 2")) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := cnc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var qv violations
+	qc := mustDial(t, srv.ClientURL(), srv.Store.RoleFile(Query), &qv)
+	if m, err := qc.Request(subject, nil, 5*time.Second); err != nil || string(m.Data) != "page 2" {
+		t.Fatalf("the query role asking replica c1: %v (server said %q)", err, qv.errs)
+	}
+	k, _ := srv.Store.AddHost("alpha1")
+	if err := srv.Store.WaitLoaded(k.PublicKey, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var hv violations
+	hc := mustDial(t, srv.ClientURL(), k.File, &hv)
+	if err := hc.PublishRequest(subject, hc.NewRespInbox(), nil); err != nil {
+		t.Fatal(err)
+	}
+	hv.wait(t, `Permissions Violation for Publish to "`+subject+`"`)
+}

@@ -35,7 +35,7 @@ func Permissions(role Role, host, publicKey string) *server.Permissions {
 			Subscribe: inbox,
 		}
 	case Query:
-		pub := append([]string{coordinator.SubjectQuery + ">", coordinator.SubjectLinearQuery + ">", "$JS.API.INFO"},
+		pub := append([]string{coordinator.SubjectQuery + ">", coordinator.SubjectLinearQuery + ">", coordinator.SubjectReplicaQueries, "$JS.API.INFO"},
 			transport.ImageReadAPI()...)
 		return &server.Permissions{Publish: &server.SubjectPermission{Allow: pub}, Subscribe: inbox}
 	case Host:
