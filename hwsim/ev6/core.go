@@ -90,6 +90,37 @@ type Core struct {
 	// hist is the path history Record.History reports: conditional
 	// branch directions as fetched, repaired at a mispredict.
 	hist uint16
+
+	// Load hit speculation (HRM §2.7.1): the load-use counter, the
+	// speculative windows of loads that may still matter to younger
+	// instructions, and per register file and register the sequence
+	// number + 1 of the missed load whose value it would have held at
+	// specAt had the load hit (0: its last writer was no such load).
+	loadUse   int
+	wins      []specWindow
+	winsEnd   uint64 // the last cycle of any window in wins
+	specOwner [2][64]uint64
+	specAt    [2][64]uint64
+}
+
+// specWindow is the speculative window of a load (HRM §2.7.1): the cycles
+// from..to in which the issue queue issued instructions before it knew
+// whether the load hit. On a miss the ones it aborts issue again from
+// reissue on.
+type specWindow struct {
+	seq               uint64 // the load's sequence number
+	from, to, reissue uint64
+	fp, missed        bool
+}
+
+// maxSpecAborts bounds the aborted issues of one instruction: each
+// abort moves its issue past a window, and windows lie ahead of the map
+// only as far as the loads in flight.
+const maxSpecAborts = 8
+
+type abortedIssue struct {
+	cycle uint64
+	pipe  uint8
 }
 
 // Stats counts what the core did.
@@ -101,6 +132,7 @@ type Stats struct {
 	ICacheMisses, DCacheMisses        uint64
 	L2Misses, Forwarded               uint64
 	OrderTraps                        uint64 // loads issued before an older store to their quadword, refetched
+	SpecAborts                        uint64 // issues aborted in the speculative window of a load that missed (HRM §2.7.1)
 	DTBMisses, ITBMisses              uint64
 }
 
@@ -164,6 +196,14 @@ type pending struct {
 	fetchBlk           uint64
 	fetchLine          uint64
 	upperN, lowerN     int
+	// Load hit speculation: whether an integer load was timed with the
+	// counter's upper bit set (it opens a window), the issues aborted in
+	// missed loads' windows, and whether its issue queue entry is held a
+	// cycle longer (issued first in a hit load's window).
+	specLoad bool
+	aborted  [maxSpecAborts]abortedIssue
+	nAborted int
+	iqHold   bool
 }
 
 // NewCore returns the 21264 core of cpu with parameters p and installs
@@ -196,6 +236,7 @@ func NewCore(cpu *alpha.CPU, p Params) (*Core, error) {
 	}
 	c.pageShift = alpha.PageShift
 	c.storeWait = make([]uint64, p.StoreWaitEntries)
+	c.loadUse = p.LoadUseCounterInit
 	c.bp = newTournament(p)
 	c.ras = returnStack{a: make([]uint64, p.ReturnStack)}
 	c.linePred = make([]uint64, p.LineEntries)
@@ -408,26 +449,9 @@ func (c *Core) time(pd *pending, d *alpha.Decoded, cl *class, pc, ea uint64) (tr
 			pd.lowerN++
 		}
 	}
-	best, bestPipe, bestReady := ^uint64(0), uint8(0), uint64(0)
-	for _, p := range pipeOrder {
-		if pipes&p == 0 {
-			continue
-		}
-		t := earliest
-		cluster := clusterOf(p)
-		if cl.base.ReadsA {
-			t = max(t, c.readyOf(d.Ra, cl.base.FPA, cluster))
-		}
-		if cl.base.ReadsB && !d.Lit {
-			t = max(t, c.readyOf(d.Rb, cl.base.FPB, cluster))
-		}
-		ready := t
-		for !c.free(t, p) {
-			t++
-		}
-		if t < best {
-			best, bestPipe, bestReady = t, p, ready
-		}
+	best, bestPipe, bestReady := c.pick(d, cl, pipes, earliest, false)
+	if len(c.wins) > 0 && c.winsEnd >= earliest {
+		best, bestPipe, bestReady = c.speculate(pd, d, cl, pipes, earliest, best, bestPipe, bestReady)
 	}
 	pd.issue, pd.pipe, pd.ready = best, bestPipe, bestReady
 	pd.issueCause = c.issueCause(d, cl, pd, m+uint64(c.p.MapToIssue))
@@ -455,6 +479,111 @@ func (c *Core) time(pd *pending, d *alpha.Decoded, cl *class, pc, ea uint64) (tr
 	pd.retire = r
 	pd.baseLat = uint64(cl.lat)
 	return 0, noCause
+}
+
+// pick returns the first cycle from earliest at which d can issue, the
+// pipe and the cycle its operands were ready. With spec, an operand a
+// missed load wrote counts as ready when it would have been on a hit: the
+// issue queue's view inside the load's speculative window.
+func (c *Core) pick(d *alpha.Decoded, cl *class, pipes uint8, earliest uint64, spec bool) (best uint64, bestPipe uint8, bestReady uint64) {
+	best = ^uint64(0)
+	for _, p := range pipeOrder {
+		if pipes&p == 0 {
+			continue
+		}
+		t := earliest
+		cluster := clusterOf(p)
+		if cl.base.ReadsA {
+			t = max(t, c.operand(d.Ra, cl.base.FPA, cluster, spec))
+		}
+		if cl.base.ReadsB && !d.Lit {
+			t = max(t, c.operand(d.Rb, cl.base.FPB, cluster, spec))
+		}
+		ready := t
+		for !c.free(t, p) {
+			t++
+		}
+		if t < best {
+			best, bestPipe, bestReady = t, p, ready
+		}
+	}
+	return best, bestPipe, bestReady
+}
+
+func (c *Core) operand(r uint8, fp bool, cluster int, spec bool) uint64 {
+	if spec && c.specOwner[b2i(fp)][r&63] != 0 {
+		return c.specAt[b2i(fp)][r&63]
+	}
+	return c.readyOf(r, fp, cluster)
+}
+
+// speculate applies the speculative windows of older loads (HRM §2.7.1)
+// to d, which would issue at best on pipe: an IQ-issued instruction that
+// issues inside an integer load's window, dependent on it or not, and an
+// FQ-issued one that uses an FP load's data inside its window, issue
+// there, as the queue does not know the load missed yet; if it did, the
+// issue is aborted — its pipe slot spent — and the instruction issues
+// again after the window. A consumer of a missed load issues in the
+// window at the cycle its data would have come on a hit. It returns the
+// issue that stands.
+func (c *Core) speculate(pd *pending, d *alpha.Decoded, cl *class, pipes uint8, earliest, best uint64, bestPipe uint8, bestReady uint64) (uint64, uint8, uint64) {
+	for pd.nAborted < maxSpecAborts {
+		at, pipe := best, bestPipe
+		if s, sp, _ := c.pick(d, cl, pipes, earliest, true); s < at && c.inOwnWindow(d, cl, s) {
+			at, pipe = s, sp
+		}
+		w := c.aborting(d, cl, at)
+		if w == nil {
+			break
+		}
+		pd.aborted[pd.nAborted] = abortedIssue{cycle: at, pipe: pipe}
+		pd.nAborted++
+		earliest = max(earliest, w.reissue)
+		best, bestPipe, bestReady = c.pick(d, cl, pipes, earliest, false)
+	}
+	if !cl.fpQueue {
+		for i := range c.wins {
+			if w := &c.wins[i]; !w.fp && !w.missed && w.from == best {
+				// Kept in the queue until the hit is known: one cycle
+				// longer than normal for the window's first cycle.
+				pd.iqHold = true
+			}
+		}
+	}
+	return best, bestPipe, bestReady
+}
+
+// inOwnWindow reports whether cycle t lies in the window of a missed load
+// whose data d reads, from the queue that window speculates for.
+func (c *Core) inOwnWindow(d *alpha.Decoded, cl *class, t uint64) bool {
+	for i := range c.wins {
+		if w := &c.wins[i]; w.missed && w.fp == cl.fpQueue && t >= w.from && t <= w.to && c.uses(d, cl, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// uses reports whether d reads the register missed load w wrote.
+func (c *Core) uses(d *alpha.Decoded, cl *class, w *specWindow) bool {
+	f := b2i(w.fp)
+	return cl.base.ReadsA && cl.base.FPA == w.fp && c.specOwner[f][d.Ra&63] == w.seq+1 ||
+		cl.base.ReadsB && !d.Lit && cl.base.FPB == w.fp && c.specOwner[f][d.Rb&63] == w.seq+1
+}
+
+// aborting returns the window of a missed load that aborts d's issue at
+// t, or nil.
+func (c *Core) aborting(d *alpha.Decoded, cl *class, t uint64) *specWindow {
+	for i := range c.wins {
+		w := &c.wins[i]
+		if !w.missed || w.fp != cl.fpQueue || t < w.from || t > w.to {
+			continue
+		}
+		if !w.fp || c.uses(d, cl, w) { // an FP window aborts only the load's users
+			return w
+		}
+	}
+	return nil
 }
 
 // issueCause names what held the instruction between the earliest issue
@@ -676,6 +805,11 @@ func (c *Core) load(pd *pending, ea uint64, fp bool) (lat, trap uint64) {
 				return 0, c.refetch(s.issue, c.p.OrderTrapCycles)
 			}
 			c.stats.Forwarded++
+			if !fp && c.loadUse>>(c.p.LoadUseCounterBits-1) == 0 {
+				// Forwarded data counts as a hit (assumption): issued
+				// for the unspeculated latency too.
+				return max(uint64(c.p.LatForward), uint64(c.p.LatLoadNoSpec)), 0
+			}
 			return uint64(c.p.LatForward), 0
 		}
 	}
@@ -683,9 +817,17 @@ func (c *Core) load(pd *pending, ea uint64, fp bool) (lat, trap uint64) {
 	if fp {
 		hit = uint64(c.p.LatFPLoad)
 	}
+	// The load-use counter (HRM §2.7.1): with its upper bit 0 an integer
+	// load's consumers are issued for a 5-cycle latency, and no window.
+	scheduled := hit
+	if !fp {
+		if pd.specLoad = c.loadUse>>(c.p.LoadUseCounterBits-1) != 0; !pd.specLoad {
+			scheduled = uint64(c.p.LatLoadNoSpec)
+		}
+	}
 	pa, ok := c.cpu.PhysAddr(ea)
 	if !ok {
-		return hit, 0 // it will fault
+		return scheduled, 0 // it will fault
 	}
 	line := pa / uint64(c.p.LineBytes)
 	for _, e := range c.maf {
@@ -696,7 +838,7 @@ func (c *Core) load(pd *pending, ea uint64, fp bool) (lat, trap uint64) {
 		}
 	}
 	if c.dcache.Access(pa) {
-		return hit, 0
+		return scheduled, 0
 	}
 	pd.ev = pd.ev.With(alpha.EvDMiss)
 	lat = hit - 3 + uint64(c.p.L2LoadCycles)
@@ -767,10 +909,23 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 	// instruction, which maps no earlier.
 	j, _ := slices.BinarySearch(*q, pd.mapc)
 	*q = slices.Delete(*q, 0, j)
-	k, _ := slices.BinarySearch(*q, pd.issue)
-	*q = slices.Insert(*q, k, pd.issue)
+	held := pd.issue
+	if pd.iqHold {
+		held++
+	}
+	k, _ := slices.BinarySearch(*q, held)
+	*q = slices.Insert(*q, k, held)
 	if pd.pipe != 0 {
 		c.reserve(pd.issue, pd.pipe)
+	}
+	for _, a := range pd.aborted[:pd.nAborted] {
+		c.reserve(a.cycle, a.pipe)
+	}
+	if pd.nAborted > 0 {
+		c.stats.SpecAborts += uint64(pd.nAborted)
+		if st := c.stagesFor(pc); st != nil {
+			st.SpecAborted += uint64(pd.nAborted)
+		}
 	}
 	if cl.divider {
 		c.divFree = pd.done
@@ -778,6 +933,10 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 	if dst, fp := dest(d, &cl.base); dst {
 		r := destReg(d, &cl.base)
 		c.loadMissed[b2i(fp)][r] = cl.base.Load && pd.ev.Has(alpha.EvDMiss)
+		c.specOwner[b2i(fp)][r] = 0
+		if cl.base.Load && !prefetch(d.Op) {
+			c.loadHitSpeculation(pd, fp, r)
+		}
 		if fp {
 			c.readyFP[r] = pd.done
 			c.fpW.push(pd.retire)
@@ -792,6 +951,9 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 	switch {
 	case cl.base.Load && !prefetch(d.Op):
 		c.loads.push(pd.retire)
+		if len(c.wins) > 0 {
+			c.pruneWindows()
+		}
 	case cl.base.Store:
 		pd.ev = pd.ev.With(alpha.EvStores)
 		c.stores.push(pd.retire)
@@ -837,6 +999,56 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 		c.countRetireLate(w)
 	}
 	return pd.ev
+}
+
+// loadHitSpeculation applies the retired load pd, writing register r (FP
+// if fp), to the load-use counter and opens its speculative window (HRM
+// §2.7.1). A load to R31/F31 writes no register and does neither: it
+// opens no window, the HRM says; that it leaves the counter alone is an
+// assumption. The counter moves in program order here, in issue order on
+// the chip.
+func (c *Core) loadHitSpeculation(pd *pending, fp bool, r uint8) {
+	missed := pd.ev.Has(alpha.EvDMiss)
+	if missed {
+		c.loadUse = max(c.loadUse-c.p.LoadUseMissDec, 0)
+	} else {
+		c.loadUse = min(c.loadUse+c.p.LoadUseHitInc, 1<<c.p.LoadUseCounterBits-1)
+	}
+	w := specWindow{seq: c.seq - 1, fp: fp, missed: missed}
+	switch {
+	case fp && c.p.FPLoadSpecWindow > 0:
+		w.from = pd.issue + uint64(c.p.LatFPLoad)
+		w.to = w.from + uint64(c.p.FPLoadSpecWindow) - 1
+	case !fp && pd.specLoad && c.p.LoadSpecWindow > 0:
+		w.from = pd.issue + uint64(c.p.LatLoad)
+		w.to = w.from + uint64(c.p.LoadSpecWindow) - 1
+	default:
+		return
+	}
+	if fp && !missed {
+		return // an FP hit holds only its users' entries a cycle: not modelled
+	}
+	w.reissue = w.to + 1
+	if missed {
+		c.specOwner[b2i(fp)][r] = w.seq + 1
+		c.specAt[b2i(fp)][r] = w.from
+	}
+	c.wins = append(c.wins, w)
+	c.winsEnd = max(c.winsEnd, w.to)
+}
+
+// pruneWindows drops the windows no instruction mapped from now on can
+// issue in.
+func (c *Core) pruneWindows() {
+	first := c.mapCycle + uint64(c.p.MapToIssue)
+	k := 0
+	for _, w := range c.wins {
+		if w.to >= first {
+			c.wins[k] = w
+			k++
+		}
+	}
+	c.wins = c.wins[:k]
 }
 
 // observed is the observer's Record of the retired instruction d at pc,
