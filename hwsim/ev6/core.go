@@ -92,13 +92,16 @@ type Core struct {
 	hist uint16
 
 	// Load hit speculation (HRM §2.7.1): the load-use counter, the
-	// speculative windows of loads that may still matter to younger
-	// instructions, and per register file and register the sequence
+	// speculative windows of missed loads that may still matter to
+	// younger instructions, the first cycles of hit integer loads'
+	// windows (holds), and per register file and register the sequence
 	// number + 1 of the missed load whose value it would have held at
 	// specAt had the load hit (0: its last writer was no such load).
 	loadUse   int
 	wins      []specWindow
 	winsEnd   uint64 // the last cycle of any window in wins
+	holds     []uint64
+	aborted   []abortedIssue // the pending instruction's aborted issues
 	specOwner [2][64]uint64
 	specAt    [2][64]uint64
 }
@@ -110,7 +113,7 @@ type Core struct {
 type specWindow struct {
 	seq               uint64 // the load's sequence number
 	from, to, reissue uint64
-	fp, missed        bool
+	fp                bool
 }
 
 // maxSpecAborts bounds the aborted issues of one instruction: each
@@ -197,12 +200,12 @@ type pending struct {
 	fetchLine          uint64
 	upperN, lowerN     int
 	// Load hit speculation: whether an integer load was timed with the
-	// counter's upper bit set (it opens a window), the issues aborted in
-	// missed loads' windows, and whether its issue queue entry is held a
-	// cycle longer (issued first in a hit load's window).
+	// counter's upper bit set (it opens a window), and whether its issue
+	// queue entry is held a cycle longer (issued first in a hit load's
+	// window). Its issues aborted in missed loads' windows are in
+	// Core.aborted: a field here would cost zeroing for every
+	// instruction.
 	specLoad bool
-	aborted  [maxSpecAborts]abortedIssue
-	nAborted int
 	iqHold   bool
 }
 
@@ -346,6 +349,7 @@ func (c *Core) setRedirect(at uint64, cause alpha.StallCause) {
 // at issue instead, and must be fetched again from that cycle on.
 func (c *Core) time(pd *pending, d *alpha.Decoded, cl *class, pc, ea uint64) (trap uint64, cause alpha.StallCause) {
 	*pd = pending{pc: pc, ea: ea, feCause: noCause, issueCause: noCause}
+	c.aborted = c.aborted[:0]
 	pd.ev = 1 << alpha.EvIssues
 
 	// Fetch: with the previous instruction if it continues its block and
@@ -453,6 +457,11 @@ func (c *Core) time(pd *pending, d *alpha.Decoded, cl *class, pc, ea uint64) (tr
 	if len(c.wins) > 0 && c.winsEnd >= earliest {
 		best, bestPipe, bestReady = c.speculate(pd, d, cl, pipes, earliest, best, bestPipe, bestReady)
 	}
+	if !cl.fpQueue {
+		// Issued in a hit load's window's first cycle, it is kept in the
+		// queue until the hit is known: one cycle longer than normal.
+		pd.iqHold = slices.Contains(c.holds, best)
+	}
 	pd.issue, pd.pipe, pd.ready = best, bestPipe, bestReady
 	pd.issueCause = c.issueCause(d, cl, pd, m+uint64(c.p.MapToIssue))
 
@@ -527,37 +536,35 @@ func (c *Core) operand(r uint8, fp bool, cluster int, spec bool) uint64 {
 // window at the cycle its data would have come on a hit. It returns the
 // issue that stands.
 func (c *Core) speculate(pd *pending, d *alpha.Decoded, cl *class, pipes uint8, earliest, best uint64, bestPipe uint8, bestReady uint64) (uint64, uint8, uint64) {
-	for pd.nAborted < maxSpecAborts {
+	for len(c.aborted) < maxSpecAborts {
 		at, pipe := best, bestPipe
-		if s, sp, _ := c.pick(d, cl, pipes, earliest, true); s < at && c.inOwnWindow(d, cl, s) {
-			at, pipe = s, sp
+		if c.readsMissed(d, cl) {
+			if s, sp, _ := c.pick(d, cl, pipes, earliest, true); s < at && c.inOwnWindow(d, cl, s) {
+				at, pipe = s, sp
+			}
 		}
 		w := c.aborting(d, cl, at)
 		if w == nil {
 			break
 		}
-		pd.aborted[pd.nAborted] = abortedIssue{cycle: at, pipe: pipe}
-		pd.nAborted++
+		c.aborted = append(c.aborted, abortedIssue{cycle: at, pipe: pipe})
 		earliest = max(earliest, w.reissue)
 		best, bestPipe, bestReady = c.pick(d, cl, pipes, earliest, false)
 	}
-	if !cl.fpQueue {
-		for i := range c.wins {
-			if w := &c.wins[i]; !w.fp && !w.missed && w.from == best {
-				// Kept in the queue until the hit is known: one cycle
-				// longer than normal for the window's first cycle.
-				pd.iqHold = true
-			}
-		}
-	}
 	return best, bestPipe, bestReady
+}
+
+// readsMissed reports whether d reads a register a missed load wrote.
+func (c *Core) readsMissed(d *alpha.Decoded, cl *class) bool {
+	return cl.base.ReadsA && c.specOwner[b2i(cl.base.FPA)][d.Ra&63] != 0 ||
+		cl.base.ReadsB && !d.Lit && c.specOwner[b2i(cl.base.FPB)][d.Rb&63] != 0
 }
 
 // inOwnWindow reports whether cycle t lies in the window of a missed load
 // whose data d reads, from the queue that window speculates for.
 func (c *Core) inOwnWindow(d *alpha.Decoded, cl *class, t uint64) bool {
 	for i := range c.wins {
-		if w := &c.wins[i]; w.missed && w.fp == cl.fpQueue && t >= w.from && t <= w.to && c.uses(d, cl, w) {
+		if w := &c.wins[i]; w.fp == cl.fpQueue && t >= w.from && t <= w.to && c.uses(d, cl, w) {
 			return true
 		}
 	}
@@ -576,7 +583,7 @@ func (c *Core) uses(d *alpha.Decoded, cl *class, w *specWindow) bool {
 func (c *Core) aborting(d *alpha.Decoded, cl *class, t uint64) *specWindow {
 	for i := range c.wins {
 		w := &c.wins[i]
-		if !w.missed || w.fp != cl.fpQueue || t < w.from || t > w.to {
+		if w.fp != cl.fpQueue || t < w.from || t > w.to {
 			continue
 		}
 		if !w.fp || c.uses(d, cl, w) { // an FP window aborts only the load's users
@@ -918,14 +925,15 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 	if pd.pipe != 0 {
 		c.reserve(pd.issue, pd.pipe)
 	}
-	for _, a := range pd.aborted[:pd.nAborted] {
-		c.reserve(a.cycle, a.pipe)
-	}
-	if pd.nAborted > 0 {
-		c.stats.SpecAborts += uint64(pd.nAborted)
-		if st := c.stagesFor(pc); st != nil {
-			st.SpecAborted += uint64(pd.nAborted)
+	if len(c.aborted) > 0 {
+		for _, a := range c.aborted {
+			c.reserve(a.cycle, a.pipe)
 		}
+		c.stats.SpecAborts += uint64(len(c.aborted))
+		if st := c.stagesFor(pc); st != nil {
+			st.SpecAborted += uint64(len(c.aborted))
+		}
+		c.aborted = c.aborted[:0]
 	}
 	if cl.divider {
 		c.divFree = pd.done
@@ -951,9 +959,7 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 	switch {
 	case cl.base.Load && !prefetch(d.Op):
 		c.loads.push(pd.retire)
-		if len(c.wins) > 0 {
-			c.pruneWindows()
-		}
+		c.pruneWindows()
 	case cl.base.Store:
 		pd.ev = pd.ev.With(alpha.EvStores)
 		c.stores.push(pd.retire)
@@ -1014,7 +1020,7 @@ func (c *Core) loadHitSpeculation(pd *pending, fp bool, r uint8) {
 	} else {
 		c.loadUse = min(c.loadUse+c.p.LoadUseHitInc, 1<<c.p.LoadUseCounterBits-1)
 	}
-	w := specWindow{seq: c.seq - 1, fp: fp, missed: missed}
+	w := specWindow{seq: c.seq - 1, fp: fp}
 	switch {
 	case fp && c.p.FPLoadSpecWindow > 0:
 		w.from = pd.issue + uint64(c.p.LatFPLoad)
@@ -1025,14 +1031,15 @@ func (c *Core) loadHitSpeculation(pd *pending, fp bool, r uint8) {
 	default:
 		return
 	}
-	if fp && !missed {
-		return // an FP hit holds only its users' entries a cycle: not modelled
+	if !missed {
+		if !fp { // an FP hit holds only its users' entries a cycle: not modelled
+			c.holds = append(c.holds, w.from)
+		}
+		return
 	}
 	w.reissue = w.to + 1
-	if missed {
-		c.specOwner[b2i(fp)][r] = w.seq + 1
-		c.specAt[b2i(fp)][r] = w.from
-	}
+	c.specOwner[b2i(fp)][r] = w.seq + 1
+	c.specAt[b2i(fp)][r] = w.from
 	c.wins = append(c.wins, w)
 	c.winsEnd = max(c.winsEnd, w.to)
 }
@@ -1049,6 +1056,14 @@ func (c *Core) pruneWindows() {
 		}
 	}
 	c.wins = c.wins[:k]
+	k = 0
+	for _, h := range c.holds {
+		if h >= first {
+			c.holds[k] = h
+			k++
+		}
+	}
+	c.holds = c.holds[:k]
 }
 
 // observed is the observer's Record of the retired instruction d at pc,
