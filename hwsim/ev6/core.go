@@ -783,6 +783,11 @@ func (c *Core) reserve(cycle uint64, p uint8) {
 // file) from effective address ea.
 func (c *Core) load(pd *pending, ea uint64, fp bool) (lat, trap uint64) {
 	pd.ev = pd.ev.With(alpha.EvLoads)
+	// The load-use counter (HRM §2.7.1): with its upper bit 0 an integer
+	// load's consumers are issued for a 5-cycle latency, and it opens no
+	// window.
+	pd.specLoad = !fp && c.loadUse>>(c.p.LoadUseCounterBits-1) != 0
+	unspeculated := !fp && !pd.specLoad
 	// The store-wait table (HRM §2): a load whose bit is set waits until
 	// every older store in flight has issued; the others issue when
 	// their operands are ready, ahead of older stores.
@@ -812,7 +817,7 @@ func (c *Core) load(pd *pending, ea uint64, fp bool) (lat, trap uint64) {
 				return 0, c.refetch(s.issue, c.p.OrderTrapCycles)
 			}
 			c.stats.Forwarded++
-			if !fp && c.loadUse>>(c.p.LoadUseCounterBits-1) == 0 {
+			if unspeculated {
 				// Forwarded data counts as a hit (assumption): issued
 				// for the unspeculated latency too.
 				return max(uint64(c.p.LatForward), uint64(c.p.LatLoadNoSpec)), 0
@@ -824,13 +829,9 @@ func (c *Core) load(pd *pending, ea uint64, fp bool) (lat, trap uint64) {
 	if fp {
 		hit = uint64(c.p.LatFPLoad)
 	}
-	// The load-use counter (HRM §2.7.1): with its upper bit 0 an integer
-	// load's consumers are issued for a 5-cycle latency, and no window.
 	scheduled := hit
-	if !fp {
-		if pd.specLoad = c.loadUse>>(c.p.LoadUseCounterBits-1) != 0; !pd.specLoad {
-			scheduled = uint64(c.p.LatLoadNoSpec)
-		}
+	if unspeculated {
+		scheduled = uint64(c.p.LatLoadNoSpec)
 	}
 	pa, ok := c.cpu.PhysAddr(ea)
 	if !ok {
