@@ -99,9 +99,9 @@ type Core struct {
 	// specAt had the load hit (0: its last writer was no such load).
 	loadUse   int
 	wins      []specWindow
-	winsEnd   uint64 // the last cycle of any window in wins
-	holds     []uint64
-	aborted   []abortedIssue // the pending instruction's aborted issues
+	winsEnd   uint64           // the last cycle of any window in wins
+	holds     [holdRing]uint64 // cycle + 1 of hit integer loads' windows' first cycles, by cycle
+	aborted   []abortedIssue   // the pending instruction's aborted issues
 	specOwner [2][64]uint64
 	specAt    [2][64]uint64
 }
@@ -115,6 +115,11 @@ type specWindow struct {
 	from, to, reissue uint64
 	fp                bool
 }
+
+// holdRing is how many cycles of hit loads' window starts the core
+// remembers: far more than the issue cycles of the instructions in flight
+// span, short of a chain of memory misses.
+const holdRing = 1024
 
 // maxSpecAborts bounds the aborted issues of one instruction: each
 // abort moves its issue past a window, and windows lie ahead of the map
@@ -460,7 +465,7 @@ func (c *Core) time(pd *pending, d *alpha.Decoded, cl *class, pc, ea uint64) (tr
 	if !cl.fpQueue {
 		// Issued in a hit load's window's first cycle, it is kept in the
 		// queue until the hit is known: one cycle longer than normal.
-		pd.iqHold = slices.Contains(c.holds, best)
+		pd.iqHold = c.holds[best%holdRing] == best+1
 	}
 	pd.issue, pd.pipe, pd.ready = best, bestPipe, bestReady
 	pd.issueCause = c.issueCause(d, cl, pd, m+uint64(c.p.MapToIssue))
@@ -503,10 +508,18 @@ func (c *Core) pick(d *alpha.Decoded, cl *class, pipes uint8, earliest uint64, s
 		t := earliest
 		cluster := clusterOf(p)
 		if cl.base.ReadsA {
-			t = max(t, c.operand(d.Ra, cl.base.FPA, cluster, spec))
+			if spec {
+				t = max(t, c.operand(d.Ra, cl.base.FPA, cluster))
+			} else {
+				t = max(t, c.readyOf(d.Ra, cl.base.FPA, cluster))
+			}
 		}
 		if cl.base.ReadsB && !d.Lit {
-			t = max(t, c.operand(d.Rb, cl.base.FPB, cluster, spec))
+			if spec {
+				t = max(t, c.operand(d.Rb, cl.base.FPB, cluster))
+			} else {
+				t = max(t, c.readyOf(d.Rb, cl.base.FPB, cluster))
+			}
 		}
 		ready := t
 		for !c.free(t, p) {
@@ -519,8 +532,11 @@ func (c *Core) pick(d *alpha.Decoded, cl *class, pipes uint8, earliest uint64, s
 	return best, bestPipe, bestReady
 }
 
-func (c *Core) operand(r uint8, fp bool, cluster int, spec bool) uint64 {
-	if spec && c.specOwner[b2i(fp)][r&63] != 0 {
+// operand is when register r can be read in cluster as the issue queue
+// sees it in a speculative window: a missed load's value when a hit's
+// would have come.
+func (c *Core) operand(r uint8, fp bool, cluster int) uint64 {
+	if c.specOwner[b2i(fp)][r&63] != 0 {
 		return c.specAt[b2i(fp)][r&63]
 	}
 	return c.readyOf(r, fp, cluster)
@@ -960,7 +976,9 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 	switch {
 	case cl.base.Load && !prefetch(d.Op):
 		c.loads.push(pd.retire)
-		c.pruneWindows()
+		if len(c.wins) > 0 {
+			c.pruneWindows()
+		}
 	case cl.base.Store:
 		pd.ev = pd.ev.With(alpha.EvStores)
 		c.stores.push(pd.retire)
@@ -1034,7 +1052,7 @@ func (c *Core) loadHitSpeculation(pd *pending, fp bool, r uint8) {
 	}
 	if !missed {
 		if !fp { // an FP hit holds only its users' entries a cycle: not modelled
-			c.holds = append(c.holds, w.from)
+			c.holds[w.from%holdRing] = w.from + 1
 		}
 		return
 	}
@@ -1057,14 +1075,6 @@ func (c *Core) pruneWindows() {
 		}
 	}
 	c.wins = c.wins[:k]
-	k = 0
-	for _, h := range c.holds {
-		if h >= first {
-			c.holds[k] = h
-			k++
-		}
-	}
-	c.holds = c.holds[:k]
 }
 
 // observed is the observer's Record of the retired instruction d at pc,
