@@ -90,6 +90,45 @@ type Core struct {
 	// hist is the path history Record.History reports: conditional
 	// branch directions as fetched, repaired at a mispredict.
 	hist uint16
+
+	// Load hit speculation (HRM §2.7.1): the load-use counter, the
+	// speculative windows of missed loads that may still matter to
+	// younger instructions, the first cycles of hit integer loads'
+	// windows (holds), and per register file and register the sequence
+	// number + 1 of the missed load whose value it would have held at
+	// specAt had the load hit (0: its last writer was no such load).
+	loadUse   int
+	wins      []specWindow
+	winsEnd   uint64           // the last cycle of any window in wins
+	holds     [holdRing]uint64 // cycle + 1 of hit integer loads' windows' first cycles, by cycle
+	aborted   []abortedIssue   // the pending instruction's aborted issues
+	specOwner [2][64]uint64
+	specAt    [2][64]uint64
+}
+
+// specWindow is the speculative window of a load (HRM §2.7.1): the cycles
+// from..to in which the issue queue issued instructions before it knew
+// whether the load hit. On a miss the ones it aborts issue again from
+// reissue on.
+type specWindow struct {
+	seq               uint64 // the load's sequence number
+	from, to, reissue uint64
+	fp                bool
+}
+
+// holdRing is how many cycles of hit loads' window starts the core
+// remembers: far more than the issue cycles of the instructions in flight
+// span, short of a chain of memory misses.
+const holdRing = 1024
+
+// maxSpecAborts bounds the aborted issues of one instruction: each
+// abort moves its issue past a window, and windows lie ahead of the map
+// only as far as the loads in flight.
+const maxSpecAborts = 8
+
+type abortedIssue struct {
+	cycle uint64
+	pipe  uint8
 }
 
 // Stats counts what the core did.
@@ -101,6 +140,7 @@ type Stats struct {
 	ICacheMisses, DCacheMisses        uint64
 	L2Misses, Forwarded               uint64
 	OrderTraps                        uint64 // loads issued before an older store to their quadword, refetched
+	SpecAborts                        uint64 // issues aborted in the speculative window of a load that missed (HRM §2.7.1)
 	DTBMisses, ITBMisses              uint64
 }
 
@@ -164,6 +204,14 @@ type pending struct {
 	fetchBlk           uint64
 	fetchLine          uint64
 	upperN, lowerN     int
+	// Load hit speculation: whether an integer load was timed with the
+	// counter's upper bit set (it opens a window), and whether its issue
+	// queue entry is held a cycle longer (issued first in a hit load's
+	// window). Its issues aborted in missed loads' windows are in
+	// Core.aborted: a field here would cost zeroing for every
+	// instruction.
+	specLoad bool
+	iqHold   bool
 }
 
 // NewCore returns the 21264 core of cpu with parameters p and installs
@@ -196,6 +244,7 @@ func NewCore(cpu *alpha.CPU, p Params) (*Core, error) {
 	}
 	c.pageShift = alpha.PageShift
 	c.storeWait = make([]uint64, p.StoreWaitEntries)
+	c.loadUse = p.LoadUseCounterInit
 	c.bp = newTournament(p)
 	c.ras = returnStack{a: make([]uint64, p.ReturnStack)}
 	c.linePred = make([]uint64, p.LineEntries)
@@ -305,6 +354,7 @@ func (c *Core) setRedirect(at uint64, cause alpha.StallCause) {
 // at issue instead, and must be fetched again from that cycle on.
 func (c *Core) time(pd *pending, d *alpha.Decoded, cl *class, pc, ea uint64) (trap uint64, cause alpha.StallCause) {
 	*pd = pending{pc: pc, ea: ea, feCause: noCause, issueCause: noCause}
+	c.aborted = c.aborted[:0]
 	pd.ev = 1 << alpha.EvIssues
 
 	// Fetch: with the previous instruction if it continues its block and
@@ -408,26 +458,14 @@ func (c *Core) time(pd *pending, d *alpha.Decoded, cl *class, pc, ea uint64) (tr
 			pd.lowerN++
 		}
 	}
-	best, bestPipe, bestReady := ^uint64(0), uint8(0), uint64(0)
-	for _, p := range pipeOrder {
-		if pipes&p == 0 {
-			continue
-		}
-		t := earliest
-		cluster := clusterOf(p)
-		if cl.base.ReadsA {
-			t = max(t, c.readyOf(d.Ra, cl.base.FPA, cluster))
-		}
-		if cl.base.ReadsB && !d.Lit {
-			t = max(t, c.readyOf(d.Rb, cl.base.FPB, cluster))
-		}
-		ready := t
-		for !c.free(t, p) {
-			t++
-		}
-		if t < best {
-			best, bestPipe, bestReady = t, p, ready
-		}
+	best, bestPipe, bestReady := c.pick(d, cl, pipes, earliest, false)
+	if len(c.wins) > 0 && c.winsEnd >= earliest {
+		best, bestPipe, bestReady = c.speculate(pd, d, cl, pipes, earliest, best, bestPipe, bestReady)
+	}
+	if !cl.fpQueue {
+		// Issued in a hit load's window's first cycle, it is kept in the
+		// queue until the hit is known: one cycle longer than normal.
+		pd.iqHold = c.holds[best%holdRing] == best+1
 	}
 	pd.issue, pd.pipe, pd.ready = best, bestPipe, bestReady
 	pd.issueCause = c.issueCause(d, cl, pd, m+uint64(c.p.MapToIssue))
@@ -455,6 +493,120 @@ func (c *Core) time(pd *pending, d *alpha.Decoded, cl *class, pc, ea uint64) (tr
 	pd.retire = r
 	pd.baseLat = uint64(cl.lat)
 	return 0, noCause
+}
+
+// pick returns the first cycle from earliest at which d can issue, the
+// pipe and the cycle its operands were ready. With spec, an operand a
+// missed load wrote counts as ready when it would have been on a hit: the
+// issue queue's view inside the load's speculative window.
+func (c *Core) pick(d *alpha.Decoded, cl *class, pipes uint8, earliest uint64, spec bool) (best uint64, bestPipe uint8, bestReady uint64) {
+	best = ^uint64(0)
+	for _, p := range pipeOrder {
+		if pipes&p == 0 {
+			continue
+		}
+		t := earliest
+		cluster := clusterOf(p)
+		if cl.base.ReadsA {
+			if spec {
+				t = max(t, c.operand(d.Ra, cl.base.FPA, cluster))
+			} else {
+				t = max(t, c.readyOf(d.Ra, cl.base.FPA, cluster))
+			}
+		}
+		if cl.base.ReadsB && !d.Lit {
+			if spec {
+				t = max(t, c.operand(d.Rb, cl.base.FPB, cluster))
+			} else {
+				t = max(t, c.readyOf(d.Rb, cl.base.FPB, cluster))
+			}
+		}
+		ready := t
+		for !c.free(t, p) {
+			t++
+		}
+		if t < best {
+			best, bestPipe, bestReady = t, p, ready
+		}
+	}
+	return best, bestPipe, bestReady
+}
+
+// operand is when register r can be read in cluster as the issue queue
+// sees it in a speculative window: a missed load's value when a hit's
+// would have come.
+func (c *Core) operand(r uint8, fp bool, cluster int) uint64 {
+	if c.specOwner[b2i(fp)][r&63] != 0 {
+		return c.specAt[b2i(fp)][r&63]
+	}
+	return c.readyOf(r, fp, cluster)
+}
+
+// speculate applies the speculative windows of older loads (HRM §2.7.1)
+// to d, which would issue at best on pipe: an IQ-issued instruction that
+// issues inside an integer load's window, dependent on it or not, and an
+// FQ-issued one that uses an FP load's data inside its window, issue
+// there, as the queue does not know the load missed yet; if it did, the
+// issue is aborted — its pipe slot spent — and the instruction issues
+// again after the window. A consumer of a missed load issues in the
+// window at the cycle its data would have come on a hit. It returns the
+// issue that stands.
+func (c *Core) speculate(pd *pending, d *alpha.Decoded, cl *class, pipes uint8, earliest, best uint64, bestPipe uint8, bestReady uint64) (uint64, uint8, uint64) {
+	for len(c.aborted) < maxSpecAborts {
+		at, pipe := best, bestPipe
+		if c.readsMissed(d, cl) {
+			if s, sp, _ := c.pick(d, cl, pipes, earliest, true); s < at && c.inOwnWindow(d, cl, s) {
+				at, pipe = s, sp
+			}
+		}
+		w := c.aborting(d, cl, at)
+		if w == nil {
+			break
+		}
+		c.aborted = append(c.aborted, abortedIssue{cycle: at, pipe: pipe})
+		earliest = max(earliest, w.reissue)
+		best, bestPipe, bestReady = c.pick(d, cl, pipes, earliest, false)
+	}
+	return best, bestPipe, bestReady
+}
+
+// readsMissed reports whether d reads a register a missed load wrote.
+func (c *Core) readsMissed(d *alpha.Decoded, cl *class) bool {
+	return cl.base.ReadsA && c.specOwner[b2i(cl.base.FPA)][d.Ra&63] != 0 ||
+		cl.base.ReadsB && !d.Lit && c.specOwner[b2i(cl.base.FPB)][d.Rb&63] != 0
+}
+
+// inOwnWindow reports whether cycle t lies in the window of a missed load
+// whose data d reads, from the queue that window speculates for.
+func (c *Core) inOwnWindow(d *alpha.Decoded, cl *class, t uint64) bool {
+	for i := range c.wins {
+		if w := &c.wins[i]; w.fp == cl.fpQueue && t >= w.from && t <= w.to && c.uses(d, cl, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// uses reports whether d reads the register missed load w wrote.
+func (c *Core) uses(d *alpha.Decoded, cl *class, w *specWindow) bool {
+	f := b2i(w.fp)
+	return cl.base.ReadsA && cl.base.FPA == w.fp && c.specOwner[f][d.Ra&63] == w.seq+1 ||
+		cl.base.ReadsB && !d.Lit && cl.base.FPB == w.fp && c.specOwner[f][d.Rb&63] == w.seq+1
+}
+
+// aborting returns the window of a missed load that aborts d's issue at
+// t, or nil.
+func (c *Core) aborting(d *alpha.Decoded, cl *class, t uint64) *specWindow {
+	for i := range c.wins {
+		w := &c.wins[i]
+		if w.fp != cl.fpQueue || t < w.from || t > w.to {
+			continue
+		}
+		if !w.fp || c.uses(d, cl, w) { // an FP window aborts only the load's users
+			return w
+		}
+	}
+	return nil
 }
 
 // issueCause names what held the instruction between the earliest issue
@@ -647,6 +799,11 @@ func (c *Core) reserve(cycle uint64, p uint8) {
 // file) from effective address ea.
 func (c *Core) load(pd *pending, ea uint64, fp bool) (lat, trap uint64) {
 	pd.ev = pd.ev.With(alpha.EvLoads)
+	// The load-use counter (HRM §2.7.1): with its upper bit 0 an integer
+	// load's consumers are issued for a 5-cycle latency, and it opens no
+	// window.
+	pd.specLoad = !fp && c.loadUse>>(c.p.LoadUseCounterBits-1) != 0
+	unspeculated := !fp && !pd.specLoad
 	// The store-wait table (HRM §2): a load whose bit is set waits until
 	// every older store in flight has issued; the others issue when
 	// their operands are ready, ahead of older stores.
@@ -676,6 +833,11 @@ func (c *Core) load(pd *pending, ea uint64, fp bool) (lat, trap uint64) {
 				return 0, c.refetch(s.issue, c.p.OrderTrapCycles)
 			}
 			c.stats.Forwarded++
+			if unspeculated {
+				// Forwarded data counts as a hit (assumption): issued
+				// for the unspeculated latency too.
+				return max(uint64(c.p.LatForward), uint64(c.p.LatLoadNoSpec)), 0
+			}
 			return uint64(c.p.LatForward), 0
 		}
 	}
@@ -683,9 +845,13 @@ func (c *Core) load(pd *pending, ea uint64, fp bool) (lat, trap uint64) {
 	if fp {
 		hit = uint64(c.p.LatFPLoad)
 	}
+	scheduled := hit
+	if unspeculated {
+		scheduled = uint64(c.p.LatLoadNoSpec)
+	}
 	pa, ok := c.cpu.PhysAddr(ea)
 	if !ok {
-		return hit, 0 // it will fault
+		return scheduled, 0 // it will fault
 	}
 	line := pa / uint64(c.p.LineBytes)
 	for _, e := range c.maf {
@@ -696,7 +862,7 @@ func (c *Core) load(pd *pending, ea uint64, fp bool) (lat, trap uint64) {
 		}
 	}
 	if c.dcache.Access(pa) {
-		return hit, 0
+		return scheduled, 0
 	}
 	pd.ev = pd.ev.With(alpha.EvDMiss)
 	lat = hit - 3 + uint64(c.p.L2LoadCycles)
@@ -767,10 +933,24 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 	// instruction, which maps no earlier.
 	j, _ := slices.BinarySearch(*q, pd.mapc)
 	*q = slices.Delete(*q, 0, j)
-	k, _ := slices.BinarySearch(*q, pd.issue)
-	*q = slices.Insert(*q, k, pd.issue)
+	held := pd.issue
+	if pd.iqHold {
+		held++
+	}
+	k, _ := slices.BinarySearch(*q, held)
+	*q = slices.Insert(*q, k, held)
 	if pd.pipe != 0 {
 		c.reserve(pd.issue, pd.pipe)
+	}
+	if len(c.aborted) > 0 {
+		for _, a := range c.aborted {
+			c.reserve(a.cycle, a.pipe)
+		}
+		c.stats.SpecAborts += uint64(len(c.aborted))
+		if st := c.stagesFor(pc); st != nil {
+			st.SpecAborted += uint64(len(c.aborted))
+		}
+		c.aborted = c.aborted[:0]
 	}
 	if cl.divider {
 		c.divFree = pd.done
@@ -778,6 +958,10 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 	if dst, fp := dest(d, &cl.base); dst {
 		r := destReg(d, &cl.base)
 		c.loadMissed[b2i(fp)][r] = cl.base.Load && pd.ev.Has(alpha.EvDMiss)
+		c.specOwner[b2i(fp)][r] = 0
+		if cl.base.Load && !prefetch(d.Op) {
+			c.loadHitSpeculation(pd, fp, r)
+		}
 		if fp {
 			c.readyFP[r] = pd.done
 			c.fpW.push(pd.retire)
@@ -792,6 +976,9 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 	switch {
 	case cl.base.Load && !prefetch(d.Op):
 		c.loads.push(pd.retire)
+		if len(c.wins) > 0 {
+			c.pruneWindows()
+		}
 	case cl.base.Store:
 		pd.ev = pd.ev.With(alpha.EvStores)
 		c.stores.push(pd.retire)
@@ -837,6 +1024,57 @@ func (c *Core) Commit(d *alpha.Decoded, pc, next uint64) alpha.EventSet {
 		c.countRetireLate(w)
 	}
 	return pd.ev
+}
+
+// loadHitSpeculation applies the retired load pd, writing register r (FP
+// if fp), to the load-use counter and opens its speculative window (HRM
+// §2.7.1). A load to R31/F31 writes no register and does neither: it
+// opens no window, the HRM says; that it leaves the counter alone is an
+// assumption. The counter moves in program order here, in issue order on
+// the chip.
+func (c *Core) loadHitSpeculation(pd *pending, fp bool, r uint8) {
+	missed := pd.ev.Has(alpha.EvDMiss)
+	if missed {
+		c.loadUse = max(c.loadUse-c.p.LoadUseMissDec, 0)
+	} else {
+		c.loadUse = min(c.loadUse+c.p.LoadUseHitInc, 1<<c.p.LoadUseCounterBits-1)
+	}
+	w := specWindow{seq: c.seq - 1, fp: fp}
+	switch {
+	case fp && c.p.FPLoadSpecWindow > 0:
+		w.from = pd.issue + uint64(c.p.LatFPLoad)
+		w.to = w.from + uint64(c.p.FPLoadSpecWindow) - 1
+	case !fp && pd.specLoad && c.p.LoadSpecWindow > 0:
+		w.from = pd.issue + uint64(c.p.LatLoad)
+		w.to = w.from + uint64(c.p.LoadSpecWindow) - 1
+	default:
+		return
+	}
+	if !missed {
+		if !fp { // an FP hit holds only its users' entries a cycle: not modelled
+			c.holds[w.from%holdRing] = w.from + 1
+		}
+		return
+	}
+	w.reissue = w.to + 1
+	c.specOwner[b2i(fp)][r] = w.seq + 1
+	c.specAt[b2i(fp)][r] = w.from
+	c.wins = append(c.wins, w)
+	c.winsEnd = max(c.winsEnd, w.to)
+}
+
+// pruneWindows drops the windows no instruction mapped from now on can
+// issue in.
+func (c *Core) pruneWindows() {
+	first := c.mapCycle + uint64(c.p.MapToIssue)
+	k := 0
+	for _, w := range c.wins {
+		if w.to >= first {
+			c.wins[k] = w
+			k++
+		}
+	}
+	c.wins = c.wins[:k]
 }
 
 // observed is the observer's Record of the retired instruction d at pc,

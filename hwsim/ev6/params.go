@@ -107,6 +107,23 @@ type Params struct {
 	ITBEntries, DTBEntries       int
 	ITBMissCycles, DTBMissCycles int
 	TLBFillCycles                int
+	// Load hit speculation (HRM §2.7.1): the issue queue issues a load's
+	// consumers as if it hit, LatLoad cycles after it. In the
+	// LoadSpecWindow cycles from then (2) the hit is not yet known: every
+	// IQ-issued instruction issued in them, dependent or not, is aborted
+	// if the load missed and issues again after the window. An FP load's
+	// window is FPLoadSpecWindow (1) cycle, LatFPLoad after it, and aborts
+	// only the FQ-issued instructions that use its data. A saturating
+	// counter of LoadUseCounterBits (4) goes up by LoadUseHitInc (1) when
+	// a load hits and down by LoadUseMissDec (2) when it misses; while
+	// its upper bit is 0 an integer load's latency is LatLoadNoSpec (5)
+	// and it opens no window. LoadUseCounterInit is the counter's value
+	// at reset (assumption: the HRM gives none; 15, speculating).
+	LoadSpecWindow, FPLoadSpecWindow int
+	LoadUseCounterBits               int
+	LoadUseHitInc, LoadUseMissDec    int
+	LoadUseCounterInit               int
+	LatLoadNoSpec                    int
 	// VictimBuffer is the entries of the D-cache victim buffer (HRM §2.1,
 	// WAVE2-SPECS appendix): 8. Listed, not modelled: evictions go to the Bcache model
 	// at once.
@@ -130,6 +147,8 @@ func DefaultParams() Params {
 		L2Bytes: 2 << 20, L2LoadCycles: 13, MemoryCycles: 70, VictimBuffer: 8,
 		StoreWaitEntries: 1024, StoreWaitClear: 16384, OrderTrapCycles: 14,
 		ITBEntries: 128, DTBEntries: 128, ITBMissCycles: 7, DTBMissCycles: 13, TLBFillCycles: 13,
+		LoadSpecWindow: 2, FPLoadSpecWindow: 1, LoadUseCounterBits: 4, LoadUseHitInc: 1, LoadUseMissDec: 2,
+		LoadUseCounterInit: 15, LatLoadNoSpec: 5,
 	}
 }
 
@@ -191,6 +210,17 @@ func (p Params) Validate() error {
 	case p.FetchBlockBytes/4 < p.FetchWidth:
 		return fmt.Errorf("%w: fetch block of %d bytes holds fewer than %d instructions",
 			ErrInvalidParams, p.FetchBlockBytes, p.FetchWidth)
+	case p.LoadSpecWindow < 0 || p.FPLoadSpecWindow < 0 || p.LoadUseHitInc < 0 || p.LoadUseMissDec < 0:
+		return fmt.Errorf("%w: load hit speculation's windows %d/%d and steps %d/%d: want >= 0", ErrInvalidParams,
+			p.LoadSpecWindow, p.FPLoadSpecWindow, p.LoadUseHitInc, p.LoadUseMissDec)
+	case p.LoadUseCounterBits < 1 || p.LoadUseCounterBits > 8:
+		return fmt.Errorf("%w: load-use counter of %d bits: want 1-8", ErrInvalidParams, p.LoadUseCounterBits)
+	case p.LoadUseCounterInit < 0 || p.LoadUseCounterInit >= 1<<p.LoadUseCounterBits:
+		return fmt.Errorf("%w: load-use counter starting at %d does not fit %d bits", ErrInvalidParams,
+			p.LoadUseCounterInit, p.LoadUseCounterBits)
+	case p.LatLoadNoSpec < p.LatLoad:
+		return fmt.Errorf("%w: unspeculated load latency %d below the hit latency %d", ErrInvalidParams,
+			p.LatLoadNoSpec, p.LatLoad)
 	case p.MispredictCycles+1 < p.FetchToMap+p.MapToIssue || p.JSRMispredictCycles+1 < p.FetchToMap+p.MapToIssue:
 		return fmt.Errorf("%w: mispredict penalty shorter than the pipeline to issue", ErrInvalidParams)
 	}

@@ -24,7 +24,11 @@ type PCStages struct {
 	// Replayed counts the times it trapped at issue (an order trap, a
 	// DTB miss) and was fetched again: a killed execution on the correct
 	// path, not counted in Aborted.
-	Replayed                              uint64
+	Replayed uint64
+	// SpecAborted counts its issues aborted because they fell in the
+	// speculative window of a load that missed (HRM §2.7.1): it stayed in
+	// the issue queue and issued again, not fetched again.
+	SpecAborted                           uint64
 	FetchToMap, MapToIssue, IssueToRetire uint64
 }
 
@@ -44,6 +48,7 @@ func (s *StageTruth) Add(o *StageTruth) {
 		e.AbortedMapped += v.AbortedMapped
 		e.AbortedIssued += v.AbortedIssued
 		e.Replayed += v.Replayed
+		e.SpecAborted += v.SpecAborted
 		e.FetchToMap += v.FetchToMap
 		e.MapToIssue += v.MapToIssue
 		e.IssueToRetire += v.IssueToRetire

@@ -78,9 +78,9 @@ var suite = []Bench{
 	{Name: "M-I", What: "independent loads, D-cache hits", Procs: []string{"mb_m_i"},
 		Expect: 8.5 / 18, Why: "16 ldq on the two lower pipes (L0, L1), and subq slotted to a lower one too (its fetch block's bne takes an upper): 17 lower-pipe operations, 8.5 cycles per 18 instructions"},
 	{Name: "M-D", What: "dependent loads, D-cache hits", Procs: []string{"mb_m_d"},
-		Expect: 48.0 / 18, Why: "16 dependent ldq at the 3-cycle hit latency: 48 cycles per 18 instructions"},
+		Expect: 48.0 / 18, Why: "16 dependent ldq at the 3-cycle hit latency (every load hits, so the load-use counter stays high, HRM §2.7.1): 48 cycles per 18 instructions"},
 	{Name: "M-L2", What: "dependent loads, Bcache hits", Procs: []string{"mb_m_l2"},
-		Expect: (16*13 + 27.0/8) / 18, Why: "16 dependent ldq missing the 64 KB D-cache (a 1 MB ring) and hitting the Bcache: 13 cycles each; the ring's 128 pages and the program's others overflow the 128-entry DTB, so every 8th iteration (a new 8 KB page) takes a DTB miss, 27 cycles (13 + 1 + 13 fill): 211.4 cycles per 18 instructions"},
+		Expect: (16*13 + 27.0/8) / 18, Why: "16 dependent ldq missing the 64 KB D-cache (a 1 MB ring) and hitting the Bcache: 13 cycles each (every load misses, so after four the load-use counter is low and no load opens a speculative window, HRM §2.7.1); the ring's 128 pages and the program's others overflow the 128-entry DTB, so every 8th iteration (a new 8 KB page) takes a DTB miss, 27 cycles (13 + 1 + 13 fill): 211.4 cycles per 18 instructions"},
 	{Name: "M-M", What: "dependent loads, memory", Procs: []string{"mb_m_m"},
-		Expect: (16*83 + 27.0/8) / 18, Why: "16 dependent ldq missing the 2 MB Bcache (an 8 MB ring): 13 + 70 = 83 cycles each, and a 27-cycle DTB miss every 8th iteration: 1331.4 cycles per 18 instructions"},
+		Expect: (16*83 + 27.0/8) / 18, Why: "16 dependent ldq missing the 2 MB Bcache (an 8 MB ring): 13 + 70 = 83 cycles each (no speculative windows, as M-L2), and a 27-cycle DTB miss every 8th iteration: 1331.4 cycles per 18 instructions"},
 }
