@@ -171,26 +171,7 @@ func (db *DB) meHistRows(q Query) (map[meHistKeyT]*MeHistRow, error) {
 		r.Count = addSat(r.Count, n)
 		return nil
 	}
-	if f.hosts == nil {
-		err := db.scanTable(tMeHistFleet, f, func(k, v []byte) error {
-			if len(k) != 9+restLen {
-				return fmt.Errorf("%w: ProfileMe history key %x: length", ErrCorrupt, k)
-			}
-			return add(k[9:], k, v)
-		})
-		return rows, err
-	}
-	err := db.scanHostRows(tMeHist, "ProfileMe history", restLen, f, func(host string, rest, k []byte, value func() ([]byte, error)) error {
-		if !f.host(host) {
-			return nil
-		}
-		v, err := value()
-		if err != nil {
-			return err
-		}
-		return add(rest, k, v)
-	})
-	return rows, err
+	return rows, db.scanFleetOrHosts(tMeHistFleet, tMeHist, "ProfileMe history", restLen, f, add)
 }
 
 // MeAddrRow is one instruction's hot list of effective addresses (or jump
@@ -260,16 +241,23 @@ func (db *DB) meAddrRows(q Query) (map[meAddrKeyT]*MeAddrRow, error) {
 		r.List = hotlist.Merge(&r.List, &l, hotlist.NewCoin(hotlist.Seed(&r.List, &l)))
 		return nil
 	}
+	return rows, db.scanFleetOrHosts(tMeAddrFleet, tMeAddrs, "ProfileMe address", restLen, f, add)
+}
+
+// scanFleetOrHosts calls add with the part of each row's key after the
+// table and epoch (rest, restLen bytes), the key and the value: from the
+// fleet-wide table when f selects no hosts, else from the per-host
+// table's rows of the hosts f selects. what names the rows in errors.
+func (db *DB) scanFleetOrHosts(fleet, perHost byte, what string, restLen int, f *filter, add func(rest, k, v []byte) error) error {
 	if f.hosts == nil {
-		err := db.scanTable(tMeAddrFleet, f, func(k, v []byte) error {
+		return db.scanTable(fleet, f, func(k, v []byte) error {
 			if len(k) != 9+restLen {
-				return fmt.Errorf("%w: ProfileMe address key %x: length", ErrCorrupt, k)
+				return fmt.Errorf("%w: %s key %x: length", ErrCorrupt, what, k)
 			}
 			return add(k[9:], k, v)
 		})
-		return rows, err
 	}
-	err := db.scanHostRows(tMeAddrs, "ProfileMe address", restLen, f, func(host string, rest, k []byte, value func() ([]byte, error)) error {
+	return db.scanHostRows(perHost, what, restLen, f, func(host string, rest, k []byte, value func() ([]byte, error)) error {
 		if !f.host(host) {
 			return nil
 		}
@@ -279,7 +267,6 @@ func (db *DB) meAddrRows(q Query) (map[meAddrKeyT]*MeAddrRow, error) {
 		}
 		return add(rest, k, v)
 	})
-	return rows, err
 }
 
 // decodeList reads a stored hot list.
