@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"dcpi/internal/telemetry"
+	"dcpi/storage"
 	"dcpi/transport/natstest"
 	"dcpi/wire"
 )
@@ -88,14 +89,21 @@ func TestReplicaReadyAndMetrics(t *testing.T) {
 	cl := NewClient(connect(t, c.url))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	sent := newStreams(testRand(t)).deltas(12, 20, 1, "alpha1", "alpha2")
+	// Random batches carry drops only now and then: draw until some do,
+	// so that the drop counters are seen whatever the seed.
+	st := newStreams(testRand(t))
+	var sent []storage.Delta
 	var samples uint64
 	drops := map[string]float64{}
-	for _, d := range sent {
-		samples += d.Batch.Total()
-		for name, n := range d.Batch.Drops {
-			if n > 0 {
-				drops[name] += float64(n)
+	for len(drops) == 0 && len(sent) < 120 {
+		more := st.deltas(12, 20, 1, "alpha1", "alpha2")
+		sent = append(sent, more...)
+		for _, d := range more {
+			samples += d.Batch.Total()
+			for name, n := range d.Batch.Drops {
+				if n > 0 {
+					drops[name] += float64(n)
+				}
 			}
 		}
 	}
