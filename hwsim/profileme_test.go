@@ -349,3 +349,41 @@ func TestProfileMeConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileMeEV6UnderCounterInterrupts: with counter interrupts beside
+// ProfileMe on the 21264, the interrupted instruction's fetch is counted
+// once (by the core's observer, which reports it killed), never also as
+// the 21164's interrupt abort — whose head cycles, with no 21164 issue
+// model to measure from, came out as the whole run's cycles.
+func TestProfileMeEV6UnderCounterInterrupts(t *testing.T) {
+	cfg := machineWithWorkloads(t, 1)
+	cfg.Model = alpha.EV6
+	m, err := hwsim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := &meCollector{}
+	if err := m.StartProfileMe(hwsim.ProfileMeConfig{IntervalMin: 1, IntervalMax: 1, Copies: 16}, col); err != nil {
+		t.Fatal(err)
+	}
+	prof := hwsim.ProfileConfig{Counters: []hwsim.CounterSpec{
+		{Events: []alpha.Event{alpha.EvCycles}, PeriodMin: 2000, PeriodMax: 3000}}, InterruptCycles: 214}
+	counters := &collector{}
+	if err := m.StartProfiling(prof, counters); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Spawn("/bin/ptrchase", []string{"/bin/ptrchase", "4096", "16384"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	m.Run(0)
+	m.FlushProfileMe()
+	st := m.ProfileMeStats()[0]
+	if st.Tags != st.Delivered+st.Lost+uint64(st.Buffered) || len(counters.samples) < 100 {
+		t.Fatalf("stats %+v, %d counter interrupts", st, len(counters.samples))
+	}
+	for _, s := range col.samples {
+		if s.Abort == alpha.TrapEvent || s.Head != 0 {
+			t.Fatalf("a 21264 record with the 21164's interrupt abort or head cycles: %+v", s.MeRecord)
+		}
+	}
+}

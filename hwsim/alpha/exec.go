@@ -697,7 +697,10 @@ func (c *CPU) stopBefore(pc, at, until uint64) {
 	tm := c.Timing
 	if due := c.PMU.nextDeliver; at >= due && due <= until && c.IPL < counterIPL {
 		c.Trap = Trap{Kind: TrapEvent, PC: pc}
-		if c.Me != nil {
+		// On the 21264 the core's observer counts the interrupted
+		// instruction's fetch and reports it killed; here only the
+		// 21164's issue model, which fetches nothing ahead, does.
+		if c.Me != nil && c.Core == nil {
 			var last uint64
 			if tm != nil {
 				last = tm.last
