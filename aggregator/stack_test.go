@@ -50,7 +50,7 @@ func TestMergeKeepsStacks(t *testing.T) {
 	r := testRand(t)
 	var in []*wire.Batch
 	for seq := uint64(1); seq <= 6; seq++ {
-		o := wiretest.Options{Host: "h1", Seq: seq, Epoch: 1, MaxEntries: 9, Images: wiretest.Keys(3), Events: 2, Offsets: 8, MaxCount: 9}
+		o := wiretest.Options{Host: "h1", Seq: seq, Epoch: 1, MinEntries: 1, MaxEntries: 9, Images: wiretest.Keys(3), Events: 2, Offsets: 8, MaxCount: 9}
 		if seq != 2 { // one flat batch among them
 			o.MaxStacks = 12
 		}
@@ -83,7 +83,8 @@ func TestMergeKeepsStacks(t *testing.T) {
 	if len(wantDrops) > 0 && !maps.Equal(d.Batch.StackDrops, wantDrops) || len(wantDrops) == 0 && len(d.Batch.StackDrops) != 0 {
 		t.Fatalf("delta stack drops %v, want %v", d.Batch.StackDrops, wantDrops)
 	}
-	// Stacks count against the delta limit as entries do.
+	// Stacks count against the delta limit as entries do (every batch
+	// holds an entry, so none merges into its neighbour for free).
 	small := Merge(in, Limits{MaxDeltaEntries: 1, MaxProposalEntries: 1})
 	if len(small) != len(in) {
 		t.Fatalf("with limits of 1, %d proposals for %d batches", len(small), len(in))
