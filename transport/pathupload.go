@@ -30,12 +30,7 @@ const PathDurable = "path-uploads"
 // PathSubject is the subject host publishes its path uploads on,
 // "dcpi.paths.<host>": the host is a token of its own, so per-host publish
 // permissions can confine a host to its own subject, as with batches.
-func PathSubject(host string) (string, error) {
-	if err := CheckHost(host); err != nil {
-		return "", err
-	}
-	return pathSubjectPrefix + host, nil
-}
+func PathSubject(host string) (string, error) { return hostSubject(pathSubjectPrefix, host) }
 
 // pathUploadMsgID is the Nats-Msg-Id of an upload, "<host>/<upload ID>":
 // JetStream drops a resend within DuplicateWindow; the coordinator drops
@@ -46,16 +41,25 @@ func pathUploadMsgID(u *wire.PathUpload) string { return u.Host + "/" + u.ID.Str
 // configuration: work-queue retention (an upload is removed once it is
 // applied and acknowledged, and kept until then), file storage, no limits.
 func EnsurePathStream(ctx context.Context, js jetstream.JetStream, replicas int) error {
+	return ensureHostWorkQueue(ctx, js, replicas, PathStreamName, pathSubjectPrefix, "dcpi path profile uploads, one subject per host")
+}
+
+// ensureHostWorkQueue creates or updates a stream of one subject per host
+// (prefix + host): work-queue retention (a message leaves once it is
+// applied and acknowledged), file storage, no limits, the batches'
+// duplicate window, and no direct gets, so that a read of a subject's
+// newest message sees every message the stream acknowledged.
+func ensureHostWorkQueue(ctx context.Context, js jetstream.JetStream, replicas int, name, prefix, description string) error {
 	if replicas == 0 {
 		replicas = 1
 	}
 	if replicas < 1 || replicas > 5 {
-		return fmt.Errorf("transport: ensure stream %s: %d replicas (want 1..5)", PathStreamName, replicas)
+		return fmt.Errorf("transport: ensure stream %s: %d replicas (want 1..5)", name, replicas)
 	}
 	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        PathStreamName,
-		Description: "dcpi path profile uploads, one subject per host",
-		Subjects:    []string{pathSubjectPrefix + "*"},
+		Name:        name,
+		Description: description,
+		Subjects:    []string{prefix + "*"},
 		Retention:   jetstream.WorkQueuePolicy,
 		Storage:     jetstream.FileStorage,
 		Replicas:    replicas,
@@ -63,11 +67,20 @@ func EnsurePathStream(ctx context.Context, js jetstream.JetStream, replicas int)
 		Discard:     jetstream.DiscardNew,
 		MaxMsgs:     -1,
 		MaxBytes:    -1,
+		AllowDirect: false,
 	})
 	if err != nil {
-		return fmt.Errorf("transport: ensure stream %s: %w", PathStreamName, err)
+		return fmt.Errorf("transport: ensure stream %s: %w", name, err)
 	}
 	return nil
+}
+
+// hostSubject is prefix + host for a host name a subject can carry.
+func hostSubject(prefix, host string) (string, error) {
+	if err := CheckHost(host); err != nil {
+		return "", err
+	}
+	return prefix + host, nil
 }
 
 // PublishPathUpload publishes u on its host's subject and waits for

@@ -35,12 +35,7 @@ const ValuesDurable = "values"
 // "dcpi.values.<host>": the host is a token of its own, so per-host
 // publish permissions can confine a host to its own subject, and
 // LastValues asks JetStream for the newest record of one host.
-func ValuesSubject(host string) (string, error) {
-	if err := CheckHost(host); err != nil {
-		return "", err
-	}
-	return valuesSubjectPrefix + host, nil
-}
+func ValuesSubject(host string) (string, error) { return hostSubject(valuesSubjectPrefix, host) }
 
 // valuesMsgID is the Nats-Msg-Id of a value record,
 // "<host>/values/<epoch>/<seq>": JetStream drops a resend within
@@ -55,31 +50,7 @@ func valuesMsgID(host string, epoch, seq uint64) string {
 // is applied and acknowledged, and kept until then), file storage, no
 // limits, the batches' duplicate window.
 func EnsureValuesStream(ctx context.Context, js jetstream.JetStream, replicas int) error {
-	if replicas == 0 {
-		replicas = 1
-	}
-	if replicas < 1 || replicas > 5 {
-		return fmt.Errorf("transport: ensure stream %s: %d replicas (want 1..5)", ValuesStreamName, replicas)
-	}
-	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        ValuesStreamName,
-		Description: "dcpi value-sampling records, one subject per host",
-		Subjects:    []string{valuesSubjectPrefix + "*"},
-		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     jetstream.FileStorage,
-		Replicas:    replicas,
-		Duplicates:  DuplicateWindow,
-		Discard:     jetstream.DiscardNew,
-		MaxMsgs:     -1,
-		MaxBytes:    -1,
-		// As the batch stream's: LastValues must see every record
-		// the stream acknowledged.
-		AllowDirect: false,
-	})
-	if err != nil {
-		return fmt.Errorf("transport: ensure stream %s: %w", ValuesStreamName, err)
-	}
-	return nil
+	return ensureHostWorkQueue(ctx, js, replicas, ValuesStreamName, valuesSubjectPrefix, "dcpi value-sampling records, one subject per host")
 }
 
 // PublishValues queues a value record and returns; it never waits for the
