@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis/mefig"
-	"dcpi/hwsim/alpha"
 )
 
 func init() { meSubcommands = append(meSubcommands, newMeFigure2Command) }
@@ -43,15 +42,9 @@ the per-run summary (with --json the figure's data) to standard output.`,
 				o.Args = nil // another workload's own defaults
 			}
 			o.Models = nil
-			for _, name := range models {
-				m, err := alpha.ModelByName(name)
-				if err != nil {
-					return fmt.Errorf("--models: %w", err)
-				}
-				o.Models = append(o.Models, m)
-			}
-			if len(o.Models) == 0 {
-				return fmt.Errorf("--models: name at least one CPU model")
+			var err error
+			if o.Models, err = parseModels(models); err != nil {
+				return err
 			}
 			if cmin < 1 || cmax < cmin || imin < 1 || imax < imin {
 				return fmt.Errorf("--counter-period %d-%d, --interval %d-%d: want 1 <= min <= max", cmin, cmax, imin, imax)
@@ -61,21 +54,7 @@ the per-run summary (with --json the figure's data) to standard output.`,
 			if err != nil {
 				return err
 			}
-			if out != "" {
-				if err := writeFileWith(out, f.WriteSVG); err != nil {
-					return err
-				}
-			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), f)
-			}
-			if err := f.WriteText(cmd.OutOrStdout()); err != nil {
-				return err
-			}
-			if out != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", out)
-			}
-			return nil
+			return emitFigure(cmd.OutOrStdout(), f, out, asJSON)
 		},
 	}
 	d := mefig.DefaultFigure2()

@@ -65,15 +65,9 @@ NAME:ARG,ARG gives one workload's arguments.`,
 			if len(o.Runs) == 0 {
 				return fmt.Errorf("--workloads: name at least one workload")
 			}
-			for _, name := range models {
-				m, err := alpha.ModelByName(name)
-				if err != nil {
-					return fmt.Errorf("--models: %w", err)
-				}
-				o.Models = append(o.Models, m)
-			}
-			if len(o.Models) == 0 {
-				return fmt.Errorf("--models: name at least one CPU model")
+			var err error
+			if o.Models, err = parseModels(models); err != nil {
+				return err
 			}
 			ev, err := alpha.EventByName(event)
 			if err != nil {
@@ -88,21 +82,7 @@ NAME:ARG,ARG gives one workload's arguments.`,
 			if err != nil {
 				return err
 			}
-			if out != "" {
-				if err := writeFileWith(out, f.WriteSVG); err != nil {
-					return err
-				}
-			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), f)
-			}
-			if err := f.WriteText(cmd.OutOrStdout()); err != nil {
-				return err
-			}
-			if out != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", out)
-			}
-			return nil
+			return emitFigure(cmd.OutOrStdout(), f, out, asJSON)
 		},
 	}
 	d := mefig.DefaultSkid()
