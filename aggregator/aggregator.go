@@ -3,6 +3,7 @@ package aggregator
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,6 +50,14 @@ type Config struct {
 	// GapDelay is how long a batch whose predecessor is not stored yet
 	// waits before it is delivered again (default 200 ms).
 	GapDelay time.Duration
+	// InFlight is how many fetch-merge-propose loops run at once, so how
+	// many proposals may wait for their commit together (default 4). One
+	// proposal at a time leaves the aggregator idle for a Raft round trip
+	// and three replicas' apply per proposal; several keep the replicated
+	// path busy. Exactly-once does not depend on it: storage judges every
+	// delta against its stream's applied Seq, so a delta that overtakes
+	// its predecessor comes back as a Gap and is delivered again.
+	InFlight int
 	Logf     func(format string, args ...any)
 }
 
@@ -62,10 +71,16 @@ func (c *Config) defaults() {
 	if c.GapDelay <= 0 {
 		c.GapDelay = 200 * time.Millisecond
 	}
+	if c.InFlight <= 0 {
+		c.InFlight = DefaultInFlight
+	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
 	}
 }
+
+// DefaultInFlight is Config.InFlight's default (aggregator.in_flight).
+const DefaultInFlight = 4
 
 // Stats are an aggregator's counters.
 type Stats struct {
@@ -89,7 +104,9 @@ type Aggregator struct {
 	src    Source
 	coord  Proposer
 	images ImageStore
-	known  map[wire.ImageKey]bool // images committed through this aggregator
+
+	knownMu sync.Mutex
+	known   map[wire.ImageKey]bool // images committed through this aggregator
 
 	fetched, acked, samples, entriesIn, entriesOut atomic.Uint64
 	proposals, rejected, gaps, overlaps            atomic.Uint64
@@ -115,9 +132,21 @@ func (a *Aggregator) Stats() Stats {
 		Rejected: a.rejected.Load(), Gaps: a.gaps.Load(), Overlaps: a.overlaps.Load()}
 }
 
-// Run consumes until ctx ends. Errors from the stream or the coordinator
-// are logged and retried; nothing is acknowledged that was not committed.
+// Run consumes until ctx ends, with Config.InFlight loops each fetching,
+// merging and proposing on its own. Errors from the stream or the
+// coordinator are logged and retried; nothing is acknowledged that was not
+// committed.
 func (a *Aggregator) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for range a.cfg.InFlight {
+		wg.Go(func() { a.consume(ctx) })
+	}
+	wg.Wait()
+	return nil
+}
+
+// consume is one fetch-merge-propose loop.
+func (a *Aggregator) consume(ctx context.Context) {
 	backoff := 50 * time.Millisecond
 	for ctx.Err() == nil {
 		ds, err := a.src.Fetch(ctx, a.cfg.FetchMax, a.cfg.FetchWait)
@@ -133,11 +162,11 @@ func (a *Aggregator) Run(ctx context.Context) error {
 		backoff = 50 * time.Millisecond
 		a.Handle(ctx, ds)
 	}
-	return nil
 }
 
 // Handle processes one fetch: terminates what is not a valid batch,
-// merges the rest, proposes, and acknowledges what was committed.
+// merges the rest, proposes, and acknowledges what was committed. It is
+// safe to call from several goroutines, each with its own fetch.
 func (a *Aggregator) Handle(ctx context.Context, ds []Delivery) {
 	if len(ds) == 0 {
 		return
@@ -187,9 +216,11 @@ func (a *Aggregator) propose(ctx context.Context, p Proposal, ds []Delivery) {
 		}
 		return
 	}
+	a.knownMu.Lock()
 	for _, im := range images {
 		a.known[im.Key] = true
 	}
+	a.knownMu.Unlock()
 	for k, o := range outcomes {
 		a.outcomes[outcomeIndex(o)].Add(1)
 		switch o {
@@ -242,7 +273,7 @@ func (a *Aggregator) imagesFor(ctx context.Context, deltas []storage.Delta) []*w
 	for _, d := range deltas {
 		for i := range d.Batch.Entries {
 			k := d.Batch.Entries[i].Image
-			if a.known[k] || seen[k] {
+			if seen[k] || a.isKnown(k) {
 				continue
 			}
 			seen[k] = true
@@ -255,6 +286,12 @@ func (a *Aggregator) imagesFor(ctx context.Context, deltas []storage.Delta) []*w
 		}
 	}
 	return out
+}
+
+func (a *Aggregator) isKnown(k wire.ImageKey) bool {
+	a.knownMu.Lock()
+	defer a.knownMu.Unlock()
+	return a.known[k]
 }
 
 func sleep(ctx context.Context, d time.Duration) {

@@ -7,7 +7,9 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"dcpi/internal/testrand"
 	"dcpi/storage"
@@ -266,4 +268,100 @@ func TestOverlapSplitsIntoSingles(t *testing.T) {
 	if a.Stats().Overlaps == 0 {
 		t.Fatal("the test did not produce an overlap")
 	}
+}
+
+// pipelineProposer commits to a real database one proposal at a time, as
+// the Raft log orders them, but holds the first proposals until want of
+// them wait together: with fewer loops in flight it never lets go.
+type pipelineProposer struct {
+	db      *storage.DB
+	want    int
+	mu      sync.Mutex
+	waiting int
+	open    chan struct{} // closed when want proposals waited together
+}
+
+func (p *pipelineProposer) Propose(ctx context.Context, ds []storage.Delta, _ []*wire.ImageRecord) ([]storage.Outcome, error) {
+	p.mu.Lock()
+	p.waiting++
+	if p.waiting == p.want {
+		close(p.open)
+	}
+	p.mu.Unlock()
+	select {
+	case <-p.open:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.db.ApplyDeltas(ds)
+}
+
+// TestRunKeepsProposalsInFlight: Run's loops propose concurrently (the
+// proposer releases nothing until InFlight proposals wait at once), and
+// the database still holds every batch exactly once although the loops'
+// fetches overlap (MemSource gives unsettled messages to every fetch, as
+// redelivery does) and deltas overtake their predecessors.
+func TestRunKeepsProposalsInFlight(t *testing.T) {
+	r := testRand(t)
+	db, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := &MemSource{Rand: r, LoseAckOneIn: 20}
+	var all []*wire.Batch
+	for h := range 4 {
+		for cpu := range uint16(2) {
+			for seq := uint64(1); seq <= 20; seq++ {
+				b := streamBatch(r, fmt.Sprintf("host%d", h), cpu, seq, 1)
+				all = append(all, b)
+				s.Add(b)
+			}
+		}
+	}
+	const inFlight = 3
+	p := &pipelineProposer{db: db, want: inFlight, open: make(chan struct{})}
+	a := New(Config{FetchMax: 7, InFlight: inFlight, Limits: Limits{MaxDeltaEntries: 60, MaxProposalEntries: 150}}, s, p, nil)
+	// A wrong implementation (one loop) waits here forever; the deadline
+	// only turns that into a failure.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	for !s.Empty() && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	<-done
+	select {
+	case <-p.open:
+	default:
+		t.Fatalf("never %d proposals in flight at once", inFlight)
+	}
+	if !s.Empty() {
+		t.Fatal("the stream did not drain")
+	}
+	wantSamples, wantDrops := sum(all)
+	samples, unknown, drops, err := db.Totals(storage.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotDrops uint64
+	for _, n := range drops {
+		gotDrops += n
+	}
+	if samples+unknown != wantSamples || gotDrops != wantDrops {
+		t.Fatalf("stored %d samples and %d drops; the batches hold %d and %d", samples+unknown, gotDrops, wantSamples, wantDrops)
+	}
+	for h := range 4 {
+		for cpu := range uint16(2) {
+			if seq, _ := db.Applied(fmt.Sprintf("host%d", h), cpu); seq != 20 {
+				t.Errorf("host%d CPU %d applied through %d, want 20", h, cpu, seq)
+			}
+		}
+	}
+	st := a.Stats()
+	t.Logf("%d batches in %d proposals; %d gaps, %d overlaps", len(all), st.Proposals, st.Gaps, st.Overlaps)
 }
