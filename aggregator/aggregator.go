@@ -50,13 +50,13 @@ type Config struct {
 	// GapDelay is how long a batch whose predecessor is not stored yet
 	// waits before it is delivered again (default 200 ms).
 	GapDelay time.Duration
-	// InFlight is how many fetch-merge-propose loops run at once, so how
-	// many proposals may wait for their commit together (default 4). One
-	// proposal at a time leaves the aggregator idle for a Raft round trip
-	// and three replicas' apply per proposal; several keep the replicated
-	// path busy. Exactly-once does not depend on it: storage judges every
-	// delta against its stream's applied Seq, so a delta that overtakes
-	// its predecessor comes back as a Gap and is delivered again.
+	// InFlight is how many proposals may wait for their commit at once
+	// (default 4). One at a time leaves the aggregator idle for a Raft
+	// round trip and three replicas' apply per proposal; several keep the
+	// replicated path busy. A stream is in at most one of them at a time,
+	// so its deltas still commit in order (exactly-once does not depend on
+	// that, storage judges every delta by its stream's applied Seq, but a
+	// delta that overtook its predecessor would be a Gap, redone).
 	InFlight int
 	Logf     func(format string, args ...any)
 }
@@ -107,6 +107,7 @@ type Aggregator struct {
 
 	knownMu sync.Mutex
 	known   map[wire.ImageKey]bool // images committed through this aggregator
+	flight  inFlight
 
 	fetched, acked, samples, entriesIn, entriesOut atomic.Uint64
 	proposals, rejected, gaps, overlaps            atomic.Uint64
@@ -132,21 +133,13 @@ func (a *Aggregator) Stats() Stats {
 		Rejected: a.rejected.Load(), Gaps: a.gaps.Load(), Overlaps: a.overlaps.Load()}
 }
 
-// Run consumes until ctx ends, with Config.InFlight loops each fetching,
-// merging and proposing on its own. Errors from the stream or the
-// coordinator are logged and retried; nothing is acknowledged that was not
-// committed.
+// Run consumes until ctx ends: it fetches, merges, and keeps up to
+// Config.InFlight proposals waiting for their commit while it fetches on.
+// Errors from the stream or the coordinator are logged and retried;
+// nothing is acknowledged that was not committed.
 func (a *Aggregator) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	for range a.cfg.InFlight {
-		wg.Go(func() { a.consume(ctx) })
-	}
-	wg.Wait()
-	return nil
-}
-
-// consume is one fetch-merge-propose loop.
-func (a *Aggregator) consume(ctx context.Context) {
+	defer wg.Wait()
 	backoff := 50 * time.Millisecond
 	for ctx.Err() == nil {
 		ds, err := a.src.Fetch(ctx, a.cfg.FetchMax, a.cfg.FetchWait)
@@ -160,19 +153,32 @@ func (a *Aggregator) consume(ctx context.Context) {
 			continue
 		}
 		backoff = 50 * time.Millisecond
-		a.Handle(ctx, ds)
+		a.dispatch(ctx, ds, &wg)
 	}
+	return nil
 }
 
 // Handle processes one fetch: terminates what is not a valid batch,
-// merges the rest, proposes, and acknowledges what was committed. It is
-// safe to call from several goroutines, each with its own fetch.
+// merges the rest, proposes, and acknowledges what was committed; it
+// returns when every proposal of the fetch is settled.
 func (a *Aggregator) Handle(ctx context.Context, ds []Delivery) {
+	var wg sync.WaitGroup
+	a.dispatch(ctx, ds, &wg)
+	wg.Wait()
+}
+
+// dispatch terminates what is not a valid batch, merges the rest, and
+// starts each proposal as soon as fewer than Config.InFlight are waiting
+// for their commit and none of them carries one of its streams, so a
+// stream's deltas are proposed in order: one overtaking its predecessor
+// would come back a Gap, to be delivered again, proposed again and
+// replicated again. It returns once the last proposal has started; wg is
+// done when all have settled.
+func (a *Aggregator) dispatch(ctx context.Context, ds []Delivery, wg *sync.WaitGroup) {
 	if len(ds) == 0 {
 		return
 	}
 	start := time.Now()
-	defer func() { a.ackLat.Observe(time.Since(start).Seconds()) }()
 	a.fetched.Add(uint64(len(ds)))
 	var good []Delivery
 	var batches []*wire.Batch
@@ -189,9 +195,96 @@ func (a *Aggregator) Handle(ctx context.Context, ds []Delivery) {
 		batches = append(batches, d.Batch())
 		a.entriesIn.Add(uint64(len(d.Batch().Entries) + len(d.Batch().Unknown)))
 	}
+	var fetch sync.WaitGroup
 	for _, p := range Merge(batches, a.cfg.Limits) {
-		a.propose(ctx, p, good)
+		streams := p.streams()
+		if !a.flight.enter(ctx, streams, a.cfg.InFlight) {
+			break // ctx ended; what is unsettled is delivered again
+		}
+		fetch.Add(1)
+		wg.Go(func() {
+			defer fetch.Done()
+			defer a.flight.leave(streams)
+			a.propose(ctx, p, good)
+		})
 	}
+	wg.Go(func() {
+		fetch.Wait()
+		a.ackLat.Observe(time.Since(start).Seconds())
+	})
+}
+
+// streamKey names one (host, CPU) stream.
+type streamKey struct {
+	host string
+	cpu  uint16
+}
+
+// streams are the streams p's deltas belong to.
+func (p *Proposal) streams() []streamKey {
+	out := make([]streamKey, 0, len(p.Deltas))
+	for _, d := range p.Deltas {
+		out = append(out, streamKey{d.Batch.Host, d.Batch.CPU})
+	}
+	return out
+}
+
+// inFlight tracks the proposals waiting for their commit and the streams
+// they carry.
+type inFlight struct {
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced whenever a proposal leaves
+	n       int
+	busy    map[streamKey]int
+}
+
+// enter waits until fewer than limit proposals are in flight and none
+// carries one of streams, then counts one more carrying them. It reports
+// false, counting nothing, if ctx ends first.
+func (f *inFlight) enter(ctx context.Context, streams []streamKey, limit int) bool {
+	for {
+		f.mu.Lock()
+		if f.busy == nil {
+			f.busy = map[streamKey]int{}
+			f.changed = make(chan struct{})
+		}
+		free := f.n < limit
+		for _, s := range streams {
+			if !free {
+				break
+			}
+			free = f.busy[s] == 0
+		}
+		if free {
+			f.n++
+			for _, s := range streams {
+				f.busy[s]++
+			}
+			f.mu.Unlock()
+			return true
+		}
+		ch := f.changed
+		f.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// leave ends what enter counted.
+func (f *inFlight) leave(streams []streamKey) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n--
+	for _, s := range streams {
+		if f.busy[s]--; f.busy[s] == 0 {
+			delete(f.busy, s)
+		}
+	}
+	close(f.changed)
+	f.changed = make(chan struct{})
 }
 
 // propose commits one proposal and settles its deliveries by outcome.

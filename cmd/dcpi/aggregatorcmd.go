@@ -87,7 +87,7 @@ host merge by Gibbons-Matias's rule before they are proposed.`,
 						return
 					case <-t.C:
 						s := a.Stats()
-						logf("%d batches acked, %d entries in, %d out, %d proposals, %d rejected; %v", s.Acked, s.EntriesIn, s.EntriesOut, s.Proposals, s.Rejected, vf.Stats())
+						logf("%d batches acked, %d entries in, %d out, %d proposals, %d rejected, %d gaps, %d overlaps; %v", s.Acked, s.EntriesIn, s.EntriesOut, s.Proposals, s.Rejected, s.Gaps, s.Overlaps, vf.Stats())
 					}
 				}
 			}()
