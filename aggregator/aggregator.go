@@ -115,7 +115,7 @@ type Aggregator struct {
 	// For the metrics (metrics.go): deltas by outcome (index: the
 	// storage.Outcome, 0 for any other), and the latencies of proposals
 	// and of fetches from delivery to acknowledgement.
-	outcomes           [5]atomic.Uint64
+	outcomes           [6]atomic.Uint64
 	proposeLat, ackLat prometheus.Histogram
 }
 
@@ -225,6 +225,9 @@ func (p *Proposal) streams() []streamKey {
 	out := make([]streamKey, 0, len(p.Deltas))
 	for _, d := range p.Deltas {
 		out = append(out, streamKey{d.Batch.Host, d.Batch.CPU})
+		for _, r := range d.Folded {
+			out = append(out, streamKey{d.Batch.Host, r.CPU})
+		}
 	}
 	return out
 }
@@ -318,11 +321,11 @@ func (a *Aggregator) propose(ctx context.Context, p Proposal, ds []Delivery) {
 		a.outcomes[outcomeIndex(o)].Add(1)
 		switch o {
 		case storage.Applied, storage.Duplicate:
-			prevSeq := uint64(0) // members are in seq order; twins are adjacent
+			var prev *wire.Batch // members are in (CPU, seq) order; twins are adjacent
 			for _, i := range p.Members[k] {
-				if b := ds[i].Batch(); o == storage.Applied && b.Seq != prevSeq {
+				if b := ds[i].Batch(); o == storage.Applied && (prev == nil || b.CPU != prev.CPU || b.Seq != prev.Seq) {
 					a.samples.Add(b.Total())
-					prevSeq = b.Seq
+					prev = b
 				}
 				if err := ds[i].Ack(ctx); err != nil {
 					a.cfg.Logf("aggregator: ack: %v (the batch will be redelivered and found a duplicate)", err)
@@ -338,6 +341,14 @@ func (a *Aggregator) propose(ctx context.Context, p Proposal, ds []Delivery) {
 			// and the state machine sorts stored from new.
 			a.overlaps.Add(1)
 			a.propose(ctx, singles(p.Members[k], ds), ds)
+		case storage.Unfold:
+			bs := make([]*wire.Batch, len(ds))
+			for i := range ds {
+				bs[i] = ds[i].Batch()
+			}
+			for _, q := range MergeStreams(bs, p.Members[k], a.cfg.Limits) {
+				a.propose(ctx, q, ds)
+			}
 		default:
 			a.cfg.Logf("aggregator: unexpected outcome %v; handing the batches back", o)
 			a.nakAll(ds, p.Members[k], a.cfg.GapDelay)

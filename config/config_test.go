@@ -85,7 +85,7 @@ node:
 		t.Fatal(err)
 	}
 	if len(c.NATS.URLs) != 2 || c.Coordinator.ID != "c2" || c.Coordinator.HeartbeatTimeout.Seconds() != 5 ||
-		c.Node.Labels["rack"] != "r1" || c.Node.Heartbeat.Milliseconds() != 250 || c.Aggregator.FetchMax != 256 || c.Aggregator.InFlight != 4 ||
+		c.Node.Labels["rack"] != "r1" || c.Node.Heartbeat.Milliseconds() != 250 || c.Aggregator.FetchMax != 256 || c.Aggregator.InFlight != 4 || !c.Aggregator.FoldHosts ||
 		!c.Node.ProfileMe || !c.Node.MePaired {
 		t.Fatalf("cluster config %+v %+v %+v %+v", c.NATS, c.Coordinator, c.Node, c.Aggregator)
 	}
