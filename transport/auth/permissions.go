@@ -14,7 +14,8 @@ import (
 //
 // A host may publish its own subjects (transport.HostPublishSubjects:
 // batches of every CPU, path uploads, value records), upload images (shared,
-// content-addressed), make the JetStream lookups a resuming agent makes,
+// content-addressed), make the JetStream lookups a resuming agent makes
+// (the newest message of its own subjects only: transport.HostJetStreamAPI),
 // and send the coordinator its registrations, heartbeats, epoch
 // acknowledgements and applied-sequence questions, each on a subject of
 // its own (coordinator.HostRequestSubjects; the coordinator refuses a
@@ -46,12 +47,16 @@ func Permissions(role Role, host, publicKey string) *server.Permissions {
 			// A name no subject can carry gets no publish at all.
 			return &server.Permissions{Publish: &server.SubjectPermission{Deny: []string{">"}}, Subscribe: inbox}
 		}
+		api, err := transport.HostJetStreamAPI(host)
+		if err != nil {
+			return &server.Permissions{Publish: &server.SubjectPermission{Deny: []string{">"}}, Subscribe: inbox}
+		}
 		requests, err := coordinator.HostRequestSubjects(host)
 		if err != nil {
 			return &server.Permissions{Publish: &server.SubjectPermission{Deny: []string{">"}}, Subscribe: inbox}
 		}
 		pub := append(own, transport.ImagePublishSubjects()...)
-		pub = append(pub, transport.HostJetStreamAPI()...)
+		pub = append(pub, api...)
 		pub = append(pub, requests...)
 		return &server.Permissions{Publish: &server.SubjectPermission{Allow: pub}, Subscribe: inbox}
 	}
