@@ -92,7 +92,7 @@ func foldHost(ds []storage.Delta, ms [][]int, maxEntries int, outD []storage.Del
 			outD, outM = append(outD, d), append(outM, ms[i])
 			continue
 		}
-		if f != nil && foldSize(f.Batch)+foldSize(d.Batch) > maxEntries {
+		if f != nil && mergedFoldSize(f.Batch, d.Batch) > maxEntries {
 			flush()
 		}
 		parts = append(parts, i)
@@ -114,6 +114,14 @@ func foldHost(ds []storage.Delta, ms [][]int, maxEntries int, outD []storage.Del
 	}
 	flush()
 	return outD, outM
+}
+
+// mergedFoldSize bounds foldSize of f and b folded and normalized, both
+// normalized: their flat entries counted as merged — a host's CPUs share
+// most of theirs, and over a long publish window each CPU's batch alone
+// is more than half a delta — and the rest as if none merged.
+func mergedFoldSize(f, b *wire.Batch) int {
+	return wire.UnionLen(f.Entries, b.Entries) + foldSize(f) - len(f.Entries) + foldSize(b) - len(b.Entries)
 }
 
 // foldable reports whether a delta's batch may join a host fold: it has

@@ -324,3 +324,41 @@ func TestMergeStreamsMembers(t *testing.T) {
 		t.Fatalf("MergeStreams = %v, want %v", got, want)
 	}
 }
+
+// TestMergeFoldsLongWindowBatches: over a long publish window each CPU's
+// batch holds most of the host's hot instructions, more than half a
+// delta; the CPUs' batches still fold into one delta when their merged
+// entries fit (a check of the summed lengths would send them apart).
+func TestMergeFoldsLongWindowBatches(t *testing.T) {
+	const shared, own = 600, 40 // entries every CPU has, and its own
+	var in []*wire.Batch
+	for cpu := range uint16(4) {
+		b := &wire.Batch{Version: wire.Version, Host: "h", CPU: cpu, Seq: 1, Epoch: 1}
+		for off := range uint64(shared) {
+			b.Entries = append(b.Entries, wire.Entry{Image: wiretest.Key(1), Offset: 4 * off, Count: 1 + uint64(cpu)})
+		}
+		for off := range uint64(own) {
+			b.Entries = append(b.Entries, wire.Entry{Image: wiretest.Key(2), Offset: 4 * (uint64(cpu)*own + off), Count: 1})
+		}
+		b.Normalize()
+		in = append(in, b)
+	}
+	merged := shared + 4*own
+	lim := Limits{MaxDeltaEntries: merged, MaxProposalEntries: 4 * merged, FoldHosts: true}
+	ps := Merge(in, lim)
+	if len(ps) != 1 || len(ps[0].Deltas) != 1 {
+		t.Fatalf("%d proposals, the first of %d deltas; want the 4 CPUs in one fold", len(ps), len(ps[0].Deltas))
+	}
+	d := ps[0].Deltas[0]
+	if len(d.Folded) != 3 || len(d.Batch.Entries) != merged {
+		t.Fatalf("a fold of %d runs and %d entries; want 3 folded runs and %d entries", len(d.Folded), len(d.Batch.Entries), merged)
+	}
+	lim.MaxDeltaEntries = merged - 1
+	for _, p := range Merge(in, lim) {
+		for _, d := range p.Deltas {
+			if foldSize(d.Batch) > lim.MaxDeltaEntries && len(d.Folded) > 0 {
+				t.Fatalf("a fold of %d entries, over the limit %d", foldSize(d.Batch), lim.MaxDeltaEntries)
+			}
+		}
+	}
+}
