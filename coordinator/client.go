@@ -276,6 +276,46 @@ func (c *Client) Applied(ctx context.Context, host string, cpu uint16) (uint64, 
 	return st.Seq, err
 }
 
+// AppliedStreams returns the applied Seq of each of host's streams cpus,
+// in order, in one request to any replica. A replica that predates the
+// request's CPUs answers without them; then it asks per CPU.
+func (c *Client) AppliedStreams(ctx context.Context, host string, cpus []uint16) ([]uint64, error) {
+	if len(cpus) == 0 {
+		return nil, nil
+	}
+	if len(cpus) > MaxAppliedCPUs {
+		return nil, fmt.Errorf("coordinator: applied: %w: %d CPUs, at most %d", ErrBadRequest, len(cpus), MaxAppliedCPUs)
+	}
+	subject, err := hostSubject(querySubject(QueryApplied, false), host)
+	if err != nil {
+		return nil, err
+	}
+	var reply AppliedReply
+	if err := c.requestJSON(ctx, subject, AppliedRequest{Host: host, CPU: cpus[0], CPUs: cpus}, &reply, retryAll); err != nil {
+		return nil, err
+	}
+	out := make([]uint64, len(cpus))
+	if reply.Streams == nil {
+		out[0] = reply.Seq
+		for i, cpu := range cpus[1:] {
+			if out[i+1], err = c.Applied(ctx, host, cpu); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	if len(reply.Streams) != len(cpus) {
+		return nil, fmt.Errorf("coordinator: applied: %w: %d streams for %d CPUs", ErrInternal, len(reply.Streams), len(cpus))
+	}
+	for i, s := range reply.Streams {
+		if s.CPU != cpus[i] {
+			return nil, fmt.Errorf("coordinator: applied: %w: stream %d is CPU %d, asked %d", ErrInternal, i, s.CPU, cpus[i])
+		}
+		out[i] = s.Seq
+	}
+	return out, nil
+}
+
 // StreamState returns a stream's applied Seq and the sample accounting of
 // the batch that applied it, from any replica, or from the leader after
 // every commit with linearizable.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"dcpi/storage"
+	"dcpi/transport/natstest"
+	"dcpi/wire"
 )
 
 func TestCheckRequestHost(t *testing.T) {
@@ -204,5 +207,82 @@ func TestClusterHostRequests(t *testing.T) {
 		if _, err := nc.Request(shared, []byte(`{"Host":"a"}`), time.Second); !errors.Is(err, nats.ErrNoResponders) {
 			t.Errorf("request on the shared %s: %v, want no responders", shared, err)
 		}
+	}
+}
+
+// TestClusterAppliedStreams: one applied request answers for every CPU a
+// node asks about, each as the per-stream query does (a stream never
+// ingested is 0), in the request's order; the body is confined to the
+// subject's host like every host request, and a request over
+// MaxAppliedCPUs is refused.
+func TestClusterAppliedStreams(t *testing.T) {
+	c := newCluster(t, 1)
+	nc := connect(t, c.url)
+	cl := NewClient(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s := newStreams(testRand(t))
+	out, err := cl.Propose(ctx, s.deltas(20, 10, 1, "a", "b"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allOutcomes(t, out, storage.Applied)
+	for _, h := range []string{"a", "b"} {
+		cpus := []uint16{1, 7, 0, wire.AllCPUs}
+		got, err := cl.AppliedStreams(ctx, h, cpus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, cpu := range cpus {
+			want, err := cl.Applied(ctx, h, cpu)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[i] != want || want != s.next[fmt.Sprintf("%s/%d", h, cpu)] {
+				t.Errorf("%s CPU %d: AppliedStreams %d, Applied %d, ingested through %d", h, cpu, got[i], want, s.next[fmt.Sprintf("%s/%d", h, cpu)])
+			}
+		}
+	}
+	data, _ := json.Marshal(AppliedRequest{Host: "b", CPUs: []uint16{0, 1}})
+	msg, err := nc.Request(SubjectQuery+QueryApplied+".a", data, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := replyError(msg); msg.Header.Get(HeaderErrorCode) == "" || !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), ErrOtherHost.Error()) {
+		t.Errorf("b's streams asked on a's subject: %q, want a refusal naming another host", msg.Data)
+	}
+	data, _ = json.Marshal(AppliedRequest{Host: "a", CPUs: make([]uint16, MaxAppliedCPUs+1)})
+	msg, err = nc.Request(SubjectQuery+QueryApplied+".a", data, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := replyError(msg); msg.Header.Get(HeaderErrorCode) == "" || !errors.Is(err, ErrBadRequest) {
+		t.Errorf("%d CPUs: %q, want a bad request", MaxAppliedCPUs+1, msg.Data)
+	}
+}
+
+// TestAppliedStreamsOlderServer: a replica from before the request's CPUs
+// answers for CPU alone; the client then asks per CPU and still returns
+// every stream's Seq.
+func TestAppliedStreamsOlderServer(t *testing.T) {
+	nc := connect(t, natstest.StartServer(t, natstest.Options{}).URL())
+	sub, err := nc.Subscribe(SubjectQuery+QueryApplied+".a", func(m *nats.Msg) {
+		var req struct { // what an older replica decodes
+			Host string
+			CPU  uint16
+		}
+		_ = json.Unmarshal(m.Data, &req)
+		reply, _ := json.Marshal(struct{ Seq, Delivered, Accounted uint64 }{Seq: 10 * uint64(req.CPU)})
+		_ = m.Respond(reply)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got, err := NewClient(nc).AppliedStreams(ctx, "a", []uint16{3, 1, 2})
+	if err != nil || !slices.Equal(got, []uint64{30, 10, 20}) {
+		t.Errorf("AppliedStreams from an older replica: %v %v, want [30 10 20]", got, err)
 	}
 }

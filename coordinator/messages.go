@@ -143,15 +143,35 @@ type ImagesReply struct {
 	Next    int
 }
 
-// AppliedRequest asks for a stream's applied Seq.
+// AppliedRequest asks for a stream's applied Seq, or, with CPUs, for
+// the applied Seq of each of those streams of the host in one reply (a
+// node's end-to-end acknowledgment asks about all its retaining streams
+// at once: one request per host per poll, not one per CPU). A server
+// that predates CPUs ignores it and answers for CPU alone, without
+// Streams, which the client takes as its cue to ask per CPU.
 type AppliedRequest struct {
 	Host string
 	CPU  uint16
+	CPUs []uint16 `json:",omitempty"`
 }
 
+// MaxAppliedCPUs bounds an AppliedRequest's CPUs, so one request cannot
+// make a replica read an unbounded number of streams.
+const MaxAppliedCPUs = 1024
+
 // AppliedReply carries it, with the sample accounting of the batch that
-// applied it (storage.StreamState).
-type AppliedReply struct{ Seq, Delivered, Accounted uint64 }
+// applied it (storage.StreamState); for a request with CPUs, Streams
+// holds their applied Seqs in the request's order.
+type AppliedReply struct {
+	Seq, Delivered, Accounted uint64
+	Streams                   []StreamApplied `json:",omitempty"`
+}
+
+// StreamApplied is one stream's applied Seq in an AppliedReply.
+type StreamApplied struct {
+	CPU uint16
+	Seq uint64
+}
 
 // TotalsReply is storage.Totals.
 type TotalsReply struct {

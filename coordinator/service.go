@@ -702,15 +702,32 @@ func (s *service) queryApplied(ctx context.Context, m *nats.Msg, _ func(string) 
 	if err := decodeJSON(m, &req); err != nil {
 		return nil, err
 	}
-	var st storage.StreamState
-	err := s.view(ctx, "query "+QueryApplied, func(db *storage.DB) (err error) {
-		st, err = db.Stream(req.Host, req.CPU)
-		return err
+	if len(req.CPUs) > MaxAppliedCPUs {
+		return nil, fmt.Errorf("%w: query %s: %d CPUs, at most %d", ErrBadRequest, QueryApplied, len(req.CPUs), MaxAppliedCPUs)
+	}
+	var reply AppliedReply
+	err := s.view(ctx, "query "+QueryApplied, func(db *storage.DB) error {
+		st, err := db.Stream(req.Host, req.CPU)
+		if err != nil {
+			return err
+		}
+		reply.Seq, reply.Delivered, reply.Accounted = st.Seq, st.Delivered, st.Accounted
+		if len(req.CPUs) > 0 {
+			reply.Streams = make([]StreamApplied, len(req.CPUs))
+		}
+		for i, cpu := range req.CPUs {
+			st, err := db.Stream(req.Host, cpu)
+			if err != nil {
+				return err
+			}
+			reply.Streams[i] = StreamApplied{CPU: cpu, Seq: st.Seq}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(AppliedReply{Seq: st.Seq, Delivered: st.Delivered, Accounted: st.Accounted})
+	return json.Marshal(reply)
 }
 
 func (s *service) queryTotals(ctx context.Context, m *nats.Msg, _ func(string) (bool, time.Time, bool)) ([]byte, error) {

@@ -7,8 +7,8 @@ import (
 )
 
 // pollApplied is the end-to-end acknowledgment's loop: every AppliedPoll
-// it asks, for each stream holding retained batches, how far the
-// coordinator has applied it, releases what is applied, and queues for
+// it asks, in one request for all the streams holding retained batches,
+// how far the coordinator has applied each, releases what is applied, and queues for
 // sending again the batches of streams that have stalled.
 func (p *Publisher) pollApplied() {
 	defer close(p.polled)
@@ -24,28 +24,34 @@ func (p *Publisher) pollApplied() {
 		p.mu.Lock()
 		cpus := p.ret.cpus()
 		p.mu.Unlock()
-		for _, cpu := range cpus {
+		if len(cpus) > 0 {
 			ctx, cancel := context.WithTimeout(p.ctx, p.cfg.AckTimeout)
-			applied, err := p.cfg.Applied(ctx, cpu)
+			applied, err := p.cfg.Applied(ctx, cpus)
 			cancel()
 			if p.ctx.Err() != nil {
 				return
+			}
+			if err == nil && len(applied) != len(cpus) {
+				err = fmt.Errorf("%d applied Seqs for %d streams", len(applied), len(cpus))
 			}
 			p.mu.Lock()
 			if err != nil {
 				p.st.AppliedErrors++
 				if !failing {
 					failing = true
-					p.cfg.Logf("transport: publisher %s: applied seq of CPU %d: %v (retained batches are kept; asking again)", p.cfg.Host, cpu, err)
+					p.cfg.Logf("transport: publisher %s: applied seqs of CPUs %v: %v (retained batches are kept; asking again)", p.cfg.Host, cpus, err)
 				}
-				p.mu.Unlock()
-				continue
-			}
-			failing = false
-			if n := p.ret.release(cpu, applied, time.Now()); n > 0 {
-				p.st.Released += uint64(n)
-				p.signal() // a batch may be waiting for room
-				p.broadcast()
+			} else {
+				failing = false
+				released := 0
+				for i, cpu := range cpus {
+					released += p.ret.release(cpu, applied[i], time.Now())
+				}
+				if released > 0 {
+					p.st.Released += uint64(released)
+					p.signal() // a batch may be waiting for room
+					p.broadcast()
+				}
 			}
 			p.mu.Unlock()
 		}

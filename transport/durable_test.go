@@ -101,10 +101,14 @@ func (a *memApplier) apply(ctx context.Context, d *Delivery) {
 
 // appliedFunc is host's AppliedFunc.
 func (a *memApplier) appliedFunc(host string) AppliedFunc {
-	return func(_ context.Context, cpu uint16) (uint64, error) {
+	return func(_ context.Context, cpus []uint16) ([]uint64, error) {
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		return a.applied[streamKey{host, cpu}], nil
+		out := make([]uint64, len(cpus))
+		for i, cpu := range cpus {
+			out[i] = a.applied[streamKey{host, cpu}]
+		}
+		return out, nil
 	}
 }
 
@@ -244,8 +248,8 @@ func TestPowerLossRepublish(t *testing.T) {
 			if !e2e {
 				time.Sleep(time.Second)
 				for cpu := range uint16(cpus) {
-					if got, _ := app.appliedFunc("alpha0")(nil, cpu); got != perPhase {
-						t.Errorf("control: CPU %d applied to %d, want %d (the lost batches are lost)", cpu, got, perPhase)
+					if got, _ := app.appliedFunc("alpha0")(nil, []uint16{cpu}); got[0] != perPhase {
+						t.Errorf("control: CPU %d applied to %d, want %d (the lost batches are lost)", cpu, got[0], perPhase)
 					}
 				}
 				return
@@ -272,7 +276,7 @@ func waitStream(t testing.TB, app *memApplier, k streamKey, seq uint64, d time.D
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
-		if got, _ := app.appliedFunc(k.host)(nil, k.cpu); got >= seq {
+		if got, _ := app.appliedFunc(k.host)(nil, []uint16{k.cpu}); got[0] >= seq {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -289,7 +293,7 @@ func waitApplied(t testing.TB, app *memApplier, host string, cpus int, seq uint6
 	for {
 		done := true
 		for cpu := range uint16(cpus) {
-			if got, _ := app.appliedFunc(host)(nil, cpu); got < seq {
+			if got, _ := app.appliedFunc(host)(nil, []uint16{cpu}); got[0] < seq {
 				done = false
 			}
 		}

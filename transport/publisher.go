@@ -48,8 +48,9 @@ type PublisherConfig struct {
 	// the queue fills and new samples are dropped as
 	// transport.buffer_full, counted as ever.
 	MaxRetainedBytes int
-	// AppliedPoll is how often Applied is asked about each stream that
-	// holds retained batches; 0 means 1 s.
+	// AppliedPoll is how often Applied is asked about the streams that
+	// hold retained batches; 0 means 1 s (AppliedPollFor suits it to a
+	// publish window).
 	AppliedPoll time.Duration
 	// RepublishAfter is how long a stream's applied Seq may stand still
 	// while it holds retained batches before they are sent again; 0 means

@@ -6,11 +6,13 @@ import (
 	"time"
 )
 
-// AppliedFunc reports the applied Seq of one of the publisher's host's
-// streams (the host's CPU cpu, or wire.AllCPUs for the daemon's own): the
-// coordinator's applied query (coordinator.Client.Applied), which storage
-// keeps per (host, CPU) across epochs.
-type AppliedFunc func(ctx context.Context, cpu uint16) (uint64, error)
+// AppliedFunc reports the applied Seq of each of the publisher's host's
+// streams cpus (the host's CPUs, wire.AllCPUs for the daemon's own), in
+// order: the coordinator's applied query (coordinator.Client.
+// AppliedStreams), which storage keeps per (host, CPU) across epochs. It
+// is asked about every retaining stream at once, so a host costs the
+// coordinator one request per poll whatever its number of CPUs.
+type AppliedFunc func(ctx context.Context, cpus []uint16) ([]uint64, error)
 
 // Defaults of the end-to-end acknowledgment (PublisherConfig.Applied).
 const (
@@ -18,6 +20,19 @@ const (
 	defaultAppliedPoll      = time.Second
 	defaultRepublishAfter   = 15 * time.Second
 )
+
+// AppliedPollFor is the applied poll that suits a daemon publishing a
+// batch per stream every window: a stream's applied Seq moves at most
+// once a window, so polling much oftener learns nothing, but a batch
+// should be released (and a lost one noticed) well within
+// republishAfter. A quarter of the window, between 1 s and a third of
+// republishAfter (0: the default 15 s).
+func AppliedPollFor(window, republishAfter time.Duration) time.Duration {
+	if republishAfter <= 0 {
+		republishAfter = defaultRepublishAfter
+	}
+	return min(max(window/4, defaultAppliedPoll), max(republishAfter/3, defaultAppliedPoll))
+}
 
 // retention holds the batches JetStream acknowledged but the coordinator
 // has not applied yet, per stream (CPU) in Seq order, so that the ones a

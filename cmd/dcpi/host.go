@@ -129,7 +129,10 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 	pcfg := transport.PublisherConfig{Host: name, MaxBufferedBytes: s.maxBuffer, Logf: s.logf}
 	if s.retain > 0 {
 		pcfg.MaxRetainedBytes = s.retain
-		pcfg.Applied = func(ctx context.Context, cpu uint16) (uint64, error) { return s.coord.Applied(ctx, name, cpu) }
+		pcfg.Applied = func(ctx context.Context, cpus []uint16) ([]uint64, error) {
+			return s.coord.AppliedStreams(ctx, name, cpus)
+		}
+		pcfg.AppliedPoll = transport.AppliedPollFor(time.Duration(s.publishEvery*float64(time.Second)), 0)
 	}
 	pub, err := transport.NewPublisher(s.nc, pcfg)
 	if err != nil {

@@ -36,6 +36,7 @@ type loadOptions struct {
 	conns       int
 	prefix      string
 	bufferKB    int
+	endToEnd    bool
 	findKnee    bool
 	maxHosts    int
 	asJSON      bool
@@ -136,6 +137,7 @@ three times, and prints each run and the largest sustained count.`,
 	f.IntVar(&o.conns, "conns", 8, "NATS connections the agents share")
 	f.StringVar(&o.prefix, "prefix", "lg", "host name prefix of the agents")
 	f.IntVar(&o.bufferKB, "buffer-kb", 2048, "each agent's publisher queue bound (KiB); past it batches become tombstones (dropped, counted)")
+	f.BoolVar(&o.endToEnd, "end-to-end-ack", true, "each agent keeps its batches until the coordinator reports them applied, asking once a poll for all its streams, as a node does by default (node.retain_mb; docs/durability.md)")
 	f.BoolVar(&o.findKnee, "find-knee", false, "sweep host counts for the largest sustained one")
 	f.IntVar(&o.maxHosts, "max-hosts", 4096, "largest host count --find-knee tries")
 	f.DurationVar(&o.drain, "drain-timeout", 3*time.Minute, "longest wait for the cluster to store everything after the load")
@@ -256,13 +258,24 @@ func runLoadStep(ctx context.Context, cmd *cobra.Command, rec *loadgen.Recording
 		}
 		defer conns[i].Close()
 	}
+	// The agents' applied queries go on the coordinator key's
+	// connection, as their batches do.
+	agentCoord := coordinator.NewClient(conns[0])
+	window := time.Duration(float64(max(rec.Header.FlushEvery, rec.Header.PublishEvery)) / float64(rec.Header.ClockHz) * float64(time.Second))
 	agents := make([]*loadgen.Agent, n)
 	pubs := make([]*transport.Publisher, n)
 	for i, h := range hosts {
 		if agents[i], err = loadgen.NewAgent(rec, h, epoch); err != nil {
 			return res, err
 		}
-		if pubs[i], err = transport.NewPublisher(conns[i%len(conns)], transport.PublisherConfig{Host: h, MaxBufferedBytes: o.bufferKB << 10, Logf: logf}); err != nil {
+		pcfg := transport.PublisherConfig{Host: h, MaxBufferedBytes: o.bufferKB << 10, Logf: logf}
+		if o.endToEnd {
+			pcfg.Applied = func(ctx context.Context, cpus []uint16) ([]uint64, error) {
+				return agentCoord.AppliedStreams(ctx, h, cpus)
+			}
+			pcfg.AppliedPoll = transport.AppliedPollFor(window, 0)
+		}
+		if pubs[i], err = transport.NewPublisher(conns[i%len(conns)], pcfg); err != nil {
 			return res, err
 		}
 	}
