@@ -15,9 +15,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
+	"dcpi/config"
 	"dcpi/coordinator"
 	"dcpi/loadgen"
 	"dcpi/storage"
@@ -37,6 +37,8 @@ type loadOptions struct {
 	prefix      string
 	bufferKB    int
 	endToEnd    bool
+	hostKeys    bool
+	heartbeat   time.Duration
 	findKnee    bool
 	maxHosts    int
 	asJSON      bool
@@ -138,6 +140,8 @@ three times, and prints each run and the largest sustained count.`,
 	f.StringVar(&o.prefix, "prefix", "lg", "host name prefix of the agents")
 	f.IntVar(&o.bufferKB, "buffer-kb", 2048, "each agent's publisher queue bound (KiB); past it batches become tombstones (dropped, counted)")
 	f.BoolVar(&o.endToEnd, "end-to-end-ack", true, "each agent keeps its batches until the coordinator reports them applied, asking once a poll for all its streams, as a node does by default (node.retain_mb; docs/durability.md)")
+	f.BoolVar(&o.hostKeys, "host-keys", true, "each agent has its own connection, on its own host's key when the server has credentials (issued now on this machine's server store), and registers and heartbeats as a node does; false: the agents share --conns connections on the coordinator's key and send no heartbeats")
+	f.DurationVar(&o.heartbeat, "heartbeat", config.Defaults().Node.Heartbeat, "each agent's heartbeat interval, with --host-keys (node.heartbeat)")
 	f.BoolVar(&o.findKnee, "find-knee", false, "sweep host counts for the largest sustained one")
 	f.IntVar(&o.maxHosts, "max-hosts", 4096, "largest host count --find-knee tries")
 	f.DurationVar(&o.drain, "drain-timeout", 3*time.Minute, "longest wait for the cluster to store everything after the load")
@@ -177,6 +181,11 @@ type loadResult struct {
 	DelayP50       float64   `json:"delay_p50_s"`
 	DelayMax       float64   `json:"delay_max_s"`
 	Sustained      bool      `json:"sustained"`
+	HostKeys       bool      `json:"host_keys"`          // each agent on its own host's key and connection
+	Heartbeats     uint64    `json:"heartbeats"`         // answered, over the load and the drain
+	HeartbeatFails uint64    `json:"heartbeat_failures"` // not answered within the interval
+	AppliedErrors  uint64    `json:"applied_errors"`     // the agents' applied polls that failed
+	Republished    uint64    `json:"republished"`        // batches the agents sent again (a stream stalled)
 	Roles          []roleUse `json:"roles"`
 }
 
@@ -249,18 +258,16 @@ func runLoadStep(ctx context.Context, cmd *cobra.Command, rec *loadgen.Recording
 		return res, fmt.Errorf("loadgen: the cluster already holds %d samples of hosts %s...: choose another --prefix", base, hosts[0])
 	}
 
-	conns := make([]*nats.Conn, min(o.conns, n))
-	for i := range conns {
-		// The coordinator role's key: these connections publish for many
-		// hosts each, which no host's key may (docs/security.md).
-		if conns[i], err = connectNATS(ncfg, auth.Coordinator, "", fmt.Sprintf("loadgen-%d", i), logf); err != nil {
-			return res, err
-		}
-		defer conns[i].Close()
+	agentConns, closeConns, err := connectAgents(ncfg, hosts, o, logf)
+	if err != nil {
+		return res, err
 	}
-	// The agents' applied queries go on the coordinator key's
-	// connection, as their batches do.
-	agentCoord := coordinator.NewClient(conns[0])
+	defer closeConns()
+	coords := make([]*coordinator.Client, len(agentConns))
+	for i, c := range agentConns {
+		coords[i] = coordinator.NewClient(c)
+	}
+	conn := func(i int) int { return i % len(agentConns) }
 	window := time.Duration(float64(max(rec.Header.FlushEvery, rec.Header.PublishEvery)) / float64(rec.Header.ClockHz) * float64(time.Second))
 	agents := make([]*loadgen.Agent, n)
 	pubs := make([]*transport.Publisher, n)
@@ -270,14 +277,26 @@ func runLoadStep(ctx context.Context, cmd *cobra.Command, rec *loadgen.Recording
 		}
 		pcfg := transport.PublisherConfig{Host: h, MaxBufferedBytes: o.bufferKB << 10, Logf: logf}
 		if o.endToEnd {
+			coord := coords[conn(i)]
 			pcfg.Applied = func(ctx context.Context, cpus []uint16) ([]uint64, error) {
-				return agentCoord.AppliedStreams(ctx, h, cpus)
+				return coord.AppliedStreams(ctx, h, cpus)
 			}
 			pcfg.AppliedPoll = transport.AppliedPollFor(window, 0)
 		}
-		if pubs[i], err = transport.NewPublisher(conns[i%len(conns)], pcfg); err != nil {
+		if pubs[i], err = transport.NewPublisher(agentConns[conn(i)], pcfg); err != nil {
 			return res, err
 		}
+	}
+
+	res.HostKeys = o.hostKeys
+	var control agentControl
+	ctrlCtx, stopControl := context.WithCancel(ctx)
+	defer func() { stopControl(); control.wg.Wait() }()
+	if o.hostKeys {
+		if err := registerAgents(ctx, hosts, func(i int) *coordinator.Client { return coords[conn(i)] }, int(rec.Header.CPUs)); err != nil {
+			return res, err
+		}
+		control.start(ctrlCtx, hosts, func(i int) *coordinator.Client { return coords[conn(i)] }, o.heartbeat)
 	}
 
 	// The load: each agent publishes its items when they are due, the
@@ -382,6 +401,14 @@ polling:
 		}
 	}
 	tick.Stop()
+	stopControl()
+	control.wg.Wait()
+	res.Heartbeats, res.HeartbeatFails = control.beats.Load(), control.failed.Load()
+	for _, p := range pubs {
+		st := p.Stats()
+		res.AppliedErrors += st.AppliedErrors
+		res.Republished += st.Republished
+	}
 	last := series[len(series)-1]
 	res.Stored = last.stored
 	res.DrainSeconds = last.t - loadEnd.t
@@ -476,6 +503,11 @@ func printLoad(w io.Writer, r loadResult, asJSON bool) error {
 		fmt.Fprintf(w, "  conservation holds exactly: %d generated = %d stored + unknown + dropped (%d dropped)\n", r.Generated, r.Stored, r.Drops)
 	} else {
 		fmt.Fprintf(w, "  conservation FAILS: %d generated, the cluster holds %d (%+d)\n", r.Generated, r.Stored, int64(r.Stored)-int64(r.Generated))
+	}
+	if r.HostKeys {
+		fmt.Fprintf(w, "  agents: a connection and key per host; %d heartbeats answered, %d not; applied polls failed %d, batches sent again %d\n", r.Heartbeats, r.HeartbeatFails, r.AppliedErrors, r.Republished)
+	} else {
+		fmt.Fprintf(w, "  agents: shared connections on the coordinator's key, no heartbeats; applied polls failed %d, batches sent again %d\n", r.AppliedErrors, r.Republished)
 	}
 	for _, u := range r.Roles {
 		fmt.Fprintf(w, "  %-12s %.2f cores, peak RSS %d MiB\n", u.Role, u.Cores, u.PeakRSS>>20)

@@ -42,6 +42,24 @@ func TestLoadgenConservation(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// Each agent connected on its own host's key, registered and beat as
+	// a node does.
+	if !r.HostKeys || r.Heartbeats == 0 {
+		t.Errorf("agents on host keys %v, %d heartbeats answered; want host keys and heartbeats", r.HostKeys, r.Heartbeats)
+	}
+	nodes, err := coord.Nodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var registered []string
+	for _, n := range nodes {
+		registered = append(registered, n.Host)
+	}
+	for _, h := range []string{"lgt0000", "lgt0001", "lgt0002"} {
+		if !slices.Contains(registered, h) {
+			t.Errorf("agent %s not registered (nodes %v)", h, registered)
+		}
+	}
 	// Each agent is its own host in storage, holding its own share; a
 	// fourth name holds nothing.
 	want := []string{"lgt0000", "lgt0001", "lgt0002", "lgt0003"}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"dcpi/config"
+	"dcpi/coordinator"
+	"dcpi/transport"
+	"dcpi/transport/auth"
+)
+
+// connectAgents opens the agents' NATS connections. With o.hostKeys each
+// agent has a connection of its own on its host's key, as a node does, so
+// the server checks every publish against that host's permissions and
+// holds a connection per host: the keys are issued on the local server's
+// store (the cluster loadgen started, or a dcpi nats-server of this
+// user), all before the server's next key poll, which then loads them at
+// once; a server without authentication gets the connections without
+// keys. Without, the agents share o.conns connections on the
+// coordinator's key (a key that may publish for every host), which costs
+// the server less than a fleet does. The returned func closes them all.
+func connectAgents(ncfg config.NATS, hosts []string, o loadOptions, logf func(string, ...any)) ([]*nats.Conn, func(), error) {
+	var conns []*nats.Conn
+	closeAll := func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	if !o.hostKeys {
+		for i := range min(o.conns, len(hosts)) {
+			c, err := connectNATS(ncfg, auth.Coordinator, "", fmt.Sprintf("loadgen-%d", i), logf)
+			if err != nil {
+				closeAll()
+				return nil, nil, err
+			}
+			conns = append(conns, c)
+		}
+		return conns, closeAll, nil
+	}
+	if ncfg.Creds != "" {
+		return nil, nil, fmt.Errorf("loadgen: --host-keys issues each agent's key on the local server's store; with nats.creds given, run with --host-keys=false")
+	}
+	files := make([]string, len(hosts))
+	ca := ncfg.CA
+	if st, ok := auth.Lookup(ncfg.URLs); ok {
+		var newest string
+		for i, h := range hosts {
+			f, err := st.HostFile(h)
+			if err != nil {
+				k, err := st.AddHost(h)
+				if err != nil {
+					return nil, nil, err
+				}
+				f, newest = k.File, k.PublicKey
+			}
+			files[i] = f
+		}
+		if newest != "" {
+			// Keys issued together are loaded in one of the server's polls.
+			if err := st.WaitLoaded(newest, time.Minute); err != nil {
+				return nil, nil, fmt.Errorf("loadgen: %d host keys: %w", len(hosts), err)
+			}
+		}
+		if st.HasCA() && ca == "" {
+			ca = st.CAFile()
+		}
+	} // else no store of ours: a server without authentication, or one that refuses below
+	conns = make([]*nats.Conn, len(hosts))
+	errs := make([]error, len(hosts))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	for i, h := range hosts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			conns[i], errs[i] = transport.Connect(transport.ConnConfig{URLs: ncfg.URLs, Name: "loadgen-" + h, CredsFile: files[i], CAFile: ca, Logf: logf})
+		}()
+	}
+	wg.Wait()
+	closeAll = func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
+			}
+		}
+	}
+	for i, err := range errs {
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("loadgen: connecting agent %s: %w (a server with credentials not of this machine's dcpi nats-server: run with --host-keys=false and nats.creds)", hosts[i], err)
+		}
+	}
+	return conns, closeAll, nil
+}
+
+// agentControl is what a node's agent says to the coordinator besides its
+// batches: its registration, then a heartbeat every interval (what keeps
+// it live for epoch sealing). Each agent's goes through the coordinator
+// client of its own connection. Epoch acknowledgements are left out: the
+// load cuts no epoch.
+type agentControl struct {
+	beats, failed atomic.Uint64
+	wg            sync.WaitGroup
+}
+
+// register registers every host (cpus each), a few at a time.
+func registerAgents(ctx context.Context, hosts []string, coords func(i int) *coordinator.Client, cpus int) error {
+	errs := make([]error, len(hosts))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i, h := range hosts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			c, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			errs[i] = coords(i).Register(c, h, map[string]string{"loadgen": "1"}, cpus, nil)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("loadgen: registering %s: %w", hosts[i], err)
+		}
+	}
+	return nil
+}
+
+// start sends each host's heartbeats every interval until ctx ends, the
+// hosts' first beats spread over one interval.
+func (a *agentControl) start(ctx context.Context, hosts []string, coords func(i int) *coordinator.Client, interval time.Duration) {
+	for i, h := range hosts {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			offset := interval * time.Duration(i) / time.Duration(len(hosts))
+			select {
+			case <-time.After(offset):
+			case <-ctx.Done():
+				return
+			}
+			t := time.NewTicker(interval)
+			defer t.Stop()
+			for {
+				c, cancel := context.WithTimeout(ctx, interval)
+				_, err := coords(i).Heartbeat(c, h)
+				cancel()
+				if ctx.Err() != nil {
+					return
+				}
+				if err != nil {
+					a.failed.Add(1)
+				} else {
+					a.beats.Add(1)
+				}
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+}
