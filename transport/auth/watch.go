@@ -20,6 +20,11 @@ const loadedName = "loaded"
 // WatchInterval is how often Watch looks for issued or revoked keys.
 const WatchInterval = 500 * time.Millisecond
 
+// keysSettle is how long after a change to the keys' directories Watch
+// lists them every poll anyway, since two changes within one tick of the
+// kernel's clock can leave a directory's time as it was.
+const keysSettle = 2 * time.Second
+
 // Loaded records users as the ones the running server accepts.
 func (s *Store) Loaded(users []*server.NkeyUser) error {
 	keys := make([]string, len(users))
@@ -34,8 +39,20 @@ func (s *Store) Loaded(users []*server.NkeyUser) error {
 // accepted (Loaded). Errors go to logf; the server keeps its last users.
 func (s *Store) Watch(ctx context.Context, interval time.Duration, set func([]*server.NkeyUser) error, logf func(string, ...any)) {
 	var last []string
+	// version is the fingerprint (keysVersion) the users in last were
+	// read under, "" when it cannot be trusted to skip a listing.
+	fingerprint := func() string {
+		v, stable, err := s.keysVersion(time.Now(), keysSettle)
+		if err != nil || !stable {
+			return ""
+		}
+		return v
+	}
+	version := fingerprint()
 	if users, err := s.Users(); err == nil {
 		last = publicKeys(users)
+	} else {
+		version = ""
 	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -45,6 +62,10 @@ func (s *Store) Watch(ctx context.Context, interval time.Duration, set func([]*s
 			return
 		case <-t.C:
 		}
+		v := fingerprint()
+		if v != "" && v == version {
+			continue
+		}
 		users, err := s.Users()
 		if err != nil {
 			logf("auth: reading credentials: %v", err)
@@ -52,13 +73,14 @@ func (s *Store) Watch(ctx context.Context, interval time.Duration, set func([]*s
 		}
 		keys := publicKeys(users)
 		if slices.Equal(keys, last) {
+			version = v
 			continue
 		}
 		if err := set(users); err != nil {
 			logf("auth: loading credentials: %v", err)
 			continue
 		}
-		last = keys
+		last, version = keys, v
 		if err := s.Loaded(users); err != nil {
 			logf("auth: %v", err)
 		}
