@@ -3,6 +3,7 @@ package aggregator
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,6 +50,14 @@ type Config struct {
 	// GapDelay is how long a batch whose predecessor is not stored yet
 	// waits before it is delivered again (default 200 ms).
 	GapDelay time.Duration
+	// InFlight is how many proposals may wait for their commit at once
+	// (default 4). One at a time leaves the aggregator idle for a Raft
+	// round trip and three replicas' apply per proposal; several keep the
+	// replicated path busy. A stream is in at most one of them at a time,
+	// so its deltas still commit in order (exactly-once does not depend on
+	// that, storage judges every delta by its stream's applied Seq, but a
+	// delta that overtook its predecessor would be a Gap, redone).
+	InFlight int
 	Logf     func(format string, args ...any)
 }
 
@@ -62,10 +71,16 @@ func (c *Config) defaults() {
 	if c.GapDelay <= 0 {
 		c.GapDelay = 200 * time.Millisecond
 	}
+	if c.InFlight <= 0 {
+		c.InFlight = DefaultInFlight
+	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
 	}
 }
+
+// DefaultInFlight is Config.InFlight's default (aggregator.in_flight).
+const DefaultInFlight = 4
 
 // Stats are an aggregator's counters.
 type Stats struct {
@@ -89,7 +104,10 @@ type Aggregator struct {
 	src    Source
 	coord  Proposer
 	images ImageStore
-	known  map[wire.ImageKey]bool // images committed through this aggregator
+
+	knownMu sync.Mutex
+	known   map[wire.ImageKey]bool // images committed through this aggregator
+	flight  inFlight
 
 	fetched, acked, samples, entriesIn, entriesOut atomic.Uint64
 	proposals, rejected, gaps, overlaps            atomic.Uint64
@@ -97,7 +115,7 @@ type Aggregator struct {
 	// For the metrics (metrics.go): deltas by outcome (index: the
 	// storage.Outcome, 0 for any other), and the latencies of proposals
 	// and of fetches from delivery to acknowledgement.
-	outcomes           [5]atomic.Uint64
+	outcomes           [6]atomic.Uint64
 	proposeLat, ackLat prometheus.Histogram
 }
 
@@ -115,9 +133,13 @@ func (a *Aggregator) Stats() Stats {
 		Rejected: a.rejected.Load(), Gaps: a.gaps.Load(), Overlaps: a.overlaps.Load()}
 }
 
-// Run consumes until ctx ends. Errors from the stream or the coordinator
-// are logged and retried; nothing is acknowledged that was not committed.
+// Run consumes until ctx ends: it fetches, merges, and keeps up to
+// Config.InFlight proposals waiting for their commit while it fetches on.
+// Errors from the stream or the coordinator are logged and retried;
+// nothing is acknowledged that was not committed.
 func (a *Aggregator) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	backoff := 50 * time.Millisecond
 	for ctx.Err() == nil {
 		ds, err := a.src.Fetch(ctx, a.cfg.FetchMax, a.cfg.FetchWait)
@@ -131,19 +153,32 @@ func (a *Aggregator) Run(ctx context.Context) error {
 			continue
 		}
 		backoff = 50 * time.Millisecond
-		a.Handle(ctx, ds)
+		a.dispatch(ctx, ds, &wg)
 	}
 	return nil
 }
 
 // Handle processes one fetch: terminates what is not a valid batch,
-// merges the rest, proposes, and acknowledges what was committed.
+// merges the rest, proposes, and acknowledges what was committed; it
+// returns when every proposal of the fetch is settled.
 func (a *Aggregator) Handle(ctx context.Context, ds []Delivery) {
+	var wg sync.WaitGroup
+	a.dispatch(ctx, ds, &wg)
+	wg.Wait()
+}
+
+// dispatch terminates what is not a valid batch, merges the rest, and
+// starts each proposal as soon as fewer than Config.InFlight are waiting
+// for their commit and none of them carries one of its streams, so a
+// stream's deltas are proposed in order: one overtaking its predecessor
+// would come back a Gap, to be delivered again, proposed again and
+// replicated again. It returns once the last proposal has started; wg is
+// done when all have settled.
+func (a *Aggregator) dispatch(ctx context.Context, ds []Delivery, wg *sync.WaitGroup) {
 	if len(ds) == 0 {
 		return
 	}
 	start := time.Now()
-	defer func() { a.ackLat.Observe(time.Since(start).Seconds()) }()
 	a.fetched.Add(uint64(len(ds)))
 	var good []Delivery
 	var batches []*wire.Batch
@@ -160,9 +195,99 @@ func (a *Aggregator) Handle(ctx context.Context, ds []Delivery) {
 		batches = append(batches, d.Batch())
 		a.entriesIn.Add(uint64(len(d.Batch().Entries) + len(d.Batch().Unknown)))
 	}
+	var fetch sync.WaitGroup
 	for _, p := range Merge(batches, a.cfg.Limits) {
-		a.propose(ctx, p, good)
+		streams := p.streams()
+		if !a.flight.enter(ctx, streams, a.cfg.InFlight) {
+			break // ctx ended; what is unsettled is delivered again
+		}
+		fetch.Add(1)
+		wg.Go(func() {
+			defer fetch.Done()
+			defer a.flight.leave(streams)
+			a.propose(ctx, p, good)
+		})
 	}
+	wg.Go(func() {
+		fetch.Wait()
+		a.ackLat.Observe(time.Since(start).Seconds())
+	})
+}
+
+// streamKey names one (host, CPU) stream.
+type streamKey struct {
+	host string
+	cpu  uint16
+}
+
+// streams are the streams p's deltas belong to.
+func (p *Proposal) streams() []streamKey {
+	out := make([]streamKey, 0, len(p.Deltas))
+	for _, d := range p.Deltas {
+		out = append(out, streamKey{d.Batch.Host, d.Batch.CPU})
+		for _, r := range d.Folded {
+			out = append(out, streamKey{d.Batch.Host, r.CPU})
+		}
+	}
+	return out
+}
+
+// inFlight tracks the proposals waiting for their commit and the streams
+// they carry.
+type inFlight struct {
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced whenever a proposal leaves
+	n       int
+	busy    map[streamKey]int
+}
+
+// enter waits until fewer than limit proposals are in flight and none
+// carries one of streams, then counts one more carrying them. It reports
+// false, counting nothing, if ctx ends first.
+func (f *inFlight) enter(ctx context.Context, streams []streamKey, limit int) bool {
+	for {
+		f.mu.Lock()
+		if f.busy == nil {
+			f.busy = map[streamKey]int{}
+			f.changed = make(chan struct{})
+		}
+		free := f.n < limit
+		for _, s := range streams {
+			if !free {
+				break
+			}
+			free = f.busy[s] == 0
+		}
+		if free {
+			f.n++
+			for _, s := range streams {
+				f.busy[s]++
+			}
+			f.mu.Unlock()
+			return true
+		}
+		ch := f.changed
+		f.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// leave ends what enter counted.
+func (f *inFlight) leave(streams []streamKey) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n--
+	for _, s := range streams {
+		if f.busy[s]--; f.busy[s] == 0 {
+			delete(f.busy, s)
+		}
+	}
+	close(f.changed)
+	f.changed = make(chan struct{})
 }
 
 // propose commits one proposal and settles its deliveries by outcome.
@@ -187,18 +312,20 @@ func (a *Aggregator) propose(ctx context.Context, p Proposal, ds []Delivery) {
 		}
 		return
 	}
+	a.knownMu.Lock()
 	for _, im := range images {
 		a.known[im.Key] = true
 	}
+	a.knownMu.Unlock()
 	for k, o := range outcomes {
 		a.outcomes[outcomeIndex(o)].Add(1)
 		switch o {
 		case storage.Applied, storage.Duplicate:
-			prevSeq := uint64(0) // members are in seq order; twins are adjacent
+			var prev *wire.Batch // members are in (CPU, seq) order; twins are adjacent
 			for _, i := range p.Members[k] {
-				if b := ds[i].Batch(); o == storage.Applied && b.Seq != prevSeq {
+				if b := ds[i].Batch(); o == storage.Applied && (prev == nil || b.CPU != prev.CPU || b.Seq != prev.Seq) {
 					a.samples.Add(b.Total())
-					prevSeq = b.Seq
+					prev = b
 				}
 				if err := ds[i].Ack(ctx); err != nil {
 					a.cfg.Logf("aggregator: ack: %v (the batch will be redelivered and found a duplicate)", err)
@@ -214,6 +341,14 @@ func (a *Aggregator) propose(ctx context.Context, p Proposal, ds []Delivery) {
 			// and the state machine sorts stored from new.
 			a.overlaps.Add(1)
 			a.propose(ctx, singles(p.Members[k], ds), ds)
+		case storage.Unfold:
+			bs := make([]*wire.Batch, len(ds))
+			for i := range ds {
+				bs[i] = ds[i].Batch()
+			}
+			for _, q := range MergeStreams(bs, p.Members[k], a.cfg.Limits) {
+				a.propose(ctx, q, ds)
+			}
 		default:
 			a.cfg.Logf("aggregator: unexpected outcome %v; handing the batches back", o)
 			a.nakAll(ds, p.Members[k], a.cfg.GapDelay)
@@ -242,7 +377,7 @@ func (a *Aggregator) imagesFor(ctx context.Context, deltas []storage.Delta) []*w
 	for _, d := range deltas {
 		for i := range d.Batch.Entries {
 			k := d.Batch.Entries[i].Image
-			if a.known[k] || seen[k] {
+			if seen[k] || a.isKnown(k) {
 				continue
 			}
 			seen[k] = true
@@ -255,6 +390,12 @@ func (a *Aggregator) imagesFor(ctx context.Context, deltas []storage.Delta) []*w
 		}
 	}
 	return out
+}
+
+func (a *Aggregator) isKnown(k wire.ImageKey) bool {
+	a.knownMu.Lock()
+	defer a.knownMu.Unlock()
+	return a.known[k]
 }
 
 func sleep(ctx context.Context, d time.Duration) {

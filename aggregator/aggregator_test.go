@@ -7,7 +7,9 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"dcpi/internal/testrand"
 	"dcpi/storage"
@@ -135,13 +137,23 @@ func TestMergeLimits(t *testing.T) {
 }
 
 // flakyProposer commits to a real database, but sometimes fails before
-// the commit and sometimes loses the answer after it.
+// the commit and sometimes loses the answer after it. It applies one
+// proposal at a time, as the Raft log orders those in flight.
 type flakyProposer struct {
+	mu sync.Mutex
 	r  *rand.Rand
 	db *storage.DB
 }
 
+// newFlakyProposer draws its own generator from r, which the source
+// uses under its own lock.
+func newFlakyProposer(r *rand.Rand, db *storage.DB) *flakyProposer {
+	return &flakyProposer{r: rand.New(rand.NewPCG(r.Uint64(), r.Uint64())), db: db}
+}
+
 func (p *flakyProposer) Propose(_ context.Context, ds []storage.Delta, _ []*wire.ImageRecord) ([]storage.Outcome, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	switch p.r.IntN(10) {
 	case 0:
 		return nil, errors.New("leader lost before commit")
@@ -186,7 +198,7 @@ func TestAggregatorConservesUnderRedelivery(t *testing.T) {
 	for range 5 {
 		s.AddInvalid(errors.New("malformed batch: bad magic"))
 	}
-	a := New(Config{Limits: Limits{MaxDeltaEntries: 60, MaxProposalEntries: 150}}, s, &flakyProposer{r: r, db: db}, nil)
+	a := New(Config{Limits: Limits{MaxDeltaEntries: 60, MaxProposalEntries: 150}}, s, newFlakyProposer(r, db), nil)
 	ctx := context.Background()
 	for round := 0; !s.Empty(); round++ {
 		if round > 2000 {
@@ -252,7 +264,7 @@ func TestOverlapSplitsIntoSingles(t *testing.T) {
 	s := &MemSource{Rand: r, LoseAckOneIn: 20}
 	s.Add(five)
 	s.Add(six)
-	a := New(Config{Limits: Limits{MaxDeltaEntries: 1, MaxProposalEntries: 100}}, s, &flakyProposer{r: r, db: db}, nil)
+	a := New(Config{Limits: Limits{MaxDeltaEntries: 1, MaxProposalEntries: 100}}, s, newFlakyProposer(r, db), nil)
 	for round := 0; !s.Empty(); round++ {
 		if round > 100 {
 			t.Fatal("batches never settled")
@@ -266,4 +278,150 @@ func TestOverlapSplitsIntoSingles(t *testing.T) {
 	if a.Stats().Overlaps == 0 {
 		t.Fatal("the test did not produce an overlap")
 	}
+}
+
+// pipelineProposer commits to a real database one proposal at a time, as
+// the Raft log orders them, but holds the first proposals until want of
+// them wait together: with fewer in flight it never lets go. It fails the
+// test if two proposals in flight carry the same stream.
+type pipelineProposer struct {
+	t       *testing.T
+	db      *storage.DB
+	want    int
+	mu      sync.Mutex
+	waiting int
+	open    chan struct{} // closed when want proposals waited together
+	busy    map[streamKey]bool
+}
+
+func (p *pipelineProposer) Propose(ctx context.Context, ds []storage.Delta, _ []*wire.ImageRecord) ([]storage.Outcome, error) {
+	p.mu.Lock()
+	for _, d := range ds {
+		k := streamKey{d.Batch.Host, d.Batch.CPU}
+		if p.busy[k] {
+			p.t.Errorf("two proposals in flight carry %s CPU %d", k.host, k.cpu)
+		}
+		p.busy[k] = true
+	}
+	if p.waiting++; p.waiting == p.want {
+		close(p.open)
+	}
+	p.mu.Unlock()
+	select {
+	case <-p.open:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, d := range ds {
+		delete(p.busy, streamKey{d.Batch.Host, d.Batch.CPU})
+	}
+	return p.db.ApplyDeltas(ds)
+}
+
+// runUntilEmpty runs a until s is empty or ctx ends.
+func runUntilEmpty(ctx context.Context, a *Aggregator, s *MemSource) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	for !s.Empty() && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	<-done
+}
+
+// checkStored fails t unless db holds exactly what the batches hold.
+func checkStored(t *testing.T, db *storage.DB, all []*wire.Batch) {
+	t.Helper()
+	wantSamples, wantDrops := sum(all)
+	samples, unknown, drops, err := db.Totals(storage.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotDrops uint64
+	for _, n := range drops {
+		gotDrops += n
+	}
+	if samples+unknown != wantSamples || gotDrops != wantDrops {
+		t.Fatalf("stored %d samples and %d drops; the batches hold %d and %d", samples+unknown, gotDrops, wantSamples, wantDrops)
+	}
+}
+
+// TestRunKeepsProposalsInFlight: Run starts proposals while others wait
+// for their commit (the proposer releases nothing until three wait at
+// once), never two carrying one stream, so no delta overtakes its
+// predecessor (no Gap), and everything is stored exactly once.
+func TestRunKeepsProposalsInFlight(t *testing.T) {
+	r := testRand(t)
+	db, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// In order, the hosts interleaved: each fetch of three is one batch
+	// of each host, and the next fetch the same streams again.
+	s := &MemSource{Exclusive: true}
+	var all []*wire.Batch
+	for seq := uint64(1); seq <= 10; seq++ {
+		for h := range 3 {
+			b := streamBatch(r, fmt.Sprintf("host%d", h), 0, seq, 1)
+			all = append(all, b)
+			s.Add(b)
+		}
+	}
+	const inFlight = 3
+	p := &pipelineProposer{t: t, db: db, want: inFlight, open: make(chan struct{}), busy: map[streamKey]bool{}}
+	// A proposal a delta: three deltas of a fetch are three proposals.
+	a := New(Config{FetchMax: 3, InFlight: inFlight, Limits: Limits{MaxDeltaEntries: 1, MaxProposalEntries: 1}}, s, p, nil)
+	// A wrong implementation (one proposal at a time) waits here forever;
+	// the deadline only turns that into a failure.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	runUntilEmpty(ctx, a, s)
+	select {
+	case <-p.open:
+	default:
+		t.Fatalf("never %d proposals in flight at once", inFlight)
+	}
+	if !s.Empty() {
+		t.Fatal("the stream did not drain")
+	}
+	checkStored(t, db, all)
+	if st := a.Stats(); st.Gaps != 0 || st.Proposals != 30 {
+		t.Fatalf("%d proposals, %d gaps; want 30 proposals in stream order, no gap", st.Proposals, st.Gaps)
+	}
+}
+
+// TestRunConservesUnderRedelivery is TestAggregatorConservesUnderRedelivery
+// through Run, proposals in flight together: out of order, redelivered,
+// acks lost, a proposer failing before and after commits.
+func TestRunConservesUnderRedelivery(t *testing.T) {
+	r := testRand(t)
+	db, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := &MemSource{Rand: r, LoseAckOneIn: 20, Exclusive: true}
+	var all []*wire.Batch
+	for h := range 6 {
+		for cpu := range uint16(2) {
+			for seq := uint64(1); seq <= 15; seq++ {
+				b := streamBatch(r, fmt.Sprintf("host%d", h), cpu, seq, 1)
+				all = append(all, b)
+				s.Add(b)
+			}
+		}
+	}
+	p := newFlakyProposer(r, db)
+	a := New(Config{FetchMax: 9, InFlight: 4, Limits: Limits{MaxDeltaEntries: 60, MaxProposalEntries: 80}}, s, p, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	runUntilEmpty(ctx, a, s)
+	if !s.Empty() {
+		t.Fatal("the stream did not drain")
+	}
+	checkStored(t, db, all)
 }

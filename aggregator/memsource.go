@@ -23,6 +23,11 @@ type MemSource struct {
 	// server).
 	Rand         *rand.Rand
 	LoseAckOneIn int
+	// Exclusive keeps a fetched message from other fetches until it is
+	// handed back (Nak) or its acknowledgement is lost, as JetStream's
+	// AckWait does for a consumer's concurrent pulls; without it every
+	// fetch sees every unsettled message, as redelivery races do.
+	Exclusive bool
 
 	mu            sync.Mutex
 	msgs          []*memDelivery
@@ -47,14 +52,20 @@ func (s *MemSource) Fetch(_ context.Context, max int, _ time.Duration) ([]Delive
 	defer s.mu.Unlock()
 	var live []Delivery
 	for _, m := range s.msgs {
-		if !m.gone {
+		if !m.gone && !m.pending {
 			live = append(live, m)
 		}
 	}
 	if s.Rand != nil {
 		s.Rand.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
 	}
-	return live[:min(max, len(live))], nil
+	live = live[:min(max, len(live))]
+	if s.Exclusive {
+		for _, m := range live {
+			m.(*memDelivery).pending = true
+		}
+	}
+	return live, nil
 }
 
 // Empty reports whether every message has been acknowledged or terminated.
@@ -80,10 +91,11 @@ func (s *MemSource) Settled() (acked, terminated int) {
 var errAckLost = errors.New("aggregator: MemSource lost the ack")
 
 type memDelivery struct {
-	s    *MemSource
-	b    *wire.Batch
-	err  error
-	gone bool
+	s       *MemSource
+	b       *wire.Batch
+	err     error
+	gone    bool
+	pending bool // fetched by an Exclusive source and not handed back
 }
 
 func (d *memDelivery) Batch() *wire.Batch { return d.b }
@@ -94,6 +106,7 @@ func (d *memDelivery) Ack(context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.Rand != nil && s.LoseAckOneIn > 0 && s.Rand.IntN(s.LoseAckOneIn) == 0 {
+		d.pending = false // its AckWait runs out: delivered again
 		return errAckLost
 	}
 	if !d.gone {
@@ -103,7 +116,12 @@ func (d *memDelivery) Ack(context.Context) error {
 	return nil
 }
 
-func (d *memDelivery) Nak(time.Duration) error { return nil }
+func (d *memDelivery) Nak(time.Duration) error {
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	d.pending = false
+	return nil
+}
 
 func (d *memDelivery) Term(string) error {
 	s := d.s

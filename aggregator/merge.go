@@ -17,6 +17,12 @@ type Limits struct {
 	MaxDeltaEntries int
 	// MaxProposalEntries caps the entries of all deltas in one proposal.
 	MaxProposalEntries int
+	// FoldHosts folds the deltas of a host's streams in one epoch into
+	// host folds (storage.Delta.Folded; hostfold.go), whose entries
+	// MaxDeltaEntries bounds once merged. The proposer must then handle
+	// storage.Unfold (MergeStreams), and every replica must read host
+	// folds (a build from before them refuses the log entries).
+	FoldHosts bool
 }
 
 // DefaultLimits keep a proposal around 100-200 KB.
@@ -56,7 +62,9 @@ func foldSize(b *wire.Batch) int { return deltaSize(b) - len(b.Unknown) }
 // one epoch merge into one delta [first, last]; a batch that repeats a
 // sequence number already in the input (a redelivery racing the first
 // delivery) joins the delta of its twin without being counted twice.
-// Inputs are not modified; deltas share no memory with them.
+// With lim.FoldHosts, the deltas of a host's streams then fold into host
+// folds (hostfold.go). Inputs are not modified; deltas share no memory
+// with them.
 func Merge(batches []*wire.Batch, lim Limits) []Proposal {
 	if lim.MaxDeltaEntries <= 0 {
 		lim.MaxDeltaEntries = DefaultLimits().MaxDeltaEntries
@@ -107,6 +115,9 @@ func Merge(batches []*wire.Batch, lim Limits) []Proposal {
 	}
 	if cur != nil {
 		cur.Normalize()
+	}
+	if lim.FoldHosts {
+		deltas, members = foldHosts(deltas, members, lim.MaxDeltaEntries)
 	}
 
 	var out []Proposal

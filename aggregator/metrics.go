@@ -43,7 +43,7 @@ func newHistogram(o prometheus.HistogramOpts) prometheus.Histogram { return prom
 // outcomeIndex is o's slot in Aggregator.outcomes: the outcome itself, or
 // 0 for a value the state machine does not answer.
 func outcomeIndex(o storage.Outcome) int {
-	if o >= storage.Applied && o <= storage.Overlap {
+	if o >= storage.Applied && o <= storage.Unfold {
 		return int(o)
 	}
 	return 0
@@ -70,7 +70,7 @@ func (c aggregatorCollector) Collect(ch chan<- prometheus.Metric) {
 	mProposals.Emit(ch, float64(s.Proposals))
 	mRejected.Emit(ch, float64(s.Rejected))
 	mGaps.Emit(ch, float64(s.Gaps))
-	for o := storage.Applied; o <= storage.Overlap; o++ {
+	for o := storage.Applied; o <= storage.Unfold; o++ {
 		mDeltas.Emit(ch, float64(c.a.outcomes[o].Load()), o.String())
 	}
 	mDeltas.Emit(ch, float64(c.a.outcomes[0].Load()), "other")

@@ -85,7 +85,7 @@ node:
 		t.Fatal(err)
 	}
 	if len(c.NATS.URLs) != 2 || c.Coordinator.ID != "c2" || c.Coordinator.HeartbeatTimeout.Seconds() != 5 ||
-		c.Node.Labels["rack"] != "r1" || c.Node.Heartbeat.Milliseconds() != 250 || c.Aggregator.FetchMax != 256 ||
+		c.Node.Labels["rack"] != "r1" || c.Node.Heartbeat.Milliseconds() != 250 || c.Aggregator.FetchMax != 256 || c.Aggregator.InFlight != 4 || !c.Aggregator.FoldHosts ||
 		!c.Node.ProfileMe || !c.Node.MePaired {
 		t.Fatalf("cluster config %+v %+v %+v %+v", c.NATS, c.Coordinator, c.Node, c.Aggregator)
 	}
@@ -99,6 +99,7 @@ node:
 		{"coordinator:\n  raft_addr: nohost\n", "coordinator.raft_addr"},
 		{"nats:\n  cert: x.pem\n", "go together"},
 		{"aggregator:\n  max_proposal_entries: 1000000\n", "aggregator.max_proposal_entries"},
+		{"aggregator:\n  in_flight: 0\n", "aggregator.in_flight"},
 		{"node:\n  heartbeat: 1ms\n", "node.heartbeat"},
 		{"node:\n  bogus: 1\n", `unknown key "node.bogus"`},
 		{"node:\n  me_paired: true\n", "node.me_paired needs node.profileme"},

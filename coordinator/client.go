@@ -175,13 +175,21 @@ func (c *Client) Propose(ctx context.Context, deltas []storage.Delta, images []*
 // Register registers a node (again, to update its labels, CPUs or
 // periods: storage.Node.Periods, nil when unknown).
 func (c *Client) Register(ctx context.Context, host string, labels map[string]string, cpus int, periods map[uint8]uint64) error {
-	return c.requestJSON(ctx, SubjectRegister, RegisterRequest{Host: host, Labels: labels, CPUs: cpus, Periods: periods}, nil, retryAll)
+	subject, err := hostSubject(SubjectRegister, host)
+	if err != nil {
+		return err
+	}
+	return c.requestJSON(ctx, subject, RegisterRequest{Host: host, Labels: labels, CPUs: cpus, Periods: periods}, nil, retryAll)
 }
 
 // Heartbeat tells the leader host is alive and learns where epochs stand.
 func (c *Client) Heartbeat(ctx context.Context, host string) (EpochStatus, error) {
 	var st EpochStatus
-	err := c.requestJSON(ctx, SubjectHeartbeat, HeartbeatRequest{Host: host}, &st, retryAll)
+	subject, err := hostSubject(SubjectHeartbeat, host)
+	if err != nil {
+		return st, err
+	}
+	err = c.requestJSON(ctx, subject, HeartbeatRequest{Host: host}, &st, retryAll)
 	return st, err
 }
 
@@ -190,7 +198,11 @@ func (c *Client) Heartbeat(ctx context.Context, host string) (EpochStatus, error
 // an element past the node's CPUs is its daemon's AllCPUs stream. An ack of
 // an epoch already sealed is recorded as late (Epochs shows it).
 func (c *Client) AckEpoch(ctx context.Context, host string, epoch uint64, lastSeq []uint64) error {
-	return c.requestJSON(ctx, SubjectAck, AckRequest{Host: host, Epoch: epoch, LastSeq: lastSeq}, nil, retryAll)
+	subject, err := hostSubject(SubjectAck, host)
+	if err != nil {
+		return err
+	}
+	return c.requestJSON(ctx, subject, AckRequest{Host: host, Epoch: epoch, LastSeq: lastSeq}, nil, retryAll)
 }
 
 // CutEpoch closes the open epoch and returns the number of the one it
@@ -269,7 +281,11 @@ func (c *Client) Applied(ctx context.Context, host string, cpu uint16) (uint64, 
 // every commit with linearizable.
 func (c *Client) StreamState(ctx context.Context, host string, cpu uint16, linearizable bool) (storage.StreamState, error) {
 	var reply AppliedReply
-	err := c.requestJSON(ctx, querySubject(QueryApplied, linearizable), AppliedRequest{Host: host, CPU: cpu}, &reply, retryAll)
+	subject, err := hostSubject(querySubject(QueryApplied, linearizable), host)
+	if err != nil {
+		return storage.StreamState{}, err
+	}
+	err = c.requestJSON(ctx, subject, AppliedRequest{Host: host, CPU: cpu}, &reply, retryAll)
 	return storage.StreamState{Seq: reply.Seq, Delivered: reply.Delivered, Accounted: reply.Accounted}, err
 }
 

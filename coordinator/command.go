@@ -100,6 +100,12 @@ const (
 	// kindIngestValues is IngestValues: First, then the record's wire
 	// encoding as a length-prefixed byte string.
 	kindIngestValues = 9
+	// kindIngestFolds is an Ingest with host folds (storage.Delta.Folded):
+	// kindIngest's body with each delta's folded runs after its batch
+	// (count, then CPU, First, Last, Delivered, Accounted each). An
+	// Ingest without folds is still written as kindIngest, which builds
+	// from before folds read.
+	kindIngestFolds = 10
 )
 
 // Caps on commands from outside input, beyond those of wire and storage.
@@ -108,7 +114,22 @@ const (
 	maxImages = 1 << 12
 )
 
-func (*Ingest) kind() byte       { return kindIngest }
+func (c *Ingest) kind() byte {
+	if hasFolds(c.Deltas) {
+		return kindIngestFolds
+	}
+	return kindIngest
+}
+
+// hasFolds reports whether any delta is a host fold.
+func hasFolds(ds []storage.Delta) bool {
+	for i := range ds {
+		if len(ds[i].Folded) > 0 {
+			return true
+		}
+	}
+	return false
+}
 func (*RegisterNode) kind() byte { return kindRegister }
 func (*CutEpoch) kind() byte     { return kindCut }
 func (*AckEpoch) kind() byte     { return kindAck }
@@ -135,6 +156,7 @@ func EncodeCommand(c Command) ([]byte, error) {
 }
 
 func (c *Ingest) encode(e *bincodec.Encoder) error {
+	folds := hasFolds(c.Deltas)
 	e.Uvarint(uint64(len(c.Deltas)))
 	for i, d := range c.Deltas {
 		e.Uvarint(d.Last)
@@ -143,6 +165,9 @@ func (c *Ingest) encode(e *bincodec.Encoder) error {
 			return fmt.Errorf("delta %d: %w", i, err)
 		}
 		e.Bytes(b)
+		if folds {
+			encodeFolded(e, d.Folded)
+		}
 	}
 	e.Uvarint(uint64(len(c.Images)))
 	for i, r := range c.Images {
@@ -153,6 +178,18 @@ func (c *Ingest) encode(e *bincodec.Encoder) error {
 		e.Bytes(b)
 	}
 	return nil
+}
+
+// encodeFolded writes a delta's folded runs (kindIngestFolds).
+func encodeFolded(e *bincodec.Encoder, runs []storage.StreamRun) {
+	e.Uvarint(uint64(len(runs)))
+	for _, r := range runs {
+		e.Uvarint(uint64(r.CPU))
+		e.Uvarint(r.First)
+		e.Uvarint(r.Last)
+		e.Uvarint(r.Delivered)
+		e.Uvarint(r.Accounted)
+	}
 }
 
 func (c *RegisterNode) encode(e *bincodec.Encoder) error {
@@ -218,8 +255,8 @@ func DecodeCommand(b []byte) (Command, error) {
 	}
 	var c Command
 	switch k := d.Byte("kind"); k {
-	case kindIngest:
-		c = decodeIngest(d)
+	case kindIngest, kindIngestFolds:
+		c = decodeIngest(d, k == kindIngestFolds)
 	case kindRegister, kindRegisterV1:
 		r := &RegisterNode{Host: d.String("host", wire.MaxHostLen)}
 		r.CPUs = int(d.UvarintMax("cpus", storage.MaxCPUs))
@@ -298,7 +335,8 @@ func DecodeCommand(b []byte) (Command, error) {
 	return c, nil
 }
 
-func decodeIngest(d *bincodec.Decoder) *Ingest {
+// decodeIngest decodes an Ingest's body; with folds, kindIngestFolds'.
+func decodeIngest(d *bincodec.Decoder, folds bool) *Ingest {
 	c := &Ingest{}
 	n := d.Count("deltas", maxDeltas, 2)
 	if n > 0 {
@@ -315,13 +353,23 @@ func decodeIngest(d *bincodec.Decoder) *Ingest {
 			d.Fail(bincodec.ErrMalformed, "delta %d: %v", i, err)
 			break
 		}
-		if last != 0 && last < b.Seq {
-			// The rest of storage.CheckDelta (UnmarshalBinary did
-			// Validate).
-			d.Fail(bincodec.ErrMalformed, "delta %d: %v", i, storage.CheckDelta(storage.Delta{Batch: b, Last: last}))
+		delta := storage.Delta{Batch: b, Last: last}
+		if folds {
+			delta.Folded = decodeFolded(d)
+		}
+		if d.Err() != nil {
 			break
 		}
-		c.Deltas = append(c.Deltas, storage.Delta{Batch: b, Last: last})
+		// The rest of storage.CheckDelta (UnmarshalBinary did Validate).
+		if err := storage.CheckDeltaRuns(delta); err != nil {
+			d.Fail(bincodec.ErrMalformed, "delta %d: %v", i, err)
+			break
+		}
+		c.Deltas = append(c.Deltas, delta)
+	}
+	if folds && d.Err() == nil && !hasFolds(c.Deltas) {
+		// kindIngest encodes it: one encoding per command.
+		d.Fail(bincodec.ErrMalformed, "ingest with folds: no delta is a host fold")
 	}
 	n = d.Count("images", maxImages, 1)
 	for i := 0; i < n && d.Err() == nil; i++ {
@@ -337,6 +385,22 @@ func decodeIngest(d *bincodec.Decoder) *Ingest {
 		c.Images = append(c.Images, r)
 	}
 	return c
+}
+
+// decodeFolded decodes a delta's folded runs (kindIngestFolds); nil for
+// none. storage.CheckDeltaRuns judges them.
+func decodeFolded(d *bincodec.Decoder) []storage.StreamRun {
+	n := d.Count("folded runs", storage.MaxFolded, 5)
+	if n == 0 {
+		return nil
+	}
+	runs := make([]storage.StreamRun, 0, n)
+	for i := 0; i < n && d.Err() == nil; i++ {
+		runs = append(runs, storage.StreamRun{CPU: uint16(d.UvarintMax("folded cpu", wire.AllCPUs)),
+			First: d.Uvarint("folded first"), Last: d.Uvarint("folded last"),
+			Delivered: d.Uvarint("folded delivered"), Accounted: d.Uvarint("folded accounted")})
+	}
+	return runs
 }
 
 // Check applies the rules a command must meet before the FSM applies it;
@@ -436,9 +500,10 @@ type ingestChunk struct {
 // must apply in order). Each delta and image is marshalled once.
 func encodeIngestChunks(deltas []storage.Delta, images []*wire.ImageRecord, max int) ([]ingestChunk, error) {
 	type part struct {
-		last  uint64
-		b     []byte
-		image bool
+		last   uint64
+		b      []byte
+		folded []storage.StreamRun
+		image  bool
 	}
 	parts := make([]part, 0, len(deltas)+len(images))
 	for i, d := range deltas {
@@ -449,7 +514,7 @@ func encodeIngestChunks(deltas []storage.Delta, images []*wire.ImageRecord, max 
 		if err != nil {
 			return nil, fmt.Errorf("%w: delta %d: %w", ErrBadCommand, i, err)
 		}
-		parts = append(parts, part{last: d.Last, b: b})
+		parts = append(parts, part{last: d.Last, b: b, folded: d.Folded})
 	}
 	for i, r := range images {
 		if r == nil {
@@ -464,17 +529,25 @@ func encodeIngestChunks(deltas []storage.Delta, images []*wire.ImageRecord, max 
 	const overhead = 2 + 2*10 // version, kind, two counts
 	var out []ingestChunk
 	emit := func(ps []part, from int) {
-		e := &bincodec.Encoder{B: []byte{commandVersion, kindIngest}}
-		nd := 0
+		nd, folds := 0, false
 		for _, p := range ps {
 			if !p.image {
 				nd++
+				folds = folds || len(p.folded) > 0
 			}
 		}
+		kind := byte(kindIngest) // readable by builds from before folds
+		if folds {
+			kind = kindIngestFolds
+		}
+		e := &bincodec.Encoder{B: []byte{commandVersion, kind}}
 		e.Uvarint(uint64(nd))
 		for _, p := range ps[:nd] {
 			e.Uvarint(p.last)
 			e.Bytes(p.b)
+			if folds {
+				encodeFolded(e, p.folded)
+			}
 		}
 		e.Uvarint(uint64(len(ps) - nd))
 		for _, p := range ps[nd:] {
@@ -484,7 +557,7 @@ func encodeIngestChunks(deltas []storage.Delta, images []*wire.ImageRecord, max 
 	}
 	start, size, nd := 0, overhead, 0
 	for i, p := range parts {
-		psize := len(p.b) + 2*10
+		psize := len(p.b) + 2*10 + (1+5*len(p.folded))*10
 		if psize+overhead > max {
 			what := fmt.Sprintf("delta %d", i)
 			if p.image {

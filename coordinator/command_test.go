@@ -3,6 +3,7 @@ package coordinator
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ func sampleCommands(t testing.TB) []Command {
 	return []Command{
 		&Ingest{Deltas: []storage.Delta{randDelta(r, "h1", 0, 1, 4, 1, 20), randDelta(r, "h2", 3, 7, 0, 2, 5)}, Images: []*wire.ImageRecord{imageRec(1)}},
 		&Ingest{},
+		&Ingest{Deltas: []storage.Delta{randDelta(r, "h1", 0, 5, 6, 1, 3), hostFold(r, "h1", 1, 1)}},
 		&RegisterNode{Host: "alpha1", CPUs: 4, Labels: map[string]string{"rack": "r1", "zone": "z"}, At: at},
 		&RegisterNode{Host: "alpha2", CPUs: 1, At: at},
 		&RegisterNode{Host: "alpha3", CPUs: 2, Periods: map[uint8]uint64{0: 63488, 1: 16384, 255: 1}, At: at},
@@ -60,9 +62,12 @@ func TestCommandRejects(t *testing.T) {
 	r := testRand(t)
 	bad := randDelta(r, "h", 0, 5, 0, 1, 3)
 	bad.Last = 4
+	badFold := hostFold(r, "h", 1, 2)
+	badFold.Folded[1].CPU = badFold.Folded[0].CPU
 	for _, c := range []Command{
 		nil,
 		&Ingest{Deltas: []storage.Delta{bad}},
+		&Ingest{Deltas: []storage.Delta{badFold}},
 		&Ingest{Deltas: []storage.Delta{{}}},
 		&Ingest{Images: []*wire.ImageRecord{nil}},
 		&RegisterNode{Host: "", CPUs: 1, At: at},
@@ -127,6 +132,12 @@ func TestCommandDecodeErrors(t *testing.T) {
 	cmd := func(kind byte, parts ...[]byte) []byte {
 		return bytes.Join(append([][]byte{{commandVersion, kind}}, parts...), nil)
 	}
+	// folds[0] is a batch of host "h" cpu 1, as a length-prefixed string.
+	fb, err := (&wire.Batch{Version: wire.Version, Host: "h", CPU: 1, Seq: 1}).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	folds := [][]byte{bincodec.AppendBytes(nil, fb)}
 	for _, tc := range []struct {
 		name  string
 		b     []byte
@@ -145,6 +156,11 @@ func TestCommandDecodeErrors(t *testing.T) {
 		{"register v1 trailing periods", cmd(kindRegisterV1, str("h"), []byte{1}, at, []byte{0}, []byte{0}), bincodec.ErrMalformed, "1 trailing bytes"},
 		{"ack seqs cap", cmd(kindAck, str("h"), []byte{1}, bincodec.AppendUvarint(nil, storage.MaxCPUs+2)), bincodec.ErrTooLarge, "last seqs: 65537 (cap 65536)"},
 		{"ingest batch", cmd(kindIngest, []byte{1, 0}, str("DCPB")), bincodec.ErrMalformed, "delta 0: wire: batch: malformed"},
+		{"ingest folds none", cmd(kindIngestFolds, []byte{1, 0}, folds[0], []byte{0, 0}), bincodec.ErrMalformed, "no delta is a host fold"},
+		{"ingest folds cpu", cmd(kindIngestFolds, []byte{1, 0}, folds[0], []byte{1, 0x84, 0x80, 0x04, 1, 1, 0, 0, 0}), bincodec.ErrMalformed, "folded cpu: 65540 exceeds 65535"},
+		{"ingest folds truncated", cmd(kindIngestFolds, []byte{1, 0}, folds[0], []byte{1, 2, 1, 0x80, 0x01, 0}), bincodec.ErrTruncated, "folded accounted: truncated"},
+		{"ingest folds order", cmd(kindIngestFolds, []byte{1, 0}, folds[0], []byte{2, 2, 1, 1, 0, 0, 2, 1, 1, 0, 0, 0}), bincodec.ErrMalformed, "delta 0: storage: invalid: host fold (host \"h\") run 1: cpu 2 not after cpu 2"},
+		{"ingest folds count", cmd(kindIngestFolds, []byte{1, 0}, folds[0], bincodec.AppendUvarint(nil, storage.MaxFolded+1)), bincodec.ErrTooLarge, "folded runs: 65536 (cap 65535)"},
 		{"trailing", append(cmd(kindStart, at), 0), bincodec.ErrMalformed, "1 trailing bytes (at byte 10)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -154,4 +170,26 @@ func TestCommandDecodeErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hostFold is a host fold of host's streams 0..cpus (cpus+1 of them; the
+// last is the daemon's AllCPUs stream) at seq first, in epoch 1, as an
+// aggregator builds one: the runs' entries merged, each run's accounting.
+func hostFold(r *rand.Rand, host string, first uint64, cpus int) storage.Delta {
+	m := &wire.Batch{Version: wire.Version, Host: host, Seq: first, Epoch: 1}
+	d := storage.Delta{Batch: m}
+	for cpu := range cpus + 1 {
+		c := uint16(cpu)
+		if cpu == cpus {
+			c = wire.AllCPUs
+		}
+		b := randDelta(r, host, c, first, first, 1, 4).Batch
+		m.Entries = append(m.Entries, b.Entries...)
+		m.Unknown = append(m.Unknown, b.Unknown...)
+		if cpu > 0 {
+			d.Folded = append(d.Folded, storage.StreamRun{CPU: c, First: first, Last: first + uint64(cpu), Delivered: 10, Accounted: uint64(cpu)})
+		}
+	}
+	m.Normalize()
+	return d
 }

@@ -51,7 +51,12 @@
 // The leader serves dcpi.coord.propose, .register, .heartbeat, .ack, .cut,
 // .members.add/.remove and linearizable queries (dcpi.coord.lquery.*); any
 // replica serves dcpi.coord.query.* (epochs, nodes, images, applied,
-// totals, profile pages) from its own database. Errors travel in the
+// totals, profile pages) from its own database. A node's requests about
+// itself — register, heartbeat, ack, the applied and values-applied
+// queries — go to a subject of that host, "<base>.<host>" (hostsubject.go):
+// a host's credentials may publish only its own (transport/auth), and a
+// body naming another host than its subject is refused (ErrOtherHost),
+// counted and logged. Errors travel in the
 // Dcpi-Error and Dcpi-Error-Code reply headers. Each request is handled
 // under a context that ends at its deadline (10 s, or the wait its client
 // states in the Dcpi-Timeout header if shorter) and when the service or

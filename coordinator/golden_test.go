@@ -64,6 +64,8 @@ func TestEncodingGolden(t *testing.T) {
 		&IngestValues{First: 3, Record: &wire.ValuesRecord{Version: 1, Host: "alpha1", Epoch: 2, Seq: 4, Module: "loadlat",
 			Stats: wire.ValueStats{Interrupts: 3, NoContext: 1, Completed: 1, GaveUp: map[string]uint64{"pal": 1}, Steps: 9, Values: 2},
 			Lists: []wire.ValueList{{Image: imgKey(1), Offset: 0x40, Kind: 1, List: hotlist.List{N: 2, Entries: []hotlist.Entry{{Value: 3, Count: 2}}}}}}},
+		&Ingest{Deltas: []storage.Delta{{Batch: batch, Last: 12}, {Batch: batch, Last: 11,
+			Folded: []storage.StreamRun{{CPU: 2, First: 5, Last: 5}, {CPU: wire.AllCPUs, First: 1 << 40, Last: 1<<40 + 1, Delivered: 300, Accounted: 299}}}}},
 	} {
 		name := fmt.Sprintf("command-%d-%s", i, strings.TrimPrefix(fmt.Sprintf("%T", c), "*coordinator."))
 		messages = append(messages, golden.Value{Name: name, Value: c,

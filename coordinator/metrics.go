@@ -21,6 +21,7 @@ type replicaMetrics struct {
 	request *prometheus.HistogramVec // by kind and request
 	commit  prometheus.Histogram     // a proposal, from raft.Apply to applied here
 	apply   prometheus.Histogram     // the FSM's apply of one group of entries
+	refused *prometheus.CounterVec   // host requests naming another host than their subject's
 }
 
 func newReplicaMetrics() *replicaMetrics {
@@ -35,12 +36,18 @@ func newReplicaMetrics() *replicaMetrics {
 		apply: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "dcpi_coordinator_fsm_apply_seconds",
 			Help:    "The state machine's apply of one group of committed log entries (one Pebble batch for a group of ingests).",
 			Buckets: telemetry.LatencyBuckets}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcpi_coordinator_requests_refused_total",
+			Help: "Requests about a host (registration, heartbeat, epoch ack, applied sequences) refused because their body names " +
+				"another host than their subject, by kind and request: a host's credentials acting for another host."},
+			[]string{"kind", "request"}),
 	}
 }
 
 // requestLabels names a request subject for the metrics: its kind (query,
 // lquery, command) and its request (the query kind, or the command).
 func requestLabels(subject string) (kind, request string) {
+	// A host request is subscribed as base.*: label it as its base.
+	subject = strings.TrimSuffix(subject, ".*")
 	rest := strings.TrimPrefix(subject, "dcpi.coord.")
 	switch {
 	case strings.HasPrefix(subject, SubjectQuery):
@@ -115,6 +122,7 @@ func (c replicaCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.r.metrics.request.Describe(ch)
 	c.r.metrics.commit.Describe(ch)
 	c.r.metrics.apply.Describe(ch)
+	c.r.metrics.refused.Describe(ch)
 	c.db.Describe(ch)
 }
 
@@ -173,6 +181,7 @@ func (c replicaCollector) Collect(ch chan<- prometheus.Metric) {
 	r.metrics.request.Collect(ch)
 	r.metrics.commit.Collect(ch)
 	r.metrics.apply.Collect(ch)
+	r.metrics.refused.Collect(ch)
 	c.db.Collect(ch)
 }
 

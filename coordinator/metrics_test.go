@@ -27,6 +27,8 @@ func TestRequestLabels(t *testing.T) {
 		{SubjectPropose, "command", "propose"},
 		{SubjectMembersAdd, "command", "members.add"},
 		{SubjectUploadPaths, "command", "paths.upload"},
+		{SubjectHeartbeat + ".*", "command", "heartbeat"},
+		{SubjectLinearQuery + QueryApplied + ".*", "lquery", "applied"},
 	} {
 		if k, r := requestLabels(c.subject); k != c.kind || r != c.request {
 			t.Errorf("requestLabels(%q) = %q, %q; want %q, %q", c.subject, k, r, c.kind, c.request)

@@ -99,6 +99,37 @@ func (s *service) subscribe(parent context.Context, subject, queue string, h han
 	return s.nc.QueueSubscribe(subject, queue, cb)
 }
 
+// subscribeRequest is subscribe for the request base: a host request
+// (hostRequests) is served on base + ".*", each request checked against
+// its subject's host first (servePerHost); any other on base itself.
+func (s *service) subscribeRequest(parent context.Context, base, queue string, h handler) (*nats.Subscription, error) {
+	if !isHostRequest(base) {
+		return s.subscribe(parent, base, queue, h)
+	}
+	return s.subscribe(parent, base+".*", queue, s.servePerHost(base, h))
+}
+
+// servePerHost serves a host request only if its body names its subject's
+// host. A host's credentials may publish only its own request subjects
+// (transport/auth), so a body naming another host is a host acting for
+// another, such as acknowledging an epoch cut for a host that has not
+// drained (which would let the epoch seal early): it is refused, changes
+// nothing, and is counted and logged.
+func (s *service) servePerHost(base string, h handler) handler {
+	refused := s.r.metrics.refused.WithLabelValues(requestLabels(base))
+	return func(ctx context.Context, m *nats.Msg) ([]byte, error) {
+		named, err := checkRequestHost(base, m.Subject, m.Data)
+		if errors.Is(err, ErrOtherHost) {
+			refused.Inc()
+			s.r.logf("coordinator: %s: refused a request on %s about host %q", s.r.cfg.ID, m.Subject, named)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return h(ctx, m)
+	}
+}
+
 // requestContext is a request's context: parent's, ended at the request's
 // deadline — requestTimeout, or the client's wait if shorter.
 func requestContext(parent context.Context, m *nats.Msg) (context.Context, context.CancelFunc, error) {
@@ -219,7 +250,7 @@ func (s *service) startQueries() error {
 			{SubjectQuery + kind, queueQuery},
 			{subjectReplica + s.r.cfg.ID + ".query." + kind, ""},
 		} {
-			ns, err := s.subscribe(s.ctx, sub.subject, sub.queue, h)
+			ns, err := s.subscribeRequest(s.ctx, sub.subject, sub.queue, h)
 			if err != nil {
 				return fmt.Errorf("subscribe %s: %w", sub.subject, err)
 			}
@@ -301,7 +332,7 @@ func (s *service) lead() (*leaderTerm, error) {
 		}
 	}
 	for subject, h := range handlers {
-		sub, err := s.subscribe(l.ctx, subject, queueLeader, h)
+		sub, err := s.subscribeRequest(l.ctx, subject, queueLeader, h)
 		if err != nil {
 			l.stop()
 			return nil, fmt.Errorf("subscribe %s: %w", subject, err)

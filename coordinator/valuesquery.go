@@ -218,6 +218,10 @@ func (c *Client) ValueTotals(ctx context.Context, q storage.Query, linearizable 
 // after it (and after the newest its stream still holds).
 func (c *Client) ValuesApplied(ctx context.Context, host string) (uint64, error) {
 	var reply ValuesAppliedReply
-	err := c.requestJSON(ctx, querySubject(QueryValuesApplied, true), ValuesAppliedRequest{Host: host}, &reply, retryAll)
+	subject, err := hostSubject(querySubject(QueryValuesApplied, true), host)
+	if err != nil {
+		return 0, err
+	}
+	err = c.requestJSON(ctx, subject, ValuesAppliedRequest{Host: host}, &reply, retryAll)
 	return reply.Seq, err
 }

@@ -140,6 +140,15 @@
 // commits a Meta (registry records and the Raft log index) in the same
 // batch, so the coordinator's FSM applies a log entry all or nothing.
 //
+// A host fold (Delta.Folded) is one delta for runs of several streams of one
+// host in one epoch, their batches merged into one set of entries: every
+// table but the applied Seqs is per host, so it writes what the runs'
+// separate deltas would, with each key merged once. It applies only if
+// every run is next in its stream, writing each stream's new Seq and
+// accounting; if all its runs are duplicates or all gaps it reports
+// Duplicate or Gap; otherwise Unfold, changing nothing, and the proposer
+// sends the runs as separate deltas.
+//
 // A call's counts reach Pebble in key order, one merge per key (the sums
 // of the call's operands of that key), which keeps the memtable's inserts
 // in cache (writer.go).

@@ -16,17 +16,26 @@ func HostPublishSubjects(host string) ([]string, error) {
 	return []string{subjectPrefix + host + ".*", paths, values}, nil
 }
 
-// HostJetStreamAPI are the JetStream API requests a node agent makes: look
-// up the batch and value streams and the newest message of a subject
-// (LastPublished, LastValues, on resume), and the image buckets' lookups. Not stream or consumer
-// creation, update, deletion or purge (EnsureStream makes the buckets).
-func HostJetStreamAPI() []string {
+// HostJetStreamAPI are the JetStream API requests host's agent makes:
+// look up the batch and value streams and read the newest message of its
+// own subjects (LastPublished, LastValues, on resume) by direct gets whose
+// API subject names the message subject, so that no host reads another's
+// (allowDirect); and the image buckets' lookups. Not the streams'
+// message-get API, which names the subject in its body, nor stream or
+// consumer creation, update, deletion or purge (EnsureStream makes the
+// buckets). The subjects come from the functions that make the host's
+// subjects, as HostPublishSubjects' do.
+func HostJetStreamAPI(host string) ([]string, error) {
+	if err := CheckHost(host); err != nil {
+		return nil, err
+	}
+	values, _ := ValuesSubject(host)
 	subs := []string{
 		"$JS.API.INFO",
 		"$JS.API.STREAM.INFO." + StreamName,
-		"$JS.API.STREAM.MSG.GET." + StreamName,
+		directLastBySubject(StreamName, subjectPrefix+host+".*"),
 		"$JS.API.STREAM.INFO." + ValuesStreamName,
-		"$JS.API.STREAM.MSG.GET." + ValuesStreamName,
+		directLastBySubject(ValuesStreamName, values),
 	}
 	for _, b := range []string{ImageBucket, ImageFileBucket} {
 		obj := "OBJ_" + b
@@ -35,7 +44,13 @@ func HostJetStreamAPI() []string {
 			"$JS.API.STREAM.MSG.GET."+obj,
 			"$JS.API.DIRECT.GET."+obj, "$JS.API.DIRECT.GET."+obj+".>")
 	}
-	return subs
+	return subs, nil
+}
+
+// directLastBySubject is the API subject of a direct get of the newest
+// message on subject (a pattern matches each of its subjects).
+func directLastBySubject(stream, subject string) string {
+	return "$JS.API.DIRECT.GET." + stream + "." + subject
 }
 
 // ImagePublishSubjects are the image buckets' chunk and metadata subjects

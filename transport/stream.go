@@ -37,12 +37,25 @@ func streamConfig(replicas int) jetstream.StreamConfig {
 		MaxMsgs:     -1,
 		MaxBytes:    -1,
 		MaxAge:      0,
-		// AllowDirect stays off: a direct get may be answered by a
-		// replica that has not yet applied the latest publishes, and
-		// LastPublished must see every batch the stream acknowledged.
-		AllowDirect: false,
+		AllowDirect: allowDirect(replicas),
 	}
 }
+
+// allowDirect says whether a stream of replicas allows direct gets, which
+// a resuming agent's read of its subjects' newest messages (LastPublished,
+// LastValues) then uses. A direct get of a subject's last message names
+// the subject in the API subject ($JS.API.DIRECT.GET.<stream>.<subject>),
+// so the server's permissions confine a host to its own subjects
+// (HostJetStreamAPI); the message-get API ($JS.API.STREAM.MSG.GET.<stream>)
+// names it in the body, so a host allowed it could read any host's newest
+// batch. Only with one replica: then the one server that stored and
+// acknowledged a publish answers, from that store. With more, a follower
+// that has not yet applied the newest publishes may answer (nats-server
+// enables direct gets on a follower once it is nearly caught up), while a
+// resuming agent must see every batch the stream acknowledged; such a
+// stream keeps the leader's message get, and the cluster's own
+// credentials must allow it.
+func allowDirect(replicas int) bool { return replicas == 1 }
 
 // EnsureStream creates the batch stream and the image buckets, or updates
 // them to this configuration; it is idempotent, so every coordinator and

@@ -144,6 +144,25 @@ func (b *Batch) Normalize() {
 	b.normalizeMe()
 }
 
+// UnionLen is how many entries Normalize leaves of a and b together, both
+// normalized (sorted, summed, no zero count): the size of a merge, counted
+// without making it.
+func UnionLen(a, b []Entry) int {
+	n, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch c := compareEntries(a[i], b[j]); {
+		case c < 0:
+			i++
+		case c > 0:
+			j++
+		default:
+			i, j = i+1, j+1
+		}
+		n++
+	}
+	return n + len(a) - i + len(b) - j
+}
+
 // mergeSorted sums runs of equal elements (saturating) and drops zeros.
 //
 // It takes elements by index, never a loop variable's address, which would

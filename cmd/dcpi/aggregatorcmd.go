@@ -66,8 +66,8 @@ host merge by Gibbons-Matias's rule before they are proposed.`,
 				return err
 			}
 			src := transport.BatchSource{Consumer: cons, JS: js}
-			a := aggregator.New(aggregator.Config{FetchMax: cfg.Aggregator.FetchMax, FetchWait: cfg.Aggregator.FetchWait,
-				Limits: aggregator.Limits{MaxProposalEntries: cfg.Aggregator.MaxProposalEntries, MaxDeltaEntries: cfg.Aggregator.MaxProposalEntries / 2},
+			a := aggregator.New(aggregator.Config{FetchMax: cfg.Aggregator.FetchMax, FetchWait: cfg.Aggregator.FetchWait, InFlight: cfg.Aggregator.InFlight,
+				Limits: aggregator.Limits{MaxProposalEntries: cfg.Aggregator.MaxProposalEntries, MaxDeltaEntries: cfg.Aggregator.MaxProposalEntries / 2, FoldHosts: cfg.Aggregator.FoldHosts},
 				Logf:   logf}, src, coordinator.NewClient(nc), src)
 			if err := tel.register(nil, a.Collector()); err != nil {
 				return err
@@ -87,7 +87,7 @@ host merge by Gibbons-Matias's rule before they are proposed.`,
 						return
 					case <-t.C:
 						s := a.Stats()
-						logf("%d batches acked, %d entries in, %d out, %d proposals, %d rejected; %v", s.Acked, s.EntriesIn, s.EntriesOut, s.Proposals, s.Rejected, vf.Stats())
+						logf("%d batches acked, %d entries in, %d out, %d proposals, %d rejected, %d gaps, %d overlaps; %v", s.Acked, s.EntriesIn, s.EntriesOut, s.Proposals, s.Rejected, s.Gaps, s.Overlaps, vf.Stats())
 					}
 				}
 			}()

@@ -332,7 +332,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 			return err
 		}
 		src := transport.BatchSource{Consumer: cons, JS: ajs}
-		a := aggregator.New(aggregator.Config{Logf: logf}, src, coordinator.NewClient(ac), src)
+		a := aggregator.New(aggregator.Config{Logf: logf, Limits: aggregator.Limits{FoldHosts: true}}, src, coordinator.NewClient(ac), src)
 		cl.aggs = append(cl.aggs, a)
 		if err := tel.register(prometheus.Labels{"aggregator": fmt.Sprint(i + 1)}, a.Collector()); err != nil {
 			return err

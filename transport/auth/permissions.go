@@ -14,11 +14,14 @@ import (
 //
 // A host may publish its own subjects (transport.HostPublishSubjects:
 // batches of every CPU, path uploads, value records), upload images (shared,
-// content-addressed), make the JetStream lookups a resuming agent makes,
+// content-addressed), make the JetStream lookups a resuming agent makes
+// (the newest message of its own subjects only: transport.HostJetStreamAPI),
 // and send the coordinator its registrations, heartbeats, epoch
-// acknowledgements and applied-sequence questions. It may not publish
-// another host's subjects, consume or acknowledge any stream, change or
-// delete a stream, or query profiles.
+// acknowledgements and applied-sequence questions, each on a subject of
+// its own (coordinator.HostRequestSubjects; the coordinator refuses a
+// body naming another host). It may not publish another host's subjects,
+// make requests about another host, consume or acknowledge any stream,
+// change or delete a stream, or query profiles.
 func Permissions(role Role, host, publicKey string) *server.Permissions {
 	inbox := &server.SubjectPermission{Allow: []string{transport.InboxPrefix(publicKey) + ".>"}}
 	switch role {
@@ -44,11 +47,17 @@ func Permissions(role Role, host, publicKey string) *server.Permissions {
 			// A name no subject can carry gets no publish at all.
 			return &server.Permissions{Publish: &server.SubjectPermission{Deny: []string{">"}}, Subscribe: inbox}
 		}
+		api, err := transport.HostJetStreamAPI(host)
+		if err != nil {
+			return &server.Permissions{Publish: &server.SubjectPermission{Deny: []string{">"}}, Subscribe: inbox}
+		}
+		requests, err := coordinator.HostRequestSubjects(host)
+		if err != nil {
+			return &server.Permissions{Publish: &server.SubjectPermission{Deny: []string{">"}}, Subscribe: inbox}
+		}
 		pub := append(own, transport.ImagePublishSubjects()...)
-		pub = append(pub, transport.HostJetStreamAPI()...)
-		pub = append(pub, coordinator.SubjectRegister, coordinator.SubjectHeartbeat, coordinator.SubjectAck,
-			coordinator.SubjectQuery+coordinator.QueryApplied, coordinator.SubjectLinearQuery+coordinator.QueryApplied,
-			coordinator.SubjectQuery+coordinator.QueryValuesApplied, coordinator.SubjectLinearQuery+coordinator.QueryValuesApplied)
+		pub = append(pub, api...)
+		pub = append(pub, requests...)
 		return &server.Permissions{Publish: &server.SubjectPermission{Allow: pub}, Subscribe: inbox}
 	}
 	return &server.Permissions{

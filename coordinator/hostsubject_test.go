@@ -1,0 +1,208 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	dto "github.com/prometheus/client_model/go"
+
+	"dcpi/storage"
+)
+
+func TestCheckRequestHost(t *testing.T) {
+	for _, c := range []struct {
+		name, subject, body string
+		other, bad          bool // want ErrOtherHost, want ErrBadRequest
+	}{
+		{"own", "dcpi.coord.ack.a", `{"Host":"a","Epoch":1}`, false, false},
+		{"another host", "dcpi.coord.ack.a", `{"Host":"b","Epoch":1}`, true, true},
+		// encoding/json matches field names without case, so does the check.
+		{"another host, lower case key", "dcpi.coord.ack.a", `{"host":"b"}`, true, true},
+		{"no host", "dcpi.coord.ack.a", `{"Epoch":1}`, false, true},
+		{"empty host", "dcpi.coord.ack.a", `{"Host":""}`, false, true},
+		{"host with a dot", "dcpi.coord.ack.a", `{"Host":"a.b"}`, false, true},
+		{"not JSON", "dcpi.coord.ack.a", `{`, false, true},
+		{"host not a string", "dcpi.coord.ack.a", `{"Host":7}`, false, true},
+		{"another base", "dcpi.coord.heartbeat.a", `{"Host":"a"}`, false, true},
+		{"no host token", "dcpi.coord.ack", `{"Host":"a"}`, false, true},
+	} {
+		_, err := checkRequestHost(SubjectAck, c.subject, []byte(c.body))
+		if errors.Is(err, ErrOtherHost) != c.other || errors.Is(err, ErrBadRequest) != c.bad {
+			t.Errorf("%s: %s %s: %v; want other host %v, bad request %v", c.name, c.subject, c.body, err, c.other, c.bad)
+		}
+	}
+}
+
+// TestHostRequestSubjects: every request a host makes about itself has a
+// subject ending in the host's name, its body carries that host, and a
+// name no subject can carry is refused before anything is sent.
+func TestHostRequestSubjects(t *testing.T) {
+	subs, err := HostRequestSubjects("alpha1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"dcpi.coord.register.alpha1", "dcpi.coord.heartbeat.alpha1", "dcpi.coord.ack.alpha1",
+		"dcpi.coord.query.applied.alpha1", "dcpi.coord.lquery.applied.alpha1",
+		"dcpi.coord.query.valuesapplied.alpha1", "dcpi.coord.lquery.valuesapplied.alpha1",
+	}
+	if !slices.Equal(subs, want) {
+		t.Errorf("HostRequestSubjects = %q, want %q", subs, want)
+	}
+	for _, bad := range []string{"", "a.b", "a*", "a>", "a b"} {
+		if _, err := HostRequestSubjects(bad); !errors.Is(err, ErrBadRequest) {
+			t.Errorf("HostRequestSubjects(%q): %v, want ErrBadRequest", bad, err)
+		}
+	}
+	// The bodies the checked subjects carry name the host as Host.
+	for _, req := range []any{RegisterRequest{}, HeartbeatRequest{}, AckRequest{}, AppliedRequest{}, ValuesAppliedRequest{}} {
+		f, ok := reflect.TypeOf(req).FieldByName("Host")
+		if !ok || f.Type.Kind() != reflect.String || f.Tag.Get("json") != "" {
+			t.Errorf("%T has no plain string field Host", req)
+		}
+	}
+	cl := NewClient(nil)
+	ctx := context.Background()
+	if _, err := cl.Heartbeat(ctx, "a.b"); !errors.Is(err, ErrBadRequest) {
+		t.Errorf("heartbeat of host a.b: %v, want ErrBadRequest before sending", err)
+	}
+	if _, err := cl.Applied(ctx, "", 0); !errors.Is(err, ErrBadRequest) {
+		t.Errorf("applied of host \"\": %v, want ErrBadRequest before sending", err)
+	}
+}
+
+// TestClusterHostRequests: a request on host a's subject whose body names
+// host b is refused and changes nothing — an ack for b does not let the
+// epoch seal while b is live, a heartbeat for b does not keep b live, an
+// applied question about b is not answered — and counted; a's own
+// requests are served, and nothing answers the shared subjects of before.
+func TestClusterHostRequests(t *testing.T) {
+	c := newCluster(t, 1)
+	nc := connect(t, c.url)
+	cl := NewClient(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, h := range []string{"a", "b"} {
+		if err := cl.Register(ctx, h, nil, 1, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forge := func(subject string, body any) error {
+		t.Helper()
+		data, _ := json.Marshal(body)
+		msg, err := nc.Request(subject, data, 5*time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", subject, err)
+		}
+		if msg.Header.Get(HeaderErrorCode) == "" {
+			return nil
+		}
+		return replyError(msg)
+	}
+	refused := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), ErrOtherHost.Error()) {
+			t.Errorf("%s: %v, want a refusal naming another host", what, err)
+		}
+	}
+
+	// Both hosts live (genuine heartbeats) until b's stop.
+	stopB := make(chan struct{})
+	stopA := make(chan struct{})
+	var wg sync.WaitGroup
+	for h, stop := range map[string]chan struct{}{"a": stopA, "b": stopB} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(100 * time.Millisecond):
+					cl.Heartbeat(ctx, h)
+				}
+			}
+		}()
+	}
+	defer func() {
+		select {
+		case <-stopB:
+		default:
+			close(stopB)
+		}
+		close(stopA)
+		wg.Wait()
+	}()
+	if n, err := cl.CutEpoch(ctx); err != nil || n != 2 {
+		t.Fatalf("cut: %d %v", n, err)
+	}
+	if err := cl.AckEpoch(ctx, "a", 1, []uint64{0}); err != nil {
+		t.Fatal(err)
+	}
+	refused("b's ack on a's subject", forge(SubjectAck+".a", AckRequest{Host: "b", Epoch: 1, LastSeq: []uint64{0}}))
+	epoch1 := func() EpochInfo {
+		eps, err := cl.Epochs(ctx)
+		if err != nil || len(eps) < 2 {
+			t.Fatalf("epochs: %+v %v", eps, err)
+		}
+		return eps[0]
+	}
+	time.Sleep(300 * time.Millisecond)
+	if e := epoch1(); e.State != storage.EpochClosing || len(e.Acks) != 1 || e.Acks[0].Host != "a" || !slices.Equal(e.Waiting, []string{"b: no ack"}) {
+		t.Fatalf("epoch 1 after b's forged ack: %+v, want closing, waiting for b", e)
+	}
+
+	// b stops; heartbeats for b on a's subject do not keep it live, so
+	// epoch 1 seals without it after the heartbeat timeout (1 s).
+	close(stopB)
+	beats := 0
+	waitFor(t, "epoch 1 sealed", 15*time.Second, func() bool {
+		refused("b's heartbeat on a's subject", forge(SubjectHeartbeat+".a", HeartbeatRequest{Host: "b"}))
+		beats++
+		return epoch1().State == storage.EpochSealed
+	})
+
+	refused("b's applied on a's subject", forge(SubjectQuery+QueryApplied+".a", AppliedRequest{Host: "b"}))
+	refused("b's values applied on a's subject", forge(SubjectLinearQuery+QueryValuesApplied+".a", ValuesAppliedRequest{Host: "b"}))
+	refused("b's registration on a's subject", forge(SubjectRegister+".a", RegisterRequest{Host: "b", CPUs: 4}))
+	if _, err := cl.StreamState(ctx, "a", 0, true); err != nil {
+		t.Errorf("a's own applied: %v", err)
+	}
+	if _, err := cl.ValuesApplied(ctx, "a"); err != nil {
+		t.Errorf("a's own values applied: %v", err)
+	}
+	nodes, err := cl.Nodes(ctx)
+	if err != nil || len(nodes) != 2 || nodes[1].Host != "b" || nodes[1].CPUs != 1 {
+		t.Errorf("nodes after b's forged registration: %+v %v", nodes, err)
+	}
+
+	m := c.reps[0].metrics.refused
+	for _, x := range []struct {
+		kind, request string
+		want          float64
+	}{
+		{"command", "ack", 1}, {"command", "heartbeat", float64(beats)}, {"command", "register", 1},
+		{"query", "applied", 1}, {"lquery", "valuesapplied", 1}, {"query", "valuesapplied", 0},
+	} {
+		var got dto.Metric
+		if err := m.WithLabelValues(x.kind, x.request).Write(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got.GetCounter().GetValue() != x.want {
+			t.Errorf("refused %s %s = %v, want %v", x.kind, x.request, got.GetCounter().GetValue(), x.want)
+		}
+	}
+	for _, shared := range []string{SubjectHeartbeat, SubjectAck, SubjectQuery + QueryApplied} {
+		if _, err := nc.Request(shared, []byte(`{"Host":"a"}`), time.Second); !errors.Is(err, nats.ErrNoResponders) {
+			t.Errorf("request on the shared %s: %v, want no responders", shared, err)
+		}
+	}
+}
