@@ -12,7 +12,7 @@ BENCH ?= .
 PKG   ?= ./...
 COUNT ?= 6
 
-.PHONY: ci test race fuzz-short lint docs-check bench bench-vs calc-accuracy flamegraph
+.PHONY: ci test race fuzz-short fuzz-long lint docs-check bench bench-vs calc-accuracy flamegraph
 
 ci: test race fuzz-short lint docs-check
 
@@ -26,6 +26,14 @@ race:
 # Every fuzz target for FUZZTIME each, over its committed corpus.
 fuzz-short:
 	$(GO) run ./internal/tools/fuzzshort -fuzztime $(FUZZTIME)
+
+# The longer campaign of docs/fuzzing.md: FUZZLONG per target (2m: about an
+# hour in all), one worker, at low priority so a shared machine's other work
+# keeps its cores. Narrow it with FUZZ=<target regexp> and FUZZPKG=<package>:
+# make fuzz-long FUZZ=FuzzBatch FUZZPKG=./wire FUZZLONG=10m
+FUZZLONG ?= 2m
+fuzz-long:
+	nice -n 15 $(GO) run ./internal/tools/fuzzshort -fuzztime $(FUZZLONG) -parallel 1 -minimizetime 10s $(if $(FUZZ),-run '$(FUZZ)') $(FUZZPKG)
 
 lint:
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)

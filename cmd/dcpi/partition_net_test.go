@@ -21,18 +21,28 @@ package main
 // heal, as across a failed switch.
 //
 // Names: every namespace and interface the test makes starts with the
-// lab's prefix (p, the test process's pid in hex, a letter per lab), so
+// lab's prefix (dcp, the test process's pid in hex, a letter per lab), so
 // parallel runs do not collide; the addresses are one /24 of 10.237/16
 // that no interface on the machine uses. Everything is removed in
-// t.Cleanup, also when the test fails.
+// t.Cleanup, also when the test fails. A run that is killed (SIGKILL, a
+// test timeout) runs no cleanup, so the first lab of every test process
+// first sweeps what earlier runs left (sweepStaleLabs): the namespaces
+// and interfaces whose names are exactly the lab's, made by a test
+// process that is no longer running. The nftables tables live inside the
+// namespaces and go with them; the roles' processes, dying with the test
+// (failure_proc_test.go's Pdeathsig), hold no namespace for long.
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -81,8 +91,9 @@ func newNetLab(t *testing.T) *netLab {
 	t.Helper()
 	ipCmd, _ := exec.LookPath("ip")
 	nftCmd, _ := exec.LookPath("nft")
+	sweepOnce.Do(func() { sweepStaleLabs(t, ipCmd) })
 	seq := labSeq.Add(1)
-	l := &netLab{t: t, prefix: fmt.Sprintf("p%x%c", os.Getpid(), 'a'+rune(seq-1)%26), ipCmd: ipCmd, nftCmd: nftCmd,
+	l := &netLab{t: t, prefix: labPrefix(os.Getpid(), seq), ipCmd: ipCmd, nftCmd: nftCmd,
 		spaces: map[string]*netSpace{}}
 	l.bridge = l.prefix + "br"
 	used, err := l.output(ipCmd, "-4", "-o", "addr", "show")
@@ -237,4 +248,140 @@ func (l *netLab) output(name string, args ...string) (string, error) {
 		return "", fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, bytes.TrimSpace(out))
 	}
 	return string(out), nil
+}
+
+// labPrefix is the name prefix of a test process's seq'th lab (from 1).
+// Interface names have at most 15 bytes: dcp, up to 7 hex digits of a
+// pid (pid_max is at most 2^22), the letter, and "br" or v and a role's
+// number up to 250 fit.
+func labPrefix(pid int, seq int32) string {
+	return fmt.Sprintf("dcp%x%c", pid, 'a'+rune(seq-1)%26)
+}
+
+// The names a lab makes, as labPrefix and join spell them: the bridge
+// (prefix br), the bridge's ends of the veth pairs (prefix v and the
+// role's number), the namespaces (prefix, a dash, the role).
+var (
+	labLinkName  = regexp.MustCompile(`^dcp([0-9a-f]{1,7})[a-z](?:br|v[0-9]{1,3})$`)
+	labNetnsName = regexp.MustCompile(`^dcp([0-9a-f]{1,7})[a-z]-[A-Za-z0-9_.-]+$`)
+)
+
+// labOwner returns the pid of the test process whose lab made the
+// interface (link true) or namespace of this name, and false for every
+// name a lab does not make: the sweep removes nothing else.
+func labOwner(name string, link bool) (pid int, ours bool) {
+	re := labNetnsName
+	if link {
+		re = labLinkName
+	}
+	m := re.FindStringSubmatch(name)
+	if m == nil {
+		return 0, false
+	}
+	p, err := strconv.ParseInt(m[1], 16, 64)
+	if err != nil || p <= 0 {
+		return 0, false
+	}
+	return int(p), true
+}
+
+// staleLabObjects picks, from the machine's namespaces and interfaces,
+// those a lab made whose test process is not running (running says
+// whether it is): a parallel run's lab, or this process's own, is left
+// alone.
+func staleLabObjects(netns, links []string, running func(pid int) bool) (staleNetns, staleLinks []string) {
+	pick := func(names []string, link bool) []string {
+		var out []string
+		for _, n := range names {
+			if pid, ours := labOwner(n, link); ours && !running(pid) {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	return pick(netns, false), pick(links, true)
+}
+
+// testProcessRunning says whether pid is a running Go test binary (its
+// command name ends in .test, as go test names them): a pid that ran a
+// killed test and now runs something else counts as not running.
+func testProcessRunning(pid int) bool {
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil {
+		return false
+	}
+	return strings.HasSuffix(strings.TrimSpace(string(comm)), ".test")
+}
+
+// sweepOnce runs the sweep at the first lab of a test process.
+var sweepOnce sync.Once
+
+// sweepStaleLabs removes what killed earlier runs left: their interfaces
+// first (deleting a bridge's end of a veth pair deletes the pair, at
+// once, where a deleted namespace's interfaces go asynchronously), then
+// their namespaces, with the nftables tables inside. What fails to go is
+// logged, not fatal: a leftover costs one /24 of 10.237/16, which
+// newNetLab skips.
+func sweepStaleLabs(t *testing.T, ipCmd string) {
+	t.Helper()
+	netns, links, err := listNetnsAndLinks(ipCmd)
+	if err != nil {
+		t.Logf("partition lab: not sweeping earlier runs' leftovers: %v", err)
+		return
+	}
+	staleNetns, staleLinks := staleLabObjects(netns, links, testProcessRunning)
+	for _, link := range staleLinks {
+		if out, err := exec.Command(ipCmd, "link", "del", link).CombinedOutput(); err != nil {
+			t.Logf("partition lab: sweeping interface %s: %v: %s", link, err, bytes.TrimSpace(out))
+			continue
+		}
+		t.Logf("partition lab: removed interface %s, left by a run that was killed", link)
+	}
+	for _, ns := range staleNetns {
+		if out, err := exec.Command(ipCmd, "netns", "del", ns).CombinedOutput(); err != nil {
+			t.Logf("partition lab: sweeping namespace %s: %v: %s", ns, err, bytes.TrimSpace(out))
+			continue
+		}
+		t.Logf("partition lab: removed namespace %s, left by a run that was killed", ns)
+	}
+}
+
+// listNetnsAndLinks returns the names of the machine's network namespaces
+// (ip netns) and of the interfaces of the test's own namespace.
+func listNetnsAndLinks(ipCmd string) (netns, links []string, err error) {
+	var spaces []struct {
+		Name string `json:"name"`
+	}
+	if err := ipJSON(ipCmd, &spaces, "netns", "list"); err != nil {
+		return nil, nil, err
+	}
+	for _, s := range spaces {
+		netns = append(netns, s.Name)
+	}
+	var ifaces []struct {
+		Name string `json:"ifname"`
+	}
+	if err := ipJSON(ipCmd, &ifaces, "link", "show"); err != nil {
+		return nil, nil, err
+	}
+	for _, i := range ifaces {
+		links = append(links, i.Name)
+	}
+	return netns, links, nil
+}
+
+// ipJSON runs ip -j with args into v; ip prints nothing at all for an
+// empty list of namespaces (or [] in newer versions), an empty v.
+func ipJSON(ipCmd string, v any, args ...string) error {
+	out, err := exec.Command(ipCmd, append([]string{"-j"}, args...)...).Output()
+	if err != nil {
+		return fmt.Errorf("ip -j %s: %w", strings.Join(args, " "), err)
+	}
+	if len(bytes.TrimSpace(out)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		return fmt.Errorf("ip -j %s: %w", strings.Join(args, " "), err)
+	}
+	return nil
 }
