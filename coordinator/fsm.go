@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -35,6 +36,12 @@ type FSM struct {
 	gen uint64
 
 	applied uint64 // log index db reflects; FSM goroutine only
+
+	// metaVersion counts the applied changes to nodes, epochs and epoch
+	// acknowledgements (and restores), so that readers of only those
+	// (the leader's heartbeat answers) can keep what they read until it
+	// moves instead of reading the database per request.
+	metaVersion atomic.Uint64
 
 	cmu        sync.Mutex // guards compacting and again
 	compacting bool       // a background Compact is running
@@ -265,6 +272,12 @@ func (f *FSM) applyDecoded(index uint64, c Command) any {
 	return res
 }
 
+// MetaVersion changes whenever an applied entry or a restore has changed
+// the nodes, the epochs or their acknowledgements: what a reader of only
+// those read at one version holds until the next. Read it before reading
+// them.
+func (f *FSM) MetaVersion() uint64 { return f.metaVersion.Load() }
+
 // setApplied records that the database reflects log entries through index.
 func (f *FSM) setApplied(index uint64) {
 	f.mu.Lock()
@@ -314,6 +327,9 @@ func (f *FSM) write(index uint64, e effect) (any, error) {
 	}
 	if err := f.db.CommitMeta(&m); err != nil {
 		return nil, fmt.Errorf("coordinator: apply: %w", err)
+	}
+	if len(e.nodes) > 0 || len(e.epochs) > 0 || len(e.acks) > 0 {
+		f.metaVersion.Add(1)
 	}
 	if e.compact {
 		f.compactSoon()

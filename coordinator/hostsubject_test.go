@@ -286,3 +286,46 @@ func TestAppliedStreamsOlderServer(t *testing.T) {
 		t.Errorf("AppliedStreams from an older replica: %v %v, want [30 10 20]", got, err)
 	}
 }
+
+// TestHeartbeatAnswersFollowChanges: the leader keeps each host's
+// heartbeat answer until nodes, epochs or acknowledgements change; every
+// such change shows in the next answer (a kept answer that outlived one
+// fails here), and answers between changes agree.
+func TestHeartbeatAnswersFollowChanges(t *testing.T) {
+	c := newCluster(t, 1)
+	cl := NewClient(connect(t, c.url))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	beat := func(h string) EpochStatus {
+		t.Helper()
+		st, err := cl.Heartbeat(ctx, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if st := beat("x"); st.Registered {
+		t.Fatalf("before registering: %+v", st)
+	}
+	if err := cl.Register(ctx, "x", nil, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if st := beat("x"); !st.Registered || st.Epoch != 1 || len(st.Pending) != 0 {
+		t.Fatalf("after registering: %+v", st)
+	}
+	if a, b := beat("x"), beat("x"); !reflect.DeepEqual(a, b) {
+		t.Fatalf("answers with nothing changed differ: %+v, %+v", a, b)
+	}
+	if n, err := cl.CutEpoch(ctx); err != nil || n != 2 {
+		t.Fatalf("cut: %d %v", n, err)
+	}
+	if st := beat("x"); st.Epoch != 2 || !slices.Equal(st.Pending, []uint64{1}) {
+		t.Fatalf("after the cut: %+v, want epoch 2, pending [1]", st)
+	}
+	if err := cl.AckEpoch(ctx, "x", 1, []uint64{0}); err != nil {
+		t.Fatal(err)
+	}
+	if st := beat("x"); len(st.Pending) != 0 {
+		t.Fatalf("after the ack: %+v, want nothing pending", st)
+	}
+}

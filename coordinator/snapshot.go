@@ -85,6 +85,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	old, oldGen := f.db, f.gen
 	f.db, f.gen, f.applied = db, gen, idx
 	f.mu.Unlock()
+	f.metaVersion.Add(1)
 	if err := old.Close(); err != nil {
 		f.logf("coordinator: restore: close the replaced database: %v", err)
 	}
