@@ -48,7 +48,12 @@ func AppliedPollFor(window, republishAfter time.Duration) time.Duration {
 //   - A stream whose applied Seq has not moved for republishAfter while it
 //     holds batches is stalled: an aggregator is missing the next batch
 //     (a Gap) or is not running. stalled returns its batches to be sent
-//     again with their message IDs, and restarts its clock. A resend the
+//     again with their message IDs, and restarts its clock, doubling the
+//     wait before the stream's next resend (up to maxRepublishBackoff
+//     times republishAfter) until its applied Seq moves again: a cluster
+//     that is only behind — minutes, at a fleet's peak — then costs a
+//     few resends per batch, not one every republishAfter, while a batch
+//     a server lost is still sent again within republishAfter. A resend the
 //     stream still holds is a duplicate acknowledgement; one it lost is
 //     stored again; one already applied is a Duplicate to the state
 //     machine. None changes a count.
@@ -69,7 +74,12 @@ type retainedStream struct {
 	items    []*item
 	applied  uint64    // the last applied Seq read
 	progress time.Time // when applied last moved, or the stream last got a batch while empty, or was last republished
+	resends  int       // resends since applied last moved: the next waits republishAfter << resends
 }
+
+// maxRepublishBackoff caps a stalled stream's wait between resends at
+// this many times republishAfter (16: 4 minutes at the default 15 s).
+const maxRepublishBackoff = 16
 
 func newRetention(max int) *retention {
 	return &retention{max: max, streams: map[uint16]*retainedStream{}}
@@ -118,6 +128,7 @@ func (r *retention) release(cpu uint16, applied uint64, now time.Time) int {
 	if applied > s.applied {
 		s.applied = applied
 		s.progress = now
+		s.resends = 0
 	}
 	n := 0
 	for n < len(s.items) && s.items[n].hdr.Seq <= applied {
@@ -137,17 +148,18 @@ func (r *retention) release(cpu uint16, applied uint64, now time.Time) int {
 }
 
 // stalled returns, in stream and Seq order, the batches of every stream
-// that has held batches without its applied Seq moving for after, and
-// restarts those streams' clocks.
+// that has held batches without its applied Seq moving for after (times
+// its backoff), and restarts those streams' clocks.
 func (r *retention) stalled(now time.Time, after time.Duration) []*item {
 	var out []*item
 	for _, cpu := range r.cpus() {
 		s := r.streams[cpu]
-		if now.Sub(s.progress) < after {
+		if now.Sub(s.progress) < after*time.Duration(min(1<<s.resends, maxRepublishBackoff)) {
 			continue
 		}
 		out = append(out, s.items...)
 		s.progress = now
+		s.resends = min(s.resends+1, 8)
 	}
 	return out
 }

@@ -53,3 +53,38 @@ func TestRetention(t *testing.T) {
 		t.Errorf("all applied: batches %d samples %d bytes %d cpus %v", r.batches, r.samples, r.bytes, r.cpus())
 	}
 }
+
+// TestRetentionBackoff: a stream that stays stalled is sent again after
+// after, then 2x, 4x, ... up to maxRepublishBackoff times after between
+// resends; its applied Seq moving brings the wait back to after.
+func TestRetentionBackoff(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	r := newRetention(1 << 20)
+	r.add(retItem(0, 1, 10), t0)
+	r.add(retItem(0, 2, 10), t0)
+	const after = time.Second
+	var resends []time.Duration
+	for at := time.Duration(0); at <= 60*time.Second; at += 100 * time.Millisecond {
+		if len(r.stalled(t0.Add(at), after)) > 0 {
+			resends = append(resends, at)
+		}
+	}
+	want := []time.Duration{1, 3, 7, 15, 31, 47}
+	if len(resends) != len(want) {
+		t.Fatalf("resends at %v, want at %v s", resends, want)
+	}
+	for i, w := range want {
+		if resends[i] != w*time.Second {
+			t.Fatalf("resends at %v, want at %v s", resends, want)
+		}
+	}
+	// Progress: the wait is after again.
+	now := t0.Add(61 * time.Second)
+	r.release(0, 1, now)
+	if got := r.stalled(now.Add(after-time.Millisecond), after); len(got) != 0 {
+		t.Errorf("sent again before after passed since progress: %d", len(got))
+	}
+	if got := r.stalled(now.Add(after), after); len(got) != 1 || got[0].hdr.Seq != 2 {
+		t.Errorf("not sent again after after since progress: %v", got)
+	}
+}
