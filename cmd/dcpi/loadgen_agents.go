@@ -72,19 +72,6 @@ func connectAgents(ncfg config.NATS, hosts []string, o loadOptions, logf func(st
 		}
 	} // else no store of ours: a server without authentication, or one that refuses below
 	conns = make([]*nats.Conn, len(hosts))
-	errs := make([]error, len(hosts))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 32)
-	for i, h := range hosts {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			conns[i], errs[i] = transport.Connect(transport.ConnConfig{URLs: ncfg.URLs, Name: "loadgen-" + h, CredsFile: files[i], CAFile: ca, Logf: logf})
-		}()
-	}
-	wg.Wait()
 	closeAll = func() {
 		for _, c := range conns {
 			if c != nil {
@@ -92,11 +79,12 @@ func connectAgents(ncfg config.NATS, hosts []string, o loadOptions, logf func(st
 			}
 		}
 	}
-	for i, err := range errs {
-		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("loadgen: connecting agent %s: %w (a server with credentials not of this machine's dcpi nats-server: run with --host-keys=false and nats.creds)", hosts[i], err)
-		}
+	if i, err := eachBounded(len(hosts), 32, func(i int) (err error) {
+		conns[i], err = transport.Connect(transport.ConnConfig{URLs: ncfg.URLs, Name: "loadgen-" + hosts[i], CredsFile: files[i], CAFile: ca, Logf: logf})
+		return err
+	}); err != nil {
+		closeAll()
+		return nil, nil, fmt.Errorf("loadgen: connecting agent %s: %w (a server with credentials not of this machine's dcpi nats-server: run with --host-keys=false and nats.creds)", hosts[i], err)
 	}
 	return conns, closeAll, nil
 }
@@ -111,29 +99,41 @@ type agentControl struct {
 	wg            sync.WaitGroup
 }
 
-// register registers every host (cpus each), a few at a time.
+// registerAgents registers every host (cpus each), a few at a time.
 func registerAgents(ctx context.Context, hosts []string, coords func(i int) *coordinator.Client, cpus int) error {
-	errs := make([]error, len(hosts))
+	i, err := eachBounded(len(hosts), 16, func(i int) error {
+		c, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		return coords(i).Register(c, hosts[i], map[string]string{"loadgen": "1"}, cpus, nil)
+	})
+	if err != nil {
+		return fmt.Errorf("loadgen: registering %s: %w", hosts[i], err)
+	}
+	return nil
+}
+
+// eachBounded runs fn for every i in [0, n), at most limit at once, and
+// returns the first failure in index order with its index.
+func eachBounded(n, limit int, fn func(i int) error) (int, error) {
+	errs := make([]error, n)
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 16)
-	for i, h := range hosts {
+	sem := make(chan struct{}, limit)
+	for i := range n {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			c, cancel := context.WithTimeout(ctx, time.Minute)
-			defer cancel()
-			errs[i] = coords(i).Register(c, h, map[string]string{"loadgen": "1"}, cpus, nil)
+			errs[i] = fn(i)
 		}()
 	}
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			return fmt.Errorf("loadgen: registering %s: %w", hosts[i], err)
+			return i, err
 		}
 	}
-	return nil
+	return -1, nil
 }
 
 // start sends each host's heartbeats every interval until ctx ends, the
