@@ -744,11 +744,15 @@ func (s *service) queryApplied(ctx context.Context, m *nats.Msg, _ func(string) 
 			reply.Streams = make([]StreamApplied, len(req.CPUs))
 		}
 		for i, cpu := range req.CPUs {
-			st, err := db.Stream(req.Host, cpu)
-			if err != nil {
-				return err
+			seq := reply.Seq // the client names its first CPU as CPU too
+			if cpu != req.CPU {
+				st, err := db.Stream(req.Host, cpu)
+				if err != nil {
+					return err
+				}
+				seq = st.Seq
 			}
-			reply.Streams[i] = StreamApplied{CPU: cpu, Seq: st.Seq}
+			reply.Streams[i] = StreamApplied{CPU: cpu, Seq: seq}
 		}
 		return nil
 	})
