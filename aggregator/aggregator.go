@@ -90,8 +90,8 @@ type Stats struct {
 	// commit whose answer was lost looks like a duplicate when it comes
 	// back, so this can fall short; the database is the reference).
 	Samples    uint64
-	EntriesIn  uint64 // entries in the batches fetched
-	EntriesOut uint64 // entries in the deltas proposed
+	EntriesIn  uint64 // entries in the batches fetched, counted as deltaSize counts them
+	EntriesOut uint64 // entries in the deltas proposed, alike (a delta proposed again counts again)
 	Proposals  uint64
 	Rejected   uint64 // malformed or forged messages terminated
 	Gaps       uint64 // batches handed back because a predecessor was missing
@@ -193,7 +193,7 @@ func (a *Aggregator) dispatch(ctx context.Context, ds []Delivery, wg *sync.WaitG
 		}
 		good = append(good, d)
 		batches = append(batches, d.Batch())
-		a.entriesIn.Add(uint64(len(d.Batch().Entries) + len(d.Batch().Unknown)))
+		a.entriesIn.Add(uint64(deltaSize(d.Batch()))) // measured as entriesOut is
 	}
 	var fetch sync.WaitGroup
 	for _, p := range Merge(batches, a.cfg.Limits) {

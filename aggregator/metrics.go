@@ -17,7 +17,7 @@ var (
 		"Batches acknowledged after the commit of the proposal carrying them (new or redelivered).")
 	mSamples = telemetry.Counter("dcpi_aggregator_samples_applied_total",
 		"Samples in batches this aggregator saw newly applied (a commit whose answer was lost comes back as a duplicate, so the database is the reference).")
-	mEntriesIn  = telemetry.Counter("dcpi_aggregator_entries_in_total", "Entries in the batches fetched.")
+	mEntriesIn  = telemetry.Counter("dcpi_aggregator_entries_in_total", "Entries in the batches fetched (flat, unknown, stacks and ProfileMe entries, as entries out counts them).")
 	mEntriesOut = telemetry.Counter("dcpi_aggregator_entries_out_total",
 		"Entries in the deltas proposed: in over out is what merging saved.")
 	mProposals = telemetry.Counter("dcpi_aggregator_proposals_total", "Raft proposals sent to the coordinator.")

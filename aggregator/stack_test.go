@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"testing"
@@ -89,4 +90,38 @@ func TestMergeKeepsStacks(t *testing.T) {
 	if len(small) != len(in) {
 		t.Fatalf("with limits of 1, %d proposals for %d batches", len(small), len(in))
 	}
+}
+
+// TestEntriesCountedAlike: the aggregator counts the entries it takes in
+// as it counts those it proposes — stacks included — so a fetch of one
+// stream's batches, all applied at once, never proposes more entries than
+// it took in (the demo once reported twice as many out as in).
+func TestEntriesCountedAlike(t *testing.T) {
+	r := testRand(t)
+	s := &MemSource{}
+	var size int
+	for seq := uint64(1); seq <= 6; seq++ {
+		b := wiretest.RandBatch(r, wiretest.Options{Host: "h1", Seq: seq, Epoch: 1, MinEntries: 1, MaxEntries: 9,
+			Images: wiretest.Keys(3), Events: 2, Offsets: 8, MaxCount: 9, MaxStacks: 12})
+		size += deltaSize(b)
+		s.Add(b)
+	}
+	a := New(Config{}, s, applyAll{}, nil)
+	ds, _ := s.Fetch(context.Background(), 100, 0)
+	a.Handle(context.Background(), ds)
+	st := a.Stats()
+	if st.EntriesIn != uint64(size) || st.EntriesOut == 0 || st.EntriesOut > st.EntriesIn {
+		t.Errorf("entries in %d (batches hold %d), out %d: want in = batches and 0 < out <= in", st.EntriesIn, size, st.EntriesOut)
+	}
+}
+
+// applyAll answers every delta Applied.
+type applyAll struct{}
+
+func (applyAll) Propose(_ context.Context, ds []storage.Delta, _ []*wire.ImageRecord) ([]storage.Outcome, error) {
+	out := make([]storage.Outcome, len(ds))
+	for i := range out {
+		out[i] = storage.Applied
+	}
+	return out, nil
 }
