@@ -94,8 +94,8 @@ three times, and prints each run and the largest sustained count.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", o.recording, err)
 			}
-			if o.hosts < 1 || o.hosts > 100_000 || o.seconds <= 0 || o.conns < 1 || o.aggregators < 1 || o.bufferKB < 1 {
-				return fmt.Errorf("want --hosts 1-100000, --seconds > 0, --conns >= 1, --aggregators >= 1, --buffer-kb >= 1")
+			if o.hosts < 1 || o.hosts > 100_000 || o.seconds <= 0 || o.conns < 1 || o.aggregators < 1 || o.bufferKB < 1 || o.heartbeat <= 0 {
+				return fmt.Errorf("want --hosts 1-100000, --seconds > 0, --conns >= 1, --aggregators >= 1, --buffer-kb >= 1, --heartbeat > 0")
 			}
 			if err := wire.CheckHost(o.prefix + "0"); err != nil {
 				return fmt.Errorf("--prefix %q: %w", o.prefix, err)
@@ -268,6 +268,7 @@ func runLoadStep(ctx context.Context, cmd *cobra.Command, rec *loadgen.Recording
 		coords[i] = coordinator.NewClient(c)
 	}
 	conn := func(i int) int { return i % len(agentConns) }
+	coordOf := func(i int) *coordinator.Client { return coords[conn(i)] }
 	window := time.Duration(float64(max(rec.Header.FlushEvery, rec.Header.PublishEvery)) / float64(rec.Header.ClockHz) * float64(time.Second))
 	agents := make([]*loadgen.Agent, n)
 	pubs := make([]*transport.Publisher, n)
@@ -277,7 +278,7 @@ func runLoadStep(ctx context.Context, cmd *cobra.Command, rec *loadgen.Recording
 		}
 		pcfg := transport.PublisherConfig{Host: h, MaxBufferedBytes: o.bufferKB << 10, Logf: logf}
 		if o.endToEnd {
-			coord := coords[conn(i)]
+			coord := coordOf(i)
 			pcfg.Applied = func(ctx context.Context, cpus []uint16) ([]uint64, error) {
 				return coord.AppliedStreams(ctx, h, cpus)
 			}
@@ -293,10 +294,10 @@ func runLoadStep(ctx context.Context, cmd *cobra.Command, rec *loadgen.Recording
 	ctrlCtx, stopControl := context.WithCancel(ctx)
 	defer func() { stopControl(); control.wg.Wait() }()
 	if o.hostKeys {
-		if err := registerAgents(ctx, hosts, func(i int) *coordinator.Client { return coords[conn(i)] }, int(rec.Header.CPUs)); err != nil {
+		if err := registerAgents(ctx, hosts, coordOf, int(rec.Header.CPUs)); err != nil {
 			return res, err
 		}
-		control.start(ctrlCtx, hosts, func(i int) *coordinator.Client { return coords[conn(i)] }, o.heartbeat)
+		control.start(ctrlCtx, hosts, coordOf, o.heartbeat)
 	}
 
 	// The load: each agent publishes its items when they are due, the

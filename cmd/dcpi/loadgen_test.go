@@ -84,7 +84,8 @@ func TestLoadgenConservation(t *testing.T) {
 }
 
 // TestLoadgenRefusesRecording: a recording of another version, or
-// damaged, is refused with an error that says so, before any load.
+// damaged, is refused with an error that says so, before any load; so is
+// a heartbeat interval of zero.
 func TestLoadgenRefusesRecording(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "host.dcpiload")
@@ -108,5 +109,11 @@ func TestLoadgenRefusesRecording(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: %v, want an error about the %s", name, err, name)
 		}
+	}
+	// A heartbeat interval of nothing is refused before any load, not a
+	// ticker's panic.
+	_, _, err = run(t, "loadgen", "run", "--recording", good, "--nats", "nats://127.0.0.1:1", "--hosts", "1", "--seconds", "1", "--heartbeat", "0s")
+	if err == nil || !strings.Contains(err.Error(), "--heartbeat > 0") {
+		t.Errorf("--heartbeat 0s: %v, want an error naming --heartbeat", err)
 	}
 }
