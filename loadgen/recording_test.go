@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 
 	"dcpi/wire"
@@ -180,6 +181,99 @@ func TestEntryRate(t *testing.T) {
 	}{{100, 3 / 0.3}, {150, 2 / 0.3}, {300, 1 / 0.3}} {
 		if got := r.EntryRate(c.window); got != c.want {
 			t.Errorf("one key: EntryRate(%d) = %g, want %g", c.window, got, c.want)
+		}
+	}
+}
+
+// TestAgentFollowsEpochs: after a cut the agent's batches carry the new
+// epoch, and the cut names, per stream, the last Seq it stamped with the
+// old one (0 for a stream with none), then each skipped epoch with none.
+func TestAgentFollowsEpochs(t *testing.T) {
+	r := testRecording(t)
+	a, err := NewAgent(r, "lg0001", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := a.Cut(4); ok {
+		t.Error("a cut to the agent's own epoch")
+	}
+	var b wire.Batch
+	// Items: the image, then seq 1 of CPUs 0 and 1, seq 2 of CPU 0.
+	for i := 0; i < 4; i++ {
+		a.Batch(0, i, &b)
+	}
+	c, ok := a.Cut(6)
+	if !ok || c.Epoch != 4 || c.Next != 6 || !slices.Equal(c.LastSeq, []uint64{2, 1, 0}) {
+		t.Fatalf("cut from 4 to 6: %+v %v, want epoch 4, next 6, last seqs [2 1 0]", c, ok)
+	}
+	acks := c.Acks()
+	if len(acks) != 2 || acks[0].Epoch != 4 || !slices.Equal(acks[0].LastSeq, []uint64{2, 1, 0}) ||
+		acks[1].Epoch != 5 || !slices.Equal(acks[1].LastSeq, []uint64{0, 0, 0}) {
+		t.Errorf("acks %+v, want epoch 4 [2 1 0] and the skipped epoch 5 with none", acks)
+	}
+	if a.Batch(0, 4, &b); b.Epoch != 6 || b.Seq != 2 || b.CPU != 1 {
+		t.Errorf("after the cut: batch of epoch %d, CPU %d seq %d; want epoch 6, CPU 1 seq 2", b.Epoch, b.CPU, b.Seq)
+	}
+	if _, ok := a.Cut(5); ok || a.Epoch() != 6 {
+		t.Errorf("a cut back to 5 taken: epoch %d", a.Epoch())
+	}
+	c, _ = a.Cut(7)
+	if !slices.Equal(c.LastSeq, []uint64{0, 2, 0}) {
+		t.Errorf("second cut's last seqs %v, want [0 2 0]: only what was stamped with 6", c.LastSeq)
+	}
+}
+
+// TestAgentCutsWhilePublishing: cuts from another goroutine (the
+// heartbeat's) while batches are stamped: every batch is in exactly one
+// epoch's acknowledgement, and a stream's epochs never go back.
+func TestAgentCutsWhilePublishing(t *testing.T) {
+	r := testRecording(t)
+	a, err := NewAgent(r, "lg0002", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const loops = 2000
+	epochOf := map[[2]uint64]uint64{} // (CPU, seq) → epoch stamped
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var b wire.Batch
+		for loop := uint64(0); loop < loops; loop++ {
+			for i := range a.Len() {
+				if a.Batch(loop, i, &b) {
+					epochOf[[2]uint64{uint64(b.CPU), b.Seq}] = b.Epoch
+				}
+			}
+		}
+	}()
+	last := map[uint64][]uint64{} // epoch → its ack's LastSeq
+	for next := uint64(2); ; next++ {
+		c, ok := a.Cut(next)
+		if !ok || c.Epoch != next-1 {
+			t.Fatalf("cut to %d: %+v %v", next, c, ok)
+		}
+		last[c.Epoch] = c.LastSeq
+		select {
+		case <-done:
+			c, _ := a.Cut(next + 1)
+			last[c.Epoch] = c.LastSeq
+			// Each stream's batches: epochs ascending, and the last
+			// of each epoch is what its ack named.
+			for cpu := uint64(0); cpu < 2; cpu++ {
+				prev := uint64(0)
+				for seq := uint64(1); seq <= loops*3; seq++ {
+					e := epochOf[[2]uint64{cpu, seq}]
+					if e < prev {
+						t.Fatalf("CPU %d seq %d in epoch %d after %d", cpu, seq, e, prev)
+					}
+					if nxt := epochOf[[2]uint64{cpu, seq + 1}]; nxt != e && last[e][cpu] != seq {
+						t.Fatalf("CPU %d: epoch %d ends at seq %d, its ack says %d", cpu, e, seq, last[e][cpu])
+					}
+					prev = e
+				}
+			}
+			return
+		default:
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"dcpi/config"
 	"dcpi/coordinator"
+	"dcpi/loadgen"
 	"dcpi/transport"
 	"dcpi/transport/auth"
 )
@@ -91,12 +92,15 @@ func connectAgents(ncfg config.NATS, hosts []string, o loadOptions, logf func(st
 
 // agentControl is what a node's agent says to the coordinator besides its
 // batches: its registration, then a heartbeat every interval (what keeps
-// it live for epoch sealing). Each agent's goes through the coordinator
-// client of its own connection. Epoch acknowledgements are left out: the
-// load cuts no epoch.
+// it live for epoch sealing), and, when a heartbeat shows the fleet in a
+// later epoch, the cut of its agent and the acknowledgement of the epoch
+// it left, as a node's Follow does. Each agent's goes through the
+// coordinator client of its own connection.
 type agentControl struct {
-	beats, failed atomic.Uint64
-	wg            sync.WaitGroup
+	agents                []*loadgen.Agent
+	beats, failed         atomic.Uint64
+	cuts, acks, ackFailed atomic.Uint64
+	wg                    sync.WaitGroup
 }
 
 // registerAgents registers every host (cpus each), a few at a time.
@@ -136,8 +140,12 @@ func eachBounded(n, limit int, fn func(i int) error) (int, error) {
 	return -1, nil
 }
 
+// ackTimeout bounds one round of an agent's acknowledgements.
+const ackTimeout = 30 * time.Second
+
 // start sends each host's heartbeats every interval until ctx ends, the
-// hosts' first beats spread over one interval.
+// hosts' first beats spread over one interval, and follows the fleet's
+// epochs.
 func (a *agentControl) start(ctx context.Context, hosts []string, coords func(i int) *coordinator.Client, interval time.Duration) {
 	for i, h := range hosts {
 		a.wg.Add(1)
@@ -151,9 +159,30 @@ func (a *agentControl) start(ctx context.Context, hosts []string, coords func(i 
 			}
 			t := time.NewTicker(interval)
 			defer t.Stop()
+			var pending []loadgen.EpochAck // acknowledgements not yet delivered, in order
 			for {
 				c, cancel := context.WithTimeout(ctx, interval)
-				_, err := coords(i).Heartbeat(c, h)
+				st, err := coords(i).Heartbeat(c, h)
+				if err == nil {
+					if cut, ok := a.agents[i].Cut(st.Epoch); ok {
+						a.cuts.Add(1)
+						pending = append(pending, cut.Acks()...)
+					}
+					// An ack commits through the Raft log: under load
+					// it may take longer than a beat.
+					actx, acancel := context.WithTimeout(ctx, ackTimeout)
+					for len(pending) > 0 {
+						if err := coords(i).AckEpoch(actx, h, pending[0].Epoch, pending[0].LastSeq); err != nil {
+							if ctx.Err() == nil {
+								a.ackFailed.Add(1) // sent again after the next beat
+							}
+							break
+						}
+						a.acks.Add(1)
+						pending = pending[1:]
+					}
+					acancel()
+				}
 				cancel()
 				if ctx.Err() != nil {
 					return

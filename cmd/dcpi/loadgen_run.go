@@ -39,6 +39,7 @@ type loadOptions struct {
 	endToEnd    bool
 	hostKeys    bool
 	heartbeat   time.Duration
+	cutEvery    time.Duration
 	findKnee    bool
 	maxHosts    int
 	asJSON      bool
@@ -55,8 +56,13 @@ the recorded host's real rate (a recorded simulated second is replayed
 in one second), with its own host name (PREFIX0000, PREFIX0001, ...),
 its own sequence numbers and the cluster's open epoch, publishing its
 batches and image records through the transport's publisher like a
-node agent (no heartbeats or epoch acknowledgements: the agents do not
-hold up an epoch cut). The recording loops if --seconds is longer.
+node agent. The recording loops if --seconds is longer. With
+--host-keys (the default) each agent also registers, heartbeats and
+follows epoch cuts as a node does: its batches after a cut carry the new
+epoch, and it acknowledges the one it left (at batch granularity: a
+recorded window cannot be split at the cut as a node's drain splits
+it). --cut-every cuts an epoch that often during the load and reports
+how long each took to seal.
 
 Without --nats it starts a cluster of child processes under --dir: dcpi
 nats-server, three coordinator replicas and --aggregators aggregators.
@@ -73,7 +79,7 @@ what had been published at an earlier poll), and each role's CPU (cores:
 CPU seconds over the load's wall seconds) and peak RSS. A run is
 "sustained" when conservation holds, the stored rate kept up with the
 generated rate (>= 95% over the second half of the load) and the delay
-stayed under 10 s.
+stayed under 10 s (and, with --cut-every, every epoch cut was sealed).
 
 --find-knee runs the load again on a fresh cluster for each host count,
 doubling from --hosts until a run is not sustained, then halving the gap
@@ -96,6 +102,9 @@ three times, and prints each run and the largest sustained count.`,
 			}
 			if o.hosts < 1 || o.hosts > 100_000 || o.seconds <= 0 || o.conns < 1 || o.aggregators < 1 || o.bufferKB < 1 || o.heartbeat <= 0 {
 				return fmt.Errorf("want --hosts 1-100000, --seconds > 0, --conns >= 1, --aggregators >= 1, --buffer-kb >= 1, --heartbeat > 0")
+			}
+			if o.cutEvery < 0 || (o.cutEvery > 0 && !o.hostKeys) {
+				return errors.New("--cut-every: want >= 0, and --host-keys (only agents that heartbeat follow epochs)")
 			}
 			if err := wire.CheckHost(o.prefix + "0"); err != nil {
 				return fmt.Errorf("--prefix %q: %w", o.prefix, err)
@@ -141,6 +150,7 @@ three times, and prints each run and the largest sustained count.`,
 	f.IntVar(&o.bufferKB, "buffer-kb", 2048, "each agent's publisher queue bound (KiB); past it batches become tombstones (dropped, counted)")
 	f.BoolVar(&o.endToEnd, "end-to-end-ack", true, "each agent keeps its batches until the coordinator reports them applied, asking once a poll for all its streams, as a node does by default (node.retain_mb; docs/durability.md)")
 	f.BoolVar(&o.hostKeys, "host-keys", true, "each agent has its own connection, on its own host's key when the server has credentials (issued now on this machine's server store), and registers and heartbeats as a node does; false: the agents share --conns connections on the coordinator's key and send no heartbeats")
+	f.DurationVar(&o.cutEvery, "cut-every", 0, "cut an epoch this often during the load (as dcpi epoch cut) and measure each one's time to seal; 0: none; needs --host-keys")
 	f.DurationVar(&o.heartbeat, "heartbeat", config.Defaults().Node.Heartbeat, "each agent's heartbeat interval, with --host-keys (node.heartbeat)")
 	f.BoolVar(&o.findKnee, "find-knee", false, "sweep host counts for the largest sustained one")
 	f.IntVar(&o.maxHosts, "max-hosts", 4096, "largest host count --find-knee tries")
@@ -186,6 +196,14 @@ type loadResult struct {
 	HeartbeatFails uint64    `json:"heartbeat_failures"` // not answered within the interval
 	AppliedErrors  uint64    `json:"applied_errors"`     // the agents' applied polls that failed
 	Republished    uint64    `json:"republished"`        // batches the agents sent again (a stream stalled)
+	Cuts           int       `json:"cuts"`               // epochs cut during the load (--cut-every)
+	CutFailures    int       `json:"cut_failures"`       // cuts that failed
+	Sealed         int       `json:"sealed"`             // of the cut epochs, sealed by the end of the run
+	SealP50        float64   `json:"seal_p50_s"`         // from cut to seen sealed (polled each second)
+	SealMax        float64   `json:"seal_max_s"`
+	AgentCuts      uint64    `json:"agent_cuts"`   // agents that moved to a later epoch
+	Acks           uint64    `json:"acks"`         // acknowledgements delivered
+	AckFailures    uint64    `json:"ack_failures"` // acknowledgements that failed (sent again)
 	Roles          []roleUse `json:"roles"`
 }
 
@@ -290,7 +308,7 @@ func runLoadStep(ctx context.Context, cmd *cobra.Command, rec *loadgen.Recording
 	}
 
 	res.HostKeys = o.hostKeys
-	var control agentControl
+	control := agentControl{agents: agents}
 	ctrlCtx, stopControl := context.WithCancel(ctx)
 	defer func() { stopControl(); control.wg.Wait() }()
 	if o.hostKeys {
@@ -312,6 +330,12 @@ func runLoadStep(ctx context.Context, cmd *cobra.Command, rec *loadgen.Recording
 	length := time.Duration(o.seconds * float64(time.Second))
 	before := cl.usage()
 	start := time.Now()
+	var cuts *epochCutter
+	if o.cutEvery > 0 {
+		if cuts, err = startEpochCutter(ctrlCtx, ncfg, start, o.cutEvery, length); err != nil {
+			return res, err
+		}
+	}
 	var wg sync.WaitGroup
 	for i, a := range agents {
 		wg.Add(1)
@@ -402,9 +426,15 @@ polling:
 		}
 	}
 	tick.Stop()
+	if cuts != nil {
+		// The agents heartbeat on while the last cut seals.
+		cuts.wait(2 * time.Minute)
+		res.Cuts, res.CutFailures, res.Sealed, res.SealP50, res.SealMax = cuts.result()
+	}
 	stopControl()
 	control.wg.Wait()
 	res.Heartbeats, res.HeartbeatFails = control.beats.Load(), control.failed.Load()
+	res.AgentCuts, res.Acks, res.AckFailures = control.cuts.Load(), control.acks.Load(), control.ackFailed.Load()
 	for _, p := range pubs {
 		st := p.Stats()
 		res.AppliedErrors += st.AppliedErrors
@@ -439,7 +469,8 @@ polling:
 	} else {
 		res.DelayMax = -1
 	}
-	res.Sustained = res.Conserved && res.LateStoredRate >= 0.95*res.LateGenRate && res.DelayMax >= 0 && res.DelayMax < 10
+	res.Sustained = res.Conserved && res.LateStoredRate >= 0.95*res.LateGenRate && res.DelayMax >= 0 && res.DelayMax < 10 &&
+		res.Sealed == res.Cuts && res.CutFailures == 0
 	for name, a := range after {
 		b := before[name]
 		res.Roles = append(res.Roles, roleUse{Role: name, Cores: (a.cpu - b.cpu).Seconds() / wall.Seconds(), PeakRSS: a.peakRSS})
@@ -506,9 +537,13 @@ func printLoad(w io.Writer, r loadResult, asJSON bool) error {
 		fmt.Fprintf(w, "  conservation FAILS: %d generated, the cluster holds %d (%+d)\n", r.Generated, r.Stored, int64(r.Stored)-int64(r.Generated))
 	}
 	if r.HostKeys {
-		fmt.Fprintf(w, "  agents: a connection and key per host; %d heartbeats answered, %d not; applied polls failed %d, batches sent again %d\n", r.Heartbeats, r.HeartbeatFails, r.AppliedErrors, r.Republished)
+		fmt.Fprintf(w, "  agents: a connection and key per host; %d heartbeats answered, %d not; applied polls failed %d, batches sent again %d; %d moves to a later epoch, %d acknowledgements (%d failed, sent again)\n",
+			r.Heartbeats, r.HeartbeatFails, r.AppliedErrors, r.Republished, r.AgentCuts, r.Acks, r.AckFailures)
 	} else {
 		fmt.Fprintf(w, "  agents: shared connections on the coordinator's key, no heartbeats; applied polls failed %d, batches sent again %d\n", r.AppliedErrors, r.Republished)
+	}
+	if r.Cuts+r.CutFailures > 0 {
+		fmt.Fprintf(w, "  epochs: %d cut (%d cuts failed), %d sealed; from cut to sealed p50 %.0f s, max %.0f s\n", r.Cuts, r.CutFailures, r.Sealed, r.SealP50, r.SealMax)
 	}
 	for _, u := range r.Roles {
 		fmt.Fprintf(w, "  %-12s %.2f cores, peak RSS %d MiB\n", u.Role, u.Cores, u.PeakRSS>>20)

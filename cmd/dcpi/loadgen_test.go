@@ -16,9 +16,10 @@ import (
 )
 
 // TestLoadgenConservation records a short run of a 2-CPU host and
-// replays it as three agents against a cluster for two seconds: the
-// cluster must hold exactly what the agents published, under three
-// distinct host names each holding its share.
+// replays it as three agents against a cluster for three seconds, with
+// an epoch cut each second: the cluster must hold exactly what the
+// agents published, under three distinct host names each holding its
+// share, spread over the epochs the agents followed, each cut sealed.
 func TestLoadgenConservation(t *testing.T) {
 	dir := t.TempDir()
 	recPath := filepath.Join(dir, "host.dcpiload")
@@ -28,7 +29,7 @@ func TestLoadgenConservation(t *testing.T) {
 	}
 	t.Log(strings.TrimSpace(out))
 	url, coord := startTestCluster(t)
-	out, _, err = run(t, "loadgen", "run", "--recording", recPath, "--nats", url, "--hosts", "3", "--seconds", "2", "--prefix", "lgt", "--json")
+	out, _, err = run(t, "loadgen", "run", "--recording", recPath, "--nats", url, "--hosts", "3", "--seconds", "3", "--prefix", "lgt", "--cut-every", "1s", "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,6 +47,31 @@ func TestLoadgenConservation(t *testing.T) {
 	// a node does.
 	if !r.HostKeys || r.Heartbeats == 0 {
 		t.Errorf("agents on host keys %v, %d heartbeats answered; want host keys and heartbeats", r.HostKeys, r.Heartbeats)
+	}
+	// The agents followed the cuts: every cut sealed (each agent acked
+	// it), and the samples lie in more than one epoch.
+	if r.Cuts == 0 || r.Sealed != r.Cuts || r.CutFailures != 0 || r.Acks < uint64(3*r.Cuts) || r.AgentCuts < 3 {
+		t.Errorf("%d cuts (%d failed), %d sealed; agents moved %d times, acked %d: want every cut sealed, acked by all three",
+			r.Cuts, r.CutFailures, r.Sealed, r.AgentCuts, r.Acks)
+	}
+	eps, err := coord.Epochs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var perEpoch []uint64
+	withSamples := 0
+	for _, e := range eps {
+		tot, err := coord.Totals(ctx, storage.Query{Epochs: []uint64{e.Number}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		perEpoch = append(perEpoch, tot.Samples)
+		if tot.Samples > 0 {
+			withSamples++
+		}
+	}
+	if withSamples < 2 {
+		t.Errorf("samples per epoch %v: want them in more than one epoch", perEpoch)
 	}
 	nodes, err := coord.Nodes(ctx)
 	if err != nil {
@@ -84,8 +110,8 @@ func TestLoadgenConservation(t *testing.T) {
 }
 
 // TestLoadgenRefusesRecording: a recording of another version, or
-// damaged, is refused with an error that says so, before any load; so is
-// a heartbeat interval of zero.
+// damaged, is refused with an error that says so, before any load; so are
+// a heartbeat interval of zero and epoch cuts without heartbeats.
 func TestLoadgenRefusesRecording(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "host.dcpiload")
@@ -115,5 +141,11 @@ func TestLoadgenRefusesRecording(t *testing.T) {
 	_, _, err = run(t, "loadgen", "run", "--recording", good, "--nats", "nats://127.0.0.1:1", "--hosts", "1", "--seconds", "1", "--heartbeat", "0s")
 	if err == nil || !strings.Contains(err.Error(), "--heartbeat > 0") {
 		t.Errorf("--heartbeat 0s: %v, want an error naming --heartbeat", err)
+	}
+	// Cuts with agents that do not heartbeat would measure nothing: they
+	// follow no epochs.
+	_, _, err = run(t, "loadgen", "run", "--recording", good, "--nats", "nats://127.0.0.1:1", "--hosts", "1", "--seconds", "1", "--cut-every", "1s", "--host-keys=false")
+	if err == nil || !strings.Contains(err.Error(), "--cut-every") {
+		t.Errorf("--cut-every without --host-keys: %v, want an error naming --cut-every", err)
 	}
 }
