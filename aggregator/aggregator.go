@@ -58,7 +58,16 @@ type Config struct {
 	// that, storage judges every delta by its stream's applied Seq, but a
 	// delta that overtook its predecessor would be a Gap, redone).
 	InFlight int
-	Logf     func(format string, args ...any)
+	// MaxPendingEntries bounds the entries of the batches fetched and
+	// not yet settled (default DefaultMaxPendingEntries): past it the
+	// aggregator fetches nothing more until proposals settle, and a
+	// fetch asks for no more batches than the room left holds at the
+	// recent average batch size. Without it a backlog fills every fetch
+	// (FetchMax batches) while InFlight proposals wait, so memory grows
+	// with the batches' size: 1.7 GiB an aggregator at 1,000 hosts
+	// publishing two-minute windows.
+	MaxPendingEntries int
+	Logf              func(format string, args ...any)
 }
 
 func (c *Config) defaults() {
@@ -74,6 +83,9 @@ func (c *Config) defaults() {
 	if c.InFlight <= 0 {
 		c.InFlight = DefaultInFlight
 	}
+	if c.MaxPendingEntries <= 0 {
+		c.MaxPendingEntries = DefaultMaxPendingEntries
+	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
 	}
@@ -81,6 +93,12 @@ func (c *Config) defaults() {
 
 // DefaultInFlight is Config.InFlight's default (aggregator.in_flight).
 const DefaultInFlight = 4
+
+// DefaultMaxPendingEntries is Config.MaxPendingEntries's default
+// (aggregator.max_pending_entries): about 128 MiB of decoded entries,
+// several times what four proposals in flight hold at 40,000 entries
+// each (a host fold's input is up to six times its output).
+const DefaultMaxPendingEntries = 2_000_000
 
 // Stats are an aggregator's counters.
 type Stats struct {
@@ -96,6 +114,7 @@ type Stats struct {
 	Rejected   uint64 // malformed or forged messages terminated
 	Gaps       uint64 // batches handed back because a predecessor was missing
 	Overlaps   uint64 // deltas split because part of them was already stored
+	Pending    uint64 // entries of the batches fetched and not yet settled (now)
 }
 
 // Aggregator is the consume-merge-propose-ack loop.
@@ -108,6 +127,7 @@ type Aggregator struct {
 	knownMu sync.Mutex
 	known   map[wire.ImageKey]bool // images committed through this aggregator
 	flight  inFlight
+	pending pending
 
 	fetched, acked, samples, entriesIn, entriesOut atomic.Uint64
 	proposals, rejected, gaps, overlaps            atomic.Uint64
@@ -130,19 +150,25 @@ func New(cfg Config, src Source, coord Proposer, images ImageStore) *Aggregator 
 func (a *Aggregator) Stats() Stats {
 	return Stats{Fetched: a.fetched.Load(), Acked: a.acked.Load(), Samples: a.samples.Load(),
 		EntriesIn: a.entriesIn.Load(), EntriesOut: a.entriesOut.Load(), Proposals: a.proposals.Load(),
-		Rejected: a.rejected.Load(), Gaps: a.gaps.Load(), Overlaps: a.overlaps.Load()}
+		Rejected: a.rejected.Load(), Gaps: a.gaps.Load(), Overlaps: a.overlaps.Load(), Pending: uint64(a.pending.now())}
 }
 
 // Run consumes until ctx ends: it fetches, merges, and keeps up to
-// Config.InFlight proposals waiting for their commit while it fetches on.
-// Errors from the stream or the coordinator are logged and retried;
-// nothing is acknowledged that was not committed.
+// Config.InFlight proposals waiting for their commit while it fetches on,
+// as long as the batches fetched and not settled hold fewer than
+// Config.MaxPendingEntries entries. Errors from the stream or the
+// coordinator are logged and retried; nothing is acknowledged that was
+// not committed.
 func (a *Aggregator) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	backoff := 50 * time.Millisecond
 	for ctx.Err() == nil {
-		ds, err := a.src.Fetch(ctx, a.cfg.FetchMax, a.cfg.FetchWait)
+		n, ok := a.pending.room(ctx, a.cfg.FetchMax, a.cfg.MaxPendingEntries, a.firstGuess())
+		if !ok {
+			break
+		}
+		ds, err := a.src.Fetch(ctx, n, a.cfg.FetchWait)
 		if err != nil {
 			if ctx.Err() != nil {
 				break
@@ -182,6 +208,7 @@ func (a *Aggregator) dispatch(ctx context.Context, ds []Delivery, wg *sync.WaitG
 	a.fetched.Add(uint64(len(ds)))
 	var good []Delivery
 	var batches []*wire.Batch
+	entries := 0
 	for _, d := range ds {
 		if err := d.Err(); err != nil {
 			a.rejected.Add(1)
@@ -193,8 +220,10 @@ func (a *Aggregator) dispatch(ctx context.Context, ds []Delivery, wg *sync.WaitG
 		}
 		good = append(good, d)
 		batches = append(batches, d.Batch())
-		a.entriesIn.Add(uint64(deltaSize(d.Batch()))) // measured as entriesOut is
+		entries += deltaSize(d.Batch()) // measured as entriesOut is
 	}
+	a.entriesIn.Add(uint64(entries))
+	a.pending.add(entries, len(good))
 	var fetch sync.WaitGroup
 	for _, p := range Merge(batches, a.cfg.Limits) {
 		streams := p.streams()
@@ -210,8 +239,89 @@ func (a *Aggregator) dispatch(ctx context.Context, ds []Delivery, wg *sync.WaitG
 	}
 	wg.Go(func() {
 		fetch.Wait()
+		a.pending.done(entries)
 		a.ackLat.Observe(time.Since(start).Seconds())
 	})
+}
+
+// pending counts the entries of the batches fetched and not yet settled
+// (Config.MaxPendingEntries), and the recent average batch size.
+type pending struct {
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced whenever entries settle
+	entries int
+	avg     float64 // entries a batch, a moving average over fetches
+}
+
+// room waits until fewer than limit entries are pending and returns how
+// many batches to fetch: max, or as many average batches as the room
+// left holds (at least one), a batch taken as guess entries until a fetch
+// has shown their size. It reports false if ctx ends first.
+func (p *pending) room(ctx context.Context, max, limit, guess int) (int, bool) {
+	for {
+		p.mu.Lock()
+		if p.changed == nil {
+			p.changed = make(chan struct{})
+		}
+		if left := limit - p.entries; left > 0 {
+			avg := p.avg
+			if avg == 0 {
+				avg = float64(guess)
+			}
+			n := min(max, int(float64(left)/avg)+1)
+			p.mu.Unlock()
+			return n, true
+		}
+		ch := p.changed
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return 0, false
+		}
+	}
+}
+
+// firstGuess is the size a batch is taken to have before any is seen:
+// as large as a delta may be.
+func (a *Aggregator) firstGuess() int {
+	if g := a.cfg.Limits.MaxDeltaEntries; g > 0 {
+		return g
+	}
+	return DefaultLimits().MaxDeltaEntries
+}
+
+// add counts a fetch's batches, entries in all, as pending.
+func (p *pending) add(entries, batches int) {
+	if batches == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.entries += entries
+	a := max(float64(entries)/float64(batches), 1)
+	if p.avg == 0 {
+		p.avg = a
+	} else {
+		p.avg += (a - p.avg) / 4
+	}
+}
+
+// done settles what add counted.
+func (p *pending) done(entries int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.entries -= entries
+	if p.changed != nil {
+		close(p.changed)
+		p.changed = make(chan struct{})
+	}
+}
+
+func (p *pending) now() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.entries
 }
 
 // streamKey names one (host, CPU) stream.

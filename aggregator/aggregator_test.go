@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -424,4 +425,65 @@ func TestRunConservesUnderRedelivery(t *testing.T) {
 		t.Fatal("the stream did not drain")
 	}
 	checkStored(t, db, all)
+}
+
+// slowProposer commits to a database after a pause, recording the
+// aggregator's pending entries at each call.
+type slowProposer struct {
+	db      *storage.DB
+	a       atomic.Pointer[Aggregator]
+	maxSeen atomic.Int64
+}
+
+func (p *slowProposer) Propose(ctx context.Context, ds []storage.Delta, _ []*wire.ImageRecord) ([]storage.Outcome, error) {
+	if a := p.a.Load(); a != nil {
+		n := int64(a.Stats().Pending)
+		for m := p.maxSeen.Load(); n > m && !p.maxSeen.CompareAndSwap(m, n); m = p.maxSeen.Load() {
+		}
+	}
+	time.Sleep(time.Millisecond)
+	return p.db.ApplyDeltas(ds)
+}
+
+// TestRunBoundsPending: with a backlog of 200 batches and room for
+// three, Run never holds more than MaxPendingEntries and one batch
+// fetched and unsettled (unbounded, a fetch alone would hold 64
+// batches), stores everything, and ends with nothing pending.
+func TestRunBoundsPending(t *testing.T) {
+	r := testRand(t)
+	db, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := &MemSource{Exclusive: true}
+	var all []*wire.Batch
+	// Batches of one size, as a fleet's of one window nearly are: the
+	// fetch size follows the average.
+	const biggest = 20
+	for i := range 200 {
+		b := streamBatch(r, fmt.Sprintf("host%d", i%20), 0, uint64(i/20)+1, 1)
+		for deltaSize(b) != biggest {
+			b = streamBatch(r, fmt.Sprintf("host%d", i%20), 0, uint64(i/20)+1, 1)
+		}
+		all = append(all, b)
+		s.Add(b)
+	}
+	limit := 3 * biggest
+	p := &slowProposer{db: db}
+	a := New(Config{FetchMax: 64, MaxPendingEntries: limit, Limits: Limits{MaxDeltaEntries: biggest, MaxProposalEntries: biggest}}, s, p, nil)
+	p.a.Store(a)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	runUntilEmpty(ctx, a, s)
+	if !s.Empty() {
+		t.Fatal("the stream did not drain")
+	}
+	checkStored(t, db, all)
+	if got := p.maxSeen.Load(); got > int64(limit+biggest) || got == 0 {
+		t.Errorf("up to %d entries pending, want at most the bound %d and one batch (%d)", got, limit, biggest)
+	}
+	if st := a.Stats(); st.Pending != 0 {
+		t.Errorf("%d entries pending after the stream drained", st.Pending)
+	}
 }

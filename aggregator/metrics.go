@@ -25,6 +25,8 @@ var (
 		"Messages terminated as malformed or forged (the reason is logged).")
 	mGaps = telemetry.Counter("dcpi_aggregator_gap_batches_total",
 		"Batches handed back to the stream because a predecessor was not stored yet.")
+	mPending = telemetry.Gauge("dcpi_aggregator_pending_entries",
+		"Entries of the batches fetched and not yet settled (bounded by aggregator.max_pending_entries).")
 	mDeltas = telemetry.Counter("dcpi_aggregator_deltas_total",
 		"Deltas by the state machine's outcome: applied, duplicate (stored already), gap, overlap.", "outcome")
 
@@ -35,7 +37,7 @@ var (
 		Help:    "A fetch's time in the aggregator: from delivery to the acknowledgement (or hand-back) of its batches, proposals and commits included.",
 		Buckets: telemetry.LatencyBuckets}
 
-	aggregatorDescs = telemetry.Descs{mFetched, mAcked, mSamples, mEntriesIn, mEntriesOut, mProposals, mRejected, mGaps, mDeltas}
+	aggregatorDescs = telemetry.Descs{mFetched, mAcked, mSamples, mEntriesIn, mEntriesOut, mProposals, mRejected, mGaps, mPending, mDeltas}
 )
 
 func newHistogram(o prometheus.HistogramOpts) prometheus.Histogram { return prometheus.NewHistogram(o) }
@@ -70,6 +72,7 @@ func (c aggregatorCollector) Collect(ch chan<- prometheus.Metric) {
 	mProposals.Emit(ch, float64(s.Proposals))
 	mRejected.Emit(ch, float64(s.Rejected))
 	mGaps.Emit(ch, float64(s.Gaps))
+	mPending.Emit(ch, float64(s.Pending))
 	for o := storage.Applied; o <= storage.Unfold; o++ {
 		mDeltas.Emit(ch, float64(c.a.outcomes[o].Load()), o.String())
 	}

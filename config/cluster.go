@@ -55,6 +55,10 @@ type Aggregator struct {
 	// InFlight is how many proposals an aggregator keeps waiting for
 	// their commit at once (aggregator.Config.InFlight).
 	InFlight int `mapstructure:"in_flight"`
+	// MaxPendingEntries bounds the entries of the batches an aggregator
+	// has fetched and not yet settled (aggregator.Config.MaxPendingEntries):
+	// its memory under a backlog.
+	MaxPendingEntries int `mapstructure:"max_pending_entries"`
 	// FoldHosts folds a host's CPUs into one delta before Raft
 	// (aggregator.Limits.FoldHosts): every replica must run a dcpi that
 	// knows host folds, so an upgrade turns it on last.
@@ -102,14 +106,14 @@ const DefaultPublishEvery = 1.0
 func clusterDefaults() (NATS, Coordinator, Aggregator, Node) {
 	return NATS{EmbedHost: "127.0.0.1", EmbedPort: 4222, StreamReplicas: 1},
 		Coordinator{ID: "c1", RaftAddr: "127.0.0.1:7001", DataDir: "dcpi-coord", HeartbeatTimeout: 3 * time.Second},
-		Aggregator{FetchMax: 256, FetchWait: 500 * time.Millisecond, MaxProposalEntries: 40_000, InFlight: 4, FoldHosts: true},
+		Aggregator{FetchMax: 256, FetchWait: 500 * time.Millisecond, MaxProposalEntries: 40_000, InFlight: 4, MaxPendingEntries: 2_000_000, FoldHosts: true},
 		Node{Mix: "default", FlushEvery: 0.1, PublishEvery: DefaultPublishEvery, Heartbeat: 500 * time.Millisecond, MaxBufferedMB: 16, RetainMB: 64}
 }
 
 var clusterKeys = []string{
 	"nats.urls", "nats.creds", "nats.ca", "nats.cert", "nats.key", "nats.embed_host", "nats.embed_port", "nats.stream_replicas", "nats.sync_always", "nats.sync_interval",
 	"coordinator.id", "coordinator.raft_addr", "coordinator.data_dir", "coordinator.peers", "coordinator.heartbeat_timeout",
-	"aggregator.fetch_max", "aggregator.fetch_wait", "aggregator.max_proposal_entries", "aggregator.in_flight", "aggregator.fold_hosts",
+	"aggregator.fetch_max", "aggregator.fetch_wait", "aggregator.max_proposal_entries", "aggregator.in_flight", "aggregator.max_pending_entries", "aggregator.fold_hosts",
 	"node.labels", "node.mix", "node.workloads", "node.seconds", "node.flush_every", "node.publish_every", "node.heartbeat", "node.max_buffered_mb", "node.stacks", "node.values", "node.retain_mb",
 	"node.profileme", "node.me_paired",
 }
@@ -156,6 +160,8 @@ func (c Config) validateCluster() error {
 		return fmt.Errorf("config: aggregator.max_proposal_entries = %d: want 100 to 150000 (a proposal must fit a 1 MB NATS message)", a.MaxProposalEntries)
 	case a.InFlight < 1 || a.InFlight > 64:
 		return fmt.Errorf("config: aggregator.in_flight = %d: want 1 to 64 proposals waiting for their commit at once", a.InFlight)
+	case a.MaxPendingEntries < a.MaxProposalEntries || a.MaxPendingEntries > 1_000_000_000:
+		return fmt.Errorf("config: aggregator.max_pending_entries = %d: want from aggregator.max_proposal_entries (%d) to 1000000000 entries fetched and not yet settled", a.MaxPendingEntries, a.MaxProposalEntries)
 	case nd.MePaired && !nd.ProfileMe:
 		return fmt.Errorf("config: node.me_paired needs node.profileme: pairs are ProfileMe samples")
 	case nd.Seconds < 0:

@@ -79,7 +79,7 @@ func NewLoader() *Loader {
 		"coordinator.id": d.Coordinator.ID, "coordinator.raft_addr": d.Coordinator.RaftAddr,
 		"coordinator.data_dir": d.Coordinator.DataDir, "coordinator.heartbeat_timeout": d.Coordinator.HeartbeatTimeout,
 		"aggregator.fetch_max": d.Aggregator.FetchMax, "aggregator.fetch_wait": d.Aggregator.FetchWait,
-		"aggregator.max_proposal_entries": d.Aggregator.MaxProposalEntries, "aggregator.in_flight": d.Aggregator.InFlight, "aggregator.fold_hosts": d.Aggregator.FoldHosts,
+		"aggregator.max_proposal_entries": d.Aggregator.MaxProposalEntries, "aggregator.in_flight": d.Aggregator.InFlight, "aggregator.max_pending_entries": d.Aggregator.MaxPendingEntries, "aggregator.fold_hosts": d.Aggregator.FoldHosts,
 		"node.mix": d.Node.Mix, "node.flush_every": d.Node.FlushEvery, "node.publish_every": d.Node.PublishEvery, "node.heartbeat": d.Node.Heartbeat,
 		"node.max_buffered_mb": d.Node.MaxBufferedMB, "node.stacks": d.Node.Stacks, "node.retain_mb": d.Node.RetainMB,
 		"node.profileme": d.Node.ProfileMe, "node.me_paired": d.Node.MePaired,

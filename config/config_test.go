@@ -100,6 +100,7 @@ node:
 		{"nats:\n  cert: x.pem\n", "go together"},
 		{"aggregator:\n  max_proposal_entries: 1000000\n", "aggregator.max_proposal_entries"},
 		{"aggregator:\n  in_flight: 0\n", "aggregator.in_flight"},
+		{"aggregator:\n  max_pending_entries: 100\n", "aggregator.max_pending_entries"},
 		{"node:\n  heartbeat: 1ms\n", "node.heartbeat"},
 		{"node:\n  bogus: 1\n", `unknown key "node.bogus"`},
 		{"node:\n  me_paired: true\n", "node.me_paired needs node.profileme"},

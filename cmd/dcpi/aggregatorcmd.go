@@ -66,7 +66,7 @@ host merge by Gibbons-Matias's rule before they are proposed.`,
 				return err
 			}
 			src := transport.BatchSource{Consumer: cons, JS: js}
-			a := aggregator.New(aggregator.Config{FetchMax: cfg.Aggregator.FetchMax, FetchWait: cfg.Aggregator.FetchWait, InFlight: cfg.Aggregator.InFlight,
+			a := aggregator.New(aggregator.Config{FetchMax: cfg.Aggregator.FetchMax, FetchWait: cfg.Aggregator.FetchWait, InFlight: cfg.Aggregator.InFlight, MaxPendingEntries: cfg.Aggregator.MaxPendingEntries,
 				Limits: aggregator.Limits{MaxProposalEntries: cfg.Aggregator.MaxProposalEntries, MaxDeltaEntries: cfg.Aggregator.MaxProposalEntries / 2, FoldHosts: cfg.Aggregator.FoldHosts},
 				Logf:   logf}, src, coordinator.NewClient(nc), src)
 			if err := tel.register(nil, a.Collector()); err != nil {
