@@ -117,12 +117,13 @@ func TestMergeHostFoldShape(t *testing.T) {
 		}
 	}
 
-	// MaxDeltaEntries bounds a fold's merged entries.
-	lim.MaxDeltaEntries = len(p.Deltas[1].Batch.Entries) - 1
+	// MaxProposalEntries bounds a fold's merged entries.
+	lim.MaxProposalEntries = len(p.Deltas[1].Batch.Entries) - 1
+	lim.MaxDeltaEntries = min(lim.MaxDeltaEntries, lim.MaxProposalEntries)
 	for _, p := range Merge(in, lim) {
 		for _, d := range p.Deltas {
-			if len(d.Folded) > 0 && foldSize(d.Batch) > lim.MaxDeltaEntries {
-				t.Fatalf("a fold of %d entries, over the limit %d", foldSize(d.Batch), lim.MaxDeltaEntries)
+			if len(d.Folded) > 0 && foldSize(d.Batch) > lim.MaxProposalEntries {
+				t.Fatalf("a fold of %d entries, over the limit %d", foldSize(d.Batch), lim.MaxProposalEntries)
 			}
 		}
 	}
@@ -344,7 +345,9 @@ func TestMergeFoldsLongWindowBatches(t *testing.T) {
 		in = append(in, b)
 	}
 	merged := shared + 4*own
-	lim := Limits{MaxDeltaEntries: merged, MaxProposalEntries: 4 * merged, FoldHosts: true}
+	// Each CPU's batch is most of a delta (MaxDeltaEntries), as over a
+	// long window: the fold still takes all four, up to a proposal.
+	lim := Limits{MaxDeltaEntries: shared + own, MaxProposalEntries: merged, FoldHosts: true}
 	ps := Merge(in, lim)
 	if len(ps) != 1 || len(ps[0].Deltas) != 1 {
 		t.Fatalf("%d proposals, the first of %d deltas; want the 4 CPUs in one fold", len(ps), len(ps[0].Deltas))
@@ -353,11 +356,11 @@ func TestMergeFoldsLongWindowBatches(t *testing.T) {
 	if len(d.Folded) != 3 || len(d.Batch.Entries) != merged {
 		t.Fatalf("a fold of %d runs and %d entries; want 3 folded runs and %d entries", len(d.Folded), len(d.Batch.Entries), merged)
 	}
-	lim.MaxDeltaEntries = merged - 1
+	lim.MaxProposalEntries = merged - 1
 	for _, p := range Merge(in, lim) {
 		for _, d := range p.Deltas {
-			if foldSize(d.Batch) > lim.MaxDeltaEntries && len(d.Folded) > 0 {
-				t.Fatalf("a fold of %d entries, over the limit %d", foldSize(d.Batch), lim.MaxDeltaEntries)
+			if foldSize(d.Batch) > lim.MaxProposalEntries && len(d.Folded) > 0 {
+				t.Fatalf("a fold of %d entries, over the limit %d", foldSize(d.Batch), lim.MaxProposalEntries)
 			}
 		}
 	}

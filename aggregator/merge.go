@@ -19,7 +19,10 @@ type Limits struct {
 	MaxProposalEntries int
 	// FoldHosts folds the deltas of a host's streams in one epoch into
 	// host folds (storage.Delta.Folded; hostfold.go), whose entries
-	// MaxDeltaEntries bounds once merged. The proposer must then handle
+	// MaxProposalEntries bounds once merged: a fold may fill a proposal,
+	// since over a long publish window each CPU's batch alone is most of
+	// a delta, and a fold capped at MaxDeltaEntries would then not fold
+	// at all. The proposer must then handle
 	// storage.Unfold (MergeStreams), and every replica must read host
 	// folds (a build from before them refuses the log entries).
 	FoldHosts bool
@@ -117,7 +120,7 @@ func Merge(batches []*wire.Batch, lim Limits) []Proposal {
 		cur.Normalize()
 	}
 	if lim.FoldHosts {
-		deltas, members = foldHosts(deltas, members, lim.MaxDeltaEntries)
+		deltas, members = foldHosts(deltas, members, lim.MaxProposalEntries)
 	}
 
 	var out []Proposal
