@@ -43,8 +43,8 @@
 // and every acknowledged batch is applied; dead nodes are not waited for,
 // and an ack that comes after the seal is recorded as late, its batches
 // still landing in their epoch. Every replica, when it applies a seal,
-// compacts its database in the background (FSM.compactSoon), so fleet-wide
-// queries over the sealed epoch read one value per key.
+// compacts the sealed epoch's keys in the background (FSM.compactSoon), so
+// fleet-wide queries over it read one value per key.
 //
 // # Service
 //

@@ -43,9 +43,9 @@ type FSM struct {
 	// moves instead of reading the database per request.
 	metaVersion atomic.Uint64
 
-	cmu        sync.Mutex // guards compacting and again
-	compacting bool       // a background Compact is running
-	again      bool       // another epoch was sealed meanwhile
+	cmu        sync.Mutex // guards compacting and toCompact
+	compacting bool       // a background compaction is running
+	toCompact  []uint64   // sealed epochs it has yet to compact
 	cwg        sync.WaitGroup
 }
 
@@ -161,21 +161,24 @@ func (f *FSM) Close() error {
 	return err
 }
 
-// compactSoon starts a full compaction of the database in the background
-// (one at a time; a seal during one asks for one more after it), so that
-// fleet-wide queries over a sealed epoch read one value per key rather than
-// summing the merge operands of every ingest (storage.DB.Compact). Every
-// replica does it when it applies a SealEpoch, leader or not: the sealed
-// epoch will get (almost) no more samples, so its keys are compacted once
-// and stay that way. It never holds up Apply: the compaction runs on its
-// own goroutine beside ingest, takes no FSM lock (a Restore that swaps the
-// database closes the old one, which ends a compaction of it), and changes
-// no content, so replicas stay identical whenever it runs.
-func (f *FSM) compactSoon() {
+// compactSoon compacts a sealed epoch's keys in the background (one
+// compaction at a time; epochs sealed during one wait their turn), so
+// that fleet-wide queries over the epoch read one value per key rather
+// than summing the merge operands of every ingest
+// (storage.DB.CompactEpoch). Every replica does it when it applies a
+// SealEpoch, leader or not: the sealed epoch will get (almost) no more
+// samples, so its keys are compacted once and stay that way; the open
+// epoch's are left to Pebble (a full compaction at every seal would push
+// them to the bottom level while ingest goes on merging into them:
+// BenchmarkSealCompaction). It never holds up Apply: the compaction runs
+// on its own goroutine beside ingest, takes no FSM lock (a Restore that
+// swaps the database closes the old one, which ends a compaction of it),
+// and changes no content, so replicas stay identical whenever it runs.
+func (f *FSM) compactSoon(epoch uint64) {
 	f.cmu.Lock()
 	defer f.cmu.Unlock()
+	f.toCompact = append(f.toCompact, epoch)
 	if f.compacting {
-		f.again = true
 		return
 	}
 	f.compacting = true
@@ -183,21 +186,22 @@ func (f *FSM) compactSoon() {
 	go func() {
 		defer f.cwg.Done()
 		for {
-			db := f.DB()
-			start := time.Now()
-			if err := db.Compact(); err == nil {
-				f.logf("coordinator: compacted the profile database in %v", time.Since(start).Round(time.Millisecond))
-			} else if !errors.Is(err, storage.ErrClosed) {
-				f.logf("coordinator: compact: %v", err)
-			}
 			f.cmu.Lock()
-			if !f.again {
+			if len(f.toCompact) == 0 {
 				f.compacting = false
 				f.cmu.Unlock()
 				return
 			}
-			f.again = false
+			e := f.toCompact[0]
+			f.toCompact = f.toCompact[1:]
 			f.cmu.Unlock()
+			db := f.DB()
+			start := time.Now()
+			if err := db.CompactEpoch(e); err == nil {
+				f.logf("coordinator: compacted sealed epoch %d in %v", e, time.Since(start).Round(time.Millisecond))
+			} else if !errors.Is(err, storage.ErrClosed) {
+				f.logf("coordinator: compact epoch %d: %v", e, err)
+			}
 		}
 	}()
 }
@@ -331,8 +335,8 @@ func (f *FSM) write(index uint64, e effect) (any, error) {
 	if len(e.nodes) > 0 || len(e.epochs) > 0 || len(e.acks) > 0 {
 		f.metaVersion.Add(1)
 	}
-	if e.compact {
-		f.compactSoon()
+	if e.compact != 0 {
+		f.compactSoon(e.compact)
 	}
 	return e.result, nil
 }

@@ -49,9 +49,9 @@ type effect struct {
 	values      *wire.ValuesRecord
 	valuesFirst uint64
 
-	// compact asks for a background compaction once the batch is
-	// committed: an epoch was sealed (FSM.compactSoon).
-	compact bool
+	// compact, if not 0, is an epoch just sealed, to compact in the
+	// background once the batch is committed (FSM.compactSoon).
+	compact uint64
 
 	// result is Apply's result for a command other than Ingest.
 	result any
@@ -226,7 +226,7 @@ func sealEffect(reg registry, c *SealEpoch) (effect, error) {
 		return effect{}, badCommand("seal: epoch %d is open (not cut)", c.Epoch)
 	case storage.EpochClosing:
 		e.State = storage.EpochSealed
-		return effect{epochs: []storage.Epoch{e}, compact: true}, nil
+		return effect{epochs: []storage.Epoch{e}, compact: e.Number}, nil
 	}
 	return effect{}, nil
 }

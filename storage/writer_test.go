@@ -3,8 +3,12 @@ package storage
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"dcpi/wire"
@@ -82,6 +86,67 @@ func TestCompact(t *testing.T) {
 		t.Errorf("Compact read-only: %v, want ErrReadOnly", err)
 	}
 	checkAgainstModel(t, ro, m, Query{})
+}
+
+// TestCompactEpoch: compacting one epoch's ranges changes no answer, for
+// that epoch or the others; a closed or read-only database refuses it.
+func TestCompactEpoch(t *testing.T) {
+	r := testRand(t)
+	dir := filepath.Join(t.TempDir(), "db")
+	db, err := Open(dir, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newModel()
+	for s := uint64(1); s <= 60; s++ {
+		b := streamBatch(r, fmt.Sprint("h", s%3), uint16(s%4), (s+11)/12, 50)
+		m.apply(b)
+		if _, err := db.ApplyBatch(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, e := range []uint64{1, 0, ^uint64(0)} {
+		if err := db.CompactEpoch(e); err != nil {
+			t.Fatalf("epoch %d: %v", e, err)
+		}
+		checkAgainstModel(t, db, m, Query{})
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CompactEpoch(1); !errors.Is(err, ErrClosed) {
+		t.Errorf("CompactEpoch after Close: %v, want ErrClosed", err)
+	}
+	ro, err := Open(dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if err := ro.CompactEpoch(1); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("CompactEpoch read-only: %v, want ErrReadOnly", err)
+	}
+	checkAgainstModel(t, ro, m, Query{})
+}
+
+// TestEpochTablesMatchSchema: CompactEpoch covers exactly the tables
+// whose keys doc.go's schema begins with the epoch.
+func TestEpochTablesMatchSchema(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	for _, line := range strings.Split(string(doc), "\n") {
+		if t, ok := strings.CutPrefix(line, "//\t'"); ok && len(t) > 3 && strings.HasPrefix(t[1:], "' epoch:8 ") {
+			want = append(want, t[0])
+		}
+	}
+	got := slices.Clone(epochTables)
+	slices.Sort(got)
+	slices.Sort(want)
+	if len(want) < 20 || !slices.Equal(got, want) {
+		t.Errorf("epochTables %q, the schema's tables keyed by epoch first %q", got, want)
+	}
 }
 
 // TestHostsTableMirrorsCounts: the 'h' table holds exactly the 'c' table's
