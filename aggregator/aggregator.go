@@ -3,6 +3,7 @@ package aggregator
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -198,8 +199,12 @@ func (a *Aggregator) Handle(ctx context.Context, ds []Delivery) {
 // for their commit and none of them carries one of its streams, so a
 // stream's deltas are proposed in order: one overtaking its predecessor
 // would come back a Gap, to be delivered again, proposed again and
-// replicated again. It returns once the last proposal has started; wg is
-// done when all have settled.
+// replicated again. A proposal that must wait for a stream in flight does
+// not hold up the fetch's proposals of other streams (a host's CPU
+// batches split over two fetches would otherwise stall every host behind
+// it for a commit); they start first, and the waiting ones follow in
+// order. It returns once the last proposal has started; wg is done when
+// all have settled.
 func (a *Aggregator) dispatch(ctx context.Context, ds []Delivery, wg *sync.WaitGroup) {
 	if len(ds) == 0 {
 		return
@@ -225,17 +230,33 @@ func (a *Aggregator) dispatch(ctx context.Context, ds []Delivery, wg *sync.WaitG
 	a.entriesIn.Add(uint64(entries))
 	a.pending.add(entries, len(good))
 	var fetch sync.WaitGroup
-	for _, p := range Merge(batches, a.cfg.Limits) {
-		streams := p.streams()
-		if !a.flight.enter(ctx, streams, a.cfg.InFlight) {
-			break // ctx ended; what is unsettled is delivered again
-		}
+	launch := func(p Proposal, streams []streamKey) {
 		fetch.Add(1)
 		wg.Go(func() {
 			defer fetch.Done()
 			defer a.flight.leave(streams)
 			a.propose(ctx, p, good)
 		})
+	}
+	var later []Proposal         // proposals that must wait, in order
+	held := map[streamKey]bool{} // their streams: none may overtake them
+	for _, p := range Merge(batches, a.cfg.Limits) {
+		streams := p.streams()
+		if !slices.ContainsFunc(streams, func(s streamKey) bool { return held[s] }) && a.flight.tryEnter(streams, a.cfg.InFlight) {
+			launch(p, streams)
+			continue
+		}
+		later = append(later, p)
+		for _, s := range streams {
+			held[s] = true
+		}
+	}
+	for _, p := range later {
+		streams := p.streams()
+		if !a.flight.enter(ctx, streams, a.cfg.InFlight) {
+			break // ctx ended; what is unsettled is delivered again
+		}
+		launch(p, streams)
 	}
 	wg.Go(func() {
 		fetch.Wait()
@@ -356,34 +377,49 @@ type inFlight struct {
 // false, counting nothing, if ctx ends first.
 func (f *inFlight) enter(ctx context.Context, streams []streamKey, limit int) bool {
 	for {
-		f.mu.Lock()
-		if f.busy == nil {
-			f.busy = map[streamKey]int{}
-			f.changed = make(chan struct{})
-		}
-		free := f.n < limit
-		for _, s := range streams {
-			if !free {
-				break
-			}
-			free = f.busy[s] == 0
-		}
-		if free {
-			f.n++
-			for _, s := range streams {
-				f.busy[s]++
-			}
-			f.mu.Unlock()
+		ok, ch := f.try(streams, limit)
+		if ok {
 			return true
 		}
-		ch := f.changed
-		f.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
 			return false
 		}
 	}
+}
+
+// tryEnter is enter without the wait: false, counting nothing, if it
+// would wait.
+func (f *inFlight) tryEnter(streams []streamKey, limit int) bool {
+	ok, _ := f.try(streams, limit)
+	return ok
+}
+
+// try counts one more proposal carrying streams if it may go now; if
+// not, it returns the channel closed at the next change.
+func (f *inFlight) try(streams []streamKey, limit int) (bool, chan struct{}) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.busy == nil {
+		f.busy = map[streamKey]int{}
+		f.changed = make(chan struct{})
+	}
+	free := f.n < limit
+	for _, s := range streams {
+		if !free {
+			break
+		}
+		free = f.busy[s] == 0
+	}
+	if !free {
+		return false, f.changed
+	}
+	f.n++
+	for _, s := range streams {
+		f.busy[s]++
+	}
+	return true, nil
 }
 
 // leave ends what enter counted.

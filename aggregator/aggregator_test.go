@@ -487,3 +487,50 @@ func TestRunBoundsPending(t *testing.T) {
 		t.Errorf("%d entries pending after the stream drained", st.Pending)
 	}
 }
+
+// TestDispatchPassesAWaitingStream: a fetch whose first proposal carries a
+// stream still in flight from the fetch before starts its other streams'
+// proposals meanwhile. The proposer lets nothing commit until three wait
+// together — host0's first batch and hosts 1 and 2 of the second fetch —
+// so a dispatch that waited for host0 before starting the others would
+// never get there.
+func TestDispatchPassesAWaitingStream(t *testing.T) {
+	r := testRand(t)
+	db, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := &MemSource{Exclusive: true}
+	first := streamBatch(r, "host0", 0, 1, 1)
+	s.Add(first)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ds1, _ := s.Fetch(ctx, 10, time.Second)
+	all := []*wire.Batch{first, streamBatch(r, "host0", 0, 2, 1), streamBatch(r, "host1", 0, 1, 1), streamBatch(r, "host2", 0, 1, 1)}
+	for _, b := range all[1:] {
+		s.Add(b)
+	}
+	ds2, _ := s.Fetch(ctx, 10, time.Second)
+	if len(ds1) != 1 || len(ds2) != 3 {
+		t.Fatalf("fetches of %d and %d batches, want 1 and 3", len(ds1), len(ds2))
+	}
+	p := &pipelineProposer{t: t, db: db, want: 3, open: make(chan struct{}), busy: map[streamKey]bool{}}
+	a := New(Config{InFlight: 3, Limits: Limits{MaxDeltaEntries: 1, MaxProposalEntries: 1}}, s, p, nil)
+	var wg sync.WaitGroup
+	a.dispatch(ctx, ds1, &wg)
+	a.dispatch(ctx, ds2, &wg)
+	wg.Wait()
+	select {
+	case <-p.open:
+	default:
+		t.Fatal("never 3 proposals in flight: the second fetch waited for host0 before starting hosts 1 and 2")
+	}
+	if !s.Empty() {
+		t.Fatal("not every batch was settled")
+	}
+	checkStored(t, db, all)
+	if st := a.Stats(); st.Gaps != 0 {
+		t.Errorf("%d gaps: host0's second batch overtook its first", st.Gaps)
+	}
+}
