@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -75,7 +77,7 @@ checksum; dcpi loadgen run refuses any other version or a damaged file).`,
 			if o.publish < 0 {
 				return fmt.Errorf("--publish-every %g: want 0 (a batch per drain) or more simulated seconds", o.publish)
 			}
-			rec, err := recordHost(cmd.Context(), o)
+			rec, err := recordHost(cmd.Context(), o, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -126,6 +128,17 @@ checksum; dcpi loadgen run refuses any other version or a damaged file).`,
 	return cmd
 }
 
+// recordProgress is a progress line: simulated seconds done of the
+// total, and the wall time left at the rate so far.
+func recordProgress(done, limit, clockHz uint64, wall time.Duration) string {
+	line := fmt.Sprintf("loadgen record: %.1f of %.0f simulated s", float64(done)/float64(clockHz), float64(limit)/float64(clockHz))
+	if done > 0 && done < limit {
+		left := time.Duration(float64(wall) * float64(limit-done) / float64(done))
+		line += fmt.Sprintf(", about %v left", left.Round(time.Minute))
+	}
+	return line
+}
+
 // recorder is the recorded agent's publisher: it keeps a copy of
 // everything, in call order, each batch at its End cycle and each image
 // record at the last batch's (it precedes the batch that uses it).
@@ -166,8 +179,13 @@ func (r *recorder) PublishImage(img *wire.ImageRecord) error {
 	return nil
 }
 
-// recordHost runs the host and returns its recording.
-func recordHost(ctx context.Context, o recordOptions) (*loadgen.Recording, error) {
+// recordProgressEvery is how often a recording says how far it is: a
+// long window's recording runs for an hour or two.
+const recordProgressEvery = time.Minute
+
+// recordHost runs the host and returns its recording, writing a
+// progress line to progress every recordProgressEvery.
+func recordHost(ctx context.Context, o recordOptions, progress io.Writer) (*loadgen.Recording, error) {
 	progs, err := nodePrograms(o.mix, nil, nil)
 	if err != nil {
 		return nil, err
@@ -204,12 +222,21 @@ func recordHost(ctx context.Context, o recordOptions) (*loadgen.Recording, error
 	limit := uint64(o.seconds * float64(hc.ClockHz))
 	done := make(chan error, 1)
 	go func() { done <- sh.Run(limit) }()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		sh.Stop()
-		<-done
-		return nil, ctx.Err()
+	tick := time.NewTicker(recordProgressEvery)
+	defer tick.Stop()
+	began := time.Now()
+waiting:
+	for {
+		select {
+		case err = <-done:
+			break waiting
+		case <-tick.C:
+			fmt.Fprintln(progress, recordProgress(sh.SimCycles(), limit, hc.ClockHz, time.Since(began)))
+		case <-ctx.Done():
+			sh.Stop()
+			<-done
+			return nil, ctx.Err()
+		}
 	}
 	if err != nil {
 		return nil, err
