@@ -9,6 +9,7 @@ import (
 
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
+	"dcpi/internal/svgchart"
 )
 
 // Figure 3 of the ProfileMe paper (sec. 5.1): per instruction, the
@@ -136,7 +137,7 @@ func RunFigure3(c Fig3Config) (*Figure3, error) {
 // WriteFigure3SVG draws the two panels: estimate/actual against samples
 // (log scale), the envelope 1 ± 1/sqrt(x), and the share inside.
 func WriteFigure3SVG(w io.Writer, f *Figure3) error {
-	c := newChart()
+	c := svgchart.New()
 	title := fmt.Sprintf("ProfileMe Figure 3: %s on %s, S = %.0f, instructions with >= %d samples",
 		f.Workload, f.Model, f.Interval, f.MinSamples)
 	for i, ser := range []*Fig3Series{&f.Retires, &f.DMisses} {
@@ -145,23 +146,23 @@ func WriteFigure3SVG(w io.Writer, f *Figure3) error {
 			maxK = max(maxK, p.Samples)
 		}
 		xmax := math.Pow(10, math.Ceil(math.Log10(float64(maxK))))
-		pn := c.panel(i, fmt.Sprintf("%s: %d of %d inside (%.0f%%)", ser.Name, ser.Inside, len(ser.Points), 100*ser.Fraction()),
-			"samples (x)", "estimate / actual (y)", axis{min: 1, max: xmax, log: true}, axis{min: 0, max: 2})
-		var up, down []xy
+		pn := c.Panel(i, fmt.Sprintf("%s: %d of %d inside (%.0f%%)", ser.Name, ser.Inside, len(ser.Points), 100*ser.Fraction()),
+			"samples (x)", "estimate / actual (y)", svgchart.Axis{Min: 1, Max: xmax, Log: true}, svgchart.Axis{Min: 0, Max: 2})
+		var up, down []svgchart.XY
 		for x := 1.0; x <= xmax*1.0001; x *= 1.05 {
-			up = append(up, xy{x, math.Min(2, 1+1/math.Sqrt(x))})
-			down = append(down, xy{x, 1 - 1/math.Sqrt(x)})
+			up = append(up, svgchart.XY{X: x, Y: math.Min(2, 1+1/math.Sqrt(x))})
+			down = append(down, svgchart.XY{X: x, Y: 1 - 1/math.Sqrt(x)})
 		}
-		pn.line(up, "#888")
-		pn.line(down, "#888")
-		pn.line([]xy{{1, 1}, {xmax, 1}}, "#ccc")
+		pn.Line(up, "#888")
+		pn.Line(down, "#888")
+		pn.Line([]svgchart.XY{{X: 1, Y: 1}, {X: xmax, Y: 1}}, "#ccc")
 		for _, p := range ser.Points {
 			col := "#c33"
 			if p.Inside() {
 				col = "#36c"
 			}
-			pn.dot(xy{float64(p.Samples), math.Min(p.Ratio, 2)}, col)
+			pn.Dot(svgchart.XY{X: float64(p.Samples), Y: math.Min(p.Ratio, 2)}, col)
 		}
 	}
-	return c.write(w, title, "blue: inside y = 1 ± 1/sqrt(x); red: outside; ratios above 2 drawn at 2")
+	return c.Write(w, title, "blue: inside y = 1 ± 1/sqrt(x); red: outside; ratios above 2 drawn at 2")
 }

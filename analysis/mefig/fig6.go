@@ -12,6 +12,7 @@ import (
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
+	"dcpi/internal/svgchart"
 	"dcpi/workloads"
 )
 
@@ -529,30 +530,30 @@ func (y *fig6Tally) result(name string) Fig6Result {
 // against the history available, intraprocedural and interprocedural,
 // three schemes each.
 func WriteFigure6SVG(w io.Writer, f *Figure6) error {
-	c := newChart()
+	c := svgchart.New()
 	t := &f.Total
 	for i, g := range []struct {
 		name string
 		c    *Fig6Curves
 	}{{"Intraprocedural", &t.Intra}, {"Interprocedural", &t.Inter}} {
-		p := c.panel(i, g.name, "available branch history (conditional branches)", "identified single correct path (%)",
-			axis{min: 1, max: MaxHistory}, axis{min: 0, max: 100})
+		p := c.Panel(i, g.name, "available branch history (conditional branches)", "identified single correct path (%)",
+			svgchart.Axis{Min: 1, Max: MaxHistory}, svgchart.Axis{Min: 0, Max: 100})
 		for k, s := range []struct {
 			label, color string
 			v            *[MaxHistory]float64
 		}{{"history bits + paired sampling", "#c33", &g.c.Pairs}, {"history bits", "#36c", &g.c.History}, {"execution counts", "#393", &g.c.Counts}} {
-			var pts []xy
+			var pts []svgchart.XY
 			for h, v := range s.v {
-				pts = append(pts, xy{float64(h + 1), 100 * v})
+				pts = append(pts, svgchart.XY{X: float64(h + 1), Y: 100 * v})
 			}
-			p.line(pts, s.color)
+			p.Line(pts, s.color)
 			for _, v := range pts {
-				p.dot(v, s.color)
+				p.Dot(v, s.color)
 			}
-			p.label(xy{1.3, 22 - 7*float64(k)}, s.label, s.color) // a legend, bottom left
+			p.Label(svgchart.XY{X: 1.3, Y: 22 - 7*float64(k)}, s.label, s.color) // a legend, bottom left
 		}
 	}
 	title := fmt.Sprintf("ProfileMe Figure 6: path reconstruction on %s (%s), %d sampled instructions", t.Workload, f.Model, t.Samples)
-	return c.write(w, title, fmt.Sprintf("true segment among the history candidates at 11 bits: intra %.1f%%, inter %.1f%%; ground truth: hwsim's transfer observer",
+	return c.Write(w, title, fmt.Sprintf("true segment among the history candidates at 11 bits: intra %.1f%%, inter %.1f%%; ground truth: hwsim's transfer observer",
 		100*t.Intra.TruthFound[MaxHistory-1], 100*t.Inter.TruthFound[MaxHistory-1]))
 }

@@ -10,6 +10,7 @@ import (
 	"dcpi/analysis"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
+	"dcpi/internal/svgchart"
 	"dcpi/node"
 	"dcpi/wire"
 )
@@ -171,21 +172,21 @@ func rank(pts []Fig7Point, key func(Fig7Point) float64, set func(*Fig7Point, int
 // WriteFigure7SVG draws latency against wasted slots, one dot an
 // instruction, the most disagreeing ones labelled.
 func WriteFigure7SVG(w io.Writer, f *Figure7) error {
-	c := newChart()
+	c := svgchart.New()
 	var maxX, minY, maxY float64
 	for _, p := range f.Points {
 		maxX, minY, maxY = math.Max(maxX, p.Latency), math.Min(minY, p.Wasted), math.Max(maxY, p.Wasted)
 	}
-	pn := c.panel(0, fmt.Sprintf("Spearman rank correlation %.2f over %d instructions", f.Spearman, len(f.Points)),
-		"latency, fetch to ready-to-retire (cycles, all executions)", "wasted issue slots", axis{min: 0, max: maxX * 1.05},
-		axis{min: math.Min(0, minY*1.05), max: maxY * 1.05})
+	pn := c.Panel(0, fmt.Sprintf("Spearman rank correlation %.2f over %d instructions", f.Spearman, len(f.Points)),
+		"latency, fetch to ready-to-retire (cycles, all executions)", "wasted issue slots", svgchart.Axis{Min: 0, Max: maxX * 1.05},
+		svgchart.Axis{Min: math.Min(0, minY*1.05), Max: maxY * 1.05})
 	for _, p := range f.Points {
-		pn.dot(xy{p.Latency, p.Wasted}, "#36c")
+		pn.Dot(svgchart.XY{X: p.Latency, Y: p.Wasted}, "#36c")
 	}
 	for _, p := range f.Disagree {
-		pn.dot(xy{p.Latency, p.Wasted}, "#c33")
-		pn.label(xy{p.Latency, p.Wasted}, fmt.Sprintf("%#x (ranks %d/%d)", p.PC, p.LatencyRank, p.WastedRank), "#c33")
+		pn.Dot(svgchart.XY{X: p.Latency, Y: p.Wasted}, "#c33")
+		pn.Label(svgchart.XY{X: p.Latency, Y: p.Wasted}, fmt.Sprintf("%#x (ranks %d/%d)", p.PC, p.LatencyRank, p.WastedRank), "#c33")
 	}
 	title := fmt.Sprintf("ProfileMe Figure 7: %s on %s, paired sampling (S = %.0f, W = %.0f, C = %.0f)", f.Workload, f.Model, f.Interval, f.PairWindow, f.IssueWidth)
-	return c.write(w, title, "wasted = L·C·S/2 - U·W·S per instruction (sec. 5.2.3); red: the instructions whose latency and wasted-slot ranks differ most")
+	return c.Write(w, title, "wasted = L·C·S/2 - U·W·S per instruction (sec. 5.2.3); red: the instructions whose latency and wasted-slot ranks differ most")
 }

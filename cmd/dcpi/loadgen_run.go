@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 
 	"dcpi/config"
 	"dcpi/coordinator"
+	"dcpi/internal/svgchart"
 	"dcpi/loadgen"
 	"dcpi/storage"
 	"dcpi/transport"
@@ -480,6 +482,13 @@ polling:
 		if err := os.WriteFile(filepath.Join(dir, "series.json"), seriesJSON(series), 0o644); err != nil {
 			return res, err
 		}
+		var svg bytes.Buffer
+		if err := seriesSVG(&svg, res, series, loadEnd.t); err != nil {
+			return res, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "series.svg"), svg.Bytes(), 0o644); err != nil {
+			return res, err
+		}
 	}
 	return res, nil
 }
@@ -519,6 +528,43 @@ func seriesJSON(series []loadPoint) []byte {
 	}
 	b, _ := json.MarshalIndent(ps, "", " ")
 	return b
+}
+
+// seriesSVG plots a run's polls: the samples published and stored so far,
+// over the seconds since the load began; the horizontal gap between the
+// lines is the delay to queryable, their vertical gap the backlog.
+func seriesSVG(w io.Writer, r loadResult, series []loadPoint, loadEnd float64) error {
+	var maxT, maxY float64
+	for _, p := range series {
+		maxT, maxY = max(maxT, p.t), max(maxY, float64(p.published), float64(p.stored))
+	}
+	unit, scale := "samples", 1.0
+	switch {
+	case maxY >= 1e9:
+		unit, scale = "samples (billions)", 1e9
+	case maxY >= 1e6:
+		unit, scale = "samples (millions)", 1e6
+	}
+	c := svgchart.New()
+	p := c.Panel(0, fmt.Sprintf("%d hosts, %.0f s of load", r.Hosts, loadEnd), "seconds since the load began", unit,
+		svgchart.Axis{Min: 0, Max: max(maxT, 1)}, svgchart.Axis{Min: 0, Max: max(maxY/scale, 1)})
+	var published, stored []svgchart.XY
+	for _, s := range series {
+		published = append(published, svgchart.XY{X: s.t, Y: float64(s.published) / scale})
+		stored = append(stored, svgchart.XY{X: s.t, Y: float64(s.stored) / scale})
+	}
+	p.Line([]svgchart.XY{{X: loadEnd, Y: 0}, {X: loadEnd, Y: maxY / scale}}, "#ccc")
+	p.Line(published, "#36c")
+	p.Line(stored, "#c33")
+	p.Label(svgchart.XY{X: 0, Y: 0.92 * maxY / scale}, "published", "#36c")
+	p.Label(svgchart.XY{X: 0, Y: 0.84 * maxY / scale}, "stored (queryable)", "#c33")
+	verdict := "not sustained"
+	if r.Sustained {
+		verdict = "sustained"
+	}
+	return c.Write(w, "dcpi loadgen: samples published and stored",
+		fmt.Sprintf("delay to queryable p50 %.0f s, max %.0f s; second half %.0f%% stored; %s (grey: the load's end)",
+			r.DelayP50, r.DelayMax, 100*r.LateStoredRate/max(r.LateGenRate, 1), verdict))
 }
 
 func printLoad(w io.Writer, r loadResult, asJSON bool) error {

@@ -161,3 +161,23 @@ func TestRecordProgress(t *testing.T) {
 		t.Errorf("before any progress: %q", got)
 	}
 }
+
+// TestSeriesSVG: the run's plot has the published and stored lines (and
+// the load's end), scaled to the largest count, with the verdict below.
+func TestSeriesSVG(t *testing.T) {
+	series := []loadPoint{{t: 0}, {t: 1, published: 2e6, stored: 1e6}, {t: 2, published: 4e6, stored: 4e6}}
+	var b strings.Builder
+	r := loadResult{Hosts: 7, DelayP50: 1, DelayMax: 1, LateGenRate: 2e6, LateStoredRate: 3e6, Sustained: true}
+	if err := seriesSVG(&b, r, series, 2); err != nil {
+		t.Fatal(err)
+	}
+	svg := b.String()
+	for _, want := range []string{"<svg", "7 hosts", "samples (millions)", "sustained", "</svg>"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the plot lacks %q", want)
+		}
+	}
+	if n := strings.Count(svg, "<path"); n != 3 {
+		t.Errorf("%d lines, want 3 (published, stored, the load's end)", n)
+	}
+}

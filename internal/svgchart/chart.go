@@ -1,4 +1,9 @@
-package mefig
+// Package svgchart writes small SVG charts: a row of panels, each with
+// its own axes (linear or log10), lines, dots and labels. Plain SVG 1.1,
+// no scripts, so a browser or an image viewer shows it. The tools that
+// write figures into docs share it (the ProfileMe figures, the load
+// generator's series).
+package svgchart
 
 import (
 	"bufio"
@@ -9,42 +14,41 @@ import (
 	"strings"
 )
 
-// chart is a small SVG writer for the figures of Figures 3, 6 and 7: a
-// row of panels, each with its own axes, lines and dots. Plain SVG 1.1,
-// no scripts, so a browser or an image viewer shows it.
-type chart struct {
-	panels []*panel
+// Chart is a row of panels being drawn.
+type Chart struct {
+	panels []*Panel
 	body   strings.Builder
 }
 
-type xy struct{ x, y float64 }
+// XY is a point in a panel's coordinates.
+type XY struct{ X, Y float64 }
 
-// axis is a panel axis over [min, max], linear or log10.
-type axis struct {
-	min, max float64
-	log      bool
+// Axis is a panel axis over [Min, Max], linear or log10.
+type Axis struct {
+	Min, Max float64
+	Log      bool
 }
 
-func (a axis) frac(v float64) float64 {
-	if a.log {
-		v, lo, hi := math.Log10(math.Max(v, a.min)), math.Log10(a.min), math.Log10(a.max)
+func (a Axis) frac(v float64) float64 {
+	if a.Log {
+		v, lo, hi := math.Log10(math.Max(v, a.Min)), math.Log10(a.Min), math.Log10(a.Max)
 		return (v - lo) / (hi - lo)
 	}
-	return (v - a.min) / (a.max - a.min)
+	return (v - a.Min) / (a.Max - a.Min)
 }
 
 // ticks are the axis's labelled values: the powers of ten of a log axis,
 // five steps of a linear one.
-func (a axis) ticks() []float64 {
+func (a Axis) ticks() []float64 {
 	var t []float64
-	if a.log {
-		for v := a.min; v <= a.max*1.0001; v *= 10 {
+	if a.Log {
+		for v := a.Min; v <= a.Max*1.0001; v *= 10 {
 			t = append(t, v)
 		}
 		return t
 	}
 	for i := range 6 {
-		t = append(t, a.min+(a.max-a.min)*float64(i)/5)
+		t = append(t, a.Min+(a.Max-a.Min)*float64(i)/5)
 	}
 	return t
 }
@@ -55,16 +59,20 @@ const (
 	marginB          = 50.0
 )
 
-type panel struct {
-	c      *chart
+// Panel is one plot area with its axes.
+type Panel struct {
+	c      *Chart
 	x0, y0 float64 // top-left of the plot area
-	xa, ya axis
+	xa, ya Axis
 }
 
-func newChart() *chart { return &chart{} }
+// New returns an empty chart.
+func New() *Chart { return &Chart{} }
 
-func (c *chart) panel(i int, title, xlabel, ylabel string, xa, ya axis) *panel {
-	p := &panel{c: c, x0: marginL + float64(i)*(panelW+marginL), y0: marginT + 20, xa: xa, ya: ya}
+// Panel adds panel i (left to right) with its title, axis labels and
+// axes.
+func (c *Chart) Panel(i int, title, xlabel, ylabel string, xa, ya Axis) *Panel {
+	p := &Panel{c: c, x0: marginL + float64(i)*(panelW+marginL), y0: marginT + 20, xa: xa, ya: ya}
 	c.panels = append(c.panels, p)
 	b := &c.body
 	fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.0f" height="%.0f" fill="none" stroke="#000"/>`+"\n", p.x0, p.y0, panelW, panelH)
@@ -92,11 +100,12 @@ func tickLabel(v float64) string {
 	return fmt.Sprintf("%.4g", v)
 }
 
-func (p *panel) at(v xy) (float64, float64) {
-	return p.x0 + p.xa.frac(v.x)*panelW, p.y0 + (1-p.ya.frac(v.y))*panelH
+func (p *Panel) at(v XY) (float64, float64) {
+	return p.x0 + p.xa.frac(v.X)*panelW, p.y0 + (1-p.ya.frac(v.Y))*panelH
 }
 
-func (p *panel) line(pts []xy, color string) {
+// Line draws a polyline through pts.
+func (p *Panel) Line(pts []XY, color string) {
 	if len(pts) < 2 {
 		return
 	}
@@ -112,18 +121,20 @@ func (p *panel) line(pts []xy, color string) {
 	fmt.Fprintf(&p.c.body, `<path d="%s" fill="none" stroke="%s" stroke-width="1.5"/>`+"\n", strings.TrimSpace(d.String()), color)
 }
 
-func (p *panel) dot(v xy, color string) {
+// Dot draws a point.
+func (p *Panel) Dot(v XY, color string) {
 	x, y := p.at(v)
 	fmt.Fprintf(&p.c.body, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s" fill-opacity="0.7"/>`+"\n", x, y, color)
 }
 
-func (p *panel) label(v xy, text, color string) {
+// Label writes text just above and right of v.
+func (p *Panel) Label(v XY, text, color string) {
 	x, y := p.at(v)
 	fmt.Fprintf(&p.c.body, `<text x="%.1f" y="%.1f" font-size="10" fill="%s">%s</text>`+"\n", x+4, y-4, color, html.EscapeString(text))
 }
 
-// write emits the SVG document.
-func (c *chart) write(w io.Writer, title, note string) error {
+// Write emits the SVG document with a title above and a note below.
+func (c *Chart) Write(w io.Writer, title, note string) error {
 	width := marginL + float64(max(len(c.panels), 1))*(panelW+marginL)
 	height := marginT + 20 + panelH + marginB + 30
 	bw := bufio.NewWriter(w)
