@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -530,41 +531,87 @@ func seriesJSON(series []loadPoint) []byte {
 	return b
 }
 
-// seriesSVG plots a run's polls: the samples published and stored so far,
-// over the seconds since the load began; the horizontal gap between the
-// lines is the delay to queryable, their vertical gap the backlog.
+// seriesSVG plots a run's polls in two panels: the rates published and
+// stored (over the polls of the last 10 s), and the backlog — samples
+// published and not yet queryable — whose bumps are the stalls.
 func seriesSVG(w io.Writer, r loadResult, series []loadPoint, loadEnd float64) error {
-	var maxT, maxY float64
-	for _, p := range series {
-		maxT, maxY = max(maxT, p.t), max(maxY, float64(p.published), float64(p.stored))
+	const smooth = 10.0 // seconds
+	var pubRate, storedRate, backlog []svgchart.XY
+	var maxT, maxRate, maxBacklog float64
+	for i, p := range series {
+		maxT = max(maxT, p.t)
+		b := max(float64(p.published)-float64(p.stored), 0)
+		maxBacklog = max(maxBacklog, b)
+		backlog = append(backlog, svgchart.XY{X: p.t, Y: b})
+		j := i
+		for j > 0 && p.t-series[j-1].t <= smooth {
+			j--
+		}
+		if dt := p.t - series[j].t; dt > 0 {
+			// A poll answered by a replica a little behind may
+			// read less than the one before: no negative rates.
+			pr := max(float64(p.published)-float64(series[j].published), 0) / dt
+			sr := max(float64(p.stored)-float64(series[j].stored), 0) / dt
+			maxRate = max(maxRate, pr, sr)
+			pubRate = append(pubRate, svgchart.XY{X: p.t, Y: pr})
+			storedRate = append(storedRate, svgchart.XY{X: p.t, Y: sr})
+		}
 	}
-	unit, scale := "samples", 1.0
-	switch {
-	case maxY >= 1e9:
-		unit, scale = "samples (billions)", 1e9
-	case maxY >= 1e6:
-		unit, scale = "samples (millions)", 1e6
+	rateUnit, rateScale := unitFor(maxRate, "samples/s")
+	blUnit, blScale := unitFor(maxBacklog, "samples")
+	scale := func(pts []svgchart.XY, by float64) []svgchart.XY {
+		for i := range pts {
+			pts[i].Y /= by
+		}
+		return pts
 	}
+	xa := svgchart.Axis{Min: 0, Max: niceCeil(maxT)}
 	c := svgchart.New()
-	p := c.Panel(0, fmt.Sprintf("%d hosts, %.0f s of load", r.Hosts, loadEnd), "seconds since the load began", unit,
-		svgchart.Axis{Min: 0, Max: max(maxT, 1)}, svgchart.Axis{Min: 0, Max: max(maxY/scale, 1)})
-	var published, stored []svgchart.XY
-	for _, s := range series {
-		published = append(published, svgchart.XY{X: s.t, Y: float64(s.published) / scale})
-		stored = append(stored, svgchart.XY{X: s.t, Y: float64(s.stored) / scale})
-	}
-	p.Line([]svgchart.XY{{X: loadEnd, Y: 0}, {X: loadEnd, Y: maxY / scale}}, "#ccc")
-	p.Line(published, "#36c")
-	p.Line(stored, "#c33")
-	p.Label(svgchart.XY{X: 0, Y: 0.92 * maxY / scale}, "published", "#36c")
-	p.Label(svgchart.XY{X: 0, Y: 0.84 * maxY / scale}, "stored (queryable)", "#c33")
+	ra := svgchart.Axis{Min: 0, Max: niceCeil(maxRate / rateScale)}
+	rp := c.Panel(0, fmt.Sprintf("%d hosts: rate (over %g s)", r.Hosts, smooth), "seconds since the load began", rateUnit, xa, ra)
+	rp.Line([]svgchart.XY{{X: loadEnd, Y: 0}, {X: loadEnd, Y: ra.Max}}, "#ccc")
+	rp.Line(scale(pubRate, rateScale), "#36c")
+	rp.Line(scale(storedRate, rateScale), "#c33")
+	rp.Label(svgchart.XY{X: 0, Y: 0.94 * ra.Max}, "published", "#36c")
+	rp.Label(svgchart.XY{X: 0, Y: 0.87 * ra.Max}, "stored (queryable)", "#c33")
+	ba := svgchart.Axis{Min: 0, Max: niceCeil(maxBacklog / blScale)}
+	bp := c.Panel(1, "backlog: published, not yet queryable", "seconds since the load began", blUnit, xa, ba)
+	bp.Line([]svgchart.XY{{X: loadEnd, Y: 0}, {X: loadEnd, Y: ba.Max}}, "#ccc")
+	bp.Line(scale(backlog, blScale), "#c33")
 	verdict := "not sustained"
 	if r.Sustained {
 		verdict = "sustained"
 	}
-	return c.Write(w, "dcpi loadgen: samples published and stored",
+	return c.Write(w, fmt.Sprintf("dcpi loadgen: %d hosts, %.0f s of load", r.Hosts, loadEnd),
 		fmt.Sprintf("delay to queryable p50 %.0f s, max %.0f s; second half %.0f%% stored; %s (grey: the load's end)",
 			r.DelayP50, r.DelayMax, 100*r.LateStoredRate/max(r.LateGenRate, 1), verdict))
+}
+
+// unitFor names what of and scales it to millions or billions when v is
+// that large.
+func unitFor(v float64, what string) (string, float64) {
+	switch {
+	case v >= 1e9:
+		return what + " (billions)", 1e9
+	case v >= 1e6:
+		return what + " (millions)", 1e6
+	}
+	return what, 1
+}
+
+// niceCeil rounds v up to 1, 2 or 5 times a power of ten, so that an
+// axis's five steps fall on round numbers.
+func niceCeil(v float64) float64 {
+	if v <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if v <= m*p*(1+1e-9) {
+			return m * p
+		}
+	}
+	return 10 * p
 }
 
 func printLoad(w io.Writer, r loadResult, asJSON bool) error {

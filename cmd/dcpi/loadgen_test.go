@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -162,8 +163,9 @@ func TestRecordProgress(t *testing.T) {
 	}
 }
 
-// TestSeriesSVG: the run's plot has the published and stored lines (and
-// the load's end), scaled to the largest count, with the verdict below.
+// TestSeriesSVG: the run's plot has the rates published and stored, the
+// backlog, and the load's end in each panel, on round axes, with the
+// verdict below.
 func TestSeriesSVG(t *testing.T) {
 	series := []loadPoint{{t: 0}, {t: 1, published: 2e6, stored: 1e6}, {t: 2, published: 4e6, stored: 4e6}}
 	var b strings.Builder
@@ -172,12 +174,17 @@ func TestSeriesSVG(t *testing.T) {
 		t.Fatal(err)
 	}
 	svg := b.String()
-	for _, want := range []string{"<svg", "7 hosts", "samples (millions)", "sustained", "</svg>"} {
+	for _, want := range []string{"<svg", "7 hosts", "samples/s (millions)", "samples (millions)", "sustained", "</svg>"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("the plot lacks %q", want)
 		}
 	}
-	if n := strings.Count(svg, "<path"); n != 3 {
-		t.Errorf("%d lines, want 3 (published, stored, the load's end)", n)
+	if n := strings.Count(svg, "<path"); n != 5 {
+		t.Errorf("%d lines, want 5 (two rates, the backlog, the load's end twice)", n)
+	}
+	for v, want := range map[float64]float64{0.7: 1, 961: 1000, 14.93: 20, 3: 5, 2e6: 2e6, 0: 1} {
+		if got := niceCeil(v); math.Abs(got-want) > 1e-9*want {
+			t.Errorf("niceCeil(%g) = %g, want %g", v, got, want)
+		}
 	}
 }
