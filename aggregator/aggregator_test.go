@@ -30,6 +30,18 @@ func streamBatch(r *rand.Rand, host string, cpu uint16, seq, epoch uint64) *wire
 	return b
 }
 
+// openTestDB opens a database in t's temporary directory, closed when t
+// ends.
+func openTestDB(t *testing.T) *storage.DB {
+	t.Helper()
+	db, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 // sum is what a set of batches holds: samples (entries and unknown) and drops.
 func sum(bs []*wire.Batch) (samples, drops uint64) {
 	for _, b := range bs {
@@ -173,11 +185,7 @@ func (p *flakyProposer) Propose(_ context.Context, ds []storage.Delta, _ []*wire
 // requires the database to hold every batch exactly once.
 func TestAggregatorConservesUnderRedelivery(t *testing.T) {
 	r := testRand(t)
-	db, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestDB(t)
 	s := &MemSource{Rand: r, LoseAckOneIn: 20}
 	var all []*wire.Batch
 	for h := range 3 {
@@ -238,11 +246,7 @@ func TestAggregatorConservesUnderRedelivery(t *testing.T) {
 // fold the run into one delta again (a batch without entries before one
 // with a single entry once made this recurse without end).
 func TestOverlapSplitsIntoSingles(t *testing.T) {
-	db, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestDB(t)
 	mk := func(seq uint64, entries []wire.Entry) *wire.Batch {
 		b := &wire.Batch{Version: wire.Version, Host: "h", Seq: seq, Epoch: 1, Entries: entries}
 		b.Normalize()
@@ -333,6 +337,19 @@ func runUntilEmpty(ctx context.Context, a *Aggregator, s *MemSource) {
 	<-done
 }
 
+// drainAndCheck runs a until s is empty (failing t after 2 minutes) and
+// checks that db holds exactly what all holds.
+func drainAndCheck(t *testing.T, a *Aggregator, s *MemSource, db *storage.DB, all []*wire.Batch) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	runUntilEmpty(ctx, a, s)
+	if !s.Empty() {
+		t.Fatal("the stream did not drain")
+	}
+	checkStored(t, db, all)
+}
+
 // checkStored fails t unless db holds exactly what the batches hold.
 func checkStored(t *testing.T, db *storage.DB, all []*wire.Batch) {
 	t.Helper()
@@ -356,11 +373,7 @@ func checkStored(t *testing.T, db *storage.DB, all []*wire.Batch) {
 // predecessor (no Gap), and everything is stored exactly once.
 func TestRunKeepsProposalsInFlight(t *testing.T) {
 	r := testRand(t)
-	db, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestDB(t)
 	// In order, the hosts interleaved: each fetch of three is one batch
 	// of each host, and the next fetch the same streams again.
 	s := &MemSource{Exclusive: true}
@@ -400,11 +413,7 @@ func TestRunKeepsProposalsInFlight(t *testing.T) {
 // acks lost, a proposer failing before and after commits.
 func TestRunConservesUnderRedelivery(t *testing.T) {
 	r := testRand(t)
-	db, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestDB(t)
 	s := &MemSource{Rand: r, LoseAckOneIn: 20, Exclusive: true}
 	var all []*wire.Batch
 	for h := range 6 {
@@ -418,13 +427,7 @@ func TestRunConservesUnderRedelivery(t *testing.T) {
 	}
 	p := newFlakyProposer(r, db)
 	a := New(Config{FetchMax: 9, InFlight: 4, Limits: Limits{MaxDeltaEntries: 60, MaxProposalEntries: 80}}, s, p, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	runUntilEmpty(ctx, a, s)
-	if !s.Empty() {
-		t.Fatal("the stream did not drain")
-	}
-	checkStored(t, db, all)
+	drainAndCheck(t, a, s, db, all)
 }
 
 // slowProposer commits to a database after a pause, recording the
@@ -451,11 +454,7 @@ func (p *slowProposer) Propose(ctx context.Context, ds []storage.Delta, _ []*wir
 // batches), stores everything, and ends with nothing pending.
 func TestRunBoundsPending(t *testing.T) {
 	r := testRand(t)
-	db, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestDB(t)
 	s := &MemSource{Exclusive: true}
 	var all []*wire.Batch
 	// Batches of one size, as a fleet's of one window nearly are: the
@@ -473,13 +472,7 @@ func TestRunBoundsPending(t *testing.T) {
 	p := &slowProposer{db: db}
 	a := New(Config{FetchMax: 64, MaxPendingEntries: limit, Limits: Limits{MaxDeltaEntries: biggest, MaxProposalEntries: biggest}}, s, p, nil)
 	p.a.Store(a)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	runUntilEmpty(ctx, a, s)
-	if !s.Empty() {
-		t.Fatal("the stream did not drain")
-	}
-	checkStored(t, db, all)
+	drainAndCheck(t, a, s, db, all)
 	if got := p.maxSeen.Load(); got > int64(limit+biggest) || got == 0 {
 		t.Errorf("up to %d entries pending, want at most the bound %d and one batch (%d)", got, limit, biggest)
 	}
@@ -496,11 +489,7 @@ func TestRunBoundsPending(t *testing.T) {
 // never get there.
 func TestDispatchPassesAWaitingStream(t *testing.T) {
 	r := testRand(t)
-	db, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestDB(t)
 	s := &MemSource{Exclusive: true}
 	first := streamBatch(r, "host0", 0, 1, 1)
 	s.Add(first)

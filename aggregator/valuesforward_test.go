@@ -3,7 +3,6 @@ package aggregator
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -65,11 +64,7 @@ func valueRec(host string, epoch, seq uint64) *memValues {
 // by record (Overlap), and a record that did not decode is terminated.
 // Every interrupt is stored exactly once.
 func TestValuesForwarder(t *testing.T) {
-	db, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestDB(t)
 	p := &dbValues{db: db}
 	f := NewValuesForwarder(Config{}, nil, p)
 	ctx := context.Background()

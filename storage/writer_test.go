@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -54,11 +53,7 @@ func TestApplyDeltasManyInOneCall(t *testing.T) {
 // database refuses it.
 func TestCompact(t *testing.T) {
 	r := testRand(t)
-	dir := filepath.Join(t.TempDir(), "db")
-	db, err := Open(dir, Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, dir := openTest(t)
 	m := newModel()
 	for s := uint64(1); s <= 40; s++ {
 		b := streamBatch(r, "h0", uint16(s%4), (s+3)/4, 50)
@@ -71,19 +66,27 @@ func TestCompact(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAgainstModel(t, db, m, Query{})
+	checkCompactRefused(t, db, dir, m, (*DB).Compact)
+}
+
+// checkCompactRefused closes db, then checks that compact refuses it
+// (ErrClosed) and the database reopened read-only (ErrReadOnly), which
+// still answers as m.
+func checkCompactRefused(t *testing.T, db *DB, dir string, m *model, compact func(*DB) error) {
+	t.Helper()
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Compact(); !errors.Is(err, ErrClosed) {
-		t.Errorf("Compact after Close: %v, want ErrClosed", err)
+	if err := compact(db); !errors.Is(err, ErrClosed) {
+		t.Errorf("compaction after Close: %v, want ErrClosed", err)
 	}
 	ro, err := Open(dir, Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	if err := ro.Compact(); !errors.Is(err, ErrReadOnly) {
-		t.Errorf("Compact read-only: %v, want ErrReadOnly", err)
+	if err := compact(ro); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("compaction read-only: %v, want ErrReadOnly", err)
 	}
 	checkAgainstModel(t, ro, m, Query{})
 }
@@ -92,11 +95,7 @@ func TestCompact(t *testing.T) {
 // that epoch or the others; a closed or read-only database refuses it.
 func TestCompactEpoch(t *testing.T) {
 	r := testRand(t)
-	dir := filepath.Join(t.TempDir(), "db")
-	db, err := Open(dir, Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, dir := openTest(t)
 	m := newModel()
 	for s := uint64(1); s <= 60; s++ {
 		b := streamBatch(r, fmt.Sprint("h", s%3), uint16(s%4), (s+11)/12, 50)
@@ -111,21 +110,7 @@ func TestCompactEpoch(t *testing.T) {
 		}
 		checkAgainstModel(t, db, m, Query{})
 	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.CompactEpoch(1); !errors.Is(err, ErrClosed) {
-		t.Errorf("CompactEpoch after Close: %v, want ErrClosed", err)
-	}
-	ro, err := Open(dir, Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
-	if err := ro.CompactEpoch(1); !errors.Is(err, ErrReadOnly) {
-		t.Errorf("CompactEpoch read-only: %v, want ErrReadOnly", err)
-	}
-	checkAgainstModel(t, ro, m, Query{})
+	checkCompactRefused(t, db, dir, m, func(db *DB) error { return db.CompactEpoch(1) })
 }
 
 // TestEpochTablesMatchSchema: CompactEpoch covers exactly the tables
