@@ -178,3 +178,26 @@ func Mixes() map[string][]string {
 	}
 	return out
 }
+
+// ByName returns the embedded program called name.
+func ByName(name string) (Workload, bool) {
+	for _, w := range All() {
+		if w.Name == name {
+			return w, true
+		}
+	}
+	return Workload{}, false
+}
+
+// Names lists the embedded programs' names, sorted.
+func Names() []string { return names() }
+
+// MixNames lists the mixes' names, sorted.
+func MixNames() []string {
+	out := make([]string, 0, len(mixes))
+	for n := range mixes {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"dcpi/conservation"
+	"dcpi/internal/progress"
 	"errors"
 	"fmt"
 	"io"
@@ -9,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -46,8 +47,8 @@ type demoOptions struct {
 	model                              string // the hosts' CPU model
 	limit                              int
 	verbose                            bool
-	programs                           []program // after --; nil: the mix
-	replicasSet                        bool      // --replicas given, not defaulted
+	programs                           []simhost.Program // after --; nil: the mix
+	replicasSet                        bool              // --replicas given, not defaulted
 	stacks                             bool
 	profileMe                          bool   // ProfileMe on every host
 	values                             string // value-sampling module on every host ("": off)
@@ -113,7 +114,7 @@ aggregator, dcpi node --nats URL (see examples/).`,
 					return fmt.Errorf("programs after -- and --mix: give one or the other")
 				}
 				var err error
-				if o.programs, err = splitPrograms(args); err != nil {
+				if o.programs, err = simhost.SplitPrograms(args); err != nil {
 					return err
 				}
 			}
@@ -220,9 +221,9 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	if len(progs) == 0 {
 		names, ok := workloads.Mixes()[o.mix]
 		if !ok {
-			return fmt.Errorf("no mix %q (mixes: %s)", o.mix, strings.Join(mixNames(), ", "))
+			return fmt.Errorf("no mix %q (mixes: %s)", o.mix, strings.Join(workloads.MixNames(), ", "))
 		}
-		progs, _ = embeddedPrograms(names)
+		progs, _ = simhost.EmbeddedPrograms(names)
 	}
 	dir := o.dir
 	if dir == "" {
@@ -244,7 +245,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	defer dd.release()
 	peers := dd.peers
 	start := time.Now()
-	pr := newProgress(w, start)
+	pr := progress.New(w, start)
 	cl := &demoCluster{}
 	defer cl.close()
 
@@ -300,7 +301,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	}
 	coord := coordinator.NewClient(nc)
 	fmt.Fprintf(w, "dcpi demo: NATS at %s, coordinator %s, %d aggregators, %d hosts x %d CPUs running %s\n",
-		url, peerList(peers), o.aggregators, o.hosts, o.cpus, programList(progs))
+		url, peerList(peers), o.aggregators, o.hosts, o.cpus, simhost.ProgramList(progs))
 	if u := tel.url(); u != "" {
 		fmt.Fprintf(w, "dcpi demo: metrics at %s/metrics, health at %s/healthz and %s/readyz\n", u, u, u)
 	}
@@ -425,7 +426,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 				return fmt.Errorf("epoch cut: %w", err)
 			}
 		}
-		if !pr.due() {
+		if !pr.Due() {
 			continue
 		}
 		var published uint64
@@ -433,7 +434,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 			published += h.pub.Stats().SamplesPublished
 		}
 		tot, _ := coord.Totals(ctx, storage.Query{})
-		pr.printf("hosts at %.3f/%.3f simulated s | %d samples published | %d stored | epoch %s",
+		pr.Printf("hosts at %.3f/%.3f simulated s | %d samples published | %d stored | epoch %s",
 			slowest, o.seconds, published, tot.Samples+tot.Unknown-base.stored, epochNote(cut))
 	}
 
@@ -473,7 +474,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 	if err := printEpochs(ctx, w, coord); err != nil {
 		return err
 	}
-	line, balanced := conservationLine(generated, stored, drops)
+	line, balanced := conservation.SamplesLine(generated, stored, drops)
 	if dd.continued {
 		fmt.Fprintf(w, "\nthis run continued the fleet in %s: the figures below are this run's (the database held %d samples and %d drops before it; its hosts' predecessors lost %d samples, stored now as %s)",
 			dir, base.stored, base.drops, base.lost, wire.DropCrashLost)
@@ -490,7 +491,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		}
 		// A predecessor's crash-lost samples are drops of the flat view
 		// only: the stack view counts what this run's drivers delivered.
-		sline, sbalanced := stackConservationLine(generated-base.lost, tot.StackSamples-min(base.stackStored, tot.StackSamples), sdrops)
+		sline, sbalanced := conservation.StacksLine(generated-base.lost, tot.StackSamples-min(base.stackStored, tot.StackSamples), sdrops)
 		fmt.Fprintln(w, sline)
 		balanced = balanced && sbalanced
 	}
@@ -500,7 +501,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 			return err
 		}
 		stored := tot.MeSamples + tot.MeUnknown
-		mline, mbalanced := meConservationLine(meTagged, stored-min(base.meStored, stored), since(tot.MeDrops, base.meDropsByName))
+		mline, mbalanced := conservation.ProfileMeLine(meTagged, stored-min(base.meStored, stored), conservation.Since(tot.MeDrops, base.meDropsByName))
 		fmt.Fprintln(w, mline)
 		balanced = balanced && mbalanced
 	}
@@ -561,60 +562,6 @@ func epochNote(cut uint64) string {
 	return fmt.Sprintf("%d (cut from %d)", cut, cut-1)
 }
 
-func dropList(names []string) string {
-	if len(names) == 0 {
-		return "no drop counter is nonzero"
-	}
-	return strings.Join(names, ", ")
-}
-
-// conservationLine is the conservation line every run prints: what the
-// simulated hardware generated against what was stored and what each
-// named drop counter holds, and whether they balance exactly.
-func conservationLine(generated, stored uint64, drops map[string]uint64) (line string, balanced bool) {
-	dropped, names, balanced, verdict := balance(generated, stored, drops)
-	return fmt.Sprintf("conservation: %d samples generated by the simulated hardware = %d stored + %d dropped (%s): %s",
-		generated, stored, dropped, names, verdict), balanced
-}
-
-// balance sums the nonzero drop counters, lists them by name, and says
-// whether stored and dropped make up generated exactly.
-func balance(generated, stored uint64, drops map[string]uint64) (dropped uint64, names string, balanced bool, verdict string) {
-	var list []string
-	for name, n := range drops {
-		if n > 0 {
-			dropped += n
-			list = append(list, fmt.Sprintf("%s %d", name, n))
-		}
-	}
-	slices.Sort(list)
-	balanced = stored+dropped == generated
-	verdict = "balanced"
-	if !balanced {
-		verdict = "NOT BALANCED"
-	}
-	return dropped, dropList(list), balanced, verdict
-}
-
-// stackConservationLine is the stack view's conservation line, printed
-// when the hosts recorded call stacks: every sample the hardware generated
-// has its stack stored or counted under a stack drop counter (wire.StackEntry).
-func stackConservationLine(generated, stored uint64, drops map[string]uint64) (line string, balanced bool) {
-	dropped, names, balanced, verdict := balance(generated, stored, drops)
-	return fmt.Sprintf("call stacks: %d samples generated = %d with their stack stored + %d whose stack was dropped (%s): %s",
-		generated, stored, dropped, names, verdict), balanced
-}
-
-// meConservationLine is the ProfileMe view's conservation line, printed
-// when the hosts ran ProfileMe: every instruction the hardware tagged is
-// stored (attributed or unknown) or counted under a ProfileMe drop
-// counter (wire.DropMeOverflowFull, wire.DropMeHardwareFull).
-func meConservationLine(tagged, stored uint64, drops map[string]uint64) (line string, balanced bool) {
-	dropped, names, balanced, verdict := balance(tagged, stored, drops)
-	return fmt.Sprintf("profileme: %d instructions tagged = %d stored + %d dropped (%s): %s",
-		tagged, stored, dropped, names, verdict), balanced
-}
-
 func peerList(peers []coordinator.Peer) string {
 	var s []string
 	for _, p := range peers {
@@ -641,7 +588,7 @@ type demoBaseline struct {
 // waitLeader waits for the coordinator's Raft group to answer as a group
 // (a heartbeat needs the leader), saying so on a terminal; it gives up,
 // naming the replicas, if no leader is elected in a minute.
-func waitLeader(ctx context.Context, coord *coordinator.Client, pr *progress, peers []coordinator.Peer) error {
+func waitLeader(ctx context.Context, coord *coordinator.Client, pr *progress.Progress, peers []coordinator.Peer) error {
 	const limit = time.Minute
 	deadline := time.Now().Add(limit)
 	for {
@@ -656,14 +603,14 @@ func waitLeader(ctx context.Context, coord *coordinator.Client, pr *progress, pe
 		case time.Now().After(deadline):
 			return fmt.Errorf("the coordinator's replicas (%s) elected no leader in %v; run with --verbose to see Raft's log", peerList(peers), limit)
 		}
-		pr.printf("waiting for the coordinator's %d replicas to elect a leader", len(peers))
+		pr.Printf("waiting for the coordinator's %d replicas to elect a leader", len(peers))
 	}
 }
 
 // continueFleet prepares a run on an earlier run's fleet: it waits for the
 // aggregators to store any batches an interrupted run left in the stream,
 // then reads the totals this run starts from.
-func continueFleet(ctx context.Context, w io.Writer, pr *progress, js jetstream.JetStream, coord *coordinator.Client, dir string) (demoBaseline, error) {
+func continueFleet(ctx context.Context, w io.Writer, pr *progress.Progress, js jetstream.JetStream, coord *coordinator.Client, dir string) (demoBaseline, error) {
 	var b demoBaseline
 	stream, err := js.Stream(ctx, transport.StreamName)
 	if err != nil {
@@ -685,7 +632,7 @@ func continueFleet(ctx context.Context, w io.Writer, pr *progress, js jetstream.
 		} else if time.Since(lastChange) > stall {
 			return b, fmt.Errorf("the stream holds %d batches of an earlier run that no aggregator stored in %v; run with --verbose to see why, or give a new --dir", n, stall)
 		}
-		pr.printf("waiting for the aggregators to store %d batches an earlier run left in the stream", n)
+		pr.Printf("waiting for the aggregators to store %d batches an earlier run left in the stream", n)
 		select {
 		case <-ctx.Done():
 			return b, ctx.Err()
@@ -740,7 +687,7 @@ func totalsEqual(a, b coordinator.TotalsReply) bool {
 // generated beyond base, in a profile or a drop counter, and returns what
 // this run added. It says on a terminal what it waits for, and gives up
 // only when storage has made no progress for stall.
-func waitStored(ctx context.Context, coord *coordinator.Client, pr *progress, base demoBaseline, generated uint64, stall time.Duration) (stored uint64, drops map[string]uint64, err error) {
+func waitStored(ctx context.Context, coord *coordinator.Client, pr *progress.Progress, base demoBaseline, generated uint64, stall time.Duration) (stored uint64, drops map[string]uint64, err error) {
 	last, lastChange := uint64(0), time.Now()
 	for {
 		tot, err := coord.Totals(ctx, storage.Query{})
@@ -765,7 +712,7 @@ func waitStored(ctx context.Context, coord *coordinator.Client, pr *progress, ba
 			// The conservation line says what is missing.
 			return stored, drops, nil
 		}
-		pr.printf("waiting for storage: %d of the %d samples generated are stored or counted as dropped", stored+d, generated)
+		pr.Printf("waiting for storage: %d of the %d samples generated are stored or counted as dropped", stored+d, generated)
 		select {
 		case <-ctx.Done():
 			return 0, nil, ctx.Err()
@@ -776,7 +723,7 @@ func waitStored(ctx context.Context, coord *coordinator.Client, pr *progress, ba
 
 // waitSealed waits for the coordinator to seal epoch cut-1, saying on a
 // terminal which hosts' acknowledgements it still waits for.
-func waitSealed(ctx context.Context, coord *coordinator.Client, pr *progress, cut uint64, timeout time.Duration) error {
+func waitSealed(ctx context.Context, coord *coordinator.Client, pr *progress.Progress, cut uint64, timeout time.Duration) error {
 	if cut < 2 {
 		return nil
 	}
@@ -798,7 +745,7 @@ func waitSealed(ctx context.Context, coord *coordinator.Client, pr *progress, cu
 				waiting = "acknowledgements from " + strings.Join(e.Waiting, ", ")
 			}
 		}
-		pr.printf("waiting for epoch %d to be sealed: waiting for %s", cut-1, waiting)
+		pr.Printf("waiting for epoch %d to be sealed: waiting for %s", cut-1, waiting)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/hwsim/alpha/disasm"
+	"dcpi/workloads"
 )
 
 func init() { subcommands = append(subcommands, newDisasmCommand) }
@@ -35,7 +36,7 @@ Words that are no instruction print as ".long 0x...", runs of zero bytes as
 
 prints nothing.
 
-FILE is a path, or the name of an embedded workload (` + strings.Join(workloadNames(), ", ") + `).`,
+FILE is a path, or the name of an embedded workload (` + strings.Join(workloads.Names(), ", ") + `).`,
 		Example: `  dcpi disasm workloads/bin/hello
   dcpi disasm -j .text stream
   dcpi disasm --symbols=false ./a.out

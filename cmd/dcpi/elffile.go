@@ -28,7 +28,7 @@ func readELF(arg string) (data []byte, embedded bool, err error) {
 				return b, true, nil
 			}
 		}
-		return nil, false, fmt.Errorf("%s: not a file, nor an embedded workload (%s)", arg, strings.Join(workloadNames(), ", "))
+		return nil, false, fmt.Errorf("%s: not a file, nor an embedded workload (%s)", arg, strings.Join(workloads.Names(), ", "))
 	case err != nil:
 		return nil, false, err
 	}

@@ -24,9 +24,9 @@ import (
 // and where it reports.
 type hostSpec struct {
 	sim        config.Sim
-	progs      []program // kept running: started again as they exit
-	seconds    float64   // simulated; 0: until stopped
-	flushEvery float64   // simulated seconds between full drains
+	progs      []simhost.Program // kept running: started again as they exit
+	seconds    float64           // simulated; 0: until stopped
+	flushEvery float64           // simulated seconds between full drains
 	// publishEvery is the daemon's publish window, simulated seconds.
 	publishEvery float64
 	labels       map[string]string
@@ -76,12 +76,12 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 	if err := transport.CheckHost(name); err != nil {
 		return nil, err
 	}
-	hc, err := machineConfig(s.sim)
+	hc, err := simhost.MachineConfig(s.sim)
 	if err != nil {
 		return nil, err
 	}
 	hc.Stdout, hc.Stderr = orDiscard(s.stdout), orDiscard(s.stderr)
-	installPrograms(&hc, s.progs)
+	simhost.InstallPrograms(&hc, s.progs)
 	ncfg := simhost.DefaultConfig()
 	ncfg.Node.Host = name
 	if s.stacks {
@@ -162,10 +162,10 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 // uploadPrograms uploads the files of the user's programs to the
 // cluster's image file bucket, so that dcpi list and pprof can read them
 // on any machine (the embedded workloads are in every dcpi binary).
-func uploadPrograms(ctx context.Context, nc *nats.Conn, progs []program, logf func(string, ...any)) error {
+func uploadPrograms(ctx context.Context, nc *nats.Conn, progs []simhost.Program, logf func(string, ...any)) error {
 	var js jetstream.JetStream
 	for _, p := range progs {
-		if !p.user() {
+		if !p.User() {
 			continue
 		}
 		if js == nil {

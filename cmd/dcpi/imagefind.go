@@ -16,6 +16,7 @@ import (
 
 	"dcpi/analysis"
 	"dcpi/hwsim/vmunix"
+	"dcpi/simhost"
 	"dcpi/transport"
 	"dcpi/wire"
 	"dcpi/workloads"
@@ -220,7 +221,7 @@ func (f imageFinder) scan(dir string, size uint64) []dirFile {
 		}
 		for _, e := range ents {
 			info, err := e.Info()
-			if err != nil || !info.Mode().IsRegular() || info.Size() > maxProgramBytes {
+			if err != nil || !info.Mode().IsRegular() || info.Size() > simhost.MaxProgramBytes {
 				continue
 			}
 			files = append(files, dirFile{path: filepath.Join(dir, e.Name()), size: info.Size()})

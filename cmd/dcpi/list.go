@@ -34,7 +34,7 @@ bytes, so, as DCPI's tools read executables from the file system, dcpi list
 finds them by content key (build ID, or SHA-256): first among the binaries
 embedded in dcpi (the workloads under /bin/NAME and /vmunix, which the
 simulated hosts run), then at the record's path (where dcpi profile or dcpi
-node found your program), then under each --image-dir (DIR/PATH, DIR/NAME,
+node found your simhost.Program), then under each --image-dir (DIR/PATH, DIR/NAME,
 then any file of DIR with the image's build ID), then, with --nats, in the
 copy the node uploaded to the cluster. It says on standard error which file
 it used for each image; a file of another build (rebuilt since it was

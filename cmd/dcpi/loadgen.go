@@ -192,11 +192,11 @@ func recordHost(ctx context.Context, o recordOptions, progress io.Writer) (*load
 	}
 	sim := config.Defaults().Sim
 	sim.CPUs, sim.Seed, sim.Hostname, sim.Timing = o.cpus, o.seed, o.host, o.timing
-	hc, err := machineConfig(sim)
+	hc, err := simhost.MachineConfig(sim)
 	if err != nil {
 		return nil, err
 	}
-	installPrograms(&hc, progs)
+	simhost.InstallPrograms(&hc, progs)
 	m, err := hwsim.New(hc)
 	if err != nil {
 		return nil, err

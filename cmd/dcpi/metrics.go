@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"dcpi/internal/progress"
 	"errors"
 	"fmt"
 	"strings"
@@ -112,7 +113,7 @@ func (s *startedCheck) check() error {
 // waitReady waits until every readiness condition of the fleet holds (what
 // /readyz reports), saying on a terminal which do not yet; it gives up,
 // naming them, after limit.
-func waitReady(ctx context.Context, pr *progress, ready *telemetry.Readiness, limit time.Duration) error {
+func waitReady(ctx context.Context, pr *progress.Progress, ready *telemetry.Readiness, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
 		unmet := ready.Check()
@@ -122,7 +123,7 @@ func waitReady(ctx context.Context, pr *progress, ready *telemetry.Readiness, li
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the cluster was not ready after %v: %s", limit, strings.Join(unmet, "; "))
 		}
-		pr.printf("waiting for the cluster to be ready: %s", strings.Join(unmet, "; "))
+		pr.Printf("waiting for the cluster to be ready: %s", strings.Join(unmet, "; "))
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

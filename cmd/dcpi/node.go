@@ -1,6 +1,7 @@
 package main
 
 import (
+	"dcpi/internal/progress"
 	"errors"
 	"fmt"
 	"io"
@@ -93,15 +94,15 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 			if err != nil {
 				return err
 			}
-			hc, err := machineConfig(cfg.Sim)
+			hc, err := simhost.MachineConfig(cfg.Sim)
 			if err != nil {
 				return err
 			}
 			hc.Stdout, hc.Stderr = io.Discard, cmd.ErrOrStderr()
-			if progs[0].user() {
+			if progs[0].User() {
 				hc.Stdout = cmd.OutOrStdout()
 			}
-			installPrograms(&hc, progs)
+			simhost.InstallPrograms(&hc, progs)
 			ncfg := simhost.DefaultConfig()
 			ncfg.Node.Host = cfg.Sim.Hostname
 			if cfg.Node.Values != "" {
@@ -173,27 +174,27 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 // nodePrograms is what a node runs: the programs given after --, or the
 // embedded workloads named by --workloads, or the --mix (default:
 // "default").
-func nodePrograms(mix string, names, args []string) ([]program, error) {
+func nodePrograms(mix string, names, args []string) ([]simhost.Program, error) {
 	if len(args) > 0 {
 		if mix != "" || len(names) > 0 {
 			return nil, fmt.Errorf("programs after -- and --mix or --workloads: give one or the other")
 		}
-		return splitPrograms(args)
+		return simhost.SplitPrograms(args)
 	}
 	if len(names) > 0 {
-		return embeddedPrograms(names)
+		return simhost.EmbeddedPrograms(names)
 	}
 	if mix == "" {
 		mix = "default"
 	}
 	progs, ok := workloads.Mixes()[mix]
 	if !ok {
-		return nil, fmt.Errorf("no mix %q (mixes: %s)", mix, strings.Join(mixNames(), ", "))
+		return nil, fmt.Errorf("no mix %q (mixes: %s)", mix, strings.Join(workloads.MixNames(), ", "))
 	}
-	return embeddedPrograms(progs)
+	return simhost.EmbeddedPrograms(progs)
 }
 
-func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []program, seconds float64, keep bool, dbDir string, stats bool, tel *roleTelemetry) error {
+func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []simhost.Program, seconds float64, keep bool, dbDir string, stats bool, tel *roleTelemetry) error {
 	if keep && seconds <= 0 {
 		return fmt.Errorf("--keep-running needs --seconds: the programs would run forever")
 	}
@@ -264,8 +265,8 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []program,
 	if seconds > 0 {
 		limit = uint64(seconds * float64(hc.ClockHz))
 	}
-	if err := newProgress(w, start).whileRunning(func() error { return sh.Run(limit) },
-		func() string { return simulatedStatus(sh.SimCycles(), hc.ClockHz, seconds) }); err != nil {
+	if err := progress.New(w, start).WhileRunning(func() error { return sh.Run(limit) },
+		func() string { return progress.SimulatedStatus(sh.SimCycles(), hc.ClockHz, seconds) }); err != nil {
 		return err
 	}
 	elapsed := time.Since(start)

@@ -2,19 +2,18 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis/instrument"
+	"dcpi/workloads"
 )
 
 func init() {
@@ -63,7 +62,7 @@ writable text segment, code beyond br's 4 MB reach of the new segment, and
 (with --strict) any procedure with an indirect jump the CFG cannot resolve;
 without --strict such procedures are left uncounted and listed.
 
-BINARY is a path, or the name of an embedded workload (` + strings.Join(workloadNames(), ", ") + `).
+BINARY is a path, or the name of an embedded workload (` + strings.Join(workloads.Names(), ", ") + `).
 docs/instrument.md describes the rewriting and the dump format.`,
 		Example: `  dcpi pp instrument --mode pixie -o hello.pix hello
   dcpi sim run --cpus 1 ./hello.pix && dcpi pp counts hello.pix
@@ -280,34 +279,4 @@ func printCounts(w io.Writer, c *instrument.Counts, top int) error {
 		fmt.Fprintf(tw, "%d\t%.2f%%\t%#x\t %s\n", r.n, 100*float64(r.n)/float64(max(total, 1)), r.start, r.proc)
 	}
 	return tw.Flush()
-}
-
-// ppDumpFiles opens the dump files instrumented programs append to on the
-// simulated host (hwsim.Config.OpenAppend): only a plain file name ending
-// in .pp.out, created in dcpi's working directory, so a simulated program
-// can write nothing else on the host.
-type ppDumpFiles struct {
-	mu    sync.Mutex
-	files map[string]*os.File
-}
-
-func (d *ppDumpFiles) open(path string) (io.Writer, error) {
-	name := filepath.Base(path)
-	if name != strings.TrimPrefix(path, "./") || !strings.HasSuffix(name, ".pp.out") || name == ".pp.out" {
-		return nil, errors.New("only NAME.pp.out in the working directory")
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if f := d.files[name]; f != nil {
-		return f, nil
-	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if d.files == nil {
-		d.files = map[string]*os.File{}
-	}
-	d.files[name] = f
-	return f, nil
 }

@@ -85,9 +85,9 @@ built-in defaults). docs/paths.md sets our numbers beside the paper's.`,
 // parseWorkloadArg splits "name:a,b" into a workload and its arguments.
 func parseWorkloadArg(s string) (string, []string, error) {
 	name, rest, hasArgs := strings.Cut(s, ":")
-	w, ok := workloadByName(name)
+	w, ok := workloads.ByName(name)
 	if !ok {
-		return "", nil, fmt.Errorf("no workload %q (workloads: %s)", name, strings.Join(workloadNames(), ", "))
+		return "", nil, fmt.Errorf("no workload %q (workloads: %s)", name, strings.Join(workloads.Names(), ", "))
 	}
 	if !hasArgs {
 		return name, w.DefaultArgs, nil

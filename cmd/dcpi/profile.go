@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"dcpi/conservation"
 	"errors"
 	"fmt"
 	"io"
@@ -101,7 +102,7 @@ writes the ground truth of all the hosts summed per instruction.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			progs, err := splitPrograms(args)
+			progs, err := simhost.SplitPrograms(args)
 			if err != nil {
 				return err
 			}
@@ -112,13 +113,13 @@ writes the ground truth of all the hosts summed per instruction.`,
 			if !cmd.Flags().Changed("cpus") {
 				cfg.Sim.CPUs = min(len(progs), 64)
 			}
-			hc, err := machineConfig(cfg.Sim)
+			hc, err := simhost.MachineConfig(cfg.Sim)
 			if err != nil {
 				return err
 			}
 			hc.Stdin, hc.Stdout, hc.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 			hc.GroundTruth = o.truthFile != "" || o.valuesTruthFile != ""
-			installPrograms(&hc, progs)
+			simhost.InstallPrograms(&hc, progs)
 			o.seconds = cfg.Node.Seconds
 			ncfg := simhost.DefaultConfig()
 			ncfg.Node.Host = cfg.Sim.Hostname
@@ -148,7 +149,7 @@ writes the ground truth of all the hosts summed per instruction.`,
 	f := cmd.Flags()
 	f.SetInterspersed(false) // flags after PROG belong to the program
 	f.StringVarP(&o.output, "output", "o", "dcpi-db", "write the profile database to `DIR` (an earlier one there becomes DIR.old)")
-	f.Int("cpus", 0, "number of simulated CPUs (default: one per program)")
+	f.Int("cpus", 0, "number of simulated CPUs (default: one per simhost.Program)")
 	f.Uint64("seed", 1, "seed for everything random on the machine")
 	f.String("model", "ev5", "CPU model: ev5 (21164), ev56, pca56, ev6, ev67")
 	f.Bool("timing", true, "run the timing model: the 21164's, or the 21264's out-of-order core with --model ev6 or ev67 (false: one cycle per instruction, several times faster)")
@@ -172,7 +173,7 @@ writes the ground truth of all the hosts summed per instruction.`,
 // runProfile runs the programs under a node writing into a new database
 // beside o.output, prints the profile and conservation, puts the database
 // in place, and returns the programs' exit status as an exitError.
-func runProfile(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []program, o profileOptions) error {
+func runProfile(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []simhost.Program, o profileOptions) error {
 	out := filepath.Clean(o.output)
 	existing, err := checkProfileOutput(out)
 	if err != nil {
@@ -324,7 +325,7 @@ func runProfile(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []progr
 	if len(hosts) > 1 {
 		on = fmt.Sprintf("%d hosts (%s to %s) of %s", len(hosts), names[0], names[len(names)-1], on)
 	}
-	fmt.Fprintf(w, "\ndcpi profile: %s on %s, %.3f simulated s\n\n", programCommands(progs), on, ranFor)
+	fmt.Fprintf(w, "\ndcpi profile: %s on %s, %.3f simulated s\n\n", simhost.ProgramCommands(progs), on, ranFor)
 	if err := analysis.WriteText(w, table); err != nil {
 		return err
 	}
@@ -494,15 +495,6 @@ type views struct {
 	meTagged uint64
 }
 
-// since is now's drop counters less before's.
-func since(now, before map[string]uint64) map[string]uint64 {
-	out := map[string]uint64{}
-	for name, n := range now {
-		out[name] = n - min(before[name], n)
-	}
-	return out
-}
-
 // printConservation prints the conservation line of a run: the samples
 // the simulated hardware generated against what the run added to db
 // (now minus before) in profiles and drop counters. It reports whether
@@ -518,15 +510,15 @@ func printConservation(w io.Writer, db *storage.DB, generated uint64, q storage.
 	for name, n := range now.drops {
 		drops[name] = n - min(before.drops[name], n)
 	}
-	line, balanced := conservationLine(generated, now.stored-before.stored, drops)
+	line, balanced := conservation.SamplesLine(generated, now.stored-before.stored, drops)
 	fmt.Fprintf(w, "\n%s\n", line)
 	if v.stacks {
-		sline, sbalanced := stackConservationLine(generated, now.stackStored-min(before.stackStored, now.stackStored), since(now.stackDrops, before.stackDrops))
+		sline, sbalanced := conservation.StacksLine(generated, now.stackStored-min(before.stackStored, now.stackStored), conservation.Since(now.stackDrops, before.stackDrops))
 		fmt.Fprintln(w, sline)
 		balanced = balanced && sbalanced
 	}
 	if v.me {
-		mline, mbalanced := meConservationLine(v.meTagged, now.meStored-min(before.meStored, now.meStored), since(now.meDrops, before.meDrops))
+		mline, mbalanced := conservation.ProfileMeLine(v.meTagged, now.meStored-min(before.meStored, now.meStored), conservation.Since(now.meDrops, before.meDrops))
 		fmt.Fprintln(w, mline)
 		balanced = balanced && mbalanced
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"dcpi/internal/progress"
 	"errors"
 	"io"
 	"os"
@@ -489,7 +490,7 @@ func TestClusterNodesRunUserProgram(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	stored, drops, err := waitStored(ctx, coord, newProgress(io.Discard, time.Now()), demoBaseline{}, generated, 30*time.Second)
+	stored, drops, err := waitStored(ctx, coord, progress.New(io.Discard, time.Now()), demoBaseline{}, generated, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

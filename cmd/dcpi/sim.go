@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"sort"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
+	"dcpi/simhost"
 	"dcpi/workloads"
 )
 
@@ -48,7 +48,7 @@ func newSimRunCommand() *cobra.Command {
 		Long: `Run a static Alpha Linux executable on a simulated multiprocessor Alpha host.
 
 FILE is a path to an ELF file, or the name of an embedded workload
-(` + strings.Join(workloadNames(), ", ") + `).
+(` + strings.Join(workloads.Names(), ", ") + `).
 Every embedded workload is also present in the simulated file system as
 /bin/NAME, so programs can exec one another.
 
@@ -57,7 +57,7 @@ its exit status (128+N if signal N killed it). --stats adds, on standard
 error, instructions executed, simulated time and the host's speed.
 
 --mix NAME runs a named set of embedded workloads at once, spread across the
-CPUs (mixes: ` + strings.Join(mixNames(), ", ") + `).`,
+CPUs (mixes: ` + strings.Join(workloads.MixNames(), ", ") + `).`,
 		Example: `  dcpi sim run stream
   dcpi sim run --cpus 1 --stats ./a.out 10
   dcpi sim run --mix default --stats`,
@@ -113,34 +113,6 @@ func loadConfig(cmd *cobra.Command) (config.Config, error) {
 	return l.Load(file)
 }
 
-// machineConfig turns the sim section into a machine configuration, with
-// every embedded workload at /bin/NAME.
-func machineConfig(s config.Sim) (hwsim.Config, error) {
-	model, err := alpha.ModelByName(s.Model)
-	if err != nil {
-		return hwsim.Config{}, fmt.Errorf("config: sim.model: %w", err)
-	}
-	hc := hwsim.DefaultConfig()
-	hc.CPUs, hc.Model, hc.Seed = s.CPUs, model, s.Seed
-	hc.ClockHz = uint64(s.ClockMHz) * 1_000_000
-	hc.Quantum, hc.TimeSlice, hc.PIDMax = s.Quantum, s.TimeSlice, s.PIDMax
-	hc.Hostname, hc.MaxMemory = s.Hostname, s.MaxMemMB<<20
-	hc.Timing = s.Timing
-	hc.OpenAppend = (&ppDumpFiles{}).open // dcpi pp instrument's counter dumps
-	if err := applyMemoryParams(&hc.MemoryParams, s.Memory); err != nil {
-		return hwsim.Config{}, err
-	}
-	hc.Files = map[string][]byte{}
-	for _, w := range workloads.All() {
-		data, err := workloads.Binary(w.Name)
-		if err != nil {
-			return hwsim.Config{}, err
-		}
-		hc.Files["/bin/"+w.Name] = data
-	}
-	return hc, hc.Validate()
-}
-
 func runSim(stderr io.Writer, hc hwsim.Config, args []string, mix string, stats bool, truthFile string) error {
 	type job struct {
 		path string
@@ -150,10 +122,10 @@ func runSim(stderr io.Writer, hc hwsim.Config, args []string, mix string, stats 
 	if mix != "" {
 		names, ok := workloads.Mixes()[mix]
 		if !ok {
-			return fmt.Errorf("no mix %q (mixes: %s)", mix, strings.Join(mixNames(), ", "))
+			return fmt.Errorf("no mix %q (mixes: %s)", mix, strings.Join(workloads.MixNames(), ", "))
 		}
 		for _, n := range names {
-			w, _ := workloadByName(n)
+			w, _ := workloads.ByName(n)
 			jobs = append(jobs, job{path: "/bin/" + n, argv: append([]string{"/bin/" + n}, w.DefaultArgs...)})
 		}
 	} else {
@@ -323,32 +295,6 @@ func cpi(cycles, insns uint64) string {
 	return fmt.Sprintf("%.2f", float64(cycles)/float64(insns))
 }
 
-func workloadByName(name string) (workloads.Workload, bool) {
-	for _, w := range workloads.All() {
-		if w.Name == name {
-			return w, true
-		}
-	}
-	return workloads.Workload{}, false
-}
-
-func workloadNames() []string {
-	var names []string
-	for _, w := range workloads.All() {
-		names = append(names, w.Name)
-	}
-	return names
-}
-
-func mixNames() []string {
-	var names []string
-	for n := range workloads.Mixes() {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
 // programMachineConfig is the machine the configuration and flags of cmd
 // describe, with the simulated programs' standard streams on cmd's and
 // dcpi's: what a command that runs a user's program needs.
@@ -357,7 +303,7 @@ func programMachineConfig(cmd *cobra.Command) (hwsim.Config, error) {
 	if err != nil {
 		return hwsim.Config{}, err
 	}
-	hc, err := machineConfig(cfg.Sim)
+	hc, err := simhost.MachineConfig(cfg.Sim)
 	if err != nil {
 		return hwsim.Config{}, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"dcpi/internal/progress"
 	"fmt"
 	"io"
 	"os"
@@ -99,7 +100,7 @@ table of the same size; an 8-way bucket spans two lines.`,
 			start := time.Now()
 			designs := node.Designs(lines, node.DefaultVariants())
 			var rs []node.Result
-			err = newProgress(cmd.ErrOrStderr(), time.Now()).whileRunning(func() error {
+			err = progress.New(cmd.ErrOrStderr(), time.Now()).WhileRunning(func() error {
 				var err error
 				rs, err = node.Simulate(tr, designs)
 				return err
@@ -116,13 +117,13 @@ table of the same size; an 8-way bucket spans two lines.`,
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&names, "workloads", nil, "embedded workloads to run at once, comma-separated (a name may repeat)")
-	f.StringVar(&mix, "mix", "", "a named mix of embedded workloads (mixes: "+strings.Join(mixNames(), ", ")+")")
+	f.StringVar(&mix, "mix", "", "a named mix of embedded workloads (mixes: "+strings.Join(workloads.MixNames(), ", ")+")")
 	f.StringVar(&traceFile, "trace", "", "replay this trace file instead of recording one")
 	f.StringVar(&record, "record", "", "write the recorded trace to this file")
 	f.Float64Var(&seconds, "seconds", 1, "simulated seconds to record, restarting programs that finish (0: run each once)")
 	f.IntSliceVar(&sizesKB, "sizes", []int{16, 64, 256}, "table sizes to simulate, in KB of the modelled Alpha's memory (DCPI: 256)")
 	f.StringVar(&profile, "profile", "default", "counter configuration: default (CYCLES and IMISS), cycles, mux")
-	f.Uint64Var(&rate, "rate", 1, "sample N times as often as the profile's periods say (more samples per run of a short program)")
+	f.Uint64Var(&rate, "rate", 1, "sample N times as often as the profile's periods say (more samples per run of a short simhost.Program)")
 	f.Int("cpus", 4, "number of simulated CPUs")
 	f.Uint64("seed", 1, "seed for everything random on the machine")
 	f.Bool("timing", true, "run the 21164 timing model (IMISS samples need it)")
@@ -138,14 +139,14 @@ func recordTablesimTrace(cmd *cobra.Command, out io.Writer, names []string, mix,
 		}
 		var ok bool
 		if names, ok = workloads.Mixes()[mix]; !ok {
-			return nil, fmt.Errorf("no mix %q (mixes: %s)", mix, strings.Join(mixNames(), ", "))
+			return nil, fmt.Errorf("no mix %q (mixes: %s)", mix, strings.Join(workloads.MixNames(), ", "))
 		}
 	}
 	var programs [][]string
 	for _, n := range names {
-		w, ok := workloadByName(n)
+		w, ok := workloads.ByName(n)
 		if !ok {
-			return nil, fmt.Errorf("no workload %q (workloads: %s)", n, strings.Join(workloadNames(), ", "))
+			return nil, fmt.Errorf("no workload %q (workloads: %s)", n, strings.Join(workloads.Names(), ", "))
 		}
 		programs = append(programs, w.Argv())
 	}
@@ -153,7 +154,7 @@ func recordTablesimTrace(cmd *cobra.Command, out io.Writer, names []string, mix,
 	if err != nil {
 		return nil, err
 	}
-	hc, err := machineConfig(cfg.Sim)
+	hc, err := simhost.MachineConfig(cfg.Sim)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +183,7 @@ func recordTablesimTrace(cmd *cobra.Command, out io.Writer, names []string, mix,
 	var buf bytes.Buffer
 	start := time.Now()
 	var sum simhost.RecordSummary
-	err = newProgress(cmd.ErrOrStderr(), start).whileRunning(func() error {
+	err = progress.New(cmd.ErrOrStderr(), start).WhileRunning(func() error {
 		var err error
 		sum, err = simhost.RecordTrace(&buf, simhost.RecordOptions{
 			Machine:  hc,

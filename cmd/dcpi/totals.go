@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"dcpi/conservation"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -80,7 +81,7 @@ commits may answer with less. --host and --epoch narrow the figures.
 			}
 			slices.Sort(names)
 			fmt.Fprintf(cmd.OutOrStdout(), "%d samples stored, %d unknown, %d dropped (%s); %d in all\n",
-				out.Samples, out.Unknown, out.Total-out.Samples-out.Unknown, dropList(names), out.Total)
+				out.Samples, out.Unknown, out.Total-out.Samples-out.Unknown, conservation.DropList(names), out.Total)
 			if out.Total == 0 && hint != "" {
 				fmt.Fprintln(cmd.OutOrStdout(), hint)
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"dcpi/internal/progress"
 	"fmt"
 	"io"
 	"sync"
@@ -99,7 +100,7 @@ func valueBaselines(ctx context.Context, coord *coordinator.Client, hosts []stri
 // waitValuesStored waits until the cluster has stored the value
 // accounting of every interrupt the hosts' hardware delivered (beyond
 // base), or nothing new for stall, saying so on a terminal.
-func waitValuesStored(ctx context.Context, coord *coordinator.Client, pr *progress, hosts []*clusterHost, base map[string]wire.ValueStats, stall time.Duration) error {
+func waitValuesStored(ctx context.Context, coord *coordinator.Client, pr *progress.Progress, hosts []*clusterHost, base map[string]wire.ValueStats, stall time.Duration) error {
 	var want, before uint64
 	for _, h := range hosts {
 		want += h.interrupts()
@@ -120,7 +121,7 @@ func waitValuesStored(ctx context.Context, coord *coordinator.Client, pr *progre
 		} else if time.Since(lastChange) > stall {
 			return nil // the conservation lines say what is missing
 		}
-		pr.printf("waiting for value records: %d of the %d interrupts the hosts delivered are accounted for in storage", got, want)
+		pr.Printf("waiting for value records: %d of the %d interrupts the hosts delivered are accounted for in storage", got, want)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -43,7 +43,7 @@ func TestValuesThroughTheCluster(t *testing.T) {
 	if racedetect.Enabled {
 		t.Skip("three timed hosts with ground truth take minutes under the race detector; the cluster path's concurrency is raced in its packages' tests")
 	}
-	progs, err := embeddedPrograms([]string{"ptrchase", "hashdb"})
+	progs, err := simhost.EmbeddedPrograms([]string{"ptrchase", "hashdb"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,7 @@
-package main
+// Package progress writes a long-running command's progress lines on a
+// terminal: at most one a second, and nothing into a file or a pipe, so a
+// command never goes silent for a person and leaves logs clean.
+package progress
 
 import (
 	"fmt"
@@ -7,10 +10,10 @@ import (
 	"time"
 )
 
-// isTerminal says whether w is a terminal (a character device), where a
+// IsTerminal says whether w is a terminal (a character device), where a
 // long-running command shows progress lines; into a file or a pipe it
 // writes only its results.
-func isTerminal(w io.Writer) bool {
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
@@ -19,10 +22,10 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// progress writes a long command's progress lines, "[  12.3s] ...", at
+// Progress writes a long command's progress lines, "[  12.3s] ...", at
 // most one per interval, and only when on (a terminal), so a command never
 // goes silent for a person and leaves logs and pipes clean.
-type progress struct {
+type Progress struct {
 	w        io.Writer
 	on       bool
 	start    time.Time
@@ -30,29 +33,29 @@ type progress struct {
 	last     time.Time
 }
 
-// newProgress makes the progress of a command started at start; its first
+// New makes the progress of a command started at start; its first
 // line is due an interval after start, so a short run prints none.
-func newProgress(w io.Writer, start time.Time) *progress {
-	return &progress{w: w, on: isTerminal(w), start: start, interval: time.Second, last: start}
+func New(w io.Writer, start time.Time) *Progress {
+	return &Progress{w: w, on: IsTerminal(w), start: start, interval: time.Second, last: start}
 }
 
-// due says whether a line may be written now.
-func (p *progress) due() bool {
+// Due says whether a line may be written now.
+func (p *Progress) Due() bool {
 	return p.on && time.Since(p.last) >= p.interval
 }
 
-// printf writes a line if one is due.
-func (p *progress) printf(format string, args ...any) {
-	if !p.due() {
+// Printf writes a line if one is due.
+func (p *Progress) Printf(format string, args ...any) {
+	if !p.Due() {
 		return
 	}
 	p.last = time.Now()
 	fmt.Fprintf(p.w, "[%6.1fs] "+format+"\n", append([]any{time.Since(p.start).Seconds()}, args...)...)
 }
 
-// whileRunning runs fn and, while it runs, writes status() as a progress
+// WhileRunning runs fn and, while it runs, writes status() as a progress
 // line every interval (nothing off a terminal: fn runs alone).
-func (p *progress) whileRunning(fn func() error, status func() string) error {
+func (p *Progress) WhileRunning(fn func() error, status func() string) error {
 	if !p.on {
 		return fn()
 	}
@@ -65,16 +68,16 @@ func (p *progress) whileRunning(fn func() error, status func() string) error {
 		case err := <-done:
 			return err
 		case <-t.C:
-			if p.due() {
-				p.printf("%s", status())
+			if p.Due() {
+				p.Printf("%s", status())
 			}
 		}
 	}
 }
 
-// simulatedStatus is a simulated host's progress: how far its machine has
+// SimulatedStatus is a simulated host's progress: how far its machine has
 // run, of how far it will (seconds 0: until its programs finish).
-func simulatedStatus(cycles, clockHz uint64, seconds float64) string {
+func SimulatedStatus(cycles, clockHz uint64, seconds float64) string {
 	at := float64(cycles) / float64(clockHz)
 	if seconds <= 0 {
 		return fmt.Sprintf("simulated %.3f s (until the programs finish)", at)

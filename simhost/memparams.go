@@ -1,4 +1,4 @@
-package main
+package simhost
 
 import (
 	"fmt"
@@ -11,11 +11,11 @@ import (
 	"dcpi/hwsim/timing"
 )
 
-// applyMemoryParams overrides fields of p from the sim.memory section of the
+// ApplyMemoryParams overrides fields of p from the sim.memory section of the
 // configuration, whose keys are the field names in snake case
 // (bcache_size for BcacheSize). An unknown key is an error that lists the
 // known ones.
-func applyMemoryParams(p *timing.Params, over map[string]any) error {
+func ApplyMemoryParams(p *timing.Params, over map[string]any) error {
 	if len(over) == 0 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package main
+package simhost
 
 import (
 	"os"
@@ -6,18 +6,18 @@ import (
 	"testing"
 )
 
-// TestPPDumpFilesOnlyNamesInTheWorkingDirectory: a simulated program may
+// TestDumpFilesOnlyNamesInTheWorkingDirectory: a simulated program may
 // append to NAME.pp.out in dcpi's working directory and nowhere else.
-func TestPPDumpFilesOnlyNamesInTheWorkingDirectory(t *testing.T) {
+func TestDumpFilesOnlyNamesInTheWorkingDirectory(t *testing.T) {
 	t.Chdir(t.TempDir())
-	var d ppDumpFiles
+	var d DumpFiles
 	for _, bad := range []string{"../x.pp.out", "/tmp/x.pp.out", "sub/x.pp.out", "x.txt", ".pp.out", "x.pp.out/.."} {
-		if _, err := d.open(bad); err == nil {
+		if _, err := d.Open(bad); err == nil {
 			t.Errorf("%q: opened", bad)
 		}
 	}
 	for _, good := range []string{"x.pp.out", "./x.pp.out"} {
-		w, err := d.open(good)
+		w, err := d.Open(good)
 		if err != nil {
 			t.Fatalf("%q: %v", good, err)
 		}
