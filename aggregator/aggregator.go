@@ -2,6 +2,7 @@ package aggregator
 
 import (
 	"context"
+	"dcpi/wire/delivery"
 	"fmt"
 	"slices"
 	"sync"
@@ -14,22 +15,9 @@ import (
 	"dcpi/wire"
 )
 
-// Delivery is one batch taken from the stream, to be acknowledged once
-// stored, handed back (Nak) to be delivered again later, or terminated
-// when it can never be stored.
-type Delivery interface {
-	// Batch is the decoded batch; nil when Err is set.
-	Batch() *wire.Batch
-	// Err says why the message is not a valid batch (malformed, forged).
-	Err() error
-	Ack(ctx context.Context) error
-	Nak(delay time.Duration) error
-	Term(reason string) error
-}
-
 // Source is the stream of batches (transport.BatchSource in production).
 type Source interface {
-	Fetch(ctx context.Context, max int, wait time.Duration) ([]Delivery, error)
+	Fetch(ctx context.Context, max int, wait time.Duration) ([]delivery.Batch, error)
 }
 
 // Proposer commits deltas and image records through the coordinator's
@@ -188,7 +176,7 @@ func (a *Aggregator) Run(ctx context.Context) error {
 // Handle processes one fetch: terminates what is not a valid batch,
 // merges the rest, proposes, and acknowledges what was committed; it
 // returns when every proposal of the fetch is settled.
-func (a *Aggregator) Handle(ctx context.Context, ds []Delivery) {
+func (a *Aggregator) Handle(ctx context.Context, ds []delivery.Batch) {
 	var wg sync.WaitGroup
 	a.dispatch(ctx, ds, &wg)
 	wg.Wait()
@@ -205,13 +193,13 @@ func (a *Aggregator) Handle(ctx context.Context, ds []Delivery) {
 // it for a commit); they start first, and the waiting ones follow in
 // order. It returns once the last proposal has started; wg is done when
 // all have settled.
-func (a *Aggregator) dispatch(ctx context.Context, ds []Delivery, wg *sync.WaitGroup) {
+func (a *Aggregator) dispatch(ctx context.Context, ds []delivery.Batch, wg *sync.WaitGroup) {
 	if len(ds) == 0 {
 		return
 	}
 	start := time.Now()
 	a.fetched.Add(uint64(len(ds)))
-	var good []Delivery
+	var good []delivery.Batch
 	var batches []*wire.Batch
 	entries := 0
 	for _, d := range ds {
@@ -437,7 +425,7 @@ func (f *inFlight) leave(streams []streamKey) {
 }
 
 // propose commits one proposal and settles its deliveries by outcome.
-func (a *Aggregator) propose(ctx context.Context, p Proposal, ds []Delivery) {
+func (a *Aggregator) propose(ctx context.Context, p Proposal, ds []delivery.Batch) {
 	images := a.imagesFor(ctx, p.Deltas)
 	a.proposals.Add(1)
 	a.entriesOut.Add(uint64(p.Entries()))
@@ -502,7 +490,7 @@ func (a *Aggregator) propose(ctx context.Context, p Proposal, ds []Delivery) {
 	}
 }
 
-func (a *Aggregator) nakAll(ds []Delivery, members []int, delay time.Duration) {
+func (a *Aggregator) nakAll(ds []delivery.Batch, members []int, delay time.Duration) {
 	for _, i := range members {
 		if err := ds[i].Nak(delay); err != nil {
 			a.cfg.Logf("aggregator: nak: %v (it will be redelivered when its ack wait ends)", err)
@@ -556,7 +544,7 @@ func sleep(ctx context.Context, d time.Duration) {
 // singles is a proposal of one delta per batch of members (which are in
 // seq order, twins adjacent), so that none of its deltas can overlap what
 // is stored: each is either stored already or not at all.
-func singles(members []int, ds []Delivery) Proposal {
+func singles(members []int, ds []delivery.Batch) Proposal {
 	var q Proposal
 	for _, i := range members {
 		if n := len(q.Deltas); n > 0 && q.Deltas[n-1].Batch.Seq == ds[i].Batch().Seq {

@@ -9,7 +9,7 @@
 // means a redelivery, which the state machine recognizes by (host, CPU,
 // seq) and ignores.
 //
-// The package declares the interfaces it consumes (Source, Delivery,
+// The package declares the interfaces it consumes (Source, delivery.Batch,
 // ImageStore, Proposer) and imports no NATS: transport.BatchSource is the
 // JetStream side, coordinator.Client the proposer, and the tests use
 // in-memory ones.

@@ -2,6 +2,7 @@ package aggregator
 
 import (
 	"context"
+	"dcpi/wire/delivery"
 	"errors"
 	"math/rand/v2"
 	"sync"
@@ -47,10 +48,10 @@ func (s *MemSource) add(d *memDelivery) {
 }
 
 // Fetch returns up to max live messages.
-func (s *MemSource) Fetch(_ context.Context, max int, _ time.Duration) ([]Delivery, error) {
+func (s *MemSource) Fetch(_ context.Context, max int, _ time.Duration) ([]delivery.Batch, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var live []Delivery
+	var live []delivery.Batch
 	for _, m := range s.msgs {
 		if !m.gone && !m.pending {
 			live = append(live, m)

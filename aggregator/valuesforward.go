@@ -3,6 +3,7 @@ package aggregator
 import (
 	"cmp"
 	"context"
+	"dcpi/wire/delivery"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -12,24 +13,10 @@ import (
 	"dcpi/wire"
 )
 
-// ValuesDelivery is one value-sampling record taken from its stream, to
-// be acknowledged once stored, handed back (Nak) to be delivered again
-// later, or terminated when it can never be stored.
-type ValuesDelivery interface {
-	// Record is the decoded record; nil when Err is set.
-	Record() *wire.ValuesRecord
-	// Err says why the message is not a valid record (malformed, of
-	// another version, forged).
-	Err() error
-	Ack(ctx context.Context) error
-	Nak(delay time.Duration) error
-	Term(reason string) error
-}
-
 // ValuesSource is the stream of value records (transport.ValuesSource in
 // production).
 type ValuesSource interface {
-	FetchValues(ctx context.Context, max int, wait time.Duration) ([]ValuesDelivery, error)
+	FetchValues(ctx context.Context, max int, wait time.Duration) ([]delivery.Values, error)
 }
 
 // ValuesProposer commits the merge of a host's value records first..r.Seq
@@ -107,15 +94,15 @@ func (f *ValuesForwarder) Run(ctx context.Context) error {
 // record delivered twice in one fetch has two).
 type valuesRun struct {
 	records []*wire.ValuesRecord
-	members [][]ValuesDelivery
+	members [][]delivery.Values
 }
 
 // Handle processes one fetch: terminates what is not a valid record,
 // merges each host's runs, proposes them in Seq order, and settles each
 // delivery by its run's outcome.
-func (f *ValuesForwarder) Handle(ctx context.Context, ds []ValuesDelivery) {
+func (f *ValuesForwarder) Handle(ctx context.Context, ds []delivery.Values) {
 	f.fetched.Add(uint64(len(ds)))
-	var good []ValuesDelivery
+	var good []delivery.Values
 	for _, d := range ds {
 		if err := d.Err(); err != nil {
 			f.rejected.Add(1)
@@ -135,8 +122,8 @@ func (f *ValuesForwarder) Handle(ctx context.Context, ds []ValuesDelivery) {
 // valuesRuns groups deliveries by host, orders each host's by Seq, and
 // cuts them into runs at a missing Seq, an epoch or module change, or
 // maxValuesRun records.
-func valuesRuns(ds []ValuesDelivery) []valuesRun {
-	slices.SortStableFunc(ds, func(a, b ValuesDelivery) int {
+func valuesRuns(ds []delivery.Values) []valuesRun {
+	slices.SortStableFunc(ds, func(a, b delivery.Values) int {
 		ra, rb := a.Record(), b.Record()
 		return cmp.Or(cmp.Compare(ra.Host, rb.Host), cmp.Compare(ra.Seq, rb.Seq))
 	})
@@ -155,11 +142,11 @@ func valuesRuns(ds []ValuesDelivery) []valuesRun {
 			case last.Host == r.Host && last.Seq+1 == r.Seq && last.Epoch == r.Epoch &&
 				last.Module == r.Module && len(cur.records) < maxValuesRun:
 				cur.records = append(cur.records, r)
-				cur.members = append(cur.members, []ValuesDelivery{d})
+				cur.members = append(cur.members, []delivery.Values{d})
 				continue
 			}
 		}
-		runs = append(runs, valuesRun{records: []*wire.ValuesRecord{r}, members: [][]ValuesDelivery{{d}}})
+		runs = append(runs, valuesRun{records: []*wire.ValuesRecord{r}, members: [][]delivery.Values{{d}}})
 	}
 	return runs
 }
@@ -227,7 +214,7 @@ func (f *ValuesForwarder) singles(ctx context.Context, run valuesRun) {
 	}
 }
 
-func (f *ValuesForwarder) nakAll(members [][]ValuesDelivery) {
+func (f *ValuesForwarder) nakAll(members [][]delivery.Values) {
 	for _, ms := range members {
 		for _, d := range ms {
 			if err := d.Nak(f.cfg.GapDelay); err != nil {

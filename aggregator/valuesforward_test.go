@@ -2,6 +2,7 @@ package aggregator
 
 import (
 	"context"
+	"dcpi/wire/delivery"
 	"errors"
 	"testing"
 	"time"
@@ -19,15 +20,15 @@ type memValues struct {
 	acked, naked, term int
 }
 
-func (d *memValues) Record() *wire.ValuesRecord    { return d.r }
-func (d *memValues) Err() error                    { return d.err }
-func (d *memValues) Ack(context.Context) error     { d.acked++; return nil }
-func (d *memValues) Nak(time.Duration) error       { d.naked++; return nil }
-func (d *memValues) Term(string) error             { d.term++; return nil }
-func deliveries(ds ...*memValues) []ValuesDelivery { return toValues(ds) }
+func (d *memValues) Record() *wire.ValuesRecord     { return d.r }
+func (d *memValues) Err() error                     { return d.err }
+func (d *memValues) Ack(context.Context) error      { d.acked++; return nil }
+func (d *memValues) Nak(time.Duration) error        { d.naked++; return nil }
+func (d *memValues) Term(string) error              { d.term++; return nil }
+func deliveries(ds ...*memValues) []delivery.Values { return toValues(ds) }
 
-func toValues(ds []*memValues) []ValuesDelivery {
-	out := make([]ValuesDelivery, len(ds))
+func toValues(ds []*memValues) []delivery.Values {
+	out := make([]delivery.Values, len(ds))
 	for i, d := range ds {
 		out[i] = d
 	}

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"dcpi/wire/coordproto"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -158,7 +159,7 @@ func (c *Client) Propose(ctx context.Context, deltas []storage.Delta, images []*
 	}
 	out := make([]storage.Outcome, 0, len(deltas))
 	for _, ch := range chunks {
-		msg, err := c.request(ctx, SubjectPropose, ch.data, retryAll)
+		msg, err := c.request(ctx, coordproto.SubjectPropose, ch.data, retryAll)
 		if err != nil {
 			return nil, err
 		}
@@ -175,7 +176,7 @@ func (c *Client) Propose(ctx context.Context, deltas []storage.Delta, images []*
 // Register registers a node (again, to update its labels, CPUs or
 // periods: storage.Node.Periods, nil when unknown).
 func (c *Client) Register(ctx context.Context, host string, labels map[string]string, cpus int, periods map[uint8]uint64) error {
-	subject, err := hostSubject(SubjectRegister, host)
+	subject, err := hostSubject(coordproto.SubjectRegister, host)
 	if err != nil {
 		return err
 	}
@@ -185,7 +186,7 @@ func (c *Client) Register(ctx context.Context, host string, labels map[string]st
 // Heartbeat tells the leader host is alive and learns where epochs stand.
 func (c *Client) Heartbeat(ctx context.Context, host string) (EpochStatus, error) {
 	var st EpochStatus
-	subject, err := hostSubject(SubjectHeartbeat, host)
+	subject, err := hostSubject(coordproto.SubjectHeartbeat, host)
 	if err != nil {
 		return st, err
 	}
@@ -198,7 +199,7 @@ func (c *Client) Heartbeat(ctx context.Context, host string) (EpochStatus, error
 // an element past the node's CPUs is its daemon's AllCPUs stream. An ack of
 // an epoch already sealed is recorded as late (Epochs shows it).
 func (c *Client) AckEpoch(ctx context.Context, host string, epoch uint64, lastSeq []uint64) error {
-	subject, err := hostSubject(SubjectAck, host)
+	subject, err := hostSubject(coordproto.SubjectAck, host)
 	if err != nil {
 		return err
 	}
@@ -210,39 +211,39 @@ func (c *Client) AckEpoch(ctx context.Context, host string, epoch uint64, lastSe
 // would close the new epoch): ErrUnknownOutcome says to look at Epochs.
 func (c *Client) CutEpoch(ctx context.Context) (uint64, error) {
 	var reply CutReply
-	err := c.requestJSON(ctx, SubjectCut, nil, &reply, retryNotProposed)
+	err := c.requestJSON(ctx, coordproto.SubjectCut, nil, &reply, retryNotProposed)
 	return reply.Epoch, err
 }
 
 // AddVoter adds a replica to the Raft group.
 func (c *Client) AddVoter(ctx context.Context, id, addr string) error {
-	return c.requestJSON(ctx, SubjectMembersAdd, MemberRequest{ID: id, Addr: addr}, nil, retryAll)
+	return c.requestJSON(ctx, coordproto.SubjectMembersAdd, MemberRequest{ID: id, Addr: addr}, nil, retryAll)
 }
 
 // RemoveServer removes a replica from the Raft group.
 func (c *Client) RemoveServer(ctx context.Context, id string) error {
-	return c.requestJSON(ctx, SubjectMembersRemove, MemberRequest{ID: id}, nil, retryAll)
+	return c.requestJSON(ctx, coordproto.SubjectMembersRemove, MemberRequest{ID: id}, nil, retryAll)
 }
 
 func querySubject(kind string, linearizable bool) string {
 	if linearizable {
-		return SubjectLinearQuery + kind
+		return coordproto.SubjectLinearQuery + kind
 	}
-	return SubjectQuery + kind
+	return coordproto.SubjectQuery + kind
 }
 
 // Epochs lists epochs with their acks, from the leader (so what sealing
 // waits for reflects its liveness table).
 func (c *Client) Epochs(ctx context.Context) ([]EpochInfo, error) {
 	var out []EpochInfo
-	err := c.requestJSON(ctx, querySubject(QueryEpochs, true), nil, &out, retryAll)
+	err := c.requestJSON(ctx, querySubject(coordproto.QueryEpochs, true), nil, &out, retryAll)
 	return out, err
 }
 
 // Nodes lists registered nodes with their liveness, from the leader.
 func (c *Client) Nodes(ctx context.Context) ([]NodeInfo, error) {
 	var out []NodeInfo
-	err := c.requestJSON(ctx, querySubject(QueryNodes, true), nil, &out, retryAll)
+	err := c.requestJSON(ctx, querySubject(coordproto.QueryNodes, true), nil, &out, retryAll)
 	return out, err
 }
 
@@ -252,7 +253,7 @@ func (c *Client) Images(ctx context.Context, keys []wire.ImageKey) ([]*wire.Imag
 	var out []*wire.ImageRecord
 	for len(keys) > 0 {
 		var reply ImagesReply
-		if err := c.requestJSON(ctx, querySubject(QueryImages, false), ImagesRequest{Keys: keys}, &reply, retryAll); err != nil {
+		if err := c.requestJSON(ctx, querySubject(coordproto.QueryImages, false), ImagesRequest{Keys: keys}, &reply, retryAll); err != nil {
 			return nil, err
 		}
 		for _, b := range reply.Records {
@@ -286,7 +287,7 @@ func (c *Client) AppliedStreams(ctx context.Context, host string, cpus []uint16)
 	if len(cpus) > MaxAppliedCPUs {
 		return nil, fmt.Errorf("coordinator: applied: %w: %d CPUs, at most %d", ErrBadRequest, len(cpus), MaxAppliedCPUs)
 	}
-	subject, err := hostSubject(querySubject(QueryApplied, false), host)
+	subject, err := hostSubject(querySubject(coordproto.QueryApplied, false), host)
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +322,7 @@ func (c *Client) AppliedStreams(ctx context.Context, host string, cpus []uint16)
 // every commit with linearizable.
 func (c *Client) StreamState(ctx context.Context, host string, cpu uint16, linearizable bool) (storage.StreamState, error) {
 	var reply AppliedReply
-	subject, err := hostSubject(querySubject(QueryApplied, linearizable), host)
+	subject, err := hostSubject(querySubject(coordproto.QueryApplied, linearizable), host)
 	if err != nil {
 		return storage.StreamState{}, err
 	}
@@ -333,7 +334,7 @@ func (c *Client) StreamState(ctx context.Context, host string, cpu uint16, linea
 // replica.
 func (c *Client) Totals(ctx context.Context, q storage.Query) (TotalsReply, error) {
 	var reply TotalsReply
-	err := c.requestJSON(ctx, querySubject(QueryTotals, false), q, &reply, retryAll)
+	err := c.requestJSON(ctx, querySubject(coordproto.QueryTotals, false), q, &reply, retryAll)
 	return reply, err
 }
 
@@ -344,7 +345,7 @@ func (c *Client) Totals(ctx context.Context, q storage.Query) (TotalsReply, erro
 // committed before the call.
 func (c *Client) Profile(ctx context.Context, q storage.Query, linearizable bool, fn func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error) error {
 	req := ProfileRequest{Query: q, MaxRows: c.PageRows}
-	subject := querySubject(QueryProfile, linearizable)
+	subject := querySubject(coordproto.QueryProfile, linearizable)
 	for {
 		data, err := json.Marshal(req)
 		if err != nil {
@@ -371,6 +372,6 @@ func (c *Client) Profile(ctx context.Context, q storage.Query, linearizable bool
 		}
 		lr := p.rows[len(p.rows)-1]
 		req.After = &storage.ProfileKey{Event: lr.Event, Image: lr.Image, Offset: lr.Offset, Host: lr.Host}
-		subject = subjectReplica + p.replica + ".query." + QueryProfile
+		subject = coordproto.SubjectReplica + p.replica + ".query." + coordproto.QueryProfile
 	}
 }

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"dcpi/wire/coordproto"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -477,19 +478,19 @@ func TestClusterRejects(t *testing.T) {
 		data    []byte
 		want    string
 	}{
-		{SubjectPropose, []byte("garbage"), "bad command"},
-		{SubjectPropose, nil, "bad command"},
-		{SubjectPropose, reg, "not an ingest"},
-		{SubjectRegister + ".x", []byte("{"), "bad request"},
-		{SubjectRegister + ".x", []byte(`{"Host":"","CPUs":1}`), "empty host"},
-		{SubjectRegister + ".x", []byte(`{"Host":"x","CPUs":0}`), "0 CPUs"},
-		{SubjectAck + ".h", []byte(`{"Host":"h","Epoch":0}`), "epoch 0"},
-		{SubjectHeartbeat + ".h", []byte(`{"Host":""}`), "empty host"},
+		{coordproto.SubjectPropose, []byte("garbage"), "bad command"},
+		{coordproto.SubjectPropose, nil, "bad command"},
+		{coordproto.SubjectPropose, reg, "not an ingest"},
+		{coordproto.SubjectRegister + ".x", []byte("{"), "bad request"},
+		{coordproto.SubjectRegister + ".x", []byte(`{"Host":"","CPUs":1}`), "empty host"},
+		{coordproto.SubjectRegister + ".x", []byte(`{"Host":"x","CPUs":0}`), "0 CPUs"},
+		{coordproto.SubjectAck + ".h", []byte(`{"Host":"h","Epoch":0}`), "epoch 0"},
+		{coordproto.SubjectHeartbeat + ".h", []byte(`{"Host":""}`), "empty host"},
 		// A body about another host than the subject's.
-		{SubjectRegister + ".x", []byte(`{"Host":"h","CPUs":1}`), ErrOtherHost.Error()},
-		{SubjectAck + ".x", []byte(`{"Host":"h","Epoch":1}`), ErrOtherHost.Error()},
-		{SubjectQuery + QueryTotals, []byte(`[1]`), "bad request"},
-		{SubjectMembersAdd, []byte(`{}`), "required"},
+		{coordproto.SubjectRegister + ".x", []byte(`{"Host":"h","CPUs":1}`), ErrOtherHost.Error()},
+		{coordproto.SubjectAck + ".x", []byte(`{"Host":"h","Epoch":1}`), ErrOtherHost.Error()},
+		{coordproto.SubjectQuery + coordproto.QueryTotals, []byte(`[1]`), "bad request"},
+		{coordproto.SubjectMembersAdd, []byte(`{}`), "required"},
 	} {
 		msg, err := nc.Request(tc.subject, tc.data, 5*time.Second)
 		if err != nil {

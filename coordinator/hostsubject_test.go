@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"dcpi/wire/coordproto"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,7 +38,7 @@ func TestCheckRequestHost(t *testing.T) {
 		{"another base", "dcpi.coord.heartbeat.a", `{"Host":"a"}`, false, true},
 		{"no host token", "dcpi.coord.ack", `{"Host":"a"}`, false, true},
 	} {
-		_, err := checkRequestHost(SubjectAck, c.subject, []byte(c.body))
+		_, err := checkRequestHost(coordproto.SubjectAck, c.subject, []byte(c.body))
 		if errors.Is(err, ErrOtherHost) != c.other || errors.Is(err, ErrBadRequest) != c.bad {
 			t.Errorf("%s: %s %s: %v; want other host %v, bad request %v", c.name, c.subject, c.body, err, c.other, c.bad)
 		}
@@ -48,7 +49,7 @@ func TestCheckRequestHost(t *testing.T) {
 // subject ending in the host's name, its body carries that host, and a
 // name no subject can carry is refused before anything is sent.
 func TestHostRequestSubjects(t *testing.T) {
-	subs, err := HostRequestSubjects("alpha1")
+	subs, err := coordproto.HostRequestSubjects("alpha1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +62,11 @@ func TestHostRequestSubjects(t *testing.T) {
 		t.Errorf("HostRequestSubjects = %q, want %q", subs, want)
 	}
 	for _, bad := range []string{"", "a.b", "a*", "a>", "a b"} {
-		if _, err := HostRequestSubjects(bad); !errors.Is(err, ErrBadRequest) {
-			t.Errorf("HostRequestSubjects(%q): %v, want ErrBadRequest", bad, err)
+		if _, err := coordproto.HostRequestSubjects(bad); !errors.Is(err, coordproto.ErrBadHost) {
+			t.Errorf("HostRequestSubjects(%q): %v, want ErrBadHost", bad, err)
+		}
+		if _, err := hostSubject(coordproto.SubjectAck, bad); !errors.Is(err, ErrBadRequest) {
+			t.Errorf("hostSubject(%q): %v, want ErrBadRequest", bad, err)
 		}
 	}
 	// The bodies the checked subjects carry name the host as Host.
@@ -150,7 +154,7 @@ func TestClusterHostRequests(t *testing.T) {
 	if err := cl.AckEpoch(ctx, "a", 1, []uint64{0}); err != nil {
 		t.Fatal(err)
 	}
-	refused("b's ack on a's subject", forge(SubjectAck+".a", AckRequest{Host: "b", Epoch: 1, LastSeq: []uint64{0}}))
+	refused("b's ack on a's subject", forge(coordproto.SubjectAck+".a", AckRequest{Host: "b", Epoch: 1, LastSeq: []uint64{0}}))
 	epoch1 := func() EpochInfo {
 		eps, err := cl.Epochs(ctx)
 		if err != nil || len(eps) < 2 {
@@ -168,14 +172,14 @@ func TestClusterHostRequests(t *testing.T) {
 	close(stopB)
 	beats := 0
 	waitFor(t, "epoch 1 sealed", 15*time.Second, func() bool {
-		refused("b's heartbeat on a's subject", forge(SubjectHeartbeat+".a", HeartbeatRequest{Host: "b"}))
+		refused("b's heartbeat on a's subject", forge(coordproto.SubjectHeartbeat+".a", HeartbeatRequest{Host: "b"}))
 		beats++
 		return epoch1().State == storage.EpochSealed
 	})
 
-	refused("b's applied on a's subject", forge(SubjectQuery+QueryApplied+".a", AppliedRequest{Host: "b"}))
-	refused("b's values applied on a's subject", forge(SubjectLinearQuery+QueryValuesApplied+".a", ValuesAppliedRequest{Host: "b"}))
-	refused("b's registration on a's subject", forge(SubjectRegister+".a", RegisterRequest{Host: "b", CPUs: 4}))
+	refused("b's applied on a's subject", forge(coordproto.SubjectQuery+coordproto.QueryApplied+".a", AppliedRequest{Host: "b"}))
+	refused("b's values applied on a's subject", forge(coordproto.SubjectLinearQuery+coordproto.QueryValuesApplied+".a", ValuesAppliedRequest{Host: "b"}))
+	refused("b's registration on a's subject", forge(coordproto.SubjectRegister+".a", RegisterRequest{Host: "b", CPUs: 4}))
 	if _, err := cl.StreamState(ctx, "a", 0, true); err != nil {
 		t.Errorf("a's own applied: %v", err)
 	}
@@ -203,7 +207,7 @@ func TestClusterHostRequests(t *testing.T) {
 			t.Errorf("refused %s %s = %v, want %v", x.kind, x.request, got.GetCounter().GetValue(), x.want)
 		}
 	}
-	for _, shared := range []string{SubjectHeartbeat, SubjectAck, SubjectQuery + QueryApplied} {
+	for _, shared := range []string{coordproto.SubjectHeartbeat, coordproto.SubjectAck, coordproto.SubjectQuery + coordproto.QueryApplied} {
 		if _, err := nc.Request(shared, []byte(`{"Host":"a"}`), time.Second); !errors.Is(err, nats.ErrNoResponders) {
 			t.Errorf("request on the shared %s: %v, want no responders", shared, err)
 		}
@@ -244,7 +248,7 @@ func TestClusterAppliedStreams(t *testing.T) {
 		}
 	}
 	data, _ := json.Marshal(AppliedRequest{Host: "b", CPUs: []uint16{0, 1}})
-	msg, err := nc.Request(SubjectQuery+QueryApplied+".a", data, 5*time.Second)
+	msg, err := nc.Request(coordproto.SubjectQuery+coordproto.QueryApplied+".a", data, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +256,7 @@ func TestClusterAppliedStreams(t *testing.T) {
 		t.Errorf("b's streams asked on a's subject: %q, want a refusal naming another host", msg.Data)
 	}
 	data, _ = json.Marshal(AppliedRequest{Host: "a", CPUs: make([]uint16, MaxAppliedCPUs+1)})
-	msg, err = nc.Request(SubjectQuery+QueryApplied+".a", data, 5*time.Second)
+	msg, err = nc.Request(coordproto.SubjectQuery+coordproto.QueryApplied+".a", data, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +270,7 @@ func TestClusterAppliedStreams(t *testing.T) {
 // every stream's Seq.
 func TestAppliedStreamsOlderServer(t *testing.T) {
 	nc := connect(t, natstest.StartServer(t, natstest.Options{}).URL())
-	sub, err := nc.Subscribe(SubjectQuery+QueryApplied+".a", func(m *nats.Msg) {
+	sub, err := nc.Subscribe(coordproto.SubjectQuery+coordproto.QueryApplied+".a", func(m *nats.Msg) {
 		var req struct { // what an older replica decodes
 			Host string
 			CPU  uint16

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"dcpi/wire/coordproto"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -13,9 +14,6 @@ import (
 	"dcpi/storage"
 	"dcpi/wire"
 )
-
-// QueryProfileMe is the query kind of storage.MeProfile.
-const QueryProfileMe = "profileme"
 
 // MeRow is one row of storage.MeProfile; Counts are indexed by the wire.Me
 // fields.
@@ -38,7 +36,7 @@ func (s *service) queryProfileMe(ctx context.Context, m *nats.Msg, _ func(string
 	if err != nil {
 		return nil, err
 	}
-	err = s.view(ctx, "query "+QueryProfileMe, func(db *storage.DB) error {
+	err = s.view(ctx, "query "+coordproto.QueryProfileMe, func(db *storage.DB) error {
 		return page.end(db.MeProfile(req.Query, func(r *storage.MeRow) error {
 			return page.add(func() MeRow {
 				return MeRow{Image: r.Image.String(), Offset: r.Offset, Host: r.Host, Counts: r.Counts}
@@ -55,7 +53,7 @@ func (s *service) queryProfileMe(ctx context.Context, m *nats.Msg, _ func(string
 // pages transparently from the replica that served the first (with
 // linearizable, the leader after it has applied every earlier commit).
 func (c *Client) MeProfile(ctx context.Context, q storage.Query, linearizable bool, fn func(r *storage.MeRow) error) error {
-	return fetchSkipPages(ctx, c, QueryProfileMe, "ProfileMe", q, linearizable, func(r *MeRow) error {
+	return fetchSkipPages(ctx, c, coordproto.QueryProfileMe, "ProfileMe", q, linearizable, func(r *MeRow) error {
 		k, err := wire.ParseImageKey(r.Image)
 		if err != nil {
 			return fmt.Errorf("coordinator: ProfileMe: %w: %v", ErrInternal, err)
@@ -63,10 +61,6 @@ func (c *Client) MeProfile(ctx context.Context, q storage.Query, linearizable bo
 		return fn(&storage.MeRow{Image: k, Offset: r.Offset, Host: r.Host, Counts: r.Counts})
 	})
 }
-
-// QueryMeHistory is the query kind of storage.MeHistory: the (PC,
-// path-history) counts for path reconstruction.
-const QueryMeHistory = "profileme-history"
 
 // MeHistRow is one row of storage.MeHistory.
 type MeHistRow struct {
@@ -88,7 +82,7 @@ func (s *service) queryMeHistory(ctx context.Context, m *nats.Msg, _ func(string
 	if err != nil {
 		return nil, err
 	}
-	err = s.view(ctx, "query "+QueryMeHistory, func(db *storage.DB) error {
+	err = s.view(ctx, "query "+coordproto.QueryMeHistory, func(db *storage.DB) error {
 		return page.end(db.MeHistory(req.Query, func(r *storage.MeHistRow) error {
 			return page.add(func() MeHistRow {
 				return MeHistRow{Image: r.Image.String(), Offset: r.Offset, History: r.History, Count: r.Count}
@@ -104,7 +98,7 @@ func (s *service) queryMeHistory(ctx context.Context, m *nats.Msg, _ func(string
 // MeHistory calls fn for every row of storage.MeHistory(q), paging as
 // MeProfile does.
 func (c *Client) MeHistory(ctx context.Context, q storage.Query, linearizable bool, fn func(r *storage.MeHistRow) error) error {
-	return fetchSkipPages(ctx, c, QueryMeHistory, "ProfileMe history", q, linearizable, func(r *MeHistRow) error {
+	return fetchSkipPages(ctx, c, coordproto.QueryMeHistory, "ProfileMe history", q, linearizable, func(r *MeHistRow) error {
 		k, err := wire.ParseImageKey(r.Image)
 		if err != nil {
 			return fmt.Errorf("coordinator: ProfileMe history: %w: %v", ErrInternal, err)
@@ -112,11 +106,6 @@ func (c *Client) MeHistory(ctx context.Context, q storage.Query, linearizable bo
 		return fn(&storage.MeHistRow{Image: k, Offset: r.Offset, History: r.History, Count: r.Count})
 	})
 }
-
-// QueryMeAddrs is the query kind of storage.MeAddrs: each instruction's
-// hot list of effective addresses (or jump targets), merged over the
-// epochs and hosts the query selects.
-const QueryMeAddrs = "profileme-addrs"
 
 // MeAddrRow is one row of storage.MeAddrs: List is its hot list's binary
 // encoding (hotlist.List.AppendBinary), as ValueListRow's.
@@ -139,7 +128,7 @@ func (s *service) queryMeAddrs(ctx context.Context, m *nats.Msg, _ func(string) 
 	if err != nil {
 		return nil, err
 	}
-	err = s.view(ctx, "query "+QueryMeAddrs, func(db *storage.DB) error {
+	err = s.view(ctx, "query "+coordproto.QueryMeAddrs, func(db *storage.DB) error {
 		return page.end(db.MeAddrs(req.Query, func(r *storage.MeAddrRow) error {
 			return page.add(func() MeAddrRow {
 				return MeAddrRow{Image: r.Image.String(), Offset: r.Offset, List: r.List.AppendBinary(nil)}
@@ -155,7 +144,7 @@ func (s *service) queryMeAddrs(ctx context.Context, m *nats.Msg, _ func(string) 
 // MeAddrs calls fn for every row of storage.MeAddrs(q), paging as
 // MeProfile does.
 func (c *Client) MeAddrs(ctx context.Context, q storage.Query, linearizable bool, fn func(r *storage.MeAddrRow) error) error {
-	return fetchSkipPages(ctx, c, QueryMeAddrs, "ProfileMe addresses", q, linearizable, func(r *MeAddrRow) error {
+	return fetchSkipPages(ctx, c, coordproto.QueryMeAddrs, "ProfileMe addresses", q, linearizable, func(r *MeAddrRow) error {
 		k, err := wire.ParseImageKey(r.Image)
 		if err != nil {
 			return fmt.Errorf("coordinator: ProfileMe addresses: %w: %v", ErrInternal, err)

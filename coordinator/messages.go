@@ -10,41 +10,6 @@ import (
 	"dcpi/wire"
 )
 
-// NATS subjects of the service. Leader subjects are served by the leader
-// alone (it subscribes when it gains leadership and unsubscribes when it
-// loses it), query subjects by any replica in a queue group.
-const (
-	SubjectPropose       = "dcpi.coord.propose"
-	SubjectRegister      = "dcpi.coord.register"
-	SubjectHeartbeat     = "dcpi.coord.heartbeat"
-	SubjectAck           = "dcpi.coord.ack"
-	SubjectCut           = "dcpi.coord.cut"
-	SubjectMembersAdd    = "dcpi.coord.members.add"
-	SubjectMembersRemove = "dcpi.coord.members.remove"
-	// SubjectQuery + kind: served by any replica from its own database.
-	SubjectQuery = "dcpi.coord.query."
-	// SubjectLinearQuery + kind: served by the leader after it has
-	// confirmed its leadership and applied everything committed before.
-	SubjectLinearQuery = "dcpi.coord.lquery."
-	// subjectReplica + id + ".query." + kind: one replica's queries, so the
-	// pages of one profile come from one database.
-	subjectReplica = "dcpi.coord.replica."
-	// SubjectReplicaQueries matches every replica's queries: what a
-	// client that queries must also be allowed to publish to, for the
-	// pages after the first.
-	SubjectReplicaQueries = subjectReplica + "*.query.>"
-)
-
-// Query kinds.
-const (
-	QueryEpochs  = "epochs"
-	QueryNodes   = "nodes"
-	QueryImages  = "images"
-	QueryApplied = "applied"
-	QueryTotals  = "totals"
-	QueryProfile = "profile"
-)
-
 // Reply headers carrying an error: its text and its class.
 const (
 	HeaderError     = "Dcpi-Error"

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"dcpi/wire/coordproto"
 	"errors"
 	"fmt"
 	"strconv"
@@ -50,11 +51,11 @@ func requestLabels(subject string) (kind, request string) {
 	subject = strings.TrimSuffix(subject, ".*")
 	rest := strings.TrimPrefix(subject, "dcpi.coord.")
 	switch {
-	case strings.HasPrefix(subject, SubjectQuery):
-		return "query", strings.TrimPrefix(subject, SubjectQuery)
-	case strings.HasPrefix(subject, SubjectLinearQuery):
-		return "lquery", strings.TrimPrefix(subject, SubjectLinearQuery)
-	case strings.HasPrefix(subject, subjectReplica):
+	case strings.HasPrefix(subject, coordproto.SubjectQuery):
+		return "query", strings.TrimPrefix(subject, coordproto.SubjectQuery)
+	case strings.HasPrefix(subject, coordproto.SubjectLinearQuery):
+		return "lquery", strings.TrimPrefix(subject, coordproto.SubjectLinearQuery)
+	case strings.HasPrefix(subject, coordproto.SubjectReplica):
 		// replica.<id>.query.<kind>: a query addressed to this replica.
 		if i := strings.LastIndex(subject, ".query."); i >= 0 {
 			return "query", subject[i+len(".query."):]

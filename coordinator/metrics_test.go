@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"dcpi/wire/coordproto"
 	"io"
 	"maps"
 	"net/http"
@@ -21,14 +22,14 @@ import (
 
 func TestRequestLabels(t *testing.T) {
 	for _, c := range []struct{ subject, kind, request string }{
-		{SubjectQuery + QueryTotals, "query", "totals"},
-		{SubjectLinearQuery + QueryProfile, "lquery", "profile"},
-		{subjectReplica + "c2.query." + QueryEpochs, "query", "epochs"},
-		{SubjectPropose, "command", "propose"},
-		{SubjectMembersAdd, "command", "members.add"},
-		{SubjectUploadPaths, "command", "paths.upload"},
-		{SubjectHeartbeat + ".*", "command", "heartbeat"},
-		{SubjectLinearQuery + QueryApplied + ".*", "lquery", "applied"},
+		{coordproto.SubjectQuery + coordproto.QueryTotals, "query", "totals"},
+		{coordproto.SubjectLinearQuery + coordproto.QueryProfile, "lquery", "profile"},
+		{coordproto.SubjectReplica + "c2.query." + coordproto.QueryEpochs, "query", "epochs"},
+		{coordproto.SubjectPropose, "command", "propose"},
+		{coordproto.SubjectMembersAdd, "command", "members.add"},
+		{coordproto.SubjectUploadPaths, "command", "paths.upload"},
+		{coordproto.SubjectHeartbeat + ".*", "command", "heartbeat"},
+		{coordproto.SubjectLinearQuery + coordproto.QueryApplied + ".*", "lquery", "applied"},
 	} {
 		if k, r := requestLabels(c.subject); k != c.kind || r != c.request {
 			t.Errorf("requestLabels(%q) = %q, %q; want %q, %q", c.subject, k, r, c.kind, c.request)

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"dcpi/wire/coordproto"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,16 +12,6 @@ import (
 
 	"dcpi/storage"
 	"dcpi/wire"
-)
-
-// SubjectUploadPaths is the leader's subject for path uploads: the request
-// is a wire.PathUpload encoding, the reply a PathUploadReply.
-const SubjectUploadPaths = "dcpi.coord.paths.upload"
-
-// Query kinds of path profiles.
-const (
-	QueryPathImages = "pathimages" // storage.PathImages, as []PathImageInfo
-	QueryPaths      = "paths"      // storage.PathProfile, as its wire encoding
 )
 
 // PathUploadReply is the outcome of a path upload (storage.PathOutcome).
@@ -63,7 +54,7 @@ func (l *leaderTerm) uploadPaths(ctx context.Context, m *nats.Msg) ([]byte, erro
 
 func (s *service) queryPathImages(ctx context.Context, _ *nats.Msg, _ func(string) (bool, time.Time, bool)) ([]byte, error) {
 	var out []PathImageInfo
-	err := s.view(ctx, "query "+QueryPathImages, func(db *storage.DB) error {
+	err := s.view(ctx, "query "+coordproto.QueryPathImages, func(db *storage.DB) error {
 		ims, err := db.PathImages(0)
 		for _, im := range ims {
 			out = append(out, PathImageInfo(im))
@@ -85,7 +76,7 @@ func (s *service) queryPaths(ctx context.Context, m *nats.Msg, _ func(string) (b
 		return nil, fmt.Errorf("%w: paths: %w", ErrBadRequest, err)
 	}
 	var out []byte
-	err := s.view(ctx, "query "+QueryPaths, func(db *storage.DB) error {
+	err := s.view(ctx, "query "+coordproto.QueryPaths, func(db *storage.DB) error {
 		p, err := db.PathProfile(req.Source, req.Image, req.Hosts)
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
@@ -110,7 +101,7 @@ func (c *Client) UploadPaths(ctx context.Context, u *wire.PathUpload) (storage.P
 	if err != nil {
 		return storage.PathOutcome{}, fmt.Errorf("coordinator: upload paths: %w", err)
 	}
-	msg, err := c.request(ctx, SubjectUploadPaths, data, retryAll)
+	msg, err := c.request(ctx, coordproto.SubjectUploadPaths, data, retryAll)
 	if err != nil {
 		return storage.PathOutcome{}, err
 	}
@@ -124,7 +115,7 @@ func (c *Client) UploadPaths(ctx context.Context, u *wire.PathUpload) (storage.P
 // PathImages lists the images with merged path profiles.
 func (c *Client) PathImages(ctx context.Context) ([]storage.PathImage, error) {
 	var reply []PathImageInfo
-	if err := c.requestJSON(ctx, querySubject(QueryPathImages, false), nil, &reply, retryAll); err != nil {
+	if err := c.requestJSON(ctx, querySubject(coordproto.QueryPathImages, false), nil, &reply, retryAll); err != nil {
 		return nil, err
 	}
 	out := make([]storage.PathImage, len(reply))
@@ -141,7 +132,7 @@ func (c *Client) PathProfile(ctx context.Context, src wire.PathSource, image wir
 	if err != nil {
 		return nil, err
 	}
-	msg, err := c.request(ctx, querySubject(QueryPaths, false), data, retryAll)
+	msg, err := c.request(ctx, querySubject(coordproto.QueryPaths, false), data, retryAll)
 	if err != nil {
 		return nil, err
 	}

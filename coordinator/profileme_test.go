@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"dcpi/wire/coordproto"
 	"fmt"
 	"io"
 	"strings"
@@ -123,7 +124,7 @@ func TestClusterMeAddrsRejects(t *testing.T) {
 		{[]byte(`{"Query":`), "bad request"},
 		{[]byte(`{"Skip":-3}`), "skip -3"},
 	} {
-		for _, subject := range []string{SubjectQuery + QueryMeAddrs, SubjectLinearQuery + QueryMeAddrs} {
+		for _, subject := range []string{coordproto.SubjectQuery + coordproto.QueryMeAddrs, coordproto.SubjectLinearQuery + coordproto.QueryMeAddrs} {
 			msg, err := nc.Request(subject, tc.data, 5*time.Second)
 			if err != nil {
 				t.Fatalf("%s: %v", subject, err)

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"dcpi/wire/coordproto"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -100,10 +101,10 @@ func (s *service) subscribe(parent context.Context, subject, queue string, h han
 }
 
 // subscribeRequest is subscribe for the request base: a host request
-// (hostRequests) is served on base + ".*", each request checked against
+// (coordproto.HostRequests) is served on base + ".*", each request checked against
 // its subject's host first (servePerHost); any other on base itself.
 func (s *service) subscribeRequest(parent context.Context, base, queue string, h handler) (*nats.Subscription, error) {
-	if !isHostRequest(base) {
+	if !coordproto.IsHostRequest(base) {
 		return s.subscribe(parent, base, queue, h)
 	}
 	return s.subscribe(parent, base+".*", queue, s.servePerHost(base, h))
@@ -247,8 +248,8 @@ func (s *service) startQueries() error {
 	for kind, q := range s.queries() {
 		h := func(ctx context.Context, m *nats.Msg) ([]byte, error) { return q(ctx, m, nil) }
 		for _, sub := range []struct{ subject, queue string }{
-			{SubjectQuery + kind, queueQuery},
-			{subjectReplica + s.r.cfg.ID + ".query." + kind, ""},
+			{coordproto.SubjectQuery + kind, queueQuery},
+			{coordproto.SubjectReplica + s.r.cfg.ID + ".query." + kind, ""},
 		} {
 			ns, err := s.subscribeRequest(s.ctx, sub.subject, sub.queue, h)
 			if err != nil {
@@ -266,13 +267,13 @@ type query func(ctx context.Context, m *nats.Msg, live func(string) (bool, time.
 
 func (s *service) queries() map[string]query {
 	return map[string]query{
-		QueryEpochs: s.queryEpochs, QueryNodes: s.queryNodes, QueryImages: s.queryImages,
-		QueryApplied: s.queryApplied, QueryTotals: s.queryTotals, QueryProfile: s.queryProfile,
-		QueryStacks: s.queryStacks, QueryPathImages: s.queryPathImages, QueryPaths: s.queryPaths,
-		QueryProfileMe: s.queryProfileMe, QueryValues: s.queryValues, QueryValueTotals: s.queryValueTotals,
-		QueryValuesApplied: s.queryValuesApplied,
-		QueryMeHistory:     s.queryMeHistory,
-		QueryMeAddrs:       s.queryMeAddrs,
+		coordproto.QueryEpochs: s.queryEpochs, coordproto.QueryNodes: s.queryNodes, coordproto.QueryImages: s.queryImages,
+		coordproto.QueryApplied: s.queryApplied, coordproto.QueryTotals: s.queryTotals, coordproto.QueryProfile: s.queryProfile,
+		coordproto.QueryStacks: s.queryStacks, coordproto.QueryPathImages: s.queryPathImages, coordproto.QueryPaths: s.queryPaths,
+		coordproto.QueryProfileMe: s.queryProfileMe, coordproto.QueryValues: s.queryValues, coordproto.QueryValueTotals: s.queryValueTotals,
+		coordproto.QueryValuesApplied: s.queryValuesApplied,
+		coordproto.QueryMeHistory:     s.queryMeHistory,
+		coordproto.QueryMeAddrs:       s.queryMeAddrs,
 	}
 }
 
@@ -328,18 +329,18 @@ func (s *service) lead() (*leaderTerm, error) {
 	ctx, end := context.WithCancelCause(s.ctx)
 	l := &leaderTerm{s: s, since: time.Now(), ctx: ctx, end: end, beats: map[string]time.Time{}, answers: map[string]heartbeatAnswer{}}
 	handlers := map[string]handler{
-		SubjectPropose:       l.propose,
-		SubjectRegister:      l.register,
-		SubjectHeartbeat:     l.heartbeat,
-		SubjectAck:           l.ack,
-		SubjectCut:           l.cut,
-		SubjectMembersAdd:    l.membersAdd,
-		SubjectMembersRemove: l.membersRemove,
-		SubjectUploadPaths:   l.uploadPaths,
-		SubjectIngestValues:  l.ingestValues,
+		coordproto.SubjectPropose:       l.propose,
+		coordproto.SubjectRegister:      l.register,
+		coordproto.SubjectHeartbeat:     l.heartbeat,
+		coordproto.SubjectAck:           l.ack,
+		coordproto.SubjectCut:           l.cut,
+		coordproto.SubjectMembersAdd:    l.membersAdd,
+		coordproto.SubjectMembersRemove: l.membersRemove,
+		coordproto.SubjectUploadPaths:   l.uploadPaths,
+		coordproto.SubjectIngestValues:  l.ingestValues,
 	}
 	for kind, q := range s.queries() {
-		handlers[SubjectLinearQuery+kind] = func(ctx context.Context, m *nats.Msg) ([]byte, error) {
+		handlers[coordproto.SubjectLinearQuery+kind] = func(ctx context.Context, m *nats.Msg) ([]byte, error) {
 			if err := l.linearize(ctx); err != nil {
 				return nil, err
 			}
@@ -647,7 +648,7 @@ func (s *service) queryEpochs(ctx context.Context, m *nats.Msg, live func(string
 		isLive = func(h string) bool { ok, _, _ := live(h); return ok }
 	}
 	var out []EpochInfo
-	err := s.view(ctx, "query "+QueryEpochs, func(db *storage.DB) error {
+	err := s.view(ctx, "query "+coordproto.QueryEpochs, func(db *storage.DB) error {
 		eps, err := db.Epochs()
 		if err != nil {
 			return err
@@ -673,7 +674,7 @@ func (s *service) queryEpochs(ctx context.Context, m *nats.Msg, live func(string
 
 func (s *service) queryNodes(ctx context.Context, m *nats.Msg, live func(string) (bool, time.Time, bool)) ([]byte, error) {
 	var out []NodeInfo
-	err := s.view(ctx, "query "+QueryNodes, func(db *storage.DB) error {
+	err := s.view(ctx, "query "+coordproto.QueryNodes, func(db *storage.DB) error {
 		nodes, err := db.Nodes()
 		for _, n := range nodes {
 			ni := NodeInfo{Node: n}
@@ -697,7 +698,7 @@ func (s *service) queryImages(ctx context.Context, m *nats.Msg, _ func(string) (
 	}
 	out := ImagesReply{Next: len(req.Keys)}
 	size := 0
-	err := s.view(ctx, "query "+QueryImages, func(db *storage.DB) error {
+	err := s.view(ctx, "query "+coordproto.QueryImages, func(db *storage.DB) error {
 		for i, k := range req.Keys {
 			r, err := db.Image(k)
 			if errors.Is(err, storage.ErrNotFound) {
@@ -731,10 +732,10 @@ func (s *service) queryApplied(ctx context.Context, m *nats.Msg, _ func(string) 
 		return nil, err
 	}
 	if len(req.CPUs) > MaxAppliedCPUs {
-		return nil, fmt.Errorf("%w: query %s: %d CPUs, at most %d", ErrBadRequest, QueryApplied, len(req.CPUs), MaxAppliedCPUs)
+		return nil, fmt.Errorf("%w: query %s: %d CPUs, at most %d", ErrBadRequest, coordproto.QueryApplied, len(req.CPUs), MaxAppliedCPUs)
 	}
 	var reply AppliedReply
-	err := s.view(ctx, "query "+QueryApplied, func(db *storage.DB) error {
+	err := s.view(ctx, "query "+coordproto.QueryApplied, func(db *storage.DB) error {
 		st, err := db.Stream(req.Host, req.CPU)
 		if err != nil {
 			return err
@@ -768,7 +769,7 @@ func (s *service) queryTotals(ctx context.Context, m *nats.Msg, _ func(string) (
 		return nil, err
 	}
 	var out TotalsReply
-	err := s.view(ctx, "query "+QueryTotals, func(db *storage.DB) (err error) {
+	err := s.view(ctx, "query "+coordproto.QueryTotals, func(db *storage.DB) (err error) {
 		if out.Samples, out.Unknown, out.Drops, err = db.Totals(q); err != nil {
 			return err
 		}
@@ -797,7 +798,7 @@ func (s *service) queryProfile(ctx context.Context, m *nats.Msg, _ func(string) 
 	}
 	var p pageEncoder
 	last := true
-	err := s.view(ctx, "query "+QueryProfile, func(db *storage.DB) error {
+	err := s.view(ctx, "query "+coordproto.QueryProfile, func(db *storage.DB) error {
 		err := db.ProfileAfter(req.Query, req.After, func(img wire.ImageKey, off uint64, ev uint8, host string, n uint64) error {
 			if p.n%1024 == 0 && ctx.Err() != nil {
 				return ctx.Err()

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"dcpi/wire/coordproto"
 	"errors"
 	"testing"
 	"time"
@@ -127,10 +128,10 @@ func TestServiceTimeoutHeader(t *testing.T) {
 	for _, tc := range []struct {
 		subject, timeout, wantCode string
 	}{
-		{SubjectCut, "soon", codeBadRequest},
-		{SubjectQuery + QueryEpochs, "0", codeBadRequest},
-		{SubjectQuery + QueryEpochs, "2000", ""},
-		{SubjectLinearQuery + QueryEpochs, "2000", ""},
+		{coordproto.SubjectCut, "soon", codeBadRequest},
+		{coordproto.SubjectQuery + coordproto.QueryEpochs, "0", codeBadRequest},
+		{coordproto.SubjectQuery + coordproto.QueryEpochs, "2000", ""},
+		{coordproto.SubjectLinearQuery + coordproto.QueryEpochs, "2000", ""},
 	} {
 		m := nats.NewMsg(tc.subject)
 		m.Data = []byte("{}")

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"dcpi/wire/coordproto"
 	"fmt"
 
 	"dcpi/storage"
@@ -95,6 +96,6 @@ func fetchSkipPages[R any](ctx context.Context, c *Client, kind, what string, q 
 			return fmt.Errorf("coordinator: %s: %w: empty page before the last", what, ErrInternal)
 		}
 		req.Skip += len(reply.Rows)
-		subject = subjectReplica + reply.Replica + ".query." + kind
+		subject = coordproto.SubjectReplica + reply.Replica + ".query." + kind
 	}
 }

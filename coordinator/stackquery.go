@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"dcpi/wire/coordproto"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -11,9 +12,6 @@ import (
 	"dcpi/storage"
 	"dcpi/wire"
 )
-
-// QueryStacks is the query kind of storage.Stacks.
-const QueryStacks = "stacks"
 
 // StackRow is one row of storage.Stacks.
 type StackRow struct {
@@ -71,7 +69,7 @@ func (s *service) queryStacks(ctx context.Context, m *nats.Msg, _ func(string) (
 	if err != nil {
 		return nil, err
 	}
-	err = s.view(ctx, "query "+QueryStacks, func(db *storage.DB) error {
+	err = s.view(ctx, "query "+coordproto.QueryStacks, func(db *storage.DB) error {
 		return page.end(db.Stacks(req.Query, func(st *storage.Stack, ev uint8, host string, n uint64) error {
 			return page.add(func() StackRow {
 				return StackRow{ID: st.ID, Truncated: st.Truncated, Frames: stackFrames(st.Frames), Event: ev, Host: host, Count: n}
@@ -88,7 +86,7 @@ func (s *service) queryStacks(ctx context.Context, m *nats.Msg, _ func(string) (
 // transparently from the replica that served the first (with
 // linearizable, the leader after it has applied every earlier commit).
 func (c *Client) Stacks(ctx context.Context, q storage.Query, linearizable bool, fn func(st *storage.Stack, event uint8, host string, count uint64) error) error {
-	return fetchSkipPages(ctx, c, QueryStacks, "stacks", q, linearizable, func(r *StackRow) error {
+	return fetchSkipPages(ctx, c, coordproto.QueryStacks, "stacks", q, linearizable, func(r *StackRow) error {
 		if len(r.Frames) == 0 {
 			return fmt.Errorf("coordinator: stacks: %w: stack %016x without frames", ErrInternal, r.ID)
 		}

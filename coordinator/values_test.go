@@ -3,6 +3,7 @@ package coordinator
 import (
 	"bytes"
 	"context"
+	"dcpi/wire/coordproto"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -177,7 +178,7 @@ func TestClusterValues(t *testing.T) {
 	data, _ := encodeIngestValues(1, valuesRec("c", 1, 1, 3))
 	i := bytes.Index(data, []byte("DCPV"))
 	data[i+5] = 9
-	msg, err := nc.Request(SubjectIngestValues, data, 5*time.Second)
+	msg, err := nc.Request(coordproto.SubjectIngestValues, data, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

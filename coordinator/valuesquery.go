@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"dcpi/wire/coordproto"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -18,18 +19,6 @@ import (
 // cluster"): the leader commits each merged value record (IngestValues),
 // and every replica serves the stored hot lists and the interpreter's
 // accounting.
-
-// SubjectIngestValues is the leader's subject for value records: the
-// request is First (uvarint) and the record's wire encoding
-// (length-prefixed), the reply an IngestValuesReply.
-const SubjectIngestValues = "dcpi.coord.values.ingest"
-
-// Query kinds of value sampling.
-const (
-	QueryValues        = "values"        // storage.ValueLists, skip-paged ValueListRow
-	QueryValueTotals   = "valuetotals"   // storage.ValueTotals, as ValueTotalsReply
-	QueryValuesApplied = "valuesapplied" // storage.ValuesApplied, as ValuesAppliedReply
-)
 
 // IngestValuesReply is the outcome of a value record.
 type IngestValuesReply struct {
@@ -108,7 +97,7 @@ func (s *service) queryValues(ctx context.Context, m *nats.Msg, _ func(string) (
 	if err != nil {
 		return nil, err
 	}
-	err = s.view(ctx, "query "+QueryValues, func(db *storage.DB) error {
+	err = s.view(ctx, "query "+coordproto.QueryValues, func(db *storage.DB) error {
 		lists, err := db.ValueLists(valueQuery(req.Query))
 		if err != nil {
 			return err
@@ -135,7 +124,7 @@ func (s *service) queryValueTotals(ctx context.Context, m *nats.Msg, _ func(stri
 		return nil, err
 	}
 	var reply ValueTotalsReply
-	err := s.view(ctx, "query "+QueryValueTotals, func(db *storage.DB) error {
+	err := s.view(ctx, "query "+coordproto.QueryValueTotals, func(db *storage.DB) error {
 		var err error
 		reply.Modules, reply.Stats, err = db.ValueTotals(valueQuery(q))
 		return err
@@ -155,7 +144,7 @@ func (s *service) queryValuesApplied(ctx context.Context, m *nats.Msg, _ func(st
 		return nil, fmt.Errorf("%w: values applied: %w", ErrBadRequest, err)
 	}
 	var reply ValuesAppliedReply
-	err := s.view(ctx, "query "+QueryValuesApplied, func(db *storage.DB) error {
+	err := s.view(ctx, "query "+coordproto.QueryValuesApplied, func(db *storage.DB) error {
 		var err error
 		reply.Seq, err = db.ValuesApplied(req.Host)
 		return err
@@ -174,7 +163,7 @@ func (c *Client) IngestValues(ctx context.Context, first uint64, r *wire.ValuesR
 	if err != nil {
 		return 0, fmt.Errorf("coordinator: ingest values: %w", err)
 	}
-	msg, err := c.request(ctx, SubjectIngestValues, data, retryAll)
+	msg, err := c.request(ctx, coordproto.SubjectIngestValues, data, retryAll)
 	if err != nil {
 		return 0, err
 	}
@@ -191,7 +180,7 @@ func (c *Client) IngestValues(ctx context.Context, first uint64, r *wire.ValuesR
 // linearizable.
 func (c *Client) ValueLists(ctx context.Context, q storage.Query, linearizable bool) ([]wire.ValueList, error) {
 	var out []wire.ValueList
-	err := fetchSkipPages(ctx, c, QueryValues, "values", q, linearizable, func(r *ValueListRow) error {
+	err := fetchSkipPages(ctx, c, coordproto.QueryValues, "values", q, linearizable, func(r *ValueListRow) error {
 		d := bincodec.NewDecoder(r.List, 0)
 		l := hotlist.Decode(d)
 		d.End()
@@ -209,7 +198,7 @@ func (c *Client) ValueLists(ctx context.Context, q storage.Query, linearizable b
 // linearizable).
 func (c *Client) ValueTotals(ctx context.Context, q storage.Query, linearizable bool) ([]string, wire.ValueStats, error) {
 	var reply ValueTotalsReply
-	err := c.requestJSON(ctx, querySubject(QueryValueTotals, linearizable), q, &reply, retryAll)
+	err := c.requestJSON(ctx, querySubject(coordproto.QueryValueTotals, linearizable), q, &reply, retryAll)
 	return reply.Modules, reply.Stats, err
 }
 
@@ -218,7 +207,7 @@ func (c *Client) ValueTotals(ctx context.Context, q storage.Query, linearizable 
 // after it (and after the newest its stream still holds).
 func (c *Client) ValuesApplied(ctx context.Context, host string) (uint64, error) {
 	var reply ValuesAppliedReply
-	subject, err := hostSubject(querySubject(QueryValuesApplied, true), host)
+	subject, err := hostSubject(querySubject(coordproto.QueryValuesApplied, true), host)
 	if err != nil {
 		return 0, err
 	}

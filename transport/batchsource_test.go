@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"dcpi/wire/delivery"
 	"errors"
 	"reflect"
 	"testing"
@@ -14,7 +15,7 @@ import (
 
 // TestBatchSource: what the aggregator reads through BatchSource is what
 // the Consumer decoded — a good batch with no error, a forged one with
-// ErrForged and no batch — and settling through aggregator.Delivery's
+// ErrForged and no batch — and settling through delivery.Batch's
 // methods reaches the stream (Nak hands a message back; Ack and Term let
 // go of it);
 // images come from the object store.
@@ -56,7 +57,7 @@ func TestBatchSource(t *testing.T) {
 	}
 	var src aggregator.Source = BatchSource{Consumer: c, JS: js}
 	ctx := testCtx(t, 10*time.Second)
-	var ds []aggregator.Delivery
+	var ds []delivery.Batch
 	for len(ds) < 2 {
 		more, err := src.Fetch(ctx, 10, time.Second)
 		if err != nil {

@@ -7,10 +7,11 @@
 //
 // It does not own the message formats (package wire), merging or
 // acknowledgement policy (package aggregator, which acks only after the Raft
-// commit), or storage. It imports wire, the NATS modules, and aggregator for
-// the interfaces BatchSource implements (the aggregator declares what it
-// consumes and knows nothing of NATS); it satisfies node.Publisher by its
-// method set alone.
+// commit), or storage. It imports wire (with wire/delivery, the names of a
+// delivered message that the aggregator consumes) and the NATS modules,
+// and none of the packages it serves: BatchSource satisfies the
+// aggregator's Source and ImageStore, and Publisher node.Publisher, by
+// their method sets alone, so a node agent links no database.
 //
 // # Conservation
 //

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"dcpi/wire/delivery"
 	"errors"
 	"fmt"
 	"strconv"
@@ -11,7 +12,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"dcpi/aggregator"
 	"dcpi/wire"
 )
 
@@ -182,7 +182,7 @@ func NewValuesSource(ctx context.Context, js jetstream.JetStream, ackWait time.D
 // there are none, those that arrive within wait. A delivery whose payload
 // is not a valid record of its subject's host has Err set; the caller
 // Terms it.
-func (s *ValuesSource) FetchValues(ctx context.Context, max int, wait time.Duration) ([]aggregator.ValuesDelivery, error) {
+func (s *ValuesSource) FetchValues(ctx context.Context, max int, wait time.Duration) ([]delivery.Values, error) {
 	if max <= 0 || wait <= 0 {
 		return nil, fmt.Errorf("transport: fetch values: max %d, wait %v (want both > 0)", max, wait)
 	}
@@ -214,8 +214,8 @@ func (s *ValuesSource) FetchValues(ctx context.Context, max int, wait time.Durat
 	return out, nil
 }
 
-func collectValues(mb jetstream.MessageBatch) []aggregator.ValuesDelivery {
-	var out []aggregator.ValuesDelivery
+func collectValues(mb jetstream.MessageBatch) []delivery.Values {
+	var out []delivery.Values
 	for m := range mb.Messages() {
 		r, err := decodeValues(m.Subject(), m.Data())
 		out = append(out, &valuesDelivery{m: m, r: r, err: err})

@@ -7,7 +7,7 @@
 // The source travels with the data: an upload names whether it holds an
 // instrumented program's counts or the hwsim oracle's ground truth, the
 // coordinator stores the two apart, and a profile read back is labelled
-// with its source (the oracle's as oracle.ProfileSource, ground truth).
+// with its source (the oracle's as paths.OracleSource, ground truth).
 package fleetpaths
 
 import (
@@ -18,7 +18,6 @@ import (
 	"slices"
 
 	"dcpi/analysis/cct"
-	"dcpi/analysis/oracle"
 	"dcpi/analysis/paths"
 	"dcpi/wire"
 )
@@ -42,7 +41,7 @@ var ErrSource = errors.New("fleetpaths: profile source does not match")
 // taken for a measurement.
 func ProfileSource(src wire.PathSource) string {
 	if src == wire.SourceOracle {
-		return oracle.ProfileSource
+		return paths.OracleSource
 	}
 	return "fleet-" + src.String()
 }
@@ -56,7 +55,7 @@ func Split(src wire.PathSource, p *paths.Profile, trees map[string]*cct.Tree) ([
 	if err := src.Check(); err != nil {
 		return nil, fmt.Errorf("fleetpaths: %w", err)
 	}
-	if (p.Source == oracle.ProfileSource) != (src == wire.SourceOracle) {
+	if (p.Source == paths.OracleSource) != (src == wire.SourceOracle) {
 		return nil, fmt.Errorf("%w: profile source %q uploaded as %s", ErrSource, p.Source, src)
 	}
 	if err := p.Validate(); err != nil {

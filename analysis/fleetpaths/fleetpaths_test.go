@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"dcpi/analysis/cct"
-	"dcpi/analysis/oracle"
 	"dcpi/analysis/paths"
 	"dcpi/storage"
 	"dcpi/wire"
@@ -66,7 +65,7 @@ func treeJSON(t *testing.T, tr *cct.Tree) []byte {
 // read back are the same profile (under the fleet's source label) and the
 // same tree.
 func TestRoundTrip(t *testing.T) {
-	ims, err := Split(wire.SourceOracle, profile(oracle.ProfileSource, 1), map[string]*cct.Tree{imageID: tree(1)})
+	ims, err := Split(wire.SourceOracle, profile(paths.OracleSource, 1), map[string]*cct.Tree{imageID: tree(1)})
 	if err != nil || len(ims) != 1 {
 		t.Fatalf("Split: %d images, %v", len(ims), err)
 	}
@@ -86,11 +85,11 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Source != oracle.ProfileSource {
+	if p.Source != paths.OracleSource {
 		t.Errorf("oracle data read back as %q", p.Source)
 	}
-	if !bytes.Equal(encode(t, p), encode(t, profile(oracle.ProfileSource, 1))) {
-		t.Errorf("profile differs:\n%s\n%s", encode(t, p), encode(t, profile(oracle.ProfileSource, 1)))
+	if !bytes.Equal(encode(t, p), encode(t, profile(paths.OracleSource, 1))) {
+		t.Errorf("profile differs:\n%s\n%s", encode(t, p), encode(t, profile(paths.OracleSource, 1)))
 	}
 	if !bytes.Equal(treeJSON(t, tr), treeJSON(t, tree(1))) {
 		t.Errorf("tree differs:\n%s\n%s", treeJSON(t, tr), treeJSON(t, tree(1)))
@@ -134,7 +133,7 @@ func TestMergeIsCCTMerge(t *testing.T) {
 }
 
 func TestSplitRefusesMislabelled(t *testing.T) {
-	if _, err := Split(wire.SourceInstrumented, profile(oracle.ProfileSource, 1), nil); !errors.Is(err, ErrSource) {
+	if _, err := Split(wire.SourceInstrumented, profile(paths.OracleSource, 1), nil); !errors.Is(err, ErrSource) {
 		t.Errorf("oracle profile as instrumented: %v", err)
 	}
 	if _, err := Split(wire.SourceOracle, profile("pixie", 1), nil); !errors.Is(err, ErrSource) {

@@ -6,16 +6,12 @@ import (
 	"dcpi/analysis/paths"
 )
 
-// ProfileSource names the oracle in the profiles it writes: ground truth,
-// never an instrumented measurement.
-const ProfileSource = "hwsim-oracle"
-
 // PathProfile returns the path counts of every image as a paths.Profile
 // (metrics per path: instructions, cycles, imiss, dmiss), the form an instrumented
 // profile is compared against. Procedures that could not be numbered
 // appear with num_paths 0 and their unknown activations.
 func (o *Oracle) PathProfile() *paths.Profile {
-	p := &paths.Profile{Source: ProfileSource, Metrics: []string{MetricInstructions, MetricCycles, MetricIMiss, MetricDMiss}}
+	p := &paths.Profile{Source: paths.OracleSource, Metrics: []string{MetricInstructions, MetricCycles, MetricIMiss, MetricDMiss}}
 	for _, path := range o.ImagePaths() {
 		im := o.Images[path]
 		ip := paths.ImageProfile{ID: im.ID, Path: im.Path}

@@ -58,7 +58,7 @@ func (o *Oracle) WriteSaved(w io.Writer) error {
 	if err := o.PathProfile().Encode(&pb); err != nil {
 		return err
 	}
-	e := encSaved{Format: savedFormat, Version: savedVersion, Source: ProfileSource, Paths: bytes.TrimSpace(pb.Bytes()), CCT: []encSavedTree{}}
+	e := encSaved{Format: savedFormat, Version: savedVersion, Source: paths.OracleSource, Paths: bytes.TrimSpace(pb.Bytes()), CCT: []encSavedTree{}}
 	for _, path := range o.ImagePaths() {
 		im := o.Images[path]
 		tb, err := im.Tree.MarshalJSON()

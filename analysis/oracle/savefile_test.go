@@ -21,7 +21,7 @@ func TestSaveRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Trees) != 1 || s.Trees[0].Path != path || s.Paths.Source != ProfileSource {
+	if len(s.Trees) != 1 || s.Trees[0].Path != path || s.Paths.Source != paths.OracleSource {
 		t.Fatalf("decoded %d trees, source %q", len(s.Trees), s.Paths.Source)
 	}
 	var total uint64

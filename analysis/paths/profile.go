@@ -32,10 +32,16 @@ import (
 // (id, path) order, procedures by entry, paths by ID, every count at least
 // 1: the same profile always encodes to the same bytes.
 type Profile struct {
-	Source  string
+	Source  string // who measured it: OracleSource, or an instrumenter's name
 	Metrics []string
 	Images  []ImageProfile
 }
+
+// OracleSource is the Source of the profiles the simulator's oracle writes
+// (analysis/oracle): ground truth, never an instrumented measurement. It
+// is named here, with the format, so that a reader of profiles tells truth
+// from measurement without linking the simulator.
+const OracleSource = "hwsim-oracle"
 
 // ImageProfile is one image's procedures.
 type ImageProfile struct {

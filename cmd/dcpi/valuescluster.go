@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"dcpi/internal/progress"
+	"dcpi/wire/delivery"
 	"fmt"
 	"io"
 	"sync"
@@ -36,7 +37,7 @@ type lazyValuesSource struct {
 	src      *transport.ValuesSource
 }
 
-func (l *lazyValuesSource) FetchValues(ctx context.Context, max int, wait time.Duration) ([]aggregator.ValuesDelivery, error) {
+func (l *lazyValuesSource) FetchValues(ctx context.Context, max int, wait time.Duration) ([]delivery.Values, error) {
 	if l.src == nil {
 		if err := transport.EnsureValuesStream(ctx, l.js, l.replicas); err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"dcpi/wire/coordproto"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -206,10 +207,10 @@ func TestHostConfined(t *testing.T) {
 		t.Errorf("stream holds %d messages, %v on alpha2's subjects; want alpha1's 1 and none of alpha2's", info.State.Msgs, info.State.Subjects)
 	}
 	// A host may not query profiles, nor consume the stream.
-	if err := nc.PublishRequest(coordinator.SubjectQuery+coordinator.QueryProfile, nc.NewRespInbox(), nil); err != nil {
+	if err := nc.PublishRequest(coordproto.SubjectQuery+coordproto.QueryProfile, nc.NewRespInbox(), nil); err != nil {
 		t.Fatal(err)
 	}
-	v.wait(t, `Permissions Violation for Publish to "`+coordinator.SubjectQuery+coordinator.QueryProfile+`"`)
+	v.wait(t, `Permissions Violation for Publish to "`+coordproto.SubjectQuery+coordproto.QueryProfile+`"`)
 	if _, err := hjs.Consumer(ctxT(t, 2*time.Second), transport.StreamName, transport.DefaultDurable); err == nil {
 		t.Error("a host's key looked up the aggregators' consumer")
 	}
@@ -552,7 +553,7 @@ func TestQueryReadsImages(t *testing.T) {
 func TestQueryPagesFromReplica(t *testing.T) {
 	srv := startSecure(t)
 	cnc := mustDial(t, srv.ClientURL(), srv.Store.RoleFile(Coordinator), nil)
-	subject := "dcpi.coord.replica.c1.query." + coordinator.QueryMeAddrs
+	subject := "dcpi.coord.replica.c1.query." + coordproto.QueryMeAddrs
 	sub, err := cnc.Subscribe(subject, func(m *nats.Msg) { m.Respond([]byte("page 2")) })
 	if err != nil {
 		t.Fatal(err)

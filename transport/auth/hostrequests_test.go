@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"dcpi/wire/coordproto"
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
@@ -95,7 +96,7 @@ func TestHostRequestsConfined(t *testing.T) {
 	}
 
 	// alpha1's key on alpha2's request subjects: refused by the server.
-	others, err := coordinator.HostRequestSubjects("alpha2")
+	others, err := coordproto.HostRequestSubjects("alpha2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,11 +125,11 @@ func TestHostRequestsConfined(t *testing.T) {
 			t.Errorf("%s.alpha1 about alpha2: reply %q %q, want a refusal naming another host", base, m.Header.Get(coordinator.HeaderErrorCode), m.Header.Get(coordinator.HeaderError))
 		}
 	}
-	forged(coordinator.SubjectAck, coordinator.AckRequest{Host: "alpha2", Epoch: 1, LastSeq: []uint64{0}})
-	forged(coordinator.SubjectHeartbeat, coordinator.HeartbeatRequest{Host: "alpha2"})
-	forged(coordinator.SubjectRegister, coordinator.RegisterRequest{Host: "alpha2", CPUs: 3})
-	forged(coordinator.SubjectQuery+coordinator.QueryApplied, coordinator.AppliedRequest{Host: "alpha2"})
-	forged(coordinator.SubjectLinearQuery+coordinator.QueryValuesApplied, coordinator.ValuesAppliedRequest{Host: "alpha2"})
+	forged(coordproto.SubjectAck, coordinator.AckRequest{Host: "alpha2", Epoch: 1, LastSeq: []uint64{0}})
+	forged(coordproto.SubjectHeartbeat, coordinator.HeartbeatRequest{Host: "alpha2"})
+	forged(coordproto.SubjectRegister, coordinator.RegisterRequest{Host: "alpha2", CPUs: 3})
+	forged(coordproto.SubjectQuery+coordproto.QueryApplied, coordinator.AppliedRequest{Host: "alpha2"})
+	forged(coordproto.SubjectLinearQuery+coordproto.QueryValuesApplied, coordinator.ValuesAppliedRequest{Host: "alpha2"})
 	if err := c1.AckEpoch(ctx, "alpha1", 1, []uint64{0}); err != nil {
 		t.Fatalf("alpha1 acknowledging epoch 1: %v", err)
 	}

@@ -1,9 +1,10 @@
 package auth
 
 import (
+	"dcpi/wire/coordproto"
+
 	"github.com/nats-io/nats-server/v2/server"
 
-	"dcpi/coordinator"
 	"dcpi/transport"
 )
 
@@ -18,7 +19,7 @@ import (
 // (the newest message of its own subjects only: transport.HostJetStreamAPI),
 // and send the coordinator its registrations, heartbeats, epoch
 // acknowledgements and applied-sequence questions, each on a subject of
-// its own (coordinator.HostRequestSubjects; the coordinator refuses a
+// its own (coordproto.HostRequestSubjects; the coordinator refuses a
 // body naming another host). It may not publish another host's subjects,
 // make requests about another host, consume or acknowledge any stream,
 // change or delete a stream, or query profiles.
@@ -38,7 +39,7 @@ func Permissions(role Role, host, publicKey string) *server.Permissions {
 			Subscribe: inbox,
 		}
 	case Query:
-		pub := append([]string{coordinator.SubjectQuery + ">", coordinator.SubjectLinearQuery + ">", coordinator.SubjectReplicaQueries, "$JS.API.INFO"},
+		pub := append([]string{coordproto.SubjectQuery + ">", coordproto.SubjectLinearQuery + ">", coordproto.SubjectReplicaQueries, "$JS.API.INFO"},
 			transport.ImageReadAPI()...)
 		return &server.Permissions{Publish: &server.SubjectPermission{Allow: pub}, Subscribe: inbox}
 	case Host:
@@ -51,7 +52,7 @@ func Permissions(role Role, host, publicKey string) *server.Permissions {
 		if err != nil {
 			return &server.Permissions{Publish: &server.SubjectPermission{Deny: []string{">"}}, Subscribe: inbox}
 		}
-		requests, err := coordinator.HostRequestSubjects(host)
+		requests, err := coordproto.HostRequestSubjects(host)
 		if err != nil {
 			return &server.Permissions{Publish: &server.SubjectPermission{Deny: []string{">"}}, Subscribe: inbox}
 		}
