@@ -12,9 +12,9 @@ BENCH ?= .
 PKG   ?= ./...
 COUNT ?= 6
 
-.PHONY: ci test race fuzz-short fuzz-long lint docs-check bench bench-vs calc-accuracy flamegraph
+.PHONY: ci test race fuzz-short fuzz-long lint tidy-check vulncheck docs-check bench bench-vs calc-accuracy flamegraph
 
-ci: test race fuzz-short lint docs-check
+ci: test race fuzz-short lint tidy-check docs-check
 
 test:
 	$(GO) vet ./...
@@ -38,6 +38,19 @@ fuzz-long:
 lint:
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(STATICCHECK) ./...
+
+# go.mod and go.sum as go mod tidy leaves them: fails, printing the
+# difference, when tidying would change either.
+tidy-check:
+	$(GO) mod tidy -diff
+
+# govulncheck over the module, against a vulnerability database built
+# from the Go vulnerability database's repository fetched through the
+# module proxy (internal/tools/vulncheck.sh). Not in ci: it reports the
+# standard library's vulnerabilities of the installed Go, fixed only by a
+# newer toolchain.
+vulncheck:
+	./internal/tools/vulncheck.sh
 
 # Package docs and README's tables, then every documented dcpi command run
 # or parsed against the binary, and every command's help complete.

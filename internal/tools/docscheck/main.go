@@ -130,6 +130,10 @@ func (c *checker) packageTable(readme string, pkgs []pkg, module string) {
 
 var mdLink = regexp.MustCompile(`\]\(([^)#\s]+)(#[^)]*)?\)`)
 
+// outsidePath matches a path written in backquotes that climbs out of the
+// directory it is read from (`../shared/DESIGN.md`).
+var outsidePath = regexp.MustCompile("`(\\.\\./[^`]*)`")
+
 func (c *checker) links() {
 	files, _ := filepath.Glob("docs/*.md")
 	files = append([]string{"README.md"}, files...)
@@ -145,11 +149,27 @@ func (c *checker) links() {
 				continue
 			}
 			path := filepath.Join(filepath.Dir(f), target)
-			if _, err := os.Stat(path); err != nil {
+			if !insideRepo(path) {
+				// A clone has only the repository: a link out of it is broken there.
+				c.fail("%s: link to %s: outside the repository", f, target)
+			} else if _, err := os.Stat(path); err != nil {
 				c.fail("%s: link to %s: no such file", f, target)
 			}
 		}
+		for _, m := range outsidePath.FindAllStringSubmatch(string(data), -1) {
+			// Prose names paths from the repository's root.
+			if !insideRepo(m[1]) {
+				c.fail("%s: cites %s, outside the repository (a clone does not have it)", f, m[1])
+			}
+		}
 	}
+}
+
+// insideRepo reports whether a path relative to the repository's root
+// stays inside it.
+func insideRepo(path string) bool {
+	rel := filepath.Clean(path)
+	return rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
 }
 
 // benchCmd finds "-bench PATTERN" and the package paths of a command.
