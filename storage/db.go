@@ -8,7 +8,9 @@ import (
 	"io"
 	"log"
 	"os"
+	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -29,6 +31,9 @@ var (
 	ErrReadOnly = errors.New("storage: read-only")
 	// ErrInvalid: a record to store breaks a rule (bad epoch state, ...).
 	ErrInvalid = errors.New("storage: invalid")
+	// ErrLocked: another process (or another DB of this one) has the
+	// database open for writing.
+	ErrLocked = errors.New("storage: database in use")
 )
 
 // SchemaVersion is stored under the 'm' "schema" key; Open refuses others
@@ -151,6 +156,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	pdb, err := pebble.Open(dir, po)
 	if err != nil {
+		if lockHeld(err) {
+			return nil, fmt.Errorf("storage: open %s: %w: %w", dir, ErrLocked, err)
+		}
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
 	db := &DB{pdb: pdb, wo: pebble.Sync, readOnly: opts.ReadOnly, streams: map[streamID]*stream{}}
@@ -319,4 +327,14 @@ func (l pebbleLogger) Errorf(format string, args ...any) {
 
 func (l pebbleLogger) Fatalf(format string, args ...any) {
 	log.Fatalf("pebble: fatal: "+format, args...)
+}
+
+// lockHeld reports whether Pebble refused to open a database because its
+// lock is held: flock fails with EWOULDBLOCK across processes, and Pebble
+// says so in its own words within one (a test, the demo's replicas). The
+// second has no sentinel in Pebble, so its text is matched here, the one
+// package that imports Pebble, and callers test ErrLocked.
+func lockHeld(err error) bool {
+	return errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EAGAIN) ||
+		strings.Contains(err.Error(), "lock held by current process")
 }

@@ -17,6 +17,7 @@ import (
 
 	"dcpi/config"
 	"dcpi/coordinator"
+	"dcpi/internal/datadir"
 	"dcpi/transport"
 	"dcpi/transport/auth"
 )
@@ -123,7 +124,7 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *rol
 	}
 	log := roleLogger("coordinator " + c.ID)
 	logf := roleLogf(log)
-	release, err := lockDataDir(c.DataDir, "--data-dir", "dcpi coordinator "+c.ID)
+	release, err := datadir.Lock(c.DataDir, "--data-dir", "dcpi coordinator "+c.ID)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"dcpi/coordinator"
+	"dcpi/internal/datadir"
 )
 
 // fleetFile is the file in a demo's --dir that records what a later run
@@ -37,7 +38,7 @@ type demoDir struct {
 // count different from the recorded fleet's is then an error saying what
 // to do. Every error is one line naming the way on.
 func prepareDemoDir(dir string, replicas int, replicasSet bool) (*demoDir, error) {
-	release, err := lockDataDir(dir, "--dir", "dcpi demo")
+	release, err := datadir.Lock(dir, "--dir", "dcpi demo")
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +85,7 @@ func newDemoDir(dir string, replicas int) (*demoDir, error) {
 		return nil, fmt.Errorf("--dir %s: %w", dir, err)
 	}
 	for _, e := range ents {
-		if e.Name() == lockName {
+		if e.Name() == datadir.LockName {
 			continue
 		}
 		if _, err := coordinator.ProfileDBDir(filepath.Join(dir, "c1")); err == nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"dcpi/internal/datadir"
 	"dcpi/transport"
 	"dcpi/transport/auth"
 )
@@ -48,7 +49,7 @@ port).`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			logf := stderrLog("nats-server: ")
-			release, err := lockDataDir(dir, "--dir", "dcpi nats-server")
+			release, err := datadir.Lock(dir, "--dir", "dcpi nats-server")
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"dcpi/internal/datadir"
 	"dcpi/storage"
 )
 
@@ -19,30 +20,30 @@ func TestSecondRoleOnADataDirSaysWhoHasIt(t *testing.T) {
 		t.Skip("no flock")
 	}
 	dir := filepath.Join(t.TempDir(), "c1")
-	release, err := lockDataDir(dir, "--data-dir", "dcpi coordinator c1")
+	release, err := datadir.Lock(dir, "--data-dir", "dcpi coordinator c1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = lockDataDir(dir, "--data-dir", "dcpi coordinator c1")
-	if !errors.Is(err, errDirInUse) || !strings.Contains(err.Error(), "dcpi coordinator c1 pid") ||
+	_, err = datadir.Lock(dir, "--data-dir", "dcpi coordinator c1")
+	if !errors.Is(err, datadir.ErrInUse) || !strings.Contains(err.Error(), "dcpi coordinator c1 pid") ||
 		!strings.Contains(err.Error(), "give another --data-dir") {
 		t.Fatalf("second lock: %v", err)
 	}
 	release()
-	release, err = lockDataDir(dir, "--data-dir", "dcpi coordinator c1")
+	release, err = datadir.Lock(dir, "--data-dir", "dcpi coordinator c1")
 	if err != nil {
 		t.Fatalf("after release: %v", err)
 	}
 	release()
 
 	// The whole command, on a directory whose lock is held.
-	hold, err := lockDataDir(dir, "--dir", "dcpi nats-server")
+	hold, err := datadir.Lock(dir, "--dir", "dcpi nats-server")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer hold()
 	_, _, err = run(t, "nats-server", "--dir", dir, "--port", "0")
-	if !errors.Is(err, errDirInUse) {
+	if !errors.Is(err, datadir.ErrInUse) {
 		t.Fatalf("nats-server on a held directory: %v", err)
 	}
 }
@@ -57,7 +58,7 @@ func TestNodeOnADatabaseInUse(t *testing.T) {
 	}
 	defer db.Close()
 	_, _, err = run(t, "node", "--db", dir, "--cpus", "1", "--seconds", "0.01", "--timing=false")
-	if !errors.Is(err, errDirInUse) || strings.Count(err.Error(), "\n") > 0 || !strings.Contains(err.Error(), "stop it first") {
+	if !errors.Is(err, datadir.ErrInUse) || strings.Count(err.Error(), "\n") > 0 || !strings.Contains(err.Error(), "stop it first") {
 		t.Fatalf("err %v", err)
 	}
 }
