@@ -89,11 +89,11 @@ func startHost(ctx context.Context, s hostSpec) (*clusterHost, error) {
 	}
 	if s.profileMe {
 		ncfg.Node.Driver.Me = node.DefaultMeConfig()
-		ncfg.ProfileMe = meHardware(s.mePaired)
+		ncfg.ProfileMe = simhost.ProfileMeHardware(s.mePaired)
 	}
 	ncfg.FlushEvery = uint64(s.flushEvery * float64(hc.ClockHz))
 	ncfg.Node.PublishEvery = uint64(s.publishEvery * float64(hc.ClockHz))
-	if ncfg.Profile, err = profileFromFlags(s.events, s.mux); err != nil {
+	if ncfg.Profile, err = simhost.CounterProfile(s.events, s.mux); err != nil {
 		return nil, err
 	}
 	if s.tune != nil {
@@ -207,7 +207,7 @@ func (h *clusterHost) generated() uint64 { return h.sim.Generated() }
 
 // interrupts is every counter interrupt the host's hardware delivered
 // (what value sampling accounts for); call it after Run has returned.
-func (h *clusterHost) interrupts() uint64 { return machineInterrupts(h.sim.Machine()) }
+func (h *clusterHost) interrupts() uint64 { return simhost.MachineInterrupts(h.sim.Machine()) }
 
 // meTagged is the instructions the host's ProfileMe hardware tagged.
 func (h *clusterHost) meTagged() uint64 { return h.sim.MeTagged() }

@@ -206,7 +206,7 @@ func recordHost(ctx context.Context, o recordOptions, progress io.Writer) (*load
 	ncfg.Node.Epoch = 1
 	ncfg.FlushEvery = uint64(o.flush * float64(hc.ClockHz))
 	ncfg.Node.PublishEvery = uint64(o.publish * float64(hc.ClockHz))
-	if ncfg.Profile, err = profileFromFlags(o.events, false); err != nil {
+	if ncfg.Profile, err = simhost.CounterProfile(o.events, false); err != nil {
 		return nil, err
 	}
 	rec := &recorder{}

@@ -163,15 +163,6 @@ from a database (--db) or a cluster (--nats) with the shared filters.`,
 	return cmd
 }
 
-// meHardware is the ProfileMe hardware a node with --profileme programs:
-// hwsim's default, in pairs with paired (the pair window the core's
-// default, hwsim.DefaultPairWindow).
-func meHardware(paired bool) hwsim.ProfileMeConfig {
-	c := hwsim.DefaultProfileMe()
-	c.Paired = paired
-	return c
-}
-
 // errPairedNeedsProfileMe refuses --me-paired alone.
 var errPairedNeedsProfileMe = errors.New("--me-paired needs --profileme: pairs are ProfileMe samples")
 

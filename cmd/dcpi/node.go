@@ -1,6 +1,7 @@
 package main
 
 import (
+	"dcpi/conservation"
 	"dcpi/internal/progress"
 	"errors"
 	"fmt"
@@ -15,7 +16,6 @@ import (
 
 	"dcpi/config"
 	"dcpi/hwsim"
-	"dcpi/hwsim/alpha"
 	"dcpi/node"
 	"dcpi/simhost"
 	"dcpi/storage"
@@ -118,7 +118,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 			}
 			if cfg.Node.ProfileMe {
 				ncfg.Node.Driver.Me = node.DefaultMeConfig()
-				ncfg.ProfileMe = meHardware(cfg.Node.MePaired)
+				ncfg.ProfileMe = simhost.ProfileMeHardware(cfg.Node.MePaired)
 			}
 			if entries > 0 {
 				ncfg.Node.Driver.TableEntries = entries
@@ -133,7 +133,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 			}
 			ncfg.FlushEvery = uint64(flushSec * float64(hc.ClockHz))
 			ncfg.Node.PublishEvery = uint64(cfg.Node.PublishEvery * float64(hc.ClockHz))
-			if ncfg.Profile, err = profileFromFlags(events, mux); err != nil {
+			if ncfg.Profile, err = simhost.CounterProfile(events, mux); err != nil {
 				return err
 			}
 			return runNode(cmd.OutOrStdout(), hc, ncfg, progs, seconds, keep, dbDir, stats, tel)
@@ -286,7 +286,7 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []simhost.
 		if err != nil {
 			return err
 		}
-		if err := writeValueConservation(w, mods, subtractValueStats(s, priorValues), []*hwsim.Machine{m}); err != nil {
+		if err := writeValueConservation(w, mods, conservation.SubtractValues(s, priorValues), []*hwsim.Machine{m}); err != nil {
 			return err
 		}
 	}
@@ -341,43 +341,6 @@ func printNodeStats(w io.Writer, sh *simhost.Host, elapsed time.Duration) {
 	for _, f := range n.ImageFigures() {
 		fmt.Fprintf(w, "%10d %9d %8.1f%% %10.1f  %s\n", f.Samples, f.Entries, 100*div(f.Entries, f.Samples), div(f.Samples, f.Entries), f.Path)
 	}
-}
-
-// profileFromFlags builds the counter programming: the first event alone on
-// one counter, the others multiplexed on a second, each non-cycle event
-// with the default event period.
-func profileFromFlags(events []string, mux bool) (hwsim.ProfileConfig, error) {
-	if mux {
-		return hwsim.MuxProfile(), nil
-	}
-	p := hwsim.DefaultProfile()
-	if len(events) == 0 {
-		return p, fmt.Errorf("--events: name at least one event")
-	}
-	var evs []alpha.Event
-	for _, name := range events {
-		e, err := alpha.EventByName(strings.TrimSpace(name))
-		if err != nil {
-			return p, fmt.Errorf("--events: %w", err)
-		}
-		evs = append(evs, e)
-	}
-	cycles, other := p.Counters[0], p.Counters[1]
-	spec := func(e alpha.Event) hwsim.CounterSpec {
-		if e == alpha.EvCycles {
-			return cycles
-		}
-		s := other
-		s.Events = []alpha.Event{e}
-		return s
-	}
-	p.Counters = []hwsim.CounterSpec{spec(evs[0])}
-	if len(evs) > 1 {
-		second := spec(evs[1])
-		second.Events = evs[1:]
-		p.Counters = append(p.Counters, second)
-	}
-	return p, p.Validate()
 }
 
 // checkStacks refuses --stacks while this build cannot encode the batches

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"dcpi/conservation"
 	"dcpi/coordinator"
 	"dcpi/simhost"
 	"dcpi/transport/auth"
@@ -102,7 +103,7 @@ loop:
 	if spec.values != "" {
 		vs := h.sim.Node().ValueTotals()
 		fmt.Fprintf(cmd.OutOrStdout(), "host %s: value sampling (%s): %s; %d value records published\n",
-			host, spec.values, valueConservationLine(vs, h.interrupts()), st.ValuesPublished)
+			host, spec.values, conservation.ValuesLine(vs, h.interrupts()), st.ValuesPublished)
 	}
 	return nil
 }

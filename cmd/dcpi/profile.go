@@ -134,13 +134,13 @@ writes the ground truth of all the hosts summed per instruction.`,
 			}
 			if o.profileMe {
 				ncfg.Node.Driver.Me = node.DefaultMeConfig()
-				ncfg.ProfileMe = meHardware(o.mePaired)
+				ncfg.ProfileMe = simhost.ProfileMeHardware(o.mePaired)
 			}
 			ncfg.FlushEvery = uint64(cfg.Node.FlushEvery * float64(hc.ClockHz))
 			if err := setValues(cmd, &ncfg, cfg.Node.Values, &o); err != nil {
 				return err
 			}
-			if ncfg.Profile, err = profileFromFlags(o.events, o.mux); err != nil {
+			if ncfg.Profile, err = simhost.CounterProfile(o.events, o.mux); err != nil {
 				return err
 			}
 			return runProfile(cmd.ErrOrStderr(), hc, ncfg, progs, o)

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	valuesa "dcpi/analysis/values"
+	"dcpi/conservation"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/node"
@@ -100,41 +101,18 @@ func printValueConservation(w io.Writer, db *storage.DB, machines []*hwsim.Machi
 func writeValueConservation(w io.Writer, mods []string, s wire.ValueStats, machines []*hwsim.Machine) error {
 	var delivered, stepped uint64
 	for _, m := range machines {
-		delivered += machineInterrupts(m)
+		delivered += simhost.MachineInterrupts(m)
 		for _, c := range m.CPUStats() {
 			stepped += c.Interpreted
 		}
 	}
-	fmt.Fprintf(w, "value sampling (%s): %s\n", strings.Join(mods, ","), valueConservationLine(s, delivered))
+	fmt.Fprintf(w, "value sampling (%s): %s\n", strings.Join(mods, ","), conservation.ValuesLine(s, delivered))
 	fmt.Fprintf(w, "  %d instructions interpreted (%d stepped by the machines), %d values offered, %d lost to full tables, %d unattributed\n",
 		s.Steps, stepped, s.Values, s.TableFull, s.Unattributed)
 	if s.Interrupts != delivered {
 		return fmt.Errorf("value sampling accounts for %d interrupts, the machines delivered %d", s.Interrupts, delivered)
 	}
 	return nil
-}
-
-// machineInterrupts is every counter interrupt m's CPUs delivered.
-func machineInterrupts(m *hwsim.Machine) uint64 {
-	var n uint64
-	for _, c := range m.CPUStats() {
-		for _, k := range c.Interrupts {
-			n += k
-		}
-	}
-	return n
-}
-
-func valueConservationLine(s wire.ValueStats, delivered uint64) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d interrupts = %d interpreted + %d without user context", s.Interrupts, s.Completed, s.NoContext)
-	for _, k := range sortedKeys(s.GaveUp) {
-		fmt.Fprintf(&b, " + %d gave up (%s)", s.GaveUp[k], k)
-	}
-	if delivered > 0 {
-		fmt.Fprintf(&b, "; delivered %d", delivered)
-	}
-	return b.String()
 }
 
 func sortedKeys(m map[string]uint64) []string {
@@ -320,7 +298,7 @@ func writeAccuracyPlot(w io.Writer, rep *valuesa.Report, file string, asJSON boo
 }
 
 func writeValues(w io.Writer, rep *valuesa.Report) error {
-	fmt.Fprintf(w, "value sampling (%s): %s\n\n", strings.Join(rep.Modules, ","), valueConservationLine(rep.Stats, 0))
+	fmt.Fprintf(w, "value sampling (%s): %s\n\n", strings.Join(rep.Modules, ","), conservation.ValuesLine(rep.Stats, 0))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	switch rep.View {
 	case "latency":
@@ -383,21 +361,4 @@ func valueList(vs []valuesa.Value, n int) string {
 		parts = append(parts, fmt.Sprintf("%s: %.1f%%±%.1f", v.Value, 100*v.Share, 100*v.Error))
 	}
 	return strings.Join(parts, "  ")
-}
-
-// subtractValueStats is s less what an earlier run had stored (prior), for
-// a run that continued a database.
-func subtractValueStats(s, prior wire.ValueStats) wire.ValueStats {
-	out := wire.ValueStats{Interrupts: s.Interrupts - prior.Interrupts, NoContext: s.NoContext - prior.NoContext,
-		Completed: s.Completed - prior.Completed, Steps: s.Steps - prior.Steps, Values: s.Values - prior.Values,
-		TableFull: s.TableFull - prior.TableFull, Unattributed: s.Unattributed - prior.Unattributed}
-	for k, v := range s.GaveUp {
-		if d := v - prior.GaveUp[k]; d > 0 {
-			if out.GaveUp == nil {
-				out.GaveUp = map[string]uint64{}
-			}
-			out.GaveUp[k] = d
-		}
-	}
-	return out
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"dcpi/conservation"
 	"dcpi/internal/progress"
 	"dcpi/wire/delivery"
 	"fmt"
@@ -72,18 +73,6 @@ func (v clusterValues) ValueTotals(q storage.ValueQuery) ([]string, wire.ValueSt
 	return v.c.ValueTotals(v.ctx, storage.Query{Epochs: q.Epochs, Hosts: q.Hosts}, v.linearizable)
 }
 
-// hostValueLine is one host's (or, with host "", the fleet's) value
-// conservation line from what the cluster stored, beside what the
-// simulated hardware delivered; ok says they balance exactly.
-func hostValueLine(s wire.ValueStats, delivered uint64) (line string, ok bool) {
-	ok = s.Interrupts == delivered && s.Conserved()
-	verdict := "balanced"
-	if !ok {
-		verdict = fmt.Sprintf("NOT balanced (%d stored, %d delivered)", s.Interrupts, delivered)
-	}
-	return valueConservationLine(s, delivered) + ": " + verdict, ok
-}
-
 // valueBaselines is what the cluster held of each host's value accounting
 // before this run (a continued fleet), so the demo balances what it added.
 func valueBaselines(ctx context.Context, coord *coordinator.Client, hosts []string) (map[string]wire.ValueStats, error) {
@@ -146,15 +135,15 @@ func printClusterValueConservation(ctx context.Context, w io.Writer, coord *coor
 		if err != nil {
 			return false, err
 		}
-		s = subtractValueStats(s, base[h.name])
+		s = conservation.SubtractValues(s, base[h.name])
 		n := h.interrupts()
-		line, ok := hostValueLine(s, n)
+		line, ok := conservation.HostValuesLine(s, n)
 		fmt.Fprintf(w, "  %-8s %s\n", h.name, line)
 		balanced = balanced && ok
 		fleet.Add(s)
 		delivered += n
 	}
-	line, ok := hostValueLine(fleet, delivered)
+	line, ok := conservation.HostValuesLine(fleet, delivered)
 	fmt.Fprintf(w, "  %-8s %s\n", "fleet", line)
 	return balanced && ok, nil
 }

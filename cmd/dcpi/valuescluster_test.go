@@ -11,6 +11,7 @@ import (
 
 	valuesa "dcpi/analysis/values"
 	"dcpi/analysis/values/valuetest"
+	"dcpi/conservation"
 	"dcpi/coordinator"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
@@ -108,17 +109,17 @@ func checkClusterValueConservation(t *testing.T, ctx context.Context, coord *coo
 			t.Fatal(err)
 		}
 		n := h.interrupts()
-		if _, ok := hostValueLine(s, n); !ok || s.Interrupts == 0 {
+		if _, ok := conservation.HostValuesLine(s, n); !ok || s.Interrupts == 0 {
 			t.Errorf("host %s: stored %+v, hardware delivered %d interrupts", h.name, s, n)
 		}
 		// The check can fail: one interrupt more, delivered or stored
 		// in any outcome, does not balance.
-		if _, ok := hostValueLine(s, n+1); ok {
+		if _, ok := conservation.HostValuesLine(s, n+1); ok {
 			t.Errorf("host %s: %d stored interrupts balance %d delivered", h.name, s.Interrupts, n+1)
 		}
 		more := s
 		more.Completed++
-		if _, ok := hostValueLine(more, n); ok {
+		if _, ok := conservation.HostValuesLine(more, n); ok {
 			t.Errorf("host %s: one interpreted interrupt more still balances", h.name)
 		}
 		fleet.Add(s)
@@ -131,7 +132,7 @@ func checkClusterValueConservation(t *testing.T, ctx context.Context, coord *coo
 	if all.Interrupts != fleet.Interrupts || all.Completed != fleet.Completed || all.NoContext != fleet.NoContext {
 		t.Errorf("fleet totals %+v are not the hosts' sum %+v", all, fleet)
 	}
-	if _, ok := hostValueLine(all, delivered); !ok {
+	if _, ok := conservation.HostValuesLine(all, delivered); !ok {
 		t.Errorf("fleet: stored %+v, hardware delivered %d interrupts", all, delivered)
 	}
 }

@@ -39,9 +39,10 @@ func New(w io.Writer, start time.Time) *Progress {
 	return &Progress{w: w, on: IsTerminal(w), start: start, interval: time.Second, last: start}
 }
 
-// Due says whether a line may be written now.
+// Due says whether a line may be written now (never by a nil Progress,
+// which a caller without a terminal may pass).
 func (p *Progress) Due() bool {
-	return p.on && time.Since(p.last) >= p.interval
+	return p != nil && p.on && time.Since(p.last) >= p.interval
 }
 
 // Printf writes a line if one is due.
@@ -56,7 +57,7 @@ func (p *Progress) Printf(format string, args ...any) {
 // WhileRunning runs fn and, while it runs, writes status() as a progress
 // line every interval (nothing off a terminal: fn runs alone).
 func (p *Progress) WhileRunning(fn func() error, status func() string) error {
-	if !p.on {
+	if p == nil || !p.on {
 		return fn()
 	}
 	done := make(chan error, 1)
