@@ -1,19 +1,15 @@
 package main
 
 import (
-	"context"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
 	"dcpi/aggregator"
-	"dcpi/coordinator"
+	"dcpi/cluster"
 	"dcpi/transport"
 	"dcpi/transport/auth"
 )
@@ -43,7 +39,8 @@ host merge by Gibbons-Matias's rule before they are proposed.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			logf := stderrLog("aggregator: ")
+			log := roleLogger("aggregator: ")
+			logf := roleLogf(log)
 			tel, err := startRoleTelemetry(cmd, logf)
 			if err != nil {
 				return err
@@ -54,63 +51,26 @@ host merge by Gibbons-Matias's rule before they are proposed.`,
 				return err
 			}
 			defer nc.Close()
-			consuming := &startedCheck{what: "waiting for the stream " + transport.StreamName}
+			consuming := &cluster.StartedCheck{What: "waiting for the stream " + transport.StreamName}
 			tel.ready.Add("nats", natsReady(nc))
-			tel.ready.Add("aggregator", consuming.check)
-			js, err := jetstream.New(nc)
+			tel.ready.Add("aggregator", consuming.Check)
+			ac := cfg.Aggregator
+			a, err := cluster.StartAggregator(ctx, nc, cluster.AggregatorConfig{
+				Aggregator: aggregator.Config{FetchMax: ac.FetchMax, FetchWait: ac.FetchWait, InFlight: ac.InFlight, MaxPendingEntries: ac.MaxPendingEntries,
+					Limits: aggregator.Limits{MaxProposalEntries: ac.MaxProposalEntries, MaxDeltaEntries: ac.MaxProposalEntries / 2, FoldHosts: ac.FoldHosts}},
+				StreamReplicas: cfg.NATS.StreamReplicas, StatsEvery: 10 * time.Second, Logger: log})
 			if err != nil {
 				return err
 			}
-			cons, err := newConsumerRetrying(ctx, nc, js, logf)
-			if err != nil {
-				return err
-			}
-			src := transport.BatchSource{Consumer: cons, JS: js}
-			a := aggregator.New(aggregator.Config{FetchMax: cfg.Aggregator.FetchMax, FetchWait: cfg.Aggregator.FetchWait, InFlight: cfg.Aggregator.InFlight, MaxPendingEntries: cfg.Aggregator.MaxPendingEntries,
-				Limits: aggregator.Limits{MaxProposalEntries: cfg.Aggregator.MaxProposalEntries, MaxDeltaEntries: cfg.Aggregator.MaxProposalEntries / 2, FoldHosts: cfg.Aggregator.FoldHosts},
-				Logf:   logf}, src, coordinator.NewClient(nc), src)
 			if err := tel.register(nil, a.Collector()); err != nil {
 				return err
 			}
-			consuming.started.Store(true)
+			consuming.Started()
 			logf("consuming %s", transport.StreamName)
-			go runPathUploads(ctx, js, coordinator.NewClient(nc), logf)
-			var vwg sync.WaitGroup
-			defer vwg.Wait()
-			vf := startValueRecords(ctx, &vwg, js, coordinator.NewClient(nc), cfg.NATS.StreamReplicas, logf)
-			go func() {
-				t := time.NewTicker(10 * time.Second)
-				defer t.Stop()
-				for {
-					select {
-					case <-ctx.Done():
-						return
-					case <-t.C:
-						s := a.Stats()
-						logf("%d batches acked, %d entries in, %d out, %d proposals, %d rejected, %d gaps, %d overlaps; %v", s.Acked, s.EntriesIn, s.EntriesOut, s.Proposals, s.Rejected, s.Gaps, s.Overlaps, vf.Stats())
-					}
-				}
-			}()
-			return a.Run(ctx)
+			return a.Wait()
 		},
 	}
 	cmd.Flags().StringSlice("nats", []string{"nats://127.0.0.1:4222"}, "NATS server(s) of the cluster")
 	addMetricsFlag(cmd.Flags(), "")
 	return cmd
-}
-
-// newConsumerRetrying waits for NATS and for the stream (its coordinator
-// may start after the aggregator), with backoff and a line per attempt.
-func newConsumerRetrying(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, logf func(string, ...any)) (*transport.Consumer, error) {
-	if err := transport.WaitConnected(ctx, transport.DefaultBackoff, nc, logf); err != nil {
-		return nil, err
-	}
-	var c *transport.Consumer
-	err := transport.Retry(ctx, transport.DefaultBackoff, "the stream "+transport.StreamName+" (a coordinator creates it)", logf,
-		func(ctx context.Context) error {
-			var err error
-			c, err = transport.NewConsumer(ctx, js, transport.ConsumerConfig{})
-			return err
-		})
-	return c, err
 }

@@ -85,39 +85,6 @@ func connectTool(c config.NATS, role auth.Role, name string) (*nats.Conn, error)
 	return nc, nil
 }
 
-// control adapts the coordinator client to the node's Control. Its
-// registrations carry the host's events per sample (periods: what
-// simhost.EventsPerSample makes of its counter configuration), which the
-// node does not know.
-type control struct {
-	c       *coordinator.Client
-	labels  map[string]string
-	cpus    int
-	periods map[uint8]uint64
-}
-
-func (c control) Register(ctx context.Context, host string, labels map[string]string, cpus int) error {
-	return c.c.Register(ctx, host, labels, cpus, c.periods)
-}
-
-func (c control) Heartbeat(ctx context.Context, host string) (uint64, error) {
-	st, err := c.c.Heartbeat(ctx, host)
-	if err != nil {
-		return 0, err
-	}
-	if !st.Registered {
-		// Forgotten (a restored snapshot, say): register again.
-		if err := c.c.Register(ctx, host, c.labels, c.cpus, c.periods); err != nil {
-			return 0, err
-		}
-	}
-	return st.Epoch, nil
-}
-
-func (c control) AckEpoch(ctx context.Context, host string, epoch uint64, lastSeq []uint64) error {
-	return c.c.AckEpoch(ctx, host, epoch, lastSeq)
-}
-
 // clusterSource reads profiles and images through the coordinator's query
 // service, for the analysis tools.
 type clusterSource struct {

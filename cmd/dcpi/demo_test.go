@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"dcpi/cluster"
 	"dcpi/config"
 	"dcpi/coordinator"
 	"dcpi/storage"
@@ -167,7 +168,7 @@ func TestDemoTwiceContinuesTheFleet(t *testing.T) {
 	}
 	oneLine(append(slices.Clone(args), "--replicas", "1"), "holds a fleet of 3 coordinator replicas; continue it with --replicas 3")
 	// A fleet of an older demo, which did not record its addresses.
-	if err := os.Remove(filepath.Join(dir, fleetFile)); err != nil {
+	if err := os.Remove(filepath.Join(dir, cluster.FleetFile)); err != nil {
 		t.Fatal(err)
 	}
 	oneLine(args, "holds a fleet of an older dcpi demo")

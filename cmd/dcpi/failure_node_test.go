@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"dcpi/cluster"
 	"dcpi/coordinator"
 	"dcpi/simhost"
 )
@@ -114,7 +115,7 @@ func expectHost(p *proc) (hostExpectation, error) {
 }
 
 // clusterResume is what a node of host starting now would resume from:
-// host.go's resume, read the same way (the stream first, then the
+// cluster.Resume, read the same way (the stream first, then the
 // leader's applied state).
 func (c *failureCluster) clusterResume(host string) (simhost.ResumePoint, error) {
 	nc, err := adminConnect(c.url, "failure-test-resume")
@@ -124,7 +125,7 @@ func (c *failureCluster) clusterResume(host string) (simhost.ResumePoint, error)
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
-	return resume(ctx, nc, coordinator.NewClient(nc), host, failureCPUs)
+	return cluster.Resume(ctx, nc, coordinator.NewClient(nc), host, failureCPUs)
 }
 
 // waitPublished waits until the current run of node p has a batch of

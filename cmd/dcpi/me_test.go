@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,9 +13,12 @@ import (
 	"github.com/google/pprof/profile"
 
 	"dcpi/analysis"
-	"dcpi/coordinator"
+	"dcpi/cluster/clustertest"
+	"dcpi/conservation"
 	"dcpi/hwsim"
+	"dcpi/simhost"
 	"dcpi/storage"
+	"dcpi/workloads"
 )
 
 var meConservationRE = regexp.MustCompile(`profileme: (\d+) instructions tagged = (\d+) stored \+ (\d+) dropped \([^)]*\): (\S+)`)
@@ -132,56 +134,58 @@ func TestProfileMeEndToEnd(t *testing.T) {
 // address lists from the cluster (--nats) with the shared filters as it
 // reads them from the stopped replica's database (--db).
 func TestDemoProfileMeBalances(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "fleet")
-	o := demoOptions{hosts: 2, cpus: 1, replicas: 1, aggregators: 1, seconds: 0.05, cutAt: 0.5, mix: "default",
-		model: "ev5", limit: 3, profileMe: true, dir: dir}
+	cl := clustertest.Start(t, clustertest.Options{})
+	o := demoOptions{hosts: 2, cpus: 1, seconds: 0.05, model: "ev5", profileMe: true}
+	progs, err := simhost.EmbeddedPrograms(workloads.Mixes()["default"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := clustertest.Run(t, cl, o.seconds, 0.5, demoHost(o, progs, 0), demoHost(o, progs, 1))
+	ctx := context.Background()
+	lines, balanced, err := cl.Conservation(ctx, stored, conservation.Views{ProfileMe: true})
+	if err != nil || !balanced || len(lines) != 2 {
+		t.Fatalf("conservation: %v %v\n%s", err, balanced, strings.Join(lines, "\n"))
+	}
+	if !regexp.MustCompile(`conservation: [1-9]\d* samples generated .*: balanced`).MatchString(lines[0]) {
+		t.Fatalf("no balanced conservation line: %s", lines[0])
+	}
+	m := meConservationRE.FindStringSubmatch(lines[1])
+	if m == nil || m[4] != "balanced" || m[1] == "0" || m[2] == "0" {
+		t.Fatalf("no balanced ProfileMe conservation line with samples: %s", lines[1])
+	}
 	// Each query's filters on the cluster, then on the database: --label
 	// needs the cluster's registry, and rack=r0 is alpha0.
+	src := clusterSource{ctx: ctx, c: cl.Coordinator(), linearizable: true}
+	all, err := analysis.MeAddresses(analysis.NewSymbolizer(src), src, analysis.MeAddrQuery{Interval: 1})
+	if err != nil || len(all) == 0 {
+		t.Fatalf("address lists in the cluster: %d (%v)", len(all), err)
+	}
+	proc, pc := all[0].Procedure, fmt.Sprintf("%#x", all[0].Address)
 	type addrQuery struct{ cluster, local []string }
-	var queries []addrQuery
+	queries := []addrQuery{
+		{[]string{"--addrs", proc}, nil},
+		{[]string{"--addrs", pc, "--limit", "2"}, nil},
+		{[]string{"--addrs", proc, "--label", "rack=r0"}, []string{"--addrs", proc, "--host", "alpha0"}},
+		{[]string{"--addrs", proc, "--host", "alpha1", "--epoch", "1"}, nil},
+		{[]string{"--addrs", proc, "--epoch", "2"}, nil}, // a short run may store none
+	}
 	var fromCluster []string
-	o.inspect = func(ctx context.Context, url string, coord *coordinator.Client, _ []*clusterHost) error {
-		all, err := analysis.MeAddresses(analysis.NewSymbolizer(clusterSource{ctx: ctx, c: coord, linearizable: true}),
-			clusterSource{ctx: ctx, c: coord, linearizable: true}, analysis.MeAddrQuery{Interval: 1})
-		if err != nil || len(all) == 0 {
-			return fmt.Errorf("address lists in the cluster: %d (%v)", len(all), err)
-		}
-		proc, pc := all[0].Procedure, fmt.Sprintf("%#x", all[0].Address)
-		queries = []addrQuery{
-			{[]string{"--addrs", proc}, nil},
-			{[]string{"--addrs", pc, "--limit", "2"}, nil},
-			{[]string{"--addrs", proc, "--label", "rack=r0"}, []string{"--addrs", proc, "--host", "alpha0"}},
-			{[]string{"--addrs", proc, "--host", "alpha1", "--epoch", "1"}, nil},
-			{[]string{"--addrs", proc, "--epoch", "2"}, nil}, // a short run may store none
-		}
-		for _, q := range queries {
-			out, _, err := run(t, append([]string{"me", "--nats", url, "--linearizable", "--json"}, q.cluster...)...)
-			fromCluster = append(fromCluster, fmt.Sprintf("%s%v", out, err))
-		}
-		return nil
-	}
-	var out bytes.Buffer
-	if err := runDemo(context.Background(), &out, o); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	if !regexp.MustCompile(`conservation: [1-9]\d* samples generated .*: balanced`).MatchString(out.String()) {
-		t.Fatalf("no balanced conservation line:\n%s", out.String())
-	}
-	m := meConservationRE.FindStringSubmatch(out.String())
-	if m == nil || m[4] != "balanced" || m[1] == "0" || m[2] == "0" {
-		t.Fatalf("no balanced ProfileMe conservation line with samples:\n%s", out.String())
+	for _, q := range queries {
+		out, _, err := run(t, append([]string{"me", "--nats", cl.URL(), "--linearizable", "--json"}, q.cluster...)...)
+		fromCluster = append(fromCluster, fmt.Sprintf("%s%v", out, err))
 	}
 	// The first lists something, and the filtered ones not all of it.
-	if len(fromCluster) != len(queries) || !strings.HasPrefix(fromCluster[0], "[") ||
+	if !strings.HasPrefix(fromCluster[0], "[") ||
 		fromCluster[2] == fromCluster[0] || fromCluster[3] == fromCluster[0] || fromCluster[4] == fromCluster[0] {
 		t.Fatalf("dcpi me --addrs --nats: %q", fromCluster)
 	}
+	cl.Close() // the database is the stopped replica's
 	for i, q := range queries {
 		args := q.local
 		if args == nil {
 			args = q.cluster
 		}
-		out, _, err := run(t, append([]string{"me", "--db", filepath.Join(dir, "c1"), "--json"}, args...)...)
+		out, _, err := run(t, append([]string{"me", "--db", filepath.Join(cl.Dir(), "c1"), "--json"}, args...)...)
 		if local := fmt.Sprintf("%s%v", out, err); local != fromCluster[i] {
 			t.Errorf("dcpi me %v: the cluster's\n%s\nthe database's %v\n%s", q.cluster, fromCluster[i], args, local)
 		}

@@ -1,20 +1,22 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"dcpi/cluster/clustertest"
+	"dcpi/conservation"
 	"dcpi/internal/telemetry"
+	"dcpi/simhost"
 	"dcpi/wire"
+	"dcpi/workloads"
 )
 
 // TestDemoMetricsConserve runs a demo fleet (NATS, three replicas, two
@@ -26,28 +28,25 @@ import (
 // database stored + every drop counter it holds — along with the
 // identities on the way (driver, daemon, publisher) on every host.
 func TestDemoMetricsConserve(t *testing.T) {
-	o := demoOptions{hosts: 2, cpus: 2, replicas: 3, aggregators: 2, seconds: 0.1, cutAt: 0.5, mix: "default",
-		limit: 3, stacks: true, metrics: "127.0.0.1:0", dir: filepath.Join(t.TempDir(), "fleet")}
-	var printed string
-	var generated float64
-	var out bytes.Buffer
-	o.whileUp = func(url string) error {
-		printed = url
-		generated = checkFleetMetrics(t, url)
-		return nil
+	cl := clustertest.Start(t, clustertest.Options{Replicas: 3, Aggregators: 2, Metrics: true})
+	o := demoOptions{hosts: 2, cpus: 2, seconds: 0.1, stacks: true}
+	progs, err := simhost.EmbeddedPrograms(workloads.Mixes()["default"])
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := runDemo(context.Background(), &out, o); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
+	stored, _ := clustertest.Run(t, cl, o.seconds, 0.5, demoHost(o, progs, 0), demoHost(o, progs, 1))
+	lines, balanced, err := cl.Conservation(context.Background(), stored, conservation.Views{Stacks: true})
+	if err != nil || !balanced {
+		t.Fatalf("conservation: %v\n%s", err, strings.Join(lines, "\n"))
 	}
-	if printed == "" || !strings.Contains(out.String(), "dcpi demo: metrics at "+printed+"/metrics") {
-		t.Errorf("the demo did not print its metrics URL %q:\n%s", printed, out.String())
+	if generated := checkFleetMetrics(t, cl.Telemetry().URL()); generated != float64(stored.Generated) {
+		t.Errorf("the metrics say %v samples generated, the conservation check %v", generated, stored.Generated)
 	}
-	m := regexp.MustCompile(`conservation: (\d+) samples generated`).FindStringSubmatch(out.String())
-	if m == nil {
-		t.Fatalf("no conservation line:\n%s", out.String())
-	}
-	if want, _ := strconv.ParseFloat(m[1], 64); want != generated {
-		t.Errorf("the metrics say %v samples generated, the conservation line %v", generated, want)
+	// The demo prints where its endpoint is.
+	out, _, err := run(t, "demo", "--hosts", "1", "--cpus", "1", "--replicas", "1", "--aggregators", "1", "--seconds", "0.02",
+		"--timing=false", "--http", "", "--metrics", "127.0.0.1:0", "--limit", "1")
+	if err != nil || !regexp.MustCompile(`(?m)^dcpi demo: metrics at http://127\.0\.0\.1:\d+/metrics, health at http://127\.0\.0\.1:\d+/healthz and `).MatchString(out) {
+		t.Errorf("the demo did not print its metrics URL: %v\n%s", err, out)
 	}
 }
 

@@ -115,19 +115,6 @@ func writeValueConservation(w io.Writer, mods []string, s wire.ValueStats, machi
 	return nil
 }
 
-func sortedKeys(m map[string]uint64) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j] < out[j-1]; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	return out
-}
-
 func newValuesCommand() *cobra.Command {
 	var qf queryFlags
 	var (

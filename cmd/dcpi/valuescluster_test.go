@@ -1,19 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	valuesa "dcpi/analysis/values"
 	"dcpi/analysis/values/valuetest"
+	"dcpi/cluster"
+	"dcpi/cluster/clustertest"
 	"dcpi/conservation"
 	"dcpi/coordinator"
-	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
 	"dcpi/internal/hotlist"
@@ -48,79 +49,86 @@ func TestValuesThroughTheCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := demoOptions{hosts: 3, cpus: 2, replicas: 3, aggregators: 2, seconds: 0.25, cutAt: 0.5, timing: true,
-		limit: 3, programs: progs, values: "loadlat", dir: filepath.Join(t.TempDir(), "fleet")}
-	o.tune = func(hc *hwsim.Config, nc *simhost.Config) {
-		hc.GroundTruth = true
+	cl := clustertest.Start(t, clustertest.Options{Replicas: 3, Aggregators: 2})
+	o := demoOptions{hosts: 3, cpus: 2, seconds: 0.25, timing: true, values: "loadlat"}
+	var hosts []cluster.HostConfig
+	for i := range o.hosts {
+		h := demoHost(o, progs, i)
+		h.GroundTruth = true
 		// Ten times DCPI's default CYCLES rate, so that loads gather
 		// enough samples in a short run (as simhost's check does).
-		nc.Profile.Counters[0].PeriodMin, nc.Profile.Counters[0].PeriodMax = 6000, 7000
+		h.CyclesPeriod = [2]uint64{6000, 7000}
+		hosts = append(hosts, h)
 	}
-	var checked, followers int
-	var report string
-	o.inspect = func(ctx context.Context, natsURL string, coord *coordinator.Client, hosts []*clusterHost) error {
-		checkClusterValueConservation(t, ctx, coord, hosts)
-		checked, followers = checkClusterLevels(t, ctx, coord, hosts)
-		// dcpi values reads the same lists from the cluster, with the
-		// shared filters.
-		out, _, err := run(t, "values", "--nats", natsURL, "--linearizable", "--view", "latency", "--limit", "5", "--json")
-		if err != nil {
-			t.Errorf("dcpi values --nats: %v\n%s", err, out)
-		}
-		var rep valuesa.Report
-		if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Rows) == 0 || rep.Stats.Interrupts == 0 {
-			t.Errorf("dcpi values --nats --json: %v: %d rows, %+v", err, len(rep.Rows), rep.Stats)
-		}
-		report, _, err = run(t, "values", "--nats", natsURL, "--linearizable", "--label", "rack=r1", "--limit", "3")
-		if err != nil {
-			t.Errorf("dcpi values --nats --label rack=r1: %v\n%s", err, report)
-		}
-		return nil
+	clustertest.Run(t, cl, o.seconds, 0.5, hosts...)
+	ctx := context.Background()
+	if err := cl.WaitValuesStored(ctx, nil, 30*time.Second); err != nil {
+		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	if err := runDemo(context.Background(), &out, o); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
+	lines, err := cl.ValueConservation(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, h := range []string{"alpha0", "alpha1", "alpha2", "fleet"} {
-		if !regexp.MustCompile(`(?m)^  ` + h + `\s+\d+ interrupts = \d+ interpreted \+ \d+ without user context.*: balanced$`).MatchString(out.String()) {
-			t.Errorf("no balanced value conservation line for %s:\n%s", h, out.String())
+	for _, l := range lines {
+		if !l.Balanced || !regexp.MustCompile(`^\d+ interrupts = \d+ interpreted \+ \d+ without user context.*: balanced$`).MatchString(l.Line) {
+			t.Errorf("value conservation of %s: %s", l.Host, l.Line)
 		}
+	}
+	if len(lines) != 4 || lines[3].Host != "fleet" {
+		t.Errorf("value conservation lines %+v, want three hosts and the fleet", lines)
+	}
+	coord := cl.Coordinator()
+	checkClusterValueConservation(t, ctx, coord, cl.Hosts())
+	checked, followers := checkClusterLevels(t, ctx, coord, cl.Hosts())
+	// dcpi values reads the same lists from the cluster, with the shared
+	// filters.
+	out, _, err := run(t, "values", "--nats", cl.URL(), "--linearizable", "--view", "latency", "--limit", "5", "--json")
+	if err != nil {
+		t.Errorf("dcpi values --nats: %v\n%s", err, out)
+	}
+	var rep valuesa.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Rows) == 0 || rep.Stats.Interrupts == 0 {
+		t.Errorf("dcpi values --nats --json: %v: %d rows, %+v", err, len(rep.Rows), rep.Stats)
+	}
+	report, _, err := run(t, "values", "--nats", cl.URL(), "--linearizable", "--label", "rack=r1", "--limit", "3")
+	if err != nil {
+		t.Errorf("dcpi values --nats --label rack=r1: %v\n%s", err, report)
 	}
 	if checked < 10 {
 		t.Fatalf("only %d loads sampled often enough to check (%d same-line followers left out)", checked, followers)
 	}
 	t.Logf("%d loads checked against ground truth, %d same-line followers left out", checked, followers)
 	// rack=r1 is alpha1 alone: its report accounts for its interrupts.
-	if m := regexp.MustCompile(`(?m)^  alpha1\s+(\d+) interrupts`).FindStringSubmatch(out.String()); m == nil ||
+	if m := regexp.MustCompile(`^(\d+) interrupts`).FindStringSubmatch(lines[1].Line); lines[1].Host != "alpha1" || m == nil ||
 		!strings.Contains(report, "value sampling (loadlat): "+m[1]+" interrupts") {
-		t.Errorf("dcpi values --label rack=r1 does not report alpha1's interrupts:\n%s", report)
+		t.Errorf("dcpi values --label rack=r1 does not report alpha1's interrupts (%+v):\n%s", lines[1], report)
 	}
 }
 
 // checkClusterValueConservation holds each host's stored accounting, and
 // the fleet's, to the interrupts its hardware delivered, exactly.
-func checkClusterValueConservation(t *testing.T, ctx context.Context, coord *coordinator.Client, hosts []*clusterHost) {
+func checkClusterValueConservation(t *testing.T, ctx context.Context, coord *coordinator.Client, hosts []*cluster.Host) {
 	t.Helper()
 	var fleet wire.ValueStats
 	var delivered uint64
 	for _, h := range hosts {
-		_, s, err := coord.ValueTotals(ctx, storage.Query{Hosts: []string{h.name}}, true)
+		_, s, err := coord.ValueTotals(ctx, storage.Query{Hosts: []string{h.Name()}}, true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := h.interrupts()
+		n := h.Interrupts()
 		if _, ok := conservation.HostValuesLine(s, n); !ok || s.Interrupts == 0 {
-			t.Errorf("host %s: stored %+v, hardware delivered %d interrupts", h.name, s, n)
+			t.Errorf("host %s: stored %+v, hardware delivered %d interrupts", h.Name(), s, n)
 		}
 		// The check can fail: one interrupt more, delivered or stored
 		// in any outcome, does not balance.
 		if _, ok := conservation.HostValuesLine(s, n+1); ok {
-			t.Errorf("host %s: %d stored interrupts balance %d delivered", h.name, s.Interrupts, n+1)
+			t.Errorf("host %s: %d stored interrupts balance %d delivered", h.Name(), s.Interrupts, n+1)
 		}
 		more := s
 		more.Completed++
 		if _, ok := conservation.HostValuesLine(more, n); ok {
-			t.Errorf("host %s: one interpreted interrupt more still balances", h.name)
+			t.Errorf("host %s: one interpreted interrupt more still balances", h.Name())
 		}
 		fleet.Add(s)
 		delivered += n
@@ -139,7 +147,7 @@ func checkClusterValueConservation(t *testing.T, ctx context.Context, coord *coo
 
 // checkClusterLevels compares the fleet-wide latency lists the cluster
 // stored with the hosts' ground truth, summed.
-func checkClusterLevels(t *testing.T, ctx context.Context, coord *coordinator.Client, hosts []*clusterHost) (checked, followers int) {
+func checkClusterLevels(t *testing.T, ctx context.Context, coord *coordinator.Client, hosts []*cluster.Host) (checked, followers int) {
 	t.Helper()
 	type key struct {
 		path string
@@ -147,7 +155,7 @@ func checkClusterLevels(t *testing.T, ctx context.Context, coord *coordinator.Cl
 	}
 	truth := map[key]*alpha.PCTruth{}
 	for _, h := range hosts {
-		for path, g := range h.sim.Machine().GroundTruth() {
+		for path, g := range h.Sim().Machine().GroundTruth() {
 			for pc, tr := range g.PCs {
 				k := key{path, pc}
 				if truth[k] == nil {

@@ -1,4 +1,4 @@
-package main
+package cluster
 
 import (
 	"encoding/json"
@@ -13,36 +13,36 @@ import (
 	"dcpi/internal/datadir"
 )
 
-// fleetFile is the file in a demo's --dir that records what a later run
+// FleetFile is the file in a cluster's directory that records what a later run
 // needs to continue the fleet: the Raft group's members and their
 // addresses. The Raft log holds the membership with those addresses, so a
 // run that picked new ports would start replicas that can never reach
 // each other (the second run used to wait forever for a leader).
-const fleetFile = "demo.json"
+const FleetFile = "demo.json"
 
-// demoFleet is fleetFile's content.
-type demoFleet struct {
+// fleetRecord is FleetFile's content.
+type fleetRecord struct {
 	Replicas []coordinator.Peer `json:"replicas"`
 }
 
-// demoDir is a demo's data directory, prepared for a run.
-type demoDir struct {
+// fleetDir is a cluster's data directory, prepared for a run.
+type fleetDir struct {
 	peers     []coordinator.Peer
 	continued bool // an earlier run's fleet is continued
 	release   func()
 }
 
-// prepareDemoDir locks dir for this demo and returns the replicas to run:
+// prepareFleetDir locks dir for this demo and returns the replicas to run:
 // an earlier run's (same IDs and addresses), or new ones on free ports,
 // recorded for the next run. replicasSet says --replicas was given; a
 // count different from the recorded fleet's is then an error saying what
 // to do. Every error is one line naming the way on.
-func prepareDemoDir(dir string, replicas int, replicasSet bool) (*demoDir, error) {
+func prepareFleetDir(dir string, replicas int, replicasSet bool) (*fleetDir, error) {
 	release, err := datadir.Lock(dir, "--dir", "dcpi demo")
 	if err != nil {
 		return nil, err
 	}
-	d, err := readDemoDir(dir, replicas, replicasSet)
+	d, err := readFleetDir(dir, replicas, replicasSet)
 	if err != nil {
 		release()
 		return nil, err
@@ -51,16 +51,16 @@ func prepareDemoDir(dir string, replicas int, replicasSet bool) (*demoDir, error
 	return d, nil
 }
 
-func readDemoDir(dir string, replicas int, replicasSet bool) (*demoDir, error) {
-	path := filepath.Join(dir, fleetFile)
+func readFleetDir(dir string, replicas int, replicasSet bool) (*fleetDir, error) {
+	path := filepath.Join(dir, FleetFile)
 	b, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return newDemoDir(dir, replicas)
+		return newFleetDir(dir, replicas)
 	case err != nil:
 		return nil, fmt.Errorf("--dir %s: %w", dir, err)
 	}
-	var f demoFleet
+	var f fleetRecord
 	if err := json.Unmarshal(b, &f); err != nil || len(f.Replicas) == 0 {
 		return nil, fmt.Errorf("--dir %s: %s is not a dcpi demo's fleet record; give a new --dir", dir, path)
 	}
@@ -71,15 +71,15 @@ func readDemoDir(dir string, replicas int, replicasSet bool) (*demoDir, error) {
 	}
 	for _, p := range f.Replicas {
 		if !portFree(p.Addr) {
-			return nil, fmt.Errorf("--dir %s: replica %s's Raft address %s (recorded in %s) is taken by another process; stop it, or give a new --dir", dir, p.ID, p.Addr, fleetFile)
+			return nil, fmt.Errorf("--dir %s: replica %s's Raft address %s (recorded in %s) is taken by another process; stop it, or give a new --dir", dir, p.ID, p.Addr, FleetFile)
 		}
 	}
-	return &demoDir{peers: f.Replicas, continued: true}, nil
+	return &fleetDir{peers: f.Replicas, continued: true}, nil
 }
 
 // newDemoDir makes a new fleet in dir, which must be empty (but for the
 // lock): a directory of something else is not written into.
-func newDemoDir(dir string, replicas int) (*demoDir, error) {
+func newFleetDir(dir string, replicas int) (*fleetDir, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("--dir %s: %w", dir, err)
@@ -89,9 +89,9 @@ func newDemoDir(dir string, replicas int) (*demoDir, error) {
 			continue
 		}
 		if _, err := coordinator.ProfileDBDir(filepath.Join(dir, "c1")); err == nil {
-			return nil, fmt.Errorf("--dir %s holds a fleet of an older dcpi demo, which did not record its Raft addresses (%s); give a new --dir (its profiles stay readable: dcpi prof --db %s)", dir, fleetFile, filepath.Join(dir, "c1"))
+			return nil, fmt.Errorf("--dir %s holds a fleet of an older dcpi demo, which did not record its Raft addresses (%s); give a new --dir (its profiles stay readable: dcpi prof --db %s)", dir, FleetFile, filepath.Join(dir, "c1"))
 		}
-		return nil, fmt.Errorf("--dir %s: not empty and not a dcpi demo's directory (no %s); give a new or empty directory", dir, fleetFile)
+		return nil, fmt.Errorf("--dir %s: not empty and not a dcpi demo's directory (no %s); give a new or empty directory", dir, FleetFile)
 	}
 	peers := make([]coordinator.Peer, replicas)
 	for i := range peers {
@@ -101,11 +101,11 @@ func newDemoDir(dir string, replicas int) (*demoDir, error) {
 		}
 		peers[i] = coordinator.Peer{ID: fmt.Sprintf("c%d", i+1), Addr: fmt.Sprintf("127.0.0.1:%d", port)}
 	}
-	b, _ := json.MarshalIndent(demoFleet{Replicas: peers}, "", "  ")
-	if err := os.WriteFile(filepath.Join(dir, fleetFile), append(b, '\n'), 0o644); err != nil {
+	b, _ := json.MarshalIndent(fleetRecord{Replicas: peers}, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, FleetFile), append(b, '\n'), 0o644); err != nil {
 		return nil, fmt.Errorf("--dir %s: %w", dir, err)
 	}
-	return &demoDir{peers: peers}, nil
+	return &fleetDir{peers: peers}, nil
 }
 
 // portFree says whether addr can be listened on now.

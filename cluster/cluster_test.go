@@ -1,0 +1,98 @@
+package cluster_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"dcpi/cluster"
+	"dcpi/cluster/clustertest"
+	"dcpi/conservation"
+	"dcpi/simhost"
+	"dcpi/storage"
+)
+
+// TestClusterConserves runs two hosts with call stacks through a whole
+// cluster (NATS, three replicas, two aggregators), cuts an epoch on the
+// way, and requires every sample the simulated hardware generated to be
+// stored once or counted as dropped, in the flat view and the stack view,
+// and the epoch the cut closed to be sealed. One sample more generated
+// than the run's does not balance: the check can fail.
+func TestClusterConserves(t *testing.T) {
+	cl := clustertest.Start(t, clustertest.Options{Replicas: 3, Aggregators: 2})
+	progs, err := simhost.EmbeddedPrograms([]string{"matmul", "ptrchase"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hosts []cluster.HostConfig
+	for _, name := range []string{"alpha0", "alpha1"} {
+		h := clustertest.Host(name, 2, 0.1, progs)
+		h.Stacks = true
+		hosts = append(hosts, h)
+	}
+	run, cut := clustertest.Run(t, cl, 0.1, 0.5, hosts...)
+	if cut < 2 || run.Generated == 0 {
+		t.Fatalf("cut %d, generated %d", cut, run.Generated)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := cl.WaitSealed(ctx, cut, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	eps, err := cl.Coordinator().Epochs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed := false
+	for _, e := range eps {
+		sealed = sealed || e.Number == cut-1 && e.State == storage.EpochSealed
+	}
+	if !sealed {
+		t.Fatalf("epoch %d not sealed: %+v", cut-1, eps)
+	}
+	lines, balanced, err := cl.Conservation(ctx, run, conservation.Views{Stacks: true})
+	if err != nil || !balanced || len(lines) != 2 {
+		t.Fatalf("conservation: %v %v\n%s", err, balanced, strings.Join(lines, "\n"))
+	}
+	run.Generated++
+	if lines, balanced, _ := cl.Conservation(ctx, run, conservation.Views{}); balanced {
+		t.Fatalf("one sample more balances:\n%s", strings.Join(lines, "\n"))
+	}
+	if as, _ := cl.AggregatorStats(); as.Proposals == 0 || as.EntriesIn == 0 {
+		t.Fatalf("aggregators proposed nothing: %+v", as)
+	}
+}
+
+// TestClusterContinuesAFleet: a second cluster on the first one's
+// directory continues its fleet — same replicas, the hosts' streams
+// resumed — and balances what it added beyond the baseline.
+func TestClusterContinuesAFleet(t *testing.T) {
+	dir := t.TempDir()
+	progs, err := simhost.EmbeddedPrograms([]string{"hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first uint64
+	for i := range 2 {
+		cl, err := cluster.Start(context.Background(), cluster.Config{Dir: dir, Replicas: 1, Aggregators: 1})
+		if err != nil {
+			t.Fatalf("run %d: %v", i+1, err)
+		}
+		if cl.Continued() != (i == 1) {
+			t.Fatalf("run %d: continued %v", i+1, cl.Continued())
+		}
+		run, _ := clustertest.Run(t, cl, 0.05, 0, clustertest.Host("alpha0", 1, 0.05, progs))
+		lines, balanced, err := cl.Conservation(context.Background(), run, conservation.Views{})
+		if err != nil || !balanced {
+			cl.Close()
+			t.Fatalf("run %d: %v\n%s", i+1, err, strings.Join(lines, "\n"))
+		}
+		if i == 0 {
+			first = run.Added.Stored + run.Added.Dropped()
+		} else if b := cl.Baseline().Totals; b.Stored+b.Dropped() != first {
+			t.Errorf("run 2's baseline %+v, want the %d samples run 1 stored", b, first)
+		}
+		cl.Close()
+	}
+}
