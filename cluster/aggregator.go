@@ -64,7 +64,7 @@ func StartAggregator(ctx context.Context, nc *nats.Conn, c AggregatorConfig) (*A
 		done:   make(chan error, 1),
 	}
 	a.wg.Add(2)
-	go func() { defer a.wg.Done(); runPathUploads(ctx, js, coordinator.NewClient(nc), lf) }()
+	go func() { defer a.wg.Done(); RunPathUploads(ctx, js, coordinator.NewClient(nc), lf) }()
 	go func() { defer a.wg.Done(); a.values.Run(ctx) }()
 	if c.StatsEvery > 0 {
 		a.wg.Add(1)
@@ -121,9 +121,9 @@ func newConsumerRetrying(ctx context.Context, nc *nats.Conn, js jetstream.JetStr
 	return c, err
 }
 
-// runPathUploads commits the hosts' path-profile uploads through the
+// RunPathUploads commits the hosts' path-profile uploads through the
 // coordinator until ctx ends (dcpi pp upload; docs/paths.md).
-func runPathUploads(ctx context.Context, js jetstream.JetStream, c *coordinator.Client, lf func(string, ...any)) {
+func RunPathUploads(ctx context.Context, js jetstream.JetStream, c *coordinator.Client, lf func(string, ...any)) {
 	err := transport.Retry(ctx, transport.DefaultBackoff, "the stream "+transport.PathStreamName, lf, func(ctx context.Context) error {
 		return transport.EnsurePathStream(ctx, js, 0)
 	})

@@ -57,10 +57,10 @@ type HostConfig struct {
 // daemon on it, the publisher to JetStream, and the loop that follows the
 // fleet's epochs.
 type Host struct {
-	name   string
-	sim    *simhost.Host
-	pub    *transport.Publisher
-	clock  uint64 // Hz
+	name     string
+	sim      *simhost.Host
+	pub      *transport.Publisher
+	clock    uint64 // Hz
 	ran      chan error
 	finished chan struct{} // closed when the run has ended
 	follow   chan node.FollowStats

@@ -45,15 +45,15 @@ host merge by Gibbons-Matias's rule before they are proposed.`,
 			if err != nil {
 				return err
 			}
-			defer tel.close()
+			defer tel.Close()
 			nc, err := connectNATS(cfg.NATS, auth.Aggregator, "", "aggregator", logf)
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
 			consuming := &cluster.StartedCheck{What: "waiting for the stream " + transport.StreamName}
-			tel.ready.Add("nats", natsReady(nc))
-			tel.ready.Add("aggregator", consuming.Check)
+			tel.Ready.Add("nats", cluster.NATSReady(nc))
+			tel.Ready.Add("aggregator", consuming.Check)
 			ac := cfg.Aggregator
 			a, err := cluster.StartAggregator(ctx, nc, cluster.AggregatorConfig{
 				Aggregator: aggregator.Config{FetchMax: ac.FetchMax, FetchWait: ac.FetchWait, InFlight: ac.InFlight, MaxPendingEntries: ac.MaxPendingEntries,
@@ -62,7 +62,7 @@ host merge by Gibbons-Matias's rule before they are proposed.`,
 			if err != nil {
 				return err
 			}
-			if err := tel.register(nil, a.Collector()); err != nil {
+			if err := tel.Register(nil, a.Collector()); err != nil {
 				return err
 			}
 			consuming.Started()

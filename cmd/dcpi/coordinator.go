@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"dcpi/cluster"
 	"dcpi/config"
 	"dcpi/coordinator"
 	"dcpi/internal/datadir"
@@ -61,7 +62,7 @@ cluster's profiles at ADDR (docs/web.md).`,
 			if err != nil {
 				return err
 			}
-			defer tel.close()
+			defer tel.Close()
 			return runCoordinator(ctx, cfg, embed || len(cfg.NATS.URLs) == 0, tel, httpAddr)
 		},
 	}
@@ -116,7 +117,7 @@ func loadRoleConfig(cmd *cobra.Command) (config.Config, error) {
 	return l.Load(file)
 }
 
-func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *roleTelemetry, httpAddr string) error {
+func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *cluster.Telemetry, httpAddr string) error {
 	c := cfg.Coordinator
 	peers, err := config.ParsePeers(c.Peers)
 	if err != nil {
@@ -129,12 +130,12 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *rol
 		return err
 	}
 	defer release()
-	if u := tel.url(); u != "" {
+	if u := tel.URL(); u != "" {
 		logf("metrics at %s/metrics, readiness at %s/readyz", u, u)
 	}
 	// Not ready until the replica has started and says it is.
 	var replica atomic.Pointer[coordinator.Replica]
-	tel.ready.Add("coordinator "+c.ID, func() error {
+	tel.Ready.Add("coordinator "+c.ID, func() error {
 		if r := replica.Load(); r != nil {
 			return r.Ready()
 		}
@@ -149,10 +150,10 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *rol
 			return err
 		}
 		defer srv.Shutdown()
-		if err := tel.register(nil, srv.Collector()); err != nil {
+		if err := tel.Register(nil, srv.Collector()); err != nil {
 			return err
 		}
-		tel.ready.Add("nats server", srv.Ready)
+		tel.Ready.Add("nats server", srv.Ready)
 		urls = []string{srv.ClientURL()}
 		logf("embedded NATS server at %s, credentials in %s", srv.ClientURL(), srv.Store.Dir())
 		logf("to add a host: dcpi nats-server add-host NAME --dir %s", filepath.Join(c.DataDir, "nats"))
@@ -164,7 +165,7 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *rol
 		return err
 	}
 	defer nc.Close()
-	tel.ready.Add("nats", natsReady(nc))
+	tel.Ready.Add("nats", cluster.NATSReady(nc))
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return err
@@ -183,7 +184,7 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *rol
 	if err != nil {
 		return err
 	}
-	if err := tel.register(prometheus.Labels{"replica": c.ID}, r.Collector()); err != nil {
+	if err := tel.Register(prometheus.Labels{"replica": c.ID}, r.Collector()); err != nil {
 		r.Shutdown()
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"dcpi/cluster"
 	"dcpi/config"
 	"dcpi/coordinator"
 	"dcpi/internal/svgchart"
@@ -214,15 +215,15 @@ type loadResult struct {
 // unless o.natsURLs names one.
 func runLoadStep(ctx context.Context, cmd *cobra.Command, rec *loadgen.Recording, o loadOptions, n int, dir string) (loadResult, error) {
 	res := loadResult{Hosts: n, Seconds: o.seconds}
-	var cl *loadCluster
+	var cl *cluster.Processes
 	urls := o.natsURLs
 	if len(urls) == 0 {
 		var err error
-		if cl, err = startLoadCluster(dir, o.aggregators); err != nil {
+		if cl, err = startProcesses(dir, o.aggregators); err != nil {
 			return res, err
 		}
-		defer cl.stop()
-		urls = []string{cl.url}
+		defer cl.Stop()
+		urls = []string{cl.URL()}
 	}
 	ncfg := natsConfig(cmd, urls)
 	ncfg.URLs = urls
@@ -331,7 +332,7 @@ func runLoadStep(ctx context.Context, cmd *cobra.Command, rec *loadgen.Recording
 	clock := float64(rec.Header.ClockHz)
 	flush := time.Duration(float64(max(rec.Header.FlushEvery, rec.Header.PublishEvery)) / clock * float64(time.Second))
 	length := time.Duration(o.seconds * float64(time.Second))
-	before := cl.usage()
+	before := cl.Usage()
 	start := time.Now()
 	var cuts *epochCutter
 	if o.cutEvery > 0 {
@@ -402,7 +403,7 @@ polling:
 		}
 	}
 	wall := time.Since(start)
-	after := cl.usage()
+	after := cl.Usage()
 	poll()
 	loadEnd := series[len(series)-1]
 	if pubErr != nil {
@@ -476,7 +477,7 @@ polling:
 		res.Sealed == res.Cuts && res.CutFailures == 0
 	for name, a := range after {
 		b := before[name]
-		res.Roles = append(res.Roles, roleUse{Role: name, Cores: (a.cpu - b.cpu).Seconds() / wall.Seconds(), PeakRSS: a.peakRSS})
+		res.Roles = append(res.Roles, roleUse{Role: name, Cores: (a.CPU - b.CPU).Seconds() / wall.Seconds(), PeakRSS: a.PeakRSS})
 	}
 	slices.SortFunc(res.Roles, func(a, b roleUse) int { return strings.Compare(a.Role, b.Role) })
 	if cl != nil {
@@ -693,4 +694,13 @@ func findKnee(ctx context.Context, cmd *cobra.Command, w io.Writer, rec *loadgen
 	}
 	fmt.Fprintf(w, "knee: %d hosts sustained, %d not\n", good, bad)
 	return nil
+}
+
+// startProcesses starts the load's cluster as processes of this binary.
+func startProcesses(dir string, aggregators int) (*cluster.Processes, error) {
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return cluster.StartProcesses(bin, dir, aggregators)
 }

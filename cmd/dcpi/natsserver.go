@@ -58,17 +58,17 @@ port).`,
 			if err != nil {
 				return err
 			}
-			defer tel.close()
+			defer tel.Close()
 			srv, err := auth.StartServer(transport.ServerConfig{Dir: dir, Host: host, Port: port, Name: "dcpi-nats", Logf: logf,
 				SyncAlways: syncAlways, SyncInterval: syncInterval})
 			if err != nil {
 				return err
 			}
-			if err := tel.register(nil, srv.Collector()); err != nil {
+			if err := tel.Register(nil, srv.Collector()); err != nil {
 				srv.Shutdown()
 				return err
 			}
-			tel.ready.Add("nats server", srv.Ready)
+			tel.Ready.Add("nats server", srv.Ready)
 			logf("serving at %s, JetStream in %s, credentials in %s%s", srv.ClientURL(), dir, srv.Store.Dir(), tlsNote(srv))
 			logf("to add a host: dcpi nats-server add-host NAME --dir %s (then give the host the file it prints)", dir)
 			fmt.Fprintln(cmd.OutOrStdout(), srv.ClientURL())

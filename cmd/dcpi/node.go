@@ -1,6 +1,7 @@
 package main
 
 import (
+	"dcpi/cluster"
 	"dcpi/conservation"
 	"dcpi/internal/progress"
 	"errors"
@@ -86,7 +87,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 			if err != nil {
 				return err
 			}
-			defer tel.close()
+			defer tel.Close()
 			if len(natsURLs) > 0 {
 				return runClusterNode(cmd, progs, events, mux, labels, tel)
 			}
@@ -194,7 +195,7 @@ func nodePrograms(mix string, names, args []string) ([]simhost.Program, error) {
 	return simhost.EmbeddedPrograms(progs)
 }
 
-func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []simhost.Program, seconds float64, keep bool, dbDir string, stats bool, tel *roleTelemetry) error {
+func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []simhost.Program, seconds float64, keep bool, dbDir string, stats bool, tel *cluster.Telemetry) error {
 	if keep && seconds <= 0 {
 		return fmt.Errorf("--keep-running needs --seconds: the programs would run forever")
 	}
@@ -243,11 +244,11 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []simhost.
 	if err != nil {
 		return err
 	}
-	if err := tel.register(prometheus.Labels{"host": ncfg.Node.Host}, sh.Collector(), sh.Node().Collector(),
+	if err := tel.Register(prometheus.Labels{"host": ncfg.Node.Host}, sh.Collector(), sh.Node().Collector(),
 		storage.NewCollector(func(fn func(*storage.DB) error) error { return fn(db) })); err != nil {
 		return err
 	}
-	tel.ready.Add("database", db.Usable)
+	tel.Ready.Add("database", db.Usable)
 	for _, p := range progs {
 		if keep {
 			err = sh.KeepRunning(p.Path, p.Argv)

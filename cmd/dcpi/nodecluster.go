@@ -23,7 +23,7 @@ import (
 // to JetStream, epochs follow the coordinator. It runs until --seconds of
 // simulated time (0: until interrupted), then drains, publishes everything
 // and reports.
-func runClusterNode(cmd *cobra.Command, progs []simhost.Program, events []string, mux bool, labels map[string]string, tel *roleTelemetry) error {
+func runClusterNode(cmd *cobra.Command, progs []simhost.Program, events []string, mux bool, labels map[string]string, tel *cluster.Telemetry) error {
 	cfg, err := loadRoleConfig(cmd)
 	if err != nil {
 		return err
@@ -40,9 +40,9 @@ func runClusterNode(cmd *cobra.Command, progs []simhost.Program, events []string
 		return err
 	}
 	defer nc.Close()
-	tel.ready.Add("nats", natsReady(nc))
+	tel.Ready.Add("nats", cluster.NATSReady(nc))
 	running := &cluster.StartedCheck{What: "starting: asking the coordinator where the host's streams resume"}
-	tel.ready.Add("node "+host, running.Check)
+	tel.Ready.Add("node "+host, running.Check)
 	startCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	spec := cluster.HostConfig{Sim: cfg.Sim, Programs: progs, Seconds: cfg.Node.Seconds, FlushEvery: cfg.Node.FlushEvery, PublishEvery: cfg.Node.PublishEvery,
@@ -61,7 +61,7 @@ func runClusterNode(cmd *cobra.Command, progs []simhost.Program, events []string
 	if err != nil {
 		return err
 	}
-	if err := tel.register(prometheus.Labels{"host": host}, h.Collectors()...); err != nil {
+	if err := tel.Register(prometheus.Labels{"host": host}, h.Collectors()...); err != nil {
 		return err
 	}
 	running.Started()

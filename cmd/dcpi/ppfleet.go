@@ -337,31 +337,6 @@ func uploadPPFile(w io.Writer, file, host string, send func(*wire.PathUpload) (s
 	return nil
 }
 
-// runPathUploads applies the path upload stream through the coordinator
-// until ctx ends: what an aggregator process runs beside its batches.
-func runPathUploads(ctx context.Context, js jetstream.JetStream, c *coordinator.Client, logf func(string, ...any)) {
-	err := transport.Retry(ctx, transport.DefaultBackoff, "the stream "+transport.PathStreamName, logf, func(ctx context.Context) error {
-		return transport.EnsurePathStream(ctx, js, 0)
-	})
-	if err != nil {
-		return
-	}
-	transport.ConsumePathUploads(ctx, js, transport.PathConsumerConfig{Logf: logf}, func(ctx context.Context, u *wire.PathUpload) error {
-		out, err := c.UploadPaths(ctx, u)
-		if err != nil {
-			if errors.Is(err, coordinator.ErrBadRequest) {
-				logf("path upload %s/%s refused: %v", u.Host, u.ID, err)
-				return nil // never applicable: do not redeliver
-			}
-			return err
-		}
-		if out.Status == storage.PathRefused {
-			logf("path upload %s/%s of %s refused: %s", u.Host, u.ID, u.Image, out.Reason)
-		}
-		return nil
-	})
-}
-
 // ppFleetSource is where pp fleet reads merged path profiles.
 type ppFleetSource struct {
 	images  func() ([]storage.PathImage, error)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"dcpi/cluster"
 	"dcpi/coordinator"
 	"dcpi/transport"
 )
@@ -115,7 +116,7 @@ func TestPPUploadFleetCluster(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); runPathUploads(ctx, js, coordinator.NewClient(nc), t.Logf) }()
+	go func() { defer close(done); cluster.RunPathUploads(ctx, js, coordinator.NewClient(nc), t.Logf) }()
 	defer func() { cancel(); <-done }()
 	save := filepath.Join(t.TempDir(), "tiny.json")
 	if _, _, err := run(t, "pp", "oracle", "--save", save, "--", "tiny"); err != nil {

@@ -1,9 +1,8 @@
-package main
+package cluster
 
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,13 +12,13 @@ import (
 	"time"
 )
 
-// The cluster dcpi loadgen run starts when it is given no --nats: the
-// demo's shape (one NATS server with JetStream, a 3-replica coordinator,
-// aggregators) but each role a child process of this binary, so that its
-// CPU time and memory are the kernel's figures for that process
-// (/proc/PID/stat and status), not an estimate.
+// A cluster as processes: the demo's shape (one NATS server with
+// JetStream, a 3-replica coordinator, aggregators) but each role a child
+// process of the dcpi binary, so that its CPU time and memory are the
+// kernel's figures for that process (/proc/PID/stat and status), not an
+// estimate. dcpi loadgen run starts one when it is given no --nats.
 
-// roleProc is one role of the load cluster.
+// roleProc is one role process.
 type roleProc struct {
 	name, role string
 	cmd        *exec.Cmd
@@ -27,23 +26,22 @@ type roleProc struct {
 	done       chan struct{}
 }
 
-// loadCluster is the started roles and the NATS URL.
-type loadCluster struct {
+// Processes is a cluster whose roles are child processes: the started
+// roles and the NATS URL.
+type Processes struct {
 	url   string
 	procs []*roleProc
 }
 
-// startLoadCluster starts NATS, three coordinator replicas and aggs
-// aggregators under dir, and waits until each says it serves.
-func startLoadCluster(dir string, aggs int) (*loadCluster, error) {
-	bin, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
+// StartProcesses starts NATS, three coordinator replicas and aggs
+// aggregators as processes of the dcpi binary bin, with their data and
+// logs under dir, and waits until each says it serves. The roles never
+// outlive this process.
+func StartProcesses(bin, dir string, aggs int) (*Processes, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
 		return nil, err
 	}
-	c := &loadCluster{}
+	c := &Processes{}
 	start := func(name, role, ready string, args ...string) error {
 		f, err := os.OpenFile(filepath.Join(dir, "logs", name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
@@ -67,14 +65,14 @@ func startLoadCluster(dir string, aggs int) (*loadCluster, error) {
 	}
 	c.url = fmt.Sprintf("nats://127.0.0.1:%d", natsPort)
 	if err := start("nats", "nats", "serving at", "nats-server", "--dir", filepath.Join(dir, "nats"), "--port", strconv.Itoa(natsPort)); err != nil {
-		c.stop()
+		c.Stop()
 		return nil, err
 	}
 	var peers []string
 	for i := range 3 {
 		p, err := freePort()
 		if err != nil {
-			c.stop()
+			c.Stop()
 			return nil, err
 		}
 		peers = append(peers, fmt.Sprintf("c%d=127.0.0.1:%d", i+1, p))
@@ -83,13 +81,13 @@ func startLoadCluster(dir string, aggs int) (*loadCluster, error) {
 		id := fmt.Sprintf("c%d", i+1)
 		if err := start(id, "coordinator", "serving, Raft at", "coordinator", "--nats", c.url, "--id", id,
 			"--raft-addr", strings.TrimPrefix(peer, id+"="), "--data-dir", filepath.Join(dir, id), "--peers", strings.Join(peers, ",")); err != nil {
-			c.stop()
+			c.Stop()
 			return nil, err
 		}
 	}
 	for i := range aggs {
 		if err := start(fmt.Sprintf("agg%d", i+1), "aggregator", "consuming", "aggregator", "--nats", c.url); err != nil {
-			c.stop()
+			c.Stop()
 			return nil, err
 		}
 	}
@@ -116,8 +114,8 @@ func (p *roleProc) waitLog(substr string, timeout time.Duration) error {
 	}
 }
 
-// stop stops the roles with SIGTERM, readers first and NATS last.
-func (c *loadCluster) stop() {
+// Stop stops the roles with SIGTERM, readers first and NATS last.
+func (c *Processes) Stop() {
 	for i := len(c.procs) - 1; i >= 0; i-- {
 		p := c.procs[i]
 		p.cmd.Process.Signal(syscall.SIGTERM)
@@ -130,10 +128,10 @@ func (c *loadCluster) stop() {
 	}
 }
 
-// procUsage is a process's CPU time so far and its peak resident memory.
-type procUsage struct {
-	cpu     time.Duration
-	peakRSS uint64 // bytes (VmHWM)
+// ProcUsage is a process's CPU time so far and its peak resident memory.
+type ProcUsage struct {
+	CPU     time.Duration
+	PeakRSS uint64 // bytes (VmHWM)
 }
 
 // clockTick is the kernel's USER_HZ, the unit of /proc/PID/stat's times;
@@ -142,8 +140,8 @@ const clockTick = 100
 
 // readUsage reads /proc/PID/stat's utime and stime and status's VmHWM;
 // pid "self" is this process.
-func readUsage(pid string) (procUsage, error) {
-	var u procUsage
+func readUsage(pid string) (ProcUsage, error) {
+	var u ProcUsage
 	stat, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
 		return u, err
@@ -165,7 +163,7 @@ func readUsage(pid string) (procUsage, error) {
 	if err1 != nil || err2 != nil {
 		return u, errors.New("loadgen: bad times in /proc/" + pid + "/stat")
 	}
-	u.cpu = time.Duration(ut+st) * time.Second / clockTick
+	u.CPU = time.Duration(ut+st) * time.Second / clockTick
 	status, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
 		return u, err
@@ -174,16 +172,20 @@ func readUsage(pid string) (procUsage, error) {
 		if rest, ok := strings.CutPrefix(l, "VmHWM:"); ok {
 			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			if err == nil {
-				u.peakRSS = kb << 10
+				u.PeakRSS = kb << 10
 			}
 		}
 	}
 	return u, nil
 }
 
-// usage reads every role's usage and loadgen's own, by name.
-func (c *loadCluster) usage() map[string]procUsage {
-	out := map[string]procUsage{}
+// URL is the NATS server's.
+func (c *Processes) URL() string { return c.url }
+
+// Usage reads every role's usage and this process's own (as "loadgen"),
+// by name; a nil Processes has only this process's.
+func (c *Processes) Usage() map[string]ProcUsage {
+	out := map[string]ProcUsage{}
 	if c != nil {
 		for _, p := range c.procs {
 			if u, err := readUsage(strconv.Itoa(p.cmd.Process.Pid)); err == nil {
@@ -195,13 +197,4 @@ func (c *loadCluster) usage() map[string]procUsage {
 		out["loadgen"] = u
 	}
 	return out
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
