@@ -14,8 +14,6 @@ import (
 	"dcpi/transport/auth"
 )
 
-func init() { subcommands = append(subcommands, newAggregatorCommand) }
-
 func newAggregatorCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "aggregator",

@@ -16,8 +16,6 @@ import (
 	"dcpi/hwsim/alpha"
 )
 
-func init() { subcommands = append(subcommands, newCalcCommand) }
-
 func newCalcCommand() *cobra.Command {
 	var (
 		qf          queryFlags

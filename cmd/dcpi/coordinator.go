@@ -23,8 +23,6 @@ import (
 	"dcpi/transport/auth"
 )
 
-func init() { subcommands = append(subcommands, newCoordinatorCommand) }
-
 func newCoordinatorCommand() *cobra.Command {
 	var natsURLs []string
 	var embed bool

@@ -26,8 +26,6 @@ import (
 	"dcpi/workloads"
 )
 
-func init() { subcommands = append(subcommands, newDemoCommand) }
-
 // demoOptions are dcpi demo's knobs.
 type demoOptions struct {
 	hosts, cpus, replicas, aggregators int

@@ -8,8 +8,6 @@ import (
 	"dcpi/analysis"
 )
 
-func init() { subcommands = append(subcommands, newDiffCommand) }
-
 func newDiffCommand() *cobra.Command {
 	var (
 		qf    queryFlags

@@ -11,8 +11,6 @@ import (
 	"dcpi/workloads"
 )
 
-func init() { subcommands = append(subcommands, newDisasmCommand) }
-
 func newDisasmCommand() *cobra.Command {
 	var (
 		sections []string

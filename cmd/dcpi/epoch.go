@@ -17,8 +17,6 @@ import (
 	"dcpi/transport/auth"
 )
 
-func init() { subcommands = append(subcommands, newEpochCommand) }
-
 func newEpochCommand() *cobra.Command {
 	var natsURLs []string
 	var asJSON bool

@@ -11,8 +11,6 @@ import (
 	"dcpi/analysis"
 )
 
-func init() { subcommands = append(subcommands, newListCommand) }
-
 func newListCommand() *cobra.Command {
 	var (
 		qf         queryFlags

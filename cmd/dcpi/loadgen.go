@@ -19,8 +19,6 @@ import (
 	"dcpi/wire"
 )
 
-func init() { subcommands = append(subcommands, newLoadgenCommand) }
-
 func newLoadgenCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "loadgen",

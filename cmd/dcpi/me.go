@@ -11,12 +11,16 @@ import (
 	"dcpi/hwsim"
 )
 
-func init() { subcommands = append(subcommands, newMeCommand) }
-
-// meSubcommands is filled by each ProfileMe experiment's file (dcpi me
-// figure3, ...), as ppSubcommands is for dcpi pp. A procedure named like
-// a subcommand is listed with "dcpi me -- NAME".
-var meSubcommands []func() *cobra.Command
+// meSubcommands are dcpi me's experiments (figure2, skid, ...).
+func meSubcommands() []func() *cobra.Command {
+	return []func() *cobra.Command{
+		newMeFigure2Command,
+		newMeFigure3Command,
+		newMeFigure6Command,
+		newMeFigure7Command,
+		newMeSkidCommand,
+	}
+}
 
 func newMeCommand() *cobra.Command {
 	var (
@@ -146,7 +150,7 @@ from a database (--db) or a cluster (--nats) with the shared filters.`,
 			return analysis.WriteMe(cmd.OutOrStdout(), rep)
 		},
 	}
-	for _, add := range meSubcommands {
+	for _, add := range meSubcommands() {
 		cmd.AddCommand(add())
 	}
 	f := cmd.Flags()

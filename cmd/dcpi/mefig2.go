@@ -8,8 +8,6 @@ import (
 	"dcpi/analysis/mefig"
 )
 
-func init() { meSubcommands = append(meSubcommands, newMeFigure2Command) }
-
 func newMeFigure2Command() *cobra.Command {
 	var (
 		workload, proc, out string

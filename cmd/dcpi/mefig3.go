@@ -10,8 +10,6 @@ import (
 	"dcpi/hwsim"
 )
 
-func init() { meSubcommands = append(meSubcommands, newMeFigure3Command) }
-
 func newMeFigure3Command() *cobra.Command {
 	var (
 		model, workload, out string

@@ -10,8 +10,6 @@ import (
 	"dcpi/analysis/mefig"
 )
 
-func init() { meSubcommands = append(meSubcommands, newMeFigure6Command) }
-
 func newMeFigure6Command() *cobra.Command {
 	var (
 		c         = mefig.DefaultFig6()

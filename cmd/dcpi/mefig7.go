@@ -9,8 +9,6 @@ import (
 	"dcpi/analysis/mefig"
 )
 
-func init() { meSubcommands = append(meSubcommands, newMeFigure7Command) }
-
 func newMeFigure7Command() *cobra.Command {
 	var (
 		c      = mefig.DefaultFig7()

@@ -10,8 +10,6 @@ import (
 	"dcpi/hwsim/alpha"
 )
 
-func init() { meSubcommands = append(meSubcommands, newMeSkidCommand) }
-
 func newMeSkidCommand() *cobra.Command {
 	var (
 		names, models, runs []string

@@ -15,8 +15,6 @@ import (
 	"dcpi/transport/auth"
 )
 
-func init() { subcommands = append(subcommands, newNATSServerCommand) }
-
 func newNATSServerCommand() *cobra.Command {
 	var dir, host string
 	var port int

@@ -24,8 +24,6 @@ import (
 	"dcpi/workloads"
 )
 
-func init() { subcommands = append(subcommands, newNodeCommand) }
-
 func newNodeCommand() *cobra.Command {
 	var (
 		mix      string
@@ -166,7 +164,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 	f.Bool("me-paired", false, "with --profileme, sample instructions in pairs (config key node.me_paired; docs/profileme.md)")
 	f.String("values", "", "value sampling with customization `MODULE` (loadlat, regvals, semiinv; docs/values.md; dcpi values)")
 	addMetricsFlag(f, "")
-	for _, sub := range nodeSubcommands {
+	for _, sub := range nodeSubcommands() {
 		cmd.AddCommand(sub())
 	}
 	return cmd

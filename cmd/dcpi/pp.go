@@ -4,11 +4,17 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { subcommands = append(subcommands, newPPCommand) }
-
-// ppSubcommands is filled by each pp tool's file, as subcommands is for
-// the root.
-var ppSubcommands []func() *cobra.Command
+// ppSubcommands are dcpi pp's tools.
+func ppSubcommands() []func() *cobra.Command {
+	return []func() *cobra.Command{
+		newPPUploadCommand,
+		newPPFleetCommand,
+		newPPInstrumentCommand,
+		newPPCountsCommand,
+		newPPOracleCommand,
+		newPPTablesCommand,
+	}
+}
 
 func newPPCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -22,7 +28,7 @@ trees and hardware metrics it collects.`,
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	for _, add := range ppSubcommands {
+	for _, add := range ppSubcommands() {
 		cmd.AddCommand(add())
 	}
 	return cmd

@@ -31,10 +31,6 @@ import (
 	"dcpi/wire"
 )
 
-func init() {
-	ppSubcommands = append(ppSubcommands, newPPUploadCommand, newPPFleetCommand)
-}
-
 // A ppReader reads one file format of path profiles into the images to
 // upload. ok is false when data is not of its format (the next reader is
 // tried). Adding a producer's format (an instrumented run's paths and

@@ -16,10 +16,6 @@ import (
 	"dcpi/workloads"
 )
 
-func init() {
-	ppSubcommands = append(ppSubcommands, newPPInstrumentCommand, newPPCountsCommand)
-}
-
 func newPPInstrumentCommand() *cobra.Command {
 	var (
 		mode, out, dump           string

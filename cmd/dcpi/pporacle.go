@@ -20,8 +20,6 @@ import (
 	"dcpi/hwsim"
 )
 
-func init() { ppSubcommands = append(ppSubcommands, newPPOracleCommand) }
-
 // ppOracleLabel heads every report: the figures are the simulator's.
 const ppOracleLabel = "hwsim ground truth (the simulator's transfer observer), not an instrumented profile"
 

@@ -24,8 +24,6 @@ import (
 	"dcpi/wire"
 )
 
-func init() { subcommands = append(subcommands, newPprofCommand) }
-
 func newPprofCommand() *cobra.Command {
 	var (
 		qf          queryFlags

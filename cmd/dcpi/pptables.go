@@ -20,8 +20,6 @@ import (
 	"dcpi/workloads"
 )
 
-func init() { ppSubcommands = append(ppSubcommands, newPPTablesCommand) }
-
 // ppTablesWorkloads are dcpi pp tables' default workloads and sizes:
 // programs that run in seconds four times over with ground truth
 // (ptrchase smaller than its default).

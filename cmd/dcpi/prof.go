@@ -16,8 +16,6 @@ import (
 	"dcpi/storage"
 )
 
-func init() { subcommands = append(subcommands, newProfCommand) }
-
 // profFlags are dcpi prof's options: the shared query flags, and the
 // table's shape.
 type profFlags struct {

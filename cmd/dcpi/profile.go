@@ -25,8 +25,6 @@ import (
 	"dcpi/wire"
 )
 
-func init() { subcommands = append(subcommands, newProfileCommand) }
-
 // profileOptions are dcpi profile's knobs beyond the machine's.
 type profileOptions struct {
 	output    string

@@ -40,7 +40,7 @@ json (one object a line), one timestamp a line; --verbose adds debug lines.`,
 	cobra.EnableTraverseRunHooks = true
 	root.PersistentFlags().String("config", "", "configuration file (YAML, TOML or JSON)")
 	addLogFlags(root)
-	for _, add := range subcommands {
+	for _, add := range commands() {
 		root.AddCommand(add())
 	}
 	decorateBuiltins(root)
@@ -70,6 +70,31 @@ func decorateBuiltins(root *cobra.Command) {
 	}
 }
 
-// subcommands is filled by each command file's init, so adding a tool is
-// adding a file.
-var subcommands []func() *cobra.Command
+// commands are dcpi's commands, registered explicitly: a new tool is a
+// constructor in its file and a line here.
+func commands() []func() *cobra.Command {
+	return []func() *cobra.Command{
+		newAggregatorCommand,
+		newCalcCommand,
+		newCoordinatorCommand,
+		newDemoCommand,
+		newDiffCommand,
+		newDisasmCommand,
+		newEpochCommand,
+		newListCommand,
+		newLoadgenCommand,
+		newMeCommand,
+		newNATSServerCommand,
+		newNodeCommand,
+		newPPCommand,
+		newPprofCommand,
+		newProfCommand,
+		newProfileCommand,
+		newSimCommand,
+		newStacksCommand,
+		newStatsCommand,
+		newTotalsCommand,
+		newValuesCommand,
+		newWebCommand,
+	}
+}

@@ -18,8 +18,6 @@ import (
 	"dcpi/workloads"
 )
 
-func init() { subcommands = append(subcommands, newSimCommand) }
-
 func newSimCommand() *cobra.Command {
 	sim := &cobra.Command{
 		Use:   "sim",

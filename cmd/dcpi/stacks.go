@@ -11,8 +11,6 @@ import (
 	"dcpi/storage"
 )
 
-func init() { subcommands = append(subcommands, newStacksCommand) }
-
 func newStacksCommand() *cobra.Command {
 	var (
 		qf       queryFlags

@@ -12,8 +12,6 @@ import (
 	"dcpi/storage"
 )
 
-func init() { subcommands = append(subcommands, newStatsCommand) }
-
 func newStatsCommand() *cobra.Command {
 	var (
 		qf      queryFlags

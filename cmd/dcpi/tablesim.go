@@ -17,12 +17,12 @@ import (
 	"dcpi/workloads"
 )
 
-// nodeSubcommands are the subcommands of `dcpi node`: each file that adds
-// one appends its constructor here in init, and the node command adds
-// every entry.
-var nodeSubcommands []func() *cobra.Command
-
-func init() { nodeSubcommands = append(nodeSubcommands, newNodeTablesimCommand) }
+// nodeSubcommands are the subcommands of dcpi node.
+func nodeSubcommands() []func() *cobra.Command {
+	return []func() *cobra.Command{
+		newNodeTablesimCommand,
+	}
+}
 
 func newNodeTablesimCommand() *cobra.Command {
 	var (

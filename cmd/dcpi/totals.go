@@ -16,8 +16,6 @@ import (
 	"dcpi/transport/auth"
 )
 
-func init() { subcommands = append(subcommands, newTotalsCommand) }
-
 // totalsJSON is what dcpi totals --json prints.
 type totalsJSON struct {
 	Samples uint64            `json:"samples"` // stored with an image

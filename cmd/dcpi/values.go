@@ -23,8 +23,6 @@ import (
 	"dcpi/wire"
 )
 
-func init() { subcommands = append(subcommands, newValuesCommand) }
-
 // setValues turns value sampling on for dcpi profile: --values, else the
 // configuration's node.values. An unknown module is an error listing the
 // known ones.

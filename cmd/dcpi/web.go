@@ -25,8 +25,6 @@ import (
 	"dcpi/transport/auth"
 )
 
-func init() { subcommands = append(subcommands, newWebCommand) }
-
 func newWebCommand() *cobra.Command {
 	var (
 		qf         queryFlags
