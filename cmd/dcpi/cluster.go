@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -14,33 +13,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis"
+	"dcpi/cluster"
 	"dcpi/config"
 	"dcpi/coordinator"
 	"dcpi/storage"
-	"dcpi/transport"
 	"dcpi/transport/auth"
 	"dcpi/wire"
 )
-
-// connectNATS connects a role to the cluster's NATS, as configured, with
-// role's credentials (host names a node's host): nats.creds and nats.ca
-// when given, else those of a local server of this user (see package
-// transport/auth), waiting for the server if it has not started yet.
-func connectNATS(c config.NATS, role auth.Role, host, name string, logf func(string, ...any)) (*nats.Conn, error) {
-	return dialNATS(c, role, host, name, true, logf)
-}
-
-func dialNATS(c config.NATS, role auth.Role, host, name string, wait bool, logf func(string, ...any)) (*nats.Conn, error) {
-	if len(c.URLs) == 0 {
-		return nil, errors.New("no NATS server: set --nats URL (or nats.urls in the configuration)")
-	}
-	creds, err := auth.ResolveWait(context.Background(), c.URLs, c.Creds, c.CA, role, host, wait, logf)
-	if err != nil {
-		return nil, err
-	}
-	return transport.Connect(transport.ConnConfig{URLs: c.URLs, Name: name, CredsFile: creds.File,
-		CAFile: creds.CA, CertFile: c.Cert, KeyFile: c.Key, Logf: logf})
-}
 
 // connectTool connects a one-shot command (a query, a cut): unlike the
 // roles, which keep retrying in the background, it waits a few seconds for
@@ -51,7 +30,7 @@ func dialNATS(c config.NATS, role auth.Role, host, name string, wait bool, logf 
 func connectTool(c config.NATS, role auth.Role, name string) (*nats.Conn, error) {
 	var lastErr atomic.Value
 	var refused atomic.Bool
-	nc, err := dialNATS(c, role, "", name, false, func(format string, args ...any) {
+	nc, err := cluster.Dial(c, role, "", name, false, func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
 		lastErr.Store(msg)
 		if strings.Contains(strings.ToLower(msg), "permissions violation") && refused.CompareAndSwap(false, true) {

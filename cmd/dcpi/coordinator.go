@@ -2,24 +2,17 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"dcpi/cluster"
 	"dcpi/config"
 	"dcpi/coordinator"
-	"dcpi/internal/datadir"
-	"dcpi/transport"
 	"dcpi/transport/auth"
 )
 
@@ -116,98 +109,25 @@ func loadRoleConfig(cmd *cobra.Command) (config.Config, error) {
 }
 
 func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *cluster.Telemetry, httpAddr string) error {
-	c := cfg.Coordinator
-	peers, err := config.ParsePeers(c.Peers)
-	if err != nil {
-		return err
-	}
-	log := roleLogger("coordinator " + c.ID)
+	log := roleLogger("coordinator " + cfg.Coordinator.ID)
 	logf := roleLogf(log)
-	release, err := datadir.Lock(c.DataDir, "--data-dir", "dcpi coordinator "+c.ID)
-	if err != nil {
-		return err
-	}
-	defer release()
 	if u := tel.URL(); u != "" {
 		logf("metrics at %s/metrics, readiness at %s/readyz", u, u)
 	}
-	// Not ready until the replica has started and says it is.
-	var replica atomic.Pointer[coordinator.Replica]
-	tel.Ready.Add("coordinator "+c.ID, func() error {
-		if r := replica.Load(); r != nil {
-			return r.Ready()
-		}
-		return errors.New("starting: waiting for NATS and the stream")
-	})
-	urls := cfg.NATS.URLs
-	if embed {
-		srv, err := auth.StartServer(transport.ServerConfig{Dir: filepath.Join(c.DataDir, "nats"),
-			Host: cfg.NATS.EmbedHost, Port: cfg.NATS.EmbedPort, Name: "dcpi-" + c.ID, Logf: logf,
-			SyncAlways: cfg.NATS.SyncAlways, SyncInterval: cfg.NATS.SyncInterval})
-		if err != nil {
-			return err
-		}
-		defer srv.Shutdown()
-		if err := tel.Register(nil, srv.Collector()); err != nil {
-			return err
-		}
-		tel.Ready.Add("nats server", srv.Ready)
-		urls = []string{srv.ClientURL()}
-		logf("embedded NATS server at %s, credentials in %s", srv.ClientURL(), srv.Store.Dir())
-		logf("to add a host: dcpi nats-server add-host NAME --dir %s", filepath.Join(c.DataDir, "nats"))
-	}
-	ncfg := cfg.NATS
-	ncfg.URLs = urls
-	nc, err := connectNATS(ncfg, auth.Coordinator, "", "coordinator-"+c.ID, logf)
+	r, err := cluster.StartReplica(ctx, cluster.ReplicaConfig{Config: cfg, EmbedNATS: embed, Telemetry: tel, Logger: log})
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
-	tel.Ready.Add("nats", cluster.NATSReady(nc))
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return err
-	}
-	// Replicas started together wait for each other's NATS server (c1
-	// may embed the one c2 and c3 use) and for JetStream, with backoff.
-	if err := transport.EnsureStreamRetrying(ctx, transport.DefaultBackoff, nc, js, cfg.NATS.StreamReplicas, 0, logf); err != nil {
-		return err
-	}
-	var boot []coordinator.Peer
-	for _, p := range peers {
-		boot = append(boot, coordinator.Peer{ID: p[0], Addr: p[1]})
-	}
-	r, err := coordinator.Start(coordinator.Config{ID: c.ID, RaftAddr: c.RaftAddr, DataDir: c.DataDir,
-		Bootstrap: boot, NATS: nc, HeartbeatTimeout: c.HeartbeatTimeout, Logf: logf, Logger: log})
-	if err != nil {
-		return err
-	}
-	if err := tel.Register(prometheus.Labels{"replica": c.ID}, r.Collector()); err != nil {
-		r.Shutdown()
-		return err
-	}
-	replica.Store(r)
-	logf("replica %s serving, Raft at %s, data in %s", c.ID, r.Addr(), c.DataDir)
+	defer r.Close()
 	if httpAddr != "" {
-		srv, url, err := startWeb(httpAddr, &webBackend{o: clusterOpened(ctx, nc, false)}, logf)
+		srv, url, err := startWeb(httpAddr, &webBackend{o: clusterOpened(ctx, r.Conn(), false)}, logf)
 		if err != nil {
-			r.Shutdown()
 			return err
 		}
 		defer srv.Close()
 		logf("web UI at %s", url)
 	}
-	select {
-	case <-ctx.Done():
-	case <-r.Failed():
-		// A fatal store error (docs/durability.md): exit non-zero so that
-		// a supervisor sees it; restarting on the same disk is the
-		// operator's decision.
-		r.Shutdown()
-		return r.Err()
-	}
-	logf("shutting down")
-	return r.Shutdown()
+	return r.Wait(ctx)
 }
 
 // membershipCommand is add-voter (nargs 2) or remove (nargs 1), with the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"dcpi/cluster"
 	"dcpi/config"
 	"dcpi/coordinator"
 	"dcpi/loadgen"
@@ -35,7 +36,7 @@ func connectAgents(ncfg config.NATS, hosts []string, o loadOptions, logf func(st
 	}
 	if !o.hostKeys {
 		for i := range min(o.conns, len(hosts)) {
-			c, err := connectNATS(ncfg, auth.Coordinator, "", fmt.Sprintf("loadgen-%d", i), logf)
+			c, err := cluster.ConnectRole(ncfg, auth.Coordinator, "", fmt.Sprintf("loadgen-%d", i), logf)
 			if err != nil {
 				closeAll()
 				return nil, nil, err

@@ -4,6 +4,7 @@ import (
 	"dcpi/cluster"
 	"dcpi/conservation"
 	"dcpi/internal/progress"
+	"dcpi/simhost/localrun"
 	"errors"
 	"fmt"
 	"io"
@@ -234,7 +235,7 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []simhost.
 	}
 	// What the database held before, so that the conservation line
 	// counts this run's samples only.
-	prior, err := dbTotals(db, storage.Query{})
+	prior, err := localrun.Totals(db, storage.Query{})
 	if err != nil {
 		return err
 	}
@@ -272,11 +273,13 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []simhost.
 	if stats {
 		printNodeStats(w, sh, elapsed)
 	}
-	balanced, err := printConservation(w, db, sh.Generated(), storage.Query{}, prior,
-		views{stacks: ncfg.Node.Driver.Stacks.Entries > 0, me: ncfg.Node.Driver.Me.Entries > 0, meTagged: sh.MeTagged()})
+	now, err := localrun.Totals(db, storage.Query{})
 	if err != nil {
 		return err
 	}
+	lines, balanced := conservation.Lines(sh.Generated(), sh.Generated(), now.Since(prior),
+		conservation.Views{Stacks: ncfg.Node.Driver.Stacks.Entries > 0, ProfileMe: ncfg.Node.Driver.Me.Entries > 0, MeTagged: sh.MeTagged()})
+	fmt.Fprintf(w, "\n%s\n", strings.Join(lines, "\n"))
 	if !balanced {
 		return errors.New("conservation does not balance: samples were lost without a drop counter")
 	}

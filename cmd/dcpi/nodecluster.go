@@ -35,7 +35,7 @@ func runClusterNode(cmd *cobra.Command, progs []simhost.Program, events []string
 	defer stop()
 	host := cfg.Sim.Hostname
 	logf := stderrLog("node " + host + ": ")
-	nc, err := connectNATS(cfg.NATS, auth.Host, host, "node-"+host, logf)
+	nc, err := cluster.ConnectRole(cfg.NATS, auth.Host, host, "node-"+host, logf)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"dcpi/analysis/cct"
 	"dcpi/analysis/oracle"
 	"dcpi/hwsim"
+	"dcpi/simhost/localrun"
 )
 
 // ppOracleLabel heads every report: the figures are the simulator's.
@@ -126,7 +127,7 @@ func runPPOracle(w io.Writer, hc hwsim.Config, args []string, top int, asJSON bo
 	if err != nil {
 		return err
 	}
-	if code := exitCode(rep.ExitStatus); code != 0 {
+	if code := localrun.ExitCode(rep.ExitStatus); code != 0 {
 		return exitError{code: code}
 	}
 	return nil
@@ -299,7 +300,7 @@ func topContexts(t *cct.Tree, name func(uint64) string, n int) []ppContext {
 
 func (r *ppOracleReport) render(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n# command: %s (exit status %d)\n", r.Source, strings.Join(r.Command, " "), exitCode(r.ExitStatus))
+	fmt.Fprintf(&b, "# %s\n# command: %s (exit status %d)\n", r.Source, strings.Join(r.Command, " "), localrun.ExitCode(r.ExitStatus))
 	for _, im := range r.Images {
 		fmt.Fprintf(&b, "\nimage %s (%s): %d instructions, %d cycles in user code\n", im.Path, im.ID, im.Instructions, im.Cycles)
 		fmt.Fprintf(&b, "\nhot paths (top %d by instructions):\n", len(im.HotPaths))

@@ -15,6 +15,7 @@ import (
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
 	"dcpi/simhost"
+	"dcpi/simhost/localrun"
 	"dcpi/workloads"
 )
 
@@ -172,18 +173,10 @@ func runSim(stderr io.Writer, hc hwsim.Config, args []string, mix string, stats 
 			status = p.ExitStatus()
 		}
 	}
-	if code := exitCode(status); code != 0 {
+	if code := localrun.ExitCode(status); code != 0 {
 		return exitError{code: code}
 	}
 	return nil
-}
-
-// exitCode maps a wait status to a shell exit code.
-func exitCode(status int) int {
-	if sig := status & 0x7f; sig != 0 {
-		return 128 + sig
-	}
-	return status >> 8 & 0xff
 }
 
 // programPath installs FILE in the simulated file system and returns its
@@ -241,7 +234,7 @@ func printSimStats(w io.Writer, m *hwsim.Machine, procs []*hwsim.Process, elapse
 		fmt.Fprintf(w, "%-6d %-15s %12d %11d %11d %6s %8d %8d %8d %8d %7d %7d %8d %6d\n", p.PID, path.Base(p.Path),
 			p.Retired, p.Cycles, p.KernelCycles, cpi(p.Cycles, p.Retired), ev[alpha.EvIMiss], ev[alpha.EvDMiss],
 			ev[alpha.EvSMiss], ev[alpha.EvBMiss], ev[alpha.EvITBMiss], ev[alpha.EvDTBMiss], ev[alpha.EvBranchMP],
-			exitCode(p.ExitStatus()))
+			localrun.ExitCode(p.ExitStatus()))
 	}
 	printIPCSeries(w, m.IPC(), m.Now())
 	for _, f := range m.Faults() {

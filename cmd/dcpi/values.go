@@ -73,14 +73,6 @@ func readValuesTruth(name string) (map[string]*alpha.ValueTruth, error) {
 	return t, nil
 }
 
-func hostMachines(hosts []profiledHost) []*hwsim.Machine {
-	out := make([]*hwsim.Machine, len(hosts))
-	for i := range hosts {
-		out[i] = hosts[i].m
-	}
-	return out
-}
-
 // printValueConservation prints what the interpreter did with every
 // counter interrupt, from the database, beside what the machines counted:
 // every interrupt is interpreted to the end, given up for a named reason,
