@@ -191,7 +191,7 @@ func (cl *Cluster) startAggregators(ctx context.Context) error {
 // Connect connects to the cluster's NATS with role's credentials (a
 // host's are issued on first use); Close closes the connection.
 func (cl *Cluster) Connect(role auth.Role, host, name string) (*nats.Conn, error) {
-	creds, err := cl.srv.Store.ForRole(role, host)
+	creds, err := cl.Credentials(role, host)
 	if err != nil {
 		return nil, err
 	}
@@ -225,6 +225,12 @@ func (cl *Cluster) AddHost(ctx context.Context, c HostConfig) (*Host, error) {
 	cl.tel.Ready.Add("node "+name, NATSReady(hnc))
 	cl.base.Lost += h.resumed.Lost
 	return h, nil
+}
+
+// Credentials are role's credentials files in the cluster's server (a
+// host's issued on first use), for a client of its own.
+func (cl *Cluster) Credentials(role auth.Role, host string) (auth.Creds, error) {
+	return cl.srv.Store.ForRole(role, host)
 }
 
 // URL is the NATS server's client URL.

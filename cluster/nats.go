@@ -2,10 +2,17 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"dcpi/config"
 	"dcpi/transport"
 	"dcpi/transport/auth"
 	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -15,12 +22,13 @@ import (
 // when given, else those of a local server of this user (see package
 // transport/auth), waiting for the server if it has not started yet.
 func ConnectRole(c config.NATS, role auth.Role, host, name string, lf func(string, ...any)) (*nats.Conn, error) {
-	return Dial(c, role, host, name, true, lf)
+	return Dial(c, role, host, name, true, lf, nil)
 }
 
 // Dial is ConnectRole that, unless wait, gives up at once when no local
-// server has written its credentials yet (a one-shot command's).
-func Dial(c config.NATS, role auth.Role, host, name string, wait bool, logf func(string, ...any)) (*nats.Conn, error) {
+// server has written its credentials yet (a one-shot command's), and
+// hands onError (if set) each asynchronous error.
+func Dial(c config.NATS, role auth.Role, host, name string, wait bool, logf func(string, ...any), onError func(error)) (*nats.Conn, error) {
 	if len(c.URLs) == 0 {
 		return nil, errors.New("no NATS server: set --nats URL (or nats.urls in the configuration)")
 	}
@@ -29,5 +37,69 @@ func Dial(c config.NATS, role auth.Role, host, name string, wait bool, logf func
 		return nil, err
 	}
 	return transport.Connect(transport.ConnConfig{URLs: c.URLs, Name: name, CredsFile: creds.File,
-		CAFile: creds.CA, CertFile: c.Cert, KeyFile: c.Key, Logf: logf})
+		CAFile: creds.CA, CertFile: c.Cert, KeyFile: c.Key, Logf: logf, OnError: onError})
+}
+
+// ConnectTool connects a one-shot command (a query, a cut): unlike the
+// roles, which keep retrying in the background, it waits a few seconds for
+// the server and otherwise says plainly that it cannot reach it. A request
+// the server refuses is reported on warn at once (otherwise only a timeout
+// would say the server dropped it).
+//
+// role is auth.Query for the analysis tools, auth.Coordinator for the
+// administrative ones.
+func ConnectTool(c config.NATS, role auth.Role, name string, warn io.Writer) (*nats.Conn, error) {
+	var lastErr atomic.Pointer[error]
+	var refused atomic.Bool
+	nc, err := Dial(c, role, "", name, false, func(string, ...any) {}, func(err error) {
+		lastErr.Store(&err)
+		if errors.Is(err, nats.ErrPermissionViolation) && refused.CompareAndSwap(false, true) {
+			fmt.Fprintf(warn, "dcpi: the NATS server refused a request: transport: %v (these credentials may not do this; the command needs the %s role's, see docs/security.md)\n", err, role)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !nc.IsConnected() {
+		if time.Now().After(deadline) {
+			var e error
+			if p := lastErr.Load(); p != nil {
+				e = *p
+			}
+			if le := nc.LastError(); le != nil {
+				e = le // a failed first connect is not an async error
+			}
+			nc.Close()
+			return nil, unreachable(c.URLs, role, e)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nc, nil
+}
+
+// unreachable says why a tool could not connect: refused credentials, a
+// TLS failure, or no server at all.
+func unreachable(urls []string, role auth.Role, err error) error {
+	at := strings.Join(urls, ",")
+	switch {
+	case errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked):
+		return fmt.Errorf("the NATS server at %s refused the credentials: %v (give the %s role's with nats.creds or DCPI_NATS_CREDS; see docs/security.md)", at, err, role)
+	case isTLSError(err):
+		return fmt.Errorf("cannot connect to the NATS server at %s over TLS: %v (give its CA with nats.ca or DCPI_NATS_CA; see docs/security.md)", at, err)
+	}
+	return fmt.Errorf("cannot reach a NATS server at %s (is the cluster running? set --nats)", at)
+}
+
+// isTLSError reports whether err is a failure of TLS: a certificate not
+// verified, a server that speaks no TLS, or one that requires it.
+func isTLSError(err error) bool {
+	var verify *tls.CertificateVerificationError
+	var authority x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var record tls.RecordHeaderError
+	return errors.As(err, &verify) || errors.As(err, &authority) || errors.As(err, &hostname) ||
+		errors.As(err, &invalid) || errors.As(err, &record) ||
+		errors.Is(err, nats.ErrSecureConnRequired) || errors.Is(err, nats.ErrSecureConnWanted)
 }

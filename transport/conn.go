@@ -31,6 +31,10 @@ type ConnConfig struct {
 	// Logf receives connection events (disconnect, reconnect, async
 	// errors); nil discards them.
 	Logf func(format string, args ...any)
+	// OnError, if set, receives each asynchronous error itself (a
+	// permissions violation wraps nats.ErrPermissionViolation), for
+	// callers that test errors by identity rather than by their text.
+	OnError func(error)
 }
 
 // Connect opens a connection that never gives up: it retries the first
@@ -71,6 +75,9 @@ func Connect(cfg ConnConfig) (*nats.Conn, error) {
 			logf("transport: reconnected to %s", nc.ConnectedUrlRedacted())
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			if cfg.OnError != nil {
+				cfg.OnError(err)
+			}
 			if sub != nil {
 				logf("transport: subscription %s: %v", sub.Subject, err)
 				return

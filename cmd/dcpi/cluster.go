@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
-	"sync/atomic"
-	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -21,47 +18,10 @@ import (
 	"dcpi/wire"
 )
 
-// connectTool connects a one-shot command (a query, a cut): unlike the
-// roles, which keep retrying in the background, it waits a few seconds for
-// the server and otherwise says plainly that it cannot reach it.
-//
-// role is auth.Query for the analysis tools, auth.Coordinator for the
-// administrative ones.
+// connectTool connects a one-shot command (cluster.ConnectTool), its
+// warnings on standard error.
 func connectTool(c config.NATS, role auth.Role, name string) (*nats.Conn, error) {
-	var lastErr atomic.Value
-	var refused atomic.Bool
-	nc, err := cluster.Dial(c, role, "", name, false, func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		lastErr.Store(msg)
-		if strings.Contains(strings.ToLower(msg), "permissions violation") && refused.CompareAndSwap(false, true) {
-			// Otherwise only a timeout says the server dropped it.
-			fmt.Fprintf(os.Stderr, "dcpi: the NATS server refused a request: %s (these credentials may not do this; the command needs the %s role's, see docs/security.md)\n", msg, role)
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !nc.IsConnected() {
-		if time.Now().After(deadline) {
-			e, _ := lastErr.Load().(string)
-			if le := nc.LastError(); le != nil {
-				e = le.Error() // a failed first connect is not an async error
-			}
-			nc.Close()
-			if strings.Contains(strings.ToLower(e), "authorization") {
-				return nil, fmt.Errorf("the NATS server at %s refused the credentials: %s (give the %s role's with nats.creds or DCPI_NATS_CREDS; see docs/security.md)",
-					strings.Join(c.URLs, ","), e, role)
-			}
-			if strings.Contains(e, "x509") || strings.Contains(e, "tls") {
-				return nil, fmt.Errorf("cannot connect to the NATS server at %s over TLS: %s (give its CA with nats.ca or DCPI_NATS_CA; see docs/security.md)",
-					strings.Join(c.URLs, ","), e)
-			}
-			return nil, fmt.Errorf("cannot reach a NATS server at %s (is the cluster running? set --nats)", strings.Join(c.URLs, ","))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return nc, nil
+	return cluster.ConnectTool(c, role, name, os.Stderr)
 }
 
 // clusterSource reads profiles and images through the coordinator's query
