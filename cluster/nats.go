@@ -49,6 +49,9 @@ func Dial(c config.NATS, role auth.Role, host, name string, wait bool, logf func
 // role is auth.Query for the analysis tools, auth.Coordinator for the
 // administrative ones.
 func ConnectTool(c config.NATS, role auth.Role, name string, warn io.Writer) (*nats.Conn, error) {
+	if warn == nil {
+		warn = io.Discard
+	}
 	var lastErr atomic.Pointer[error]
 	var refused atomic.Bool
 	nc, err := Dial(c, role, "", name, false, func(string, ...any) {}, func(err error) {

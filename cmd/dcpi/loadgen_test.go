@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"dcpi/loadgen"
+	"dcpi/loadgen/fleet"
 	"dcpi/storage"
 )
 
@@ -34,7 +34,7 @@ func TestLoadgenConservation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r loadResult
+	var r fleet.Result
 	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &r); err != nil {
 		t.Fatalf("%v: %q", err, out)
 	}
@@ -160,31 +160,5 @@ func TestRecordProgress(t *testing.T) {
 	}
 	if got := recordProgress(0, 480e6, 1e6, time.Minute); got != "loadgen record: 0.0 of 480 simulated s" {
 		t.Errorf("before any progress: %q", got)
-	}
-}
-
-// TestSeriesSVG: the run's plot has the rates published and stored, the
-// backlog, and the load's end in each panel, on round axes, with the
-// verdict below.
-func TestSeriesSVG(t *testing.T) {
-	series := []loadPoint{{t: 0}, {t: 1, published: 2e6, stored: 1e6}, {t: 2, published: 4e6, stored: 4e6}}
-	var b strings.Builder
-	r := loadResult{Hosts: 7, DelayP50: 1, DelayMax: 1, LateGenRate: 2e6, LateStoredRate: 3e6, Sustained: true}
-	if err := seriesSVG(&b, r, series, 2); err != nil {
-		t.Fatal(err)
-	}
-	svg := b.String()
-	for _, want := range []string{"<svg", "7 hosts", "samples/s (millions)", "samples (millions)", "sustained", "</svg>"} {
-		if !strings.Contains(svg, want) {
-			t.Errorf("the plot lacks %q", want)
-		}
-	}
-	if n := strings.Count(svg, "<path"); n != 5 {
-		t.Errorf("%d lines, want 5 (two rates, the backlog, the load's end twice)", n)
-	}
-	for v, want := range map[float64]float64{0.7: 1, 961: 1000, 14.93: 20, 3: 5, 2e6: 2e6, 0: 1} {
-		if got := niceCeil(v); math.Abs(got-want) > 1e-9*want {
-			t.Errorf("niceCeil(%g) = %g, want %g", v, got, want)
-		}
 	}
 }

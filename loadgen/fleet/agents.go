@@ -1,41 +1,40 @@
-package main
+package fleet
 
 import (
 	"context"
-	"fmt"
-	"sync"
-	"sync/atomic"
-	"time"
-
-	"github.com/nats-io/nats.go"
-
 	"dcpi/cluster"
 	"dcpi/config"
 	"dcpi/coordinator"
 	"dcpi/loadgen"
 	"dcpi/transport"
 	"dcpi/transport/auth"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
-// connectAgents opens the agents' NATS connections. With o.hostKeys each
+// connectAgents opens the agents' NATS connections. With o.HostKeys each
 // agent has a connection of its own on its host's key, as a node does, so
 // the server checks every publish against that host's permissions and
 // holds a connection per host: the keys are issued on the local server's
 // store (the cluster loadgen started, or a dcpi nats-server of this
 // user), all before the server's next key poll, which then loads them at
 // once; a server without authentication gets the connections without
-// keys. Without, the agents share o.conns connections on the
+// keys. Without, the agents share o.Conns connections on the
 // coordinator's key (a key that may publish for every host), which costs
 // the server less than a fleet does. The returned func closes them all.
-func connectAgents(ncfg config.NATS, hosts []string, o loadOptions, logf func(string, ...any)) ([]*nats.Conn, func(), error) {
+func connectAgents(ncfg config.NATS, hosts []string, o Options, logf func(string, ...any)) ([]*nats.Conn, func(), error) {
 	var conns []*nats.Conn
 	closeAll := func() {
 		for _, c := range conns {
 			c.Close()
 		}
 	}
-	if !o.hostKeys {
-		for i := range min(o.conns, len(hosts)) {
+	if !o.HostKeys {
+		for i := range min(o.Conns, len(hosts)) {
 			c, err := cluster.ConnectRole(ncfg, auth.Coordinator, "", fmt.Sprintf("loadgen-%d", i), logf)
 			if err != nil {
 				closeAll()

@@ -1,17 +1,18 @@
-package main
+package fleet
 
 import (
 	"context"
+	"dcpi/cluster"
+	"dcpi/config"
+	"dcpi/coordinator"
+	"dcpi/storage"
+	"dcpi/transport/auth"
+	"io"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
-
-	"dcpi/config"
-	"dcpi/coordinator"
-	"dcpi/storage"
-	"dcpi/transport/auth"
 )
 
 // epochCutter cuts an epoch every interval of the load, as an operator's
@@ -31,8 +32,8 @@ type epochCutter struct {
 // startEpochCutter cuts at start+every, start+2·every, ... while within
 // length, polling the epochs each second until each cut one is sealed or
 // ctx ends.
-func startEpochCutter(ctx context.Context, ncfg config.NATS, start time.Time, every, length time.Duration) (*epochCutter, error) {
-	nc, err := connectTool(ncfg, auth.Coordinator, "loadgen-epochs")
+func startEpochCutter(ctx context.Context, ncfg config.NATS, warn io.Writer, start time.Time, every, length time.Duration) (*epochCutter, error) {
+	nc, err := cluster.ConnectTool(ncfg, auth.Coordinator, "loadgen-epochs", warn)
 	if err != nil {
 		return nil, err
 	}
