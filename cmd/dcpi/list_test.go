@@ -2,15 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"dcpi/analysis"
-	"dcpi/wire"
-	"dcpi/workloads"
 )
 
 func TestListCommand(t *testing.T) {
@@ -59,42 +54,5 @@ func TestListCommand(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("dcpi list %v: err %v, want %q", tc.args, err, tc.want)
 		}
-	}
-}
-
-// TestImageFinder checks where dcpi list looks for an image's bytes and
-// that it refuses another build's.
-func TestImageFinder(t *testing.T) {
-	sortBytes, _ := workloads.Binary("sort")
-	key, _, err := analysis.ImageKeyOf(sortBytes, "sort")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	// Under --image-dir by file name, for a path that is not embedded.
-	os.WriteFile(filepath.Join(dir, "mysort"), sortBytes, 0o644)
-	rec := &wire.ImageRecord{Key: key, Path: "/opt/bin/mysort"}
-	if _, where, err := (imageFinder{dirs: []string{dir}}).FindImage(rec); err != nil || where != filepath.Join(dir, "mysort") {
-		t.Errorf("found at %q: %v", where, err)
-	}
-	// Embedded first.
-	rec.Path = "/bin/sort"
-	if _, where, err := (imageFinder{}).FindImage(rec); err != nil || where != "embedded /bin/sort" {
-		t.Errorf("found at %q: %v", where, err)
-	}
-	// Another build at the path: refused, naming both keys. (Its own
-	// directory: under dir, mysort has the record's build ID.)
-	other, _ := workloads.Binary("hashdb")
-	otherDir := t.TempDir()
-	os.WriteFile(filepath.Join(otherDir, "app"), other, 0o644)
-	rec.Path = "/srv/app"
-	_, _, err = (imageFinder{dirs: []string{otherDir}}).FindImage(rec)
-	if !errors.Is(err, analysis.ErrImageMismatch) || !strings.Contains(err.Error(), key.String()) {
-		t.Errorf("err %v", err)
-	}
-	// Nothing anywhere.
-	_, _, err = (imageFinder{}).FindImage(&wire.ImageRecord{Key: key, Path: "/nowhere/x"})
-	if !errors.Is(err, analysis.ErrNoImageFile) || !strings.Contains(err.Error(), "--image-dir") {
-		t.Errorf("err %v", err)
 	}
 }
