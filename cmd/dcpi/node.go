@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"dcpi/config"
 	"dcpi/hwsim"
@@ -26,22 +27,7 @@ import (
 )
 
 func newNodeCommand() *cobra.Command {
-	var (
-		mix      string
-		names    []string
-		seconds  float64
-		dbDir    string
-		stats    bool
-		flushSec float64
-		entries  int
-		assoc    int
-		policy   string
-		events   []string
-		mux      bool
-		keep     bool
-		natsURLs []string
-		labels   map[string]string
-	)
+	var o nodeOptions
 	cmd := &cobra.Command{
 		Use:   "node [flags] [-- PROG [ARGS...] [: PROG [ARGS...]]...]",
 		Short: "Run a simulated host with DCPI's driver and daemon, profiling into a local database",
@@ -71,7 +57,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
   dcpi node --nats nats://127.0.0.1:4222 --host alpha2 --seconds 2 -- ./server --port 9`,
 		Args: programsOnlyAfterDash("dcpi node --db D -- ./prog ARGS"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			progs, err := nodePrograms(mix, names, args)
+			progs, err := nodePrograms(o.mix, o.names, args)
 			if err != nil {
 				return err
 			}
@@ -87,88 +73,117 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 				return err
 			}
 			defer tel.Close()
-			if len(natsURLs) > 0 {
-				return runClusterNode(cmd, progs, events, mux, labels, tel)
+			if len(o.natsURLs) > 0 {
+				return runClusterNode(cmd, progs, o.events, o.mux, o.labels, tel)
 			}
-			cfg, err := loadRoleConfig(cmd)
+			hc, ncfg, err := o.localConfig(cmd, progs)
 			if err != nil {
 				return err
 			}
-			hc, err := simhost.MachineConfig(cfg.Sim)
-			if err != nil {
-				return err
-			}
-			hc.Stdout, hc.Stderr = io.Discard, cmd.ErrOrStderr()
-			if progs[0].User() {
-				hc.Stdout = cmd.OutOrStdout()
-			}
-			simhost.InstallPrograms(&hc, progs)
-			ncfg := simhost.DefaultConfig()
-			ncfg.Node.Host = cfg.Sim.Hostname
-			if cfg.Node.Values != "" {
-				if ncfg.Node.Values, err = valuesConfig(cfg.Node.Values); err != nil {
-					return err
-				}
-			}
-			if cfg.Node.Stacks {
-				if err := checkStacks(); err != nil {
-					return err
-				}
-				ncfg.Node.Driver.Stacks = node.DefaultStackConfig()
-			}
-			if cfg.Node.ProfileMe {
-				ncfg.Node.Driver.Me = node.DefaultMeConfig()
-				ncfg.ProfileMe = simhost.ProfileMeHardware(cfg.Node.MePaired)
-			}
-			if entries > 0 {
-				ncfg.Node.Driver.TableEntries = entries
-			}
-			if assoc > 0 {
-				ncfg.Node.Driver.Assoc = assoc
-			}
-			if policy != "" {
-				if ncfg.Node.Driver.Policy, err = node.ParsePolicy(policy); err != nil {
-					return err
-				}
-			}
-			ncfg.FlushEvery = uint64(flushSec * float64(hc.ClockHz))
-			ncfg.Node.PublishEvery = uint64(cfg.Node.PublishEvery * float64(hc.ClockHz))
-			if ncfg.Profile, err = simhost.CounterProfile(events, mux); err != nil {
-				return err
-			}
-			return runNode(cmd.OutOrStdout(), hc, ncfg, progs, seconds, keep, dbDir, stats, tel)
+			return runNode(cmd.OutOrStdout(), hc, ncfg, progs, o.seconds, o.keep, o.dbDir, o.stats, tel)
 		},
 	}
-	f := cmd.Flags()
+	o.register(cmd.Flags())
+	for _, sub := range nodeSubcommands() {
+		cmd.AddCommand(sub())
+	}
+	return cmd
+}
+
+// nodeOptions are dcpi node's flags that are not configuration keys.
+type nodeOptions struct {
+	mix      string
+	names    []string
+	seconds  float64
+	dbDir    string
+	stats    bool
+	flushSec float64
+	entries  int
+	assoc    int
+	policy   string
+	events   []string
+	mux      bool
+	keep     bool
+	natsURLs []string
+	labels   map[string]string
+}
+
+func (o *nodeOptions) register(f *pflag.FlagSet) {
 	f.Int("cpus", 4, "number of simulated CPUs")
 	f.Uint64("seed", 1, "seed for everything random on the machine")
 	f.String("model", "ev5", "CPU model")
 	f.Bool("timing", true, "run the timing model: the 21164's, or the 21264's out-of-order core with --model ev6 or ev67")
-	f.StringVar(&mix, "mix", "", "run the named mix of embedded workloads (default: \"default\")")
-	f.StringSliceVar(&names, "workloads", nil, "run these embedded workloads (comma-separated)")
-	f.Float64Var(&seconds, "seconds", 0, "stop after this much simulated time (0: when the programs finish)")
-	f.StringSliceVar(&natsURLs, "nats", nil, "join a cluster: publish to this NATS server and follow its coordinator's epochs (programs restart as they exit)")
-	f.StringToStringVar(&labels, "label", nil, "labels for the fleet queries, key=value (cluster mode)")
+	f.StringVar(&o.mix, "mix", "", "run the named mix of embedded workloads (default: \"default\")")
+	f.StringSliceVar(&o.names, "workloads", nil, "run these embedded workloads (comma-separated)")
+	f.Float64Var(&o.seconds, "seconds", 0, "stop after this much simulated time (0: when the programs finish)")
+	f.StringSliceVar(&o.natsURLs, "nats", nil, "join a cluster: publish to this NATS server and follow its coordinator's epochs (programs restart as they exit)")
+	f.StringToStringVar(&o.labels, "label", nil, "labels for the fleet queries, key=value (cluster mode)")
 	f.String("host", "alpha0", "host name (unique in a fleet; a database can hold many)")
-	f.BoolVar(&keep, "keep-running", false, "start each program again when it exits, so the host stays loaded until --seconds")
-	f.StringVar(&dbDir, "db", "dcpi-db", "directory of the local Pebble profile database")
-	f.BoolVar(&stats, "stats", false, "print Table-4-like driver and daemon figures")
-	f.Float64Var(&flushSec, "flush-every", 0.1, "simulated seconds between full drains of the driver tables")
+	f.BoolVar(&o.keep, "keep-running", false, "start each program again when it exits, so the host stays loaded until --seconds")
+	f.StringVar(&o.dbDir, "db", "dcpi-db", "directory of the local Pebble profile database")
+	f.BoolVar(&o.stats, "stats", false, "print Table-4-like driver and daemon figures")
+	f.Float64Var(&o.flushSec, "flush-every", 0.1, "simulated seconds between full drains of the driver tables")
 	f.Float64("publish-every", config.DefaultPublishEvery, "the daemon's publish window: merge each CPU's drains and publish one batch per this many simulated seconds (0: a batch per drain)")
-	f.IntVar(&entries, "table-entries", 0, "entries per CPU hash table (default 16384)")
-	f.IntVar(&assoc, "assoc", 0, "table associativity: 4, 6 or 8 (default 4)")
-	f.StringVar(&policy, "policy", "", "replacement: round-robin (DCPI's) or swap-to-front (sec. 5.4)")
-	f.StringSliceVar(&events, "events", []string{"cycles", "imiss"}, "events to count: the first on its own counter (periods 60K-64K for cycles), the rest on a second")
-	f.BoolVar(&mux, "mux", false, "the paper's mux configuration: cycles, and imiss, dmiss, branchmp, dtbmiss taking turns")
+	f.IntVar(&o.entries, "table-entries", 0, "entries per CPU hash table (default 16384)")
+	f.IntVar(&o.assoc, "assoc", 0, "table associativity: 4, 6 or 8 (default 4)")
+	f.StringVar(&o.policy, "policy", "", "replacement: round-robin (DCPI's) or swap-to-front (sec. 5.4)")
+	f.StringSliceVar(&o.events, "events", []string{"cycles", "imiss"}, "events to count: the first on its own counter (periods 60K-64K for cycles), the rest on a second")
+	f.BoolVar(&o.mux, "mux", false, "the paper's mux configuration: cycles, and imiss, dmiss, branchmp, dtbmiss taking turns")
 	f.Bool("stacks", false, "record sampled call stacks beside the flat profile (docs/node.md, \"Call stacks\")")
 	f.Bool("profileme", false, "sample instructions with ProfileMe beside the counters (config key node.profileme; docs/profileme.md; dcpi me)")
 	f.Bool("me-paired", false, "with --profileme, sample instructions in pairs (config key node.me_paired; docs/profileme.md)")
 	f.String("values", "", "value sampling with customization `MODULE` (loadlat, regvals, semiinv; docs/values.md; dcpi values)")
 	addMetricsFlag(f, "")
-	for _, sub := range nodeSubcommands() {
-		cmd.AddCommand(sub())
+}
+
+// localConfig is the machine and the node a local dcpi node runs, from the
+// configuration and the flags.
+func (o *nodeOptions) localConfig(cmd *cobra.Command, progs []simhost.Program) (hwsim.Config, simhost.Config, error) {
+	cfg, err := loadRoleConfig(cmd)
+	if err != nil {
+		return hwsim.Config{}, simhost.Config{}, err
 	}
-	return cmd
+	hc, err := simhost.MachineConfig(cfg.Sim)
+	if err != nil {
+		return hc, simhost.Config{}, err
+	}
+	hc.Stdout, hc.Stderr = io.Discard, cmd.ErrOrStderr()
+	if progs[0].User() {
+		hc.Stdout = cmd.OutOrStdout()
+	}
+	simhost.InstallPrograms(&hc, progs)
+	ncfg := simhost.DefaultConfig()
+	ncfg.Node.Host = cfg.Sim.Hostname
+	if cfg.Node.Values != "" {
+		if ncfg.Node.Values, err = valuesConfig(cfg.Node.Values); err != nil {
+			return hc, ncfg, err
+		}
+	}
+	if cfg.Node.Stacks {
+		if err := checkStacks(); err != nil {
+			return hc, ncfg, err
+		}
+		ncfg.Node.Driver.Stacks = node.DefaultStackConfig()
+	}
+	if cfg.Node.ProfileMe {
+		ncfg.Node.Driver.Me = node.DefaultMeConfig()
+		ncfg.ProfileMe = simhost.ProfileMeHardware(cfg.Node.MePaired)
+	}
+	if o.entries > 0 {
+		ncfg.Node.Driver.TableEntries = o.entries
+	}
+	if o.assoc > 0 {
+		ncfg.Node.Driver.Assoc = o.assoc
+	}
+	if o.policy != "" {
+		if ncfg.Node.Driver.Policy, err = node.ParsePolicy(o.policy); err != nil {
+			return hc, ncfg, err
+		}
+	}
+	ncfg.FlushEvery = uint64(o.flushSec * float64(hc.ClockHz))
+	ncfg.Node.PublishEvery = uint64(cfg.Node.PublishEvery * float64(hc.ClockHz))
+	ncfg.Profile, err = simhost.CounterProfile(o.events, o.mux)
+	return hc, ncfg, err
 }
 
 // nodePrograms is what a node runs: the programs given after --, or the
@@ -210,32 +225,8 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []simhost.
 		return explainOpenError(err, "--db", dbDir)
 	}
 	defer db.Close()
-	// A database may already hold this host's streams (an earlier run):
-	// continue them, or the new batches would be taken for redeliveries.
 	sink := simhost.LocalSink{DB: db}
-	if ncfg.Node.FirstSeq, err = sink.FirstSeq(ncfg.Node.Host, hc.CPUs); err != nil {
-		return err
-	}
-	var priorValues wire.ValueStats
-	if ncfg.Node.Values.Module != "" {
-		// Value records continue the host's numbering too.
-		seq, err := db.ValuesApplied(ncfg.Node.Host)
-		if err != nil {
-			return err
-		}
-		ncfg.Node.Values.FirstSeq = seq + 1
-		if _, priorValues, err = db.ValueTotals(storage.ValueQuery{}); err != nil {
-			return err
-		}
-	}
-	// The node record says how many events a sample stands for, for
-	// dcpi pprof's estimated counts.
-	if err := sink.Register(ncfg.Node.Host, hc.CPUs, ncfg.Profile, time.Now()); err != nil {
-		return err
-	}
-	// What the database held before, so that the conservation line
-	// counts this run's samples only.
-	prior, err := localrun.Totals(db, storage.Query{})
+	prior, err := localrun.ContinueHost(db, &ncfg, hc.CPUs)
 	if err != nil {
 		return err
 	}
@@ -277,7 +268,7 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []simhost.
 	if err != nil {
 		return err
 	}
-	lines, balanced := conservation.Lines(sh.Generated(), sh.Generated(), now.Since(prior),
+	lines, balanced := conservation.Lines(sh.Generated(), sh.Generated(), now.Since(prior.Totals),
 		conservation.Views{Stacks: ncfg.Node.Driver.Stacks.Entries > 0, ProfileMe: ncfg.Node.Driver.Me.Entries > 0, MeTagged: sh.MeTagged()})
 	fmt.Fprintf(w, "\n%s\n", strings.Join(lines, "\n"))
 	if !balanced {
@@ -288,7 +279,7 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []simhost.
 		if err != nil {
 			return err
 		}
-		if err := writeValueConservation(w, mods, conservation.SubtractValues(s, priorValues), []*hwsim.Machine{m}); err != nil {
+		if err := writeValueConservation(w, mods, conservation.SubtractValues(s, prior.Values), []*hwsim.Machine{m}); err != nil {
 			return err
 		}
 	}

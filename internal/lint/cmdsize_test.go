@@ -25,9 +25,7 @@ const (
 // overLimit are the functions of cmd/dcpi still over maxCommandFuncBody,
 // each with the length it may not exceed.
 var overLimit = map[string]int{
-	"newNodeCommand":         123,
 	"newCalcCommand":         102,
-	"runNode":                101,
 	"newPprofCommand":        100,
 	"buildPPPathsReport":     96,
 	"newNodeTablesimCommand": 87,

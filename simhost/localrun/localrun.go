@@ -313,3 +313,39 @@ func HostNames(host string, n int) ([]string, error) {
 	}
 	return names, nil
 }
+
+// Baseline is what a database held before a run added to it.
+type Baseline struct {
+	Totals conservation.Totals
+	Values wire.ValueStats
+}
+
+// ContinueHost prepares ncfg's host to continue in db after an earlier
+// run's batches and value records (new ones would be taken for
+// redeliveries), registers the host with the events a sample stands for
+// (dcpi pprof's estimated counts), and returns what db held before, so
+// that the conservation lines count this run's samples only.
+func ContinueHost(db *storage.DB, ncfg *simhost.Config, cpus int) (Baseline, error) {
+	var b Baseline
+	host := ncfg.Node.Host
+	sink := simhost.LocalSink{DB: db}
+	var err error
+	if ncfg.Node.FirstSeq, err = sink.FirstSeq(host, cpus); err != nil {
+		return b, err
+	}
+	if ncfg.Node.Values.Module != "" {
+		seq, err := db.ValuesApplied(host)
+		if err != nil {
+			return b, err
+		}
+		ncfg.Node.Values.FirstSeq = seq + 1
+		if _, b.Values, err = db.ValueTotals(storage.ValueQuery{}); err != nil {
+			return b, err
+		}
+	}
+	if err := sink.Register(host, cpus, ncfg.Profile, time.Now()); err != nil {
+		return b, err
+	}
+	b.Totals, err = Totals(db, storage.Query{})
+	return b, err
+}
