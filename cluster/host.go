@@ -226,6 +226,28 @@ func (h *Host) Stop() {
 	<-h.finished
 }
 
+// Wait waits for the host's run to end; when ctx ends first, it stops the
+// run (the host drains and publishes what its driver holds) and waits for
+// that. Every interval it logs how far the host is and what its publisher
+// holds.
+func (h *Host) Wait(ctx context.Context, every time.Duration, lf func(string, ...any)) error {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	stopping := ctx.Done()
+	for {
+		select {
+		case err := <-h.ran:
+			return err
+		case <-stopping:
+			h.sim.Stop()
+			stopping = nil
+		case <-t.C:
+			st := h.pub.Stats()
+			lf("simulated %.3f s; %d samples published, %d queued, drops %v", h.SimSeconds(), st.SamplesPublished, st.QueuedSamples, st.Drops)
+		}
+	}
+}
+
 // Name is the host's name.
 func (h *Host) Name() string { return h.name }
 

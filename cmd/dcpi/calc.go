@@ -17,17 +17,7 @@ import (
 )
 
 func newCalcCommand() *cobra.Command {
-	var (
-		qf          queryFlags
-		top         int
-		all         bool
-		imageDirs   []string
-		sourceDirs  []string
-		periodFlags []string
-		isolated    bool
-		summary     bool
-		truthFile   string
-	)
+	var opts calcOptions
 	cmd := &cobra.Command{
 		Use:   "calc [flags] [PROCEDURE...]",
 		Short: "Where have all the cycles gone: frequency, CPI and culprits per instruction, DCPI's dcpicalc",
@@ -101,90 +91,109 @@ never reads the truth: the report compares afterwards.`,
   dcpi calc --nats nats://127.0.0.1:4222 --label rack=r1 --top 20 --json
   dcpi profile -o /tmp/acc --mux --truth /tmp/acc.truth -- sort 100000
   dcpi calc --db /tmp/acc --image sort --all --truth /tmp/acc.truth`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if top < 0 {
-				return fmt.Errorf("--top %d: want a number of procedures >= 1", top)
-			}
-			topSet := cmd.Flags().Changed("top")
-			switch {
-			case len(args) > 0 && (topSet || all):
-				return fmt.Errorf("give procedure names, --top or --all, not several")
-			case topSet && all:
-				return fmt.Errorf("give --top or --all, not both")
-			case topSet && top == 0:
-				return fmt.Errorf("--top 0: want a number of procedures >= 1 (--all: every procedure)")
-			}
-			if truthFile != "" && summary {
-				return fmt.Errorf("--truth prints an accuracy report instead of the listing and summaries: --summary does not apply")
-			}
-			var truth map[string]*alpha.GroundTruth
-			if truthFile != "" {
-				// Read before the analysis so that a bad file fails fast;
-				// the estimator never sees it (CompareCalc runs after).
-				var err error
-				if truth, err = readTruthFile(truthFile); err != nil {
-					return err
-				}
-			}
-			sel, err := qf.selection()
-			if err != nil {
-				return err
-			}
-			if len(sel.Events) > 0 {
-				return fmt.Errorf("--event: dcpi calc reads every event (cycles for the frequencies, the others to bound the stall causes)")
-			}
-			o, err := qf.open(cmd, "dcpi-calc", &sel)
-			if err != nil {
-				return err
-			}
-			defer o.close()
-			periods, err := calcPeriods(o, sel.Filter.Hosts, periodFlags, cmd.ErrOrStderr())
-			if err != nil {
-				if h := o.selectionHint(sel); h != "" {
-					return fmt.Errorf("%w; %s", err, h)
-				}
-				return err
-			}
-			q := analysis.CalcQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Procedures: args, All: all, Periods: periods,
-				Files: newImageFinder(cmd.ErrOrStderr(), o, imageDirs), Source: sourceReader(sourceDirs)}
-			q.Static.Isolated = isolated
-			if len(args) == 0 && !all {
-				q.Top = max(top, 1)
-			}
-			r, err := analysis.Calc(o.src, q)
-			if err != nil {
-				if h := o.selectionHint(sel); h != "" {
-					return fmt.Errorf("%w; %s", err, h)
-				}
-				return err
-			}
-			if truth != nil {
-				a, err := analysis.CompareCalc(r, truth)
-				if err != nil {
-					return fmt.Errorf("--truth %s: %w", truthFile, err)
-				}
-				if qf.json {
-					return analysis.WriteCalcAccuracyJSON(cmd.OutOrStdout(), a)
-				}
-				return analysis.WriteCalcAccuracyText(cmd.OutOrStdout(), a)
-			}
-			if qf.json {
-				return analysis.WriteCalcJSON(cmd.OutOrStdout(), r)
-			}
-			return analysis.WriteCalcText(cmd.OutOrStdout(), r, summary)
-		},
+		RunE: opts.run,
 	}
-	f := cmd.Flags()
-	qf.register(f, "not for calc: it reads every event")
-	f.IntVar(&top, "top", 1, "analyze the `N` procedures with the most cycles samples (the default when no procedure is named)")
-	f.BoolVar(&all, "all", false, "analyze every procedure with cycles samples in the selection (with --image: a whole image)")
-	f.StringArrayVar(&imageDirs, "image-dir", nil, "look for image files under `DIR` too (repeatable)")
-	f.StringArrayVar(&sourceDirs, "source-dir", nil, "look for source files under `DIR` (repeatable)")
-	f.StringArrayVar(&periodFlags, "period", nil, "event `E=N`: E's mean sampling period on every host, N events per sample (repeatable; default: the hosts' registered periods)")
-	f.BoolVar(&isolated, "isolated", false, "schedule every block from an empty pipeline, as DCPI did (default: after its only predecessor block)")
-	f.BoolVar(&summary, "summary", false, "print only each procedure's summary (Figure 4)")
-	f.StringVar(&truthFile, "truth", "", "instead of the listing, hold the estimates to the ground truth `FILE` of dcpi profile --truth (docs/dcpicalc.md, Accuracy)")
+	opts.register(cmd)
 	return cmd
+}
+
+// calcOptions are the flags of the command newCalcCommand makes.
+type calcOptions struct {
+	qf          queryFlags
+	top         int
+	all         bool
+	imageDirs   []string
+	sourceDirs  []string
+	periodFlags []string
+	isolated    bool
+	summary     bool
+	truthFile   string
+}
+
+func (opts *calcOptions) run(cmd *cobra.Command, args []string) error {
+	if opts.top < 0 {
+		return fmt.Errorf("--top %d: want a number of procedures >= 1", opts.top)
+	}
+	topSet := cmd.Flags().Changed("top")
+	switch {
+	case len(args) > 0 && (topSet || opts.all):
+		return fmt.Errorf("give procedure names, --top or --all, not several")
+	case topSet && opts.all:
+		return fmt.Errorf("give --top or --all, not both")
+	case topSet && opts.top == 0:
+		return fmt.Errorf("--top 0: want a number of procedures >= 1 (--all: every procedure)")
+	}
+	if opts.truthFile != "" && opts.summary {
+		return fmt.Errorf("--truth prints an accuracy report instead of the listing and summaries: --summary does not apply")
+	}
+	var truth map[string]*alpha.GroundTruth
+	if opts.truthFile != "" {
+		// Read before the analysis so that a bad file fails fast;
+		// the estimator never sees it (CompareCalc runs after).
+		var err error
+		if truth, err = readTruthFile(opts.truthFile); err != nil {
+			return err
+		}
+	}
+	sel, err := opts.qf.selection()
+	if err != nil {
+		return err
+	}
+	if len(sel.Events) > 0 {
+		return fmt.Errorf("--event: dcpi calc reads every event (cycles for the frequencies, the others to bound the stall causes)")
+	}
+	o, err := opts.qf.open(cmd, "dcpi-calc", &sel)
+	if err != nil {
+		return err
+	}
+	defer o.close()
+	periods, err := calcPeriods(o, sel.Filter.Hosts, opts.periodFlags, cmd.ErrOrStderr())
+	if err != nil {
+		if h := o.selectionHint(sel); h != "" {
+			return fmt.Errorf("%w; %s", err, h)
+		}
+		return err
+	}
+	q := analysis.CalcQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Procedures: args, All: opts.all, Periods: periods,
+		Files: newImageFinder(cmd.ErrOrStderr(), o, opts.imageDirs), Source: sourceReader(opts.sourceDirs)}
+	q.Static.Isolated = opts.isolated
+	if len(args) == 0 && !opts.all {
+		q.Top = max(opts.top, 1)
+	}
+	r, err := analysis.Calc(o.src, q)
+	if err != nil {
+		if h := o.selectionHint(sel); h != "" {
+			return fmt.Errorf("%w; %s", err, h)
+		}
+		return err
+	}
+	if truth != nil {
+		a, err := analysis.CompareCalc(r, truth)
+		if err != nil {
+			return fmt.Errorf("--truth %s: %w", opts.truthFile, err)
+		}
+		if opts.qf.json {
+			return analysis.WriteCalcAccuracyJSON(cmd.OutOrStdout(), a)
+		}
+		return analysis.WriteCalcAccuracyText(cmd.OutOrStdout(), a)
+	}
+	if opts.qf.json {
+		return analysis.WriteCalcJSON(cmd.OutOrStdout(), r)
+	}
+	return analysis.WriteCalcText(cmd.OutOrStdout(), r, opts.summary)
+}
+
+func (opts *calcOptions) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	opts.qf.register(f, "not for calc: it reads every event")
+	f.IntVar(&opts.top, "top", 1, "analyze the `N` procedures with the most cycles samples (the default when no procedure is named)")
+	f.BoolVar(&opts.all, "all", false, "analyze every procedure with cycles samples in the selection (with --image: a whole image)")
+	f.StringArrayVar(&opts.imageDirs, "image-dir", nil, "look for image files under `DIR` too (repeatable)")
+	f.StringArrayVar(&opts.sourceDirs, "source-dir", nil, "look for source files under `DIR` (repeatable)")
+	f.StringArrayVar(&opts.periodFlags, "period", nil, "event `E=N`: E's mean sampling period on every host, N events per sample (repeatable; default: the hosts' registered periods)")
+	f.BoolVar(&opts.isolated, "isolated", false, "schedule every block from an empty pipeline, as DCPI did (default: after its only predecessor block)")
+	f.BoolVar(&opts.summary, "summary", false, "print only each procedure's summary (Figure 4)")
+	f.StringVar(&opts.truthFile, "truth", "", "instead of the listing, hold the estimates to the ground truth `FILE` of dcpi profile --truth (docs/dcpicalc.md, Accuracy)")
 }
 
 // calcPeriods gives each selected host (every host of the source when the

@@ -18,9 +18,9 @@ import (
 )
 
 func newEpochCommand() *cobra.Command {
-	var natsURLs []string
-	var asJSON bool
-	var dbDir string
+	var (
+		natsURLs []string
+	)
 	cmd := &cobra.Command{
 		Use:   "epoch",
 		Short: "Cut and list the fleet's profile epochs",
@@ -68,50 +68,7 @@ sealed, and the tools' --epoch N selects it.`,
 			return nil
 		},
 	})
-	list := &cobra.Command{
-		Use:   "list",
-		Short: "Show every epoch: time span, state, and each node's acknowledgement",
-		Long: `Show every epoch: its time span, its state, the nodes that acknowledged
-its cut and those the coordinator still waits for. With --db it reads a
-local database instead (a stopped replica's data directory, e.g. a demo's
-DIR/c1, or dcpi node --db's), which knows no liveness: "waiting for" is
-empty there.`,
-		Example: `  dcpi epoch list --nats nats://127.0.0.1:4222
-  dcpi epoch list --db /tmp/fleet/c1 --json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var eps []coordinator.EpochInfo
-			if dbDir != "" && cmd.Flags().Changed("nats") {
-				return fmt.Errorf("give --db or --nats, not both")
-			}
-			if dbDir != "" {
-				var err error
-				if eps, err = localEpochInfo(dbDir); err != nil {
-					return err
-				}
-			} else {
-				c, closeFn, err := client(cmd)
-				if err != nil {
-					return err
-				}
-				defer closeFn()
-				ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
-				defer cancel()
-				if eps, err = c.Epochs(ctx); err != nil {
-					return err
-				}
-			}
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(eps)
-			}
-			return writeEpochs(cmd.OutOrStdout(), eps)
-		},
-	}
-	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	list.Flags().StringVar(&dbDir, "db", "", "read this local profile database (or a stopped replica's data directory) instead of the cluster")
-	cmd.AddCommand(list)
+	cmd.AddCommand(newEpochListCommand(client))
 	return cmd
 }
 
@@ -193,4 +150,57 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// newEpochListCommand is dcpi epoch list; client connects to the cluster
+// the parent's --nats names.
+func newEpochListCommand(client func(*cobra.Command) (*coordinator.Client, func(), error)) *cobra.Command {
+	var (
+		asJSON bool
+		dbDir  string
+	)
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "Show every epoch: time span, state, and each node's acknowledgement",
+		Long: `Show every epoch: its time span, its state, the nodes that acknowledged
+its cut and those the coordinator still waits for. With --db it reads a
+local database instead (a stopped replica's data directory, e.g. a demo's
+DIR/c1, or dcpi node --db's), which knows no liveness: "waiting for" is
+empty there.`,
+		Example: `  dcpi epoch list --nats nats://127.0.0.1:4222
+  dcpi epoch list --db /tmp/fleet/c1 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var eps []coordinator.EpochInfo
+			if dbDir != "" && cmd.Flags().Changed("nats") {
+				return fmt.Errorf("give --db or --nats, not both")
+			}
+			if dbDir != "" {
+				var err error
+				if eps, err = localEpochInfo(dbDir); err != nil {
+					return err
+				}
+			} else {
+				c, closeFn, err := client(cmd)
+				if err != nil {
+					return err
+				}
+				defer closeFn()
+				ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+				defer cancel()
+				if eps, err = c.Epochs(ctx); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(eps)
+			}
+			return writeEpochs(cmd.OutOrStdout(), eps)
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	list.Flags().StringVar(&dbDir, "db", "", "read this local profile database (or a stopped replica's data directory) instead of the cluster")
+	return list
 }

@@ -110,6 +110,12 @@ three times, and prints each run and the largest sustained count.`,
 			return fleet.FindKnee(cmd.Context(), w, rec, o)
 		},
 	}
+	registerLoadgenRunFlags(cmd, &o)
+	return cmd
+}
+
+// registerLoadgenRunFlags registers the flags of the command newLoadgenRunCommand makes into o.
+func registerLoadgenRunFlags(cmd *cobra.Command, o *fleet.Options) {
 	f := cmd.Flags()
 	f.StringVar(&o.Recording, "recording", "", "recording file (dcpi loadgen record --out)")
 	f.IntVar(&o.Hosts, "hosts", 8, "agents to replay (with --find-knee, the first count tried)")
@@ -128,5 +134,4 @@ three times, and prints each run and the largest sustained count.`,
 	f.IntVar(&o.MaxHosts, "max-hosts", 4096, "largest host count --find-knee tries")
 	f.DurationVar(&o.Drain, "drain-timeout", 3*time.Minute, "longest wait for the cluster to store everything after the load")
 	f.BoolVar(&o.JSON, "json", false, "print the result as JSON")
-	return cmd
 }

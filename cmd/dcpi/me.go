@@ -23,18 +23,7 @@ func meSubcommands() []func() *cobra.Command {
 }
 
 func newMeCommand() *cobra.Command {
-	var (
-		qf       queryFlags
-		interval float64
-		limit    int
-		pprofOut string
-		dirs     []string
-		window   float64
-		width    float64
-		paths    bool
-		bits     int
-		addrs    string
-	)
+	var opts meOptions
 	cmd := &cobra.Command{
 		Use:   "me [PROCEDURE]",
 		Short: "ProfileMe instruction samples: procedures, or one procedure instruction by instruction",
@@ -102,69 +91,89 @@ from a database (--db) or a cluster (--nats) with the shared filters.`,
   dcpi me --nats nats://127.0.0.1:4222 --host alpha0 --addrs 0x120000e0c
   dcpi me --db /tmp/me.db --pprof me.pb.gz && go tool pprof -sample_index=dmiss -top me.pb.gz`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if limit < 0 {
-				return fmt.Errorf("--limit %d: want 0 (all) or more", limit)
-			}
-			sel, err := qf.selection()
-			if err != nil {
-				return err
-			}
-			o, err := qf.open(cmd, "dcpi-me", &sel)
-			if err != nil {
-				return err
-			}
-			defer o.close()
-			if pprofOut != "" {
-				return writeMePprof(cmd, o, sel, interval, pprofOut, dirs)
-			}
-			if addrs != "" {
-				return writeMeAddrs(cmd, o, sel, addrs, interval, limit, qf.json)
-			}
-			if paths {
-				return writeMePaths(cmd, o, sel, args, interval, bits, limit, dirs, qf.json)
-			}
-			q := analysis.MeQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Interval: interval, Limit: limit,
-				PairWindow: window, IssueWidth: width}
-			q.Filter.Events = nil
-			if len(args) == 1 {
-				q.Procedure = args[0]
-			}
-			rep, err := analysis.MeProfile(o.src, o.me, q)
-			if err != nil {
-				return err
-			}
-			if len(rep.Procs) == 0 {
-				what := "no ProfileMe samples selected"
-				if q.Procedure != "" {
-					what = fmt.Sprintf("no ProfileMe samples in procedure %s", q.Procedure)
-				}
-				if h := o.selectionHint(sel); h != "" {
-					return fmt.Errorf("%s: %s", what, h)
-				}
-				return fmt.Errorf("%s (were the nodes run with --profileme?)", what)
-			}
-			if qf.json {
-				return writeJSON(cmd.OutOrStdout(), rep)
-			}
-			return analysis.WriteMe(cmd.OutOrStdout(), rep)
-		},
+		RunE: opts.run,
 	}
+	opts.register(cmd)
+	return cmd
+}
+
+// meOptions are the flags of the command newMeCommand makes.
+type meOptions struct {
+	qf       queryFlags
+	interval float64
+	limit    int
+	pprofOut string
+	dirs     []string
+	window   float64
+	width    float64
+	paths    bool
+	bits     int
+	addrs    string
+}
+
+func (opts *meOptions) run(cmd *cobra.Command, args []string) error {
+	if opts.limit < 0 {
+		return fmt.Errorf("--limit %d: want 0 (all) or more", opts.limit)
+	}
+	sel, err := opts.qf.selection()
+	if err != nil {
+		return err
+	}
+	o, err := opts.qf.open(cmd, "dcpi-me", &sel)
+	if err != nil {
+		return err
+	}
+	defer o.close()
+	if opts.pprofOut != "" {
+		return writeMePprof(cmd, o, sel, opts.interval, opts.pprofOut, opts.dirs)
+	}
+	if opts.addrs != "" {
+		return writeMeAddrs(cmd, o, sel, opts.addrs, opts.interval, opts.limit, opts.qf.json)
+	}
+	if opts.paths {
+		return writeMePaths(cmd, o, sel, args, opts.interval, opts.bits, opts.limit, opts.dirs, opts.qf.json)
+	}
+	q := analysis.MeQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Interval: opts.interval, Limit: opts.limit,
+		PairWindow: opts.window, IssueWidth: opts.width}
+	q.Filter.Events = nil
+	if len(args) == 1 {
+		q.Procedure = args[0]
+	}
+	rep, err := analysis.MeProfile(o.src, o.me, q)
+	if err != nil {
+		return err
+	}
+	if len(rep.Procs) == 0 {
+		what := "no ProfileMe samples selected"
+		if q.Procedure != "" {
+			what = fmt.Sprintf("no ProfileMe samples in procedure %s", q.Procedure)
+		}
+		if h := o.selectionHint(sel); h != "" {
+			return fmt.Errorf("%s: %s", what, h)
+		}
+		return fmt.Errorf("%s (were the nodes run with --profileme?)", what)
+	}
+	if opts.qf.json {
+		return writeJSON(cmd.OutOrStdout(), rep)
+	}
+	return analysis.WriteMe(cmd.OutOrStdout(), rep)
+}
+
+func (opts *meOptions) register(cmd *cobra.Command) {
 	for _, add := range meSubcommands() {
 		cmd.AddCommand(add())
 	}
 	f := cmd.Flags()
-	qf.register(f, "ignored (ProfileMe samples are of instructions, not events)")
-	f.Float64Var(&interval, "interval", hwsim.DefaultProfileMe().MeanInterval(), "`S`, the mean fetched instructions per ProfileMe sample")
-	f.IntVar(&limit, "limit", 20, "procedures in the summary (0: all)")
-	f.Float64Var(&window, "pair-window", float64(hwsim.DefaultPairWindow(true)), "`W`, the pair window the nodes sampled pairs in (hwsim's default: 128 on the 21264, 16 on the 21164)")
-	f.Float64Var(&width, "issue-width", 4, "`C`, issue slots per cycle, for wasted slots (4 on the 21264)")
-	f.StringVar(&pprofOut, "pprof", "", "write the selected samples as a gzip'd pprof profile to `FILE` (- for standard output) instead of a report")
-	f.StringSliceVar(&dirs, "image-dir", nil, "with --pprof or --paths, directories to look for image files in")
-	f.BoolVar(&paths, "paths", false, "list the hot paths reconstructed from the samples' path-history bits (ProfileMe sec. 5.3) instead")
-	f.IntVar(&bits, "history-bits", 11, "with --paths, the history bits to use (1 to 16)")
-	f.StringVar(&addrs, "addrs", "", "list the hot effective addresses (or jump targets) of a procedure's instructions, or of the instruction at an address (0x...), instead")
-	return cmd
+	opts.qf.register(f, "ignored (ProfileMe samples are of instructions, not events)")
+	f.Float64Var(&opts.interval, "interval", hwsim.DefaultProfileMe().MeanInterval(), "`S`, the mean fetched instructions per ProfileMe sample")
+	f.IntVar(&opts.limit, "limit", 20, "procedures in the summary (0: all)")
+	f.Float64Var(&opts.window, "pair-window", float64(hwsim.DefaultPairWindow(true)), "`W`, the pair window the nodes sampled pairs in (hwsim's default: 128 on the 21264, 16 on the 21164)")
+	f.Float64Var(&opts.width, "issue-width", 4, "`C`, issue slots per cycle, for wasted slots (4 on the 21264)")
+	f.StringVar(&opts.pprofOut, "pprof", "", "write the selected samples as a gzip'd pprof profile to `FILE` (- for standard output) instead of a report")
+	f.StringSliceVar(&opts.dirs, "image-dir", nil, "with --pprof or --paths, directories to look for image files in")
+	f.BoolVar(&opts.paths, "paths", false, "list the hot paths reconstructed from the samples' path-history bits (ProfileMe sec. 5.3) instead")
+	f.IntVar(&opts.bits, "history-bits", 11, "with --paths, the history bits to use (1 to 16)")
+	f.StringVar(&opts.addrs, "addrs", "", "list the hot effective addresses (or jump targets) of a procedure's instructions, or of the instruction at an address (0x...), instead")
 }
 
 // errPairedNeedsProfileMe refuses --me-paired alone.

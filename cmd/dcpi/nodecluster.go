@@ -70,25 +70,8 @@ func runClusterNode(cmd *cobra.Command, progs []simhost.Program, events []string
 			host, rp.Delivered, rp.Lost, wire.DropCrashLost)
 	}
 	logf("running %s on %d CPUs, publishing to %s", simhost.ProgramList(progs), cfg.Sim.CPUs, strings.Join(cfg.NATS.URLs, ","))
-	t := time.NewTicker(5 * time.Second)
-	defer t.Stop()
-	var runErr error
-	stopping := ctx.Done()
-loop:
-	for {
-		select {
-		case runErr = <-h.Done():
-			break loop
-		case <-stopping:
-			h.Sim().Stop() // Run drains, publishes and returns
-			stopping = nil
-		case <-t.C:
-			st := h.Publisher().Stats()
-			logf("simulated %.3f s; %d samples published, %d queued, drops %v", h.SimSeconds(), st.SamplesPublished, st.QueuedSamples, st.Drops)
-		}
-	}
-	if runErr != nil {
-		return runErr
+	if err := h.Wait(ctx, 5*time.Second, logf); err != nil {
+		return err
 	}
 	flushCtx, cancelFlush := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancelFlush()

@@ -43,20 +43,9 @@ func buildPPPathsReport(pc *instrument.PathCounts, original []byte, top int) (*p
 	if len(pc.Profile.Metrics) > 0 {
 		rep.Metrics = pc.Profile.Metrics
 	}
-	var code *cfg.Code
-	var lines *lineTable
-	if original != nil {
-		if fmt.Sprintf("%x", sha256.Sum256(original)) != pc.Manifest.Original {
-			return nil, fmt.Errorf("--original: not the file this program was instrumented from (SHA-256 differs from the manifest's)")
-		}
-		im, err := elfimage.Parse(original, "original")
-		if err != nil {
-			return nil, err
-		}
-		if code, err = cfg.NewCode(im, cfg.Options{}); err != nil {
-			return nil, err
-		}
-		lines = newLineTable(original)
+	code, lines, err := ppOriginalCode(pc, original)
+	if err != nil {
+		return nil, err
 	}
 	numbered := map[uint64]*paths.Numbering{}
 	number := func(entry uint64) *paths.Numbering {
@@ -117,14 +106,7 @@ func buildPPPathsReport(pc *instrument.PathCounts, original []byte, top int) (*p
 		}
 		hp.Instructions = insns * hp.Count
 	}
-	for i := range rep.Procs {
-		r := &rep.Procs[i]
-		for _, hp := range rep.HotPaths {
-			if hp.Entry == r.Entry {
-				r.Instructions += hp.Instructions
-			}
-		}
-	}
+	sumProcInstructions(rep)
 	slices.SortFunc(rep.Procs, func(a, b ppProcPaths) int {
 		return cmp.Or(cmp.Compare(b.Executed, a.Executed), cmp.Compare(a.Entry, b.Entry))
 	})
@@ -133,6 +115,38 @@ func buildPPPathsReport(pc *instrument.PathCounts, original []byte, top int) (*p
 		rep.Procs = rep.Procs[:min(top, len(rep.Procs))]
 	}
 	return rep, nil
+}
+
+// sumProcInstructions gives each procedure the instructions of its paths.
+func sumProcInstructions(rep *ppPathsReport) {
+	for i := range rep.Procs {
+		r := &rep.Procs[i]
+		for _, hp := range rep.HotPaths {
+			if hp.Entry == r.Entry {
+				r.Instructions += hp.Instructions
+			}
+		}
+	}
+}
+
+// ppOriginalCode is the original program's code and line table, when
+// given (nil otherwise), checked against the manifest's SHA-256.
+func ppOriginalCode(pc *instrument.PathCounts, original []byte) (*cfg.Code, *lineTable, error) {
+	if original == nil {
+		return nil, nil, nil
+	}
+	if fmt.Sprintf("%x", sha256.Sum256(original)) != pc.Manifest.Original {
+		return nil, nil, fmt.Errorf("--original: not the file this program was instrumented from (SHA-256 differs from the manifest's)")
+	}
+	im, err := elfimage.Parse(original, "original")
+	if err != nil {
+		return nil, nil, err
+	}
+	code, err := cfg.NewCode(im, cfg.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return code, newLineTable(original), nil
 }
 
 func procNumPaths(pc *instrument.PathCounts, entry uint64) uint64 {

@@ -25,16 +25,7 @@ import (
 )
 
 func newPprofCommand() *cobra.Command {
-	var (
-		qf          queryFlags
-		output      string
-		byHost      bool
-		byEpoch     bool
-		periodFlags []string
-		imageDirs   []string
-		binDir      string
-		flat        bool
-	)
+	var opts pprofOptions
 	cmd := &cobra.Command{
 		Use:   "pprof",
 		Short: "Export a profile as a gzip'd profile.proto for go tool pprof",
@@ -96,88 +87,106 @@ Prints a summary line (or, with --json, {"output", "sample_types": [{"type",
   dcpi pprof --nats nats://127.0.0.1:4222 --label rack=r1 -o - > r1.pb.gz
   dcpi pprof --db /tmp/prof -o stacks.pb.gz && go tool pprof -http :8080 stacks.pb.gz   # flame graph`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			sel, err := qf.selection()
-			if err != nil {
-				return err
-			}
-			o, err := qf.open(cmd, "dcpi-pprof", &sel)
-			if err != nil {
-				return err
-			}
-			defer o.close()
-			pc, err := pprofSelectedPeriods(o, sel.Filter.Hosts, periodFlags)
-			if err != nil {
-				return err
-			}
-			periods := pc.periods
-			var found []pprofImageFound
-			q := analysis.PprofQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, ByHost: byHost, ByEpoch: byEpoch,
-				Periods: periods, Files: newImageFinder(nil, o, imageDirs), // the summary below says which file each image came from
-				Found: func(rec *wire.ImageRecord, data []byte, where string) {
-					found = append(found, pprofImageFound{rec, data, where})
-				}, Flat: flat}
-			if byHost && q.Filter.Hosts == nil {
-				if q.Filter.Hosts, err = o.hosts(); err != nil {
-					return fmt.Errorf("--by-host: %w", err)
-				}
-			}
-			if byEpoch && q.Filter.Epochs == nil {
-				if q.Filter.Epochs, err = o.epochs(); err != nil {
-					return fmt.Errorf("--by-epoch: %w", err)
-				}
-				if len(q.Filter.Epochs) == 0 {
-					return fmt.Errorf("--by-epoch: the database lists no epochs (a dcpi node database has no epoch records); give them with --epochs A-B")
-				}
-			}
-			p, err := analysis.Pprof(o.src, q)
-			if err != nil {
-				return err
-			}
-			if err := pc.check(p, cmd.ErrOrStderr()); err != nil {
-				return err
-			}
-			if output == "" {
-				return fmt.Errorf("--output: give a file name, or - for standard output")
-			}
-			if binDir != "" {
-				if err := writeBinaries(binDir, found); err != nil {
-					return fmt.Errorf("--binaries: %w", err)
-				}
-			}
-			var w io.Writer = cmd.OutOrStdout()
-			summary := cmd.OutOrStdout()
-			if output != "-" {
-				fh, err := os.Create(output)
-				if err != nil {
-					return fmt.Errorf("--output: %w", err)
-				}
-				defer fh.Close()
-				w = fh
-			} else {
-				summary = cmd.ErrOrStderr()
-			}
-			if err := p.Write(w); err != nil {
-				return fmt.Errorf("write %s: %w", output, err)
-			}
-			if fh, ok := w.(*os.File); ok {
-				if err := fh.Close(); err != nil {
-					return fmt.Errorf("write %s: %w", output, err)
-				}
-			}
-			return pprofSummary(summary, output, p, found, qf.json)
-		},
+		RunE: opts.run,
 	}
-	f := cmd.Flags()
-	qf.register(f, "sample type `NAME`, in order; the first is the default (repeatable; default: every event present)")
-	f.StringVarP(&output, "output", "o", "dcpi.pb.gz", "write the profile to `FILE` (- for standard output)")
-	f.BoolVar(&byHost, "by-host", false, "keep hosts apart, labelled host=H")
-	f.BoolVar(&byEpoch, "by-epoch", false, "keep epochs apart, labelled epoch=N")
-	f.StringArrayVar(&periodFlags, "period", nil, "event `E=N`: E's mean sampling period, N events per sample (0: samples only; repeatable; default: the hosts' registered periods)")
-	f.StringArrayVar(&imageDirs, "image-dir", nil, "look for image files under `DIR` too (repeatable)")
-	f.StringVar(&binDir, "binaries", "", "write the image files found to `DIR`, for PPROF_BINARY_PATH")
-	f.BoolVar(&flat, "flat", false, "export the flat profile even where call stacks were recorded")
+	opts.register(cmd)
 	return cmd
+}
+
+// pprofOptions are the flags of the command newPprofCommand makes.
+type pprofOptions struct {
+	qf          queryFlags
+	output      string
+	byHost      bool
+	byEpoch     bool
+	periodFlags []string
+	imageDirs   []string
+	binDir      string
+	flat        bool
+}
+
+func (opts *pprofOptions) run(cmd *cobra.Command, args []string) error {
+	sel, err := opts.qf.selection()
+	if err != nil {
+		return err
+	}
+	o, err := opts.qf.open(cmd, "dcpi-pprof", &sel)
+	if err != nil {
+		return err
+	}
+	defer o.close()
+	pc, err := pprofSelectedPeriods(o, sel.Filter.Hosts, opts.periodFlags)
+	if err != nil {
+		return err
+	}
+	periods := pc.periods
+	var found []pprofImageFound
+	q := analysis.PprofQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, ByHost: opts.byHost, ByEpoch: opts.byEpoch,
+		Periods: periods, Files: newImageFinder(nil, o, opts.imageDirs), // the summary below says which file each image came from
+		Found: func(rec *wire.ImageRecord, data []byte, where string) {
+			found = append(found, pprofImageFound{rec, data, where})
+		}, Flat: opts.flat}
+	if opts.byHost && q.Filter.Hosts == nil {
+		if q.Filter.Hosts, err = o.hosts(); err != nil {
+			return fmt.Errorf("--by-host: %w", err)
+		}
+	}
+	if opts.byEpoch && q.Filter.Epochs == nil {
+		if q.Filter.Epochs, err = o.epochs(); err != nil {
+			return fmt.Errorf("--by-epoch: %w", err)
+		}
+		if len(q.Filter.Epochs) == 0 {
+			return fmt.Errorf("--by-epoch: the database lists no epochs (a dcpi node database has no epoch records); give them with --epochs A-B")
+		}
+	}
+	p, err := analysis.Pprof(o.src, q)
+	if err != nil {
+		return err
+	}
+	if err := pc.check(p, cmd.ErrOrStderr()); err != nil {
+		return err
+	}
+	if opts.output == "" {
+		return fmt.Errorf("--output: give a file name, or - for standard output")
+	}
+	if opts.binDir != "" {
+		if err := writeBinaries(opts.binDir, found); err != nil {
+			return fmt.Errorf("--binaries: %w", err)
+		}
+	}
+	var w io.Writer = cmd.OutOrStdout()
+	summary := cmd.OutOrStdout()
+	if opts.output != "-" {
+		fh, err := os.Create(opts.output)
+		if err != nil {
+			return fmt.Errorf("--output: %w", err)
+		}
+		defer fh.Close()
+		w = fh
+	} else {
+		summary = cmd.ErrOrStderr()
+	}
+	if err := p.Write(w); err != nil {
+		return fmt.Errorf("write %s: %w", opts.output, err)
+	}
+	if fh, ok := w.(*os.File); ok {
+		if err := fh.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", opts.output, err)
+		}
+	}
+	return pprofSummary(summary, opts.output, p, found, opts.qf.json)
+}
+
+func (opts *pprofOptions) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	opts.qf.register(f, "sample type `NAME`, in order; the first is the default (repeatable; default: every event present)")
+	f.StringVarP(&opts.output, "output", "o", "dcpi.pb.gz", "write the profile to `FILE` (- for standard output)")
+	f.BoolVar(&opts.byHost, "by-host", false, "keep hosts apart, labelled host=H")
+	f.BoolVar(&opts.byEpoch, "by-epoch", false, "keep epochs apart, labelled epoch=N")
+	f.StringArrayVar(&opts.periodFlags, "period", nil, "event `E=N`: E's mean sampling period, N events per sample (0: samples only; repeatable; default: the hosts' registered periods)")
+	f.StringArrayVar(&opts.imageDirs, "image-dir", nil, "look for image files under `DIR` too (repeatable)")
+	f.StringVar(&opts.binDir, "binaries", "", "write the image files found to `DIR`, for PPROF_BINARY_PATH")
+	f.BoolVar(&opts.flat, "flat", false, "export the flat profile even where call stacks were recorded")
 }
 
 // pprofImageFound is an image whose file the export read.

@@ -134,47 +134,28 @@ func ppTablesRun(name string, argv []string) (ppTablesRow, error) {
 	if err != nil {
 		return row, err
 	}
-	plain, err := instrument.Instrument(orig, name, instrument.Options{Mode: instrument.ModePaths, DumpPath: "pp.out"})
-	if err != nil {
-		return row, err
+	variants := []instrument.Options{
+		{Mode: instrument.ModePaths, DumpPath: "pp.out"},
+		{Mode: instrument.ModePaths, DumpPath: "pp.out", Metrics: true},
+		{Mode: instrument.ModeCCT, DumpPath: "pp.out"},
+		{Mode: instrument.ModeCCT, DumpPath: "pp.out", Metrics: true},
+		{Mode: instrument.ModeCCT, DumpPath: "pp.out", CCTPaths: true},
 	}
-	pr, err := ppTablesSim(name, plain.ELF, argv)
-	if err != nil {
-		return row, err
+	elfs := make([][]byte, len(variants))
+	runs := make([]ppTablesResult, len(variants))
+	for i, o := range variants {
+		ins, err := instrument.Instrument(orig, name, o)
+		if err != nil {
+			return row, err
+		}
+		elfs[i] = ins.ELF
+		if runs[i], err = ppTablesSim(name, ins.ELF, argv); err != nil {
+			return row, err
+		}
 	}
-	hw, err := instrument.Instrument(orig, name, instrument.Options{Mode: instrument.ModePaths, DumpPath: "pp.out", Metrics: true})
-	if err != nil {
-		return row, err
-	}
-	hr, err := ppTablesSim(name, hw.ELF, argv)
-	if err != nil {
-		return row, err
-	}
-	ct, err := instrument.Instrument(orig, name, instrument.Options{Mode: instrument.ModeCCT, DumpPath: "pp.out"})
-	if err != nil {
-		return row, err
-	}
-	cr, err := ppTablesSim(name, ct.ELF, argv)
-	if err != nil {
-		return row, err
-	}
-	cm, err := instrument.Instrument(orig, name, instrument.Options{Mode: instrument.ModeCCT, DumpPath: "pp.out", Metrics: true})
-	if err != nil {
-		return row, err
-	}
-	cmr, err := ppTablesSim(name, cm.ELF, argv)
-	if err != nil {
-		return row, err
-	}
-	cf, err := instrument.Instrument(orig, name, instrument.Options{Mode: instrument.ModeCCT, DumpPath: "pp.out", CCTPaths: true})
-	if err != nil {
-		return row, err
-	}
-	cfr, err := ppTablesSim(name, cf.ELF, argv)
-	if err != nil {
-		return row, err
-	}
-	if _, err := instrument.ReadCCT(cf.ELF, cfr.dump); err != nil {
+	pr, hr, cr, cmr, cfr := runs[0], runs[1], runs[2], runs[3], runs[4]
+	hwELF, cmELF, cfELF := elfs[1], elfs[3], elfs[4]
+	if _, err := instrument.ReadCCT(cfELF, cfr.dump); err != nil {
 		return row, fmt.Errorf("context+flow dump: %w", err)
 	}
 	for _, r := range []ppTablesResult{pr, hr, cr, cmr, cfr} {
@@ -184,7 +165,7 @@ func ppTablesRun(name string, argv []string) (ppTablesRow, error) {
 	}
 	// The context+HW run's own tree must read back: a run whose records
 	// are unreadable measured nothing.
-	if _, err := instrument.ReadCCT(cm.ELF, cmr.dump); err != nil {
+	if _, err := instrument.ReadCCT(cmELF, cmr.dump); err != nil {
 		return row, fmt.Errorf("context+HW dump: %w", err)
 	}
 	row.BaseCycles = base.cycles
@@ -196,7 +177,7 @@ func ppTablesRun(name string, argv []string) (ppTablesRow, error) {
 	row.Original, row.FlowHW, row.ContextHW = base.truth, hr.truth, cmr.truth
 	row.Perturbation = pptables.Perturbation(base.truth, hr.truth)
 	row.PerturbationC = pptables.Perturbation(base.truth, cmr.truth)
-	pc, err := instrument.ReadPaths(hw.ELF, hr.dump)
+	pc, err := instrument.ReadPaths(hwELF, hr.dump)
 	if err != nil {
 		return row, err
 	}

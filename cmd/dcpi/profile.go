@@ -138,6 +138,12 @@ writes the ground truth of all the hosts summed per instruction.`,
 			return runProfile(cmd.ErrOrStderr(), hc, ncfg, progs, o)
 		},
 	}
+	registerProfileFlags(cmd, &o)
+	return cmd
+}
+
+// registerProfileFlags registers the flags of the command newProfileCommand makes into o.
+func registerProfileFlags(cmd *cobra.Command, o *profileOptions) {
 	f := cmd.Flags()
 	f.SetInterspersed(false) // flags after PROG belong to the program
 	f.StringVarP(&o.output, "output", "o", "dcpi-db", "write the profile database to `DIR` (an earlier one there becomes DIR.old)")
@@ -159,7 +165,6 @@ writes the ground truth of all the hosts summed per instruction.`,
 	f.StringVar(&o.valuesTruthFile, "values-truth", "", "write value sampling's ground truth (per load its executions by memory level and latency, per instruction its results' and operands' values; docs/groundtruth.md) to `FILE`, for dcpi values --truth")
 	f.BoolVar(&o.profileMe, "profileme", false, "sample instructions with ProfileMe beside the counters (docs/profileme.md; dcpi me)")
 	f.BoolVar(&o.mePaired, "me-paired", false, "with --profileme, sample instructions in pairs (ProfileMe sec. 4.2; docs/profileme.md)")
-	return cmd
 }
 
 // runProfile runs the programs under a node writing into a new database

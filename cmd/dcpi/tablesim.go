@@ -25,16 +25,7 @@ func nodeSubcommands() []func() *cobra.Command {
 }
 
 func newNodeTablesimCommand() *cobra.Command {
-	var (
-		names     []string
-		mix       string
-		traceFile string
-		record    string
-		seconds   float64
-		sizesKB   []int
-		profile   string
-		rate      uint64
-	)
+	var opts tablesimOptions
 	cmd := &cobra.Command{
 		Use:   "tablesim",
 		Short: "Compare driver table designs on a sample trace (DCPI sec. 5.4)",
@@ -59,75 +50,93 @@ table of the same size; an 8-way bucket spans two lines.`,
   dcpi node tablesim --mix processes --record processes.trace
   dcpi node tablesim --trace processes.trace --sizes 4,16,64,256`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if traceFile != "" && (len(names) > 0 || mix != "" || record != "") {
-				return fmt.Errorf("--trace replays a recorded trace; it takes no --workloads, --mix or --record")
-			}
-			if len(names) > 0 && mix != "" {
-				return fmt.Errorf("give --workloads or --mix, not both")
-			}
-			if seconds < 0 {
-				return fmt.Errorf("--seconds %v: want zero (run each program once) or more", seconds)
-			}
-			var lines []int
-			for _, kb := range sizesKB {
-				if kb < 1 || kb > 1<<20 {
-					return fmt.Errorf("--sizes: %d KB: want 1 to %d", kb, 1<<20)
-				}
-				lines = append(lines, kb*1024/64)
-			}
-			out := cmd.OutOrStdout()
-			var tr *node.Trace
-			var err error
-			if traceFile != "" {
-				tr, err = readTraceFile(traceFile)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(out, "trace %s: %d samples on %d CPUs\n", traceFile, len(tr.Samples), tr.CPUs)
-			} else {
-				tr, err = recordTablesimTrace(cmd, out, names, mix, record, seconds, profile, rate)
-				if err != nil {
-					return err
-				}
-			}
-			if len(tr.Samples) == 0 {
-				return fmt.Errorf("the trace holds no samples")
-			}
-			floor := node.CompulsoryMisses(tr)
-			fmt.Fprintf(out, "compulsory misses (a key's first sample on its CPU): %d, %.2f%% of samples, the floor under every miss rate\n\n",
-				floor, 100*float64(floor)/float64(len(tr.Samples)))
-			start := time.Now()
-			designs := node.Designs(lines, node.DefaultVariants())
-			var rs []node.Result
-			err = progress.New(cmd.ErrOrStderr(), time.Now()).WhileRunning(func() error {
-				var err error
-				rs, err = node.Simulate(tr, designs)
-				return err
-			}, func() string { return fmt.Sprintf("simulating %d table designs on the trace", len(designs)) })
-			if err != nil {
-				return err
-			}
-			if err := node.WriteResults(out, rs); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "\nsimulated %d designs in %.2f s\n", len(rs), time.Since(start).Seconds())
-			return nil
-		},
+		RunE: opts.run,
 	}
+	opts.register(cmd)
+	return cmd
+}
+
+// tablesimOptions are the flags of the command newNodeTablesimCommand makes.
+type tablesimOptions struct {
+	names     []string
+	mix       string
+	traceFile string
+	record    string
+	seconds   float64
+	sizesKB   []int
+	profile   string
+	rate      uint64
+}
+
+func (opts *tablesimOptions) run(cmd *cobra.Command, args []string) error {
+	if opts.traceFile != "" && (len(opts.names) > 0 || opts.mix != "" || opts.record != "") {
+		return fmt.Errorf("--trace replays a recorded trace; it takes no --workloads, --mix or --record")
+	}
+	if len(opts.names) > 0 && opts.mix != "" {
+		return fmt.Errorf("give --workloads or --mix, not both")
+	}
+	if opts.seconds < 0 {
+		return fmt.Errorf("--seconds %v: want zero (run each program once) or more", opts.seconds)
+	}
+	var lines []int
+	for _, kb := range opts.sizesKB {
+		if kb < 1 || kb > 1<<20 {
+			return fmt.Errorf("--sizes: %d KB: want 1 to %d", kb, 1<<20)
+		}
+		lines = append(lines, kb*1024/64)
+	}
+	out := cmd.OutOrStdout()
+	var tr *node.Trace
+	var err error
+	if opts.traceFile != "" {
+		tr, err = readTraceFile(opts.traceFile)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "trace %s: %d samples on %d CPUs\n", opts.traceFile, len(tr.Samples), tr.CPUs)
+	} else {
+		tr, err = recordTablesimTrace(cmd, out, opts.names, opts.mix, opts.record, opts.seconds, opts.profile, opts.rate)
+		if err != nil {
+			return err
+		}
+	}
+	if len(tr.Samples) == 0 {
+		return fmt.Errorf("the trace holds no samples")
+	}
+	floor := node.CompulsoryMisses(tr)
+	fmt.Fprintf(out, "compulsory misses (a key's first sample on its CPU): %d, %.2f%% of samples, the floor under every miss rate\n\n",
+		floor, 100*float64(floor)/float64(len(tr.Samples)))
+	start := time.Now()
+	designs := node.Designs(lines, node.DefaultVariants())
+	var rs []node.Result
+	err = progress.New(cmd.ErrOrStderr(), time.Now()).WhileRunning(func() error {
+		var err error
+		rs, err = node.Simulate(tr, designs)
+		return err
+	}, func() string { return fmt.Sprintf("simulating %d table designs on the trace", len(designs)) })
+	if err != nil {
+		return err
+	}
+	if err := node.WriteResults(out, rs); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "\nsimulated %d designs in %.2f s\n", len(rs), time.Since(start).Seconds())
+	return nil
+}
+
+func (opts *tablesimOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringSliceVar(&names, "workloads", nil, "embedded workloads to run at once, comma-separated (a name may repeat)")
-	f.StringVar(&mix, "mix", "", "a named mix of embedded workloads (mixes: "+strings.Join(workloads.MixNames(), ", ")+")")
-	f.StringVar(&traceFile, "trace", "", "replay this trace file instead of recording one")
-	f.StringVar(&record, "record", "", "write the recorded trace to this file")
-	f.Float64Var(&seconds, "seconds", 1, "simulated seconds to record, restarting programs that finish (0: run each once)")
-	f.IntSliceVar(&sizesKB, "sizes", []int{16, 64, 256}, "table sizes to simulate, in KB of the modelled Alpha's memory (DCPI: 256)")
-	f.StringVar(&profile, "profile", "default", "counter configuration: default (CYCLES and IMISS), cycles, mux")
-	f.Uint64Var(&rate, "rate", 1, "sample N times as often as the profile's periods say (more samples per run of a short simhost.Program)")
+	f.StringSliceVar(&opts.names, "workloads", nil, "embedded workloads to run at once, comma-separated (a name may repeat)")
+	f.StringVar(&opts.mix, "mix", "", "a named mix of embedded workloads (mixes: "+strings.Join(workloads.MixNames(), ", ")+")")
+	f.StringVar(&opts.traceFile, "trace", "", "replay this trace file instead of recording one")
+	f.StringVar(&opts.record, "record", "", "write the recorded trace to this file")
+	f.Float64Var(&opts.seconds, "seconds", 1, "simulated seconds to record, restarting programs that finish (0: run each once)")
+	f.IntSliceVar(&opts.sizesKB, "sizes", []int{16, 64, 256}, "table sizes to simulate, in KB of the modelled Alpha's memory (DCPI: 256)")
+	f.StringVar(&opts.profile, "profile", "default", "counter configuration: default (CYCLES and IMISS), cycles, mux")
+	f.Uint64Var(&opts.rate, "rate", 1, "sample N times as often as the profile's periods say (more samples per run of a short simhost.Program)")
 	f.Int("cpus", 4, "number of simulated CPUs")
 	f.Uint64("seed", 1, "seed for everything random on the machine")
 	f.Bool("timing", true, "run the 21164 timing model (IMISS samples need it)")
-	return cmd
 }
 
 // recordTablesimTrace runs the workloads and returns their trace, saving

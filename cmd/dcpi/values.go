@@ -106,15 +106,7 @@ func writeValueConservation(w io.Writer, mods []string, s wire.ValueStats, machi
 }
 
 func newValuesCommand() *cobra.Command {
-	var qf queryFlags
-	var (
-		view       string
-		limit      int
-		minSamples uint64
-		imageDirs  []string
-		truthFile  string
-		plotFile   string
-	)
+	var opts valuesOptions
 	cmd := &cobra.Command{
 		Use:   "values [flags]",
 		Short: "Show value-sampling hot lists: load latencies, frequent values, semi-invariant operands",
@@ -154,75 +146,92 @@ cluster); --json prints the report for machines.`,
   dcpi profile --values loadlat --values-truth vt.txt -o db -- stream
   dcpi values --db db --truth vt.txt --accuracy-plot accuracy.svg`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			v, ok := map[string]valuesa.View{"latency": valuesa.Latency, "frequent": valuesa.Frequent, "semiinv": valuesa.SemiInvariant}[view]
-			if !ok {
-				return fmt.Errorf("--view %q: want latency, frequent or semiinv", view)
-			}
-			sel, err := qf.selection()
-			if err != nil {
-				return err
-			}
-			o, err := qf.open(cmd, "dcpi-values", &sel)
-			if err != nil {
-				return err
-			}
-			defer o.close()
-			q := valuesa.Query{View: v, Epochs: sel.Filter.Epochs, Hosts: sel.Filter.Hosts,
-				Images: sel.Filter.Images, Limit: limit, MinSamples: minSamples, Files: newImageFinder(cmd.ErrOrStderr(), o, imageDirs)}
-			if truthFile != "" {
-				if q.Truth, err = readValuesTruth(truthFile); err != nil {
-					return err
-				}
-			}
-			if plotFile != "" {
-				if truthFile == "" || v != valuesa.Latency {
-					return fmt.Errorf("--accuracy-plot needs --truth and the latency view")
-				}
-				q.Limit = 0
-			}
-			if v == valuesa.Latency && plotFile == "" {
-				// DCPI's CPI beside each load needs the hosts' periods;
-				// without them (no CYCLES samples) the column stays empty.
-				q.Periods, _ = calcPeriods(o, sel.Filter.Hosts, nil, io.Discard)
-			}
-			rep, err := valuesa.Build(o.values, o.src, q)
-			if err != nil {
-				return err
-			}
-			if rep.CPINote != "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: no CPI for some loads: %s\n", rep.CPINote)
-			}
-			if rep.Stats.Interrupts == 0 {
-				where := qf.dbDir
-				if len(qf.nats) > 0 {
-					where = "the cluster"
-				}
-				if h := o.emptyHint(sel.Filter); h != "" {
-					return fmt.Errorf("no value samples selected: %s", h)
-				}
-				return fmt.Errorf("%s holds no value samples: profile with dcpi profile, dcpi node or dcpi demo --values MODULE (%s)", where, strings.Join(valuemod.Names(), ", "))
-			}
-			if plotFile != "" {
-				return writeAccuracyPlot(cmd.OutOrStdout(), rep, plotFile, qf.json)
-			}
-			if qf.json {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
-			}
-			return writeValues(cmd.OutOrStdout(), rep)
-		},
+		RunE: opts.run,
 	}
-	f := cmd.Flags()
-	qf.register(f, "ignored: hot lists are not per event")
-	f.StringVar(&view, "view", "latency", "what to show: latency, frequent or semiinv")
-	f.IntVar(&limit, "limit", 30, "rows (0: all)")
-	f.Uint64Var(&minSamples, "min-samples", 1, "skip lists with fewer samples")
-	f.StringArrayVar(&imageDirs, "image-dir", nil, "look for image files under `DIR` too (repeatable)")
-	f.StringVar(&truthFile, "truth", "", "show the simulator's ground truth from `FILE` (dcpi profile --values-truth of the same run) beside the estimates")
-	f.StringVar(&plotFile, "accuracy-plot", "", "with --truth: write each load's |estimate - truth| against its samples, beside 1/sqrt(n), as an SVG to `FILE`")
+	opts.register(cmd)
 	return cmd
+}
+
+// valuesOptions are the flags of the command newValuesCommand makes.
+type valuesOptions struct {
+	qf         queryFlags
+	view       string
+	limit      int
+	minSamples uint64
+	imageDirs  []string
+	truthFile  string
+	plotFile   string
+}
+
+func (opts *valuesOptions) run(cmd *cobra.Command, args []string) error {
+	v, ok := map[string]valuesa.View{"latency": valuesa.Latency, "frequent": valuesa.Frequent, "semiinv": valuesa.SemiInvariant}[opts.view]
+	if !ok {
+		return fmt.Errorf("--view %q: want latency, frequent or semiinv", opts.view)
+	}
+	sel, err := opts.qf.selection()
+	if err != nil {
+		return err
+	}
+	o, err := opts.qf.open(cmd, "dcpi-values", &sel)
+	if err != nil {
+		return err
+	}
+	defer o.close()
+	q := valuesa.Query{View: v, Epochs: sel.Filter.Epochs, Hosts: sel.Filter.Hosts,
+		Images: sel.Filter.Images, Limit: opts.limit, MinSamples: opts.minSamples, Files: newImageFinder(cmd.ErrOrStderr(), o, opts.imageDirs)}
+	if opts.truthFile != "" {
+		if q.Truth, err = readValuesTruth(opts.truthFile); err != nil {
+			return err
+		}
+	}
+	if opts.plotFile != "" {
+		if opts.truthFile == "" || v != valuesa.Latency {
+			return fmt.Errorf("--accuracy-plot needs --truth and the latency view")
+		}
+		q.Limit = 0
+	}
+	if v == valuesa.Latency && opts.plotFile == "" {
+		// DCPI's CPI beside each load needs the hosts' periods;
+		// without them (no CYCLES samples) the column stays empty.
+		q.Periods, _ = calcPeriods(o, sel.Filter.Hosts, nil, io.Discard)
+	}
+	rep, err := valuesa.Build(o.values, o.src, q)
+	if err != nil {
+		return err
+	}
+	if rep.CPINote != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: no CPI for some loads: %s\n", rep.CPINote)
+	}
+	if rep.Stats.Interrupts == 0 {
+		where := opts.qf.dbDir
+		if len(opts.qf.nats) > 0 {
+			where = "the cluster"
+		}
+		if h := o.emptyHint(sel.Filter); h != "" {
+			return fmt.Errorf("no value samples selected: %s", h)
+		}
+		return fmt.Errorf("%s holds no value samples: profile with dcpi profile, dcpi node or dcpi demo --values MODULE (%s)", where, strings.Join(valuemod.Names(), ", "))
+	}
+	if opts.plotFile != "" {
+		return writeAccuracyPlot(cmd.OutOrStdout(), rep, opts.plotFile, opts.qf.json)
+	}
+	if opts.qf.json {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return writeValues(cmd.OutOrStdout(), rep)
+}
+
+func (opts *valuesOptions) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	opts.qf.register(f, "ignored: hot lists are not per event")
+	f.StringVar(&opts.view, "view", "latency", "what to show: latency, frequent or semiinv")
+	f.IntVar(&opts.limit, "limit", 30, "rows (0: all)")
+	f.Uint64Var(&opts.minSamples, "min-samples", 1, "skip lists with fewer samples")
+	f.StringArrayVar(&opts.imageDirs, "image-dir", nil, "look for image files under `DIR` too (repeatable)")
+	f.StringVar(&opts.truthFile, "truth", "", "show the simulator's ground truth from `FILE` (dcpi profile --values-truth of the same run) beside the estimates")
+	f.StringVar(&opts.plotFile, "accuracy-plot", "", "with --truth: write each load's |estimate - truth| against its samples, beside 1/sqrt(n), as an SVG to `FILE`")
 }
 
 // writeAccuracyPlot writes rep's accuracy against its truth as an SVG to
