@@ -21,7 +21,7 @@ test:
 	$(GO) test -timeout 14m ./...
 
 race:
-	$(GO) test -race -timeout 10m $(RACE_PKGS)
+	$(GO) test -race -timeout 14m $(RACE_PKGS)
 
 # Every fuzz target for FUZZTIME each, over its committed corpus.
 fuzz-short:
