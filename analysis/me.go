@@ -267,7 +267,7 @@ func MeProfile(syms *Symbolizer, src MeSource, q MeQuery) (*MeReport, error) {
 		} else if !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
-		if !matchPath(q.ImagePaths, path) {
+		if !MatchImagePath(q.ImagePaths, path) {
 			return nil
 		}
 		name := fmt.Sprintf("[%s+%#x]", path, r.Offset)

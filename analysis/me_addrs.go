@@ -73,7 +73,7 @@ func MeAddresses(syms *Symbolizer, src MeAddrSource, q MeAddrQuery) ([]MeAddrIns
 		} else if !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
-		if !matchPath(q.ImagePaths, path) || tab == nil {
+		if !MatchImagePath(q.ImagePaths, path) || tab == nil {
 			return nil
 		}
 		name := UnknownProcedure

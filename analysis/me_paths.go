@@ -92,7 +92,7 @@ func MePaths(syms *Symbolizer, src MeHistorySource, q MePathQuery) (*MePathsRepo
 			return nil, err
 		}
 		im.path = rec.Path
-		if !matchPath(q.ImagePaths, rec.Path) {
+		if !MatchImagePath(q.ImagePaths, rec.Path) {
 			return im, nil
 		}
 		table, err := syms.Table(k)
@@ -123,7 +123,7 @@ func MePaths(syms *Symbolizer, src MeHistorySource, q MePathQuery) (*MePathsRepo
 		if err != nil {
 			return err
 		}
-		if im.path != "" && !matchPath(q.ImagePaths, im.path) {
+		if im.path != "" && !MatchImagePath(q.ImagePaths, im.path) {
 			return nil
 		}
 		rep.Samples += r.Count

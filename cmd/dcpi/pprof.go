@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis"
+	"dcpi/analysis/pprofexport"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/storage"
@@ -114,7 +115,7 @@ Prints a summary line (or, with --json, {"output", "sample_types": [{"type",
 			}
 			periods := pc.periods
 			var found []pprofImageFound
-			q := analysis.PprofQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, ByHost: byHost, ByEpoch: byEpoch,
+			q := pprofexport.PprofQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, ByHost: byHost, ByEpoch: byEpoch,
 				Periods: periods, Files: newImageFinder(nil, o, imageDirs), // the summary below says which file each image came from
 				Found: func(rec *wire.ImageRecord, data []byte, where string) {
 					found = append(found, pprofImageFound{rec, data, where})
@@ -132,7 +133,7 @@ Prints a summary line (or, with --json, {"output", "sample_types": [{"type",
 					return fmt.Errorf("--by-epoch: the database lists no epochs (a dcpi node database has no epoch records); give them with --epochs A-B")
 				}
 			}
-			p, err := analysis.Pprof(o.src, q)
+			p, err := pprofexport.Pprof(o.src, q)
 			if err != nil {
 				return err
 			}
