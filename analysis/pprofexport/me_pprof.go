@@ -2,6 +2,7 @@ package pprofexport
 
 import (
 	"dcpi/analysis"
+	"dcpi/analysis/profileme"
 	"fmt"
 	"math"
 
@@ -13,7 +14,7 @@ import (
 
 // MePprofQuery is a pprof export of ProfileMe samples.
 type MePprofQuery struct {
-	// Filter and ImagePaths select as in MeQuery; with Filter.Hosts set
+	// Filter and ImagePaths select as in profileme.Query; with Filter.Hosts set
 	// each host's samples stay apart, labelled "host".
 	Filter     storage.Query
 	ImagePaths []string
@@ -59,7 +60,7 @@ var mePprofTypes = func() []meSampleType {
 // imiss, itbmiss, dmiss, dtbmiss, smiss, bmiss, wbfull, head_cycles,
 // load_latency, samples). Estimates are rounded to whole events; Period is
 // S, so the default type reads as "one sample per S fetched instructions".
-func MePprof(syms *analysis.Symbolizer, src analysis.MeSource, q MePprofQuery) (*profile.Profile, error) {
+func MePprof(syms *analysis.Symbolizer, src profileme.Source, q MePprofQuery) (*profile.Profile, error) {
 	if q.Interval <= 0 || math.IsInf(q.Interval, 0) || math.IsNaN(q.Interval) {
 		return nil, fmt.Errorf("analysis: ProfileMe pprof: %w: interval %g (want a positive number of fetched instructions per sample)", analysis.ErrQuery, q.Interval)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis"
+	"dcpi/analysis/profileme"
 	"dcpi/config"
 	"dcpi/coordinator"
 	"dcpi/storage"
@@ -175,7 +176,7 @@ func (s clusterSource) MeAddrs(q storage.Query, fn func(r *storage.MeAddrRow) er
 }
 
 var (
-	_ analysis.MeSource        = clusterSource{}
-	_ analysis.MeHistorySource = clusterSource{}
-	_ analysis.MeAddrSource    = clusterSource{}
+	_ profileme.Source        = clusterSource{}
+	_ profileme.HistorySource = clusterSource{}
+	_ profileme.AddrSource    = clusterSource{}
 )

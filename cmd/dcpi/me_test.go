@@ -14,6 +14,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"dcpi/analysis"
+	"dcpi/analysis/profileme"
 	"dcpi/coordinator"
 	"dcpi/hwsim"
 	"dcpi/storage"
@@ -54,7 +55,7 @@ func TestProfileMeEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep analysis.MeReport
+	var rep profileme.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -72,7 +73,7 @@ func TestProfileMeEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var list analysis.MeReport
+	var list profileme.Report
 	if err := json.Unmarshal([]byte(out), &list); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestProfileMeEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var paths analysis.MePathsReport
+	var paths profileme.PathsReport
 	if err := json.Unmarshal([]byte(out), &paths); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -108,7 +109,7 @@ func TestProfileMeEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var addrs []analysis.MeAddrInstr
+	var addrs []profileme.AddrInstr
 	if err := json.Unmarshal([]byte(out), &addrs); err != nil || len(addrs) == 0 {
 		t.Fatalf("--addrs: %v\n%s", err, out)
 	}
@@ -141,8 +142,8 @@ func TestDemoProfileMeBalances(t *testing.T) {
 	var queries []addrQuery
 	var fromCluster []string
 	o.inspect = func(ctx context.Context, url string, coord *coordinator.Client, _ []*clusterHost) error {
-		all, err := analysis.MeAddresses(analysis.NewSymbolizer(clusterSource{ctx: ctx, c: coord, linearizable: true}),
-			clusterSource{ctx: ctx, c: coord, linearizable: true}, analysis.MeAddrQuery{Interval: 1})
+		all, err := profileme.Addresses(analysis.NewSymbolizer(clusterSource{ctx: ctx, c: coord, linearizable: true}),
+			clusterSource{ctx: ctx, c: coord, linearizable: true}, profileme.AddrQuery{Interval: 1})
 		if err != nil || len(all) == 0 {
 			return fmt.Errorf("address lists in the cluster: %d (%v)", len(all), err)
 		}
