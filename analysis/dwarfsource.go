@@ -17,8 +17,8 @@ import (
 // location with one Line per frame, the inlined procedure first, each
 // outer frame at the call site DWARF records for the inner one.
 
-// sourceFunc is a procedure as DWARF declares it.
-type sourceFunc struct {
+// SourceFunc is a procedure as DWARF declares it.
+type SourceFunc struct {
 	Name     string // DW_AT_name
 	Linkage  string // DW_AT_linkage_name, "" when none (C)
 	File     string // DW_AT_decl_file
@@ -26,16 +26,16 @@ type sourceFunc struct {
 	resolved bool
 }
 
-// sourceFrame is one frame of an instruction's inlining chain.
-type sourceFrame struct {
-	Func *sourceFunc // nil: no DWARF scope covers the instruction
+// SourceFrame is one frame of an instruction's inlining chain.
+type SourceFrame struct {
+	Func *SourceFunc // nil: no DWARF scope covers the instruction
 	File string
 	Line int
 }
 
 // sourceScope is a subprogram or an inlined subroutine with code.
 type sourceScope struct {
-	fn       *sourceFunc
+	fn       *SourceFunc
 	origin   dwarf.Offset // the DIE naming it (itself, or its abstract origin)
 	ranges   [][2]uint64
 	callFile string // where the parent scope calls it (inlined only)
@@ -43,8 +43,8 @@ type sourceScope struct {
 	children []int32 // inlined subroutines directly inside it
 }
 
-// imageSource is an image's DWARF as pprof export reads it.
-type imageSource struct {
+// ImageSource is an image's DWARF as pprof export reads it.
+type ImageSource struct {
 	lines  []lineRow
 	scopes []sourceScope
 	tops   []scopeRange // the subprograms' ranges, by lo
@@ -59,11 +59,11 @@ type scopeRange struct {
 // could otherwise claim any depth).
 const maxInlineDepth = 64
 
-// readSource reads the line table and the inlining tree of an ELF image.
-// A file without DWARF gives an empty imageSource and no error; a damaged
+// ReadImageSource reads the line table and the inlining tree of an ELF image.
+// A file without DWARF gives an empty ImageSource and no error; a damaged
 // inlining tree is an error, with the line table still returned.
-func readSource(data []byte) (s *imageSource, err error) {
-	s = &imageSource{}
+func ReadImageSource(data []byte) (s *ImageSource, err error) {
+	s = &ImageSource{}
 	if s.lines, err = readLines(data); err != nil {
 		return s, err
 	}
@@ -84,7 +84,7 @@ func readSource(data []byte) (s *imageSource, err error) {
 	return s, nil
 }
 
-func (s *imageSource) readScopes(data []byte) error {
+func (s *ImageSource) readScopes(data []byte) error {
 	ef, err := elf.NewFile(bytes.NewReader(data))
 	if err != nil {
 		return err
@@ -94,7 +94,7 @@ func (s *imageSource) readScopes(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("dwarf: %w", err)
 	}
-	funcs := map[dwarf.Offset]*sourceFunc{} // every DIE that names a procedure
+	funcs := map[dwarf.Offset]*SourceFunc{} // every DIE that names a procedure
 	origins := map[dwarf.Offset]dwarf.Offset{}
 	var files []*dwarf.LineFile
 	fileName := func(v any) string {
@@ -151,7 +151,7 @@ func (s *imageSource) readScopes(data []byte) error {
 				files = lr.Files()
 			}
 		case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine:
-			fn := &sourceFunc{File: fileName(e.Val(dwarf.AttrDeclFile))}
+			fn := &SourceFunc{File: fileName(e.Val(dwarf.AttrDeclFile))}
 			fn.Name, _ = e.Val(dwarf.AttrName).(string)
 			fn.Linkage, _ = e.Val(dwarf.AttrLinkageName).(string)
 			if l, ok := e.Val(dwarf.AttrDeclLine).(int64); ok {
@@ -196,8 +196,8 @@ func (s *imageSource) readScopes(data []byte) error {
 	}
 	// A scope is named by the end of its abstract-origin / specification
 	// chain: the fields it lacks come from the DIEs it refers to.
-	var resolve func(o dwarf.Offset, depth int) *sourceFunc
-	resolve = func(o dwarf.Offset, depth int) *sourceFunc {
+	var resolve func(o dwarf.Offset, depth int) *SourceFunc
+	resolve = func(o dwarf.Offset, depth int) *SourceFunc {
 		fn := funcs[o]
 		if fn == nil || fn.resolved || depth > 8 {
 			return fn
@@ -222,22 +222,22 @@ func (s *imageSource) readScopes(data []byte) error {
 }
 
 // HasLines reports whether the image has DWARF line information.
-func (s *imageSource) hasLines() bool { return s != nil && len(s.lines) > 0 }
+func (s *ImageSource) HasLines() bool { return s != nil && len(s.lines) > 0 }
 
 // frames appends to out the source frames of the instruction at addr,
 // innermost first: the line table's position in the innermost inlined
 // procedure, then each enclosing procedure at its call site, out to the
 // procedure the code was compiled into. Without a scope it gives the line
 // table's position alone (Func nil); without either, nothing.
-func (s *imageSource) frames(addr uint64, out []sourceFrame) []sourceFrame {
+func (s *ImageSource) Frames(addr uint64, out []SourceFrame) []SourceFrame {
 	file, line, ok := lookupLine(s.lines, addr)
 	if !ok {
 		file, line = "", 0
 	}
-	top := s.top(addr)
+	top := s.Top(addr)
 	if top < 0 {
 		if ok {
-			out = append(out, sourceFrame{File: file, Line: line})
+			out = append(out, SourceFrame{File: file, Line: line})
 		}
 		return out
 	}
@@ -260,14 +260,14 @@ func (s *imageSource) frames(addr uint64, out []sourceFrame) []sourceFrame {
 	}
 	for i := n - 1; i >= 0; i-- {
 		sc := &s.scopes[chain[i]]
-		out = append(out, sourceFrame{Func: sc.fn, File: file, Line: line})
+		out = append(out, SourceFrame{Func: sc.fn, File: file, Line: line})
 		file, line = sc.callFile, sc.callLine
 	}
 	return out
 }
 
 // top is the subprogram scope covering addr, -1 none.
-func (s *imageSource) top(addr uint64) int32 {
+func (s *ImageSource) Top(addr uint64) int32 {
 	i := sort.Search(len(s.tops), func(i int) bool { return s.tops[i].lo > addr }) - 1
 	// Subprograms do not overlap in a well-formed image; look back a few
 	// in case one does (a nested or duplicated range).

@@ -234,7 +234,7 @@ func (p *profiler) image(key wire.ImageKey) (*profImage, error) {
 	if err != nil {
 		return nil, err
 	}
-	im := &profImage{key: key, table: t, skip: !matchPath(p.paths, t.Path)}
+	im := &profImage{key: key, table: t, skip: !MatchImagePath(p.paths, t.Path)}
 	if p.by == ByProcedure {
 		im.bySym = make([]int32, t.Len())
 		im.byName = map[string]int{}
@@ -243,8 +243,8 @@ func (p *profiler) image(key wire.ImageKey) (*profImage, error) {
 	return im, nil
 }
 
-// matchPath applies ProfQuery.ImagePaths.
-func matchPath(paths []string, p string) bool {
+// MatchImagePath applies a query's ImagePaths (ProfQuery.ImagePaths) to an image path.
+func MatchImagePath(paths []string, p string) bool {
 	if paths == nil {
 		return true
 	}

@@ -83,7 +83,7 @@ func (r *stackReader) each(fn func(procs []StackProc, count uint64)) error {
 			if err != nil {
 				return err
 			}
-			if i == 0 && r.q.ImagePaths != nil && (f.Image.IsZero() || !matchPath(r.q.ImagePaths, p.Image)) {
+			if i == 0 && r.q.ImagePaths != nil && (f.Image.IsZero() || !MatchImagePath(r.q.ImagePaths, p.Image)) {
 				return nil
 			}
 			procs = append(procs, p)

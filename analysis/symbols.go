@@ -112,6 +112,17 @@ func (t *SymbolTable) Lookup(offset uint64) (sym wire.Symbol, index int, ok bool
 	return t.syms[i], i, true
 }
 
+// LookupRun is Lookup returning, as well, the offset up to which
+// (exclusive) every offset from this one has the same answer (see lookup):
+// a caller walking offsets in ascending order looks up once per run.
+func (t *SymbolTable) LookupRun(offset uint64) (sym wire.Symbol, until uint64, ok bool) {
+	i, until, ok := t.lookup(offset)
+	if !ok {
+		return wire.Symbol{}, until, false
+	}
+	return t.syms[i], until, true
+}
+
 // lookup is Lookup returning, as well, the offset up to which (exclusive)
 // every offset from this one has the same answer: the next symbol's start
 // or the end of the symbol found, whichever is first. A caller walking

@@ -45,13 +45,12 @@ func (s *renamedSource) Image(k wire.ImageKey) (*wire.ImageRecord, error) {
 	return s.Source.Image(k)
 }
 
-// BenchmarkFleetTools times each of the analysis tools over the fleet
+// BenchmarkFleetTools times each of the analysis tools (pprof export: in
+// pprofexport, BenchmarkFleetPprof) over the fleet
 // database (fleetdb.Small by default; fleetdb.Fleet's 1,000 hosts with
 // DCPI_BENCH_FLEETDB=dir), each query from a fresh symbol cache, beside
 // the storage scan of the fleet roll-up they start from (the baseline):
 //
-//   - pprof: the whole fleet (every (image, offset) of the roll-up: 500,000
-//     locations), and one host (the per-host table);
 //   - list: one procedure fleet-wide (a Prof to find it, then the image's
 //     part of the index, disassembly and line table);
 //   - diff: two hosts;
@@ -89,29 +88,6 @@ func BenchmarkFleetTools(b *testing.B) {
 			n := 0
 			err := db.Profile(storage.Query{Events: []uint8{0}}, func(wire.ImageKey, uint64, uint8, string, uint64) error { n++; return nil })
 			return n, err
-		}},
-		{"pprof/fleet", func() (int, error) {
-			p, err := Pprof(db, PprofQuery{Events: []uint8{0}})
-			if err != nil {
-				return 0, err
-			}
-			return len(p.Location), nil
-		}},
-		{"pprof/fleet-cycles", func() (int, error) {
-			// As dcpi pprof exports: the estimated cycles beside the
-			// samples, and the images' DWARF where found.
-			p, err := Pprof(renamed, PprofQuery{Events: []uint8{0}, Periods: map[uint8]int64{0: 63488}, Files: embeddedFinder{}})
-			if err != nil {
-				return 0, err
-			}
-			return len(p.Location), nil
-		}},
-		{"pprof/one-host", func() (int, error) {
-			p, err := Pprof(db, PprofQuery{Events: []uint8{0}, Filter: storage.Query{Hosts: []string{fleetdb.Host(spec.Hosts / 2)}}})
-			if err != nil {
-				return 0, err
-			}
-			return len(p.Location), nil
 		}},
 		{"list/fleet", func() (int, error) {
 			l, err := List(renamed, ListQuery{Events: []uint8{0}, Procedures: []string{"main"}, Files: embeddedFinder{}})

@@ -7,7 +7,7 @@ import (
 	"math"
 	"slices"
 
-	"dcpi/analysis"
+	"dcpi/analysis/profileme"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/internal/svgchart"
@@ -22,7 +22,7 @@ import (
 // work and not others, so latency ranks the instructions differently from
 // wasted slots: a poor proxy for where time goes. The records are summed
 // per PC with the driver's own sums (node.MeCountsOf) and estimated with
-// dcpi me's estimators (analysis.MeFiguresWith).
+// dcpi me's estimators (profileme.FiguresWith).
 
 // Fig7Config is the experiment.
 type Fig7Config struct {
@@ -105,9 +105,9 @@ func RunFigure7(c Fig7Config) (*Figure7, error) {
 		w = float64(hwsim.DefaultPairWindow(c.Model == "ev6" || c.Model == "ev67"))
 	}
 	f := &Figure7{Model: c.Model, Workload: c.Workload, Interval: c.Me.MeanInterval(), PairWindow: w, IssueWidth: c.IssueWidth}
-	p := analysis.MeParams{Interval: f.Interval, PairWindow: w, IssueWidth: c.IssueWidth}
+	p := profileme.Params{Interval: f.Interval, PairWindow: w, IssueWidth: c.IssueWidth}
 	for pc, cnt := range sums {
-		fig := analysis.MeFiguresWith(cnt, p)
+		fig := profileme.FiguresWith(cnt, p)
 		if fig.Pairs == nil || fig.Pairs.Samples < c.MinSamples {
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"dcpi/analysis"
+	"dcpi/analysis/pprofexport"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -77,7 +78,7 @@ func (b *testBackend) CalcPeriods([]string) (map[string]map[uint8]float64, error
 	return nil, errors.New("no periods")
 }
 func (b *testBackend) Pprof(sel Selection) (*profile.Profile, error) {
-	return analysis.Pprof(b.src, analysis.PprofQuery{Filter: sel.Filter, Events: sel.Events, Flat: true})
+	return pprofexport.Pprof(b.src, pprofexport.PprofQuery{Filter: sel.Filter, Events: sel.Events, Flat: true})
 }
 func (b *testBackend) Epochs() ([]Epoch, error) {
 	return []Epoch{{Number: 1, State: "sealed", Acked: b.hosts}}, nil

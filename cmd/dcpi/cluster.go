@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis"
+	"dcpi/analysis/profileme"
 	"dcpi/cluster"
 	"dcpi/config"
 	"dcpi/coordinator"
@@ -81,7 +82,7 @@ func (s clusterSource) MeAddrs(q storage.Query, fn func(r *storage.MeAddrRow) er
 }
 
 var (
-	_ analysis.MeSource        = clusterSource{}
-	_ analysis.MeHistorySource = clusterSource{}
-	_ analysis.MeAddrSource    = clusterSource{}
+	_ profileme.Source        = clusterSource{}
+	_ profileme.HistorySource = clusterSource{}
+	_ profileme.AddrSource    = clusterSource{}
 )

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"dcpi/analysis"
+	"dcpi/analysis/profileme"
 	valuesa "dcpi/analysis/values"
 	"dcpi/coordinator"
 	"dcpi/hwsim/alpha"
@@ -175,7 +176,7 @@ type openedSource struct {
 	nodeInfo  func() ([]coordinator.NodeInfo, error)
 	totals    func(q storage.Query) (uint64, error)
 	// me reads the ProfileMe sums (dcpi me).
-	me analysis.MeSource
+	me profileme.Source
 	// values reads value sampling's hot lists and accounting (dcpi values).
 	values valuesa.Source
 	close  func()

@@ -7,7 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dcpi/analysis"
+	"dcpi/analysis/pprofexport"
+	"dcpi/analysis/profileme"
 	"dcpi/hwsim"
 )
 
@@ -133,13 +134,13 @@ func (opts *meOptions) run(cmd *cobra.Command, args []string) error {
 	if opts.paths {
 		return writeMePaths(cmd, o, sel, args, opts.interval, opts.bits, opts.limit, opts.dirs, opts.qf.json)
 	}
-	q := analysis.MeQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Interval: opts.interval, Limit: opts.limit,
+	q := profileme.Query{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Interval: opts.interval, Limit: opts.limit,
 		PairWindow: opts.window, IssueWidth: opts.width}
 	q.Filter.Events = nil
 	if len(args) == 1 {
 		q.Procedure = args[0]
 	}
-	rep, err := analysis.MeProfile(o.src, o.me, q)
+	rep, err := profileme.Profile(o.src, o.me, q)
 	if err != nil {
 		return err
 	}
@@ -156,7 +157,7 @@ func (opts *meOptions) run(cmd *cobra.Command, args []string) error {
 	if opts.qf.json {
 		return writeJSON(cmd.OutOrStdout(), rep)
 	}
-	return analysis.WriteMe(cmd.OutOrStdout(), rep)
+	return profileme.Write(cmd.OutOrStdout(), rep)
 }
 
 func (opts *meOptions) register(cmd *cobra.Command) {
@@ -182,11 +183,11 @@ var errPairedNeedsProfileMe = errors.New("--me-paired needs --profileme: pairs a
 // writeMeAddrs prints the hot effective addresses of target's
 // instructions.
 func writeMeAddrs(cmd *cobra.Command, o *openedSource, sel selection, target string, interval float64, limit int, asJSON bool) error {
-	as, ok := o.me.(analysis.MeAddrSource)
+	as, ok := o.me.(profileme.AddrSource)
 	if !ok {
 		return fmt.Errorf("--addrs: %s does not serve ProfileMe address lists", o.where)
 	}
-	ins, err := analysis.MeAddresses(o.src, as, analysis.MeAddrQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Target: target, Interval: interval, Limit: limit})
+	ins, err := profileme.Addresses(o.src, as, profileme.AddrQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Target: target, Interval: interval, Limit: limit})
 	if err != nil {
 		return err
 	}
@@ -196,22 +197,22 @@ func writeMeAddrs(cmd *cobra.Command, o *openedSource, sel selection, target str
 	if asJSON {
 		return writeJSON(cmd.OutOrStdout(), ins)
 	}
-	return analysis.WriteMeAddresses(cmd.OutOrStdout(), ins, interval)
+	return profileme.WriteAddresses(cmd.OutOrStdout(), ins, interval)
 }
 
 // writeMePaths prints the hot paths the selection's history counts
 // reconstruct.
 func writeMePaths(cmd *cobra.Command, o *openedSource, sel selection, args []string, interval float64, bits, limit int, dirs []string, asJSON bool) error {
-	hs, ok := o.me.(analysis.MeHistorySource)
+	hs, ok := o.me.(profileme.HistorySource)
 	if !ok {
 		return fmt.Errorf("--paths: %s keeps no ProfileMe path history", o.where)
 	}
-	q := analysis.MePathQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Bits: bits, Interval: interval, Limit: limit,
+	q := profileme.PathQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Bits: bits, Interval: interval, Limit: limit,
 		Files: newImageFinder(nil, o, dirs)}
 	if len(args) == 1 {
 		q.Procedure = args[0]
 	}
-	rep, err := analysis.MePaths(o.src, hs, q)
+	rep, err := profileme.Paths(o.src, hs, q)
 	if err != nil {
 		return err
 	}
@@ -221,13 +222,13 @@ func writeMePaths(cmd *cobra.Command, o *openedSource, sel selection, args []str
 	if asJSON {
 		return writeJSON(cmd.OutOrStdout(), rep)
 	}
-	return analysis.WriteMePaths(cmd.OutOrStdout(), rep)
+	return profileme.WritePaths(cmd.OutOrStdout(), rep)
 }
 
 // writeMePprof writes the ProfileMe samples sel selects as a pprof
 // profile to out, and a one-line summary.
 func writeMePprof(cmd *cobra.Command, o *openedSource, sel selection, interval float64, out string, dirs []string) error {
-	p, err := analysis.MePprof(o.src, o.me, analysis.MePprofQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths,
+	p, err := pprofexport.MePprof(o.src, o.me, pprofexport.MePprofQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths,
 		Interval: interval, Files: newImageFinder(nil, o, dirs)})
 	if err != nil {
 		return err

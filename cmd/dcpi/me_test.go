@@ -13,6 +13,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"dcpi/analysis"
+	"dcpi/analysis/profileme"
 	"dcpi/cluster/clustertest"
 	"dcpi/conservation"
 	"dcpi/hwsim"
@@ -56,7 +57,7 @@ func TestProfileMeEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep analysis.MeReport
+	var rep profileme.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -74,7 +75,7 @@ func TestProfileMeEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var list analysis.MeReport
+	var list profileme.Report
 	if err := json.Unmarshal([]byte(out), &list); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestProfileMeEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var paths analysis.MePathsReport
+	var paths profileme.PathsReport
 	if err := json.Unmarshal([]byte(out), &paths); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -110,7 +111,7 @@ func TestProfileMeEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var addrs []analysis.MeAddrInstr
+	var addrs []profileme.AddrInstr
 	if err := json.Unmarshal([]byte(out), &addrs); err != nil || len(addrs) == 0 {
 		t.Fatalf("--addrs: %v\n%s", err, out)
 	}
@@ -156,7 +157,7 @@ func TestDemoProfileMeBalances(t *testing.T) {
 	// Each query's filters on the cluster, then on the database: --label
 	// needs the cluster's registry, and rack=r0 is alpha0.
 	src := clusterSource{ctx: ctx, c: cl.Coordinator(), linearizable: true}
-	all, err := analysis.MeAddresses(analysis.NewSymbolizer(src), src, analysis.MeAddrQuery{Interval: 1})
+	all, err := profileme.Addresses(analysis.NewSymbolizer(src), src, profileme.AddrQuery{Interval: 1})
 	if err != nil || len(all) == 0 {
 		t.Fatalf("address lists in the cluster: %d (%v)", len(all), err)
 	}

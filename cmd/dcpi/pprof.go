@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis"
+	"dcpi/analysis/pprofexport"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/storage"
@@ -121,7 +122,7 @@ func (opts *pprofOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	periods := pc.periods
 	var found []pprofImageFound
-	q := analysis.PprofQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, ByHost: opts.byHost, ByEpoch: opts.byEpoch,
+	q := pprofexport.PprofQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, ByHost: opts.byHost, ByEpoch: opts.byEpoch,
 		Periods: periods, Files: newImageFinder(nil, o, opts.imageDirs), // the summary below says which file each image came from
 		Found: func(rec *wire.ImageRecord, data []byte, where string) {
 			found = append(found, pprofImageFound{rec, data, where})
@@ -139,7 +140,7 @@ func (opts *pprofOptions) run(cmd *cobra.Command, args []string) error {
 			return fmt.Errorf("--by-epoch: the database lists no epochs (a dcpi node database has no epoch records); give them with --epochs A-B")
 		}
 	}
-	p, err := analysis.Pprof(o.src, q)
+	p, err := pprofexport.Pprof(o.src, q)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis"
+	"dcpi/analysis/pprofexport"
 	"dcpi/analysis/web"
 	"dcpi/storage"
 	"dcpi/transport/auth"
@@ -192,7 +193,7 @@ func (b *webBackend) Pprof(sel web.Selection) (*profile.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := analysis.Pprof(b.o.src, analysis.PprofQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths,
+	p, err := pprofexport.Pprof(b.o.src, pprofexport.PprofQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths,
 		Periods: pc.periods, Files: b.Files()})
 	if err != nil {
 		return nil, err

@@ -1,7 +1,8 @@
-package analysis
+package profileme
 
 import (
 	"cmp"
+	"dcpi/analysis"
 	"errors"
 	"fmt"
 	"io"
@@ -12,14 +13,14 @@ import (
 	"dcpi/storage"
 )
 
-// MeAddrSource reads stored effective-address hot lists (storage.DB).
-type MeAddrSource interface {
+// AddrSource reads stored effective-address hot lists (storage.DB).
+type AddrSource interface {
 	MeAddrs(q storage.Query, fn func(r *storage.MeAddrRow) error) error
 }
 
-// MeAddrQuery selects the instructions whose hot effective addresses to
+// AddrQuery selects the instructions whose hot effective addresses to
 // list: those of a procedure, or the one at an address.
-type MeAddrQuery struct {
+type AddrQuery struct {
 	Filter     storage.Query
 	ImagePaths []string
 	// Target is a procedure's name or an instruction's address (0x...).
@@ -28,43 +29,43 @@ type MeAddrQuery struct {
 	Limit    int // addresses per instruction (0: all)
 }
 
-// MeAddrValue is one hot address: Estimate = τ·c·S accesses with it,
+// AddrValue is one hot address: Estimate = τ·c·S accesses with it,
 // Share = τ·c/N of the instruction's sampled accesses.
-type MeAddrValue struct {
+type AddrValue struct {
 	Value    uint64  `json:"address"`
 	Listed   uint64  `json:"count"` // c
 	Estimate float64 `json:"estimate"`
 	Share    float64 `json:"share"`
 }
 
-// MeAddrInstr is one instruction's hot list.
-type MeAddrInstr struct {
-	Procedure string        `json:"procedure"`
-	Image     string        `json:"image"`
-	Address   uint64        `json:"pc"`
-	Samples   uint64        `json:"samples"` // N: samples that had an address
-	Tau       uint64        `json:"tau"`
-	Addrs     []MeAddrValue `json:"addresses"`
+// AddrInstr is one instruction's hot list.
+type AddrInstr struct {
+	Procedure string      `json:"procedure"`
+	Image     string      `json:"image"`
+	Address   uint64      `json:"pc"`
+	Samples   uint64      `json:"samples"` // N: samples that had an address
+	Tau       uint64      `json:"tau"`
+	Addrs     []AddrValue `json:"addresses"`
 }
 
-// MeAddresses lists the hot effective addresses (or jump targets) of the
+// Addresses lists the hot effective addresses (or jump targets) of the
 // instructions q selects, hottest first (Gibbons-Matias: each listed
 // count c times τ estimates, without bias, the samples with that
 // address; times S, the accesses).
-func MeAddresses(syms *Symbolizer, src MeAddrSource, q MeAddrQuery) ([]MeAddrInstr, error) {
+func Addresses(syms *analysis.Symbolizer, src AddrSource, q AddrQuery) ([]AddrInstr, error) {
 	var pc uint64
 	byPC := strings.HasPrefix(q.Target, "0x")
 	if byPC {
 		v, err := strconv.ParseUint(q.Target[2:], 16, 64)
 		if err != nil {
-			return nil, fmt.Errorf("%w: address %q: %v", ErrQuery, q.Target, err)
+			return nil, fmt.Errorf("%w: address %q: %v", analysis.ErrQuery, q.Target, err)
 		}
 		pc = v
 	}
-	var out []MeAddrInstr
+	var out []AddrInstr
 	err := src.MeAddrs(q.Filter, func(r *storage.MeAddrRow) error {
 		path := r.Image.String()
-		var tab *SymbolTable
+		var tab *analysis.SymbolTable
 		if rec, err := syms.Image(r.Image); err == nil {
 			path = rec.Path
 			if tab, err = syms.Table(r.Image); err != nil {
@@ -73,10 +74,10 @@ func MeAddresses(syms *Symbolizer, src MeAddrSource, q MeAddrQuery) ([]MeAddrIns
 		} else if !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
-		if !matchPath(q.ImagePaths, path) || tab == nil {
+		if !analysis.MatchImagePath(q.ImagePaths, path) || tab == nil {
 			return nil
 		}
-		name := UnknownProcedure
+		name := analysis.UnknownProcedure
 		if sym, _, ok := tab.Lookup(r.Offset); ok {
 			name = sym.Name
 		}
@@ -84,12 +85,12 @@ func MeAddresses(syms *Symbolizer, src MeAddrSource, q MeAddrQuery) ([]MeAddrIns
 		if byPC && addr != pc || !byPC && q.Target != "" && name != q.Target {
 			return nil
 		}
-		in := MeAddrInstr{Procedure: name, Image: path, Address: addr, Samples: r.List.N, Tau: r.List.Tau()}
+		in := AddrInstr{Procedure: name, Image: path, Address: addr, Samples: r.List.N, Tau: r.List.Tau()}
 		for _, e := range r.List.Entries {
 			est := float64(e.Count * r.List.Tau())
-			in.Addrs = append(in.Addrs, MeAddrValue{Value: e.Value, Listed: e.Count, Estimate: est * q.Interval, Share: est / float64(max(r.List.N, 1))})
+			in.Addrs = append(in.Addrs, AddrValue{Value: e.Value, Listed: e.Count, Estimate: est * q.Interval, Share: est / float64(max(r.List.N, 1))})
 		}
-		slices.SortFunc(in.Addrs, func(a, b MeAddrValue) int {
+		slices.SortFunc(in.Addrs, func(a, b AddrValue) int {
 			if c := cmp.Compare(b.Listed, a.Listed); c != 0 {
 				return c
 			}
@@ -104,7 +105,7 @@ func MeAddresses(syms *Symbolizer, src MeAddrSource, q MeAddrQuery) ([]MeAddrIns
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(a, b MeAddrInstr) int {
+	slices.SortFunc(out, func(a, b AddrInstr) int {
 		if c := cmp.Compare(b.Samples, a.Samples); c != 0 {
 			return c
 		}
@@ -113,8 +114,8 @@ func MeAddresses(syms *Symbolizer, src MeAddrSource, q MeAddrQuery) ([]MeAddrIns
 	return out, nil
 }
 
-// WriteMeAddresses prints each instruction's hot addresses.
-func WriteMeAddresses(w io.Writer, ins []MeAddrInstr, interval float64) error {
+// WriteAddresses prints each instruction's hot addresses.
+func WriteAddresses(w io.Writer, ins []AddrInstr, interval float64) error {
 	fmt.Fprintf(w, "ProfileMe effective addresses (S = %.0f): an address listed c times in a list of τ estimates c·τ samples, c·τ·S accesses\n", interval)
 	for _, in := range ins {
 		fmt.Fprintf(w, "\n%#x %s (%s): %d samples with an address, τ = %d\n", in.Address, in.Procedure, in.Image, in.Samples, in.Tau)

@@ -1,6 +1,7 @@
-package analysis
+package pprofexport
 
 import (
+	"dcpi/analysis"
 	"github.com/google/pprof/profile"
 
 	"dcpi/storage"
@@ -90,7 +91,7 @@ func (b *pprofBuilder) frameLocation(image wire.ImageKey, offset uint64) (*profi
 		if loc := s.unknown[offset]; loc != nil {
 			return loc, nil
 		}
-		fn := b.bareFunction(UnknownProcedure)
+		fn := b.bareFunction(analysis.UnknownProcedure)
 		loc := &profile.Location{ID: uint64(len(b.p.Location) + 1), Address: offset, Line: []profile.Line{{Function: fn}}}
 		b.p.Location = append(b.p.Location, loc)
 		if s.unknown == nil {
@@ -115,7 +116,7 @@ func (b *pprofBuilder) frameLocation(image wire.ImageKey, offset uint64) (*profi
 func (b *pprofBuilder) truncatedLocation() *profile.Location {
 	s := &b.stacks
 	if s.truncated == nil {
-		s.truncated = &profile.Location{ID: uint64(len(b.p.Location) + 1), Line: []profile.Line{{Function: b.bareFunction(TruncatedRoot)}}}
+		s.truncated = &profile.Location{ID: uint64(len(b.p.Location) + 1), Line: []profile.Line{{Function: b.bareFunction(analysis.TruncatedRoot)}}}
 		b.p.Location = append(b.p.Location, s.truncated)
 	}
 	return s.truncated

@@ -1,7 +1,8 @@
-package analysis
+package profileme
 
 import (
 	"cmp"
+	"dcpi/analysis"
 	"errors"
 	"fmt"
 	"io"
@@ -13,15 +14,15 @@ import (
 	"dcpi/wire"
 )
 
-// MeHistorySource reads stored (PC, path-history) counts (storage.DB, or
+// HistorySource reads stored (PC, path-history) counts (storage.DB, or
 // the cluster's query service).
-type MeHistorySource interface {
+type HistorySource interface {
 	MeHistory(q storage.Query, fn func(r *storage.MeHistRow) error) error
 }
 
-// MePathQuery asks for the hot paths ProfileMe's history bits reconstruct
+// PathQuery asks for the hot paths ProfileMe's history bits reconstruct
 // (the ProfileMe paper, sec. 5.3; analysis/mepaths).
-type MePathQuery struct {
+type PathQuery struct {
 	Filter     storage.Query
 	ImagePaths []string
 	// Procedure, when set, keeps that procedure's samples only.
@@ -31,11 +32,11 @@ type MePathQuery struct {
 	Interval float64
 	Limit    int // paths listed (0: all)
 	// Files finds the images' bytes: reconstruction needs their code.
-	Files ImageFinder
+	Files analysis.ImageFinder
 }
 
-// MePath is one reconstructed path and the samples that led to it.
-type MePath struct {
+// Path is one reconstructed path and the samples that led to it.
+type Path struct {
 	Procedure string `json:"procedure"`
 	Image     string `json:"image"`
 	// Blocks are the path segment's basic blocks' start addresses, from
@@ -43,12 +44,12 @@ type MePath struct {
 	// conditional branches or the procedure's entry (analysis/mepaths);
 	// a callee's blocks are included where the segment runs back through
 	// a call.
-	Blocks  []uint64   `json:"blocks"`
-	Samples MeEstimate `json:"samples"` // k samples, k·S instructions fetched at its end
+	Blocks  []uint64 `json:"blocks"`
+	Samples Estimate `json:"samples"` // k samples, k·S instructions fetched at its end
 }
 
-// MePathsReport is the hot paths, and what became of every sample.
-type MePathsReport struct {
+// PathsReport is the hot paths, and what became of every sample.
+type PathsReport struct {
 	Interval float64 `json:"interval"`
 	Bits     int     `json:"bits"`
 	// Samples is every sample selected; Reconstructed those whose path
@@ -58,19 +59,19 @@ type MePathsReport struct {
 	// history polluted by an interrupt), NoCode those whose image or
 	// procedure could not be read.
 	Samples, Reconstructed, Ambiguous, NoPath, NoCode uint64
-	Paths                                             []MePath `json:"paths"`
+	Paths                                             []Path `json:"paths"`
 }
 
-// MePaths reconstructs the paths of the selected (PC, history) counts
+// Paths reconstructs the paths of the selected (PC, history) counts
 // and sums the samples per path, hottest first.
-func MePaths(syms *Symbolizer, src MeHistorySource, q MePathQuery) (*MePathsReport, error) {
+func Paths(syms *analysis.Symbolizer, src HistorySource, q PathQuery) (*PathsReport, error) {
 	if q.Bits < 1 || q.Bits > 16 {
-		return nil, fmt.Errorf("%w: %d history bits: want 1 to 16", ErrQuery, q.Bits)
+		return nil, fmt.Errorf("%w: %d history bits: want 1 to 16", analysis.ErrQuery, q.Bits)
 	}
 	if q.Files == nil {
-		return nil, fmt.Errorf("%w: path reconstruction needs the images' files", ErrQuery)
+		return nil, fmt.Errorf("%w: path reconstruction needs the images' files", analysis.ErrQuery)
 	}
-	rep := &MePathsReport{Interval: q.Interval, Bits: q.Bits}
+	rep := &PathsReport{Interval: q.Interval, Bits: q.Bits}
 	type image struct {
 		path string
 		base uint64
@@ -92,7 +93,7 @@ func MePaths(syms *Symbolizer, src MeHistorySource, q MePathQuery) (*MePathsRepo
 			return nil, err
 		}
 		im.path = rec.Path
-		if !matchPath(q.ImagePaths, rec.Path) {
+		if !analysis.MatchImagePath(q.ImagePaths, rec.Path) {
 			return im, nil
 		}
 		table, err := syms.Table(k)
@@ -103,7 +104,7 @@ func MePaths(syms *Symbolizer, src MeHistorySource, q MePathQuery) (*MePathsRepo
 		if err != nil {
 			return im, nil // counted in NoCode
 		}
-		f, err := OpenImageFile(rec, data, where)
+		f, err := analysis.OpenImageFile(rec, data, where)
 		if err != nil {
 			return im, nil
 		}
@@ -117,13 +118,13 @@ func MePaths(syms *Symbolizer, src MeHistorySource, q MePathQuery) (*MePathsRepo
 		image  wire.ImageKey
 		blocks string
 	}
-	byPath := map[pathKey]*MePath{}
+	byPath := map[pathKey]*Path{}
 	err := src.MeHistory(q.Filter, func(r *storage.MeHistRow) error {
 		im, err := open(r.Image)
 		if err != nil {
 			return err
 		}
-		if im.path != "" && !matchPath(q.ImagePaths, im.path) {
+		if im.path != "" && !analysis.MatchImagePath(q.ImagePaths, im.path) {
 			return nil
 		}
 		rep.Samples += r.Count
@@ -164,7 +165,7 @@ func MePaths(syms *Symbolizer, src MeHistorySource, q MePathQuery) (*MePathsRepo
 		k := pathKey{r.Image, fmt.Sprint(blocks)}
 		mp := byPath[k]
 		if mp == nil {
-			mp = &MePath{Procedure: rg.Name, Image: im.path, Blocks: blocks}
+			mp = &Path{Procedure: rg.Name, Image: im.path, Blocks: blocks}
 			byPath[k] = mp
 		}
 		mp.Samples.Samples += r.Count
@@ -177,7 +178,7 @@ func MePaths(syms *Symbolizer, src MeHistorySource, q MePathQuery) (*MePathsRepo
 		p.Samples = estimate(p.Samples.Samples, q.Interval)
 		rep.Paths = append(rep.Paths, *p)
 	}
-	slices.SortFunc(rep.Paths, func(a, b MePath) int {
+	slices.SortFunc(rep.Paths, func(a, b Path) int {
 		if c := cmp.Compare(b.Samples.Samples, a.Samples.Samples); c != 0 {
 			return c
 		}
@@ -192,9 +193,9 @@ func MePaths(syms *Symbolizer, src MeHistorySource, q MePathQuery) (*MePathsRepo
 	return rep, nil
 }
 
-// WriteMePaths prints the hot paths, one a line, blocks oldest first
+// WritePaths prints the hot paths, one a line, blocks oldest first
 // (the order control ran them).
-func WriteMePaths(w io.Writer, rep *MePathsReport) error {
+func WritePaths(w io.Writer, rep *PathsReport) error {
 	share := func(n uint64) float64 {
 		if rep.Samples == 0 {
 			return 0

@@ -1,4 +1,4 @@
-package analysis
+package profileme
 
 import (
 	"math"
@@ -17,7 +17,7 @@ func TestMeFigures(t *testing.T) {
 	c[wire.MeHeadCycles] = 250
 	c[wire.MeStall0+7] = 150 // dcache
 	c[wire.MeLoads], c[wire.MeLoadLatency] = 50, 600
-	f := MeFiguresOf(&c, 4096)
+	f := FiguresOf(&c, 4096)
 	if f.Retired.Count != 96*4096 || math.Abs(f.Retired.RelErr-1/math.Sqrt(96)) > 1e-12 {
 		t.Errorf("retired %+v", f.Retired)
 	}
@@ -44,7 +44,7 @@ func TestMeWastedSlots(t *testing.T) {
 	c[wire.MeFirst], c[wire.MeSecond], c[wire.MeInProgress], c[wire.MeUseful] = 6, 4, 200, 3
 	c[wire.MeOverlap], c[wire.MePartnerRetired] = 5, 8
 	c[wire.MeStage0+1] = 24
-	f := MeFiguresWith(&c, MeParams{Interval: 1000, PairWindow: 128, IssueWidth: 4})
+	f := FiguresWith(&c, Params{Interval: 1000, PairWindow: 128, IssueWidth: 4})
 	p := f.Pairs
 	if p == nil || p.Samples != 10 || p.Latency.Count != 400_000 || p.Useful.Count != 384_000 || p.Wasted != 16_000 {
 		t.Fatalf("pairs %+v", p)
@@ -53,11 +53,11 @@ func TestMeWastedSlots(t *testing.T) {
 	if math.Abs(p.WastedRelErr-want) > 1e-9 || p.MeanInProgress != 20 || f.MeanStages["map_ready"] != 2 {
 		t.Fatalf("wasted error %g (want %g), mean in progress %g, stages %v", p.WastedRelErr, want, p.MeanInProgress, f.MeanStages)
 	}
-	if g := MeFiguresOf(&c, 1000); g.Pairs == nil || g.Pairs.Latency.Samples != 0 || g.Pairs.Wasted != 0 {
+	if g := FiguresOf(&c, 1000); g.Pairs == nil || g.Pairs.Latency.Samples != 0 || g.Pairs.Wasted != 0 {
 		t.Fatalf("without W and C: %+v", g.Pairs)
 	}
 	c[wire.MeFirst], c[wire.MeSecond], c[wire.MeInProgress], c[wire.MeUseful], c[wire.MeOverlap], c[wire.MePartnerRetired] = 0, 0, 0, 0, 0, 0
-	if g := MeFiguresWith(&c, MeParams{Interval: 1000, PairWindow: 128, IssueWidth: 4}); g.Pairs != nil {
+	if g := FiguresWith(&c, Params{Interval: 1000, PairWindow: 128, IssueWidth: 4}); g.Pairs != nil {
 		t.Fatalf("no pairs, yet %+v", g.Pairs)
 	}
 }

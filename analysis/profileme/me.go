@@ -1,7 +1,8 @@
-package analysis
+package profileme
 
 import (
 	"cmp"
+	"dcpi/analysis"
 	"errors"
 	"fmt"
 	"io"
@@ -22,14 +23,14 @@ import (
 // Poisson). Every estimate is reported with that error beside it. Means
 // of latencies are over the samples of the instruction and need no S.
 
-// MeSource reads stored ProfileMe sums (storage.DB, or the cluster's
+// Source reads stored ProfileMe sums (storage.DB, or the cluster's
 // query service).
-type MeSource interface {
+type Source interface {
 	MeProfile(q storage.Query, fn func(r *storage.MeRow) error) error
 }
 
-// MeQuery selects the instructions of a ProfileMe report.
-type MeQuery struct {
+// Query selects the instructions of a ProfileMe report.
+type Query struct {
 	// Filter selects epochs, hosts, PIDs and images (its Events are
 	// ignored); ImagePaths selects images by path as in ProfQuery.
 	Filter     storage.Query
@@ -49,40 +50,40 @@ type MeQuery struct {
 	Limit int
 }
 
-// MeParams are the constants the estimators need: S, and for wasted
-// slots W and C (MeQuery's fields).
-type MeParams struct {
+// Params are the constants the estimators need: S, and for wasted
+// slots W and C (Query's fields).
+type Params struct {
 	Interval, PairWindow, IssueWidth float64
 }
 
-// MeEstimate is an event count estimated from k samples: Count = k·S,
+// Estimate is an event count estimated from k samples: Count = k·S,
 // RelErr = 1/sqrt(k) (0 when k is 0: nothing was seen, and nothing is
 // claimed).
-type MeEstimate struct {
+type Estimate struct {
 	Samples uint64  `json:"samples"`
 	Count   float64 `json:"estimate"`
 	RelErr  float64 `json:"rel_error,omitempty"`
 }
 
-func estimate(k uint64, s float64) MeEstimate {
-	e := MeEstimate{Samples: k, Count: float64(k) * s}
+func estimate(k uint64, s float64) Estimate {
+	e := Estimate{Samples: k, Count: float64(k) * s}
 	if k > 0 {
 		e.RelErr = 1 / math.Sqrt(float64(k))
 	}
 	return e
 }
 
-// MeFigures are the estimates and means of one instruction or procedure.
-type MeFigures struct {
-	Samples MeEstimate `json:"fetched"` // instructions fetched
-	Retired MeEstimate `json:"retired"`
+// Figures are the estimates and means of one instruction or procedure.
+type Figures struct {
+	Samples Estimate `json:"fetched"` // instructions fetched
+	Retired Estimate `json:"retired"`
 	// Aborts by reason: an interrupt taken before the instruction
 	// issued, or a trap it raised.
-	AbortInterrupt MeEstimate `json:"abort_interrupt"`
-	AbortTrap      MeEstimate `json:"abort_trap"`
+	AbortInterrupt Estimate `json:"abort_interrupt"`
+	AbortTrap      Estimate `json:"abort_trap"`
 	// Events by name (wire's field names: taken, mispredict, imiss,
 	// itbmiss, dmiss, dtbmiss, smiss, bmiss, wbfull), only those seen.
-	Events map[string]MeEstimate `json:"events,omitempty"`
+	Events map[string]Estimate `json:"events,omitempty"`
 	// MeanHead is the mean cycles at the head of the issue queue,
 	// MeanStall its part per stall cause (only causes seen), and
 	// MeanLoadLatency the mean issue-to-data cycles of the samples that
@@ -93,15 +94,15 @@ type MeFigures struct {
 	MeanLoadLatency float64            `json:"mean_load_latency,omitempty"`
 	// AbortSquash is the aborts of squashed instructions (fetched on a
 	// mispredicted path, or younger than a trap: the 21264's).
-	AbortSquash MeEstimate `json:"abort_squash"`
+	AbortSquash Estimate `json:"abort_squash"`
 	// MeanStages is the mean cycles of each Table 1 stage (the 21264's;
 	// none on the 21164), by name (wire's, without "stage_").
 	MeanStages map[string]float64 `json:"mean_stage_cycles,omitempty"`
 	// Pairs is the paired-sampling figures, nil without pairs.
-	Pairs *MePairFigures `json:"pairs,omitempty"`
+	Pairs *PairFigures `json:"pairs,omitempty"`
 }
 
-// MePairFigures are the estimates paired sampling gives one instruction
+// PairFigures are the estimates paired sampling gives one instruction
 // (the ProfileMe paper, sec. 5.2.3). With k paired samples of I (both
 // roles), L the sum of their fetch-to-ready-to-retire cycles and U the
 // samples whose partner issued while I was in progress and then retired:
@@ -118,33 +119,33 @@ type MeFigures struct {
 // errors in quadrature. Overlap is the share of paired samples whose
 // partner was in flight at once, PartnerRetired the share whose partner
 // retired, both with their counts.
-type MePairFigures struct {
-	Samples        uint64     `json:"samples"` // k
-	Latency        MeEstimate `json:"latency_slots"`
-	Useful         MeEstimate `json:"useful_slots"`
-	Wasted         float64    `json:"wasted_slots"`
-	WastedRelErr   float64    `json:"wasted_rel_error,omitempty"`
-	MeanInProgress float64    `json:"mean_in_progress_cycles"`
-	Overlap        uint64     `json:"overlap"`
-	PartnerRetired uint64     `json:"partner_retired"`
+type PairFigures struct {
+	Samples        uint64   `json:"samples"` // k
+	Latency        Estimate `json:"latency_slots"`
+	Useful         Estimate `json:"useful_slots"`
+	Wasted         float64  `json:"wasted_slots"`
+	WastedRelErr   float64  `json:"wasted_rel_error,omitempty"`
+	MeanInProgress float64  `json:"mean_in_progress_cycles"`
+	Overlap        uint64   `json:"overlap"`
+	PartnerRetired uint64   `json:"partner_retired"`
 }
 
-// MeFiguresOf computes the figures of c with interval s (no wasted slots).
-func MeFiguresOf(c *wire.MeCounts, s float64) MeFigures {
-	return MeFiguresWith(c, MeParams{Interval: s})
+// FiguresOf computes the figures of c with interval s (no wasted slots).
+func FiguresOf(c *wire.MeCounts, s float64) Figures {
+	return FiguresWith(c, Params{Interval: s})
 }
 
-// MeFiguresWith computes the figures of c with p's constants: with W and
+// FiguresWith computes the figures of c with p's constants: with W and
 // C set and paired samples in c, the pair figures too.
-func MeFiguresWith(c *wire.MeCounts, p MeParams) MeFigures {
+func FiguresWith(c *wire.MeCounts, p Params) Figures {
 	s := p.Interval
-	f := MeFigures{Samples: estimate(c[wire.MeSamples], s), Retired: estimate(c[wire.MeRetired], s),
+	f := Figures{Samples: estimate(c[wire.MeSamples], s), Retired: estimate(c[wire.MeRetired], s),
 		AbortInterrupt: estimate(c[wire.MeAbortIntr], s), AbortTrap: estimate(c[wire.MeAbortTrap], s),
 		AbortSquash: estimate(c[wire.MeAbortSquash], s)}
 	for i := wire.MeTaken; i <= wire.MeWBFull; i++ {
 		if c[i] > 0 {
 			if f.Events == nil {
-				f.Events = map[string]MeEstimate{}
+				f.Events = map[string]Estimate{}
 			}
 			f.Events[wire.MeFieldName(i)] = estimate(c[i], s)
 		}
@@ -177,20 +178,20 @@ func MeFiguresWith(c *wire.MeCounts, p MeParams) MeFigures {
 	return f
 }
 
-// pairFigures are c's MePairFigures with p's constants, nil without
+// pairFigures are c's PairFigures with p's constants, nil without
 // paired samples.
-func pairFigures(c *wire.MeCounts, p MeParams) *MePairFigures {
+func pairFigures(c *wire.MeCounts, p Params) *PairFigures {
 	k := c[wire.MeFirst] + c[wire.MeSecond]
 	if k == 0 {
 		return nil
 	}
-	pf := &MePairFigures{Samples: k, MeanInProgress: float64(c[wire.MeInProgress]) / float64(k),
+	pf := &PairFigures{Samples: k, MeanInProgress: float64(c[wire.MeInProgress]) / float64(k),
 		Overlap: c[wire.MeOverlap], PartnerRetired: c[wire.MePartnerRetired]}
 	if p.PairWindow <= 0 || p.IssueWidth <= 0 {
 		return pf
 	}
 	lat := float64(c[wire.MeInProgress]) * p.IssueWidth * p.Interval / 2
-	pf.Latency = MeEstimate{Samples: k, Count: lat, RelErr: 1 / math.Sqrt(float64(k))}
+	pf.Latency = Estimate{Samples: k, Count: lat, RelErr: 1 / math.Sqrt(float64(k))}
 	pf.Useful = estimate(c[wire.MeUseful], p.PairWindow*p.Interval)
 	pf.Wasted = lat - pf.Useful.Count
 	if pf.Wasted != 0 {
@@ -200,47 +201,47 @@ func pairFigures(c *wire.MeCounts, p MeParams) *MePairFigures {
 }
 
 // wasted is the wasted slots of f, 0 without pair figures.
-func (f *MeFigures) wasted() float64 {
+func (f *Figures) wasted() float64 {
 	if f.Pairs == nil {
 		return 0
 	}
 	return f.Pairs.Wasted
 }
 
-// MeInstr is one instruction of a listing.
-type MeInstr struct {
+// Instr is one instruction of a listing.
+type Instr struct {
 	Offset uint64 `json:"offset"`
 	Addr   uint64 `json:"address"`
-	MeFigures
+	Figures
 }
 
-// MeProc is one procedure's figures, and its instructions in a listing.
-type MeProc struct {
+// Proc is one procedure's figures, and its instructions in a listing.
+type Proc struct {
 	Procedure string `json:"procedure"`
 	Image     string `json:"image"`
 	Key       string `json:"key"`
-	MeFigures
-	Instrs []MeInstr `json:"instructions,omitempty"`
+	Figures
+	Instrs []Instr `json:"instructions,omitempty"`
 	counts wire.MeCounts
 }
 
-// MeReport is a ProfileMe summary (procedures by samples) or listing
+// Report is a ProfileMe summary (procedures by samples) or listing
 // (one procedure's instructions).
-type MeReport struct {
+type Report struct {
 	Interval float64 `json:"interval"`
 	// PairWindow and IssueWidth are the wasted-slot constants W and C
 	// (0: not estimated); ByWasted says the summary is ranked by wasted
 	// slots (when the selection has paired samples), not by samples.
-	PairWindow float64  `json:"pair_window,omitempty"`
-	IssueWidth float64  `json:"issue_width,omitempty"`
-	ByWasted   bool     `json:"by_wasted,omitempty"`
-	Samples    uint64   `json:"samples"` // over every procedure selected
-	Procs      []MeProc `json:"procedures"`
-	Listing    bool     `json:"listing"`
+	PairWindow float64 `json:"pair_window,omitempty"`
+	IssueWidth float64 `json:"issue_width,omitempty"`
+	ByWasted   bool    `json:"by_wasted,omitempty"`
+	Samples    uint64  `json:"samples"` // over every procedure selected
+	Procs      []Proc  `json:"procedures"`
+	Listing    bool    `json:"listing"`
 }
 
-// MeProfile builds q's report from src, naming code with syms.
-func MeProfile(syms *Symbolizer, src MeSource, q MeQuery) (*MeReport, error) {
+// Profile builds q's report from src, naming code with syms.
+func Profile(syms *analysis.Symbolizer, src Source, q Query) (*Report, error) {
 	if q.Interval <= 0 || math.IsInf(q.Interval, 0) || math.IsNaN(q.Interval) {
 		return nil, fmt.Errorf("ProfileMe interval %g: want a positive number of fetched instructions per sample", q.Interval)
 	}
@@ -253,12 +254,12 @@ func MeProfile(syms *Symbolizer, src MeSource, q MeQuery) (*MeReport, error) {
 		image wire.ImageKey
 		name  string
 	}
-	procs := map[procKey]*MeProc{}
+	procs := map[procKey]*Proc{}
 	instrs := map[procKey]map[uint64]*wire.MeCounts{}
 	var total uint64
 	err := src.MeProfile(q.Filter, func(r *storage.MeRow) error {
 		path := r.Image.String() // no record: named by its key
-		var tab *SymbolTable
+		var tab *analysis.SymbolTable
 		if rec, err := syms.Image(r.Image); err == nil {
 			path = rec.Path
 			if tab, err = syms.Table(r.Image); err != nil {
@@ -267,7 +268,7 @@ func MeProfile(syms *Symbolizer, src MeSource, q MeQuery) (*MeReport, error) {
 		} else if !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
-		if !matchPath(q.ImagePaths, path) {
+		if !analysis.MatchImagePath(q.ImagePaths, path) {
 			return nil
 		}
 		name := fmt.Sprintf("[%s+%#x]", path, r.Offset)
@@ -282,7 +283,7 @@ func MeProfile(syms *Symbolizer, src MeSource, q MeQuery) (*MeReport, error) {
 		k := procKey{r.Image, name}
 		p := procs[k]
 		if p == nil {
-			p = &MeProc{Procedure: name, Image: path, Key: r.Image.String()}
+			p = &Proc{Procedure: name, Image: path, Key: r.Image.String()}
 			procs[k] = p
 			instrs[k] = map[uint64]*wire.MeCounts{}
 		}
@@ -309,10 +310,10 @@ func MeProfile(syms *Symbolizer, src MeSource, q MeQuery) (*MeReport, error) {
 		slices.Sort(where)
 		return nil, fmt.Errorf("procedure %s is in %d images (%s): narrow with --image", q.Procedure, len(procs), strings.Join(where, ", "))
 	}
-	rep := &MeReport{Interval: q.Interval, Samples: total, Listing: q.Procedure != "", PairWindow: q.PairWindow, IssueWidth: q.IssueWidth}
-	params := MeParams{Interval: q.Interval, PairWindow: q.PairWindow, IssueWidth: q.IssueWidth}
+	rep := &Report{Interval: q.Interval, Samples: total, Listing: q.Procedure != "", PairWindow: q.PairWindow, IssueWidth: q.IssueWidth}
+	params := Params{Interval: q.Interval, PairWindow: q.PairWindow, IssueWidth: q.IssueWidth}
 	for k, p := range procs {
-		p.MeFigures = MeFiguresWith(&p.counts, params)
+		p.Figures = FiguresWith(&p.counts, params)
 		rep.ByWasted = rep.ByWasted || p.Pairs != nil && p.Pairs.Latency.Samples > 0
 		if rep.Listing {
 			var base uint64
@@ -320,13 +321,13 @@ func MeProfile(syms *Symbolizer, src MeSource, q MeQuery) (*MeReport, error) {
 				base = tab.Base
 			}
 			for off, c := range instrs[k] {
-				p.Instrs = append(p.Instrs, MeInstr{Offset: off, Addr: base + off, MeFigures: MeFiguresWith(c, params)})
+				p.Instrs = append(p.Instrs, Instr{Offset: off, Addr: base + off, Figures: FiguresWith(c, params)})
 			}
-			slices.SortFunc(p.Instrs, func(a, b MeInstr) int { return cmp.Compare(a.Offset, b.Offset) })
+			slices.SortFunc(p.Instrs, func(a, b Instr) int { return cmp.Compare(a.Offset, b.Offset) })
 		}
 		rep.Procs = append(rep.Procs, *p)
 	}
-	slices.SortFunc(rep.Procs, func(a, b MeProc) int {
+	slices.SortFunc(rep.Procs, func(a, b Proc) int {
 		if rep.ByWasted {
 			if c := cmp.Compare(b.wasted(), a.wasted()); c != 0 {
 				return c
@@ -347,7 +348,7 @@ func MeProfile(syms *Symbolizer, src MeSource, q MeQuery) (*MeReport, error) {
 }
 
 // est formats an estimate as "count ±pct%", or "-" when nothing was seen.
-func est(e MeEstimate) string {
+func est(e Estimate) string {
 	if e.Samples == 0 {
 		return "-"
 	}
@@ -355,7 +356,7 @@ func est(e MeEstimate) string {
 }
 
 // topEvents names the events seen, most samples first, as "dmiss 1.2e+05 ±9%".
-func topEvents(f *MeFigures, n int) string {
+func topEvents(f *Figures, n int) string {
 	names := make([]string, 0, len(f.Events))
 	for name := range f.Events {
 		names = append(names, name)
@@ -379,9 +380,9 @@ func topEvents(f *MeFigures, n int) string {
 	return strings.Join(parts, ", ")
 }
 
-// WriteMe prints a report: a summary's table of procedures, or a
+// Write prints a report: a summary's table of procedures, or a
 // listing's procedure line and one line per instruction.
-func WriteMe(w io.Writer, rep *MeReport) error {
+func Write(w io.Writer, rep *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "ProfileMe: %d samples, one per %.0f fetched instructions (S); an estimate is k·S ±1/sqrt(k) for k samples\n", rep.Samples, rep.Interval)
 	if rep.ByWasted {
@@ -392,20 +393,20 @@ func WriteMe(w io.Writer, rep *MeReport) error {
 		fmt.Fprintln(tw, "samples\tfetched\tretired\taborted\thead cyc\tload lat\twasted slots\tprocedure\timage\tevents\t")
 		for _, p := range rep.Procs {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n", p.Samples.Samples, est(p.Samples), est(p.Retired),
-				p.AbortInterrupt.Samples+p.AbortTrap.Samples+p.AbortSquash.Samples, p.MeanHead, loadLat(&p.MeFigures), wastedText(&p.MeFigures),
-				p.Procedure, p.Image, topEvents(&p.MeFigures, 3))
+				p.AbortInterrupt.Samples+p.AbortTrap.Samples+p.AbortSquash.Samples, p.MeanHead, loadLat(&p.Figures), wastedText(&p.Figures),
+				p.Procedure, p.Image, topEvents(&p.Figures, 3))
 		}
 		return tw.Flush()
 	}
 	for _, p := range rep.Procs {
 		fmt.Fprintf(w, "%s (%s): %d samples, fetched %s, retired %s, aborted by interrupts %s, by traps %s, squashed %s; mean head %.2f cycles; wasted slots %s; events %s\n\n",
 			p.Procedure, p.Image, p.Samples.Samples, est(p.Samples), est(p.Retired), est(p.AbortInterrupt), est(p.AbortTrap), est(p.AbortSquash),
-			p.MeanHead, wastedText(&p.MeFigures), topEvents(&p.MeFigures, 0))
+			p.MeanHead, wastedText(&p.Figures), topEvents(&p.Figures, 0))
 		fmt.Fprintln(tw, "address\tsamples\tretired\tabort intr\tabort trap\tsquashed\thead cyc\tstalls\tstages\tload lat\twasted slots\tevents\t")
 		for _, in := range p.Instrs {
 			fmt.Fprintf(tw, "%#x\t%d\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n", in.Addr, in.Samples.Samples, est(in.Retired), est(in.AbortInterrupt),
-				est(in.AbortTrap), est(in.AbortSquash), in.MeanHead, stalls(&in.MeFigures), stages(&in.MeFigures), loadLat(&in.MeFigures),
-				wastedText(&in.MeFigures), topEvents(&in.MeFigures, 0))
+				est(in.AbortTrap), est(in.AbortSquash), in.MeanHead, stalls(&in.Figures), stages(&in.Figures), loadLat(&in.Figures),
+				wastedText(&in.Figures), topEvents(&in.Figures, 0))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -415,7 +416,7 @@ func WriteMe(w io.Writer, rep *MeReport) error {
 }
 
 // wastedText formats the wasted slots ±error, or "-" without pairs.
-func wastedText(f *MeFigures) string {
+func wastedText(f *Figures) string {
 	if f.Pairs == nil || f.Pairs.Latency.Samples == 0 {
 		return "-"
 	}
@@ -423,7 +424,7 @@ func wastedText(f *MeFigures) string {
 }
 
 // stages names the mean Table 1 stage cycles in pipeline order, or "-".
-func stages(f *MeFigures) string {
+func stages(f *Figures) string {
 	var parts []string
 	for i := range wire.MeStages {
 		n := strings.TrimPrefix(wire.MeFieldName(wire.MeStage0+i), "stage_")
@@ -437,7 +438,7 @@ func stages(f *MeFigures) string {
 	return strings.Join(parts, ", ")
 }
 
-func loadLat(f *MeFigures) string {
+func loadLat(f *Figures) string {
 	if f.LoadSamples == 0 {
 		return "-"
 	}
@@ -445,7 +446,7 @@ func loadLat(f *MeFigures) string {
 }
 
 // stalls names the stall causes by mean cycles, most first.
-func stalls(f *MeFigures) string {
+func stalls(f *Figures) string {
 	names := make([]string, 0, len(f.MeanStall))
 	for n := range f.MeanStall {
 		names = append(names, n)

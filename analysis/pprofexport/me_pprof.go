@@ -1,6 +1,8 @@
-package analysis
+package pprofexport
 
 import (
+	"dcpi/analysis"
+	"dcpi/analysis/profileme"
 	"fmt"
 	"math"
 
@@ -12,14 +14,14 @@ import (
 
 // MePprofQuery is a pprof export of ProfileMe samples.
 type MePprofQuery struct {
-	// Filter and ImagePaths select as in MeQuery; with Filter.Hosts set
+	// Filter and ImagePaths select as in profileme.Query; with Filter.Hosts set
 	// each host's samples stay apart, labelled "host".
 	Filter     storage.Query
 	ImagePaths []string
 	// Interval is S, the mean fetched instructions per sample.
 	Interval float64
 	// Files and Found are PprofQuery's: DWARF lines and mapping offsets.
-	Files ImageFinder
+	Files analysis.ImageFinder
 	Found func(rec *wire.ImageRecord, data []byte, where string)
 }
 
@@ -58,9 +60,9 @@ var mePprofTypes = func() []meSampleType {
 // imiss, itbmiss, dmiss, dtbmiss, smiss, bmiss, wbfull, head_cycles,
 // load_latency, samples). Estimates are rounded to whole events; Period is
 // S, so the default type reads as "one sample per S fetched instructions".
-func MePprof(syms *Symbolizer, src MeSource, q MePprofQuery) (*profile.Profile, error) {
+func MePprof(syms *analysis.Symbolizer, src profileme.Source, q MePprofQuery) (*profile.Profile, error) {
 	if q.Interval <= 0 || math.IsInf(q.Interval, 0) || math.IsNaN(q.Interval) {
-		return nil, fmt.Errorf("analysis: ProfileMe pprof: %w: interval %g (want a positive number of fetched instructions per sample)", ErrQuery, q.Interval)
+		return nil, fmt.Errorf("analysis: ProfileMe pprof: %w: interval %g (want a positive number of fetched instructions per sample)", analysis.ErrQuery, q.Interval)
 	}
 	b := &pprofBuilder{syms: syms, q: PprofQuery{ImagePaths: q.ImagePaths, Files: q.Files, Found: q.Found},
 		images: map[wire.ImageKey]*pprofImage{}, samples: map[pprofSampleKey]*profile.Sample{}, p: &profile.Profile{}}

@@ -1,7 +1,8 @@
-package analysis
+package pprofexport
 
 import (
 	"bytes"
+	"dcpi/analysis"
 	"errors"
 	"os"
 	"os/exec"
@@ -22,7 +23,7 @@ import (
 // ../workloads/FILE) that matches re, 0 when none does.
 func sourceLineOf(t *testing.T, file string, re string) (int, []string) {
 	t.Helper()
-	text, err := os.ReadFile(filepath.Join("..", "workloads", file))
+	text, err := os.ReadFile(filepath.Join("..", "..", "workloads", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func TestPprofSourceLinesAndInlines(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, im := elfRecord(t, data, "/bin/sort", false)
-	src := NewMemSource()
+	src := analysis.NewMemSource()
 	src.PutImage(r)
 	quick, ok := im.SymbolNamed("quick")
 	if !ok || quick.Size == 0 {
@@ -179,8 +180,8 @@ func TestPprofMappingOrder(t *testing.T) {
 
 func TestPprofBadPeriod(t *testing.T) {
 	for _, n := range []int64{0, -1} {
-		if _, err := Pprof(fixture(), PprofQuery{Periods: map[uint8]int64{evCycles: n}}); !errors.Is(err, ErrQuery) {
-			t.Errorf("period %d: err %v, want ErrQuery", n, err)
+		if _, err := Pprof(fixture(), PprofQuery{Periods: map[uint8]int64{evCycles: n}}); !errors.Is(err, analysis.ErrQuery) {
+			t.Errorf("period %d: err %v, want analysis.ErrQuery", n, err)
 		}
 	}
 }
@@ -229,7 +230,7 @@ int main(int argc, char **argv)
 		t.Fatal(err)
 	}
 	r, im := elfRecord(t, data, bin, false)
-	src := NewMemSource()
+	src := analysis.NewMemSource()
 	src.PutImage(r)
 	main, ok := im.SymbolNamed("main")
 	if !ok || main.Size == 0 {

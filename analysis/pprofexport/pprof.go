@@ -1,7 +1,8 @@
-package analysis
+package pprofexport
 
 import (
 	"cmp"
+	"dcpi/analysis"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -43,7 +44,7 @@ type PprofQuery struct {
 	// location its source file and line, with the frames of inlined
 	// procedures, and its program headers the mapping's file offset.
 	// An image whose bytes are not found keeps symbol names only.
-	Files ImageFinder
+	Files analysis.ImageFinder
 	// Found, when set, is called once for each image whose bytes Files
 	// found (say, to write them where pprof's PPROF_BINARY_PATH looks).
 	Found func(rec *wire.ImageRecord, data []byte, where string)
@@ -71,7 +72,7 @@ type PprofQuery struct {
 //   - one Location per (image, offset) with samples, at address base +
 //     offset. Without DWARF it has one Line naming the Function of the
 //     procedure that covers it (symbols as Prof names them,
-//     UnknownProcedure where none does). With DWARF it has one Line per
+//     analysis.UnknownProcedure where none does). With DWARF it has one Line per
 //     frame, innermost first: the line table's file and line in the
 //     innermost inlined procedure, then each enclosing procedure at its
 //     call site; the outermost frame is the symbol's procedure. Functions
@@ -83,7 +84,7 @@ type PprofQuery struct {
 // Every selected count appears exactly once, so the profile's total per
 // sample type equals the database's total for that event.
 //
-// When the source holds call stacks (StackSource) for the selection and
+// When the source holds call stacks (analysis.StackSource) for the selection and
 // q.Flat is not set, the samples are the stacks' instead: one Sample per
 // (stack, host, epoch) kept apart, its Locations leaf first — the sampled
 // instruction's location as above, then each caller's call site, the
@@ -91,23 +92,23 @@ type PprofQuery struct {
 // symbols and lines found the same way — so flame graphs and pprof's
 // callers/callees views work. A truncated stack ends in a location of the
 // function "[truncated]" and a frame no image map covered is a location
-// of UnknownProcedure at its raw address, both without a mapping. Stacks
+// of analysis.UnknownProcedure at its raw address, both without a mapping. Stacks
 // are selected by their leaf's image. Their totals are the stack view's:
 // the flat profile's less the samples whose stacks were dropped (storage's
 // StackTotals), which the profile's comments report.
-func Pprof(src Source, q PprofQuery) (*profile.Profile, error) {
+func Pprof(src analysis.Source, q PprofQuery) (*profile.Profile, error) {
 	if q.ByHost && q.Filter.Hosts == nil {
-		return nil, fmt.Errorf("analysis: pprof: %w: by host needs the list of hosts", ErrQuery)
+		return nil, fmt.Errorf("analysis: pprof: %w: by host needs the list of hosts", analysis.ErrQuery)
 	}
 	if q.ByEpoch && q.Filter.Epochs == nil {
-		return nil, fmt.Errorf("analysis: pprof: %w: by epoch needs the list of epochs", ErrQuery)
+		return nil, fmt.Errorf("analysis: pprof: %w: by epoch needs the list of epochs", analysis.ErrQuery)
 	}
 	for e, n := range q.Periods {
 		if n <= 0 {
-			return nil, fmt.Errorf("analysis: pprof: %w: event %s: period %d (want > 0)", ErrQuery, EventName(e), n)
+			return nil, fmt.Errorf("analysis: pprof: %w: event %s: period %d (want > 0)", analysis.ErrQuery, analysis.EventName(e), n)
 		}
 	}
-	b := &pprofBuilder{syms: NewSymbolizer(src), q: q, images: map[wire.ImageKey]*pprofImage{},
+	b := &pprofBuilder{syms: analysis.NewSymbolizer(src), q: q, images: map[wire.ImageKey]*pprofImage{},
 		samples: map[pprofSampleKey]*profile.Sample{}, p: &profile.Profile{}}
 	for i := range b.colOf {
 		b.colOf[i] = -1
@@ -115,11 +116,11 @@ func Pprof(src Source, q PprofQuery) (*profile.Profile, error) {
 	sq := q.Filter
 	if q.Events != nil {
 		if len(q.Events) == 0 {
-			return nil, fmt.Errorf("analysis: pprof: %w: no events", ErrQuery)
+			return nil, fmt.Errorf("analysis: pprof: %w: no events", analysis.ErrQuery)
 		}
 		for _, e := range q.Events {
 			if b.colOf[e] >= 0 {
-				return nil, fmt.Errorf("analysis: pprof: %w: event %s listed twice", ErrQuery, EventName(e))
+				return nil, fmt.Errorf("analysis: pprof: %w: event %s listed twice", analysis.ErrQuery, analysis.EventName(e))
 			}
 			b.addColumn(e)
 		}
@@ -134,14 +135,14 @@ func Pprof(src Source, q PprofQuery) (*profile.Profile, error) {
 			reads = append(reads, r)
 		}
 	}
-	ss, withStacks := src.(StackSource)
+	ss, withStacks := src.(analysis.StackSource)
 	withStacks = withStacks && !q.Flat
 	if withStacks {
 		for _, r := range reads {
 			b.startRead(r)
 			if err := ss.Stacks(r, b.addStack); err != nil {
-				if errors.Is(err, ErrNoStacks) {
-					break // a Symbolizer over a source without stacks
+				if errors.Is(err, analysis.ErrNoStacks) {
+					break // a analysis.Symbolizer over a source without stacks
 				}
 				return nil, fmt.Errorf("analysis: pprof: stacks: %w", err)
 			}
@@ -175,7 +176,7 @@ func (b *pprofBuilder) startRead(r storage.Query) {
 }
 
 type pprofBuilder struct {
-	syms  *Symbolizer
+	syms  *analysis.Symbolizer
 	q     PprofQuery
 	colOf [256]int
 	cols  []uint8
@@ -199,18 +200,18 @@ type pprofBuilder struct {
 	lastKey wire.ImageKey
 	last    *pprofImage
 
-	frames []sourceFrame // scratch for sourceLines
+	frames []analysis.SourceFrame // scratch for sourceLines
 
 	stacks pprofStacks // samples by call stack (pprof_stacks.go)
 }
 
 type pprofImage struct {
-	table   *SymbolTable
+	table   *analysis.SymbolTable
 	skip    bool
 	kernel  bool
 	mapping *profile.Mapping
-	samples uint64       // every event's, to order the mappings
-	source  *imageSource // nil: no bytes or no DWARF
+	samples uint64                // every event's, to order the mappings
+	source  *analysis.ImageSource // nil: no bytes or no DWARF
 	funcs   map[pprofFuncKey]*profile.Function
 	locs    map[uint64]*pprofLoc // by offset, beyond dense
 	dense   []*pprofLoc          // by offset/4, for 4-aligned offsets in the text
@@ -257,7 +258,7 @@ func (b *pprofBuilder) image(key wire.ImageKey) (*pprofImage, error) {
 	if err != nil {
 		return nil, err
 	}
-	im := &pprofImage{table: t, skip: !matchPath(b.q.ImagePaths, t.Path), kernel: t.Base >= elfimage.UserAddrLimit,
+	im := &pprofImage{table: t, skip: !analysis.MatchImagePath(b.q.ImagePaths, t.Path), kernel: t.Base >= elfimage.UserAddrLimit,
 		funcs: map[pprofFuncKey]*profile.Function{}, locs: map[uint64]*pprofLoc{}}
 	b.images[key] = im
 	if im.skip {
@@ -280,7 +281,7 @@ func (b *pprofBuilder) mapImage(im *pprofImage, key wire.ImageKey) {
 	b.p.Mapping = append(b.p.Mapping, im.mapping)
 	rec, err := b.syms.Image(key)
 	if err != nil {
-		return // symbols only (the Symbolizer's empty table)
+		return // symbols only (the analysis.Symbolizer's empty table)
 	}
 	im.mapping.Limit = max(im.mapping.Limit, rec.TextEnd)
 	// Instructions lie in the text: a slot per instruction there
@@ -303,7 +304,7 @@ func (b *pprofBuilder) openSource(im *pprofImage, rec *wire.ImageRecord) {
 	if err != nil {
 		return
 	}
-	f, err := OpenImageFile(rec, data, where)
+	f, err := analysis.OpenImageFile(rec, data, where)
 	if err != nil {
 		return
 	}
@@ -314,8 +315,8 @@ func (b *pprofBuilder) openSource(im *pprofImage, rec *wire.ImageRecord) {
 		m := im.mapping
 		m.Start, m.Limit, m.Offset = seg.Vaddr, max(m.Limit, seg.End()), seg.Offset
 	}
-	src, err := readSource(data)
-	if !src.hasLines() {
+	src, err := analysis.ReadImageSource(data)
+	if !src.HasLines() {
 		return
 	}
 	im.source = src
@@ -329,10 +330,10 @@ func (b *pprofBuilder) function(im *pprofImage, offset uint64) *profile.Function
 	if im.lastFn != nil && offset >= im.from && offset < im.until {
 		return im.lastFn
 	}
-	name := UnknownProcedure
-	i, until, ok := im.table.lookup(offset)
+	name := analysis.UnknownProcedure
+	sym, until, ok := im.table.LookupRun(offset)
 	if ok {
-		name = im.table.syms[i].Name
+		name = sym.Name
 	}
 	fn := b.functionNamed(im, pprofFuncKey{name: name, system: name})
 	im.from, im.until, im.lastFn = offset, until, fn
@@ -352,7 +353,7 @@ func (b *pprofBuilder) functionNamed(im *pprofImage, k pprofFuncKey) *profile.Fu
 // sourceLines are the Lines of the instruction at offset in im from its
 // DWARF, innermost frame first (see Pprof); nil where DWARF says nothing.
 func (b *pprofBuilder) sourceLines(im *pprofImage, offset uint64) []profile.Line {
-	b.frames = im.source.frames(im.table.Base+offset, b.frames[:0])
+	b.frames = im.source.Frames(im.table.Base+offset, b.frames[:0])
 	if len(b.frames) == 0 {
 		return nil
 	}
@@ -370,12 +371,12 @@ func (b *pprofBuilder) sourceLines(im *pprofImage, offset uint64) []profile.Line
 			// The outermost frame is the procedure dcpi prof names,
 			// by its symbol (a clone such as quick.constprop.0 keeps
 			// its suffix), unless no symbol covers it.
-			if sym := b.function(im, offset); sym.Name != UnknownProcedure || k.name == "" {
+			if sym := b.function(im, offset); sym.Name != analysis.UnknownProcedure || k.name == "" {
 				k.name, k.system = sym.Name, sym.SystemName
 			}
 		}
 		if k.name == "" {
-			k.name, k.system = UnknownProcedure, UnknownProcedure
+			k.name, k.system = analysis.UnknownProcedure, analysis.UnknownProcedure
 		}
 		lines[i] = profile.Line{Function: b.functionNamed(im, k), Line: int64(fr.Line)}
 	}
@@ -519,7 +520,7 @@ func (b *pprofBuilder) profile() *profile.Profile {
 	}
 	var outs []out
 	for c, e := range b.cols {
-		name := EventName(e)
+		name := analysis.EventName(e)
 		n := b.q.Periods[e]
 		if n == 0 {
 			p.SampleType = append(p.SampleType, &profile.ValueType{Type: name, Unit: "samples"})

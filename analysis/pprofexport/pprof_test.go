@@ -1,7 +1,8 @@
-package analysis
+package pprofexport
 
 import (
 	"bytes"
+	"dcpi/analysis"
 	"errors"
 	"slices"
 	"testing"
@@ -25,11 +26,11 @@ func pprofTotals(p *profile.Profile) map[string]int64 {
 }
 
 // sourceTotals sums src's counts per event name for q.
-func sourceTotals(t *testing.T, src Source, q storage.Query) map[string]int64 {
+func sourceTotals(t *testing.T, src analysis.Source, q storage.Query) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
 	err := src.Profile(q, func(_ wire.ImageKey, _ uint64, ev uint8, _ string, n uint64) error {
-		out[EventName(ev)] += int64(n)
+		out[analysis.EventName(ev)] += int64(n)
 		return nil
 	})
 	if err != nil {
@@ -135,9 +136,9 @@ func TestPprofSymbolsAndMappings(t *testing.T) {
 	}{
 		{base + 0x210, "main", "/bin/app", true},
 		{base + 0x264, "work", "/bin/app", true},
-		{base + 0x100, UnknownProcedure, "/bin/app", true},
+		{base + 0x100, analysis.UnknownProcedure, "/bin/app", true},
 		{0x60000000150, "idle", "/vmunix", true},
-		{0x40, UnknownProcedure, testKey(9).String(), false},
+		{0x40, analysis.UnknownProcedure, testKey(9).String(), false},
 	} {
 		l := at[tc.addr]
 		if tc.addr == base+0x264 {
@@ -173,8 +174,8 @@ func TestPprofBadQueries(t *testing.T) {
 		{Events: []uint8{}},
 		{Events: []uint8{0, 0}},
 	} {
-		if _, err := Pprof(fixture(), q); !errors.Is(err, ErrQuery) {
-			t.Errorf("%+v: err %v, want ErrQuery", q, err)
+		if _, err := Pprof(fixture(), q); !errors.Is(err, analysis.ErrQuery) {
+			t.Errorf("%+v: err %v, want analysis.ErrQuery", q, err)
 		}
 	}
 }
