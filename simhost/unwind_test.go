@@ -7,6 +7,7 @@ import (
 	"dcpi/analysis/codetest"
 	"dcpi/hwsim"
 	"dcpi/hwsim/elfimage"
+	"dcpi/internal/racedetect"
 	"dcpi/node/unwind"
 	"dcpi/simhost"
 	"dcpi/wire"
@@ -99,6 +100,9 @@ func spaces(t *testing.T, name string) (*elfimage.Image, *unwind.Space, *unwind.
 // walk did not truncate must end in _start, the outermost procedure.
 // The prologue heuristic alone is checked against the same walks.
 func TestUnwindWorkloads(t *testing.T) {
+	if racedetect.Enabled {
+		t.Skip("one goroutine's simulation checked against the code: nothing for the race detector, and minutes under it")
+	}
 	for _, c := range []struct {
 		name string
 		args []string
