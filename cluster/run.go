@@ -58,7 +58,7 @@ func (cl *Cluster) printCollecting(ctx context.Context, slowest, seconds float64
 	for _, h := range cl.hosts {
 		published += h.pub.Stats().SamplesPublished
 	}
-	tot, _ := cl.coord.Totals(ctx, storage.Query{})
+	tot, _ := cl.coord.Totals(ctx, storage.Query{}, false)
 	cl.cfg.Progress.Printf("hosts at %.3f/%.3f simulated s | %d samples published | %d stored | epoch %s",
 		slowest, seconds, published, tot.Samples+tot.Unknown-cl.base.Totals.Stored, epochNote(cut))
 }

@@ -108,7 +108,7 @@ func (cl *Cluster) settledTotals(ctx context.Context) (conservation.Totals, erro
 
 // Totals is what the database holds of each view.
 func (cl *Cluster) Totals(ctx context.Context) (conservation.Totals, error) {
-	tot, err := cl.coord.Totals(ctx, storage.Query{})
+	tot, err := cl.coord.Totals(ctx, storage.Query{}, true)
 	if err != nil {
 		return conservation.Totals{}, err
 	}

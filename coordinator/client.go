@@ -331,10 +331,12 @@ func (c *Client) StreamState(ctx context.Context, host string, cpu uint16, linea
 }
 
 // Totals is storage.Totals over the coordinator's database, from any
-// replica.
-func (c *Client) Totals(ctx context.Context, q storage.Query) (TotalsReply, error) {
+// replica, or with linearizable from the leader after it has applied
+// every write committed before the call (a follower may still be
+// applying what the leader answered a moment ago).
+func (c *Client) Totals(ctx context.Context, q storage.Query, linearizable bool) (TotalsReply, error) {
 	var reply TotalsReply
-	err := c.requestJSON(ctx, querySubject(coordproto.QueryTotals, false), q, &reply, retryAll)
+	err := c.requestJSON(ctx, querySubject(coordproto.QueryTotals, linearizable), q, &reply, retryAll)
 	return reply, err
 }
 

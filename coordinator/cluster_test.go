@@ -291,7 +291,7 @@ func TestClusterIngestFailover(t *testing.T) {
 			}
 		}
 	}
-	tot, err := cl.Totals(ctx, storage.Query{})
+	tot, err := cl.Totals(ctx, storage.Query{}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

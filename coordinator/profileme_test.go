@@ -51,7 +51,7 @@ func TestClusterProfileMe(t *testing.T) {
 	}
 	allOutcomes(t, out, storage.Applied)
 	c.converged()
-	tot, err := cl.Totals(ctx, storage.Query{})
+	tot, err := cl.Totals(ctx, storage.Query{}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -226,7 +226,7 @@ func clusterOpened(ctx context.Context, nc *nats.Conn, linearizable bool) *opene
 		epochInfo: func() ([]coordinator.EpochInfo, error) { return c.Epochs(ctx) },
 		nodeInfo:  func() ([]coordinator.NodeInfo, error) { return c.Nodes(ctx) },
 		totals: func(q storage.Query) (uint64, error) {
-			t, err := c.Totals(ctx, q)
+			t, err := c.Totals(ctx, q, false)
 			return t.Samples + t.Unknown, err
 		},
 		me:     clusterSource{ctx: ctx, c: c, linearizable: linearizable},

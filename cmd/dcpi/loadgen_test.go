@@ -62,7 +62,7 @@ func TestLoadgenConservation(t *testing.T) {
 	var perEpoch []uint64
 	withSamples := 0
 	for _, e := range eps {
-		tot, err := coord.Totals(ctx, storage.Query{Epochs: []uint64{e.Number}})
+		tot, err := coord.Totals(ctx, storage.Query{Epochs: []uint64{e.Number}}, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +92,7 @@ func TestLoadgenConservation(t *testing.T) {
 	want := []string{"lgt0000", "lgt0001", "lgt0002", "lgt0003"}
 	var sum uint64
 	for _, h := range want {
-		tot, err := coord.Totals(ctx, storage.Query{Hosts: []string{h}})
+		tot, err := coord.Totals(ctx, storage.Query{Hosts: []string{h}}, true)
 		if err != nil {
 			t.Fatal(err)
 		}

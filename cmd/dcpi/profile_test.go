@@ -607,7 +607,7 @@ func waitClusterStored(t *testing.T, ctx context.Context, coord *coordinator.Cli
 	t.Helper()
 	last, lastChange := uint64(0), time.Now()
 	for {
-		tot, err := coord.Totals(ctx, storage.Query{})
+		tot, err := coord.Totals(ctx, storage.Query{}, true)
 		if err != nil {
 			t.Fatal(err)
 		}

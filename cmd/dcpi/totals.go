@@ -129,7 +129,7 @@ func readTotals(cmd *cobra.Command, dbDir string, natsURLs []string, q storage.Q
 	ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 	defer cancel()
 	c := coordinator.NewClient(nc)
-	if tot, err = c.Totals(ctx, q); err != nil {
+	if tot, err = c.Totals(ctx, q, false); err != nil {
 		return tot, "", fmt.Errorf("totals: %w", err)
 	}
 	if empty(tot) {

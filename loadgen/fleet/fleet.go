@@ -147,7 +147,7 @@ func RunStep(ctx context.Context, rec *loadgen.Recording, o Options, n int, dir 
 	held := func() (uint64, error) {
 		c, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
-		t, err := coord.Totals(c, q)
+		t, err := coord.Totals(c, q, false)
 		if err != nil {
 			return 0, err
 		}
@@ -350,7 +350,7 @@ polling:
 	res.Stored = last.stored
 	res.DrainSeconds = last.t - loadEnd.t
 	res.Conserved = last.stored == res.Generated
-	if t, err := coord.Totals(ctx, q); err == nil {
+	if t, err := coord.Totals(ctx, q, false); err == nil {
 		for _, d := range t.Drops {
 			res.Drops += d
 		}
