@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/hwsim/alpha/disasm"
+	"dcpi/simhost"
 	"dcpi/workloads"
 )
 
@@ -54,7 +55,7 @@ FILE is a path, or the name of an embedded workload (` + strings.Join(workloads.
 			default:
 				return fmt.Errorf("--pal %q: want none, ev4, ev5 or ev6", pal)
 			}
-			data, _, err := readELF(args[0])
+			data, _, err := simhost.ReadELF(args[0])
 			if err != nil {
 				return err
 			}

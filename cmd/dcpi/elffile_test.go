@@ -51,6 +51,9 @@ func TestBadELFSameErrorEverywhere(t *testing.T) {
 		{"trunc100", "trunc100: malformed: program header table (e_phoff 0x40", elfimage.ErrMalformed},
 		{"./magic", "./magic: malformed: truncated ELF identification: file is 4 bytes, need 16", elfimage.ErrMalformed},
 		{"sub/nope", "sub/nope: not a file, nor an embedded workload", nil},
+		// A device is refused before a byte is read (disasm /dev/zero
+		// used to read for ever).
+		{"/dev/zero", "/dev/zero: not a regular file", nil},
 	} {
 		for _, cmd := range [][]string{{"disasm"}, {"sim", "run"}} {
 			_, _, err := run(t, append(cmd, tc.file)...)

@@ -14,6 +14,7 @@ import (
 	"dcpi/analysis/instrument"
 	"dcpi/analysis/paths"
 	"dcpi/hwsim/elfimage"
+	"dcpi/simhost"
 )
 
 // ppCCTLabel heads a CCT-mode report: the tree is the one the instrumented
@@ -186,7 +187,7 @@ func printCCTCounts(w io.Writer, bin, dump []byte, original, save, by string, to
 	}
 	var orig []byte
 	if original != "" {
-		if orig, _, err = readELF(original); err != nil {
+		if orig, _, err = simhost.ReadELF(original); err != nil {
 			return err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis/instrument"
+	"dcpi/simhost"
 	"dcpi/workloads"
 )
 
@@ -75,7 +76,7 @@ docs/instrument.md describes the rewriting and the dump format.`,
   qemu-alpha ./hello.pix && dcpi pp counts --top 20 hello.pix hello.pix.pp.out`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			data, _, err := readELF(args[0])
+			data, _, err := simhost.ReadELF(args[0])
 			if err != nil {
 				return err
 			}
@@ -222,7 +223,7 @@ func printPathCounts(w io.Writer, bin, dump []byte, original, save string, top i
 	}
 	var orig []byte
 	if original != "" {
-		if orig, _, err = readELF(original); err != nil {
+		if orig, _, err = simhost.ReadELF(original); err != nil {
 			return err
 		}
 	}

@@ -18,7 +18,9 @@ import (
 	"dcpi/analysis/cct"
 	"dcpi/analysis/oracle"
 	"dcpi/hwsim"
+	"dcpi/simhost"
 	"dcpi/simhost/localrun"
+	"dcpi/simhost/simrun"
 )
 
 // ppOracleLabel heads every report: the figures are the simulator's.
@@ -91,7 +93,7 @@ an instrumented profile against.`,
 }
 
 func runPPOracle(w io.Writer, hc hwsim.Config, args []string, top int, asJSON bool, saveFile string) error {
-	p, err := programPath(hc.Files, args[0])
+	p, err := simhost.InstallFile(hc.Files, args[0])
 	if err != nil {
 		return err
 	}
@@ -306,7 +308,7 @@ func (r *ppOracleReport) render(w io.Writer) error {
 		fmt.Fprintf(&b, "\nhot paths (top %d by instructions):\n", len(im.HotPaths))
 		fmt.Fprintf(&b, "  %-28s %8s %10s %12s %12s %6s %9s %9s\n", "procedure", "path", "count", "instructions", "cycles", "CPI", "imiss", "dmiss")
 		for _, hp := range im.HotPaths {
-			fmt.Fprintf(&b, "  %-28s %8d %10d %12d %12d %6s %9d %9d\n", hp.Proc, hp.ID, hp.Count, hp.Instructions, hp.Cycles, cpi(hp.Cycles, hp.Instructions), hp.IMiss, hp.DMiss)
+			fmt.Fprintf(&b, "  %-28s %8d %10d %12d %12d %6s %9d %9d\n", hp.Proc, hp.ID, hp.Count, hp.Instructions, hp.Cycles, simrun.CPI(hp.Cycles, hp.Instructions), hp.IMiss, hp.DMiss)
 			for _, bl := range hp.Blocks {
 				fmt.Fprintln(&b, strings.TrimRight(fmt.Sprintf("      %#x-%#x %s", bl.Start, bl.End, bl.Line), " "))
 			}

@@ -2,20 +2,15 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"path"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"dcpi/config"
 	"dcpi/hwsim"
-	"dcpi/hwsim/alpha"
-	"dcpi/hwsim/elfimage"
 	"dcpi/simhost"
-	"dcpi/simhost/localrun"
+	"dcpi/simhost/simrun"
 	"dcpi/workloads"
 )
 
@@ -81,7 +76,15 @@ CPUs (mixes: ` + strings.Join(workloads.MixNames(), ", ") + `).`,
 			if err := applyPICFlag(cmd, &hc); err != nil {
 				return err
 			}
-			return runSim(cmd.ErrOrStderr(), hc, args, mix, stats, truthFile)
+			o := simrun.Options{Machine: hc, Args: args, Mix: mix, TruthFile: truthFile}
+			if stats {
+				o.Stats = cmd.ErrOrStderr()
+			}
+			code, err := simrun.Run(o)
+			if err == nil && code != 0 {
+				err = exitError{code: code}
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -110,180 +113,6 @@ func loadConfig(cmd *cobra.Command) (config.Config, error) {
 	}
 	file, _ := cmd.Flags().GetString("config")
 	return l.Load(file)
-}
-
-func runSim(stderr io.Writer, hc hwsim.Config, args []string, mix string, stats bool, truthFile string) error {
-	type job struct {
-		path string
-		argv []string
-	}
-	var jobs []job
-	if mix != "" {
-		names, ok := workloads.Mixes()[mix]
-		if !ok {
-			return fmt.Errorf("no mix %q (mixes: %s)", mix, strings.Join(workloads.MixNames(), ", "))
-		}
-		for _, n := range names {
-			w, _ := workloads.ByName(n)
-			jobs = append(jobs, job{path: "/bin/" + n, argv: append([]string{"/bin/" + n}, w.DefaultArgs...)})
-		}
-	} else {
-		p, err := programPath(hc.Files, args[0])
-		if err != nil {
-			return err
-		}
-		jobs = append(jobs, job{path: p, argv: append([]string{p}, args[1:]...)})
-	}
-
-	m, err := hwsim.New(hc)
-	if err != nil {
-		return err
-	}
-	env := []string{"PATH=/bin", "HOME=/", "TERM=dumb", "LANG=C"}
-	var procs []*hwsim.Process
-	for _, j := range jobs {
-		p, err := m.Spawn(j.path, j.argv, env)
-		if err != nil {
-			return fmt.Errorf("run %s: %w", j.path, err)
-		}
-		procs = append(procs, p)
-	}
-	start := time.Now()
-	m.Run(0)
-	elapsed := time.Since(start)
-	if stats {
-		printSimStats(stderr, m, procs, elapsed)
-	}
-	if truthFile != "" {
-		f, err := os.Create(truthFile)
-		if err != nil {
-			return err
-		}
-		err = m.WriteGroundTruth(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("ground truth: %w", err)
-		}
-	}
-	status := procs[0].ExitStatus()
-	for _, p := range procs[1:] {
-		if status == 0 {
-			status = p.ExitStatus()
-		}
-	}
-	if code := localrun.ExitCode(status); code != 0 {
-		return exitError{code: code}
-	}
-	return nil
-}
-
-// programPath installs FILE in the simulated file system and returns its
-// simulated path: an existing host file goes to /bin/BASENAME, otherwise
-// FILE must name an embedded workload. A host file that is no Alpha
-// executable the simulator can run is refused here, named as given.
-func programPath(files map[string][]byte, file string) (string, error) {
-	data, embedded, err := readELF(file)
-	if err != nil {
-		return "", err
-	}
-	if embedded {
-		return "/bin/" + file, nil
-	}
-	if _, err := elfimage.Parse(data, file); err != nil {
-		return "", elfError(err)
-	}
-	p := "/bin/" + path.Base(file)
-	files[p] = data
-	return p, nil
-}
-
-func printSimStats(w io.Writer, m *hwsim.Machine, procs []*hwsim.Process, elapsed time.Duration) {
-	var insns, user, kernel, idle, prof uint64
-	cpus := m.CPUStats()
-	for _, c := range cpus {
-		insns += c.Retired
-		user, kernel, idle, prof = user+c.User, kernel+c.Kernel, idle+c.Idle, prof+c.Profiling
-	}
-	total := float64(max(1, user+kernel+idle+prof))
-	simSec := m.Seconds(m.Now())
-	fmt.Fprintf(w, "\n--- dcpi sim stats ---\n")
-	fmt.Fprintf(w, "instructions      %d (user and vmunix)\n", insns)
-	fmt.Fprintf(w, "simulated time    %.6f s (%d cycles at %d MHz, %d CPUs)\n", simSec, m.Now(), m.Config().ClockHz/1_000_000, len(cpus))
-	fmt.Fprintf(w, "cpu time          user %.1f%%  kernel (vmunix) %.1f%%  idle %.1f%%\n",
-		100*float64(user)/total, 100*float64(kernel)/total, 100*float64(idle)/total)
-	fmt.Fprintf(w, "host time         %.3f s\n", elapsed.Seconds())
-	if elapsed > 0 {
-		fmt.Fprintf(w, "host speed        %.1f M simulated instructions/s\n", float64(insns)/elapsed.Seconds()/1e6)
-	}
-	fmt.Fprintf(w, "\n%-4s %12s %11s %11s %11s %6s %8s %8s %8s %8s %7s %7s %8s %6s %6s\n", "cpu", "instructions",
-		"user cyc", "kernel cyc", "idle cyc", "CPI", "imiss", "dmiss", "smiss", "bmiss", "itbmiss", "dtbmiss",
-		"mispred", "switch", "ticks")
-	for _, c := range cpus {
-		ev := c.Events
-		fmt.Fprintf(w, "%-4d %12d %11d %11d %11d %6s %8d %8d %8d %8d %7d %7d %8d %6d %6d\n", c.CPU, c.Retired,
-			c.User, c.Kernel, c.Idle, cpi(c.User+c.Kernel, c.Retired), ev[alpha.EvIMiss], ev[alpha.EvDMiss],
-			ev[alpha.EvSMiss], ev[alpha.EvBMiss], ev[alpha.EvITBMiss], ev[alpha.EvDTBMiss], ev[alpha.EvBranchMP],
-			c.ContextSwitches, c.Ticks)
-	}
-	fmt.Fprintf(w, "\n%-6s %-15s %12s %11s %11s %6s %8s %8s %8s %8s %7s %7s %8s %6s\n", "pid", "program", "instructions",
-		"cycles", "kernel cyc", "CPI", "imiss", "dmiss", "smiss", "bmiss", "itbmiss", "dtbmiss", "mispred", "status")
-	for _, p := range procs {
-		ev := p.Events
-		fmt.Fprintf(w, "%-6d %-15s %12d %11d %11d %6s %8d %8d %8d %8d %7d %7d %8d %6d\n", p.PID, path.Base(p.Path),
-			p.Retired, p.Cycles, p.KernelCycles, cpi(p.Cycles, p.Retired), ev[alpha.EvIMiss], ev[alpha.EvDMiss],
-			ev[alpha.EvSMiss], ev[alpha.EvBMiss], ev[alpha.EvITBMiss], ev[alpha.EvDTBMiss], ev[alpha.EvBranchMP],
-			localrun.ExitCode(p.ExitStatus()))
-	}
-	printIPCSeries(w, m.IPC(), m.Now())
-	for _, f := range m.Faults() {
-		fmt.Fprintf(w, "fault: %s\n", f)
-	}
-}
-
-// ipcColumns is at most n IPCs over time from retires per window of
-// window cycles, windows grouped evenly, the last group's cycles cut at
-// now.
-func ipcColumns(retired []uint64, window, now uint64, n int) []float64 {
-	if len(retired) == 0 || window == 0 || n < 1 {
-		return nil
-	}
-	group := (len(retired) + n - 1) / n
-	var cols []float64
-	for i := 0; i < len(retired); i += group {
-		var sum uint64
-		for _, r := range retired[i:min(i+group, len(retired))] {
-			sum += r
-		}
-		from, to := uint64(i)*window, min(uint64(i+group)*window, max(now, uint64(i)*window+1))
-		cols = append(cols, float64(sum)/float64(to-from))
-	}
-	return cols
-}
-
-// printIPCSeries prints each 21264 CPU's IPC over time, in at most 16
-// columns.
-func printIPCSeries(w io.Writer, series []hwsim.IPCSeries, now uint64) {
-	for i, s := range series {
-		cols := ipcColumns(s.Retired, s.Window, now, 16)
-		if i == 0 {
-			group := (len(s.Retired) + 15) / 16
-			fmt.Fprintf(w, "\nIPC over time (21264 core; columns of %d cycles)\n", uint64(group)*s.Window)
-		}
-		fmt.Fprintf(w, "cpu %-3d", s.CPU)
-		for _, c := range cols {
-			fmt.Fprintf(w, " %5.2f", c)
-		}
-		fmt.Fprintln(w)
-	}
-}
-
-func cpi(cycles, insns uint64) string {
-	if insns == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2f", float64(cycles)/float64(insns))
 }
 
 // programMachineConfig is the machine the configuration and flags of cmd
