@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"text/tabwriter"
 )
 
 // AccuracyPoint is one load's worst level share against the truth: of
@@ -182,4 +183,29 @@ func decade(d float64) string {
 
 func xmlEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}
+
+// WriteAccuracyText summarizes the accuracy points pts of a report whose
+// plot is in file: how many loads lie within their stated error, and the
+// median and worst error per decade of samples beside 1/sqrt(n).
+func WriteAccuracyText(w io.Writer, pts []AccuracyPoint, file string) error {
+	sum := Summarize(pts)
+	fmt.Fprintf(w, "%d loads with ground truth: %d within 2 stated standard deviations of the truth, %d within 1/sqrt(n); %d same-line followers apart (hollow); plot in %s\n",
+		sum.Points, sum.WithinTwoSD, sum.WithinSqrt, sum.SameLine, file)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "samples\tloads\tmedian error\tworst error\t1/sqrt(n)")
+	for lo := uint64(1); lo <= pts[len(pts)-1].Samples; lo *= 10 {
+		var errs []float64
+		for _, p := range pts {
+			if !p.SameLine && p.Samples >= lo && p.Samples < 10*lo {
+				errs = append(errs, p.Error)
+			}
+		}
+		if len(errs) == 0 {
+			continue
+		}
+		slices.Sort(errs)
+		fmt.Fprintf(tw, "%d-%d\t%d\t%.4f\t%.4f\t%.4f-%.4f\n", lo, 10*lo-1, len(errs), errs[len(errs)/2], errs[len(errs)-1], 1/math.Sqrt(float64(10*lo)), 1/math.Sqrt(float64(lo)))
+	}
+	return tw.Flush()
 }

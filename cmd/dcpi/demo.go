@@ -107,7 +107,7 @@ aggregator, dcpi node --nats URL (see examples/).`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			if o.values != "" {
-				if _, err := valuesConfig(o.values); err != nil {
+				if _, err := simhost.ValuesConfig(o.values); err != nil {
 					return err
 				}
 			}

@@ -8,6 +8,7 @@ import (
 
 	"dcpi/analysis/mefig"
 	"dcpi/hwsim"
+	"dcpi/simhost"
 )
 
 func newMeFigure3Command() *cobra.Command {
@@ -44,7 +45,7 @@ summary (and with --json the points) to standard output.`,
 				return err
 			}
 			if out != "" {
-				if err := writeFileWith(out, func(w io.Writer) error { return mefig.WriteFigure3SVG(w, f) }); err != nil {
+				if err := simhost.WriteFileWith(out, func(w io.Writer) error { return mefig.WriteFigure3SVG(w, f) }); err != nil {
 					return err
 				}
 			}

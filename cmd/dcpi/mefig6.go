@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis/mefig"
+	"dcpi/simhost"
 )
 
 func newMeFigure6Command() *cobra.Command {
@@ -54,7 +55,7 @@ the rates, per workload and in total, to standard output.`,
 				return err
 			}
 			if out != "" {
-				if err := writeFileWith(out, func(w io.Writer) error { return mefig.WriteFigure6SVG(w, f) }); err != nil {
+				if err := simhost.WriteFileWith(out, func(w io.Writer) error { return mefig.WriteFigure6SVG(w, f) }); err != nil {
 					return err
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis/mefig"
+	"dcpi/simhost"
 )
 
 func newMeFigure7Command() *cobra.Command {
@@ -36,7 +37,7 @@ whose ranks disagree most: latency is a poor proxy for wasted slots
 				return err
 			}
 			if out != "" {
-				if err := writeFileWith(out, func(w io.Writer) error { return mefig.WriteFigure7SVG(w, f) }); err != nil {
+				if err := simhost.WriteFileWith(out, func(w io.Writer) error { return mefig.WriteFigure7SVG(w, f) }); err != nil {
 					return err
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"dcpi/hwsim/alpha"
+	"dcpi/simhost"
 )
 
 // parseModels reads --models: CPU model names, at least one.
@@ -33,7 +34,7 @@ type figure interface {
 // text summary to w.
 func emitFigure(w io.Writer, f figure, out string, asJSON bool) error {
 	if out != "" {
-		if err := writeFileWith(out, f.WriteSVG); err != nil {
+		if err := simhost.WriteFileWith(out, f.WriteSVG); err != nil {
 			return err
 		}
 	}

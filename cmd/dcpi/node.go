@@ -155,7 +155,7 @@ func (o *nodeOptions) localConfig(cmd *cobra.Command, progs []simhost.Program) (
 	ncfg := simhost.DefaultConfig()
 	ncfg.Node.Host = cfg.Sim.Hostname
 	if cfg.Node.Values != "" {
-		if ncfg.Node.Values, err = valuesConfig(cfg.Node.Values); err != nil {
+		if ncfg.Node.Values, err = simhost.ValuesConfig(cfg.Node.Values); err != nil {
 			return hc, ncfg, err
 		}
 	}
@@ -279,7 +279,7 @@ func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []simhost.
 		if err != nil {
 			return err
 		}
-		if err := writeValueConservation(w, mods, conservation.SubtractValues(s, prior.Values), []*hwsim.Machine{m}); err != nil {
+		if err := simhost.WriteValueConservation(w, mods, conservation.SubtractValues(s, prior.Values), []*hwsim.Machine{m}); err != nil {
 			return err
 		}
 	}

@@ -49,7 +49,7 @@ func runClusterNode(cmd *cobra.Command, progs []simhost.Program, events []string
 		Labels: labels, Heartbeat: cfg.Node.Heartbeat, MaxBuffer: cfg.Node.MaxBufferedMB << 20, Retain: cfg.Node.RetainMB << 20, Events: events, Mux: mux,
 		Logger: roleLogger("node " + host + ": "), Stacks: cfg.Node.Stacks, ProfileMe: cfg.Node.ProfileMe, MePaired: cfg.Node.MePaired}
 	if cfg.Node.Values != "" {
-		if _, err := valuesConfig(cfg.Node.Values); err != nil {
+		if _, err := simhost.ValuesConfig(cfg.Node.Values); err != nil {
 			return err
 		}
 		spec.Values = cfg.Node.Values

@@ -199,7 +199,7 @@ func printCCTCounts(w io.Writer, bin, dump []byte, original, save, by string, to
 		return fmt.Errorf("--by %s: the tree's metrics are %s", by, strings.Join(p.Tree.Metrics, ", "))
 	}
 	if save != "" {
-		if err := writeFileWith(save, p.WriteSaved); err != nil {
+		if err := simhost.WriteFileWith(save, p.WriteSaved); err != nil {
 			return fmt.Errorf("save: %w", err)
 		}
 	}

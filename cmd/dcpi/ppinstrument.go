@@ -232,7 +232,7 @@ func printPathCounts(w io.Writer, bin, dump []byte, original, save string, top i
 		return err
 	}
 	if save != "" {
-		if err := writeFileWith(save, pc.Profile.Encode); err != nil {
+		if err := simhost.WriteFileWith(save, pc.Profile.Encode); err != nil {
 			return fmt.Errorf("save: %w", err)
 		}
 	}

@@ -115,7 +115,7 @@ func runPPOracle(w io.Writer, hc hwsim.Config, args []string, top int, asJSON bo
 	rep := buildPPOracleReport(o, hc.Files, args, top)
 	rep.ExitStatus = proc.ExitStatus()
 	if saveFile != "" {
-		if err := writeFileWith(saveFile, o.WriteSaved); err != nil {
+		if err := simhost.WriteFileWith(saveFile, o.WriteSaved); err != nil {
 			return fmt.Errorf("save: %w", err)
 		}
 	}

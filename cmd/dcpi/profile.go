@@ -3,6 +3,7 @@ package main
 import (
 	"dcpi/conservation"
 	"dcpi/simhost/localrun"
+	"dcpi/storage"
 	"errors"
 	"fmt"
 	"io"
@@ -233,7 +234,7 @@ func writeProfileTruths(r *localrun.Run, o profileOptions) error {
 		}
 	}
 	if o.valuesTruthFile != "" {
-		if err := writeValuesTruth(r.Machines(), o.valuesTruthFile); err != nil {
+		if err := simhost.WriteValueTruthFile(r.Machines(), o.valuesTruthFile); err != nil {
 			return err
 		}
 	}
@@ -273,7 +274,11 @@ func printProfileResults(w io.Writer, r *localrun.Run, hc hwsim.Config, progs []
 		return errors.New("conservation does not balance: samples were lost without a drop counter")
 	}
 	if o.values != "" {
-		return printValueConservation(w, r.DB(), r.Machines())
+		mods, s, err := r.DB().ValueTotals(storage.ValueQuery{})
+		if err != nil {
+			return err
+		}
+		return simhost.WriteValueConservation(w, mods, s, r.Machines())
 	}
 	return nil
 }
@@ -281,7 +286,7 @@ func printProfileResults(w io.Writer, r *localrun.Run, hc hwsim.Config, progs []
 // writeTruth writes the ground truth of machines, summed per image and
 // instruction, to file.
 func writeTruth(machines []*hwsim.Machine, file string) error {
-	err := writeFileWith(file, func(w io.Writer) error { return hwsim.WriteGroundTruthOf(w, machines...) })
+	err := simhost.WriteFileWith(file, func(w io.Writer) error { return hwsim.WriteGroundTruthOf(w, machines...) })
 	if err != nil {
 		return fmt.Errorf("--truth %s: %w", file, err)
 	}
