@@ -4,6 +4,7 @@ import (
 	"context"
 	"dcpi/cluster"
 	"dcpi/conservation"
+	"dcpi/coordinator"
 	"dcpi/internal/progress"
 	"errors"
 	"fmt"
@@ -289,7 +290,11 @@ func printDemoResults(ctx context.Context, w io.Writer, cl *cluster.Cluster, o d
 	if err := analysis.WriteText(w, table); err != nil {
 		return false, err
 	}
-	if err := printEpochs(ctx, w, cl.Coordinator()); err != nil {
+	eps, err := cl.Coordinator().Epochs(ctx)
+	if err == nil {
+		err = coordinator.WriteEpochs(w, eps)
+	}
+	if err != nil {
 		return false, err
 	}
 	if cl.Continued() {

@@ -4,16 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"slices"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"dcpi/coordinator"
-	"dcpi/storage"
 	"dcpi/transport/auth"
 )
 
@@ -80,76 +75,7 @@ func localEpochInfo(dir string) ([]coordinator.EpochInfo, error) {
 		return nil, err
 	}
 	defer db.Close()
-	return dbEpochInfo(db)
-}
-
-// dbEpochInfo reads a database's epochs and their acknowledgements.
-func dbEpochInfo(db *storage.DB) ([]coordinator.EpochInfo, error) {
-	es, err := db.Epochs()
-	if err != nil {
-		return nil, err
-	}
-	eps := make([]coordinator.EpochInfo, 0, len(es))
-	for _, e := range es {
-		acks, err := db.EpochAcks(e.Number)
-		if err != nil {
-			return nil, err
-		}
-		eps = append(eps, coordinator.EpochInfo{Epoch: e, Acks: acks})
-	}
-	return eps, nil
-}
-
-// printEpochs writes the cluster's epoch table.
-func printEpochs(ctx context.Context, w io.Writer, c *coordinator.Client) error {
-	eps, err := c.Epochs(ctx)
-	if err != nil {
-		return err
-	}
-	return writeEpochs(w, eps)
-}
-
-// ackedBy lists the hosts that acknowledged an epoch, sorted, a late
-// acknowledgement marked "(late)".
-func ackedBy(acks []storage.EpochAck) []string {
-	var out []string
-	for _, a := range acks {
-		s := a.Host
-		if a.Late {
-			s += " (late)"
-		}
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// writeEpochs writes an epoch table.
-func writeEpochs(w io.Writer, eps []coordinator.EpochInfo) error {
-	fmt.Fprintf(w, "\nEpochs:\n")
-	if len(eps) == 0 {
-		_, err := fmt.Fprintln(w, "none recorded")
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "epoch\tstate\tstart\tend\tacknowledged by\twaiting for")
-	for _, e := range eps {
-		acks := ackedBy(e.Acks)
-		end := "-"
-		if !e.End.IsZero() {
-			end = e.End.Format("15:04:05.000")
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", e.Number, e.State, e.Start.Format("15:04:05.000"), end,
-			orDash(strings.Join(acks, " ")), orDash(strings.Join(e.Waiting, " ")))
-	}
-	return tw.Flush()
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
+	return coordinator.LocalEpochs(db)
 }
 
 // newEpochListCommand is dcpi epoch list; client connects to the cluster
@@ -197,7 +123,7 @@ empty there.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(eps)
 			}
-			return writeEpochs(cmd.OutOrStdout(), eps)
+			return coordinator.WriteEpochs(cmd.OutOrStdout(), eps)
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")

@@ -249,7 +249,7 @@ func localOpened(db *storage.DB) *openedSource {
 			}
 			return errNoLabels
 		},
-		epochInfo: func() ([]coordinator.EpochInfo, error) { return dbEpochInfo(db) },
+		epochInfo: func() ([]coordinator.EpochInfo, error) { return coordinator.LocalEpochs(db) },
 		nodeInfo: func() ([]coordinator.NodeInfo, error) {
 			nodes, err := db.Nodes()
 			infos := make([]coordinator.NodeInfo, len(nodes))

@@ -208,7 +208,7 @@ func (b *webBackend) Epochs() ([]web.Epoch, error) {
 	}
 	eps := make([]web.Epoch, len(infos))
 	for i, e := range infos {
-		eps[i] = web.Epoch{Number: e.Number, State: e.State.String(), Start: e.Start, End: e.End, Acked: ackedBy(e.Acks), Waiting: e.Waiting}
+		eps[i] = web.Epoch{Number: e.Number, State: e.State.String(), Start: e.Start, End: e.End, Acked: e.AckedBy(), Waiting: e.Waiting}
 	}
 	return eps, nil
 }

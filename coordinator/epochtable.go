@@ -1,0 +1,75 @@
+package coordinator
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"dcpi/storage"
+)
+
+// LocalEpochs reads a database's epochs and their acknowledgements, as
+// the leader's Epochs query gives them but with no liveness ("waiting
+// for" is empty): for a stopped replica's data directory or a local
+// profile database.
+func LocalEpochs(db *storage.DB) ([]EpochInfo, error) {
+	es, err := db.Epochs()
+	if err != nil {
+		return nil, err
+	}
+	eps := make([]EpochInfo, 0, len(es))
+	for _, e := range es {
+		acks, err := db.EpochAcks(e.Number)
+		if err != nil {
+			return nil, err
+		}
+		eps = append(eps, EpochInfo{Epoch: e, Acks: acks})
+	}
+	return eps, nil
+}
+
+// AckedBy lists the hosts that acknowledged the epoch, sorted, a late
+// acknowledgement marked "(late)".
+func (e EpochInfo) AckedBy() []string {
+	var out []string
+	for _, a := range e.Acks {
+		s := a.Host
+		if a.Late {
+			s += " (late)"
+		}
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// WriteEpochs writes an epoch table (dcpi epoch list): each epoch's
+// state, time span, the hosts that acknowledged its cut and those the
+// leader still waits for.
+func WriteEpochs(w io.Writer, eps []EpochInfo) error {
+	fmt.Fprintf(w, "\nEpochs:\n")
+	if len(eps) == 0 {
+		_, err := fmt.Fprintln(w, "none recorded")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "epoch\tstate\tstart\tend\tacknowledged by\twaiting for")
+	for _, e := range eps {
+		end := "-"
+		if !e.End.IsZero() {
+			end = e.End.Format("15:04:05.000")
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", e.Number, e.State, e.Start.Format("15:04:05.000"), end,
+			orDash(strings.Join(e.AckedBy(), " ")), orDash(strings.Join(e.Waiting, " ")))
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
