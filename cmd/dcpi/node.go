@@ -1,19 +1,11 @@
 package main
 
 import (
-	"dcpi/cluster"
-	"dcpi/conservation"
-	"dcpi/internal/progress"
 	"dcpi/simhost/localrun"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"runtime"
 	"strings"
-	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -21,7 +13,6 @@ import (
 	"dcpi/hwsim"
 	"dcpi/node"
 	"dcpi/simhost"
-	"dcpi/storage"
 	"dcpi/wire"
 	"dcpi/workloads"
 )
@@ -80,7 +71,8 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 			if err != nil {
 				return err
 			}
-			return runNode(cmd.OutOrStdout(), hc, ncfg, progs, o.seconds, o.keep, o.dbDir, o.stats, tel)
+			return localrun.RunNode(localrun.NodeConfig{Machine: hc, Node: ncfg, Programs: progs, Seconds: o.seconds, Keep: o.keep,
+				DB: o.dbDir, Stats: o.stats, Register: tel.Register, Ready: tel.Ready, Out: cmd.OutOrStdout()})
 		},
 	}
 	o.register(cmd.Flags())
@@ -207,133 +199,6 @@ func nodePrograms(mix string, names, args []string) ([]simhost.Program, error) {
 		return nil, fmt.Errorf("no mix %q (mixes: %s)", mix, strings.Join(workloads.MixNames(), ", "))
 	}
 	return simhost.EmbeddedPrograms(progs)
-}
-
-func runNode(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []simhost.Program, seconds float64, keep bool, dbDir string, stats bool, tel *cluster.Telemetry) error {
-	if keep && seconds <= 0 {
-		return fmt.Errorf("--keep-running needs --seconds: the programs would run forever")
-	}
-	m, err := hwsim.New(hc)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dbDir, 0o755); err != nil {
-		return err
-	}
-	db, err := storage.Open(dbDir, storage.Options{NoSync: true})
-	if err != nil {
-		return explainOpenError(err, "--db", dbDir)
-	}
-	defer db.Close()
-	sink := simhost.LocalSink{DB: db}
-	prior, err := localrun.ContinueHost(db, &ncfg, hc.CPUs)
-	if err != nil {
-		return err
-	}
-	sh, err := simhost.New(m, ncfg, sink)
-	if err != nil {
-		return err
-	}
-	if err := tel.Register(prometheus.Labels{"host": ncfg.Node.Host}, sh.Collector(), sh.Node().Collector(),
-		storage.NewCollector(func(fn func(*storage.DB) error) error { return fn(db) })); err != nil {
-		return err
-	}
-	tel.Ready.Add("database", db.Usable)
-	for _, p := range progs {
-		if keep {
-			err = sh.KeepRunning(p.Path, p.Argv)
-		} else {
-			_, err = m.Spawn(p.Path, p.Argv, nil)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	var before runtime.MemStats
-	runtime.ReadMemStats(&before)
-	start := time.Now()
-	limit := uint64(0)
-	if seconds > 0 {
-		limit = uint64(seconds * float64(hc.ClockHz))
-	}
-	if err := progress.New(w, start).WhileRunning(func() error { return sh.Run(limit) },
-		func() string { return progress.SimulatedStatus(sh.SimCycles(), hc.ClockHz, seconds) }); err != nil {
-		return err
-	}
-	elapsed := time.Since(start)
-	if stats {
-		printNodeStats(w, sh, elapsed)
-	}
-	now, err := localrun.Totals(db, storage.Query{})
-	if err != nil {
-		return err
-	}
-	lines, balanced := conservation.Lines(sh.Generated(), sh.Generated(), now.Since(prior.Totals),
-		conservation.Views{Stacks: ncfg.Node.Driver.Stacks.Entries > 0, ProfileMe: ncfg.Node.Driver.Me.Entries > 0, MeTagged: sh.MeTagged()})
-	fmt.Fprintf(w, "\n%s\n", strings.Join(lines, "\n"))
-	if !balanced {
-		return errors.New("conservation does not balance: samples were lost without a drop counter")
-	}
-	if ncfg.Node.Values.Module != "" {
-		mods, s, err := db.ValueTotals(storage.ValueQuery{})
-		if err != nil {
-			return err
-		}
-		if err := simhost.WriteValueConservation(w, mods, conservation.SubtractValues(s, prior.Values), []*hwsim.Machine{m}); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintf(w, "profiles written to %s\n", dbDir)
-	return nil
-}
-
-func printNodeStats(w io.Writer, sh *simhost.Host, elapsed time.Duration) {
-	m, n := sh.Machine(), sh.Node()
-	ds, drivers := n.Stats()
-	delivered := sh.Generated()
-	var tot node.DriverStats
-	for _, d := range drivers {
-		tot.Add(d)
-	}
-	div := func(a, b uint64) float64 {
-		if b == 0 {
-			return 0
-		}
-		return float64(a) / float64(b)
-	}
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	fmt.Fprintf(w, "--- dcpi node stats (cf. Table 4) ---\n")
-	fmt.Fprintf(w, "simulated time          %.3f s on %d CPUs (%d program restarts)\n", m.Seconds(sh.SimCycles()), len(drivers), sh.Restarts())
-	fmt.Fprintf(w, "samples                 %d delivered, %d published, %d dropped, %d unknown (%.3f%%)\n",
-		delivered, ds.Samples, tot.Dropped, ds.Unknown, 100*div(ds.Unknown, ds.Samples))
-	fmt.Fprintf(w, "hash table miss rate    %.1f%% (%d misses, %d evictions)\n", 100*div(tot.Misses, tot.Samples), tot.Misses, tot.Evictions)
-	fmt.Fprintf(w, "aggregation factor      %.1f samples per entry leaving the driver\n", div(ds.Samples, ds.Entries))
-	fmt.Fprintf(w, "handler cost            %.0f cycles/sample avg (hit %.0f, miss %.0f), modelled\n",
-		div(tot.CyclesHit+tot.CyclesMiss, tot.Hits+tot.Misses), div(tot.CyclesHit, tot.Hits), div(tot.CyclesMiss, tot.Misses))
-	ht := n.HandlerTiming()
-	net := func(v float64) float64 { return max(v-ht.MedianClockNanos, 0) }
-	fmt.Fprintf(w, "handler host time       %.0f ns/sample hit, %.0f ns/sample miss, in the run's cold caches (medians of %d of %d samples, net of the %.0f ns an empty timed interval takes there)\n",
-		net(ht.MedianHitNanos), net(ht.MedianMissNano), ht.Hits+ht.Misses, tot.Samples, ht.MedianClockNanos)
-	if tot.StackSamples > 0 {
-		fmt.Fprintf(w, "call stacks             %d samples, %d dropped, %.1f%% stack table hits, %.1f frames/sample, %.1f%% truncated, %.2f heuristic frames/sample\n",
-			tot.StackSamples, tot.StackDropped, 100*div(tot.StackHits, tot.StackSamples), div(tot.StackFrames, tot.StackSamples),
-			100*div(tot.StackTruncated, tot.StackSamples), div(tot.StackHeuristic, tot.StackSamples))
-		fmt.Fprintf(w, "stack cost              %.0f cycles/sample more, modelled (%.1f memory reads/sample); %.0f host ns/sample (median of %d)\n",
-			div(tot.CyclesStack, tot.StackSamples), div(tot.StackReads, tot.StackSamples), net(ht.MedianStackNanos), ht.Stacks)
-	}
-	fmt.Fprintf(w, "daemon                  %d batches, %d full drains, %d buffer drains, %d images\n",
-		ds.Batches, ds.FullDrains, ds.BufferDrains, ds.Images)
-	fmt.Fprintf(w, "daemon cost             %.0f host ns/sample (attribution and publishing, Pebble included)\n",
-		div(ds.HostNanos, ds.Samples))
-	fmt.Fprintf(w, "memory                  driver %d KB per CPU; daemon %.1f KB (image maps, attribution, drain buffer), estimated\n",
-		n.DriverMemoryBytes()>>10, float64(n.DaemonMemoryBytes())/1024)
-	fmt.Fprintf(w, "host time               %.2f s; Go heap in use %.1f MB (the simulated machine included)\n", elapsed.Seconds(), float64(ms.HeapInuse)/(1<<20))
-	fmt.Fprintf(w, "\nby image (a miss is an entry leaving the driver: table evictions, flushed entries, direct writes)\n")
-	fmt.Fprintf(w, "%10s %9s %9s %10s  %s\n", "samples", "entries", "miss rate", "samp/entry", "image")
-	for _, f := range n.ImageFigures() {
-		fmt.Fprintf(w, "%10d %9d %8.1f%% %10.1f  %s\n", f.Samples, f.Entries, 100*div(f.Entries, f.Samples), div(f.Samples, f.Entries), f.Path)
-	}
 }
 
 // checkStacks refuses --stacks while this build cannot encode the batches

@@ -4,7 +4,6 @@ import (
 	"dcpi/conservation"
 	"dcpi/simhost/localrun"
 	"dcpi/storage"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -196,7 +195,7 @@ func runProfile(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []simho
 		}
 		fmt.Fprintf(w, "note: %s%s was still running at %s (%.3f simulated s); stopped it there\n", u.Program.Given, on, why, u.SimSeconds)
 	}
-	if err := writeProfileTruths(r, o); err != nil {
+	if err := r.WriteTruths(o.truthFile, o.valuesTruthFile); err != nil {
 		return err
 	}
 	if err := printProfileResults(w, r, hc, progs, o); err != nil {
@@ -225,22 +224,6 @@ func runProfile(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []simho
 	return nil
 }
 
-// writeProfileTruths writes the ground truth files --truth and
-// --values-truth ask for.
-func writeProfileTruths(r *localrun.Run, o profileOptions) error {
-	if o.truthFile != "" {
-		if err := writeTruth(r.Machines(), o.truthFile); err != nil {
-			return err
-		}
-	}
-	if o.valuesTruthFile != "" {
-		if err := simhost.WriteValueTruthFile(r.Machines(), o.valuesTruthFile); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // printProfileResults prints --stats, the profile table and the
 // conservation lines, and fails if they do not balance.
 func printProfileResults(w io.Writer, r *localrun.Run, hc hwsim.Config, progs []simhost.Program, o profileOptions) error {
@@ -250,7 +233,7 @@ func printProfileResults(w io.Writer, r *localrun.Run, hc hwsim.Config, progs []
 			if len(hosts) > 1 {
 				fmt.Fprintf(w, "\n%s:\n", h.Machine.Config().Hostname)
 			}
-			printNodeStats(w, h.Sim, r.Elapsed)
+			localrun.WriteNodeStats(w, h.Sim, r.Elapsed)
 		}
 	}
 	table, err := analysis.Prof(analysis.NewSymbolizer(r.DB()), analysis.ProfQuery{Limit: o.limit})
@@ -271,7 +254,7 @@ func printProfileResults(w io.Writer, r *localrun.Run, hc hwsim.Config, progs []
 	}
 	fmt.Fprintf(w, "\n%s\n", strings.Join(lines, "\n"))
 	if !balanced {
-		return errors.New("conservation does not balance: samples were lost without a drop counter")
+		return localrun.ErrUnbalanced
 	}
 	if o.values != "" {
 		mods, s, err := r.DB().ValueTotals(storage.ValueQuery{})
@@ -279,16 +262,6 @@ func printProfileResults(w io.Writer, r *localrun.Run, hc hwsim.Config, progs []
 			return err
 		}
 		return simhost.WriteValueConservation(w, mods, s, r.Machines())
-	}
-	return nil
-}
-
-// writeTruth writes the ground truth of machines, summed per image and
-// instruction, to file.
-func writeTruth(machines []*hwsim.Machine, file string) error {
-	err := simhost.WriteFileWith(file, func(w io.Writer) error { return hwsim.WriteGroundTruthOf(w, machines...) })
-	if err != nil {
-		return fmt.Errorf("--truth %s: %w", file, err)
 	}
 	return nil
 }

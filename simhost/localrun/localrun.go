@@ -349,3 +349,19 @@ func ContinueHost(db *storage.DB, ncfg *simhost.Config, cpus int) (Baseline, err
 	b.Totals, err = Totals(db, storage.Query{})
 	return b, err
 }
+
+// WriteTruths writes the ground truth files a run asks for, each summed
+// over the hosts per image and instruction: the per-instruction truth
+// (--truth) and value sampling's (--values-truth); "" skips one.
+func (r *Run) WriteTruths(truthFile, valuesTruthFile string) error {
+	if truthFile != "" {
+		err := simhost.WriteFileWith(truthFile, func(w io.Writer) error { return hwsim.WriteGroundTruthOf(w, r.Machines()...) })
+		if err != nil {
+			return fmt.Errorf("--truth %s: %w", truthFile, err)
+		}
+	}
+	if valuesTruthFile != "" {
+		return simhost.WriteValueTruthFile(r.Machines(), valuesTruthFile)
+	}
+	return nil
+}
