@@ -4,7 +4,6 @@ import (
 	"dcpi/config"
 	"dcpi/loadgen"
 	"dcpi/loadgen/fleet"
-	"dcpi/wire"
 	"errors"
 	"fmt"
 	"os"
@@ -67,17 +66,8 @@ three times, and prints each run and the largest sustained count.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", o.Recording, err)
 			}
-			if o.Hosts < 1 || o.Hosts > 100_000 || o.Seconds <= 0 || o.Conns < 1 || o.Aggregators < 1 || o.BufferKB < 1 || o.Heartbeat <= 0 {
-				return fmt.Errorf("want --hosts 1-100000, --seconds > 0, --conns >= 1, --aggregators >= 1, --buffer-kb >= 1, --heartbeat > 0")
-			}
-			if o.CutEvery < 0 || (o.CutEvery > 0 && !o.HostKeys) {
-				return errors.New("--cut-every: want >= 0, and --host-keys (only agents that heartbeat follow epochs)")
-			}
-			if err := wire.CheckHost(o.Prefix + "0"); err != nil {
-				return fmt.Errorf("--prefix %q: %w", o.Prefix, err)
-			}
-			if len(o.NATSURLs) > 0 && o.FindKnee {
-				return errors.New("--find-knee starts a fresh cluster for each run: not with --nats")
+			if err := o.Check(); err != nil {
+				return err
 			}
 			o.NATS = natsConfig(cmd, o.NATSURLs)
 			if len(o.NATSURLs) > 0 {
@@ -96,10 +86,7 @@ three times, and prints each run and the largest sustained count.`,
 				o.Dir = d
 			}
 			w := cmd.OutOrStdout()
-			h := rec.Header
-			secs := float64(h.Cycles) / float64(h.ClockHz)
-			fmt.Fprintf(w, "loadgen: recording %s: %s, %d CPUs, %g s, %.0f samples/s per CPU, drain every %g s, publish window %g s\n", o.Recording, h.Host, h.CPUs, secs,
-				float64(h.Generated)/secs/float64(h.CPUs), float64(h.FlushEvery)/float64(h.ClockHz), float64(h.PublishEvery)/float64(h.ClockHz))
+			fleet.WriteRecordingLine(w, o.Recording, rec)
 			if !o.FindKnee {
 				r, err := fleet.RunStep(cmd.Context(), rec, o, o.Hosts, o.Dir)
 				if err != nil {

@@ -20,6 +20,7 @@ import (
 	"dcpi/transport"
 	"dcpi/transport/auth"
 	"dcpi/wire"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -395,4 +396,31 @@ polling:
 		}
 	}
 	return res, nil
+}
+
+// Check refuses options out of range, or that contradict each other,
+// before any load.
+func (o Options) Check() error {
+	if o.Hosts < 1 || o.Hosts > 100_000 || o.Seconds <= 0 || o.Conns < 1 || o.Aggregators < 1 || o.BufferKB < 1 || o.Heartbeat <= 0 {
+		return fmt.Errorf("want --hosts 1-100000, --seconds > 0, --conns >= 1, --aggregators >= 1, --buffer-kb >= 1, --heartbeat > 0")
+	}
+	if o.CutEvery < 0 || (o.CutEvery > 0 && !o.HostKeys) {
+		return errors.New("--cut-every: want >= 0, and --host-keys (only agents that heartbeat follow epochs)")
+	}
+	if err := wire.CheckHost(o.Prefix + "0"); err != nil {
+		return fmt.Errorf("--prefix %q: %w", o.Prefix, err)
+	}
+	if len(o.NATSURLs) > 0 && o.FindKnee {
+		return errors.New("--find-knee starts a fresh cluster for each run: not with --nats")
+	}
+	return nil
+}
+
+// WriteRecordingLine describes the recording a run replays: its host,
+// length and rates.
+func WriteRecordingLine(w io.Writer, file string, rec *loadgen.Recording) {
+	h := rec.Header
+	secs := float64(h.Cycles) / float64(h.ClockHz)
+	fmt.Fprintf(w, "loadgen: recording %s: %s, %d CPUs, %g s, %.0f samples/s per CPU, drain every %g s, publish window %g s\n", file, h.Host, h.CPUs, secs,
+		float64(h.Generated)/secs/float64(h.CPUs), float64(h.FlushEvery)/float64(h.ClockHz), float64(h.PublishEvery)/float64(h.ClockHz))
 }
