@@ -12,9 +12,11 @@ BENCH ?= .
 PKG   ?= ./...
 COUNT ?= 6
 
-.PHONY: ci test race fuzz-short fuzz-long lint tidy-check vulncheck docs-check bench bench-vs calc-accuracy flamegraph
+.PHONY: ci test race fuzz-short fuzz-long lint tidy-check vulncheck docs-tool docs-check bench bench-vs calc-accuracy flamegraph
 
-ci: test race fuzz-short lint tidy-check docs-check
+# The docs' command tests (TestDocsCommands ...) run within test; ci adds
+# only the docs tool, not a second run of them.
+ci: test race fuzz-short lint tidy-check docs-tool
 
 test:
 	$(GO) vet ./...
@@ -52,10 +54,12 @@ tidy-check:
 vulncheck:
 	./internal/tools/vulncheck.sh
 
+docs-tool:
+	$(GO) run ./internal/tools/docscheck
+
 # Package docs and README's tables, then every documented dcpi command run
 # or parsed against the binary, and every command's help complete.
-docs-check:
-	$(GO) run ./internal/tools/docscheck
+docs-check: docs-tool
 	$(GO) test -run 'TestDocsCommands|TestExtractCommands|TestEveryCommandIsDocumented' ./cmd/dcpi
 
 # Benchmarks summarized by benchstat (mean ± spread over COUNT runs).
