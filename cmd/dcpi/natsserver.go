@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dcpi/internal/datadir"
+	"dcpi/cluster"
 	"dcpi/transport"
 	"dcpi/transport/auth"
 )
@@ -41,33 +41,20 @@ port).`,
   dcpi coordinator --nats nats://127.0.0.1:4222 --id c1 ...`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dir == "" {
-				return errors.New("--dir: the JetStream store directory is required")
-			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			logf := stderrLog("nats-server: ")
-			release, err := datadir.Lock(dir, "--dir", "dcpi nats-server")
-			if err != nil {
-				return err
-			}
-			defer release()
 			tel, err := startRoleTelemetry(cmd, logf)
 			if err != nil {
 				return err
 			}
 			defer tel.Close()
-			srv, err := auth.StartServer(transport.ServerConfig{Dir: dir, Host: host, Port: port, Name: "dcpi-nats", Logf: logf,
-				SyncAlways: syncAlways, SyncInterval: syncInterval})
+			srv, err := cluster.StartNATSServer(transport.ServerConfig{Dir: dir, Host: host, Port: port, Name: "dcpi-nats", Logf: logf,
+				SyncAlways: syncAlways, SyncInterval: syncInterval}, tel)
 			if err != nil {
 				return err
 			}
-			if err := tel.Register(nil, srv.Collector()); err != nil {
-				srv.Shutdown()
-				return err
-			}
-			tel.Ready.Add("nats server", srv.Ready)
-			logf("serving at %s, JetStream in %s, credentials in %s%s", srv.ClientURL(), dir, srv.Store.Dir(), tlsNote(srv))
+			logf("serving at %s, JetStream in %s, credentials in %s%s", srv.ClientURL(), dir, srv.Store.Dir(), srv.TLSNote())
 			logf("to add a host: dcpi nats-server add-host NAME --dir %s (then give the host the file it prints)", dir)
 			fmt.Fprintln(cmd.OutOrStdout(), srv.ClientURL())
 			<-ctx.Done()
@@ -85,13 +72,6 @@ port).`,
 	addMetricsFlag(f, "")
 	cmd.AddCommand(newAddHostCommand(), newRevokeHostCommand())
 	return cmd
-}
-
-func tlsNote(srv *auth.Server) string {
-	if srv.TLS {
-		return "; TLS required, CA " + srv.Store.CAFile()
-	}
-	return "; loopback only, no TLS"
 }
 
 func newAddHostCommand() *cobra.Command {
