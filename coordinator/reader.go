@@ -110,3 +110,13 @@ func (r *Reader) Epochs(ctx context.Context) ([]EpochInfo, error) {
 	}
 	return es, nil
 }
+
+// PathImages lists every image with path data, from any replica.
+func (r *Reader) PathImages(ctx context.Context) ([]storage.PathImage, error) {
+	return r.Client.PathImages(ctx)
+}
+
+// PathProfile is storage.DB.PathProfile, from any replica.
+func (r *Reader) PathProfile(ctx context.Context, src wire.PathSource, image wire.ImageKey, hosts []string) (*wire.PathProfile, error) {
+	return r.Client.PathProfile(ctx, src, image, hosts)
+}

@@ -18,7 +18,7 @@ type Resolver func(path string) (code *cfg.Code, imageID string, err error)
 // The CCT's metrics, in this order.
 const (
 	MetricCalls        = "calls"
-	MetricInstructions = "instructions"
+	MetricInstructions = paths.MetricInstructions
 	MetricCycles       = "cycles"
 	MetricIMiss        = "imiss" // I-cache misses (hwsim's PMU totals)
 	MetricDMiss        = "dmiss" // D-cache load misses

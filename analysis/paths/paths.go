@@ -26,6 +26,11 @@ import (
 	"dcpi/analysis/cfg"
 )
 
+// MetricInstructions names the metric of a path's instructions executed
+// (the oracle's and the instrumented runs' profiles carry it); reports
+// rank paths by it where a profile has it.
+const MetricInstructions = "instructions"
+
 // ActionKind says what an instrumenter does on an edge.
 type ActionKind uint8
 
@@ -529,4 +534,13 @@ func (n *Numbering) StartAfterBackedge(w int) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// ProcName names a procedure for a report: its symbol, else its entry
+// address.
+func ProcName(name string, entry uint64) string {
+	if name != "" {
+		return name
+	}
+	return fmt.Sprintf("%#x", entry)
 }

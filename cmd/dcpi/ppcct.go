@@ -75,7 +75,7 @@ func buildPPCCTReport(p *instrument.CCTProfile, original []byte, top int) (*ppCC
 	}
 	rep := &ppCCTReport{Source: ppCCTLabel, ID: m.ImageID(), Records: p.Records, HeapBytes: p.HeapBytes, Chunks: p.Chunks,
 		Special: p.Special, Unreached: p.Unreached, Skipped: len(m.Skipped), tree: p.Tree}
-	rep.name = func(a uint64) string { return procName(names[a], a) }
+	rep.name = func(a uint64) string { return paths.ProcName(names[a], a) }
 	layout := cct.Layout{CallSites: func(proc uint64) int {
 		if k, ok := sites[proc]; ok {
 			return k

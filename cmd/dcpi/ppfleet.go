@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -333,13 +332,6 @@ func uploadPPFile(w io.Writer, file, host string, send func(*wire.PathUpload) (s
 	return nil
 }
 
-// ppFleetSource is where pp fleet reads merged path profiles.
-type ppFleetSource struct {
-	images  func() ([]storage.PathImage, error)
-	profile func(src wire.PathSource, image wire.ImageKey, hosts []string) (*wire.PathProfile, error)
-	close   func()
-}
-
 func newPPFleetCommand() *cobra.Command {
 	var (
 		natsURLs []string
@@ -382,22 +374,16 @@ stored apart from instrumented profiles and printed under its own label;
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var srcs []wire.PathSource
-			if source == "all" {
-				srcs = []wire.PathSource{wire.SourceInstrumented, wire.SourceOracle}
-			} else {
-				s, err := wire.ParsePathSource(source)
-				if err != nil {
-					return fmt.Errorf("--source: want instrumented, oracle or all, not %q", source)
-				}
-				srcs = []wire.PathSource{s}
-			}
-			fs, hostSel, err := openPPFleet(cmd, natsURLs, dbDir, hosts, labels)
+			srcs, err := fleetpaths.ParseSources(source)
 			if err != nil {
 				return err
 			}
-			defer fs.close()
-			return printPPFleet(cmd.OutOrStdout(), fs, srcs, image, hostSel, top)
+			r, hostSel, done, err := openPPFleet(cmd, natsURLs, dbDir, hosts, labels)
+			if err != nil {
+				return err
+			}
+			defer done()
+			return fleetpaths.WriteMerged(cmd.Context(), cmd.OutOrStdout(), r, fleetpaths.Options{Sources: srcs, Image: image, Hosts: hostSel, Top: top})
 		},
 	}
 	cmd.Flags().StringSliceVar(&natsURLs, "nats", nil, "query the cluster through this NATS server instead of a local --db")
@@ -410,216 +396,25 @@ stored apart from instrumented profiles and printed under its own label;
 	return cmd
 }
 
-func openPPFleet(cmd *cobra.Command, natsURLs []string, dbDir string, hosts []string, labels map[string]string) (*ppFleetSource, []string, error) {
+func openPPFleet(cmd *cobra.Command, natsURLs []string, dbDir string, hosts []string, labels map[string]string) (fleetpaths.Reader, []string, func(), error) {
 	q := storage.Query{Hosts: hosts}
 	if len(natsURLs) > 0 {
 		ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
+		defer cancel()
 		nc, err := connectTool(natsConfig(cmd, natsURLs), auth.Query, "dcpi-pp-fleet")
 		if err != nil {
-			cancel()
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		c := coordinator.NewClient(nc)
-		fs := &ppFleetSource{
-			images: func() ([]storage.PathImage, error) { return c.PathImages(ctx) },
-			profile: func(src wire.PathSource, image wire.ImageKey, hosts []string) (*wire.PathProfile, error) {
-				return c.PathProfile(ctx, src, image, hosts)
-			},
-			close: func() { nc.Close(); cancel() },
-		}
 		if err := selectLabels(ctx, c, labels, &q); err != nil {
-			fs.close()
-			return nil, nil, err
+			nc.Close()
+			return nil, nil, nil, err
 		}
-		return fs, q.Hosts, nil
+		return coordinator.NewReader(c, false), q.Hosts, nc.Close, nil
 	}
 	db, err := openLocalDB(dbDir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return &ppFleetSource{
-		images: func() ([]storage.PathImage, error) { return db.PathImages(0) },
-		profile: func(src wire.PathSource, image wire.ImageKey, hosts []string) (*wire.PathProfile, error) {
-			return db.PathProfile(src, image, hosts)
-		},
-		close: func() { db.Close() },
-	}, q.Hosts, nil
-}
-
-// ppFleetLabel heads each merged profile: what its figures are.
-func ppFleetLabel(src wire.PathSource) string {
-	if src == wire.SourceOracle {
-		return "hwsim ground truth (dcpi pp oracle), merged over hosts: not an instrumented profile"
-	}
-	return "instrumented path profile, merged over hosts"
-}
-
-func matchImage(sel string, im storage.PathImage) bool {
-	return sel == "" || sel == im.Image.String() || sel == im.ImagePath || sel == filepath.Base(im.ImagePath)
-}
-
-func printPPFleet(w io.Writer, fs *ppFleetSource, srcs []wire.PathSource, image string, hosts []string, top int) error {
-	ims, err := fs.images()
-	if err != nil {
-		return err
-	}
-	var b strings.Builder
-	shown := 0
-	for _, im := range ims {
-		if !slices.Contains(srcs, im.Source) || !matchImage(image, im) {
-			continue
-		}
-		p, err := fs.profile(im.Source, im.Image, hosts)
-		if errors.Is(err, storage.ErrNotFound) {
-			continue // none of the selected hosts uploaded it
-		}
-		if err != nil {
-			return err
-		}
-		prof, tree, err := fleetpaths.FromWire(im.Source, im.Image, p)
-		if err != nil {
-			return err
-		}
-		uploaders := im.Hosts
-		if hosts != nil {
-			uploaders = slices.DeleteFunc(slices.Clone(im.Hosts), func(h string) bool { return !slices.Contains(hosts, h) })
-		}
-		if shown > 0 {
-			b.WriteString("\n")
-		}
-		shown++
-		fmt.Fprintf(&b, "# %s\nimage %s (%s), source %s (%s), hosts %s\n", ppFleetLabel(im.Source), cmp.Or(im.ImagePath, "?"), im.Image, im.Source, prof.Source, strings.Join(uploaders, ", "))
-		renderFleetPaths(&b, prof, top)
-		if tree != nil {
-			renderFleetTree(&b, tree, prof, top)
-		}
-	}
-	if shown == 0 {
-		var have []string
-		for _, im := range ims {
-			have = append(have, fmt.Sprintf("%s %s (hosts %s)", im.Source, cmp.Or(im.ImagePath, im.Image.String()), strings.Join(im.Hosts, ", ")))
-		}
-		if len(have) == 0 {
-			return errors.New("no path profiles uploaded (dcpi pp upload)")
-		}
-		return fmt.Errorf("no path profile matches; uploaded: %s", strings.Join(have, "; "))
-	}
-	_, err = io.WriteString(w, b.String())
-	return err
-}
-
-// renderFleetPaths prints the hot paths and the paths per procedure of a
-// one-image profile.
-func renderFleetPaths(b *strings.Builder, p *paths.Profile, top int) {
-	ins := slices.Index(p.Metrics, oracle.MetricInstructions)
-	weight := func(pc paths.PathCount) uint64 {
-		if ins >= 0 {
-			return pc.Metrics[ins]
-		}
-		return pc.Count
-	}
-	type hot struct {
-		proc *paths.ProcProfile
-		pc   paths.PathCount
-	}
-	var hots []hot
-	var total uint64
-	procs := p.Images[0].Procs
-	for i := range procs {
-		for _, pc := range procs[i].Paths {
-			hots = append(hots, hot{&procs[i], pc})
-			total += weight(pc)
-		}
-	}
-	slices.SortStableFunc(hots, func(x, y hot) int {
-		return cmp.Or(cmp.Compare(weight(y.pc), weight(x.pc)), cmp.Compare(x.proc.Entry, y.proc.Entry), cmp.Compare(x.pc.ID, y.pc.ID))
-	})
-	by := "count"
-	if ins >= 0 {
-		by = "instructions"
-	}
-	fmt.Fprintf(b, "\nhot paths (top %d by %s):\n  %-28s %8s %10s", min(top, len(hots)), by, "procedure", "path", "count")
-	for _, m := range p.Metrics {
-		fmt.Fprintf(b, " %12s", m)
-	}
-	b.WriteString("\n")
-	for _, h := range hots[:min(top, len(hots))] {
-		fmt.Fprintf(b, "  %-28s %8d %10d", procName(h.proc.Name, h.proc.Entry), h.pc.ID, h.pc.Count)
-		for _, v := range h.pc.Metrics {
-			fmt.Fprintf(b, " %12d", v)
-		}
-		b.WriteString("\n")
-	}
-	fmt.Fprintf(b, "\npaths per procedure:\n  %-28s %9s %12s %7s %s\n", "procedure", "executed", "of", "share", "unknown activations")
-	type row struct {
-		p *paths.ProcProfile
-		w uint64
-	}
-	var rows []row
-	for i := range procs {
-		r := row{p: &procs[i]}
-		for _, pc := range procs[i].Paths {
-			r.w += weight(pc)
-		}
-		rows = append(rows, r)
-	}
-	slices.SortStableFunc(rows, func(x, y row) int { return cmp.Compare(y.w, x.w) })
-	for _, r := range rows {
-		of := fmt.Sprint(r.p.NumPaths)
-		if r.p.NumPaths == 0 {
-			of = "unnumbered"
-		}
-		fmt.Fprintf(b, "  %-28s %9d %12s %6.2f%% %d\n", procName(r.p.Name, r.p.Entry), len(r.p.Paths), of, 100*share(r.w, total), r.p.Unknown)
-	}
-}
-
-func procName(name string, entry uint64) string {
-	if name != "" {
-		return name
-	}
-	return fmt.Sprintf("%#x", entry)
-}
-
-// renderFleetTree prints the tree's size and its top contexts by their own
-// instructions (or their first metric).
-func renderFleetTree(b *strings.Builder, t *cct.Tree, p *paths.Profile, top int) {
-	names := map[uint64]string{}
-	for _, pr := range p.Images[0].Procs {
-		names[pr.Entry] = pr.Name
-	}
-	name := func(e uint64) string { return procName(names[e], e) }
-	var nodes []*cct.Node
-	t.Walk(func(n *cct.Node) {
-		if n != t.Root {
-			nodes = append(nodes, n)
-		}
-	})
-	by := max(t.Metric(oracle.MetricInstructions), 0)
-	fmt.Fprintf(b, "\ncalling context tree: %d records; metric totals", len(nodes))
-	tot := t.Totals()
-	for i, m := range t.Metrics {
-		fmt.Fprintf(b, " %s=%d", m, tot[i])
-	}
-	if len(t.Metrics) == 0 {
-		b.WriteString(" (none)\n")
-		return
-	}
-	slices.SortStableFunc(nodes, func(x, y *cct.Node) int { return cmp.Compare(y.Metrics[by], x.Metrics[by]) })
-	fmt.Fprintf(b, "\n\ntop contexts (by own %s):\n ", t.Metrics[by])
-	for _, m := range t.Metrics {
-		fmt.Fprintf(b, " %12s", m)
-	}
-	b.WriteString("  context\n")
-	for _, n := range nodes[:min(top, len(nodes))] {
-		var chain []string
-		for a := n; a != nil && a != t.Root; a = a.Parent {
-			chain = append(chain, name(a.Proc))
-		}
-		slices.Reverse(chain)
-		b.WriteString(" ")
-		for _, v := range n.Metrics {
-			fmt.Fprintf(b, " %12d", v)
-		}
-		fmt.Fprintf(b, "  %s\n", strings.Join(chain, " > "))
-	}
+	return fleetpaths.Local{DB: db}, q.Hosts, func() { db.Close() }, nil
 }

@@ -59,7 +59,7 @@ func TestPPUploadFleetLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"# " + ppFleetLabel(2), "source oracle (hwsim-oracle), hosts alpha0, alpha1", "top contexts (by own instructions)", "> tiny_main"} {
+	for _, want := range []string{"# hwsim ground truth (dcpi pp oracle), merged over hosts: not an instrumented profile", "source oracle (hwsim-oracle), hosts alpha0, alpha1", "top contexts (by own instructions)", "> tiny_main"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("output lacks %q:\n%s", want, all)
 		}
