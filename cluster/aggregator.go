@@ -172,3 +172,27 @@ func (l *lazyValuesSource) FetchValues(ctx context.Context, max int, wait time.D
 	}
 	return ds, err
 }
+
+// PathUploadPublisher returns how a tool sends a path upload to the
+// cluster (dcpi pp upload): published on the path upload stream, which it
+// creates if need be, for the aggregators to hand to the coordinator,
+// which applies each upload ID once.
+func PathUploadPublisher(ctx context.Context, nc *nats.Conn) (func(*wire.PathUpload) (string, error), error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := transport.EnsurePathStream(ectx, js, 0); err != nil {
+		return nil, err
+	}
+	return func(u *wire.PathUpload) (string, error) {
+		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if err := transport.PublishPathUpload(pctx, js, u); err != nil {
+			return "", err
+		}
+		return "published (the coordinator applies it once)", nil
+	}, nil
+}
