@@ -104,6 +104,15 @@ func (p *Process) State() ProcState { return p.state }
 // or the terminating signal.
 func (p *Process) ExitStatus() int { return p.status }
 
+// ExitCode is the exit code a shell reports for wait status status: the
+// program's exit code, or 128+N when signal N ended it.
+func ExitCode(status int) int {
+	if sig := status & 0x7f; sig != 0 {
+		return 128 + sig
+	}
+	return status >> 8 & 0xff
+}
+
 // findVMA returns the area containing addr.
 func (p *Process) findVMA(addr uint64) *vma {
 	i := sort.Search(len(p.vmas), func(i int) bool { return p.vmas[i].end > addr })

@@ -19,7 +19,7 @@ func TestPPOracle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"hello, world from a simulated Alpha\n", "# " + ppOracleLabel, "hot paths (top 3", "paths per procedure:", "calling context tree (Table 3):", "_start > __libc_start_main", "0 inconsistencies"} {
+	for _, want := range []string{"hello, world from a simulated Alpha\n", "# " + oracle.Label, "hot paths (top 3", "paths per procedure:", "calling context tree (Table 3):", "_start > __libc_start_main", "0 inconsistencies"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -33,11 +33,11 @@ func TestPPOracle(t *testing.T) {
 	if !strings.Contains(stderr, "hello, world") {
 		t.Errorf("with --json the program's output goes to stderr; stderr %q", stderr)
 	}
-	var rep ppOracleReport
+	var rep oracle.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("--json output: %v\n%s", err, out)
 	}
-	if rep.Source != ppOracleLabel || len(rep.Images) != 1 || len(rep.Images[0].HotPaths) == 0 || rep.Counters.Inconsistent != 0 {
+	if rep.Source != oracle.Label || len(rep.Images) != 1 || len(rep.Images[0].HotPaths) == 0 || rep.Counters.Inconsistent != 0 {
 		t.Fatalf("report: %+v", rep)
 	}
 	data, err := os.ReadFile(save)

@@ -28,8 +28,8 @@ type ppPathsReport struct {
 	Metrics      []string          `json:"metrics,omitempty"`
 	Records      int               `json:"records"`
 	Executions   uint64            `json:"path_executions"`
-	HotPaths     []ppHotPath       `json:"hot_paths"`
-	Procs        []ppProcPaths     `json:"procedures"`
+	HotPaths     []paths.HotPath   `json:"hot_paths"`
+	Procs        []paths.ProcRow   `json:"procedures"`
 	Special      map[string]uint64 `json:"special"`
 	HashOverflow map[string]uint64 `json:"hash_overflow,omitempty"`
 	Skipped      int               `json:"procedures_not_counted"`
@@ -67,10 +67,10 @@ func buildPPPathsReport(pc *instrument.PathCounts, original []byte, top int) (*p
 	for _, im := range pc.Profile.Images {
 		rep.ID = im.ID
 		for _, p := range im.Procs {
-			row := ppProcPaths{Proc: p.Name, Entry: p.Entry, Executed: len(p.Paths), NumPaths: p.NumPaths}
+			row := paths.ProcRow{Proc: p.Name, Entry: p.Entry, Executed: len(p.Paths), NumPaths: p.NumPaths}
 			for _, x := range p.Paths {
 				rep.Executions += x.Count
-				hp := ppHotPath{Proc: p.Name, Entry: p.Entry, ID: x.ID, Count: x.Count}
+				hp := paths.HotPath{Proc: p.Name, Entry: p.Entry, ID: x.ID, Count: x.Count}
 				if len(rep.Metrics) > 0 {
 					hp.Metrics = x.Metrics
 				}
@@ -79,7 +79,7 @@ func buildPPPathsReport(pc *instrument.PathCounts, original []byte, top int) (*p
 			rep.Procs = append(rep.Procs, row)
 		}
 	}
-	slices.SortFunc(rep.HotPaths, func(a, b ppHotPath) int {
+	slices.SortFunc(rep.HotPaths, func(a, b paths.HotPath) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Entry, b.Entry), cmp.Compare(a.ID, b.ID))
 	})
 	for i := range rep.HotPaths {
@@ -101,13 +101,13 @@ func buildPPPathsReport(pc *instrument.PathCounts, original []byte, top int) (*p
 					hp.Blocks[k-1].End = bl.End
 					continue
 				}
-				hp.Blocks = append(hp.Blocks, ppBlock{Start: bl.Start, End: bl.End, Line: lines.at(bl.Start)})
+				hp.Blocks = append(hp.Blocks, paths.Block{Start: bl.Start, End: bl.End, Line: lines.At(bl.Start)})
 			}
 		}
 		hp.Instructions = insns * hp.Count
 	}
 	sumProcInstructions(rep)
-	slices.SortFunc(rep.Procs, func(a, b ppProcPaths) int {
+	slices.SortFunc(rep.Procs, func(a, b paths.ProcRow) int {
 		return cmp.Or(cmp.Compare(b.Executed, a.Executed), cmp.Compare(a.Entry, b.Entry))
 	})
 	if top > 0 {
@@ -131,7 +131,7 @@ func sumProcInstructions(rep *ppPathsReport) {
 
 // ppOriginalCode is the original program's code and line table, when
 // given (nil otherwise), checked against the manifest's SHA-256.
-func ppOriginalCode(pc *instrument.PathCounts, original []byte) (*cfg.Code, *lineTable, error) {
+func ppOriginalCode(pc *instrument.PathCounts, original []byte) (*cfg.Code, *paths.LineTable, error) {
 	if original == nil {
 		return nil, nil, nil
 	}
@@ -146,7 +146,7 @@ func ppOriginalCode(pc *instrument.PathCounts, original []byte) (*cfg.Code, *lin
 	if err != nil {
 		return nil, nil, err
 	}
-	return code, newLineTable(original), nil
+	return code, paths.NewLineTable(original), nil
 }
 
 func procNumPaths(pc *instrument.PathCounts, entry uint64) uint64 {

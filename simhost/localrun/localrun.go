@@ -231,12 +231,7 @@ func (r *Run) ExitCode() int {
 }
 
 // ExitCode maps a wait status to a shell exit code.
-func ExitCode(status int) int {
-	if sig := status & 0x7f; sig != 0 {
-		return 128 + sig
-	}
-	return status >> 8 & 0xff
-}
+func ExitCode(status int) int { return hwsim.ExitCode(status) }
 
 // Conservation is the run's conservation lines from its database: every
 // sample the hosts' hardware generated stored or counted as dropped, in
