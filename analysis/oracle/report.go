@@ -20,24 +20,24 @@ const Label = "hwsim ground truth (the simulator's transfer observer), not an in
 // its paths per procedure and its calling context tree's shape and top
 // contexts, and the oracle's counters.
 type Report struct {
-	Source     string          `json:"source"`
-	Command    []string        `json:"command"`
-	ExitStatus int             `json:"exit_status"`
+	Source     string        `json:"source"`
+	Command    []string      `json:"command"`
+	ExitStatus int           `json:"exit_status"`
 	Images     []ReportImage `json:"images"`
-	Counters   Counters `json:"counters"`
-	Notes      []string        `json:"notes,omitempty"`
+	Counters   Counters      `json:"counters"`
+	Notes      []string      `json:"notes,omitempty"`
 }
 
 // ReportImage is one image's part of a Report.
 type ReportImage struct {
-	Path         string        `json:"path"`
-	ID           string        `json:"id"`
-	Instructions uint64        `json:"instructions"`
-	Cycles       uint64        `json:"cycles"`
-	HotPaths     []paths.HotPath   `json:"hot_paths"`
+	Path         string          `json:"path"`
+	ID           string          `json:"id"`
+	Instructions uint64          `json:"instructions"`
+	Cycles       uint64          `json:"cycles"`
+	HotPaths     []paths.HotPath `json:"hot_paths"`
 	Procs        []paths.ProcRow `json:"procedures"`
-	CCT          cct.Stats     `json:"cct_stats"`
-	TopContexts  []Context   `json:"top_contexts"`
+	CCT          cct.Stats       `json:"cct_stats"`
+	TopContexts  []Context       `json:"top_contexts"`
 }
 
 // Context is one calling context: its chain of procedures from the
@@ -188,7 +188,6 @@ func (r *Report) Write(w io.Writer) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
-
 
 func cpi(cycles, insns uint64) string {
 	if insns == 0 {
