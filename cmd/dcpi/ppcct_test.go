@@ -26,7 +26,7 @@ func TestPPCountsReadsACCTDump(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{ppCCTLabel, "calling context tree (Table 3): ", "\nT calls=0 incl.calls=", "  main @0x", "(recursion)", "0 activations lost"} {
+	for _, s := range []string{instrument.CCTLabel, "calling context tree (Table 3): ", "\nT calls=0 incl.calls=", "  main @0x", "(recursion)", "0 activations lost"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("report lacks %q:\n%s", s, out)
 		}

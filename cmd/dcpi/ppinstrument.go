@@ -6,9 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -205,7 +203,7 @@ exactly one path run in their context ("One Path").`,
 			if err != nil {
 				return err
 			}
-			return printCounts(cmd.OutOrStdout(), c, top)
+			return c.Write(cmd.OutOrStdout(), top)
 		},
 	}
 	cmd.Flags().IntVar(&top, "top", 30, "blocks (paths) to print, most executed first (0: all executed)")
@@ -227,7 +225,7 @@ func printPathCounts(w io.Writer, bin, dump []byte, original, save string, top i
 			return err
 		}
 	}
-	rep, err := buildPPPathsReport(pc, orig, top)
+	rep, err := instrument.NewPathsReport(pc, orig, top)
 	if err != nil {
 		return err
 	}
@@ -241,39 +239,5 @@ func printPathCounts(w io.Writer, bin, dump []byte, original, save string, top i
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	return rep.render(w)
-}
-
-func printCounts(w io.Writer, c *instrument.Counts, top int) error {
-	type row struct {
-		proc  string
-		start uint64
-		n     uint64
-	}
-	var rows []row
-	var total uint64
-	for _, p := range c.Manifest.Procs {
-		for _, b := range p.Blocks {
-			if n := c.Blocks[b.Start]; n > 0 {
-				rows = append(rows, row{p.Name, b.Start, n})
-				total += n
-			}
-		}
-	}
-	sort.Slice(rows, func(i, j int) bool {
-		if rows[i].n != rows[j].n {
-			return rows[i].n > rows[j].n
-		}
-		return rows[i].start < rows[j].start
-	})
-	if top > 0 && len(rows) > top {
-		rows = rows[:top]
-	}
-	fmt.Fprintf(w, "%d records; %d block executions counted\n", c.Records, total)
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "executions\tshare\taddress\t procedure")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%d\t%.2f%%\t%#x\t %s\n", r.n, 100*float64(r.n)/float64(max(total, 1)), r.start, r.proc)
-	}
-	return tw.Flush()
+	return rep.Write(w)
 }

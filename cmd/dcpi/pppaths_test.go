@@ -63,7 +63,7 @@ func TestPPCountsReadsAPathsDump(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{ppPathsLabel, "hot paths (top 3 by count)", "\n      0x12", "0 lost"} {
+	for _, s := range []string{instrument.PathsLabel, "hot paths (top 3 by count)", "\n      0x12", "0 lost"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("report lacks %q:\n%s", s, out)
 		}

@@ -1,28 +1,26 @@
-package main
+package instrument
 
 import (
 	"cmp"
 	"crypto/sha256"
+	"dcpi/analysis/cfg"
+	"dcpi/analysis/paths"
+	"dcpi/hwsim/elfimage"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
-
-	"dcpi/analysis/cfg"
-	"dcpi/analysis/instrument"
-	"dcpi/analysis/paths"
-	"dcpi/hwsim/elfimage"
 )
 
-// ppPathsLabel heads a paths-mode report: the counts are the instrumented
+// PathsLabel heads a paths-mode report: the counts are the instrumented
 // program's own, unlike the oracle's.
-const ppPathsLabel = "instrumented path profile (dcpi pp instrument --mode paths): counts the program measured itself"
+const PathsLabel = "instrumented path profile (dcpi pp instrument --mode paths): counts the program measured itself"
 
-// ppPathsReport is a paths-mode dump rendered with the oracle report's
-// hot-path shape (pporacle.go); instructions are a path's length times
+// PathsReport is a paths-mode dump rendered with the oracle report's
+// hot-path shape (paths.HotPath); instructions are a path's length times
 // its count. Cycles and events are measured only with --metrics (Metrics
 // names them; each hot path carries its own).
-type ppPathsReport struct {
+type PathsReport struct {
 	Source       string            `json:"source"`
 	ID           string            `json:"id"`
 	Metrics      []string          `json:"metrics,omitempty"`
@@ -35,15 +33,15 @@ type ppPathsReport struct {
 	Skipped      int               `json:"procedures_not_counted"`
 }
 
-// buildPPPathsReport ranks pc's paths by count. With the original image
+// NewPathsReport ranks pc's paths by count. With the original image
 // (original, may be nil) each hot path gets its blocks and source lines,
 // and instructions.
-func buildPPPathsReport(pc *instrument.PathCounts, original []byte, top int) (*ppPathsReport, error) {
-	rep := &ppPathsReport{Source: ppPathsLabel, Records: pc.Records, Special: pc.Special, HashOverflow: pc.HashOverflow, Skipped: len(pc.Manifest.Skipped)}
+func NewPathsReport(pc *PathCounts, original []byte, top int) (*PathsReport, error) {
+	rep := &PathsReport{Source: PathsLabel, Records: pc.Records, Special: pc.Special, HashOverflow: pc.HashOverflow, Skipped: len(pc.Manifest.Skipped)}
 	if len(pc.Profile.Metrics) > 0 {
 		rep.Metrics = pc.Profile.Metrics
 	}
-	code, lines, err := ppOriginalCode(pc, original)
+	code, lines, err := originalCode(pc, original)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +116,7 @@ func buildPPPathsReport(pc *instrument.PathCounts, original []byte, top int) (*p
 }
 
 // sumProcInstructions gives each procedure the instructions of its paths.
-func sumProcInstructions(rep *ppPathsReport) {
+func sumProcInstructions(rep *PathsReport) {
 	for i := range rep.Procs {
 		r := &rep.Procs[i]
 		for _, hp := range rep.HotPaths {
@@ -129,9 +127,9 @@ func sumProcInstructions(rep *ppPathsReport) {
 	}
 }
 
-// ppOriginalCode is the original program's code and line table, when
+// originalCode is the original program's code and line table, when
 // given (nil otherwise), checked against the manifest's SHA-256.
-func ppOriginalCode(pc *instrument.PathCounts, original []byte) (*cfg.Code, *paths.LineTable, error) {
+func originalCode(pc *PathCounts, original []byte) (*cfg.Code, *paths.LineTable, error) {
 	if original == nil {
 		return nil, nil, nil
 	}
@@ -149,7 +147,7 @@ func ppOriginalCode(pc *instrument.PathCounts, original []byte) (*cfg.Code, *pat
 	return code, paths.NewLineTable(original), nil
 }
 
-func procNumPaths(pc *instrument.PathCounts, entry uint64) uint64 {
+func procNumPaths(pc *PathCounts, entry uint64) uint64 {
 	for _, p := range pc.Manifest.Procs {
 		if p.Start == entry {
 			return p.NumPaths
@@ -158,7 +156,8 @@ func procNumPaths(pc *instrument.PathCounts, entry uint64) uint64 {
 	return 0
 }
 
-func (r *ppPathsReport) render(w io.Writer) error {
+// Write writes the report as text.
+func (r *PathsReport) Write(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n", r.Source)
 	fmt.Fprintf(&b, "image %s: %d records, %d path executions counted; %d procedures not counted (dcpi pp instrument lists them)\n", r.ID, r.Records, r.Executions, r.Skipped)
