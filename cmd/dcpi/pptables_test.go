@@ -1,6 +1,7 @@
 package main
 
 import (
+	"dcpi/analysis/pptables/reproduce"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -19,7 +20,7 @@ func TestPPTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows []ppTablesRow
+	var rows []reproduce.Row
 	if err := json.Unmarshal([]byte(out), &rows); err != nil {
 		t.Fatal(err)
 	}
