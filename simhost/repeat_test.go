@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"dcpi/hwsim"
+	"dcpi/internal/racedetect"
 	"dcpi/node"
 )
 
@@ -16,6 +17,9 @@ import (
 // the daemon's IPIs land whenever the Go scheduler runs it, and the runs
 // differ.
 func TestRunsRepeat(t *testing.T) {
+	if racedetect.Enabled {
+		t.Skip("determinism of the simulation, checked in the plain run; slow under the race detector")
+	}
 	if testing.Short() {
 		t.Skip("runs the simulator twice")
 	}

@@ -46,6 +46,9 @@ func valuesHostSeed(t *testing.T, module string, seed uint64, truth bool, names 
 // machine stepped exactly the instructions the records count; and the
 // load-latency hot lists cover loads of both programs.
 func TestValueSamplingConservesInterrupts(t *testing.T) {
+	if racedetect.Enabled {
+		t.Skip("one goroutine's simulation, counted: the plain run checks it; TestConservation races the host's goroutines")
+	}
 	m, n, pub := valuesHost(t, "loadlat", "ptrchase", "hashdb")
 	var delivered, interpreted uint64
 	for _, c := range m.CPUStats() {
