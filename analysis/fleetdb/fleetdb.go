@@ -92,7 +92,7 @@ func Image(i int) wire.ImageKey {
 }
 
 // textBase is where the images are linked: offset 0 is the first
-// instruction, and TextStart is page-aligned, so analysis.LoadBase is it.
+// instruction, and TextStart is page-aligned, so symbolize.LoadBase is it.
 const textBase = 0x120000000
 
 // ImageRecord is image i's record: procedures "imgNN_procNNNN" of ProcSize

@@ -8,6 +8,7 @@ import (
 
 	"dcpi/analysis"
 	"dcpi/analysis/fleetdb"
+	"dcpi/analysis/symbolize"
 	"dcpi/storage"
 	"dcpi/wire"
 	"dcpi/workloads"
@@ -110,7 +111,7 @@ func BenchmarkFleetPprof(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sortKey, sortImg, err := analysis.ImageKeyOf(sortBytes, "/bin/sort")
+	sortKey, sortImg, err := symbolize.ImageKeyOf(sortBytes, "/bin/sort")
 	if err != nil {
 		b.Fatal(err)
 	}

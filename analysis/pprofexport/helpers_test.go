@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"dcpi/analysis"
+	"dcpi/analysis/symbolize"
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
 	"dcpi/hwsim/vmunix"
@@ -120,13 +121,13 @@ func (embeddedFinder) FindImage(rec *wire.ImageRecord) ([]byte, string, error) {
 	if b, err := workloads.Binary(path.Base(rec.Path)); err == nil {
 		return b, "embedded " + rec.Path, nil
 	}
-	return nil, "", fmt.Errorf("%s: %w", rec.Path, analysis.ErrNoImageFile)
+	return nil, "", fmt.Errorf("%s: %w", rec.Path, symbolize.ErrNoImageFile)
 }
 
 type findNothing struct{}
 
 func (findNothing) FindImage(rec *wire.ImageRecord) ([]byte, string, error) {
-	return nil, "", fmt.Errorf("%s: %w", rec.Path, analysis.ErrNoImageFile)
+	return nil, "", fmt.Errorf("%s: %w", rec.Path, symbolize.ErrNoImageFile)
 }
 
 type bytesFinder []byte

@@ -1,13 +1,14 @@
 package pprofexport
 
 import (
-	"dcpi/analysis"
-	"dcpi/analysis/profileme"
 	"fmt"
 	"math"
 
 	"github.com/google/pprof/profile"
 
+	"dcpi/analysis"
+	"dcpi/analysis/profileme"
+	"dcpi/analysis/symbolize"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -21,7 +22,7 @@ type MePprofQuery struct {
 	// Interval is S, the mean fetched instructions per sample.
 	Interval float64
 	// Files and Found are PprofQuery's: DWARF lines and mapping offsets.
-	Files analysis.ImageFinder
+	Files symbolize.ImageFinder
 	Found func(rec *wire.ImageRecord, data []byte, where string)
 }
 
@@ -60,7 +61,7 @@ var mePprofTypes = func() []meSampleType {
 // imiss, itbmiss, dmiss, dtbmiss, smiss, bmiss, wbfull, head_cycles,
 // load_latency, samples). Estimates are rounded to whole events; Period is
 // S, so the default type reads as "one sample per S fetched instructions".
-func MePprof(syms *analysis.Symbolizer, src profileme.Source, q MePprofQuery) (*profile.Profile, error) {
+func MePprof(syms *symbolize.Symbolizer, src profileme.Source, q MePprofQuery) (*profile.Profile, error) {
 	if q.Interval <= 0 || math.IsInf(q.Interval, 0) || math.IsNaN(q.Interval) {
 		return nil, fmt.Errorf("analysis: ProfileMe pprof: %w: interval %g (want a positive number of fetched instructions per sample)", analysis.ErrQuery, q.Interval)
 	}
