@@ -45,9 +45,10 @@ func elfRecord(t *testing.T, data []byte, path string, kernel bool) (*wire.Image
 	return r, im
 }
 
-// The fixtures below are the analysis package's test fixtures (prof_test.go,
-// symbols_test.go, list_test.go), repeated: an in-package test there cannot
-// import this package, nor this one its unexported test helpers.
+// The fixtures below are analysis/report's and analysis/symbolize's test
+// fixtures (prof_test.go, symbols_test.go, list_test.go), repeated: an
+// in-package test there cannot import this package, nor this one its
+// unexported test helpers.
 
 var testKey = wiretest.Key
 

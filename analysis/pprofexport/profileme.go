@@ -13,8 +13,8 @@ import (
 	"dcpi/wire"
 )
 
-// MePprofQuery is a pprof export of ProfileMe samples.
-type MePprofQuery struct {
+// ProfileMeQuery is a pprof export of ProfileMe samples.
+type ProfileMeQuery struct {
 	// Filter and ImagePaths select as in profileme.Query; with Filter.Hosts set
 	// each host's samples stay apart, labelled "host".
 	Filter     storage.Query
@@ -53,7 +53,7 @@ var mePprofTypes = func() []meSampleType {
 		meSampleType{"samples", "count", func(c *wire.MeCounts, _ float64) float64 { return float64(c[wire.MeSamples]) }})
 }()
 
-// MePprof builds a pprof profile of ProfileMe samples: mappings,
+// ProfileMe builds a pprof profile of ProfileMe samples: mappings,
 // locations and functions as Pprof makes them (one location per sampled
 // instruction, DWARF lines when q.Files finds the image), and one sample
 // per (instruction, host kept apart) whose values are the sample types
@@ -61,7 +61,7 @@ var mePprofTypes = func() []meSampleType {
 // imiss, itbmiss, dmiss, dtbmiss, smiss, bmiss, wbfull, head_cycles,
 // load_latency, samples). Estimates are rounded to whole events; Period is
 // S, so the default type reads as "one sample per S fetched instructions".
-func MePprof(syms *symbolize.Symbolizer, src profileme.Source, q MePprofQuery) (*profile.Profile, error) {
+func ProfileMe(syms *symbolize.Symbolizer, src profileme.Source, q ProfileMeQuery) (*profile.Profile, error) {
 	if q.Interval <= 0 || math.IsInf(q.Interval, 0) || math.IsNaN(q.Interval) {
 		return nil, fmt.Errorf("analysis: ProfileMe pprof: %w: interval %g (want a positive number of fetched instructions per sample)", analysis.ErrQuery, q.Interval)
 	}
