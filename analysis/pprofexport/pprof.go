@@ -186,7 +186,7 @@ type pprofBuilder struct {
 	samples map[pprofSampleKey]*profile.Sample // by host only
 
 	// Slabs: a fleet profile has a location and a sample per instruction
-	// with samples (500,000 in fleetdb's roll-up), allocated in chunks.
+	// with samples (500,000 in fleetdbtest's roll-up), allocated in chunks.
 	locSlab    []profile.Location
 	lineSlab   []profile.Line
 	sampleSlab []profile.Sample

@@ -6,20 +6,20 @@ import (
 	"sync"
 	"testing"
 
-	"dcpi/analysis/fleetdb"
+	"dcpi/analysis/internal/fleetdbtest"
 	"dcpi/storage"
 	"dcpi/wire"
 )
 
 // The fleet database is built once per process: at full scale
-// (fleetdb.Fleet: 1,000 hosts × 50 images × 10,000 offsets, each host at
+// (fleetdbtest.Fleet: 1,000 hosts × 50 images × 10,000 offsets, each host at
 // 200 offsets of every image) and cached under $DCPI_BENCH_FLEETDB when it
-// is set, else at fleetdb.Small's scale (50 hosts, the same 500,000-pair
+// is set, else at fleetdbtest.Small's scale (50 hosts, the same 500,000-pair
 // roll-up) in a temporary directory removed by TestMain.
 var (
 	fleetOnce sync.Once
 	fleetDB   *storage.DB
-	fleetSpec fleetdb.Spec
+	fleetSpec fleetdbtest.Spec
 	fleetErr  error
 	fleetTmp  string
 )
@@ -35,19 +35,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func openFleet(b *testing.B) (*storage.DB, fleetdb.Spec) {
+func openFleet(b *testing.B) (*storage.DB, fleetdbtest.Spec) {
 	fleetOnce.Do(func() {
 		root := os.Getenv("DCPI_BENCH_FLEETDB")
-		fleetSpec = fleetdb.Fleet()
+		fleetSpec = fleetdbtest.Fleet()
 		if root == "" {
-			fleetSpec = fleetdb.Small()
+			fleetSpec = fleetdbtest.Small()
 			if fleetTmp, fleetErr = os.MkdirTemp("", "dcpi-fleetdb-"); fleetErr != nil {
 				return
 			}
 			root = fleetTmp
 		}
-		var built *fleetdb.BuildStats
-		fleetDB, built, fleetErr = fleetdb.Open(root, fleetSpec)
+		var built *fleetdbtest.BuildStats
+		fleetDB, built, fleetErr = fleetdbtest.Open(root, fleetSpec)
 		if built != nil {
 			b.Logf("built %s: %d counts in %v (%.0f entries/s through storage.ApplyBatches)",
 				filepath.Join(root, fleetSpec.Name()), built.Counts, built.Elapsed, built.EntriesPerSecond())
@@ -69,7 +69,7 @@ func BenchmarkFleetTop20(b *testing.B) {
 	b.Logf("database %s (%d per-host counts)", spec.Name(), spec.Counts())
 	fleet := ProfQuery{Events: []uint8{0}, Limit: 20}
 	host := fleet
-	host.Filter.Hosts = []string{fleetdb.Host(spec.Hosts / 2)}
+	host.Filter.Hosts = []string{fleetdbtest.Host(spec.Hosts / 2)}
 	for _, bc := range []struct {
 		name string
 		q    ProfQuery
@@ -110,15 +110,15 @@ func BenchmarkFleetTop20(b *testing.B) {
 }
 
 // BenchmarkFleetBuild measures storage.ApplyBatches writing a fleet
-// database (10 hosts of fleetdb.Fleet's shape, 10 per commit), in entries/s.
+// database (10 hosts of fleetdbtest.Fleet's shape, 10 per commit), in entries/s.
 func BenchmarkFleetBuild(b *testing.B) {
-	s := fleetdb.Fleet()
+	s := fleetdbtest.Fleet()
 	s.Hosts = 10
-	var st fleetdb.BuildStats
+	var st fleetdbtest.BuildStats
 	var total float64
 	for i := 0; b.Loop(); i++ {
 		var err error
-		st, err = fleetdb.Build(filepath.Join(b.TempDir(), "db"), s, 10)
+		st, err = fleetdbtest.Build(filepath.Join(b.TempDir(), "db"), s, 10)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -146,14 +146,14 @@ func (s *sliceSource) Profile(_ storage.Query, fn func(wire.ImageKey, uint64, ui
 func (s *sliceSource) Image(k wire.ImageKey) (*wire.ImageRecord, error) { return s.images[k], nil }
 
 // BenchmarkProfAggregate is Prof over the fleet roll-up's 500,000 rows
-// (fleetdb.Fleet's images and offsets) replayed from memory, in rows/s.
+// (fleetdbtest.Fleet's images and offsets) replayed from memory, in rows/s.
 func BenchmarkProfAggregate(b *testing.B) {
-	spec := fleetdb.Fleet()
+	spec := fleetdbtest.Fleet()
 	src := &sliceSource{images: map[wire.ImageKey]*wire.ImageRecord{}}
 	for i := range spec.Images {
-		src.images[fleetdb.Image(i)] = spec.ImageRecord(i)
+		src.images[fleetdbtest.Image(i)] = spec.ImageRecord(i)
 		for k := range spec.Offsets {
-			src.rows = append(src.rows, profRow{image: fleetdb.Image(i), offset: 4 * uint64(k), count: uint64(1 + k%97)})
+			src.rows = append(src.rows, profRow{image: fleetdbtest.Image(i), offset: 4 * uint64(k), count: uint64(1 + k%97)})
 		}
 	}
 	for b.Loop() {

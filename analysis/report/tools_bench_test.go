@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"dcpi/analysis"
-	"dcpi/analysis/fleetdb"
+	"dcpi/analysis/internal/fleetdbtest"
 	"dcpi/analysis/symbolize"
 	"dcpi/storage"
 	"dcpi/wire"
@@ -49,7 +49,7 @@ func (s *renamedSource) Image(k wire.ImageKey) (*wire.ImageRecord, error) {
 
 // BenchmarkFleetTools times each of the analysis tools (pprof export: in
 // pprofexport, BenchmarkFleetPprof) over the fleet
-// database (fleetdb.Small by default; fleetdb.Fleet's 1,000 hosts with
+// database (fleetdbtest.Small by default; fleetdbtest.Fleet's 1,000 hosts with
 // DCPI_BENCH_FLEETDB=dir), each query from a fresh symbol cache, beside
 // the storage scan of the fleet roll-up they start from (the baseline):
 //
@@ -73,9 +73,9 @@ func BenchmarkFleetTools(b *testing.B) {
 	for _, s := range sortImg.Symbols {
 		sortRec.Symbols = append(sortRec.Symbols, wire.Symbol{Name: s.Name, Addr: s.Addr, Size: s.Size})
 	}
-	renamed := &renamedSource{Source: db, from: fleetdb.Image(0), to: sortKey, rec: sortRec}
+	renamed := &renamedSource{Source: db, from: fleetdbtest.Image(0), to: sortKey, rec: sortRec}
 	host := func(i int) analysis.SampleSet {
-		h := fleetdb.Host(i * spec.Hosts / 8)
+		h := fleetdbtest.Host(i * spec.Hosts / 8)
 		return analysis.SampleSet{Name: "host=" + h, Filter: storage.Query{Hosts: []string{h}}}
 	}
 	var eight []analysis.SampleSet

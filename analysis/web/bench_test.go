@@ -6,27 +6,27 @@ import (
 	"os"
 	"testing"
 
-	"dcpi/analysis/fleetdb"
+	"dcpi/analysis/internal/fleetdbtest"
 	"dcpi/analysis/report"
 	"dcpi/analysis/symbolize"
 )
 
 // BenchmarkTopPage is the web UI's first paint: the server-side render of
 // the hot procedures page ("/", the fleet's top 50 by cycles) over the
-// fleet database — fleetdb.Fleet's 1,000 hosts with DCPI_BENCH_FLEETDB=dir
-// (built there once), else fleetdb.Small's 50 hosts (the same fleet
+// fleet database — fleetdbtest.Fleet's 1,000 hosts with DCPI_BENCH_FLEETDB=dir
+// (built there once), else fleetdbtest.Small's 50 hosts (the same fleet
 // roll-up) in a temporary directory — beside, in the same run, the query
 // dcpi prof makes for the same table (report.Prof, top 50). Both start
 // from a fresh symbol cache each time, as a just-started dcpi web does;
 // "page/warm" reuses the server's cache, as every later request does.
 func BenchmarkTopPage(b *testing.B) {
 	root := os.Getenv("DCPI_BENCH_FLEETDB")
-	spec := fleetdb.Fleet()
+	spec := fleetdbtest.Fleet()
 	if root == "" {
-		spec = fleetdb.Small()
+		spec = fleetdbtest.Small()
 		root = b.TempDir()
 	}
-	db, built, err := fleetdb.Open(root, spec)
+	db, built, err := fleetdbtest.Open(root, spec)
 	if err != nil {
 		b.Fatal(err)
 	}

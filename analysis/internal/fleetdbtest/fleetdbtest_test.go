@@ -1,4 +1,4 @@
-package fleetdb
+package fleetdbtest
 
 import (
 	"os"

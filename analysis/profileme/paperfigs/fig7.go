@@ -1,4 +1,4 @@
-package mefig
+package paperfigs
 
 import (
 	"cmp"

@@ -1,4 +1,4 @@
-package mefig
+package paperfigs
 
 // Figure 2 of the ProfileMe paper is the case for instruction sampling:
 // a counter's interrupt names the instruction the CPU is at some cycles

@@ -1,4 +1,4 @@
-package mefig
+package paperfigs
 
 // The counters' skid measured directly: the ProfileMe paper's Figure 2
 // shows where a counter's samples land relative to the instruction that

@@ -1,10 +1,10 @@
-// Package fleetdb builds synthetic fleet-scale profile databases for
-// benchmarks: many hosts × images × offsets, written through
-// storage.ApplyBatches as the coordinator writes them, so the per-host
-// table and the fleet roll-up are both real. It is test support, not part
-// of any role; it lives apart from analysis so that the benchmarks of other
-// packages (coordinator queries, say) can build the same databases.
-package fleetdb
+// Package fleetdbtest is a test kit: it builds synthetic fleet-scale
+// profile databases for the analyses' benchmarks (analysis/report,
+// analysis/pprofexport, analysis/web): many hosts × images × offsets,
+// written through storage.ApplyBatches as the coordinator writes them, so
+// the per-host table and the fleet roll-up are both real. It is internal to
+// analysis because only the analyses' benchmarks use it; no role does.
+package fleetdbtest
 
 import (
 	"errors"
@@ -71,10 +71,10 @@ func (s Spec) Counts() int { return s.Hosts * s.Images * s.PerHost * len(s.Event
 
 func (s Spec) validate() error {
 	if s.Hosts <= 0 || s.Images <= 0 || s.Offsets <= 0 || s.PerHost <= 0 || s.PerHost > s.Offsets || s.ProcSize <= 0 || len(s.Events) == 0 {
-		return fmt.Errorf("fleetdb: bad spec %+v", s)
+		return fmt.Errorf("fleetdbtest: bad spec %+v", s)
 	}
 	if s.Images*s.PerHost*len(s.Events) > wire.MaxEntries {
-		return fmt.Errorf("fleetdb: %d entries per host exceed a batch", s.Images*s.PerHost*len(s.Events))
+		return fmt.Errorf("fleetdbtest: %d entries per host exceed a batch", s.Images*s.PerHost*len(s.Events))
 	}
 	return nil
 }
@@ -215,7 +215,7 @@ func Open(root string, s Spec) (db *storage.DB, built *BuildStats, err error) {
 		}
 		st, err := Build(filepath.Join(dir, "db"), s, 10)
 		if err != nil {
-			return nil, nil, fmt.Errorf("fleetdb: build %s: %w", dir, err)
+			return nil, nil, fmt.Errorf("fleetdbtest: build %s: %w", dir, err)
 		}
 		if err := os.WriteFile(done, []byte(fmt.Sprintf("%s%+v\n%d counts in %v\n", schema, s, st.Counts, st.Elapsed)), 0o644); err != nil {
 			return nil, nil, err
