@@ -18,13 +18,13 @@ import (
 
 // PprofQuery is a pprof export request.
 type PprofQuery struct {
-	// Filter selects the samples, with ProfQuery.Filter's rules; its
+	// Filter selects the samples, with report.ProfQuery.Filter's rules; its
 	// Events are used only when Events is nil.
 	Filter storage.Query
 	// Events are the sample types, in order; the first is the default.
 	// nil means every event the selected samples hold, by number.
 	Events []uint8
-	// ImagePaths selects images by path, as ProfQuery.ImagePaths.
+	// ImagePaths selects images by path, as report.ProfQuery.ImagePaths.
 	ImagePaths []string
 	// ByHost keeps each host's samples apart, labelled "host"; Filter.Hosts
 	// must then list the hosts. Without it samples are summed over hosts

@@ -33,7 +33,7 @@ type Source interface {
 // Query selects the instructions of a ProfileMe report.
 type Query struct {
 	// Filter selects epochs, hosts, PIDs and images (its Events are
-	// ignored); ImagePaths selects images by path as in ProfQuery.
+	// ignored); ImagePaths selects images by path as in report.ProfQuery.
 	Filter     storage.Query
 	ImagePaths []string
 	// Procedure, when set, makes the report list that procedure's
