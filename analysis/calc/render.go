@@ -114,7 +114,7 @@ func (r *Report) WriteText(w io.Writer, summaryOnly bool) error {
 	return bw.Flush()
 }
 
-func writeCalcProc(bw *bufio.Writer, r *Report, p *Proc, summaryOnly bool) {
+func writeCalcProc(bw *bufio.Writer, r *Report, p *ProcReport, summaryOnly bool) {
 	x := p.Explanation
 	blocks := calcBlocks(x.Insns)
 	fmt.Fprintf(bw, "\nProcedure %s in %s (%v)\n", p.Procedure, p.Image, p.ImageKey)
@@ -151,7 +151,7 @@ func sortedEvents(m map[string]float64) []string {
 	return es
 }
 
-func writeCalcListing(bw *bufio.Writer, p *Proc, blocks []calcBlock) {
+func writeCalcListing(bw *bufio.Writer, p *ProcReport, blocks []calcBlock) {
 	x := p.Explanation
 	aw := max(len(strconv.FormatUint(p.End, 16)), len("Addr"))
 	iw := len("Instruction")
@@ -285,7 +285,7 @@ func culprits(in *InsnExplanation) string {
 	return strings.Join(out, " ")
 }
 
-func (p *Proc) text(i int) InsnText {
+func (p *ProcReport) text(i int) InsnText {
 	if i < len(p.Text) {
 		return p.Text[i]
 	}
@@ -294,7 +294,7 @@ func (p *Proc) text(i int) InsnText {
 
 // method is how block b's frequency was estimated, "" when the
 // explanation does not carry the estimates.
-func (p *Proc) method(b int) string {
+func (p *ProcReport) method(b int) string {
 	x := p.Explanation
 	if x.Freq == nil || x.Proc == nil || b < 0 || b >= len(x.Proc.Sched) {
 		return ""
@@ -304,7 +304,7 @@ func (p *Proc) method(b int) string {
 
 // caveat is why block b's estimate is rated low where the confidence
 // rules alone would rate it higher, "" if not.
-func (p *Proc) caveat(b int) string {
+func (p *ProcReport) caveat(b int) string {
 	x := p.Explanation
 	if x.Freq == nil || x.Proc == nil || b < 0 || b >= len(x.Proc.Sched) {
 		return ""
@@ -495,7 +495,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(out)
 }
 
-func calcProcView(p *Proc) calcProcJSON {
+func calcProcView(p *ProcReport) calcProcJSON {
 	x := p.Explanation
 	v := calcProcJSON{Procedure: p.Procedure, Image: p.Image, ImageKey: p.ImageKey.String(), File: p.File, Start: p.Start, End: p.End,
 		HasLines: p.HasLines, Hosts: p.Hosts, Periods: p.Periods, Samples: p.Samples, Blocks: []calcBlockJSON{}, Insns: []calcInsnJSON{}}

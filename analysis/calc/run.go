@@ -59,11 +59,11 @@ type Report struct {
 	// CyclesSamples is the selection's CYCLES samples (every image), the
 	// base of each procedure's share.
 	CyclesSamples uint64
-	Procedures    []Proc
+	Procedures    []ProcReport
 }
 
-// Proc is one procedure of one image, analyzed.
-type Proc struct {
+// ProcReport is one procedure of one image, analyzed.
+type ProcReport struct {
 	Procedure string
 	Image     string
 	ImageKey  wire.ImageKey
@@ -502,7 +502,7 @@ func (im *calcImage) hasCycles(r cfg.Range) bool {
 }
 
 // analyze runs dcpicalc on procedure name of the image, whose code is r.
-func (im *calcImage) analyze(q Query, name string, r cfg.Range) (*Proc, error) {
+func (im *calcImage) analyze(q Query, name string, r cfg.Range) (*ProcReport, error) {
 	g, err := im.code.Build(r)
 	if err != nil {
 		return nil, fmt.Errorf("analysis: calc %s in %s: %w", name, im.rec.Path, err)
@@ -523,7 +523,7 @@ func (im *calcImage) analyze(q Query, name string, r cfg.Range) (*Proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("analysis: calc %s in %s: %w", name, im.rec.Path, err)
 	}
-	p := &Proc{Procedure: name, Image: im.rec.Path, ImageKey: im.rec.Key, File: im.file.Where, Start: r.Start, End: r.End,
+	p := &ProcReport{Procedure: name, Image: im.rec.Path, ImageKey: im.rec.Key, File: im.file.Where, Start: r.Start, End: r.End,
 		HasLines: im.file.HasLines(), Hosts: im.nhosts, Periods: map[string]float64{}, Samples: map[string]float64{}, Explanation: x}
 	for e := range alpha.NumEvents {
 		if prof.Periods[e] > 0 {

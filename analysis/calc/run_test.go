@@ -63,7 +63,7 @@ func handReport() *Report {
 	text := []string{"lda\tt0,0(a0)", "mov\tzero,t2", "ldq\tt4,0(t1)", "addq\tt0,0x4,t0", "ldq\tt5,8(t1)", "ldq\tt6,16(t1)",
 		"ldq\ta0,24(t1)", "lda\tt1,32(t1)", "stq\tt4,0(t2)", "cmpult\tt0,v0,t4", "stq\tt5,8(t2)", "stq\tt6,16(t2)", "stq\ta0,24(t2)",
 		"lda\tt2,32(t2)", "bne\tt4,120000900", "ret"}
-	p := Proc{Procedure: "copy", Image: "/bin/stream", ImageKey: wire.ImageKey{}, File: "test bytes", Start: base - 8, End: base + 56,
+	p := ProcReport{Procedure: "copy", Image: "/bin/stream", ImageKey: wire.ImageKey{}, File: "test bytes", Start: base - 8, End: base + 56,
 		HasLines: true, Hosts: 2, Periods: map[string]float64{"cycles": 63488, "dmiss": 4096},
 		Samples: map[string]float64{"cycles": 213764, "dmiss": 12}}
 	for _, s := range text {
@@ -84,12 +84,12 @@ func handReport() *Report {
 	s.Dynamic[Mispredict] = Range{Lo: 0, Hi: 0.026}
 	s.Static[Slotting], s.Static[RaDep], s.Static[RbDep] = 0.018, 0.02, 0.01
 	// A second procedure with no frequency anywhere.
-	q := Proc{Procedure: "idle", Image: "/vmunix", File: "embedded /vmunix", Start: 0x1000, End: 0x1004, Hosts: 2,
+	q := ProcReport{Procedure: "idle", Image: "/vmunix", File: "embedded /vmunix", Start: 0x1000, End: 0x1004, Hosts: 2,
 		Periods: map[string]float64{"cycles": 63488}, Samples: map[string]float64{"cycles": 5},
 		Text: []InsnText{{Insn: "br\t1000"}},
 		Explanation: &Explanation{Insns: []InsnExplanation{{PC: 0x1000, Word: 0xc3ffffff, S: 5, M: 1}},
 			Summary: Summary{AllSamples: 5}}}
-	return &Report{CyclesSamples: 250000, Procedures: []Proc{p, q}}
+	return &Report{CyclesSamples: 250000, Procedures: []ProcReport{p, q}}
 }
 
 func TestCalcRenderGolden(t *testing.T) {
