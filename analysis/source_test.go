@@ -1,19 +1,33 @@
-package analysis
+package analysis_test
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"path/filepath"
 	"reflect"
 	"testing"
 
+	"dcpi/analysis"
+	"dcpi/analysis/report"
 	"dcpi/internal/testrand"
 	"dcpi/storage"
 	"dcpi/wire"
 	"dcpi/wire/wiretest"
 )
 
-func testRand(t testing.TB) *rand.Rand { return testrand.New(t) }
+// The fixture's images: rec is image i's record, its text 0x210 into the
+// page at base (as the workloads' is), with syms.
+var testKey = wiretest.Key
+
+const base = 0x120000000
+
+func rec(i int, path string, textEnd uint64, syms ...wire.Symbol) *wire.ImageRecord {
+	return &wire.ImageRecord{Version: wire.Version, Key: testKey(i), Path: path,
+		TextStart: base + 0x210, TextEnd: textEnd, Base: base, Symbols: syms}
+}
+
+func sym(name string, addr, size uint64) wire.Symbol {
+	return wire.Symbol{Name: name, Addr: addr, Size: size}
+}
 
 type profRow struct {
 	image  wire.ImageKey
@@ -23,7 +37,7 @@ type profRow struct {
 	count  uint64
 }
 
-func readAll(t *testing.T, src Source, q storage.Query) []profRow {
+func readAll(t *testing.T, src analysis.Source, q storage.Query) []profRow {
 	t.Helper()
 	var out []profRow
 	err := src.Profile(q, func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error {
@@ -40,13 +54,13 @@ func readAll(t *testing.T, src Source, q storage.Query) []profRow {
 // the same counts to a MemSource, then compares Profile and Prof under
 // random queries: the twin must answer as the database does.
 func TestMemSourceMatchesStorage(t *testing.T) {
-	r := testRand(t)
+	r := testrand.New(t)
 	db, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	mem := NewMemSource()
+	mem := analysis.NewMemSource()
 	hosts := []string{"a", "ab", "b"}
 	for i := range 4 {
 		ir := rec(i, fmt.Sprintf("/bin/p%d", i), base+0x400, sym("f", base+0x210, 0x40), sym("g", base+0x300, 0))
@@ -116,9 +130,9 @@ func TestMemSourceMatchesStorage(t *testing.T) {
 		if !reflect.DeepEqual(want, got) {
 			t.Fatalf("query %d %+v:\nstorage %v\nmem     %v", i, q, want, got)
 		}
-		pq := ProfQuery{Filter: q, By: By(r.IntN(2)), Limit: r.IntN(4)}
-		tw, err1 := Prof(db, pq)
-		tg, err2 := Prof(mem, pq)
+		pq := report.ProfQuery{Filter: q, By: report.By(r.IntN(2)), Limit: r.IntN(4)}
+		tw, err1 := report.Prof(db, pq)
+		tg, err2 := report.Prof(mem, pq)
 		if err1 != nil || err2 != nil {
 			t.Fatal(err1, err2)
 		}

@@ -39,11 +39,6 @@ func Stacks(src Source, q storage.Query, fn func(st *storage.Stack, event uint8,
 	return ss.Stacks(q, fn)
 }
 
-// Stacks passes through to the wrapped Source, when it holds stacks.
-func (s *Symbolizer) Stacks(q storage.Query, fn func(st *storage.Stack, event uint8, host string, count uint64) error) error {
-	return Stacks(s.src, q, fn)
-}
-
 // memStackKey is a MemSource stack count's key.
 type memStackKey struct {
 	epoch uint64

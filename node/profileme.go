@@ -381,7 +381,7 @@ func (d *Driver) MeDelivered() uint64 {
 // MeCountsOf is what one ProfileMe record adds to its entry, with the
 // pair statistics from its partner's record (nil for a single sample):
 // the sums the driver keeps, for tools that aggregate records themselves
-// (analysis/mefig's figures) with the estimators' own inputs.
+// (analysis/profileme/paperfigs's figures) with the estimators' own inputs.
 func MeCountsOf(r, partner *alpha.MeRecord) wire.MeCounts {
 	var s meSlot
 	s.fill(&MeRecord{MeRecord: *r})

@@ -1,11 +1,15 @@
-// Package calc is dcpicalc's estimator (DCPI paper sec. 6): from a
-// procedure's code and its samples it factors each instruction's CYCLES
-// samples S_i into an execution frequency F and a cycles-per-instruction
-// C_i = S_i / F, and names the culprits of every stall.
+// Package calc is dcpicalc (DCPI paper sec. 6): from a procedure's code
+// and its samples it factors each instruction's CYCLES samples S_i into an
+// execution frequency F and a cycles-per-instruction C_i = S_i / F, and
+// names the culprits of every stall.
 //
-// It is pure: it reads no database, no image file and no ground truth. The
-// caller (package analysis) builds the procedure's CFG (analysis/cfg),
-// gathers its samples, and passes both in:
+// It has two layers. The query, Run, finds each procedure's code and
+// samples through an analysis.Source and a symbolize.ImageFinder (ranking
+// procedures with report.Prof), builds the procedure's CFG (analysis/cfg)
+// and hands both to the estimator; Report.WriteText prints Figures 2 and
+// 4, and CompareReport holds a Report to hwsim's ground truth afterwards
+// (ReportAccuracy). The estimator is pure: it reads no database, no image
+// file and no ground truth; Run passes everything in:
 //
 //   - NewProcedure adds the static analysis: frequency equivalence classes
 //     (analysis/cfg/cycleq) and each block's schedule (analysis/sched).

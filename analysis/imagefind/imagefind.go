@@ -16,7 +16,7 @@ import (
 	"strings"
 	"sync"
 
-	"dcpi/analysis"
+	"dcpi/analysis/symbolize"
 	"dcpi/hwsim/vmunix"
 	"dcpi/wire"
 	"dcpi/workloads"
@@ -86,7 +86,7 @@ func (f Finder) FindImage(rec *wire.ImageRecord) ([]byte, string, error) {
 	var tried []string
 	mismatch := false
 	try := func(data []byte, where string) bool {
-		k, _, err := analysis.ImageKeyOf(data, where)
+		k, _, err := symbolize.ImageKeyOf(data, where)
 		switch {
 		case err != nil:
 			tried = append(tried, fmt.Sprintf("%s: %v", where, err))
@@ -160,9 +160,9 @@ func (f Finder) FindImage(rec *wire.ImageRecord) ([]byte, string, error) {
 			tried = append(tried, err.Error())
 		}
 	}
-	why := analysis.ErrNoImageFile
+	why := symbolize.ErrNoImageFile
 	if mismatch {
-		why = analysis.ErrImageMismatch
+		why = symbolize.ErrImageMismatch
 	}
 	msg := fmt.Sprintf("no file with content key %v (looked embedded, at %s", rec.Key, rec.Path)
 	if len(f.dirs) > 0 {
@@ -255,7 +255,7 @@ func (f Finder) scan(dir string, size uint64) []dirFile {
 			if b, err := os.ReadFile(df.path); err != nil {
 				df.err = err
 			} else {
-				df.key, _, df.err = analysis.ImageKeyOf(b, df.path)
+				df.key, _, df.err = symbolize.ImageKeyOf(b, df.path)
 			}
 		}
 		if df.err == nil {

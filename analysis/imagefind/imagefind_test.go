@@ -1,22 +1,23 @@
 package imagefind
 
 import (
-	"dcpi/analysis"
-	"dcpi/wire"
-	"dcpi/workloads"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"dcpi/analysis/symbolize"
+	"dcpi/wire"
+	"dcpi/workloads"
 )
 
 // TestFinder checks where the tools look for an image's bytes and
 // that it refuses another build's.
 func TestFinder(t *testing.T) {
 	sortBytes, _ := workloads.Binary("sort")
-	key, _, err := analysis.ImageKeyOf(sortBytes, "sort")
+	key, _, err := symbolize.ImageKeyOf(sortBytes, "sort")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,12 +40,12 @@ func TestFinder(t *testing.T) {
 	os.WriteFile(filepath.Join(otherDir, "app"), other, 0o644)
 	rec.Path = "/srv/app"
 	_, _, err = New(nil, nil, []string{otherDir}).FindImage(rec)
-	if !errors.Is(err, analysis.ErrImageMismatch) || !strings.Contains(err.Error(), key.String()) {
+	if !errors.Is(err, symbolize.ErrImageMismatch) || !strings.Contains(err.Error(), key.String()) {
 		t.Errorf("err %v", err)
 	}
 	// Nothing anywhere.
 	_, _, err = New(nil, nil, nil).FindImage(&wire.ImageRecord{Key: key, Path: "/nowhere/x"})
-	if !errors.Is(err, analysis.ErrNoImageFile) || !strings.Contains(err.Error(), "--image-dir") {
+	if !errors.Is(err, symbolize.ErrNoImageFile) || !strings.Contains(err.Error(), "--image-dir") {
 		t.Errorf("err %v", err)
 	}
 }
@@ -53,7 +54,7 @@ func TestFinder(t *testing.T) {
 // never uploaded is said so.
 func TestFinderUploads(t *testing.T) {
 	sortBytes, _ := workloads.Binary("sort")
-	key, _, err := analysis.ImageKeyOf(sortBytes, "sort")
+	key, _, err := symbolize.ImageKeyOf(sortBytes, "sort")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestFinderUploads(t *testing.T) {
 		t.Errorf("found at %q: %v", where, err)
 	}
 	rec.Key[0] ^= 1
-	if _, _, err := New(nil, up, nil).FindImage(rec); !errors.Is(err, analysis.ErrNoImageFile) || !strings.Contains(err.Error(), "no upload in the cluster") {
+	if _, _, err := New(nil, up, nil).FindImage(rec); !errors.Is(err, symbolize.ErrNoImageFile) || !strings.Contains(err.Error(), "no upload in the cluster") {
 		t.Errorf("err %v", err)
 	}
 }

@@ -7,21 +7,22 @@ import (
 	"testing"
 
 	"dcpi/analysis"
-	"dcpi/analysis/fleetdb"
+	"dcpi/analysis/internal/fleetdbtest"
+	"dcpi/analysis/symbolize"
 	"dcpi/storage"
 	"dcpi/wire"
 	"dcpi/workloads"
 )
 
 // The fleet database is built once per process: at full scale
-// (fleetdb.Fleet: 1,000 hosts × 50 images × 10,000 offsets, each host at
+// (fleetdbtest.Fleet: 1,000 hosts × 50 images × 10,000 offsets, each host at
 // 200 offsets of every image) and cached under $DCPI_BENCH_FLEETDB when it
-// is set, else at fleetdb.Small's scale (50 hosts, the same 500,000-pair
+// is set, else at fleetdbtest.Small's scale (50 hosts, the same 500,000-pair
 // roll-up) in a temporary directory removed by TestMain.
 var (
 	fleetOnce sync.Once
 	fleetDB   *storage.DB
-	fleetSpec fleetdb.Spec
+	fleetSpec fleetdbtest.Spec
 	fleetErr  error
 	fleetTmp  string
 )
@@ -37,19 +38,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func openFleet(b *testing.B) (*storage.DB, fleetdb.Spec) {
+func openFleet(b *testing.B) (*storage.DB, fleetdbtest.Spec) {
 	fleetOnce.Do(func() {
 		root := os.Getenv("DCPI_BENCH_FLEETDB")
-		fleetSpec = fleetdb.Fleet()
+		fleetSpec = fleetdbtest.Fleet()
 		if root == "" {
-			fleetSpec = fleetdb.Small()
+			fleetSpec = fleetdbtest.Small()
 			if fleetTmp, fleetErr = os.MkdirTemp("", "dcpi-fleetdb-"); fleetErr != nil {
 				return
 			}
 			root = fleetTmp
 		}
-		var built *fleetdb.BuildStats
-		fleetDB, built, fleetErr = fleetdb.Open(root, fleetSpec)
+		var built *fleetdbtest.BuildStats
+		fleetDB, built, fleetErr = fleetdbtest.Open(root, fleetSpec)
 		if built != nil {
 			b.Logf("built %s: %d counts in %v (%.0f entries/s through storage.ApplyBatches)",
 				filepath.Join(root, fleetSpec.Name()), built.Counts, built.Elapsed, built.EntriesPerSecond())
@@ -98,7 +99,7 @@ func (s *renamedSource) Image(k wire.ImageKey) (*wire.ImageRecord, error) {
 }
 
 // BenchmarkFleetPprof times pprof export over the fleet database
-// (fleetdb.Small by default; fleetdb.Fleet's 1,000 hosts with
+// (fleetdbtest.Small by default; fleetdbtest.Fleet's 1,000 hosts with
 // DCPI_BENCH_FLEETDB=dir) beside the storage scan of the fleet roll-up it
 // starts from (the baseline): the whole fleet (every (image, offset) of the
 // roll-up: 500,000 locations), with estimated cycles and DWARF, and one
@@ -110,7 +111,7 @@ func BenchmarkFleetPprof(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sortKey, sortImg, err := analysis.ImageKeyOf(sortBytes, "/bin/sort")
+	sortKey, sortImg, err := symbolize.ImageKeyOf(sortBytes, "/bin/sort")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func BenchmarkFleetPprof(b *testing.B) {
 	for _, s := range sortImg.Symbols {
 		sortRec.Symbols = append(sortRec.Symbols, wire.Symbol{Name: s.Name, Addr: s.Addr, Size: s.Size})
 	}
-	renamed := &renamedSource{Source: db, from: fleetdb.Image(0), to: sortKey, rec: sortRec}
+	renamed := &renamedSource{Source: db, from: fleetdbtest.Image(0), to: sortKey, rec: sortRec}
 	cases := []struct {
 		name string
 		run  func() (int, error) // returns rows, samples or instructions
@@ -146,7 +147,7 @@ func BenchmarkFleetPprof(b *testing.B) {
 			return len(p.Location), nil
 		}},
 		{"pprof/one-host", func() (int, error) {
-			p, err := Pprof(db, PprofQuery{Events: []uint8{0}, Filter: storage.Query{Hosts: []string{fleetdb.Host(spec.Hosts / 2)}}})
+			p, err := Pprof(db, PprofQuery{Events: []uint8{0}, Filter: storage.Query{Hosts: []string{fleetdbtest.Host(spec.Hosts / 2)}}})
 			if err != nil {
 				return 0, err
 			}

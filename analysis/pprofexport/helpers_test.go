@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"dcpi/analysis"
+	"dcpi/analysis/symbolize"
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
 	"dcpi/hwsim/vmunix"
@@ -44,9 +45,10 @@ func elfRecord(t *testing.T, data []byte, path string, kernel bool) (*wire.Image
 	return r, im
 }
 
-// The fixtures below are the analysis package's test fixtures (prof_test.go,
-// symbols_test.go, list_test.go), repeated: an in-package test there cannot
-// import this package, nor this one its unexported test helpers.
+// The fixtures below are analysis/report's and analysis/symbolize's test
+// fixtures (prof_test.go, symbols_test.go, list_test.go), repeated: an
+// in-package test there cannot import this package, nor this one its
+// unexported test helpers.
 
 var testKey = wiretest.Key
 
@@ -120,13 +122,13 @@ func (embeddedFinder) FindImage(rec *wire.ImageRecord) ([]byte, string, error) {
 	if b, err := workloads.Binary(path.Base(rec.Path)); err == nil {
 		return b, "embedded " + rec.Path, nil
 	}
-	return nil, "", fmt.Errorf("%s: %w", rec.Path, analysis.ErrNoImageFile)
+	return nil, "", fmt.Errorf("%s: %w", rec.Path, symbolize.ErrNoImageFile)
 }
 
 type findNothing struct{}
 
 func (findNothing) FindImage(rec *wire.ImageRecord) ([]byte, string, error) {
-	return nil, "", fmt.Errorf("%s: %w", rec.Path, analysis.ErrNoImageFile)
+	return nil, "", fmt.Errorf("%s: %w", rec.Path, symbolize.ErrNoImageFile)
 }
 
 type bytesFinder []byte

@@ -2,7 +2,6 @@ package pprofexport
 
 import (
 	"cmp"
-	"dcpi/analysis"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"dcpi/analysis"
+	"dcpi/analysis/symbolize"
 	"dcpi/hwsim/elfimage"
 	"dcpi/storage"
 	"dcpi/wire"
@@ -17,13 +18,13 @@ import (
 
 // PprofQuery is a pprof export request.
 type PprofQuery struct {
-	// Filter selects the samples, with ProfQuery.Filter's rules; its
+	// Filter selects the samples, with report.ProfQuery.Filter's rules; its
 	// Events are used only when Events is nil.
 	Filter storage.Query
 	// Events are the sample types, in order; the first is the default.
 	// nil means every event the selected samples hold, by number.
 	Events []uint8
-	// ImagePaths selects images by path, as ProfQuery.ImagePaths.
+	// ImagePaths selects images by path, as report.ProfQuery.ImagePaths.
 	ImagePaths []string
 	// ByHost keeps each host's samples apart, labelled "host"; Filter.Hosts
 	// must then list the hosts. Without it samples are summed over hosts
@@ -44,7 +45,7 @@ type PprofQuery struct {
 	// location its source file and line, with the frames of inlined
 	// procedures, and its program headers the mapping's file offset.
 	// An image whose bytes are not found keeps symbol names only.
-	Files analysis.ImageFinder
+	Files symbolize.ImageFinder
 	// Found, when set, is called once for each image whose bytes Files
 	// found (say, to write them where pprof's PPROF_BINARY_PATH looks).
 	Found func(rec *wire.ImageRecord, data []byte, where string)
@@ -72,7 +73,7 @@ type PprofQuery struct {
 //   - one Location per (image, offset) with samples, at address base +
 //     offset. Without DWARF it has one Line naming the Function of the
 //     procedure that covers it (symbols as Prof names them,
-//     analysis.UnknownProcedure where none does). With DWARF it has one Line per
+//     symbolize.UnknownProcedure where none does). With DWARF it has one Line per
 //     frame, innermost first: the line table's file and line in the
 //     innermost inlined procedure, then each enclosing procedure at its
 //     call site; the outermost frame is the symbol's procedure. Functions
@@ -92,7 +93,7 @@ type PprofQuery struct {
 // symbols and lines found the same way — so flame graphs and pprof's
 // callers/callees views work. A truncated stack ends in a location of the
 // function "[truncated]" and a frame no image map covered is a location
-// of analysis.UnknownProcedure at its raw address, both without a mapping. Stacks
+// of symbolize.UnknownProcedure at its raw address, both without a mapping. Stacks
 // are selected by their leaf's image. Their totals are the stack view's:
 // the flat profile's less the samples whose stacks were dropped (storage's
 // StackTotals), which the profile's comments report.
@@ -108,7 +109,7 @@ func Pprof(src analysis.Source, q PprofQuery) (*profile.Profile, error) {
 			return nil, fmt.Errorf("analysis: pprof: %w: event %s: period %d (want > 0)", analysis.ErrQuery, analysis.EventName(e), n)
 		}
 	}
-	b := &pprofBuilder{syms: analysis.NewSymbolizer(src), q: q, images: map[wire.ImageKey]*pprofImage{},
+	b := &pprofBuilder{syms: symbolize.New(src), q: q, images: map[wire.ImageKey]*pprofImage{},
 		samples: map[pprofSampleKey]*profile.Sample{}, p: &profile.Profile{}}
 	for i := range b.colOf {
 		b.colOf[i] = -1
@@ -142,7 +143,7 @@ func Pprof(src analysis.Source, q PprofQuery) (*profile.Profile, error) {
 			b.startRead(r)
 			if err := ss.Stacks(r, b.addStack); err != nil {
 				if errors.Is(err, analysis.ErrNoStacks) {
-					break // a analysis.Symbolizer over a source without stacks
+					break // a symbolize.Symbolizer over a source without stacks
 				}
 				return nil, fmt.Errorf("analysis: pprof: stacks: %w", err)
 			}
@@ -176,7 +177,7 @@ func (b *pprofBuilder) startRead(r storage.Query) {
 }
 
 type pprofBuilder struct {
-	syms  *analysis.Symbolizer
+	syms  *symbolize.Symbolizer
 	q     PprofQuery
 	colOf [256]int
 	cols  []uint8
@@ -185,7 +186,7 @@ type pprofBuilder struct {
 	samples map[pprofSampleKey]*profile.Sample // by host only
 
 	// Slabs: a fleet profile has a location and a sample per instruction
-	// with samples (500,000 in fleetdb's roll-up), allocated in chunks.
+	// with samples (500,000 in fleetdbtest's roll-up), allocated in chunks.
 	locSlab    []profile.Location
 	lineSlab   []profile.Line
 	sampleSlab []profile.Sample
@@ -200,18 +201,18 @@ type pprofBuilder struct {
 	lastKey wire.ImageKey
 	last    *pprofImage
 
-	frames []analysis.SourceFrame // scratch for sourceLines
+	frames []symbolize.SourceFrame // scratch for sourceLines
 
 	stacks pprofStacks // samples by call stack (pprof_stacks.go)
 }
 
 type pprofImage struct {
-	table   *analysis.SymbolTable
+	table   *symbolize.Table
 	skip    bool
 	kernel  bool
 	mapping *profile.Mapping
-	samples uint64                // every event's, to order the mappings
-	source  *analysis.ImageSource // nil: no bytes or no DWARF
+	samples uint64                 // every event's, to order the mappings
+	source  *symbolize.ImageSource // nil: no bytes or no DWARF
 	funcs   map[pprofFuncKey]*profile.Function
 	locs    map[uint64]*pprofLoc // by offset, beyond dense
 	dense   []*pprofLoc          // by offset/4, for 4-aligned offsets in the text
@@ -281,7 +282,7 @@ func (b *pprofBuilder) mapImage(im *pprofImage, key wire.ImageKey) {
 	b.p.Mapping = append(b.p.Mapping, im.mapping)
 	rec, err := b.syms.Image(key)
 	if err != nil {
-		return // symbols only (the analysis.Symbolizer's empty table)
+		return // symbols only (the symbolize.Symbolizer's empty table)
 	}
 	im.mapping.Limit = max(im.mapping.Limit, rec.TextEnd)
 	// Instructions lie in the text: a slot per instruction there
@@ -304,7 +305,7 @@ func (b *pprofBuilder) openSource(im *pprofImage, rec *wire.ImageRecord) {
 	if err != nil {
 		return
 	}
-	f, err := analysis.OpenImageFile(rec, data, where)
+	f, err := symbolize.OpenImageFile(rec, data, where)
 	if err != nil {
 		return
 	}
@@ -315,7 +316,7 @@ func (b *pprofBuilder) openSource(im *pprofImage, rec *wire.ImageRecord) {
 		m := im.mapping
 		m.Start, m.Limit, m.Offset = seg.Vaddr, max(m.Limit, seg.End()), seg.Offset
 	}
-	src, err := analysis.ReadImageSource(data)
+	src, err := symbolize.ReadImageSource(data)
 	if !src.HasLines() {
 		return
 	}
@@ -330,7 +331,7 @@ func (b *pprofBuilder) function(im *pprofImage, offset uint64) *profile.Function
 	if im.lastFn != nil && offset >= im.from && offset < im.until {
 		return im.lastFn
 	}
-	name := analysis.UnknownProcedure
+	name := symbolize.UnknownProcedure
 	sym, until, ok := im.table.LookupRun(offset)
 	if ok {
 		name = sym.Name
@@ -371,12 +372,12 @@ func (b *pprofBuilder) sourceLines(im *pprofImage, offset uint64) []profile.Line
 			// The outermost frame is the procedure dcpi prof names,
 			// by its symbol (a clone such as quick.constprop.0 keeps
 			// its suffix), unless no symbol covers it.
-			if sym := b.function(im, offset); sym.Name != analysis.UnknownProcedure || k.name == "" {
+			if sym := b.function(im, offset); sym.Name != symbolize.UnknownProcedure || k.name == "" {
 				k.name, k.system = sym.Name, sym.SystemName
 			}
 		}
 		if k.name == "" {
-			k.name, k.system = analysis.UnknownProcedure, analysis.UnknownProcedure
+			k.name, k.system = symbolize.UnknownProcedure, symbolize.UnknownProcedure
 		}
 		lines[i] = profile.Line{Function: b.functionNamed(im, k), Line: int64(fr.Line)}
 	}

@@ -1,9 +1,10 @@
 package pprofexport
 
 import (
-	"dcpi/analysis"
 	"github.com/google/pprof/profile"
 
+	"dcpi/analysis/report"
+	"dcpi/analysis/symbolize"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -91,7 +92,7 @@ func (b *pprofBuilder) frameLocation(image wire.ImageKey, offset uint64) (*profi
 		if loc := s.unknown[offset]; loc != nil {
 			return loc, nil
 		}
-		fn := b.bareFunction(analysis.UnknownProcedure)
+		fn := b.bareFunction(symbolize.UnknownProcedure)
 		loc := &profile.Location{ID: uint64(len(b.p.Location) + 1), Address: offset, Line: []profile.Line{{Function: fn}}}
 		b.p.Location = append(b.p.Location, loc)
 		if s.unknown == nil {
@@ -116,7 +117,7 @@ func (b *pprofBuilder) frameLocation(image wire.ImageKey, offset uint64) (*profi
 func (b *pprofBuilder) truncatedLocation() *profile.Location {
 	s := &b.stacks
 	if s.truncated == nil {
-		s.truncated = &profile.Location{ID: uint64(len(b.p.Location) + 1), Line: []profile.Line{{Function: b.bareFunction(analysis.TruncatedRoot)}}}
+		s.truncated = &profile.Location{ID: uint64(len(b.p.Location) + 1), Line: []profile.Line{{Function: b.bareFunction(report.TruncatedRoot)}}}
 		b.p.Location = append(b.p.Location, s.truncated)
 	}
 	return s.truncated

@@ -2,13 +2,14 @@ package pprofexport
 
 import (
 	"bytes"
-	"dcpi/analysis"
 	"errors"
 	"slices"
 	"testing"
 
 	"github.com/google/pprof/profile"
 
+	"dcpi/analysis"
+	"dcpi/analysis/symbolize"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -136,9 +137,9 @@ func TestPprofSymbolsAndMappings(t *testing.T) {
 	}{
 		{base + 0x210, "main", "/bin/app", true},
 		{base + 0x264, "work", "/bin/app", true},
-		{base + 0x100, analysis.UnknownProcedure, "/bin/app", true},
+		{base + 0x100, symbolize.UnknownProcedure, "/bin/app", true},
 		{0x60000000150, "idle", "/vmunix", true},
-		{0x40, analysis.UnknownProcedure, testKey(9).String(), false},
+		{0x40, symbolize.UnknownProcedure, testKey(9).String(), false},
 	} {
 		l := at[tc.addr]
 		if tc.addr == base+0x264 {

@@ -4,7 +4,7 @@
 // stores (dcpi me addrs), and the paths reconstructed from the history
 // (dcpi me paths). It reads through its own small interfaces (Source,
 // AddrSource, HistorySource) that *storage.DB and the cluster's query
-// service satisfy; symbolization comes from package analysis, path
+// service satisfy; symbolization comes from analysis/symbolize, path
 // reconstruction from analysis/mepaths, and pprof export of the samples
 // from analysis/pprofexport.
 package profileme

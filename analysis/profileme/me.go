@@ -2,7 +2,6 @@ package profileme
 
 import (
 	"cmp"
-	"dcpi/analysis"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"dcpi/analysis"
+	"dcpi/analysis/symbolize"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -32,7 +33,7 @@ type Source interface {
 // Query selects the instructions of a ProfileMe report.
 type Query struct {
 	// Filter selects epochs, hosts, PIDs and images (its Events are
-	// ignored); ImagePaths selects images by path as in ProfQuery.
+	// ignored); ImagePaths selects images by path as in report.ProfQuery.
 	Filter     storage.Query
 	ImagePaths []string
 	// Procedure, when set, makes the report list that procedure's
@@ -241,7 +242,7 @@ type Report struct {
 }
 
 // Profile builds q's report from src, naming code with syms.
-func Profile(syms *analysis.Symbolizer, src Source, q Query) (*Report, error) {
+func Profile(syms *symbolize.Symbolizer, src Source, q Query) (*Report, error) {
 	if q.Interval <= 0 || math.IsInf(q.Interval, 0) || math.IsNaN(q.Interval) {
 		return nil, fmt.Errorf("ProfileMe interval %g: want a positive number of fetched instructions per sample", q.Interval)
 	}
@@ -259,7 +260,7 @@ func Profile(syms *analysis.Symbolizer, src Source, q Query) (*Report, error) {
 	var total uint64
 	err := src.MeProfile(q.Filter, func(r *storage.MeRow) error {
 		path := r.Image.String() // no record: named by its key
-		var tab *analysis.SymbolTable
+		var tab *symbolize.Table
 		if rec, err := syms.Image(r.Image); err == nil {
 			path = rec.Path
 			if tab, err = syms.Table(r.Image); err != nil {

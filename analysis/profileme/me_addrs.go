@@ -2,7 +2,6 @@ package profileme
 
 import (
 	"cmp"
-	"dcpi/analysis"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"dcpi/analysis"
+	"dcpi/analysis/symbolize"
 	"dcpi/storage"
 )
 
@@ -52,7 +53,7 @@ type AddrInstr struct {
 // instructions q selects, hottest first (Gibbons-Matias: each listed
 // count c times τ estimates, without bias, the samples with that
 // address; times S, the accesses).
-func Addresses(syms *analysis.Symbolizer, src AddrSource, q AddrQuery) ([]AddrInstr, error) {
+func Addresses(syms *symbolize.Symbolizer, src AddrSource, q AddrQuery) ([]AddrInstr, error) {
 	var pc uint64
 	byPC := strings.HasPrefix(q.Target, "0x")
 	if byPC {
@@ -65,7 +66,7 @@ func Addresses(syms *analysis.Symbolizer, src AddrSource, q AddrQuery) ([]AddrIn
 	var out []AddrInstr
 	err := src.MeAddrs(q.Filter, func(r *storage.MeAddrRow) error {
 		path := r.Image.String()
-		var tab *analysis.SymbolTable
+		var tab *symbolize.Table
 		if rec, err := syms.Image(r.Image); err == nil {
 			path = rec.Path
 			if tab, err = syms.Table(r.Image); err != nil {
@@ -77,7 +78,7 @@ func Addresses(syms *analysis.Symbolizer, src AddrSource, q AddrQuery) ([]AddrIn
 		if !analysis.MatchImagePath(q.ImagePaths, path) || tab == nil {
 			return nil
 		}
-		name := analysis.UnknownProcedure
+		name := symbolize.UnknownProcedure
 		if sym, _, ok := tab.Lookup(r.Offset); ok {
 			name = sym.Name
 		}

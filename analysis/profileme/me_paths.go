@@ -2,14 +2,15 @@ package profileme
 
 import (
 	"cmp"
-	"dcpi/analysis"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
+	"dcpi/analysis"
 	"dcpi/analysis/mepaths"
+	"dcpi/analysis/symbolize"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -32,7 +33,7 @@ type PathQuery struct {
 	Interval float64
 	Limit    int // paths listed (0: all)
 	// Files finds the images' bytes: reconstruction needs their code.
-	Files analysis.ImageFinder
+	Files symbolize.ImageFinder
 }
 
 // Path is one reconstructed path and the samples that led to it.
@@ -64,7 +65,7 @@ type PathsReport struct {
 
 // Paths reconstructs the paths of the selected (PC, history) counts
 // and sums the samples per path, hottest first.
-func Paths(syms *analysis.Symbolizer, src HistorySource, q PathQuery) (*PathsReport, error) {
+func Paths(syms *symbolize.Symbolizer, src HistorySource, q PathQuery) (*PathsReport, error) {
 	if q.Bits < 1 || q.Bits > 16 {
 		return nil, fmt.Errorf("%w: %d history bits: want 1 to 16", analysis.ErrQuery, q.Bits)
 	}
@@ -104,7 +105,7 @@ func Paths(syms *analysis.Symbolizer, src HistorySource, q PathQuery) (*PathsRep
 		if err != nil {
 			return im, nil // counted in NoCode
 		}
-		f, err := analysis.OpenImageFile(rec, data, where)
+		f, err := symbolize.OpenImageFile(rec, data, where)
 		if err != nil {
 			return im, nil
 		}

@@ -15,8 +15,8 @@ import (
 	"slices"
 	"strings"
 
-	"dcpi/analysis"
 	"dcpi/analysis/calc"
+	"dcpi/analysis/symbolize"
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/alpha/disasm"
 	"dcpi/internal/hotlist"
@@ -63,10 +63,10 @@ type Query struct {
 	Limit  int // rows (0: all)
 	// MinSamples drops lists with fewer samples (N).
 	MinSamples uint64
-	Files      analysis.ImageFinder // nil: no instruction text
+	Files      symbolize.ImageFinder // nil: no instruction text
 	// Periods are each host's events per sample, as
-	// analysis.CalcQuery.Periods. With them and Files, the latency view
-	// runs dcpicalc (analysis.Calc) on the procedures of its rows and
+	// calc.Query.Periods. With them and Files, the latency view
+	// runs dcpicalc (calc.Run) on the procedures of its rows and
 	// shows DCPI's estimates beside each load: its executions and its
 	// CPI, the cycles it spends at the head of the issue queue per
 	// execution.
@@ -197,7 +197,7 @@ type Report struct {
 
 // Build reads the lists q selects from src and symbolizes them with sym
 // (which also supplies the CYCLES profile).
-func Build(src Source, sym *analysis.Symbolizer, q Query) (*Report, error) {
+func Build(src Source, sym *symbolize.Symbolizer, q Query) (*Report, error) {
 	vq := storage.ValueQuery{Epochs: q.Epochs, Hosts: q.Hosts}
 	lists, err := src.ValueLists(vq)
 	if err != nil {
@@ -209,7 +209,7 @@ func Build(src Source, sym *analysis.Symbolizer, q Query) (*Report, error) {
 	}
 	rep := &Report{View: [...]string{"latency", "frequent", "semiinvariant"}[q.View], Modules: mods, Stats: stats}
 	cycles := map[wire.ImageKey]map[uint64]uint64{}
-	files := map[wire.ImageKey]*analysis.ImageFile{}
+	files := map[wire.ImageKey]*symbolize.ImageFile{}
 	for _, l := range lists {
 		kind := valuemod.Kind(l.Kind)
 		switch {
@@ -252,10 +252,10 @@ func Build(src Source, sym *analysis.Symbolizer, q Query) (*Report, error) {
 // image on the procedures of the rows with CYCLES samples, and returns
 // what went wrong, if anything: a procedure dcpicalc refuses leaves its
 // rows without a CPI rather than failing the report.
-func addCPI(sym *analysis.Symbolizer, q Query, rows []Row) string {
+func addCPI(sym *symbolize.Symbolizer, q Query, rows []Row) string {
 	procs := map[string][]string{} // by image path
 	for _, r := range rows {
-		if r.Cycles > 0 && r.Image != "" && r.Procedure != "" && r.Procedure != analysis.UnknownProcedure &&
+		if r.Cycles > 0 && r.Image != "" && r.Procedure != "" && r.Procedure != symbolize.UnknownProcedure &&
 			!slices.Contains(procs[r.Image], r.Procedure) {
 			procs[r.Image] = append(procs[r.Image], r.Procedure)
 		}
@@ -268,7 +268,7 @@ func addCPI(sym *analysis.Symbolizer, q Query, rows []Row) string {
 	period := map[at]float64{}
 	var notes []string
 	for _, image := range slices.Sorted(maps.Keys(procs)) {
-		rep, err := analysis.Calc(sym, analysis.CalcQuery{Filter: storage.Query{Epochs: q.Epochs, Hosts: q.Hosts},
+		rep, err := calc.Run(sym, calc.Query{Filter: storage.Query{Epochs: q.Epochs, Hosts: q.Hosts},
 			ImagePaths: []string{image}, Procedures: procs[image], Periods: q.Periods, Files: q.Files})
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("%s: %v", image, err))
@@ -295,7 +295,7 @@ func addCPI(sym *analysis.Symbolizer, q Query, rows []Row) string {
 	return strings.Join(notes, "; ")
 }
 
-func buildRow(sym *analysis.Symbolizer, q Query, l wire.ValueList, cycles map[wire.ImageKey]map[uint64]uint64, files map[wire.ImageKey]*analysis.ImageFile) (Row, error) {
+func buildRow(sym *symbolize.Symbolizer, q Query, l wire.ValueList, cycles map[wire.ImageKey]map[uint64]uint64, files map[wire.ImageKey]*symbolize.ImageFile) (Row, error) {
 	kind := valuemod.Kind(l.Kind)
 	row := Row{ImageKey: l.Image.String(), Offset: l.Offset, Kind: kind.String(), Samples: l.List.N,
 		P: 1 / float64(l.List.Tau()), NV: len(l.List.Entries)}
@@ -316,7 +316,7 @@ func buildRow(sym *analysis.Symbolizer, q Query, l wire.ValueList, cycles map[wi
 			f, seen := files[l.Image]
 			if !seen {
 				if data, where, err := q.Files.FindImage(rec); err == nil {
-					f, _ = analysis.OpenImageFile(rec, data, where)
+					f, _ = symbolize.OpenImageFile(rec, data, where)
 				}
 				files[l.Image] = f
 			}

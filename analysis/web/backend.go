@@ -1,9 +1,9 @@
 // Package web owns dcpi's web UI (dcpi web, and the same pages served by
 // dcpi demo and dcpi coordinator --http): server-rendered HTML over the
-// analysis tools' own logic — the hot procedures of dcpiprof (analysis.Prof),
-// the annotated listing of dcpilist (analysis.List) with dcpicalc's CPI and
-// culprits (analysis.Calc), flame graphs and icicles from the sampled call
-// stacks (analysis.StackTree), dcpidiff (analysis.Diff), the fleet's epochs
+// analysis tools' own logic — the hot procedures of dcpiprof (report.Prof),
+// the annotated listing of dcpilist (report.List) with dcpicalc's CPI and
+// culprits (calc.Run), flame graphs and icicles from the sampled call
+// stacks (report.Tree), dcpidiff (report.Diff), the fleet's epochs
 // and hosts, and the pprof export of the current selection.
 //
 // The handlers are pure functions of a request and a Backend: the boundary
@@ -20,6 +20,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"dcpi/analysis"
+	"dcpi/analysis/symbolize"
 	"dcpi/storage"
 )
 
@@ -83,7 +84,7 @@ type Backend interface {
 	Hint(sel Selection) string
 	// Files finds image bytes for listings; SourceFile source text ("",
 	// an error, when not found).
-	Files() analysis.ImageFinder
+	Files() symbolize.ImageFinder
 	SourceFile(name string) ([]byte, error)
 	// CalcPeriods are the sampling periods dcpi calc uses for the hosts
 	// (every host with nil).

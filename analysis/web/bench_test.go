@@ -6,26 +6,27 @@ import (
 	"os"
 	"testing"
 
-	"dcpi/analysis"
-	"dcpi/analysis/fleetdb"
+	"dcpi/analysis/internal/fleetdbtest"
+	"dcpi/analysis/report"
+	"dcpi/analysis/symbolize"
 )
 
 // BenchmarkTopPage is the web UI's first paint: the server-side render of
 // the hot procedures page ("/", the fleet's top 50 by cycles) over the
-// fleet database — fleetdb.Fleet's 1,000 hosts with DCPI_BENCH_FLEETDB=dir
-// (built there once), else fleetdb.Small's 50 hosts (the same fleet
+// fleet database — fleetdbtest.Fleet's 1,000 hosts with DCPI_BENCH_FLEETDB=dir
+// (built there once), else fleetdbtest.Small's 50 hosts (the same fleet
 // roll-up) in a temporary directory — beside, in the same run, the query
-// dcpi prof makes for the same table (analysis.Prof, top 50). Both start
+// dcpi prof makes for the same table (report.Prof, top 50). Both start
 // from a fresh symbol cache each time, as a just-started dcpi web does;
 // "page/warm" reuses the server's cache, as every later request does.
 func BenchmarkTopPage(b *testing.B) {
 	root := os.Getenv("DCPI_BENCH_FLEETDB")
-	spec := fleetdb.Fleet()
+	spec := fleetdbtest.Fleet()
 	if root == "" {
-		spec = fleetdb.Small()
+		spec = fleetdbtest.Small()
 		root = b.TempDir()
 	}
-	db, built, err := fleetdb.Open(root, spec)
+	db, built, err := fleetdbtest.Open(root, spec)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func BenchmarkTopPage(b *testing.B) {
 	}
 	b.Run("prof-query", func(b *testing.B) {
 		for b.Loop() {
-			t, err := analysis.Prof(analysis.NewSymbolizer(db), analysis.ProfQuery{Limit: DefaultTopRows})
+			t, err := report.Prof(symbolize.New(db), report.ProfQuery{Limit: DefaultTopRows})
 			if err != nil || len(t.Rows) != DefaultTopRows {
 				b.Fatal(err)
 			}
@@ -53,12 +54,12 @@ func BenchmarkTopPage(b *testing.B) {
 	b.Run("page/cold", func(b *testing.B) {
 		n := 0
 		for b.Loop() {
-			n = page(New(&testBackend{src: analysis.NewSymbolizer(db)}, b.Logf))
+			n = page(New(&testBackend{src: symbolize.New(db)}, b.Logf))
 		}
 		b.ReportMetric(float64(n), "bytes/page")
 	})
 	b.Run("page/warm", func(b *testing.B) {
-		s := New(&testBackend{src: analysis.NewSymbolizer(db)}, b.Logf)
+		s := New(&testBackend{src: symbolize.New(db)}, b.Logf)
 		page(s)
 		for b.Loop() {
 			page(s)

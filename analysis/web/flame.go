@@ -3,7 +3,7 @@ package web
 import (
 	"hash/fnv"
 
-	"dcpi/analysis"
+	"dcpi/analysis/report"
 )
 
 // box is one frame of a flame graph or icicle: a node of the call tree at
@@ -11,7 +11,7 @@ import (
 type box struct {
 	Depth int
 	X, W  float64
-	Proc  analysis.StackProc
+	Proc  report.StackProc
 	Total uint64
 	Self  uint64
 	Pct   float64 // Total, percent of the root's
@@ -23,13 +23,13 @@ type box struct {
 // levels below it (the root itself is depth 0). Children sit side by side
 // under their parent in the tree's order (largest first), so a box's
 // width is its share of the samples and its children never overhang it.
-func flameLayout(root *analysis.TreeNode, minFrac float64, maxDepth int) (boxes []box, depth int) {
+func flameLayout(root *report.TreeNode, minFrac float64, maxDepth int) (boxes []box, depth int) {
 	if root == nil || root.Total == 0 {
 		return nil, 0
 	}
 	total := float64(root.Total)
-	var walk func(n *analysis.TreeNode, d int, x float64)
-	walk = func(n *analysis.TreeNode, d int, x float64) {
+	var walk func(n *report.TreeNode, d int, x float64)
+	walk = func(n *report.TreeNode, d int, x float64) {
 		w := float64(n.Total) / total
 		boxes = append(boxes, box{Depth: d, X: x, W: w, Proc: n.Proc, Total: n.Total, Self: n.Self, Pct: 100 * w, Hue: hue(n.Proc.Procedure)})
 		depth = max(depth, d)
@@ -49,14 +49,14 @@ func flameLayout(root *analysis.TreeNode, minFrac float64, maxDepth int) (boxes 
 
 // flatTree is the call tree of a profile without stacks: the root and one
 // child per row, so the flame graph shows the flat profile's shares.
-func flatTree(t *analysis.ProfTable) *analysis.TreeNode {
-	root := &analysis.TreeNode{Proc: analysis.StackProc{Procedure: "[all]"}}
+func flatTree(t *report.ProfTable) *report.TreeNode {
+	root := &report.TreeNode{Proc: report.StackProc{Procedure: "[all]"}}
 	if len(t.Columns) == 0 {
 		return root
 	}
 	root.Total = t.Columns[0].Total
 	for _, r := range t.Rows {
-		root.Children = append(root.Children, &analysis.TreeNode{Proc: analysis.StackProc{Procedure: r.Procedure, Image: r.Image},
+		root.Children = append(root.Children, &report.TreeNode{Proc: report.StackProc{Procedure: r.Procedure, Image: r.Image},
 			Total: r.Counts[0], Self: r.Counts[0]})
 	}
 	return root

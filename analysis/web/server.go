@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"dcpi/analysis"
+	"dcpi/analysis/report"
 )
 
 //go:embed templates/*.html static/*
@@ -213,12 +214,12 @@ func floatParam(req request, name string, def, lo, hi float64) (float64, error) 
 	return x, nil
 }
 
-func byParam(req request) (analysis.By, error) {
+func byParam(req request) (report.By, error) {
 	v, err := req.one("by")
 	if err != nil || v == "" {
-		return analysis.ByProcedure, err
+		return report.ByProcedure, err
 	}
-	by, err := analysis.ParseBy(v)
+	by, err := report.ParseBy(v)
 	if err != nil {
 		return 0, badf("by=%q: want procedure or image", v)
 	}

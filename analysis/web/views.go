@@ -9,11 +9,13 @@ import (
 	"strings"
 
 	"dcpi/analysis"
+	"dcpi/analysis/calc"
+	"dcpi/analysis/report"
 )
 
 // topView is the hot procedures page: dcpiprof's table.
 type topView struct {
-	Table  *analysis.ProfTable
+	Table  *report.ProfTable
 	Search string
 	// Matched is how many rows the search matched before the limit.
 	Matched int
@@ -48,11 +50,11 @@ func (s *Server) top(req request, pd *pageData) error {
 	if v, _ := req.one("limit"); v != "" {
 		pd.Keep["limit"] = v
 	}
-	q := analysis.ProfQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, By: by, Limit: limit}
+	q := report.ProfQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, By: by, Limit: limit}
 	if search != "" {
 		q.Limit = 0 // the search applies to every row; the limit after it
 	}
-	t, err := analysis.Prof(s.b.Source(), q)
+	t, err := report.Prof(s.b.Source(), q)
 	if err != nil {
 		return err
 	}
@@ -61,7 +63,7 @@ func (s *Server) top(req request, pd *pageData) error {
 			return err
 		}
 	}
-	v := &topView{Table: t, Search: search, Limit: limit, ByImage: by == analysis.ByImage, Matched: len(t.Rows) + t.Omitted}
+	v := &topView{Table: t, Search: search, Limit: limit, ByImage: by == report.ByImage, Matched: len(t.Rows) + t.Omitted}
 	if search != "" {
 		needle := strings.ToLower(search)
 		rows := t.Rows[:0]
@@ -87,7 +89,7 @@ func (s *Server) top(req request, pd *pageData) error {
 // analysis of it.
 type listView struct {
 	Proc    string
-	Listing *analysis.Listing
+	Listing *report.Listing
 	// Calc is dcpi calc's text for the procedure; CalcError says why
 	// there is none.
 	Calc      string
@@ -107,7 +109,7 @@ func (s *Server) list(req request, pd *pageData) error {
 	if err != nil {
 		return err
 	}
-	l, err := analysis.List(s.b.Source(), analysis.ListQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths,
+	l, err := report.List(s.b.Source(), report.ListQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths,
 		Procedures: []string{proc}, Files: s.b.Files(), Source: s.b.SourceFile})
 	if err != nil {
 		if errors.Is(err, analysis.ErrQuery) {
@@ -132,13 +134,13 @@ func (s *Server) calc(sel Selection, proc string) (string, string) {
 	if err != nil {
 		return "", err.Error()
 	}
-	r, err := analysis.Calc(s.b.Source(), analysis.CalcQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Procedures: []string{proc},
+	r, err := calc.Run(s.b.Source(), calc.Query{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Procedures: []string{proc},
 		Periods: periods, Files: s.b.Files(), Source: s.b.SourceFile})
 	if err != nil {
 		return "", err.Error()
 	}
 	var buf bytes.Buffer
-	if err := analysis.WriteCalcText(&buf, r, false); err != nil {
+	if err := r.WriteText(&buf, false); err != nil {
 		return "", err.Error()
 	}
 	return buf.String(), ""
@@ -146,7 +148,7 @@ func (s *Server) calc(sel Selection, proc string) (string, string) {
 
 // hotNames names the selection's ten hottest procedures.
 func (s *Server) hotNames(sel Selection) string {
-	t, err := analysis.Prof(s.b.Source(), analysis.ProfQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, Limit: 10})
+	t, err := report.Prof(s.b.Source(), report.ProfQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, Limit: 10})
 	if err != nil {
 		return ""
 	}
@@ -206,15 +208,19 @@ func (s *Server) flame(req request, pd *pageData) error {
 		pd.Keep["min"] = v
 	}
 	v := &flameView{Icicle: orient == "icicle", Min: minPct}
-	q := analysis.StackQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths}
+	q := report.StackQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths}
 	if len(sel.Events) > 0 {
 		q.Event = sel.Events[0]
 	}
 	v.Event = analysis.EventName(q.Event)
-	tree, err := analysis.StackTree(s.b.Source(), q, true)
+	var tree *report.TreeNode
+	ct, err := report.Tree(s.b.Source(), report.TreeQuery{StackQuery: q, TopDown: true})
+	if err == nil {
+		tree = ct.Root
+	}
 	switch {
 	case errors.Is(err, analysis.ErrNoStacks) || err == nil && tree.Total == 0:
-		t, err := analysis.Prof(s.b.Source(), analysis.ProfQuery{Filter: sel.Filter, Events: []uint8{q.Event}, ImagePaths: sel.ImagePaths, Limit: 200})
+		t, err := report.Prof(s.b.Source(), report.ProfQuery{Filter: sel.Filter, Events: []uint8{q.Event}, ImagePaths: sel.ImagePaths, Limit: 200})
 		if err != nil {
 			return err
 		}
@@ -255,7 +261,7 @@ func (s *Server) flame(req request, pd *pageData) error {
 // diffView is dcpidiff's page.
 type diffView struct {
 	A, B  string
-	Table *analysis.DiffTable
+	Table *report.DiffTable
 }
 
 func (s *Server) diff(req request, pd *pageData) error {
@@ -279,7 +285,7 @@ func (s *Server) diff(req request, pd *pageData) error {
 	if err != nil {
 		return err
 	}
-	z, err := floatParam(req, "z", analysis.DefaultZ, 0.001, 1000)
+	z, err := floatParam(req, "z", report.DefaultZ, 0.001, 1000)
 	if err != nil {
 		return err
 	}
@@ -296,7 +302,7 @@ func (s *Server) diff(req request, pd *pageData) error {
 	if len(sel.Events) > 1 {
 		return badf("event: diff compares one event; give one")
 	}
-	q := analysis.DiffQuery{By: by, Limit: limit, Z: z, ImagePaths: sel.ImagePaths}
+	q := report.DiffQuery{By: by, Limit: limit, Z: z, ImagePaths: sel.ImagePaths}
 	if len(sel.Events) == 1 {
 		q.Event = sel.Events[0]
 	}
@@ -306,7 +312,7 @@ func (s *Server) diff(req request, pd *pageData) error {
 	if q.B, err = s.b.Set(sel, b); err != nil {
 		return badf("b: %v", err)
 	}
-	t, err := analysis.Diff(s.b.Source(), q)
+	t, err := report.Diff(s.b.Source(), q)
 	if err != nil {
 		return err
 	}

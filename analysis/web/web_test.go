@@ -15,6 +15,8 @@ import (
 
 	"dcpi/analysis"
 	"dcpi/analysis/pprofexport"
+	"dcpi/analysis/report"
+	"dcpi/analysis/symbolize"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -70,7 +72,7 @@ func (b *testBackend) Hint(sel Selection) string {
 	return ""
 }
 
-func (b *testBackend) Files() analysis.ImageFinder { return nil }
+func (b *testBackend) Files() symbolize.ImageFinder { return nil }
 func (b *testBackend) SourceFile(string) ([]byte, error) {
 	return nil, errors.New("no sources")
 }
@@ -125,25 +127,25 @@ func get(t *testing.T, s http.Handler, url string) (int, string) {
 var rowRE = regexp.MustCompile(`(?s)<tr class="row" data-proc="([^"]*)" data-image="([^"]*)">(.*?)</tr>`)
 var countRE = regexp.MustCompile(`<td class="num count" data-event="[^"]*">(\d+)</td>`)
 
-// TestTopPageIsProf: the hot procedures page shows analysis.Prof's rows,
+// TestTopPageIsProf: the hot procedures page shows report.Prof's rows,
 // in its order, with its counts, under the page's filters and limit.
 func TestTopPageIsProf(t *testing.T) {
 	src := fleet(false)
 	s := New(&testBackend{src: src, hosts: []string{"alpha0", "alpha1"}}, t.Logf)
 	for _, c := range []struct {
 		url string
-		q   analysis.ProfQuery
+		q   report.ProfQuery
 	}{
-		{"/", analysis.ProfQuery{Limit: DefaultTopRows}},
-		{"/?host=alpha1&event=cycles", analysis.ProfQuery{Filter: storage.Query{Hosts: []string{"alpha1"}}, Events: []uint8{0}, Limit: DefaultTopRows}},
-		{"/?limit=2&event=imiss,cycles", analysis.ProfQuery{Events: []uint8{2, 0}, Limit: 2}},
-		{"/?by=image", analysis.ProfQuery{By: analysis.ByImage, Limit: DefaultTopRows}},
+		{"/", report.ProfQuery{Limit: DefaultTopRows}},
+		{"/?host=alpha1&event=cycles", report.ProfQuery{Filter: storage.Query{Hosts: []string{"alpha1"}}, Events: []uint8{0}, Limit: DefaultTopRows}},
+		{"/?limit=2&event=imiss,cycles", report.ProfQuery{Events: []uint8{2, 0}, Limit: 2}},
+		{"/?by=image", report.ProfQuery{By: report.ByImage, Limit: DefaultTopRows}},
 	} {
 		code, body := get(t, s, c.url)
 		if code != http.StatusOK {
 			t.Fatalf("%s: status %d\n%s", c.url, code, body)
 		}
-		want, err := analysis.Prof(src, c.q)
+		want, err := report.Prof(src, c.q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,10 +239,11 @@ func TestFlame(t *testing.T) {
 	for _, m := range box.FindAllStringSubmatch(body, -1) {
 		got[m[3]+" "+m[1]] = m[2]
 	}
-	tree, err := analysis.StackTree(fleet(true), analysis.StackQuery{}, true)
+	ct, err := report.Tree(fleet(true), report.TreeQuery{TopDown: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	tree := ct.Root
 	want := map[string]string{"0 [all]": strconv.FormatUint(tree.Total, 10), "1 main": strconv.FormatUint(tree.Total, 10)}
 	for _, c := range tree.Children[0].Children {
 		want["2 "+c.Proc.Procedure] = strconv.FormatUint(c.Total, 10)
@@ -258,11 +261,11 @@ func TestFlame(t *testing.T) {
 // TestFlameLayout: boxes are their share of the root, children side by
 // side within their parent, small ones left out.
 func TestFlameLayout(t *testing.T) {
-	leaf := func(name string, n uint64) *analysis.TreeNode {
-		return &analysis.TreeNode{Proc: analysis.StackProc{Procedure: name}, Total: n, Self: n}
+	leaf := func(name string, n uint64) *report.TreeNode {
+		return &report.TreeNode{Proc: report.StackProc{Procedure: name}, Total: n, Self: n}
 	}
-	root := &analysis.TreeNode{Proc: analysis.StackProc{Procedure: "[all]"}, Total: 1000, Children: []*analysis.TreeNode{
-		{Proc: analysis.StackProc{Procedure: "main"}, Total: 900, Children: []*analysis.TreeNode{leaf("a", 600), leaf("b", 299), leaf("tiny", 1)}},
+	root := &report.TreeNode{Proc: report.StackProc{Procedure: "[all]"}, Total: 1000, Children: []*report.TreeNode{
+		{Proc: report.StackProc{Procedure: "main"}, Total: 900, Children: []*report.TreeNode{leaf("a", 600), leaf("b", 299), leaf("tiny", 1)}},
 		leaf("other", 100),
 	}}
 	boxes, depth := flameLayout(root, 0.01, 10)
@@ -280,7 +283,7 @@ func TestFlameLayout(t *testing.T) {
 	if b, _ := flameLayout(root, 0, 1); len(b) != 3 {
 		t.Errorf("maxDepth 1: %d boxes, want the root and its 2 children", len(b))
 	}
-	if b, d := flameLayout(&analysis.TreeNode{}, 0, 10); b != nil || d != 0 {
+	if b, d := flameLayout(&report.TreeNode{}, 0, 10); b != nil || d != 0 {
 		t.Errorf("an empty tree: %v %d", b, d)
 	}
 }
@@ -324,7 +327,7 @@ func TestPprofDownload(t *testing.T) {
 	for _, smp := range p.Sample {
 		got += smp.Value[0]
 	}
-	want, err := analysis.Prof(src, analysis.ProfQuery{Filter: storage.Query{Hosts: []string{"alpha1"}}, Events: []uint8{0}})
+	want, err := report.Prof(src, report.ProfQuery{Filter: storage.Query{Hosts: []string{"alpha1"}}, Events: []uint8{0}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +340,7 @@ func TestPprofDownload(t *testing.T) {
 func TestPages(t *testing.T) {
 	src := fleet(false)
 	s := New(&testBackend{src: src, hosts: []string{"alpha0", "alpha1"}}, t.Logf)
-	want, err := analysis.Diff(src, analysis.DiffQuery{A: analysis.SampleSet{Name: "host=alpha0", Filter: storage.Query{Hosts: []string{"alpha0"}}},
+	want, err := report.Diff(src, report.DiffQuery{A: analysis.SampleSet{Name: "host=alpha0", Filter: storage.Query{Hosts: []string{"alpha0"}}},
 		B: analysis.SampleSet{Name: "host=alpha1", Filter: storage.Query{Hosts: []string{"alpha1"}}}})
 	if err != nil {
 		t.Fatal(err)

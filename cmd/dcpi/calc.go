@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dcpi/analysis"
+	"dcpi/analysis/calc"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 )
@@ -129,7 +129,7 @@ func (opts *calcOptions) run(cmd *cobra.Command, args []string) error {
 	var truth map[string]*alpha.GroundTruth
 	if opts.truthFile != "" {
 		// Read before the analysis so that a bad file fails fast;
-		// the estimator never sees it (CompareCalc runs after).
+		// the estimator never sees it (calc.CompareReport runs after).
 		var err error
 		if truth, err = readTruthFile(opts.truthFile); err != nil {
 			return err
@@ -154,13 +154,13 @@ func (opts *calcOptions) run(cmd *cobra.Command, args []string) error {
 		}
 		return err
 	}
-	q := analysis.CalcQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Procedures: args, All: opts.all, Periods: periods,
+	q := calc.Query{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Procedures: args, All: opts.all, Periods: periods,
 		Files: newImageFinder(cmd.ErrOrStderr(), o, opts.imageDirs), Source: sourceReader(opts.sourceDirs)}
 	q.Static.Isolated = opts.isolated
 	if len(args) == 0 && !opts.all {
 		q.Top = max(opts.top, 1)
 	}
-	r, err := analysis.Calc(o.src, q)
+	r, err := calc.Run(o.src, q)
 	if err != nil {
 		if h := o.selectionHint(sel); h != "" {
 			return fmt.Errorf("%w; %s", err, h)
@@ -168,19 +168,19 @@ func (opts *calcOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	if truth != nil {
-		a, err := analysis.CompareCalc(r, truth)
+		a, err := calc.CompareReport(r, truth)
 		if err != nil {
 			return fmt.Errorf("--truth %s: %w", opts.truthFile, err)
 		}
 		if opts.qf.json {
-			return analysis.WriteCalcAccuracyJSON(cmd.OutOrStdout(), a)
+			return a.WriteJSON(cmd.OutOrStdout())
 		}
-		return analysis.WriteCalcAccuracyText(cmd.OutOrStdout(), a)
+		return a.WriteText(cmd.OutOrStdout())
 	}
 	if opts.qf.json {
-		return analysis.WriteCalcJSON(cmd.OutOrStdout(), r)
+		return r.WriteJSON(cmd.OutOrStdout())
 	}
-	return analysis.WriteCalcText(cmd.OutOrStdout(), r, opts.summary)
+	return r.WriteText(cmd.OutOrStdout(), opts.summary)
 }
 
 func (opts *calcOptions) register(cmd *cobra.Command) {

@@ -8,13 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"dcpi/analysis"
+	"dcpi/analysis/calc"
 )
 
 // calcTruth profiles workload args on hosts hosts with the mux
 // configuration and ground truth, and returns dcpi calc --truth's JSON
 // report over its image.
-func calcTruth(t *testing.T, dir string, hosts int, workload string, args ...string) analysis.CalcAccuracyJSON {
+func calcTruth(t *testing.T, dir string, hosts int, workload string, args ...string) calc.ReportAccuracyJSON {
 	t.Helper()
 	db := filepath.Join(dir, fmt.Sprintf("%s-%d", workload, hosts))
 	truth := db + ".truth"
@@ -26,7 +26,7 @@ func calcTruth(t *testing.T, dir string, hosts int, workload string, args ...str
 	if err != nil {
 		t.Fatalf("calc --truth: %v\n%s", err, stderr)
 	}
-	var a analysis.CalcAccuracyJSON
+	var a calc.ReportAccuracyJSON
 	if err := json.Unmarshal([]byte(out), &a); err != nil {
 		t.Fatalf("calc --truth --json: %v\n%s", err, out)
 	}

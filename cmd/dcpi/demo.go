@@ -18,7 +18,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dcpi/analysis"
+	"dcpi/analysis/report"
+	"dcpi/analysis/symbolize"
 	"dcpi/config"
 	"dcpi/hwsim/alpha"
 	"dcpi/simhost"
@@ -282,12 +283,12 @@ func addDemoHosts(ctx context.Context, cl *cluster.Cluster, o demoOptions, progs
 // conservation line balances.
 func printDemoResults(ctx context.Context, w io.Writer, cl *cluster.Cluster, o demoOptions, run cluster.Run, valueBase map[string]wire.ValueStats) (bool, error) {
 	src := clusterSource{ctx: ctx, c: cl.Coordinator(), linearizable: true}
-	table, err := analysis.Prof(analysis.NewSymbolizer(src), analysis.ProfQuery{Limit: o.limit})
+	table, err := report.Prof(symbolize.New(src), report.ProfQuery{Limit: o.limit})
 	if err != nil {
 		return false, err
 	}
 	fmt.Fprintf(w, "\nFleet-wide profile (%d hosts, all epochs%s):\n\n", len(cl.Hosts()), map[bool]string{true: ", earlier runs' too"}[cl.Continued()])
-	if err := analysis.WriteText(w, table); err != nil {
+	if err := table.WriteText(w); err != nil {
 		return false, err
 	}
 	eps, err := cl.Coordinator().Epochs(ctx)

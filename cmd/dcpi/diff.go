@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dcpi/analysis"
+	"dcpi/analysis/report"
 )
 
 func newDiffCommand() *cobra.Command {
@@ -46,9 +46,9 @@ of its dimension. One event is compared: --event NAME (default cycles).
   dcpi diff --nats nats://127.0.0.1:4222 --a label=kernel=old --b label=kernel=new --z 4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			q := analysis.DiffQuery{Z: z, Limit: limit}
+			q := report.DiffQuery{Z: z, Limit: limit}
 			var err error
-			if q.By, err = analysis.ParseBy(by); err != nil {
+			if q.By, err = report.ParseBy(by); err != nil {
 				return fmt.Errorf("--by %q: want procedure or image", by)
 			}
 			if limit < 0 {
@@ -79,21 +79,21 @@ of its dimension. One event is compared: --event NAME (default cycles).
 				return fmt.Errorf("--b: %w", err)
 			}
 			q.ImagePaths = sel.ImagePaths
-			t, err := analysis.Diff(o.src, q)
+			t, err := report.Diff(o.src, q)
 			if err != nil {
 				return err
 			}
 			if qf.json {
-				return analysis.WriteDiffJSON(cmd.OutOrStdout(), t)
+				return t.WriteJSON(cmd.OutOrStdout())
 			}
-			return analysis.WriteDiffText(cmd.OutOrStdout(), t)
+			return t.WriteText(cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
 	qf.register(f, "the event `NAME` compared (default cycles)")
 	f.StringVar(&a, "a", "", "profile A: `SPEC` as dcpi stats --set")
 	f.StringVar(&b, "b", "", "profile B: `SPEC` as dcpi stats --set")
-	f.Float64Var(&z, "z", analysis.DefaultZ, "significance threshold in standard errors")
+	f.Float64Var(&z, "z", report.DefaultZ, "significance threshold in standard errors")
 	f.StringVar(&by, "by", "procedure", "one row per `procedure` or per image")
 	f.IntVar(&limit, "limit", 0, "print the first `N` rows (0: all)")
 	return cmd

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"dcpi/analysis"
+	"dcpi/analysis/report"
 )
 
 func TestDiffCommand(t *testing.T) {
@@ -26,7 +26,7 @@ func TestDiffCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tb analysis.DiffTable
+	var tb report.DiffTable
 	if err := json.Unmarshal([]byte(js), &tb); err != nil {
 		t.Fatal(err)
 	}

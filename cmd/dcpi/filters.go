@@ -17,6 +17,8 @@ import (
 
 	"dcpi/analysis"
 	"dcpi/analysis/profileme"
+	"dcpi/analysis/report"
+	"dcpi/analysis/symbolize"
 	valuesa "dcpi/analysis/values"
 	"dcpi/coordinator"
 	"dcpi/hwsim/alpha"
@@ -157,7 +159,7 @@ func parseEpochRange(s string) (lo, hi uint64, err error) {
 // a symbol cache), the catalog of its hosts and epochs, and how to turn
 // labels into hosts.
 type openedSource struct {
-	src *analysis.Symbolizer
+	src *symbolize.Symbolizer
 	// hosts and epochs list what the database holds, for one sample set
 	// per host or per epoch.
 	hosts  func() ([]string, error)
@@ -217,7 +219,7 @@ func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *selection) (*op
 func clusterOpened(ctx context.Context, nc *nats.Conn, linearizable bool) *openedSource {
 	c := coordinator.NewClient(nc)
 	return &openedSource{
-		src:       analysis.NewSymbolizer(clusterSource{ctx: ctx, c: c, linearizable: linearizable}),
+		src:       symbolize.New(clusterSource{ctx: ctx, c: c, linearizable: linearizable}),
 		hosts:     func() ([]string, error) { return clusterHosts(ctx, c) },
 		epochs:    func() ([]uint64, error) { return clusterEpochs(ctx, c) },
 		nodes:     func() ([]storage.Node, error) { return clusterNodes(ctx, c) },
@@ -239,7 +241,7 @@ func clusterOpened(ctx context.Context, nc *nats.Conn, linearizable bool) *opene
 // localOpened is the source of a local database; its close closes db.
 func localOpened(db *storage.DB) *openedSource {
 	return &openedSource{
-		src:    analysis.NewSymbolizer(db),
+		src:    symbolize.New(db),
 		hosts:  db.Hosts,
 		epochs: func() ([]uint64, error) { return localEpochs(db) },
 		nodes:  db.Nodes,
@@ -333,7 +335,7 @@ func contentHint(src analysis.Source, sel selection, where string) string {
 // dcpi list whose procedures have none ("procedures with the most samples
 // here: lap, slot, naive").
 func procedureHint(src analysis.Source, sel selection) string {
-	t, err := analysis.Prof(src, analysis.ProfQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, Limit: 10})
+	t, err := report.Prof(src, report.ProfQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, Limit: 10})
 	if err != nil {
 		return ""
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis"
+	"dcpi/analysis/report"
 )
 
 func newListCommand() *cobra.Command {
@@ -60,12 +61,12 @@ The shared filters select the samples (default: the whole fleet, every epoch);
 				return err
 			}
 			defer o.close()
-			q := analysis.ListQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, Procedures: args,
+			q := report.ListQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, Procedures: args,
 				Files: newImageFinder(cmd.ErrOrStderr(), o, imageDirs)}
 			if source {
 				q.Source = sourceReader(sourceDirs)
 			}
-			l, err := analysis.List(o.src, q)
+			l, err := report.List(o.src, q)
 			if err != nil {
 				h := o.selectionHint(sel)
 				if h == "" && errors.Is(err, analysis.ErrQuery) && len(args) > 0 {
@@ -77,9 +78,9 @@ The shared filters select the samples (default: the whole fleet, every epoch);
 				return err
 			}
 			if qf.json {
-				return analysis.WriteListJSON(cmd.OutOrStdout(), l)
+				return l.WriteJSON(cmd.OutOrStdout())
 			}
-			return analysis.WriteListText(cmd.OutOrStdout(), l)
+			return l.WriteText(cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()

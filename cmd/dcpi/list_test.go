@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"dcpi/analysis"
+	"dcpi/analysis/report"
 )
 
 func TestListCommand(t *testing.T) {
@@ -24,7 +24,7 @@ func TestListCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var l analysis.Listing
+	var l report.Listing
 	if err := json.Unmarshal([]byte(js), &l); err != nil {
 		t.Fatal(err)
 	}

@@ -228,7 +228,7 @@ func writeMePaths(cmd *cobra.Command, o *openedSource, sel selection, args []str
 // writeMePprof writes the ProfileMe samples sel selects as a pprof
 // profile to out, and a one-line summary.
 func writeMePprof(cmd *cobra.Command, o *openedSource, sel selection, interval float64, out string, dirs []string) error {
-	p, err := pprofexport.MePprof(o.src, o.me, pprofexport.MePprofQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths,
+	p, err := pprofexport.ProfileMe(o.src, o.me, pprofexport.ProfileMeQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths,
 		Interval: interval, Files: newImageFinder(nil, o, dirs)})
 	if err != nil {
 		return err

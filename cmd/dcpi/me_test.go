@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"dcpi/analysis"
 	"dcpi/analysis/profileme"
+	"dcpi/analysis/symbolize"
 	"dcpi/cluster/clustertest"
 	"dcpi/conservation"
 	"dcpi/hwsim"
@@ -157,7 +157,7 @@ func TestDemoProfileMeBalances(t *testing.T) {
 	// Each query's filters on the cluster, then on the database: --label
 	// needs the cluster's registry, and rack=r0 is alpha0.
 	src := clusterSource{ctx: ctx, c: cl.Coordinator(), linearizable: true}
-	all, err := profileme.Addresses(analysis.NewSymbolizer(src), src, profileme.AddrQuery{Interval: 1})
+	all, err := profileme.Addresses(symbolize.New(src), src, profileme.AddrQuery{Interval: 1})
 	if err != nil || len(all) == 0 {
 		t.Fatalf("address lists in the cluster: %d (%v)", len(all), err)
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dcpi/analysis/mefig"
+	"dcpi/analysis/profileme/paperfigs"
 )
 
 func newMeFigure2Command() *cobra.Command {
@@ -31,12 +31,12 @@ the per-run summary (with --json the figure's data) to standard output.`,
   dcpi me figure2 --models ev6 --args 16384,60000 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o := mefig.DefaultFigure2()
+			o := paperfigs.DefaultFigure2()
 			o.Workload, o.Procedure = workload, proc
 			switch {
 			case cmd.Flags().Changed("args"):
 				o.Args = append([]string{}, args...)
-			case workload != mefig.DefaultFigure2().Workload:
+			case workload != paperfigs.DefaultFigure2().Workload:
 				o.Args = nil // another workload's own defaults
 			}
 			o.Models = nil
@@ -48,14 +48,14 @@ the per-run summary (with --json the figure's data) to standard output.`,
 				return fmt.Errorf("--counter-period %d-%d, --interval %d-%d: want 1 <= min <= max", cmin, cmax, imin, imax)
 			}
 			o.CounterPeriod, o.MeInterval = [2]uint64{cmin, cmax}, [2]uint64{imin, imax}
-			f, err := mefig.RunFigure2(o)
+			f, err := paperfigs.RunFigure2(o)
 			if err != nil {
 				return err
 			}
 			return emitFigure(cmd.OutOrStdout(), f, out, asJSON)
 		},
 	}
-	d := mefig.DefaultFigure2()
+	d := paperfigs.DefaultFigure2()
 	f := cmd.Flags()
 	f.StringVar(&workload, "workload", d.Workload, "committed workload to run (workloads/README.md lists them)")
 	f.StringSliceVar(&args, "args", d.Args, "the workload's arguments (another --workload: its own defaults)")

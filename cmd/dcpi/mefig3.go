@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dcpi/analysis/mefig"
+	"dcpi/analysis/profileme/paperfigs"
 	"dcpi/hwsim"
 	"dcpi/simhost"
 )
@@ -40,12 +40,12 @@ summary (and with --json the points) to standard output.`,
 			if cmd.Flags().Changed("args") {
 				a = append([]string{}, args...)
 			}
-			f, err := mefig.RunFigure3(mefig.Fig3Config{Model: model, Workload: workload, Args: a, Me: me, MinSamples: minSamples})
+			f, err := paperfigs.RunFigure3(paperfigs.Fig3Config{Model: model, Workload: workload, Args: a, Me: me, MinSamples: minSamples})
 			if err != nil {
 				return err
 			}
 			if out != "" {
-				if err := simhost.WriteFileWith(out, func(w io.Writer) error { return mefig.WriteFigure3SVG(w, f) }); err != nil {
+				if err := simhost.WriteFileWith(out, func(w io.Writer) error { return paperfigs.WriteFigure3SVG(w, f) }); err != nil {
 					return err
 				}
 			}
@@ -55,7 +55,7 @@ summary (and with --json the points) to standard output.`,
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "Figure 3: %s on %s, S = %.0f, %d retired samples of the workload's code; instructions with >= %d samples\n",
 				f.Workload, f.Model, f.Interval, f.Samples, f.MinSamples)
-			for _, s := range []*mefig.Fig3Series{&f.Retires, &f.DMisses} {
+			for _, s := range []*paperfigs.Fig3Series{&f.Retires, &f.DMisses} {
 				fmt.Fprintf(w, "  %s: %d of %d inside 1 ± 1/sqrt(k) (%.0f%%; about 67%% expected)\n", s.Name, s.Inside, len(s.Points), 100*s.Fraction())
 			}
 			if out != "" {

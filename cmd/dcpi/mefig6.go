@@ -7,13 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dcpi/analysis/mefig"
+	"dcpi/analysis/profileme/paperfigs"
 	"dcpi/simhost"
 )
 
 func newMeFigure6Command() *cobra.Command {
 	var (
-		c         = mefig.DefaultFig6()
+		c         = paperfigs.DefaultFig6()
 		workloads []string
 		args      []string
 		out       string
@@ -41,7 +41,7 @@ the rates, per workload and in total, to standard output.`,
 			if len(workloads) > 0 {
 				c.Workloads = nil
 				for _, w := range workloads {
-					c.Workloads = append(c.Workloads, mefig.Fig6Workload{Name: w})
+					c.Workloads = append(c.Workloads, paperfigs.Fig6Workload{Name: w})
 				}
 			}
 			if cmd.Flags().Changed("args") {
@@ -50,12 +50,12 @@ the rates, per workload and in total, to standard output.`,
 				}
 				c.Workloads[0].Args = args
 			}
-			f, err := mefig.RunFigure6(c)
+			f, err := paperfigs.RunFigure6(c)
 			if err != nil {
 				return err
 			}
 			if out != "" {
-				if err := simhost.WriteFileWith(out, func(w io.Writer) error { return mefig.WriteFigure6SVG(w, f) }); err != nil {
+				if err := simhost.WriteFileWith(out, func(w io.Writer) error { return paperfigs.WriteFigure6SVG(w, f) }); err != nil {
 					return err
 				}
 			}
@@ -68,11 +68,11 @@ the rates, per workload and in total, to standard output.`,
 					r.Workload, f.Model, r.Samples, r.MissingEdges)
 				for _, g := range []struct {
 					name string
-					c    *mefig.Fig6Curves
+					c    *paperfigs.Fig6Curves
 				}{{"intraprocedural", &r.Intra}, {"interprocedural", &r.Inter}} {
 					fmt.Fprintf(w, "  %s\n", g.name)
 					fmt.Fprintln(w, "   bits  counts  history  hist+pairs | bits alone  +pairs | walks complete  truth among them")
-					for h := range mefig.MaxHistory {
+					for h := range paperfigs.MaxHistory {
 						fmt.Fprintf(w, "   %4d  %5.1f%%  %6.1f%%  %9.1f%% | %9.1f%%  %5.1f%% | %13.1f%%  %6.1f%%\n", h+1,
 							100*g.c.Counts[h], 100*g.c.History[h], 100*g.c.Pairs[h], 100*g.c.HistoryUnique[h], 100*g.c.PairsUnique[h],
 							100*g.c.Complete[h], 100*g.c.TruthFound[h])

@@ -6,13 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dcpi/analysis/mefig"
+	"dcpi/analysis/profileme/paperfigs"
 	"dcpi/simhost"
 )
 
 func newMeFigure7Command() *cobra.Command {
 	var (
-		c      = mefig.DefaultFig7()
+		c      = paperfigs.DefaultFig7()
 		out    string
 		asJSON bool
 	)
@@ -30,14 +30,14 @@ whose ranks disagree most: latency is a poor proxy for wasted slots
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("args") {
-				c.Args = mefig.DefaultFig7().Args
+				c.Args = paperfigs.DefaultFig7().Args
 			}
-			f, err := mefig.RunFigure7(c)
+			f, err := paperfigs.RunFigure7(c)
 			if err != nil {
 				return err
 			}
 			if out != "" {
-				if err := simhost.WriteFileWith(out, func(w io.Writer) error { return mefig.WriteFigure7SVG(w, f) }); err != nil {
+				if err := simhost.WriteFileWith(out, func(w io.Writer) error { return paperfigs.WriteFigure7SVG(w, f) }); err != nil {
 					return err
 				}
 			}

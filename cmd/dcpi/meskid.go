@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dcpi/analysis/mefig"
+	"dcpi/analysis/profileme/paperfigs"
 	"dcpi/hwsim/alpha"
 )
 
@@ -40,7 +40,7 @@ NAME:ARG,ARG gives one workload's arguments.`,
   dcpi me skid --workloads ptrchase --run ptrchase:262144,400000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d := mefig.DefaultSkid()
+			d := paperfigs.DefaultSkid()
 			o := d
 			o.Runs, o.Models = nil, nil
 			args := map[string][]string{}
@@ -58,7 +58,7 @@ NAME:ARG,ARG gives one workload's arguments.`,
 				}
 			}
 			for _, name := range names {
-				o.Runs = append(o.Runs, mefig.SkidRun{Workload: name, Args: args[name]})
+				o.Runs = append(o.Runs, paperfigs.SkidRun{Workload: name, Args: args[name]})
 			}
 			if len(o.Runs) == 0 {
 				return fmt.Errorf("--workloads: name at least one workload")
@@ -76,14 +76,14 @@ NAME:ARG,ARG gives one workload's arguments.`,
 			}
 			o.Event, o.Smear = ev, smear
 			o.CounterPeriod, o.MeInterval = [2]uint64{cmin, cmax}, [2]uint64{imin, imax}
-			f, err := mefig.RunSkid(o)
+			f, err := paperfigs.RunSkid(o)
 			if err != nil {
 				return err
 			}
 			return emitFigure(cmd.OutOrStdout(), f, out, asJSON)
 		},
 	}
-	d := mefig.DefaultSkid()
+	d := paperfigs.DefaultSkid()
 	var defaults []string
 	for _, r := range d.Runs {
 		defaults = append(defaults, r.Workload)

@@ -19,6 +19,8 @@ import (
 	"github.com/google/pprof/profile"
 
 	"dcpi/analysis"
+	"dcpi/analysis/report"
+	"dcpi/analysis/symbolize"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -144,7 +146,7 @@ func TestPprofTopMatchesProf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tb analysis.ProfTable
+	var tb report.ProfTable
 	if err := json.Unmarshal([]byte(js), &tb); err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +243,7 @@ func TestPprofSourceInGoToolPprof(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k, _, err := analysis.ImageKeyOf(data, m.File); err != nil || k.Kind() != wire.KindBuildID || hex.EncodeToString(k.ID()) != m.BuildID {
+		if k, _, err := symbolize.ImageKeyOf(data, m.File); err != nil || k.Kind() != wire.KindBuildID || hex.EncodeToString(k.ID()) != m.BuildID {
 			t.Errorf("%s: written file is %v (%v), mapping's build ID %s", m.File, k, err, m.BuildID)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis"
+	"dcpi/analysis/report"
 	"dcpi/coordinator"
 	"dcpi/storage"
 )
@@ -140,10 +141,10 @@ func openLocalDB(dir string) (*storage.DB, error) {
 
 // query turns the flags into an analysis query, with a clear error for
 // each bad one.
-func (pf profFlags) query() (analysis.ProfQuery, error) {
-	var q analysis.ProfQuery
+func (pf profFlags) query() (report.ProfQuery, error) {
+	var q report.ProfQuery
 	var err error
-	if q.By, err = analysis.ParseBy(pf.by); err != nil {
+	if q.By, err = report.ParseBy(pf.by); err != nil {
 		return q, fmt.Errorf("--by %q: want procedure or image", pf.by)
 	}
 	if pf.limit < 0 {
@@ -160,15 +161,15 @@ func (pf profFlags) query() (analysis.ProfQuery, error) {
 
 // runProf prints the table; an empty one is followed by hint's words on
 // a --host or --epoch the source does not hold (on stderr with --json).
-func runProf(w, errw io.Writer, src analysis.Source, q analysis.ProfQuery, asJSON bool, hint func() string) error {
-	t, err := analysis.Prof(src, q)
+func runProf(w, errw io.Writer, src analysis.Source, q report.ProfQuery, asJSON bool, hint func() string) error {
+	t, err := report.Prof(src, q)
 	if err != nil {
 		return err
 	}
 	if asJSON {
-		err = analysis.WriteJSON(w, t)
+		err = t.WriteJSON(w)
 	} else {
-		err = analysis.WriteText(w, t)
+		err = t.WriteText(w)
 	}
 	if len(t.Rows) == 0 && err == nil {
 		if h := hint(); h != "" {

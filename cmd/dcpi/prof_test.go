@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"dcpi/analysis"
+	"dcpi/analysis/report"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -56,7 +56,7 @@ func TestProfCommandOnNodeDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tb analysis.ProfTable
+	var tb report.ProfTable
 	if err := json.Unmarshal([]byte(js), &tb); err != nil {
 		t.Fatalf("%v:\n%s", err, js)
 	}

@@ -13,7 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dcpi/analysis"
+	"dcpi/analysis/report"
+	"dcpi/analysis/symbolize"
 	"dcpi/hwsim"
 	"dcpi/node"
 	"dcpi/simhost"
@@ -236,7 +237,7 @@ func printProfileResults(w io.Writer, r *localrun.Run, hc hwsim.Config, progs []
 			localrun.WriteNodeStats(w, h.Sim, r.Elapsed)
 		}
 	}
-	table, err := analysis.Prof(analysis.NewSymbolizer(r.DB()), analysis.ProfQuery{Limit: o.limit})
+	table, err := report.Prof(symbolize.New(r.DB()), report.ProfQuery{Limit: o.limit})
 	if err != nil {
 		return err
 	}
@@ -245,7 +246,7 @@ func printProfileResults(w io.Writer, r *localrun.Run, hc hwsim.Config, progs []
 		on = fmt.Sprintf("%d hosts (%s to %s) of %s", len(hosts), names[0], names[len(names)-1], on)
 	}
 	fmt.Fprintf(w, "\ndcpi profile: %s on %s, %.3f simulated s\n\n", simhost.ProgramCommands(progs), on, r.SimSeconds())
-	if err := analysis.WriteText(w, table); err != nil {
+	if err := table.WriteText(w); err != nil {
 		return err
 	}
 	lines, balanced, err := r.Conservation(conservation.Views{Stacks: o.stacks, ProfileMe: o.profileMe})

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis"
+	"dcpi/analysis/report"
 	"dcpi/storage"
 )
 
@@ -64,17 +65,17 @@ flame graphs, dcpi pprof (which exports the stacks) and go tool pprof -http.`,
 				return err
 			}
 			defer o.close()
-			tree, err := analysis.StackTree(o.src, stackQuery(sel.Filter, sel.Events, sel.ImagePaths), !bottomUp)
+			tree, err := report.Tree(o.src, report.TreeQuery{StackQuery: stackQuery(sel.Filter, sel.Events, sel.ImagePaths), TopDown: !bottomUp})
 			if err != nil {
 				return err
 			}
 			if qf.json {
-				return writeJSON(cmd.OutOrStdout(), tree)
+				return writeJSON(cmd.OutOrStdout(), tree.Root)
 			}
-			if err := analysis.WriteTree(cmd.OutOrStdout(), tree, !bottomUp, minPct, depth); err != nil {
+			if err := tree.WriteText(cmd.OutOrStdout(), minPct, depth); err != nil {
 				return err
 			}
-			if tree.Total == 0 {
+			if tree.Root.Total == 0 {
 				_, err = fmt.Fprintln(cmd.OutOrStdout(), "no call stacks selected (do the nodes record stacks?)")
 			}
 			return err
@@ -91,8 +92,8 @@ flame graphs, dcpi pprof (which exports the stacks) and go tool pprof -http.`,
 
 // stackQuery is the stack query of the shared filters: the first event
 // given, else cycles.
-func stackQuery(filter storage.Query, events []uint8, imagePaths []string) analysis.StackQuery {
-	q := analysis.StackQuery{Filter: filter, ImagePaths: imagePaths}
+func stackQuery(filter storage.Query, events []uint8, imagePaths []string) report.StackQuery {
+	q := report.StackQuery{Filter: filter, ImagePaths: imagePaths}
 	if len(events) > 0 {
 		q.Event = events[0]
 	}
@@ -100,15 +101,15 @@ func stackQuery(filter storage.Query, events []uint8, imagePaths []string) analy
 }
 
 // runByCaller prints dcpi prof --by-caller.
-func runByCaller(w io.Writer, src analysis.Source, q analysis.StackQuery, limit int, asJSON bool) error {
-	t, err := analysis.ByCaller(src, q, limit)
+func runByCaller(w io.Writer, src analysis.Source, q report.StackQuery, limit int, asJSON bool) error {
+	t, err := report.Callers(src, report.CallersQuery{StackQuery: q, Limit: limit})
 	if err != nil {
 		return err
 	}
 	if asJSON {
 		return writeJSON(w, t)
 	}
-	if err := analysis.WriteCallers(w, t); err != nil {
+	if err := t.WriteText(w); err != nil {
 		return err
 	}
 	if t.Total == 0 {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"dcpi/analysis"
+	"dcpi/analysis/report"
 	"dcpi/wire"
 )
 
@@ -51,7 +51,7 @@ func TestStacksCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tree analysis.TreeNode
+	var tree report.TreeNode
 	if err := json.Unmarshal([]byte(out), &tree); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis"
+	"dcpi/analysis/report"
 	"dcpi/storage"
 )
 
@@ -48,9 +49,9 @@ lists. One event is compared: --event NAME (default cycles).
   dcpi stats --nats nats://127.0.0.1:4222 --set label=rack=r1 --set label=rack=r2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			q := analysis.StatsQuery{Limit: limit, MinSum: minSum}
+			q := report.StatsQuery{Limit: limit, MinSum: minSum}
 			var err error
-			if q.By, err = analysis.ParseBy(by); err != nil {
+			if q.By, err = report.ParseBy(by); err != nil {
 				return fmt.Errorf("--by %q: want procedure or image", by)
 			}
 			if limit < 0 {
@@ -72,14 +73,14 @@ lists. One event is compared: --event NAME (default cycles).
 				return err
 			}
 			q.ImagePaths = sel.ImagePaths
-			t, err := analysis.Stats(o.src, q)
+			t, err := report.Stats(o.src, q)
 			if err != nil {
 				return err
 			}
 			if qf.json {
-				return analysis.WriteStatsJSON(cmd.OutOrStdout(), t)
+				return t.WriteJSON(cmd.OutOrStdout())
 			}
-			return analysis.WriteStatsText(cmd.OutOrStdout(), t)
+			return t.WriteText(cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()

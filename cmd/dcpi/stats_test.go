@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"dcpi/analysis"
+	"dcpi/analysis/report"
 )
 
 func TestStatsCommand(t *testing.T) {
@@ -29,7 +29,7 @@ func TestStatsCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tb analysis.StatsTable
+	var tb report.StatsTable
 	if err := json.Unmarshal([]byte(js), &tb); err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"dcpi/analysis"
 	"dcpi/analysis/pprofexport"
+	"dcpi/analysis/symbolize"
 	"dcpi/analysis/web"
 	"dcpi/storage"
 	"dcpi/transport/auth"
@@ -177,7 +178,7 @@ func (b *webBackend) Set(base web.Selection, spec string) (analysis.SampleSet, e
 
 func (b *webBackend) Hint(sel web.Selection) string { return b.o.selectionHint(selection(sel)) }
 
-func (b *webBackend) Files() analysis.ImageFinder { return newImageFinder(nil, b.o, b.imageDirs) }
+func (b *webBackend) Files() symbolize.ImageFinder { return newImageFinder(nil, b.o, b.imageDirs) }
 
 func (b *webBackend) SourceFile(name string) ([]byte, error) { return sourceReader(b.sourceDirs)(name) }
 

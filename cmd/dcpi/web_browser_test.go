@@ -19,7 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/pprof/profile"
 
-	"dcpi/analysis"
+	"dcpi/analysis/report"
 )
 
 // chromiumPath finds a Chromium for the browser test: $DCPI_CHROMIUM, else
@@ -89,12 +89,12 @@ func TestWebInBrowser(t *testing.T) {
 	base := m[1]
 
 	// What the command-line tools say about the same cluster.
-	var prof analysis.ProfTable
+	var prof report.ProfTable
 	toolJSON(t, &prof, "prof", "--nats", natsURL, "--json")
 	if len(prof.Columns) == 0 || prof.Columns[0].Name != "cycles" || len(prof.Rows) < 10 {
 		t.Fatalf("dcpi prof: want a cycles table of 10 rows or more, got %+v", prof.Columns)
 	}
-	var diff analysis.DiffTable
+	var diff report.DiffTable
 	toolJSON(t, &diff, "diff", "--nats", natsURL, "--a", "host=alpha0", "--b", "host=alpha1", "--json")
 
 	shots := os.Getenv("DCPI_WEB_SCREENSHOTS") == "1"

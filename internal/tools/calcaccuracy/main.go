@@ -22,7 +22,6 @@ import (
 	"strings"
 	"time"
 
-	"dcpi/analysis"
 	"dcpi/analysis/calc"
 )
 
@@ -73,7 +72,7 @@ func main() {
 // result is one workload's report on one host and on the fleet.
 type result struct {
 	run
-	one, fleet analysis.CalcAccuracyJSON
+	one, fleet calc.ReportAccuracyJSON
 }
 
 func mainErr(bin string, hosts int, only, doc, svg string) error {
@@ -135,8 +134,8 @@ func mainErr(bin string, hosts int, only, doc, svg string) error {
 
 // measure profiles r on hosts hosts with ground truth and returns dcpi
 // calc --truth's report over r's image.
-func measure(bin, work string, r run, hosts int) (analysis.CalcAccuracyJSON, error) {
-	var a analysis.CalcAccuracyJSON
+func measure(bin, work string, r run, hosts int) (calc.ReportAccuracyJSON, error) {
+	var a calc.ReportAccuracyJSON
 	db := filepath.Join(work, fmt.Sprintf("%s-%d", r.name, hosts))
 	truth := db + ".truth"
 	args := append([]string{"profile", "-o", db, "--mux", "--hosts", fmt.Sprint(hosts), "--truth", truth, "--", r.name}, r.args...)
@@ -158,7 +157,7 @@ func measure(bin, work string, r run, hosts int) (analysis.CalcAccuracyJSON, err
 }
 
 // histogram rebuilds a calc.ErrorHistogram from its JSON.
-func histogram(v analysis.CalcHistogramJSON) calc.ErrorHistogram {
+func histogram(v calc.HistogramJSON) calc.ErrorHistogram {
 	var h calc.ErrorHistogram
 	copy(h.Weight[:], v.Weight)
 	copy(h.Low[:], v.Low)
@@ -175,7 +174,7 @@ type pooled struct {
 	unexpl, unexplBase float64
 }
 
-func (p *pooled) add(a analysis.CalcAccuracyJSON) {
+func (p *pooled) add(a calc.ReportAccuracyJSON) {
 	p.samples += a.Samples
 	hi, he := histogram(a.Insns), histogram(a.Edges)
 	p.insns.Merge(&hi)

@@ -1,0 +1,128 @@
+package report
+
+import (
+	"testing"
+
+	"dcpi/analysis"
+	"dcpi/analysis/internal/fleetdbtest"
+	"dcpi/analysis/symbolize"
+	"dcpi/storage"
+	"dcpi/wire"
+	"dcpi/workloads"
+)
+
+// renamedSource presents one image of a Source under another key and
+// record: the fleet database's images are synthetic (no bytes to
+// disassemble), so BenchmarkFleetTools lists /bin/sort's code with the
+// samples of fleet image 0.
+type renamedSource struct {
+	analysis.Source
+	from, to wire.ImageKey
+	rec      *wire.ImageRecord // to's record
+}
+
+func (s *renamedSource) Profile(q storage.Query, fn func(wire.ImageKey, uint64, uint8, string, uint64) error) error {
+	if q.Images != nil {
+		imgs := make([]wire.ImageKey, len(q.Images))
+		for i, k := range q.Images {
+			imgs[i] = k
+			if k == s.to {
+				imgs[i] = s.from
+			}
+		}
+		q.Images = imgs
+	}
+	return s.Source.Profile(q, func(k wire.ImageKey, off uint64, ev uint8, host string, n uint64) error {
+		if k == s.from {
+			k = s.to
+		}
+		return fn(k, off, ev, host, n)
+	})
+}
+
+func (s *renamedSource) Image(k wire.ImageKey) (*wire.ImageRecord, error) {
+	if k == s.to {
+		return s.rec, nil
+	}
+	return s.Source.Image(k)
+}
+
+// BenchmarkFleetTools times each of the analysis tools (pprof export: in
+// pprofexport, BenchmarkFleetPprof) over the fleet
+// database (fleetdbtest.Small by default; fleetdbtest.Fleet's 1,000 hosts with
+// DCPI_BENCH_FLEETDB=dir), each query from a fresh symbol cache, beside
+// the storage scan of the fleet roll-up they start from (the baseline):
+//
+//   - list: one procedure fleet-wide (a Prof to find it, then the image's
+//     part of the index, disassembly and line table);
+//   - diff: two hosts;
+//   - stats: eight hosts (the paper's eight sample sets).
+func BenchmarkFleetTools(b *testing.B) {
+	db, spec := openFleet(b)
+	b.Logf("database %s (%d per-host counts)", spec.Name(), spec.Counts())
+	sortBytes, err := workloads.Binary("sort")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sortKey, sortImg, err := symbolize.ImageKeyOf(sortBytes, "/bin/sort")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sortRec := &wire.ImageRecord{Version: wire.Version, Key: sortKey, Path: "/bin/sort", TextStart: sortImg.TextStart, TextEnd: sortImg.TextEnd,
+		Base: sortImg.Segments[0].Vaddr &^ 0x1fff}
+	for _, s := range sortImg.Symbols {
+		sortRec.Symbols = append(sortRec.Symbols, wire.Symbol{Name: s.Name, Addr: s.Addr, Size: s.Size})
+	}
+	renamed := &renamedSource{Source: db, from: fleetdbtest.Image(0), to: sortKey, rec: sortRec}
+	host := func(i int) analysis.SampleSet {
+		h := fleetdbtest.Host(i * spec.Hosts / 8)
+		return analysis.SampleSet{Name: "host=" + h, Filter: storage.Query{Hosts: []string{h}}}
+	}
+	var eight []analysis.SampleSet
+	for i := range 8 {
+		eight = append(eight, host(i))
+	}
+	cases := []struct {
+		name string
+		run  func() (int, error) // returns rows, samples or instructions
+	}{
+		{"baseline-scan/fleet", func() (int, error) {
+			n := 0
+			err := db.Profile(storage.Query{Events: []uint8{0}}, func(wire.ImageKey, uint64, uint8, string, uint64) error { n++; return nil })
+			return n, err
+		}},
+		{"list/fleet", func() (int, error) {
+			l, err := List(renamed, ListQuery{Events: []uint8{0}, Procedures: []string{"main"}, Files: embeddedFinder{}})
+			if err != nil {
+				return 0, err
+			}
+			return len(l.Procedures[0].Lines), nil
+		}},
+		{"diff/two-hosts", func() (int, error) {
+			t, err := Diff(db, DiffQuery{A: host(1), B: host(2), Limit: 20})
+			if err != nil {
+				return 0, err
+			}
+			return len(t.Rows) + t.Omitted, nil
+		}},
+		{"stats/eight-hosts", func() (int, error) {
+			t, err := Stats(db, StatsQuery{Sets: eight, Limit: 20})
+			if err != nil {
+				return 0, err
+			}
+			return len(t.Rows) + t.Omitted, nil
+		}},
+	}
+	for _, bc := range cases {
+		b.Run(bc.name, func(b *testing.B) {
+			n := 0
+			for b.Loop() {
+				var err error
+				if n, err = bc.run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n), "rows")
+		})
+	}
+}
