@@ -189,7 +189,7 @@ func dumpQueries(t *testing.T, db *storage.DB, streams map[string]bool) string {
 		t.Fatal(err)
 	}
 	fmt.Fprintf(&b, "totals %d %d %v stacks %d %v\n", s, u, d, ss, sd)
-	err = db.MeProfile(storage.Query{}, func(r *storage.MeRow) error {
+	err = db.MeProfile(t.Context(), storage.Query{}, func(r *storage.MeRow) error {
 		fmt.Fprintf(&b, "me %v %d %s %v\n", r.Image, r.Offset, r.Host, r.Counts)
 		return nil
 	})

@@ -102,7 +102,7 @@ func TestValuesForwarder(t *testing.T) {
 	if p.proposals-before != 3 || again.acked != 1 || b3.acked != 1 {
 		t.Errorf("overlap: %d proposals (want the run, then 2 singles), acked %d and %d", p.proposals-before, again.acked, b3.acked)
 	}
-	_, s, err := db.ValueTotals(storage.ValueQuery{})
+	_, s, err := db.ValueTotals(ctx, storage.ValueQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -20,8 +21,8 @@ import (
 // returns the record the node uploaded for key, or an error wrapping
 // storage.ErrNotFound when none was.
 type Source interface {
-	Profile(q storage.Query, fn func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error) error
-	Image(key wire.ImageKey) (*wire.ImageRecord, error)
+	Profile(ctx context.Context, q storage.Query, fn func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error) error
+	Image(ctx context.Context, key wire.ImageKey) (*wire.ImageRecord, error)
 }
 
 var _ Source = (*storage.DB)(nil)
@@ -66,7 +67,7 @@ func (m *MemSource) PutImage(r *wire.ImageRecord) {
 }
 
 // Image returns a copy of the record stored under key.
-func (m *MemSource) Image(key wire.ImageKey) (*wire.ImageRecord, error) {
+func (m *MemSource) Image(_ context.Context, key wire.ImageKey) (*wire.ImageRecord, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.images[key]
@@ -86,7 +87,7 @@ type memKey struct {
 }
 
 // Profile implements Source with storage.DB.Profile's contract.
-func (m *MemSource) Profile(q storage.Query, fn func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error) error {
+func (m *MemSource) Profile(_ context.Context, q storage.Query, fn func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error) error {
 	sel := func(list []uint64, v uint64) bool { return list == nil || slices.Contains(list, v) }
 	sum := map[memKey]uint64{}
 	m.mu.Lock()

@@ -40,7 +40,7 @@ type profRow struct {
 func readAll(t *testing.T, src analysis.Source, q storage.Query) []profRow {
 	t.Helper()
 	var out []profRow
-	err := src.Profile(q, func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error {
+	err := src.Profile(t.Context(), q, func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error {
 		out = append(out, profRow{image, offset, event, host, count})
 		return nil
 	})
@@ -131,8 +131,8 @@ func TestMemSourceMatchesStorage(t *testing.T) {
 			t.Fatalf("query %d %+v:\nstorage %v\nmem     %v", i, q, want, got)
 		}
 		pq := report.ProfQuery{Filter: q, By: report.By(r.IntN(2)), Limit: r.IntN(4)}
-		tw, err1 := report.Prof(db, pq)
-		tg, err2 := report.Prof(mem, pq)
+		tw, err1 := report.Prof(t.Context(), db, pq)
+		tg, err2 := report.Prof(t.Context(), mem, pq)
 		if err1 != nil || err2 != nil {
 			t.Fatal(err1, err2)
 		}

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -20,7 +21,7 @@ import (
 // serves every flat tool.
 type StackSource interface {
 	Source
-	Stacks(q storage.Query, fn func(st *storage.Stack, event uint8, host string, count uint64) error) error
+	Stacks(ctx context.Context, q storage.Query, fn func(st *storage.Stack, event uint8, host string, count uint64) error) error
 }
 
 var _ StackSource = (*storage.DB)(nil)
@@ -31,12 +32,12 @@ var ErrNoStacks = errors.New("the profile source does not serve call stacks")
 
 // Stacks reads q's stacks from src, or fails with ErrNoStacks when src
 // has none to give.
-func Stacks(src Source, q storage.Query, fn func(st *storage.Stack, event uint8, host string, count uint64) error) error {
+func Stacks(ctx context.Context, src Source, q storage.Query, fn func(st *storage.Stack, event uint8, host string, count uint64) error) error {
 	ss, ok := src.(StackSource)
 	if !ok {
 		return fmt.Errorf("analysis: %w", ErrNoStacks)
 	}
-	return ss.Stacks(q, fn)
+	return ss.Stacks(ctx, q, fn)
 }
 
 // memStackKey is a MemSource stack count's key.
@@ -69,7 +70,7 @@ func (m *MemSource) AddStack(epoch uint64, event uint8, host string, pid uint32,
 }
 
 // Stacks implements StackSource with storage.DB.Stacks's contract.
-func (m *MemSource) Stacks(q storage.Query, fn func(st *storage.Stack, event uint8, host string, count uint64) error) error {
+func (m *MemSource) Stacks(_ context.Context, q storage.Query, fn func(st *storage.Stack, event uint8, host string, count uint64) error) error {
 	type row struct {
 		event uint8
 		id    uint64

@@ -270,7 +270,7 @@ func TestClusterIngestFailover(t *testing.T) {
 	db := c.reps[c.leader()].DB()
 	for _, q := range []storage.Query{{}, {Hosts: []string{"alpha1", "alpha3"}}, {Epochs: []uint64{2}, Events: []uint8{1}}} {
 		var direct strings.Builder
-		db.Profile(q, func(img wire.ImageKey, off uint64, ev uint8, host string, n uint64) error {
+		db.Profile(t.Context(), q, func(img wire.ImageKey, off uint64, ev uint8, host string, n uint64) error {
 			fmt.Fprintln(&direct, img, off, ev, host, n)
 			return nil
 		})

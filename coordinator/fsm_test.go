@@ -58,7 +58,7 @@ func TestFSMIngestReplay(t *testing.T) {
 	if eps, _ := f.DB().Epochs(); len(eps) != 0 {
 		t.Errorf("replayed entry applied: %+v", eps)
 	}
-	if r, err := f.DB().Image(imgKey(1)); err != nil || r.Path != "/bin/prog1" {
+	if r, err := f.DB().Image(t.Context(), imgKey(1)); err != nil || r.Path != "/bin/prog1" {
 		t.Errorf("image: %+v %v", r, err)
 	}
 }

@@ -44,7 +44,7 @@ func dumpDB(t testing.TB, db *storage.DB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.Profile(storage.Query{}, func(img wire.ImageKey, off uint64, ev uint8, host string, n uint64) error {
+	err = db.Profile(t.Context(), storage.Query{}, func(img wire.ImageKey, off uint64, ev uint8, host string, n uint64) error {
 		fmt.Fprintf(&b, "prof %v %d %d = %d\n", img, off, ev, n)
 		return nil
 	})
@@ -56,7 +56,7 @@ func dumpDB(t testing.TB, db *storage.DB) string {
 		t.Fatal(err)
 	}
 	fmt.Fprintf(&b, "totals %d %d %v\n", s, u, d)
-	err = db.Stacks(storage.Query{Hosts: mustHosts(t, db)}, func(st *storage.Stack, ev uint8, host string, n uint64) error {
+	err = db.Stacks(t.Context(), storage.Query{Hosts: mustHosts(t, db)}, func(st *storage.Stack, ev uint8, host string, n uint64) error {
 		fmt.Fprintf(&b, "stack %016x %v %v %d %s = %d\n", st.ID, st.Truncated, st.Frames, ev, host, n)
 		return nil
 	})
@@ -101,7 +101,7 @@ func dumpDB(t testing.TB, db *storage.DB) string {
 		}
 	}
 	for i := range 8 {
-		if r, err := db.Image(imgKey(i)); err == nil {
+		if r, err := db.Image(t.Context(), imgKey(i)); err == nil {
 			fmt.Fprintf(&b, "image %v %s\n", r.Key, r.Path)
 		}
 	}

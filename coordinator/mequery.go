@@ -37,7 +37,7 @@ func (s *service) queryProfileMe(ctx context.Context, m *nats.Msg, _ func(string
 		return nil, err
 	}
 	err = s.view(ctx, "query "+coordproto.QueryProfileMe, func(db *storage.DB) error {
-		return page.end(db.MeProfile(req.Query, func(r *storage.MeRow) error {
+		return page.end(db.MeProfile(ctx, req.Query, func(r *storage.MeRow) error {
 			return page.add(func() MeRow {
 				return MeRow{Image: r.Image.String(), Offset: r.Offset, Host: r.Host, Counts: r.Counts}
 			}, 0)
@@ -83,7 +83,7 @@ func (s *service) queryMeHistory(ctx context.Context, m *nats.Msg, _ func(string
 		return nil, err
 	}
 	err = s.view(ctx, "query "+coordproto.QueryMeHistory, func(db *storage.DB) error {
-		return page.end(db.MeHistory(req.Query, func(r *storage.MeHistRow) error {
+		return page.end(db.MeHistory(ctx, req.Query, func(r *storage.MeHistRow) error {
 			return page.add(func() MeHistRow {
 				return MeHistRow{Image: r.Image.String(), Offset: r.Offset, History: r.History, Count: r.Count}
 			}, 0)
@@ -129,7 +129,7 @@ func (s *service) queryMeAddrs(ctx context.Context, m *nats.Msg, _ func(string) 
 		return nil, err
 	}
 	err = s.view(ctx, "query "+coordproto.QueryMeAddrs, func(db *storage.DB) error {
-		return page.end(db.MeAddrs(req.Query, func(r *storage.MeAddrRow) error {
+		return page.end(db.MeAddrs(ctx, req.Query, func(r *storage.MeAddrRow) error {
 			return page.add(func() MeAddrRow {
 				return MeAddrRow{Image: r.Image.String(), Offset: r.Offset, List: r.List.AppendBinary(nil)}
 			}, 120+30*len(r.List.Entries))

@@ -65,7 +65,7 @@ func TestClusterProfileMe(t *testing.T) {
 	db := c.reps[c.leader()].DB()
 	checkPages(t, cl, "ProfileMe rows", []storage.Query{{}, {Hosts: []string{"alpha2"}}, {Epochs: []uint64{1}, PIDs: []uint32{1}}},
 		func(q storage.Query, w io.Writer) error {
-			return db.MeProfile(q, func(r *storage.MeRow) error {
+			return db.MeProfile(t.Context(), q, func(r *storage.MeRow) error {
 				_, err := fmt.Fprintln(w, r.Image, r.Offset, r.Host, r.Counts)
 				return err
 			})
@@ -78,7 +78,7 @@ func TestClusterProfileMe(t *testing.T) {
 		})
 	checkPages(t, cl, "ProfileMe history rows", []storage.Query{{}, {Hosts: []string{"alpha1"}}, {Epochs: []uint64{2}}},
 		func(q storage.Query, w io.Writer) error {
-			return db.MeHistory(q, func(r *storage.MeHistRow) error {
+			return db.MeHistory(t.Context(), q, func(r *storage.MeHistRow) error {
 				_, err := fmt.Fprintln(w, r.Image, r.Offset, r.History, r.Count)
 				return err
 			})
@@ -91,7 +91,7 @@ func TestClusterProfileMe(t *testing.T) {
 		})
 	checkPages(t, cl, "ProfileMe address lists", []storage.Query{{}, {Hosts: []string{"alpha2"}}, {Epochs: []uint64{1}}},
 		func(q storage.Query, w io.Writer) error {
-			return db.MeAddrs(q, func(r *storage.MeAddrRow) error {
+			return db.MeAddrs(t.Context(), q, func(r *storage.MeAddrRow) error {
 				_, err := fmt.Fprintln(w, r.Image, r.Offset, r.List.Shift, r.List.N, r.List.Entries)
 				return err
 			})

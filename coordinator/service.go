@@ -700,7 +700,7 @@ func (s *service) queryImages(ctx context.Context, m *nats.Msg, _ func(string) (
 	size := 0
 	err := s.view(ctx, "query "+coordproto.QueryImages, func(db *storage.DB) error {
 		for i, k := range req.Keys {
-			r, err := db.Image(k)
+			r, err := db.Image(ctx, k)
 			if errors.Is(err, storage.ErrNotFound) {
 				continue
 			} else if err != nil {
@@ -799,7 +799,7 @@ func (s *service) queryProfile(ctx context.Context, m *nats.Msg, _ func(string) 
 	var p pageEncoder
 	last := true
 	err := s.view(ctx, "query "+coordproto.QueryProfile, func(db *storage.DB) error {
-		err := db.ProfileAfter(req.Query, req.After, func(img wire.ImageKey, off uint64, ev uint8, host string, n uint64) error {
+		err := db.ProfileAfter(ctx, req.Query, req.After, func(img wire.ImageKey, off uint64, ev uint8, host string, n uint64) error {
 			if p.n%1024 == 0 && ctx.Err() != nil {
 				return ctx.Err()
 			}

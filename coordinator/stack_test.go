@@ -93,7 +93,7 @@ func TestClusterStacks(t *testing.T) {
 	db := c.reps[c.leader()].DB()
 	checkPages(t, cl, "stacks", []storage.Query{{}, {Hosts: []string{"alpha2"}}, {Epochs: []uint64{1}, Events: []uint8{1}}},
 		func(q storage.Query, w io.Writer) error {
-			return db.Stacks(q, func(st *storage.Stack, ev uint8, host string, n uint64) error {
+			return db.Stacks(t.Context(), q, func(st *storage.Stack, ev uint8, host string, n uint64) error {
 				_, err := fmt.Fprintln(w, st.ID, st.Truncated, st.Frames, ev, host, n)
 				return err
 			})

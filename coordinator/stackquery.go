@@ -70,7 +70,7 @@ func (s *service) queryStacks(ctx context.Context, m *nats.Msg, _ func(string) (
 		return nil, err
 	}
 	err = s.view(ctx, "query "+coordproto.QueryStacks, func(db *storage.DB) error {
-		return page.end(db.Stacks(req.Query, func(st *storage.Stack, ev uint8, host string, n uint64) error {
+		return page.end(db.Stacks(ctx, req.Query, func(st *storage.Stack, ev uint8, host string, n uint64) error {
 			return page.add(func() StackRow {
 				return StackRow{ID: st.ID, Truncated: st.Truncated, Frames: stackFrames(st.Frames), Event: ev, Host: host, Count: n}
 			}, 64+len(host)+90*len(st.Frames))

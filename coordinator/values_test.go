@@ -33,14 +33,14 @@ func valuesRec(host string, epoch, seq uint64, n int) *wire.ValuesRecord {
 func dumpValues(t testing.TB, db *storage.DB, hosts ...string) string {
 	t.Helper()
 	var b strings.Builder
-	lists, err := db.ValueLists(storage.ValueQuery{})
+	lists, err := db.ValueLists(t.Context(), storage.ValueQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range lists {
 		fmt.Fprintf(&b, "list %v %#x %d %x\n", l.Image, l.Offset, l.Kind, l.List.AppendBinary(nil))
 	}
-	mods, s, err := db.ValueTotals(storage.ValueQuery{})
+	mods, s, err := db.ValueTotals(t.Context(), storage.ValueQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}

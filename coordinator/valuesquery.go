@@ -98,7 +98,7 @@ func (s *service) queryValues(ctx context.Context, m *nats.Msg, _ func(string) (
 		return nil, err
 	}
 	err = s.view(ctx, "query "+coordproto.QueryValues, func(db *storage.DB) error {
-		lists, err := db.ValueLists(valueQuery(req.Query))
+		lists, err := db.ValueLists(ctx, valueQuery(req.Query))
 		if err != nil {
 			return err
 		}
@@ -126,7 +126,7 @@ func (s *service) queryValueTotals(ctx context.Context, m *nats.Msg, _ func(stri
 	var reply ValueTotalsReply
 	err := s.view(ctx, "query "+coordproto.QueryValueTotals, func(db *storage.DB) error {
 		var err error
-		reply.Modules, reply.Stats, err = db.ValueTotals(valueQuery(q))
+		reply.Modules, reply.Stats, err = db.ValueTotals(ctx, valueQuery(q))
 		return err
 	})
 	if err != nil {

@@ -174,7 +174,7 @@ func TestApplyConcurrent(t *testing.T) {
 					errs <- err
 					return
 				}
-				if err := db.Profile(Query{Events: []uint8{1}}, func(wire.ImageKey, uint64, uint8, string, uint64) error { return nil }); err != nil {
+				if err := db.Profile(t.Context(), Query{Events: []uint8{1}}, func(wire.ImageKey, uint64, uint8, string, uint64) error { return nil }); err != nil {
 					errs <- err
 					return
 				}

@@ -122,7 +122,7 @@ func BenchmarkProfileFleet(b *testing.B) {
 			rows := 0
 			for b.Loop() {
 				rows = 0
-				err := db.Profile(Query{Epochs: []uint64{1}, Events: []uint8{0}}, func(wire.ImageKey, uint64, uint8, string, uint64) error {
+				err := db.Profile(b.Context(), Query{Epochs: []uint64{1}, Events: []uint8{0}}, func(wire.ImageKey, uint64, uint8, string, uint64) error {
 					rows++
 					return nil
 				})

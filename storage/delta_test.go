@@ -232,7 +232,7 @@ func TestProfileAfter(t *testing.T) {
 		{Hosts: []string{"h1", "h2"}, PIDs: []uint32{1, 2, 3}}, {Hosts: []string{"h1"}, Images: []wire.ImageKey{key(1), key(3)}, Events: []uint8{0}},
 		{Hosts: append([]string{"h0", "h1"}, manyHosts...)}} {
 		var all []row
-		db.Profile(q, func(img wire.ImageKey, off uint64, ev uint8, host string, n uint64) error {
+		db.Profile(t.Context(), q, func(img wire.ImageKey, off uint64, ev uint8, host string, n uint64) error {
 			all = append(all, row{ProfileKey{ev, img, off, host}, n})
 			return nil
 		})
@@ -245,7 +245,7 @@ func TestProfileAfter(t *testing.T) {
 			for {
 				n := 0
 				errPage := errors.New("page full")
-				err := db.ProfileAfter(q, after, func(img wire.ImageKey, off uint64, ev uint8, host string, c uint64) error {
+				err := db.ProfileAfter(t.Context(), q, after, func(img wire.ImageKey, off uint64, ev uint8, host string, c uint64) error {
 					got = append(got, row{ProfileKey{ev, img, off, host}, c})
 					if n++; n == page {
 						return errPage

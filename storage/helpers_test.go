@@ -154,7 +154,7 @@ func (m *model) stackTotals(q Query) (samples uint64, drops map[string]uint64) {
 func readStacks(t testing.TB, db *DB, q Query) map[stackView]uint64 {
 	t.Helper()
 	out := map[stackView]uint64{}
-	err := db.Stacks(q, func(st *Stack, event uint8, host string, count uint64) error {
+	err := db.Stacks(t.Context(), q, func(st *Stack, event uint8, host string, count uint64) error {
 		k := stackView{event, string(encodeStack(st.Truncated, st.Frames)), host}
 		if _, dup := out[k]; dup {
 			t.Errorf("Stacks reported %+v twice", k)
@@ -229,7 +229,7 @@ func readProfile(t testing.TB, db *DB, q Query) map[profKey]uint64 {
 	t.Helper()
 	out := map[profKey]uint64{}
 	var last *profKey
-	err := db.Profile(q, func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error {
+	err := db.Profile(t.Context(), q, func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error {
 		k := profKey{image, offset, event, host}
 		if _, dup := out[k]; dup {
 			t.Errorf("Profile reported %+v twice", k)

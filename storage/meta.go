@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"time"
@@ -30,7 +31,10 @@ func (db *DB) PutImage(r *wire.ImageRecord) error {
 
 // Image returns the record stored under key, or an error wrapping
 // ErrNotFound.
-func (db *DB) Image(key wire.ImageKey) (*wire.ImageRecord, error) {
+func (db *DB) Image(ctx context.Context, key wire.ImageKey) (*wire.ImageRecord, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := db.use(false); err != nil {
 		return nil, err
 	}

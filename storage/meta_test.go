@@ -17,13 +17,13 @@ func TestImages(t *testing.T) {
 	db, _ := openTest(t)
 	rec := &wire.ImageRecord{Version: wire.Version, Key: key(3), Path: "/usr/bin/sort", Size: 1 << 20, TextStart: 0x120000000, TextEnd: 0x120010000,
 		Symbols: []wire.Symbol{{Name: "main", Addr: 0x120000100, Size: 0x40}}}
-	if _, err := db.Image(rec.Key); !errors.Is(err, ErrNotFound) {
+	if _, err := db.Image(t.Context(), rec.Key); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("missing image: %v", err)
 	}
 	if err := db.PutImage(rec); err != nil {
 		t.Fatal(err)
 	}
-	got, err := db.Image(rec.Key)
+	got, err := db.Image(t.Context(), rec.Key)
 	if err != nil || !reflect.DeepEqual(got, rec) {
 		t.Fatalf("Image = %+v, %v", got, err)
 	}
@@ -33,7 +33,7 @@ func TestImages(t *testing.T) {
 	if err := db.PutImage(&rec2); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := db.Image(rec.Key); got.Path != "/opt/sort" {
+	if got, _ := db.Image(t.Context(), rec.Key); got.Path != "/opt/sort" {
 		t.Errorf("path %q after replace", got.Path)
 	}
 	bad := *rec
@@ -98,7 +98,7 @@ func TestCorruptValues(t *testing.T) {
 			func(db *DB) error { return db.Records(Query{}, func(Record) error { return nil }) }},
 		{"short merge operand", func() []byte { return fleetKey(nil, 0, &ent[0]) }, []byte{1}, true,
 			func(db *DB) error {
-				return db.Profile(Query{}, func(wire.ImageKey, uint64, uint8, string, uint64) error { return nil })
+				return db.Profile(t.Context(), Query{}, func(wire.ImageKey, uint64, uint8, string, uint64) error { return nil })
 			}},
 		{"bad counts key", func() []byte { return []byte{tCounts, 0, 0, 0, 0, 0, 0, 0, 0, 1} }, make([]byte, 8), false,
 			func(db *DB) error { return db.Records(Query{}, func(Record) error { return nil }) }},
@@ -106,7 +106,7 @@ func TestCorruptValues(t *testing.T) {
 			func(db *DB) error { return db.Records(Query{Hosts: []string{"g"}}, func(Record) error { return nil }) }},
 		{"short hosts counter", func() []byte { return hostsKey(nil, 0, "g", &ent[0]) }, []byte{1}, true,
 			func(db *DB) error {
-				return db.Profile(Query{Hosts: []string{"g"}}, func(wire.ImageKey, uint64, uint8, string, uint64) error { return nil })
+				return db.Profile(t.Context(), Query{Hosts: []string{"g"}}, func(wire.ImageKey, uint64, uint8, string, uint64) error { return nil })
 			}},
 		{"summary counter", func() []byte { return summaryKey(0, 0, "h", classKnow) }, []byte{9}, false,
 			func(db *DB) error { _, _, _, err := db.Totals(Query{}); return err }},
@@ -119,7 +119,7 @@ func TestCorruptValues(t *testing.T) {
 		{"applied seq", func() []byte { return appliedKey("h", 0) }, []byte{1}, false,
 			func(db *DB) error { _, err := db.ApplyBatch(batch("h", 0, 1, 0, ent, nil, nil)); return err }},
 		{"image record", func() []byte { return imageKey(key(0)) }, []byte("DCPR garbage"), false,
-			func(db *DB) error { _, err := db.Image(key(0)); return err }},
+			func(db *DB) error { _, err := db.Image(t.Context(), key(0)); return err }},
 		{"epoch record", func() []byte { return epochKey(4) }, []byte{1, 7, 0}, false,
 			func(db *DB) error { _, err := db.Epochs(); return err }},
 	} {

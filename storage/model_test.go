@@ -146,13 +146,13 @@ func checkPagesAgainstModel(t *testing.T, db *DB, m *model, q Query, size int) {
 		}
 		n := 0
 		after := last
-		err := db.ProfileAfter(q, after, func(img wire.ImageKey, off uint64, ev uint8, host string, c uint64) error {
+		err := db.ProfileAfter(t.Context(), q, after, func(img wire.ImageKey, off uint64, ev uint8, host string, c uint64) error {
 			k := profKey{img, off, ev, host}
 			if _, dup := got[k]; dup {
 				t.Fatalf("ProfileAfter(%+v, %+v) in pages of %d: %+v twice", q, after, size, k)
 			}
 			if last != nil && !profLess(profKey{last.Image, last.Offset, last.Event, last.Host}, k) {
-				t.Fatalf("ProfileAfter(%+v) in pages of %d: %+v after %+v", q, size, k, *last)
+				t.Fatalf("ProfileAfter(t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), t.Context(), %+v) in pages of %d: %+v after %+v", q, size, k, *last)
 			}
 			got[k] = c
 			last = &ProfileKey{ev, img, off, host}
@@ -309,7 +309,7 @@ func TestCheckpoint(t *testing.T) {
 	defer cdb.Close()
 	checkAgainstModel(t, cdb, m, Query{})
 	checkAgainstModel(t, cdb, m, Query{Hosts: []string{"h0", "h9"}})
-	got, err := cdb.Image(key(1))
+	got, err := cdb.Image(t.Context(), key(1))
 	if err != nil || !reflect.DeepEqual(got, rec) {
 		t.Errorf("image in checkpoint: %+v %v", got, err)
 	}

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"cmp"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -105,7 +106,8 @@ type meRowKey struct {
 // offset, host) order. When q.Hosts is nil the sums are over hosts too
 // and Host is "", read from the roll-up unless q.PIDs is set. q.Events is
 // ignored: a ProfileMe sample is of an instruction, not of an event.
-func (db *DB) MeProfile(q Query, fn func(r *MeRow) error) error {
+func (db *DB) MeProfile(ctx context.Context, q Query, fn func(r *MeRow) error) error {
+	fn = untilDone1(ctx, fn)
 	if err := db.use(false); err != nil {
 		return err
 	}

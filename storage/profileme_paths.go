@@ -2,6 +2,7 @@ package storage
 
 import (
 	"cmp"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"maps"
@@ -111,7 +112,8 @@ type MeHistRow struct {
 // MeHistory calls fn once per (image, offset, history) q selects, with its
 // samples summed over q's epochs and hosts (q.PIDs and q.Events are
 // ignored: the table has neither), in (image, offset, history) order.
-func (db *DB) MeHistory(q Query, fn func(r *MeHistRow) error) error {
+func (db *DB) MeHistory(ctx context.Context, q Query, fn func(r *MeHistRow) error) error {
+	fn = untilDone1(ctx, fn)
 	if err := db.use(false); err != nil {
 		return err
 	}
@@ -186,7 +188,8 @@ type MeAddrRow struct {
 // selects (q.PIDs and q.Events are ignored), its lists over q's epochs and
 // hosts merged (coins seeded from the lists, so every reader gets the
 // same), in (image, offset) order.
-func (db *DB) MeAddrs(q Query, fn func(r *MeAddrRow) error) error {
+func (db *DB) MeAddrs(ctx context.Context, q Query, fn func(r *MeAddrRow) error) error {
+	fn = untilDone1(ctx, fn)
 	if err := db.use(false); err != nil {
 		return err
 	}

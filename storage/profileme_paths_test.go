@@ -54,7 +54,7 @@ func TestProfileMeHistoryAndAddresses(t *testing.T) {
 	for _, hosts := range [][]string{nil, {"h1"}, {"h1", "h2"}} {
 		got := map[string]uint64{}
 		var sum uint64
-		if err := db.MeHistory(Query{Hosts: hosts}, func(h *MeHistRow) error {
+		if err := db.MeHistory(t.Context(), Query{Hosts: hosts}, func(h *MeHistRow) error {
 			got[fmt.Sprintf("%v/%d/%d", h.Image, h.Offset, h.History)] += h.Count
 			sum += h.Count
 			return nil
@@ -83,7 +83,7 @@ func TestProfileMeHistoryAndAddresses(t *testing.T) {
 	}
 	for _, hosts := range [][]string{nil, {"h2"}} {
 		got := map[string]uint64{}
-		if err := db.MeAddrs(Query{Hosts: hosts}, func(a *MeAddrRow) error {
+		if err := db.MeAddrs(t.Context(), Query{Hosts: hosts}, func(a *MeAddrRow) error {
 			if err := a.List.Check(); err != nil {
 				t.Fatalf("merged list %+v: %v", a.List, err)
 			}

@@ -69,7 +69,7 @@ func readMe(t *testing.T, db *DB, q Query) map[string]wire.MeCounts {
 	t.Helper()
 	out := map[string]wire.MeCounts{}
 	var last *MeRow
-	err := db.MeProfile(q, func(r *MeRow) error {
+	err := db.MeProfile(t.Context(), q, func(r *MeRow) error {
 		if last != nil && !(last.Image.Compare(r.Image) < 0 || last.Image == r.Image && (last.Offset < r.Offset || last.Offset == r.Offset && last.Host < r.Host)) {
 			t.Fatalf("rows out of order: %v/%d/%s then %v/%d/%s", last.Image, last.Offset, last.Host, r.Image, r.Offset, r.Host)
 		}

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math/bits"
@@ -408,8 +409,8 @@ func (db *DB) openCursors(table byte, epochs []uint64, f *filter, byHost, byPID 
 // hosts too and host is "": a fleet-wide profile, read from the roll-up
 // (one key per offset, whatever the number of hosts) unless q.PIDs is set.
 // fn must not call Close; an error from fn stops the scan and is returned.
-func (db *DB) Profile(q Query, fn func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error) error {
-	return db.ProfileAfter(q, nil, fn)
+func (db *DB) Profile(ctx context.Context, q Query, fn func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error) error {
+	return db.ProfileAfter(ctx, q, nil, fn)
 }
 
 // ProfileKey is the position of a Profile row: its grouping key. Host is ""
@@ -434,7 +435,8 @@ func (k *ProfileKey) gkey(byHost bool) []byte {
 // ProfileAfter is Profile starting after the row at position after (nil:
 // from the start), for paged reads: each cursor seeks past it, so a page
 // costs the rows it reads, not the rows before it.
-func (db *DB) ProfileAfter(q Query, after *ProfileKey, fn func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error) error {
+func (db *DB) ProfileAfter(ctx context.Context, q Query, after *ProfileKey, fn func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error) error {
+	fn = untilDone5(ctx, fn)
 	if err := db.use(false); err != nil {
 		return err
 	}
@@ -734,7 +736,7 @@ func (db *DB) Totals(q Query) (samples, unknown uint64, drops map[string]uint64,
 	}
 	if !summary {
 		// Profiles carry images and PIDs; the summary does not.
-		err = db.Profile(q, func(_ wire.ImageKey, _ uint64, _ uint8, _ string, n uint64) error {
+		err = db.Profile(context.Background(), q, func(_ wire.ImageKey, _ uint64, _ uint8, _ string, n uint64) error {
 			add(&samples, n)
 			return nil
 		})

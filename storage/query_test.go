@@ -77,7 +77,7 @@ func TestProfileQueries(t *testing.T) {
 
 	stop := errors.New("stop")
 	n := 0
-	err := db.Profile(Query{}, func(wire.ImageKey, uint64, uint8, string, uint64) error { n++; return stop })
+	err := db.Profile(t.Context(), Query{}, func(wire.ImageKey, uint64, uint8, string, uint64) error { n++; return stop })
 	if !errors.Is(err, stop) || n != 1 {
 		t.Errorf("callback error: %v after %d rows", err, n)
 	}

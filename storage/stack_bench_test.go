@@ -106,7 +106,7 @@ func BenchmarkStorageBytesPerSample(b *testing.B) {
 				total := db.pdb.Metrics().Total()
 				size = total.TablesSize
 				clear(distinct)
-				if err := db.Stacks(Query{}, func(st *Stack, _ uint8, _ string, _ uint64) error { distinct[st.ID] = true; return nil }); err != nil {
+				if err := db.Stacks(b.Context(), Query{}, func(st *Stack, _ uint8, _ string, _ uint64) error { distinct[st.ID] = true; return nil }); err != nil {
 					b.Fatal(err)
 				}
 				db.Close()

@@ -47,7 +47,7 @@ func TestStackCollisions(t *testing.T) {
 	checkAgainstModel(t, db, m, Query{})
 	checkAgainstModel(t, db, m, Query{Hosts: []string{"h"}})
 	ids := map[uint64]bool{}
-	db.Stacks(Query{}, func(st *Stack, _ uint8, _ string, _ uint64) error { ids[st.ID] = true; return nil })
+	db.Stacks(t.Context(), Query{}, func(st *Stack, _ uint8, _ string, _ uint64) error { ids[st.ID] = true; return nil })
 	if len(ids) != 24 {
 		t.Fatalf("%d stack IDs for 24 stacks", len(ids))
 	}

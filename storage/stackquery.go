@@ -2,6 +2,7 @@ package storage
 
 import (
 	"cmp"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -25,7 +26,8 @@ type stackRow struct {
 // is selected by its leaf frame's image — the image the flat profile counts
 // the sample in — so Stacks and Profile select the same samples. Each call
 // of fn has its own copy of the stack, which fn may keep.
-func (db *DB) Stacks(q Query, fn func(st *Stack, event uint8, host string, count uint64) error) error {
+func (db *DB) Stacks(ctx context.Context, q Query, fn func(st *Stack, event uint8, host string, count uint64) error) error {
+	fn = untilDone4(ctx, fn)
 	if err := db.use(false); err != nil {
 		return err
 	}

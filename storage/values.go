@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"maps"
@@ -258,7 +259,10 @@ type ValueQuery struct {
 // ValueLists returns the hot lists q selects, one per (image, offset,
 // kind), sorted: lists of several epochs or hosts are merged as the
 // database merges them (coins seeded from the lists).
-func (db *DB) ValueLists(q ValueQuery) ([]wire.ValueList, error) {
+func (db *DB) ValueLists(ctx context.Context, q ValueQuery) ([]wire.ValueList, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := db.use(false); err != nil {
 		return nil, err
 	}
@@ -323,7 +327,10 @@ func (db *DB) ValueLists(q ValueQuery) ([]wire.ValueList, error) {
 
 // ValueTotals returns the interpreter's accounting summed over q's epochs
 // and hosts (none: every host), and the modules that captured the values.
-func (db *DB) ValueTotals(q ValueQuery) (modules []string, s wire.ValueStats, err error) {
+func (db *DB) ValueTotals(ctx context.Context, q ValueQuery) (modules []string, s wire.ValueStats, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, s, err
+	}
 	if err := db.use(false); err != nil {
 		return nil, s, err
 	}

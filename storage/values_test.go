@@ -61,11 +61,11 @@ func TestValuesApplyMergesUnbiased(t *testing.T) {
 	if ok, err := db.ApplyValues(recs[0]); ok || err != nil {
 		t.Fatalf("redelivery applied: %v, %v", ok, err)
 	}
-	fleet, err := db.ValueLists(ValueQuery{Epochs: []uint64{1}})
+	fleet, err := db.ValueLists(t.Context(), ValueQuery{Epochs: []uint64{1}})
 	if err != nil || len(fleet) != 1 {
 		t.Fatalf("fleet lists: %v, %v", fleet, err)
 	}
-	fleet2, _ := db2.ValueLists(ValueQuery{Epochs: []uint64{1}})
+	fleet2, _ := db2.ValueLists(t.Context(), ValueQuery{Epochs: []uint64{1}})
 	if !reflect.DeepEqual(fleet, fleet2) {
 		t.Fatal("two databases applying the same records store different lists")
 	}
@@ -85,11 +85,11 @@ func TestValuesApplyMergesUnbiased(t *testing.T) {
 			t.Errorf("value %d: estimate %.0f, exact %.0f (τ %.0f)", v, est, n, tau)
 		}
 	}
-	one, err := db.ValueLists(ValueQuery{Epochs: []uint64{1}, Hosts: []string{"b"}})
+	one, err := db.ValueLists(t.Context(), ValueQuery{Epochs: []uint64{1}, Hosts: []string{"b"}})
 	if err != nil || len(one) != 1 || one[0].List.N >= l.N {
 		t.Fatalf("host b: %v, %v", one, err)
 	}
-	mods, st, err := db.ValueTotals(ValueQuery{Epochs: []uint64{1}})
+	mods, st, err := db.ValueTotals(t.Context(), ValueQuery{Epochs: []uint64{1}})
 	if err != nil || len(mods) != 1 || mods[0] != "loadlat" || st.Interrupts != total || !st.Conserved() {
 		t.Fatalf("totals: %v %+v %v", mods, st, err)
 	}
@@ -107,7 +107,7 @@ func TestValuesApplyWithOutcomes(t *testing.T) {
 	recs, _ := valueRecords(t, []string{"a"}, 50) // seqs 1..3 of host a, epoch 1
 	db, _ := openTest(t)
 	totals := func() wire.ValueStats {
-		_, s, err := db.ValueTotals(ValueQuery{})
+		_, s, err := db.ValueTotals(t.Context(), ValueQuery{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +150,7 @@ func TestValuesApplyWithOutcomes(t *testing.T) {
 	if s := totals(); s.Interrupts != want {
 		t.Fatalf("stored %d interrupts, want %d", s.Interrupts, want)
 	}
-	if _, s, _ := db.ValueTotals(ValueQuery{Epochs: []uint64{2}}); s.Interrupts != next.Stats.Interrupts {
+	if _, s, _ := db.ValueTotals(t.Context(), ValueQuery{Epochs: []uint64{2}}); s.Interrupts != next.Stats.Interrupts {
 		t.Fatalf("epoch 2 holds %d interrupts, want %d", s.Interrupts, next.Stats.Interrupts)
 	}
 	for _, first := range []uint64{0, 5} {

@@ -2,6 +2,7 @@ package calc
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -115,7 +116,7 @@ type InsnText struct {
 // sample-weighted mean period), so the procedure keeps its number of
 // samples and F·P still estimates executions. Epochs of one host share its
 // registered period.
-func Run(src analysis.Source, q Query) (*Report, error) {
+func Run(ctx context.Context, src analysis.Source, q Query) (*Report, error) {
 	modes := 0
 	if len(q.Procedures) > 0 {
 		modes++
@@ -144,7 +145,7 @@ func Run(src analysis.Source, q Query) (*Report, error) {
 	syms := symbolize.New(src)
 	// Every event of the selection, by procedure: the ranking, and what
 	// the selection holds when it has no CYCLES samples.
-	t, err := report.Prof(syms, report.ProfQuery{Filter: q.Filter, ImagePaths: q.ImagePaths})
+	t, err := report.Prof(ctx, syms, report.ProfQuery{Filter: q.Filter, ImagePaths: q.ImagePaths})
 	if err != nil {
 		return nil, fmt.Errorf("analysis: calc: %w", err)
 	}
@@ -161,7 +162,7 @@ func Run(src analysis.Source, q Query) (*Report, error) {
 		}
 		return nil, fmt.Errorf("analysis: calc: %w: dcpicalc needs CYCLES samples; this profile has only: %s", analysis.ErrQuery, strings.Join(has, ", "))
 	}
-	rows, err := calcRows(syms, q, t, cyc)
+	rows, err := calcRows(ctx, syms, q, t, cyc)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +181,7 @@ func Run(src analysis.Source, q Query) (*Report, error) {
 	for _, row := range rows {
 		im := images[row.ImageKey]
 		if im == nil {
-			if im, err = openCalcImage(syms, q, row, hosts); err != nil {
+			if im, err = openCalcImage(ctx, syms, q, row, hosts); err != nil {
 				return nil, err
 			}
 			images[row.ImageKey] = im
@@ -202,7 +203,7 @@ func Run(src analysis.Source, q Query) (*Report, error) {
 
 // calcRows picks the report.Prof rows of the procedures q selects, each with
 // CYCLES samples.
-func calcRows(syms *symbolize.Symbolizer, q Query, t *report.ProfTable, cyc int) ([]report.ProfRow, error) {
+func calcRows(ctx context.Context, syms *symbolize.Symbolizer, q Query, t *report.ProfTable, cyc int) ([]report.ProfRow, error) {
 	var hot []report.ProfRow // by CYCLES samples, as dcpi prof ranks them
 	for _, r := range t.Rows {
 		if r.Counts[cyc] > 0 && r.Procedure != symbolize.UnknownProcedure {
@@ -233,7 +234,7 @@ func calcRows(syms *symbolize.Symbolizer, q Query, t *report.ProfTable, cyc int)
 			}
 		}
 		if len(out) == n {
-			return nil, calcNameError(syms, t, name)
+			return nil, calcNameError(ctx, syms, t, name)
 		}
 	}
 	return out, nil
@@ -242,7 +243,7 @@ func calcRows(syms *symbolize.Symbolizer, q Query, t *report.ProfTable, cyc int)
 // calcNameError explains why procedure name has nothing to analyze: no
 // CYCLES samples in it, or no such procedure in any image searched (with
 // the closest names there).
-func calcNameError(syms *symbolize.Symbolizer, t *report.ProfTable, name string) error {
+func calcNameError(ctx context.Context, syms *symbolize.Symbolizer, t *report.ProfTable, name string) error {
 	var searched []string
 	var names []string
 	seen := map[wire.ImageKey]bool{}
@@ -252,7 +253,7 @@ func calcNameError(syms *symbolize.Symbolizer, t *report.ProfTable, name string)
 		}
 		seen[r.ImageKey] = true
 		searched = append(searched, r.Image)
-		tab, err := syms.Table(r.ImageKey)
+		tab, err := syms.Table(ctx, r.ImageKey)
 		if err != nil {
 			continue
 		}
@@ -365,16 +366,16 @@ type calcImage struct {
 
 // openCalcImage finds and checks row's image, prepares its code and reads
 // its part of the index.
-func openCalcImage(syms *symbolize.Symbolizer, q Query, row report.ProfRow, hosts []string) (*calcImage, error) {
-	rec, err := syms.Image(row.ImageKey)
+func openCalcImage(ctx context.Context, syms *symbolize.Symbolizer, q Query, row report.ProfRow, hosts []string) (*calcImage, error) {
+	rec, err := syms.Image(ctx, row.ImageKey)
 	if err != nil {
 		return nil, fmt.Errorf("analysis: calc %s: %w (the image's record was never uploaded, so its code cannot be found)", row.Procedure, err)
 	}
-	table, err := syms.Table(row.ImageKey)
+	table, err := syms.Table(ctx, row.ImageKey)
 	if err != nil {
 		return nil, err
 	}
-	data, where, err := q.Files.FindImage(rec)
+	data, where, err := q.Files.FindImage(ctx, rec)
 	if err != nil {
 		return nil, fmt.Errorf("analysis: calc %s in %s: %w", row.Procedure, rec.Path, err)
 	}
@@ -427,7 +428,7 @@ func openCalcImage(syms *symbolize.Symbolizer, q Query, row report.ProfRow, host
 	if len(im.periods) == 0 {
 		return nil, fmt.Errorf("analysis: calc: %w: no host selected", analysis.ErrQuery)
 	}
-	err = syms.Profile(fq, func(_ wire.ImageKey, offset uint64, event uint8, host string, n uint64) error {
+	err = syms.Profile(ctx, fq, func(_ wire.ImageKey, offset uint64, event uint8, host string, n uint64) error {
 		if event >= uint8(alpha.NumEvents) {
 			return nil
 		}

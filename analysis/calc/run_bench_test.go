@@ -1,6 +1,7 @@
 package calc
 
 import (
+	"context"
 	"math/rand/v2"
 	"path"
 	"testing"
@@ -99,7 +100,7 @@ func demoFleetDB(b *testing.B, hosts int) (*storage.DB, []string) {
 // demoFinder finds the demo fleet's images among the embedded binaries.
 type demoFinder struct{}
 
-func (demoFinder) FindImage(rec *wire.ImageRecord) ([]byte, string, error) {
+func (demoFinder) FindImage(_ context.Context, rec *wire.ImageRecord) ([]byte, string, error) {
 	if rec.Path == vmunix.Path {
 		return vmunix.Image(), "embedded", nil
 	}
@@ -132,21 +133,21 @@ func BenchmarkCalcTop20(b *testing.B) {
 		run  func() (int, error)
 	}{
 		{"baseline-prof", func() (int, error) {
-			t, err := report.Prof(db, report.ProfQuery{Events: []uint8{uint8(alpha.EvCycles)}, Limit: 20})
+			t, err := report.Prof(b.Context(), db, report.ProfQuery{Events: []uint8{uint8(alpha.EvCycles)}, Limit: 20})
 			if err != nil {
 				return 0, err
 			}
 			return len(t.Rows), nil
 		}},
 		{"calc", func() (int, error) {
-			r, err := Run(db, Query{Top: 20, Files: demoFinder{}, Periods: periods(false)})
+			r, err := Run(b.Context(), db, Query{Top: 20, Files: demoFinder{}, Periods: periods(false)})
 			if err != nil {
 				return 0, err
 			}
 			return len(r.Procedures), nil
 		}},
 		{"calc/mixed-periods", func() (int, error) {
-			r, err := Run(db, Query{Top: 20, Files: demoFinder{}, Periods: periods(true)})
+			r, err := Run(b.Context(), db, Query{Top: 20, Files: demoFinder{}, Periods: periods(true)})
 			if err != nil {
 				return 0, err
 			}

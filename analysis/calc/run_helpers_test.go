@@ -4,6 +4,7 @@ package calc
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -32,7 +33,7 @@ const (
 // command's finder does first.
 type embeddedFinder struct{}
 
-func (embeddedFinder) FindImage(rec *wire.ImageRecord) ([]byte, string, error) {
+func (embeddedFinder) FindImage(_ context.Context, rec *wire.ImageRecord) ([]byte, string, error) {
 	if rec.Path == vmunix.Path {
 		return vmunix.Image(), "embedded " + rec.Path, nil
 	}
@@ -45,7 +46,7 @@ func (embeddedFinder) FindImage(rec *wire.ImageRecord) ([]byte, string, error) {
 // bytesFinder returns fixed bytes.
 type bytesFinder []byte
 
-func (b bytesFinder) FindImage(*wire.ImageRecord) ([]byte, string, error) {
+func (b bytesFinder) FindImage(context.Context, *wire.ImageRecord) ([]byte, string, error) {
 	return b, "test bytes", nil
 }
 

@@ -2,6 +2,7 @@ package calc
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -231,11 +232,11 @@ func TestCalcScalesHostPeriods(t *testing.T) {
 	q := Query{Procedures: []string{"insertion"}, Files: embeddedFinder{},
 		Periods: calcPeriodsOf(map[string]float64{"alpha": 60000, "beta": 30000})}
 	syms := symbolize.New(src)
-	tab, err := report.Prof(syms, report.ProfQuery{})
+	tab, err := report.Prof(t.Context(), syms, report.ProfQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	im, err := openCalcImage(syms, q, tab.Rows[0], []string{"alpha", "beta"})
+	im, err := openCalcImage(t.Context(), syms, q, tab.Rows[0], []string{"alpha", "beta"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +264,7 @@ func TestCalcScalesHostPeriods(t *testing.T) {
 		t.Errorf("dmiss: period %v, %v samples", prof.Periods[alpha.EvDMiss], prof.At(a+8, alpha.EvDMiss))
 	}
 	// Through Run: the report carries the same period and the raw total.
-	r, err := Run(src, q)
+	r, err := Run(t.Context(), src, q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +277,7 @@ func TestCalcScalesHostPeriods(t *testing.T) {
 	}
 	// Hosts that agree are read summed: the counts are the raw ones.
 	q.Periods = calcPeriodsOf(map[string]float64{"alpha": 60000, "beta": 60000})
-	r, err = Run(src, q)
+	r, err = Run(t.Context(), src, q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +286,7 @@ func TestCalcScalesHostPeriods(t *testing.T) {
 	}
 	// One host: only its samples.
 	q.Filter.Hosts = []string{"beta"}
-	if r, err = Run(src, q); err != nil {
+	if r, err = Run(t.Context(), src, q); err != nil {
 		t.Fatal(err)
 	}
 	if cp := r.Procedures[0]; cp.Samples["cycles"] != 25 || cp.Hosts != 1 {
@@ -296,7 +297,7 @@ func TestCalcScalesHostPeriods(t *testing.T) {
 func TestCalcTop(t *testing.T) {
 	src, _ := sortSource(t) // insertion 87 + ... , quick 100, main 7
 	q := Query{Top: 2, Files: embeddedFinder{}, Periods: calcPeriodsOf(map[string]float64{"alpha": 1, "beta": 1})}
-	r, err := Run(src, q)
+	r, err := Run(t.Context(), src, q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +309,7 @@ func TestCalcTop(t *testing.T) {
 		t.Errorf("top 2: %v", got)
 	}
 	q.Top, q.All = 0, true
-	if r, err = Run(src, q); err != nil || len(r.Procedures) != 3 {
+	if r, err = Run(t.Context(), src, q); err != nil || len(r.Procedures) != 3 {
 		t.Errorf("all: %v, %v", r, err)
 	}
 }
@@ -358,7 +359,7 @@ func TestCalcErrors(t *testing.T) {
 			if q.Periods == nil {
 				q.Periods = per
 			}
-			_, err := Run(tc.src, q)
+			_, err := Run(t.Context(), tc.src, q)
 			if err == nil || !errors.Is(err, tc.is) {
 				t.Fatalf("err %v, want one wrapping %v", err, tc.is)
 			}
@@ -374,7 +375,7 @@ func TestCalcErrors(t *testing.T) {
 // noFinder finds nothing.
 type noFinder struct{}
 
-func (noFinder) FindImage(rec *wire.ImageRecord) ([]byte, string, error) {
+func (noFinder) FindImage(_ context.Context, rec *wire.ImageRecord) ([]byte, string, error) {
 	return nil, "", errors.Join(symbolize.ErrNoImageFile, errors.New(rec.Path))
 }
 
@@ -402,7 +403,7 @@ func TestCalcSameNameProcedures(t *testing.T) {
 	for _, a := range []uint64{addrs[1], addrs[len(addrs)-1]} {
 		m.Add(storage.Record{Epoch: 1, Event: uint8(alpha.EvCycles), Image: r.Key, Offset: a + 4 - r.Base, Host: "alpha", Count: 7})
 	}
-	rep, err := Run(m, Query{Procedures: []string{"read_int"}, Files: embeddedFinder{}, Periods: calcPeriodsOf(map[string]float64{"alpha": 60000})})
+	rep, err := Run(t.Context(), m, Query{Procedures: []string{"read_int"}, Files: embeddedFinder{}, Periods: calcPeriodsOf(map[string]float64{"alpha": 60000})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@
 package imagefind
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -46,7 +47,7 @@ const whereUploaded = "the copy uploaded to the cluster"
 type Finder struct {
 	dirs []string
 	// uploaded fetches the file a node uploaded (nil: no cluster).
-	uploaded func(wire.ImageKey) ([]byte, error)
+	uploaded func(context.Context, wire.ImageKey) ([]byte, error)
 	// log receives a line per image found (nil: silent).
 	log io.Writer
 	// state is shared by the finder's copies (nil: nothing remembered).
@@ -74,7 +75,7 @@ type dirFile struct {
 // in the cluster's uploads through it (whose error for a file never
 // uploaded wraps ErrNotUploaded); it says on log (nil: silent) which file
 // it used, once per image.
-func New(log io.Writer, uploaded func(wire.ImageKey) ([]byte, error), dirs []string) Finder {
+func New(log io.Writer, uploaded func(context.Context, wire.ImageKey) ([]byte, error), dirs []string) Finder {
 	return Finder{dirs: dirs, log: log, uploaded: uploaded, state: &finderState{}}
 }
 
@@ -82,7 +83,7 @@ func New(log io.Writer, uploaded func(wire.ImageKey) ([]byte, error), dirs []str
 // no node uploaded.
 var ErrNotUploaded = errors.New("no upload in the cluster")
 
-func (f Finder) FindImage(rec *wire.ImageRecord) ([]byte, string, error) {
+func (f Finder) FindImage(ctx context.Context, rec *wire.ImageRecord) ([]byte, string, error) {
 	var tried []string
 	mismatch := false
 	try := func(data []byte, where string) bool {
@@ -148,7 +149,7 @@ func (f Finder) FindImage(rec *wire.ImageRecord) ([]byte, string, error) {
 		}
 	}
 	if f.uploaded != nil {
-		b, err := f.uploaded(rec.Key)
+		b, err := f.uploaded(ctx, rec.Key)
 		switch {
 		case err == nil:
 			if try(b, whereUploaded) {

@@ -1,6 +1,7 @@
 package imagefind
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -25,12 +26,12 @@ func TestFinder(t *testing.T) {
 	// Under --image-dir by file name, for a path that is not embedded.
 	os.WriteFile(filepath.Join(dir, "mysort"), sortBytes, 0o644)
 	rec := &wire.ImageRecord{Key: key, Path: "/opt/bin/mysort"}
-	if _, where, err := New(nil, nil, []string{dir}).FindImage(rec); err != nil || where != filepath.Join(dir, "mysort") {
+	if _, where, err := New(nil, nil, []string{dir}).FindImage(t.Context(), rec); err != nil || where != filepath.Join(dir, "mysort") {
 		t.Errorf("found at %q: %v", where, err)
 	}
 	// Embedded first.
 	rec.Path = "/bin/sort"
-	if _, where, err := New(nil, nil, nil).FindImage(rec); err != nil || where != "embedded /bin/sort" {
+	if _, where, err := New(nil, nil, nil).FindImage(t.Context(), rec); err != nil || where != "embedded /bin/sort" {
 		t.Errorf("found at %q: %v", where, err)
 	}
 	// Another build at the path: refused, naming both keys. (Its own
@@ -39,12 +40,12 @@ func TestFinder(t *testing.T) {
 	otherDir := t.TempDir()
 	os.WriteFile(filepath.Join(otherDir, "app"), other, 0o644)
 	rec.Path = "/srv/app"
-	_, _, err = New(nil, nil, []string{otherDir}).FindImage(rec)
+	_, _, err = New(nil, nil, []string{otherDir}).FindImage(t.Context(), rec)
 	if !errors.Is(err, symbolize.ErrImageMismatch) || !strings.Contains(err.Error(), key.String()) {
 		t.Errorf("err %v", err)
 	}
 	// Nothing anywhere.
-	_, _, err = New(nil, nil, nil).FindImage(&wire.ImageRecord{Key: key, Path: "/nowhere/x"})
+	_, _, err = New(nil, nil, nil).FindImage(t.Context(), &wire.ImageRecord{Key: key, Path: "/nowhere/x"})
 	if !errors.Is(err, symbolize.ErrNoImageFile) || !strings.Contains(err.Error(), "--image-dir") {
 		t.Errorf("err %v", err)
 	}
@@ -59,17 +60,17 @@ func TestFinderUploads(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &wire.ImageRecord{Key: key, Path: "/home/me/sort"}
-	up := func(k wire.ImageKey) ([]byte, error) {
+	up := func(_ context.Context, k wire.ImageKey) ([]byte, error) {
 		if k == key {
 			return sortBytes, nil
 		}
 		return nil, fmt.Errorf("fetch %v: %w", k, ErrNotUploaded)
 	}
-	if _, where, err := New(nil, up, nil).FindImage(rec); err != nil || where != whereUploaded {
+	if _, where, err := New(nil, up, nil).FindImage(t.Context(), rec); err != nil || where != whereUploaded {
 		t.Errorf("found at %q: %v", where, err)
 	}
 	rec.Key[0] ^= 1
-	if _, _, err := New(nil, up, nil).FindImage(rec); !errors.Is(err, symbolize.ErrNoImageFile) || !strings.Contains(err.Error(), "no upload in the cluster") {
+	if _, _, err := New(nil, up, nil).FindImage(t.Context(), rec); !errors.Is(err, symbolize.ErrNoImageFile) || !strings.Contains(err.Error(), "no upload in the cluster") {
 		t.Errorf("err %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package pprofexport
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"sync"
@@ -72,7 +73,7 @@ type renamedSource struct {
 	rec      *wire.ImageRecord // to's record
 }
 
-func (s *renamedSource) Profile(q storage.Query, fn func(wire.ImageKey, uint64, uint8, string, uint64) error) error {
+func (s *renamedSource) Profile(ctx context.Context, q storage.Query, fn func(wire.ImageKey, uint64, uint8, string, uint64) error) error {
 	if q.Images != nil {
 		imgs := make([]wire.ImageKey, len(q.Images))
 		for i, k := range q.Images {
@@ -83,7 +84,7 @@ func (s *renamedSource) Profile(q storage.Query, fn func(wire.ImageKey, uint64, 
 		}
 		q.Images = imgs
 	}
-	return s.Source.Profile(q, func(k wire.ImageKey, off uint64, ev uint8, host string, n uint64) error {
+	return s.Source.Profile(ctx, q, func(k wire.ImageKey, off uint64, ev uint8, host string, n uint64) error {
 		if k == s.from {
 			k = s.to
 		}
@@ -91,11 +92,11 @@ func (s *renamedSource) Profile(q storage.Query, fn func(wire.ImageKey, uint64, 
 	})
 }
 
-func (s *renamedSource) Image(k wire.ImageKey) (*wire.ImageRecord, error) {
+func (s *renamedSource) Image(ctx context.Context, k wire.ImageKey) (*wire.ImageRecord, error) {
 	if k == s.to {
 		return s.rec, nil
 	}
-	return s.Source.Image(k)
+	return s.Source.Image(ctx, k)
 }
 
 // BenchmarkFleetPprof times pprof export over the fleet database
@@ -127,11 +128,11 @@ func BenchmarkFleetPprof(b *testing.B) {
 	}{
 		{"baseline-scan/fleet", func() (int, error) {
 			n := 0
-			err := db.Profile(storage.Query{Events: []uint8{0}}, func(wire.ImageKey, uint64, uint8, string, uint64) error { n++; return nil })
+			err := db.Profile(b.Context(), storage.Query{Events: []uint8{0}}, func(wire.ImageKey, uint64, uint8, string, uint64) error { n++; return nil })
 			return n, err
 		}},
 		{"pprof/fleet", func() (int, error) {
-			p, err := Pprof(db, PprofQuery{Events: []uint8{0}})
+			p, err := Pprof(b.Context(), db, PprofQuery{Events: []uint8{0}})
 			if err != nil {
 				return 0, err
 			}
@@ -140,14 +141,14 @@ func BenchmarkFleetPprof(b *testing.B) {
 		{"pprof/fleet-cycles", func() (int, error) {
 			// As dcpi pprof exports: the estimated cycles beside the
 			// samples, and the images' DWARF where found.
-			p, err := Pprof(renamed, PprofQuery{Events: []uint8{0}, Periods: map[uint8]int64{0: 63488}, Files: embeddedFinder{}})
+			p, err := Pprof(b.Context(), renamed, PprofQuery{Events: []uint8{0}, Periods: map[uint8]int64{0: 63488}, Files: embeddedFinder{}})
 			if err != nil {
 				return 0, err
 			}
 			return len(p.Location), nil
 		}},
 		{"pprof/one-host", func() (int, error) {
-			p, err := Pprof(db, PprofQuery{Events: []uint8{0}, Filter: storage.Query{Hosts: []string{fleetdbtest.Host(spec.Hosts / 2)}}})
+			p, err := Pprof(b.Context(), db, PprofQuery{Events: []uint8{0}, Filter: storage.Query{Hosts: []string{fleetdbtest.Host(spec.Hosts / 2)}}})
 			if err != nil {
 				return 0, err
 			}

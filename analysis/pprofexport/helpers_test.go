@@ -1,6 +1,7 @@
 package pprofexport
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"testing"
@@ -115,7 +116,7 @@ func fixture() *analysis.MemSource {
 // command's finder does first.
 type embeddedFinder struct{}
 
-func (embeddedFinder) FindImage(rec *wire.ImageRecord) ([]byte, string, error) {
+func (embeddedFinder) FindImage(_ context.Context, rec *wire.ImageRecord) ([]byte, string, error) {
 	if rec.Path == vmunix.Path {
 		return vmunix.Image(), "embedded " + rec.Path, nil
 	}
@@ -127,12 +128,12 @@ func (embeddedFinder) FindImage(rec *wire.ImageRecord) ([]byte, string, error) {
 
 type findNothing struct{}
 
-func (findNothing) FindImage(rec *wire.ImageRecord) ([]byte, string, error) {
+func (findNothing) FindImage(_ context.Context, rec *wire.ImageRecord) ([]byte, string, error) {
 	return nil, "", fmt.Errorf("%s: %w", rec.Path, symbolize.ErrNoImageFile)
 }
 
 type bytesFinder []byte
 
-func (b bytesFinder) FindImage(*wire.ImageRecord) ([]byte, string, error) {
+func (b bytesFinder) FindImage(context.Context, *wire.ImageRecord) ([]byte, string, error) {
 	return b, "test bytes", nil
 }

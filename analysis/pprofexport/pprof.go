@@ -2,6 +2,7 @@ package pprofexport
 
 import (
 	"cmp"
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -97,7 +98,7 @@ type PprofQuery struct {
 // are selected by their leaf's image. Their totals are the stack view's:
 // the flat profile's less the samples whose stacks were dropped (storage's
 // StackTotals), which the profile's comments report.
-func Pprof(src analysis.Source, q PprofQuery) (*profile.Profile, error) {
+func Pprof(ctx context.Context, src analysis.Source, q PprofQuery) (*profile.Profile, error) {
 	if q.ByHost && q.Filter.Hosts == nil {
 		return nil, fmt.Errorf("analysis: pprof: %w: by host needs the list of hosts", analysis.ErrQuery)
 	}
@@ -141,7 +142,10 @@ func Pprof(src analysis.Source, q PprofQuery) (*profile.Profile, error) {
 	if withStacks {
 		for _, r := range reads {
 			b.startRead(r)
-			if err := ss.Stacks(r, b.addStack); err != nil {
+			addStack := func(st *storage.Stack, event uint8, host string, count uint64) error {
+				return b.addStack(ctx, st, event, host, count)
+			}
+			if err := ss.Stacks(ctx, r, addStack); err != nil {
 				if errors.Is(err, analysis.ErrNoStacks) {
 					break // a symbolize.Symbolizer over a source without stacks
 				}
@@ -153,7 +157,10 @@ func Pprof(src analysis.Source, q PprofQuery) (*profile.Profile, error) {
 	if !withStacks {
 		for _, r := range reads {
 			b.startRead(r)
-			if err := src.Profile(r, b.add); err != nil {
+			add := func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error {
+				return b.add(ctx, image, offset, event, host, count)
+			}
+			if err := src.Profile(ctx, r, add); err != nil {
 				return nil, fmt.Errorf("analysis: pprof: %w", err)
 			}
 		}
@@ -251,11 +258,11 @@ func (b *pprofBuilder) addColumn(e uint8) int {
 	return b.colOf[e]
 }
 
-func (b *pprofBuilder) image(key wire.ImageKey) (*pprofImage, error) {
+func (b *pprofBuilder) image(ctx context.Context, key wire.ImageKey) (*pprofImage, error) {
 	if im, ok := b.images[key]; ok {
 		return im, nil
 	}
-	t, err := b.syms.Table(key)
+	t, err := b.syms.Table(ctx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -265,13 +272,13 @@ func (b *pprofBuilder) image(key wire.ImageKey) (*pprofImage, error) {
 	if im.skip {
 		return im, nil
 	}
-	b.mapImage(im, key)
+	b.mapImage(ctx, im, key)
 	return im, nil
 }
 
 // mapImage gives im its Mapping: its text's range, dense location slots,
 // and its DWARF when q.Files finds the bytes.
-func (b *pprofBuilder) mapImage(im *pprofImage, key wire.ImageKey) {
+func (b *pprofBuilder) mapImage(ctx context.Context, im *pprofImage, key wire.ImageKey) {
 	t := im.table
 	buildID := key.String()
 	if key.Kind() == wire.KindBuildID {
@@ -280,7 +287,7 @@ func (b *pprofBuilder) mapImage(im *pprofImage, key wire.ImageKey) {
 	im.mapping = &profile.Mapping{ID: uint64(len(b.p.Mapping) + 1), Start: t.Base, Limit: t.Base + 1, File: t.Path,
 		BuildID: buildID, HasFunctions: true}
 	b.p.Mapping = append(b.p.Mapping, im.mapping)
-	rec, err := b.syms.Image(key)
+	rec, err := b.syms.Image(ctx, key)
 	if err != nil {
 		return // symbols only (the symbolize.Symbolizer's empty table)
 	}
@@ -291,7 +298,7 @@ func (b *pprofBuilder) mapImage(im *pprofImage, key wire.ImageKey) {
 		im.dense = make([]*pprofLoc, n)
 	}
 	if b.q.Files != nil {
-		b.openSource(im, rec)
+		b.openSource(ctx, im, rec)
 	}
 }
 
@@ -300,8 +307,8 @@ func (b *pprofBuilder) mapImage(im *pprofImage, key wire.ImageKey) {
 // the text, as /proc/PID/maps would show it: pprof computes an address's
 // place in the file as address - Start + Offset. An image whose bytes are
 // missing, or whose DWARF is damaged, keeps what the record says.
-func (b *pprofBuilder) openSource(im *pprofImage, rec *wire.ImageRecord) {
-	data, where, err := b.q.Files.FindImage(rec)
+func (b *pprofBuilder) openSource(ctx context.Context, im *pprofImage, rec *wire.ImageRecord) {
+	data, where, err := b.q.Files.FindImage(ctx, rec)
 	if err != nil {
 		return
 	}
@@ -394,11 +401,11 @@ func (b *pprofBuilder) lines(n int) []profile.Line {
 	return l
 }
 
-func (b *pprofBuilder) add(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error {
+func (b *pprofBuilder) add(ctx context.Context, image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error {
 	im := b.last
 	if im == nil || image != b.lastKey {
 		var err error
-		if im, err = b.image(image); err != nil {
+		if im, err = b.image(ctx, image); err != nil {
 			return err
 		}
 		b.lastKey, b.last = image, im
@@ -606,4 +613,14 @@ func mulSaturate(a, b int64) int64 {
 		return 1<<63 - 1
 	}
 	return a * b
+}
+
+// SampleTypes names p's sample types, in order (for
+// profiledb.Periods.Check).
+func SampleTypes(p *profile.Profile) []string {
+	types := make([]string, len(p.SampleType))
+	for i, st := range p.SampleType {
+		types[i] = st.Type
+	}
+	return types
 }

@@ -61,7 +61,7 @@ func TestPprofSourceLinesAndInlines(t *testing.T) {
 		src.Add(storage.Record{Epoch: 1, Event: evCycles, Image: r.Key, Offset: a - r.Base, Host: "alpha", Count: n})
 	}
 	var found []string
-	p, err := Pprof(src, PprofQuery{Files: embeddedFinder{}, Periods: map[uint8]int64{evCycles: 63488},
+	p, err := Pprof(t.Context(), src, PprofQuery{Files: embeddedFinder{}, Periods: map[uint8]int64{evCycles: 63488},
 		Found: func(rec *wire.ImageRecord, _ []byte, where string) { found = append(found, rec.Path+" "+where) }})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func TestPprofSourceLinesAndInlines(t *testing.T) {
 
 	// Without the image's bytes: one line per location, the symbol's
 	// function, as before; the mapping says so.
-	p, err = Pprof(src, PprofQuery{Files: findNothing{}})
+	p, err = Pprof(t.Context(), src, PprofQuery{Files: findNothing{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestPprofSourceLinesAndInlines(t *testing.T) {
 // TestPprofMappingOrder: the user image with the most samples is the main
 // mapping, the kernel the last, whatever order the database holds them in.
 func TestPprofMappingOrder(t *testing.T) {
-	p, err := Pprof(fixture(), PprofQuery{})
+	p, err := Pprof(t.Context(), fixture(), PprofQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestPprofMappingOrder(t *testing.T) {
 
 func TestPprofBadPeriod(t *testing.T) {
 	for _, n := range []int64{0, -1} {
-		if _, err := Pprof(fixture(), PprofQuery{Periods: map[uint8]int64{evCycles: n}}); !errors.Is(err, analysis.ErrQuery) {
+		if _, err := Pprof(t.Context(), fixture(), PprofQuery{Periods: map[uint8]int64{evCycles: n}}); !errors.Is(err, analysis.ErrQuery) {
 			t.Errorf("period %d: err %v, want analysis.ErrQuery", n, err)
 		}
 	}
@@ -239,7 +239,7 @@ int main(int argc, char **argv)
 	for a := main.Addr; a < main.Addr+main.Size; a += 4 {
 		src.Add(storage.Record{Epoch: 1, Event: evCycles, Image: r.Key, Offset: a - r.Base, Host: "alpha", Count: 1000 + (a-main.Addr)/4})
 	}
-	p, err := Pprof(src, PprofQuery{Files: bytesFinder(data), Periods: map[uint8]int64{evCycles: 63488}})
+	p, err := Pprof(t.Context(), src, PprofQuery{Files: bytesFinder(data), Periods: map[uint8]int64{evCycles: 63488}})
 	if err != nil {
 		t.Fatal(err)
 	}

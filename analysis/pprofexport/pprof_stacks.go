@@ -1,6 +1,8 @@
 package pprofexport
 
 import (
+	"context"
+
 	"github.com/google/pprof/profile"
 
 	"dcpi/analysis/report"
@@ -27,7 +29,7 @@ type pprofStackKey struct {
 }
 
 // addStack adds one stack's count as a multi-frame sample (see Pprof).
-func (b *pprofBuilder) addStack(st *storage.Stack, event uint8, host string, count uint64) error {
+func (b *pprofBuilder) addStack(ctx context.Context, st *storage.Stack, event uint8, host string, count uint64) error {
 	if count == 0 || len(st.Frames) == 0 {
 		return nil
 	}
@@ -37,7 +39,7 @@ func (b *pprofBuilder) addStack(st *storage.Stack, event uint8, host string, cou
 		return nil // no image to select it by
 	}
 	if !leaf.Image.IsZero() {
-		im, err := b.image(leaf.Image)
+		im, err := b.image(ctx, leaf.Image)
 		if err != nil {
 			return err
 		}
@@ -63,7 +65,7 @@ func (b *pprofBuilder) addStack(st *storage.Stack, event uint8, host string, cou
 			if i > 0 && off >= 4 {
 				off -= 4 // a caller's call site, before its return address
 			}
-			loc, err := b.frameLocation(f.Image, off)
+			loc, err := b.frameLocation(ctx, f.Image, off)
 			if err != nil {
 				return err
 			}
@@ -86,7 +88,7 @@ func (b *pprofBuilder) addStack(st *storage.Stack, event uint8, host string, cou
 
 // frameLocation is the location of offset in image, or of the raw address
 // offset for a frame without an image.
-func (b *pprofBuilder) frameLocation(image wire.ImageKey, offset uint64) (*profile.Location, error) {
+func (b *pprofBuilder) frameLocation(ctx context.Context, image wire.ImageKey, offset uint64) (*profile.Location, error) {
 	if image.IsZero() {
 		s := &b.stacks
 		if loc := s.unknown[offset]; loc != nil {
@@ -101,14 +103,14 @@ func (b *pprofBuilder) frameLocation(image wire.ImageKey, offset uint64) (*profi
 		s.unknown[offset] = loc
 		return loc, nil
 	}
-	im, err := b.image(image)
+	im, err := b.image(ctx, image)
 	if err != nil {
 		return nil, err
 	}
 	if im.mapping == nil {
 		// A caller in an image ImagePaths did not select: it still
 		// needs its mapping and symbols.
-		b.mapImage(im, image)
+		b.mapImage(ctx, im, image)
 	}
 	return b.location(im, offset).loc, nil
 }

@@ -30,7 +30,7 @@ func pprofTotals(p *profile.Profile) map[string]int64 {
 func sourceTotals(t *testing.T, src analysis.Source, q storage.Query) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
-	err := src.Profile(q, func(_ wire.ImageKey, _ uint64, ev uint8, _ string, n uint64) error {
+	err := src.Profile(t.Context(), q, func(_ wire.ImageKey, _ uint64, ev uint8, _ string, n uint64) error {
 		out[analysis.EventName(ev)] += int64(n)
 		return nil
 	})
@@ -55,7 +55,7 @@ func TestPprofRoundTripsAndConserves(t *testing.T) {
 		{"image", PprofQuery{ImagePaths: []string{"app"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := Pprof(src, tc.q)
+			p, err := Pprof(t.Context(), src, tc.q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,7 +122,7 @@ func mapsEqual(a, b map[string]int64) bool {
 // procedure, an offset no symbol covers, the kernel, and an image never
 // uploaded.
 func TestPprofSymbolsAndMappings(t *testing.T) {
-	p, err := Pprof(fixture(), PprofQuery{Events: []uint8{evCycles}})
+	p, err := Pprof(t.Context(), fixture(), PprofQuery{Events: []uint8{evCycles}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestPprofBadQueries(t *testing.T) {
 		{Events: []uint8{}},
 		{Events: []uint8{0, 0}},
 	} {
-		if _, err := Pprof(fixture(), q); !errors.Is(err, analysis.ErrQuery) {
+		if _, err := Pprof(t.Context(), fixture(), q); !errors.Is(err, analysis.ErrQuery) {
 			t.Errorf("%+v: err %v, want analysis.ErrQuery", q, err)
 		}
 	}

@@ -1,6 +1,7 @@
 package pprofexport
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -61,7 +62,7 @@ var mePprofTypes = func() []meSampleType {
 // imiss, itbmiss, dmiss, dtbmiss, smiss, bmiss, wbfull, head_cycles,
 // load_latency, samples). Estimates are rounded to whole events; Period is
 // S, so the default type reads as "one sample per S fetched instructions".
-func ProfileMe(syms *symbolize.Symbolizer, src profileme.Source, q ProfileMeQuery) (*profile.Profile, error) {
+func ProfileMe(ctx context.Context, syms *symbolize.Symbolizer, src profileme.Source, q ProfileMeQuery) (*profile.Profile, error) {
 	if q.Interval <= 0 || math.IsInf(q.Interval, 0) || math.IsNaN(q.Interval) {
 		return nil, fmt.Errorf("analysis: ProfileMe pprof: %w: interval %g (want a positive number of fetched instructions per sample)", analysis.ErrQuery, q.Interval)
 	}
@@ -71,8 +72,8 @@ func ProfileMe(syms *symbolize.Symbolizer, src profileme.Source, q ProfileMeQuer
 	if len(q.Filter.Epochs) == 1 {
 		b.epoch = int64(q.Filter.Epochs[0])
 	}
-	err := src.MeProfile(q.Filter, func(r *storage.MeRow) error {
-		im, err := b.image(r.Image)
+	err := src.MeProfile(ctx, q.Filter, func(r *storage.MeRow) error {
+		im, err := b.image(ctx, r.Image)
 		if err != nil || im.skip {
 			return err
 		}

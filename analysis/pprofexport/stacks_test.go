@@ -61,7 +61,7 @@ func TestPprofStacks(t *testing.T) {
 			"memcpy<work<main": 120, "memcpy<helper<main": 60}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := Pprof(src, tc.q)
+			p, err := Pprof(t.Context(), src, tc.q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +90,7 @@ func TestPprofStacks(t *testing.T) {
 	}
 	// The call site, not the return address, names the caller and its
 	// line: work<main's second location is main's last instruction.
-	p, err := Pprof(src, PprofQuery{Events: []uint8{evCycles}})
+	p, err := Pprof(t.Context(), src, PprofQuery{Events: []uint8{evCycles}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,11 +105,11 @@ func TestPprofStacks(t *testing.T) {
 		}
 	}
 	// Flat asks for the flat profile, as a source without stacks gives.
-	flat, err := Pprof(src, PprofQuery{Events: []uint8{evCycles}, Flat: true})
+	flat, err := Pprof(t.Context(), src, PprofQuery{Events: []uint8{evCycles}, Flat: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := Pprof(fixture(), PprofQuery{Events: []uint8{evCycles}})
+	plain, err := Pprof(t.Context(), fixture(), PprofQuery{Events: []uint8{evCycles}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestPprofStacksFromDB(t *testing.T) {
 	defer db.Close()
 	mem := stackFixture()
 	for _, k := range []int{1, 2} {
-		rec, _ := mem.Image(testKey(k))
+		rec, _ := mem.Image(t.Context(), testKey(k))
 		if err := db.PutImage(rec); err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +151,7 @@ func TestPprofStacksFromDB(t *testing.T) {
 	if _, err := db.ApplyBatch(b); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Pprof(db, PprofQuery{})
+	p, err := Pprof(t.Context(), db, PprofQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package profileme
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -27,7 +28,7 @@ import (
 // Source reads stored ProfileMe sums (storage.DB, or the cluster's
 // query service).
 type Source interface {
-	MeProfile(q storage.Query, fn func(r *storage.MeRow) error) error
+	MeProfile(ctx context.Context, q storage.Query, fn func(r *storage.MeRow) error) error
 }
 
 // Query selects the instructions of a ProfileMe report.
@@ -242,7 +243,7 @@ type Report struct {
 }
 
 // Profile builds q's report from src, naming code with syms.
-func Profile(syms *symbolize.Symbolizer, src Source, q Query) (*Report, error) {
+func Profile(ctx context.Context, syms *symbolize.Symbolizer, src Source, q Query) (*Report, error) {
 	if q.Interval <= 0 || math.IsInf(q.Interval, 0) || math.IsNaN(q.Interval) {
 		return nil, fmt.Errorf("ProfileMe interval %g: want a positive number of fetched instructions per sample", q.Interval)
 	}
@@ -258,12 +259,12 @@ func Profile(syms *symbolize.Symbolizer, src Source, q Query) (*Report, error) {
 	procs := map[procKey]*Proc{}
 	instrs := map[procKey]map[uint64]*wire.MeCounts{}
 	var total uint64
-	err := src.MeProfile(q.Filter, func(r *storage.MeRow) error {
+	err := src.MeProfile(ctx, q.Filter, func(r *storage.MeRow) error {
 		path := r.Image.String() // no record: named by its key
 		var tab *symbolize.Table
-		if rec, err := syms.Image(r.Image); err == nil {
+		if rec, err := syms.Image(ctx, r.Image); err == nil {
 			path = rec.Path
-			if tab, err = syms.Table(r.Image); err != nil {
+			if tab, err = syms.Table(ctx, r.Image); err != nil {
 				return err
 			}
 		} else if !errors.Is(err, storage.ErrNotFound) {
@@ -318,7 +319,7 @@ func Profile(syms *symbolize.Symbolizer, src Source, q Query) (*Report, error) {
 		rep.ByWasted = rep.ByWasted || p.Pairs != nil && p.Pairs.Latency.Samples > 0
 		if rep.Listing {
 			var base uint64
-			if tab, err := syms.Table(k.image); err == nil {
+			if tab, err := syms.Table(ctx, k.image); err == nil {
 				base = tab.Base
 			}
 			for off, c := range instrs[k] {

@@ -2,6 +2,7 @@ package profileme
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +17,7 @@ import (
 
 // AddrSource reads stored effective-address hot lists (storage.DB).
 type AddrSource interface {
-	MeAddrs(q storage.Query, fn func(r *storage.MeAddrRow) error) error
+	MeAddrs(ctx context.Context, q storage.Query, fn func(r *storage.MeAddrRow) error) error
 }
 
 // AddrQuery selects the instructions whose hot effective addresses to
@@ -53,7 +54,7 @@ type AddrInstr struct {
 // instructions q selects, hottest first (Gibbons-Matias: each listed
 // count c times τ estimates, without bias, the samples with that
 // address; times S, the accesses).
-func Addresses(syms *symbolize.Symbolizer, src AddrSource, q AddrQuery) ([]AddrInstr, error) {
+func Addresses(ctx context.Context, syms *symbolize.Symbolizer, src AddrSource, q AddrQuery) ([]AddrInstr, error) {
 	var pc uint64
 	byPC := strings.HasPrefix(q.Target, "0x")
 	if byPC {
@@ -64,12 +65,12 @@ func Addresses(syms *symbolize.Symbolizer, src AddrSource, q AddrQuery) ([]AddrI
 		pc = v
 	}
 	var out []AddrInstr
-	err := src.MeAddrs(q.Filter, func(r *storage.MeAddrRow) error {
+	err := src.MeAddrs(ctx, q.Filter, func(r *storage.MeAddrRow) error {
 		path := r.Image.String()
 		var tab *symbolize.Table
-		if rec, err := syms.Image(r.Image); err == nil {
+		if rec, err := syms.Image(ctx, r.Image); err == nil {
 			path = rec.Path
-			if tab, err = syms.Table(r.Image); err != nil {
+			if tab, err = syms.Table(ctx, r.Image); err != nil {
 				return err
 			}
 		} else if !errors.Is(err, storage.ErrNotFound) {

@@ -2,6 +2,7 @@ package profileme
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +19,7 @@ import (
 // HistorySource reads stored (PC, path-history) counts (storage.DB, or
 // the cluster's query service).
 type HistorySource interface {
-	MeHistory(q storage.Query, fn func(r *storage.MeHistRow) error) error
+	MeHistory(ctx context.Context, q storage.Query, fn func(r *storage.MeHistRow) error) error
 }
 
 // PathQuery asks for the hot paths ProfileMe's history bits reconstruct
@@ -65,7 +66,7 @@ type PathsReport struct {
 
 // Paths reconstructs the paths of the selected (PC, history) counts
 // and sums the samples per path, hottest first.
-func Paths(syms *symbolize.Symbolizer, src HistorySource, q PathQuery) (*PathsReport, error) {
+func Paths(ctx context.Context, syms *symbolize.Symbolizer, src HistorySource, q PathQuery) (*PathsReport, error) {
 	if q.Bits < 1 || q.Bits > 16 {
 		return nil, fmt.Errorf("%w: %d history bits: want 1 to 16", analysis.ErrQuery, q.Bits)
 	}
@@ -86,7 +87,7 @@ func Paths(syms *symbolize.Symbolizer, src HistorySource, q PathQuery) (*PathsRe
 		}
 		im := &image{skip: true}
 		images[k] = im
-		rec, err := syms.Image(k)
+		rec, err := syms.Image(ctx, k)
 		if errors.Is(err, storage.ErrNotFound) {
 			return im, nil
 		}
@@ -97,11 +98,11 @@ func Paths(syms *symbolize.Symbolizer, src HistorySource, q PathQuery) (*PathsRe
 		if !analysis.MatchImagePath(q.ImagePaths, rec.Path) {
 			return im, nil
 		}
-		table, err := syms.Table(k)
+		table, err := syms.Table(ctx, k)
 		if err != nil {
 			return nil, err
 		}
-		data, where, err := q.Files.FindImage(rec)
+		data, where, err := q.Files.FindImage(ctx, rec)
 		if err != nil {
 			return im, nil // counted in NoCode
 		}
@@ -120,7 +121,7 @@ func Paths(syms *symbolize.Symbolizer, src HistorySource, q PathQuery) (*PathsRe
 		blocks string
 	}
 	byPath := map[pathKey]*Path{}
-	err := src.MeHistory(q.Filter, func(r *storage.MeHistRow) error {
+	err := src.MeHistory(ctx, q.Filter, func(r *storage.MeHistRow) error {
 		im, err := open(r.Image)
 		if err != nil {
 			return err

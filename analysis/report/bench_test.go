@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"sync"
@@ -84,7 +85,7 @@ func BenchmarkFleetTop20(b *testing.B) {
 			for b.Loop() {
 				rows = 0
 				if bc.prof {
-					t, err := Prof(db, bc.q)
+					t, err := Prof(b.Context(), db, bc.q)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -96,7 +97,7 @@ func BenchmarkFleetTop20(b *testing.B) {
 				}
 				q := bc.q.Filter
 				q.Events = bc.q.Events
-				err := db.Profile(q, func(wire.ImageKey, uint64, uint8, string, uint64) error {
+				err := db.Profile(b.Context(), q, func(wire.ImageKey, uint64, uint8, string, uint64) error {
 					rows++
 					return nil
 				})
@@ -134,7 +135,7 @@ type sliceSource struct {
 	images map[wire.ImageKey]*wire.ImageRecord
 }
 
-func (s *sliceSource) Profile(_ storage.Query, fn func(wire.ImageKey, uint64, uint8, string, uint64) error) error {
+func (s *sliceSource) Profile(ctx context.Context, _ storage.Query, fn func(wire.ImageKey, uint64, uint8, string, uint64) error) error {
 	for _, r := range s.rows {
 		if err := fn(r.image, r.offset, r.event, r.host, r.count); err != nil {
 			return err
@@ -143,7 +144,9 @@ func (s *sliceSource) Profile(_ storage.Query, fn func(wire.ImageKey, uint64, ui
 	return nil
 }
 
-func (s *sliceSource) Image(k wire.ImageKey) (*wire.ImageRecord, error) { return s.images[k], nil }
+func (s *sliceSource) Image(ctx context.Context, k wire.ImageKey) (*wire.ImageRecord, error) {
+	return s.images[k], nil
+}
 
 // BenchmarkProfAggregate is Prof over the fleet roll-up's 500,000 rows
 // (fleetdbtest.Fleet's images and offsets) replayed from memory, in rows/s.
@@ -157,7 +160,7 @@ func BenchmarkProfAggregate(b *testing.B) {
 		}
 	}
 	for b.Loop() {
-		if _, err := Prof(src, ProfQuery{Events: []uint8{0}, Limit: 20}); err != nil {
+		if _, err := Prof(b.Context(), src, ProfQuery{Events: []uint8{0}, Limit: 20}); err != nil {
 			b.Fatal(err)
 		}
 	}

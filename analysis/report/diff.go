@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -101,7 +102,7 @@ type DiffTable struct {
 // (CompareShares). Rows are sorted significant changes first, each group
 // by the size of the change descending (then image and procedure), so the
 // largest real change comes first and noise last.
-func Diff(src analysis.Source, q DiffQuery) (*DiffTable, error) {
+func Diff(ctx context.Context, src analysis.Source, q DiffQuery) (*DiffTable, error) {
 	if q.Limit < 0 {
 		return nil, fmt.Errorf("analysis: diff: %w: limit %d is negative", analysis.ErrQuery, q.Limit)
 	}
@@ -112,7 +113,7 @@ func Diff(src analysis.Source, q DiffQuery) (*DiffTable, error) {
 	if z < 0 || math.IsNaN(z) || math.IsInf(z, 0) {
 		return nil, fmt.Errorf("analysis: diff: %w: threshold %v", analysis.ErrQuery, q.Z)
 	}
-	_, names, counts, totals, err := setRows(src, []analysis.SampleSet{q.A, q.B}, q.Event, q.ImagePaths, q.By)
+	_, names, counts, totals, err := setRows(ctx, src, []analysis.SampleSet{q.A, q.B}, q.Event, q.ImagePaths, q.By)
 	if err != nil {
 		return nil, fmt.Errorf("analysis: diff: %w", err)
 	}

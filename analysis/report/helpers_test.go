@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 
@@ -74,9 +75,9 @@ type stubSource struct {
 	bad wire.ImageKey
 }
 
-func (s stubSource) Image(k wire.ImageKey) (*wire.ImageRecord, error) {
+func (s stubSource) Image(ctx context.Context, k wire.ImageKey) (*wire.ImageRecord, error) {
 	if k == s.bad {
 		return nil, storage.ErrCorrupt
 	}
-	return s.MemSource.Image(k)
+	return s.MemSource.Image(ctx, k)
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -77,7 +78,7 @@ type ListLine struct {
 // has DWARF line information), and the procedure's totals. The procedures
 // are found with Prof over q's selection; their samples are then read from
 // the image's part of the index only.
-func List(src analysis.Source, q ListQuery) (*Listing, error) {
+func List(ctx context.Context, src analysis.Source, q ListQuery) (*Listing, error) {
 	if len(q.Procedures) == 0 {
 		return nil, fmt.Errorf("analysis: list: %w: no procedure named", analysis.ErrQuery)
 	}
@@ -90,7 +91,7 @@ func List(src analysis.Source, q ListQuery) (*Listing, error) {
 		}
 	}
 	syms := symbolize.New(src)
-	t, err := Prof(syms, ProfQuery{Filter: q.Filter, Events: q.Events, ImagePaths: q.ImagePaths})
+	t, err := Prof(ctx, syms, ProfQuery{Filter: q.Filter, Events: q.Events, ImagePaths: q.ImagePaths})
 	if err != nil {
 		return nil, fmt.Errorf("analysis: list: %w", err)
 	}
@@ -105,7 +106,7 @@ func List(src analysis.Source, q ListQuery) (*Listing, error) {
 			continue
 		}
 		found[r.Procedure] = true
-		procs, err := listProcedure(syms, q, events, r)
+		procs, err := listProcedure(ctx, syms, q, events, r)
 		if err != nil {
 			return nil, err
 		}
@@ -134,16 +135,16 @@ func List(src analysis.Source, q ListQuery) (*Listing, error) {
 
 // listProcedure lists every symbol named r.Procedure in r's image (aliases
 // and same-named statics share a Prof row; each has its own extent).
-func listProcedure(syms *symbolize.Symbolizer, q ListQuery, events []uint8, r ProfRow) ([]ListProc, error) {
-	rec, err := syms.Image(r.ImageKey)
+func listProcedure(ctx context.Context, syms *symbolize.Symbolizer, q ListQuery, events []uint8, r ProfRow) ([]ListProc, error) {
+	rec, err := syms.Image(ctx, r.ImageKey)
 	if err != nil {
 		return nil, fmt.Errorf("analysis: list %s: %w", r.Procedure, err)
 	}
-	table, err := syms.Table(r.ImageKey)
+	table, err := syms.Table(ctx, r.ImageKey)
 	if err != nil {
 		return nil, err
 	}
-	data, where, err := q.Files.FindImage(rec)
+	data, where, err := q.Files.FindImage(ctx, rec)
 	if err != nil {
 		return nil, fmt.Errorf("analysis: list %s in %s: %w", r.Procedure, rec.Path, err)
 	}
@@ -178,7 +179,7 @@ func listProcedure(syms *symbolize.Symbolizer, q ListQuery, events []uint8, r Pr
 	for _, p := range procs[1:] {
 		lo, hi = min(lo, p.Start), max(hi, p.End)
 	}
-	err = syms.Profile(fq, func(_ wire.ImageKey, offset uint64, event uint8, _ string, count uint64) error {
+	err = syms.Profile(ctx, fq, func(_ wire.ImageKey, offset uint64, event uint8, _ string, count uint64) error {
 		addr := table.Base + offset
 		if addr < lo || addr >= hi {
 			return nil

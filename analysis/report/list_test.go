@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,7 +24,7 @@ import (
 // command's finder does first.
 type embeddedFinder struct{}
 
-func (embeddedFinder) FindImage(rec *wire.ImageRecord) ([]byte, string, error) {
+func (embeddedFinder) FindImage(_ context.Context, rec *wire.ImageRecord) ([]byte, string, error) {
 	if rec.Path == vmunix.Path {
 		return vmunix.Image(), "embedded " + rec.Path, nil
 	}
@@ -36,7 +37,7 @@ func (embeddedFinder) FindImage(rec *wire.ImageRecord) ([]byte, string, error) {
 // bytesFinder returns fixed bytes.
 type bytesFinder []byte
 
-func (b bytesFinder) FindImage(*wire.ImageRecord) ([]byte, string, error) {
+func (b bytesFinder) FindImage(context.Context, *wire.ImageRecord) ([]byte, string, error) {
 	return b, "test bytes", nil
 }
 
@@ -93,7 +94,7 @@ func TestListGolden(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			tc.q.Files = embeddedFinder{}
-			l, err := List(src, tc.q)
+			l, err := List(t.Context(), src, tc.q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +118,7 @@ func TestListGolden(t *testing.T) {
 // its text from the file.
 func TestListSamplesAndSource(t *testing.T) {
 	src, _ := sortSource(t)
-	l, err := List(src, ListQuery{Procedures: []string{"insertion", "quick"}, Files: embeddedFinder{}, Source: workloadSource})
+	l, err := List(t.Context(), src, ListQuery{Procedures: []string{"insertion", "quick"}, Files: embeddedFinder{}, Source: workloadSource})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestListSamplesAndSource(t *testing.T) {
 		t.Errorf("listing does not open with a source line")
 	}
 	// Source files that cannot be found give file:line without text.
-	l, err = List(src, ListQuery{Procedures: []string{"insertion"}, Files: embeddedFinder{},
+	l, err = List(t.Context(), src, ListQuery{Procedures: []string{"insertion"}, Files: embeddedFinder{},
 		Source: func(string) ([]byte, error) { return nil, os.ErrNotExist }})
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +185,7 @@ func TestListErrors(t *testing.T) {
 		{"not ELF", ListQuery{Procedures: []string{"insertion"}, Files: bytesFinder("junk")}, nil, "test bytes"},
 		{"not found", ListQuery{Procedures: []string{"insertion"}, Files: findNothing{}}, symbolize.ErrNoImageFile, "insertion in /bin/sort"},
 	} {
-		_, err := List(src, tc.q)
+		_, err := List(t.Context(), src, tc.q)
 		if err == nil || tc.is != nil && !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err %v, want %v containing %q", tc.name, err, tc.is, tc.want)
 		}
@@ -193,7 +194,7 @@ func TestListErrors(t *testing.T) {
 
 type findNothing struct{}
 
-func (findNothing) FindImage(rec *wire.ImageRecord) ([]byte, string, error) {
+func (findNothing) FindImage(_ context.Context, rec *wire.ImageRecord) ([]byte, string, error) {
 	return nil, "", fmt.Errorf("%s: %w", rec.Path, symbolize.ErrNoImageFile)
 }
 
@@ -205,7 +206,7 @@ func TestListKernel(t *testing.T) {
 	m.PutImage(r)
 	s := im.Symbols[len(im.Symbols)/2]
 	m.Add(storage.Record{Epoch: 1, Event: evCycles, Image: r.Key, Offset: s.Addr - r.Base, Host: "h", Count: 3})
-	l, err := List(m, ListQuery{Procedures: []string{s.Name}, Files: embeddedFinder{}})
+	l, err := List(t.Context(), m, ListQuery{Procedures: []string{s.Name}, Files: embeddedFinder{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestListWithoutLineInfo(t *testing.T) {
 		t.Fatal("no .debug_line name in sort")
 	}
 	data[i+1] = 'x'
-	l, err := List(src, ListQuery{Procedures: []string{"insertion"}, Files: bytesFinder(data), Source: workloadSource})
+	l, err := List(t.Context(), src, ListQuery{Procedures: []string{"insertion"}, Files: bytesFinder(data), Source: workloadSource})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 
@@ -121,7 +122,7 @@ type ProfTable struct {
 // image's symbolize.UnknownProcedure row; symbols of one image that share
 // a name (aliases, same-named static functions) share a row. Wrap src with
 // symbolize.New to keep symbol tables across calls.
-func Prof(src analysis.Source, q ProfQuery) (*ProfTable, error) {
+func Prof(ctx context.Context, src analysis.Source, q ProfQuery) (*ProfTable, error) {
 	if q.Limit < 0 {
 		return nil, fmt.Errorf("analysis: prof: %w: limit %d is negative", analysis.ErrQuery, q.Limit)
 	}
@@ -132,7 +133,10 @@ func Prof(src analysis.Source, q ProfQuery) (*ProfTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := src.Profile(sq, p.add); err != nil {
+	add := func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error {
+		return p.add(ctx, image, offset, event, host, count)
+	}
+	if err := src.Profile(ctx, sq, add); err != nil {
 		return nil, fmt.Errorf("analysis: prof: %w", err)
 	}
 	return p.table(q.Limit), nil
@@ -196,11 +200,11 @@ func (p *profiler) addColumn(e uint8) int {
 	return p.colOf[e]
 }
 
-func (p *profiler) add(image wire.ImageKey, offset uint64, event uint8, _ string, count uint64) error {
+func (p *profiler) add(ctx context.Context, image wire.ImageKey, offset uint64, event uint8, _ string, count uint64) error {
 	im := p.last
 	if im == nil || image != p.lastKey {
 		var err error
-		if im, err = p.image(image); err != nil {
+		if im, err = p.image(ctx, image); err != nil {
 			return err
 		}
 		p.lastKey, p.last = image, im
@@ -222,11 +226,11 @@ func (p *profiler) add(image wire.ImageKey, offset uint64, event uint8, _ string
 	return nil
 }
 
-func (p *profiler) image(key wire.ImageKey) (*profImage, error) {
+func (p *profiler) image(ctx context.Context, key wire.ImageKey) (*profImage, error) {
 	if im, ok := p.images[key]; ok {
 		return im, nil
 	}
-	t, err := p.syms.Table(key)
+	t, err := p.syms.Table(ctx, key)
 	if err != nil {
 		return nil, err
 	}

@@ -207,7 +207,7 @@ func TestProfRowsAndFilters(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tb, err := Prof(fixture(), tc.q)
+			tb, err := Prof(t.Context(), fixture(), tc.q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -270,12 +270,12 @@ func checkPercentages(t *testing.T, tb *ProfTable) {
 }
 
 func TestProfLimit(t *testing.T) {
-	all, err := Prof(fixture(), ProfQuery{})
+	all, err := Prof(t.Context(), fixture(), ProfQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, limit := range []int{0, 1, 3, 7, 100} {
-		tb, err := Prof(fixture(), ProfQuery{Limit: limit})
+		tb, err := Prof(t.Context(), fixture(), ProfQuery{Limit: limit})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,13 +305,13 @@ func TestProfBadQueries(t *testing.T) {
 		{ProfQuery{Events: []uint8{}}, "no events"},
 		{ProfQuery{Events: []uint8{0, 2, 0}}, "cycles listed twice"},
 	} {
-		_, err := Prof(fixture(), tc.q)
+		_, err := Prof(t.Context(), fixture(), tc.q)
 		if !errors.Is(err, analysis.ErrQuery) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Prof(%+v): %v, want analysis.ErrQuery with %q", tc.q, err, tc.want)
 		}
 	}
 	// A Source that fails: the error comes back wrapped.
-	_, err := Prof(stubSource{fixture(), testKey(2)}, ProfQuery{})
+	_, err := Prof(t.Context(), stubSource{fixture(), testKey(2)}, ProfQuery{})
 	if !errors.Is(err, storage.ErrCorrupt) {
 		t.Errorf("Prof over a corrupt image record: %v", err)
 	}
@@ -332,7 +332,7 @@ func TestProfGolden(t *testing.T) {
 		{"prof_top2.json", ProfQuery{Limit: 2}, true},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			tb, err := Prof(fixture(), tc.q)
+			tb, err := Prof(t.Context(), fixture(), tc.q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -378,7 +378,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestTextColumnsAlign(t *testing.T) {
-	tb, err := Prof(fixture(), ProfQuery{})
+	tb, err := Prof(t.Context(), fixture(), ProfQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}

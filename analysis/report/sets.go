@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math/bits"
@@ -23,11 +24,11 @@ type procKey struct {
 // setRows runs Prof for each set (one event, every row) and joins the rows
 // by image and procedure. counts[k][i] is row k's count in set i; totals[i]
 // is set i's total.
-func setRows(src analysis.Source, sets []analysis.SampleSet, event uint8, paths []string, by By) (keys []procKey, names []ProfRow, counts [][]uint64, totals []uint64, err error) {
+func setRows(ctx context.Context, src analysis.Source, sets []analysis.SampleSet, event uint8, paths []string, by By) (keys []procKey, names []ProfRow, counts [][]uint64, totals []uint64, err error) {
 	syms := symbolize.New(src)
 	index := map[procKey]int{}
 	totals = make([]uint64, len(sets))
-	tables, err := setTables(syms, sets, event, paths, by)
+	tables, err := setTables(ctx, syms, sets, event, paths, by)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -53,7 +54,7 @@ func setRows(src analysis.Source, sets []analysis.SampleSet, event uint8, paths 
 // otherwise the same selection (dcpistats --by-host, dcpidiff of two hosts)
 // it reads the per-host table once for all of them, routing each row to its
 // host's set, instead of once per set.
-func setTables(syms *symbolize.Symbolizer, sets []analysis.SampleSet, event uint8, paths []string, by By) ([]*ProfTable, error) {
+func setTables(ctx context.Context, syms *symbolize.Symbolizer, sets []analysis.SampleSet, event uint8, paths []string, by By) ([]*ProfTable, error) {
 	tables := make([]*ProfTable, len(sets))
 	hostSet := map[string]int{}
 	for i, s := range sets {
@@ -69,7 +70,7 @@ func setTables(syms *symbolize.Symbolizer, sets []analysis.SampleSet, event uint
 	}
 	if len(sets) < 2 || hostSet == nil {
 		for i, s := range sets {
-			t, err := Prof(syms, ProfQuery{Filter: s.Filter, Events: []uint8{event}, ImagePaths: paths, By: by})
+			t, err := Prof(ctx, syms, ProfQuery{Filter: s.Filter, Events: []uint8{event}, ImagePaths: paths, By: by})
 			if err != nil {
 				return nil, err
 			}
@@ -90,12 +91,12 @@ func setTables(syms *symbolize.Symbolizer, sets []analysis.SampleSet, event uint
 	for _, s := range sets {
 		sq.Hosts = append(sq.Hosts, s.Filter.Hosts[0])
 	}
-	err := syms.Profile(sq, func(image wire.ImageKey, offset uint64, ev uint8, host string, count uint64) error {
+	err := syms.Profile(ctx, sq, func(image wire.ImageKey, offset uint64, ev uint8, host string, count uint64) error {
 		i, ok := hostSet[host]
 		if !ok {
 			return fmt.Errorf("analysis: profile row of host %q, not asked for", host)
 		}
-		return profs[i].add(image, offset, ev, host, count)
+		return profs[i].add(ctx, image, offset, ev, host, count)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("analysis: prof: %w", err)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"path"
 	"slices"
@@ -53,11 +54,11 @@ type stackReader struct {
 
 // proc is the procedure of frame i of st: the leaf at its PC, a caller at
 // its call site, the instruction before the return address.
-func (r *stackReader) proc(f wire.Frame, leaf bool) (StackProc, error) {
+func (r *stackReader) proc(ctx context.Context, f wire.Frame, leaf bool) (StackProc, error) {
 	if f.Image.IsZero() {
 		return StackProc{Procedure: symbolize.UnknownProcedure}, nil
 	}
-	t, err := r.syms.Table(f.Image)
+	t, err := r.syms.Table(ctx, f.Image)
 	if err != nil {
 		return StackProc{}, err
 	}
@@ -74,14 +75,14 @@ func (r *stackReader) proc(f wire.Frame, leaf bool) (StackProc, error) {
 
 // each calls fn with every selected stack's procedures, leaf first (a
 // truncated stack's last being TruncatedRoot), and its samples.
-func (r *stackReader) each(fn func(procs []StackProc, count uint64)) error {
+func (r *stackReader) each(ctx context.Context, fn func(procs []StackProc, count uint64)) error {
 	q := r.q.Filter
 	q.Events = []uint8{r.q.Event}
 	var procs []StackProc
-	return analysis.Stacks(r.syms, q, func(st *storage.Stack, _ uint8, _ string, count uint64) error {
+	return analysis.Stacks(ctx, r.syms, q, func(st *storage.Stack, _ uint8, _ string, count uint64) error {
 		procs = procs[:0]
 		for i, f := range st.Frames {
-			p, err := r.proc(f, i == 0)
+			p, err := r.proc(ctx, f, i == 0)
 			if err != nil {
 				return err
 			}
@@ -142,7 +143,7 @@ type CallersQuery struct {
 // inclusive samples, then self, the first q.Limit of them. A procedure
 // recursing on itself is counted once per stack, at its innermost call, so
 // its inclusive samples never exceed the total.
-func Callers(src analysis.Source, q CallersQuery) (*CallerTable, error) {
+func Callers(ctx context.Context, src analysis.Source, q CallersQuery) (*CallerTable, error) {
 	limit := q.Limit
 	r := &stackReader{syms: symbolize.New(src), q: q.StackQuery}
 	type acc struct {
@@ -152,7 +153,7 @@ func Callers(src analysis.Source, q CallersQuery) (*CallerTable, error) {
 	by := map[StackProc]*acc{}
 	var total uint64
 	seen := map[StackProc]bool{}
-	err := r.each(func(procs []StackProc, n uint64) {
+	err := r.each(ctx, func(procs []StackProc, n uint64) {
 		total = satAdd(total, n)
 		clear(seen)
 		for i, p := range procs {
@@ -256,7 +257,7 @@ type CallTree struct {
 // through its callers, so the first level is the flat profile by procedure
 // and each node's children say who called it. The root is a synthetic
 // node, "[all]", holding every selected sample.
-func Tree(src analysis.Source, q TreeQuery) (*CallTree, error) {
+func Tree(ctx context.Context, src analysis.Source, q TreeQuery) (*CallTree, error) {
 	topDown := q.TopDown
 	r := &stackReader{syms: symbolize.New(src), q: q.StackQuery}
 	root := &TreeNode{Proc: StackProc{Procedure: "[all]"}}
@@ -275,7 +276,7 @@ func Tree(src analysis.Source, q TreeQuery) (*CallTree, error) {
 		}
 		return c
 	}
-	err := r.each(func(procs []StackProc, n uint64) {
+	err := r.each(ctx, func(procs []StackProc, n uint64) {
 		root.Total = satAdd(root.Total, n)
 		node := root
 		for i := range procs {

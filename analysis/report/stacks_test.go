@@ -33,7 +33,7 @@ func stackFixture() *analysis.MemSource {
 }
 
 func TestCallers(t *testing.T) {
-	tab, err := Callers(stackFixture(), CallersQuery{})
+	tab, err := Callers(t.Context(), stackFixture(), CallersQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,9 +81,9 @@ func TestCallers(t *testing.T) {
 		t.Errorf("rendered:\n%s (%v)", buf.String(), err)
 	}
 	// A source without stacks says so.
-	if _, err := Callers(fixture(), CallersQuery{}); err == nil {
+	if _, err := Callers(t.Context(), fixture(), CallersQuery{}); err == nil {
 		// fixture() is a MemSource, which holds stacks (none): fine.
-		if _, err := Callers(flatOnly{fixture()}, CallersQuery{}); !errors.Is(err, analysis.ErrNoStacks) {
+		if _, err := Callers(t.Context(), flatOnly{fixture()}, CallersQuery{}); !errors.Is(err, analysis.ErrNoStacks) {
 			t.Errorf("source without stacks: %v", err)
 		}
 	}
@@ -119,7 +119,7 @@ func TestTree(t *testing.T) {
 		walk(n, "")
 		return out
 	}
-	downTree, err := Tree(src, TreeQuery{TopDown: true})
+	downTree, err := Tree(t.Context(), src, TreeQuery{TopDown: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestTree(t *testing.T) {
 	if down.Children[0].Proc.Procedure != "main" {
 		t.Errorf("top-down children not by total: %s first", down.Children[0].Proc)
 	}
-	upTree, err := Tree(src, TreeQuery{StackQuery: StackQuery{Filter: storage.Query{Hosts: []string{"beta"}}}})
+	upTree, err := Tree(t.Context(), src, TreeQuery{StackQuery: StackQuery{Filter: storage.Query{Hosts: []string{"beta"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

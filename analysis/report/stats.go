@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -111,14 +112,14 @@ type StatsTable struct {
 // range descending (then sum descending, image, procedure), so the
 // procedure whose samples vary most comes first — the paper's smooth_ in
 // wave5.
-func Stats(src analysis.Source, q StatsQuery) (*StatsTable, error) {
+func Stats(ctx context.Context, src analysis.Source, q StatsQuery) (*StatsTable, error) {
 	if len(q.Sets) < 2 {
 		return nil, fmt.Errorf("analysis: stats: %w: %d sample sets; want two or more", analysis.ErrQuery, len(q.Sets))
 	}
 	if q.Limit < 0 {
 		return nil, fmt.Errorf("analysis: stats: %w: limit %d is negative", analysis.ErrQuery, q.Limit)
 	}
-	_, names, counts, totals, err := setRows(src, q.Sets, q.Event, q.ImagePaths, q.By)
+	_, names, counts, totals, err := setRows(ctx, src, q.Sets, q.Event, q.ImagePaths, q.By)
 	if err != nil {
 		return nil, fmt.Errorf("analysis: stats: %w", err)
 	}

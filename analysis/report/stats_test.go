@@ -48,7 +48,7 @@ func TestSummarize(t *testing.T) {
 func TestStatsSortsByNormalizedRange(t *testing.T) {
 	src := fixture()
 	sets := []analysis.SampleSet{{Name: "epoch=1", Filter: storage.Query{Epochs: []uint64{1}}}, {Name: "epoch=2", Filter: storage.Query{Epochs: []uint64{2}}}}
-	tb, err := Stats(src, StatsQuery{Sets: sets, Event: evCycles})
+	tb, err := Stats(t.Context(), src, StatsQuery{Sets: sets, Event: evCycles})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestStatsSortsByNormalizedRange(t *testing.T) {
 	}
 	hosts := []analysis.SampleSet{{Name: "host=alpha", Filter: storage.Query{Hosts: []string{"alpha"}}},
 		{Name: "host=beta", Filter: storage.Query{Hosts: []string{"beta"}}}, {Name: "host=gamma", Filter: storage.Query{Hosts: []string{"gamma"}}}}
-	tb, err = Stats(src, StatsQuery{Sets: hosts, Event: evCycles, By: ByImage, Limit: 2})
+	tb, err = Stats(t.Context(), src, StatsQuery{Sets: hosts, Event: evCycles, By: ByImage, Limit: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestStatsSortsByNormalizedRange(t *testing.T) {
 	tb.WriteText(&buf)
 	golden(t, "stats_hosts_by_image.txt", buf.Bytes())
 	for _, q := range []StatsQuery{{Sets: sets[:1]}, {Sets: sets, Limit: -1}} {
-		if _, err := Stats(src, q); !errors.Is(err, analysis.ErrQuery) {
+		if _, err := Stats(t.Context(), src, q); !errors.Is(err, analysis.ErrQuery) {
 			t.Errorf("%+v: err %v", q, err)
 		}
 	}
@@ -128,7 +128,7 @@ func TestDiffOrdersSignificantChangesFirst(t *testing.T) {
 	src := fixture()
 	a := analysis.SampleSet{Name: "host=alpha", Filter: storage.Query{Hosts: []string{"alpha"}}}
 	b := analysis.SampleSet{Name: "host=beta", Filter: storage.Query{Hosts: []string{"beta"}}}
-	tb, err := Diff(src, DiffQuery{A: a, B: b, Event: evCycles})
+	tb, err := Diff(t.Context(), src, DiffQuery{A: a, B: b, Event: evCycles})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestDiffOrdersSignificantChangesFirst(t *testing.T) {
 		t.Errorf("JSON: %v %+v", err, back)
 	}
 	// A profile against itself changes nothing.
-	tb, err = Diff(src, DiffQuery{A: a, B: a, Event: evCycles, Limit: 1})
+	tb, err = Diff(t.Context(), src, DiffQuery{A: a, B: a, Event: evCycles, Limit: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestDiffOrdersSignificantChangesFirst(t *testing.T) {
 		t.Errorf("self diff %+v", tb)
 	}
 	for _, q := range []DiffQuery{{Z: -1}, {Limit: -1}, {Z: math.NaN()}} {
-		if _, err := Diff(src, q); !errors.Is(err, analysis.ErrQuery) {
+		if _, err := Diff(t.Context(), src, q); !errors.Is(err, analysis.ErrQuery) {
 			t.Errorf("%+v: err %v", q, err)
 		}
 	}
@@ -180,12 +180,12 @@ func TestSetTablesOneScanMatchesPerSet(t *testing.T) {
 		sets = append(sets, analysis.SampleSet{Name: h, Filter: storage.Query{Hosts: []string{h}, Epochs: []uint64{1, 2}}})
 	}
 	for _, by := range []By{ByProcedure, ByImage} {
-		got, err := setTables(symbolize.New(src), sets, evCycles, nil, by)
+		got, err := setTables(t.Context(), symbolize.New(src), sets, evCycles, nil, by)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, s := range sets {
-			want, err := Prof(src, ProfQuery{Filter: s.Filter, Events: []uint8{evCycles}, By: by})
+			want, err := Prof(t.Context(), src, ProfQuery{Filter: s.Filter, Events: []uint8{evCycles}, By: by})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"testing"
 
 	"dcpi/analysis"
@@ -21,7 +22,7 @@ type renamedSource struct {
 	rec      *wire.ImageRecord // to's record
 }
 
-func (s *renamedSource) Profile(q storage.Query, fn func(wire.ImageKey, uint64, uint8, string, uint64) error) error {
+func (s *renamedSource) Profile(ctx context.Context, q storage.Query, fn func(wire.ImageKey, uint64, uint8, string, uint64) error) error {
 	if q.Images != nil {
 		imgs := make([]wire.ImageKey, len(q.Images))
 		for i, k := range q.Images {
@@ -32,7 +33,7 @@ func (s *renamedSource) Profile(q storage.Query, fn func(wire.ImageKey, uint64, 
 		}
 		q.Images = imgs
 	}
-	return s.Source.Profile(q, func(k wire.ImageKey, off uint64, ev uint8, host string, n uint64) error {
+	return s.Source.Profile(ctx, q, func(k wire.ImageKey, off uint64, ev uint8, host string, n uint64) error {
 		if k == s.from {
 			k = s.to
 		}
@@ -40,11 +41,11 @@ func (s *renamedSource) Profile(q storage.Query, fn func(wire.ImageKey, uint64, 
 	})
 }
 
-func (s *renamedSource) Image(k wire.ImageKey) (*wire.ImageRecord, error) {
+func (s *renamedSource) Image(ctx context.Context, k wire.ImageKey) (*wire.ImageRecord, error) {
 	if k == s.to {
 		return s.rec, nil
 	}
-	return s.Source.Image(k)
+	return s.Source.Image(ctx, k)
 }
 
 // BenchmarkFleetTools times each of the analysis tools (pprof export: in
@@ -88,25 +89,25 @@ func BenchmarkFleetTools(b *testing.B) {
 	}{
 		{"baseline-scan/fleet", func() (int, error) {
 			n := 0
-			err := db.Profile(storage.Query{Events: []uint8{0}}, func(wire.ImageKey, uint64, uint8, string, uint64) error { n++; return nil })
+			err := db.Profile(b.Context(), storage.Query{Events: []uint8{0}}, func(wire.ImageKey, uint64, uint8, string, uint64) error { n++; return nil })
 			return n, err
 		}},
 		{"list/fleet", func() (int, error) {
-			l, err := List(renamed, ListQuery{Events: []uint8{0}, Procedures: []string{"main"}, Files: embeddedFinder{}})
+			l, err := List(b.Context(), renamed, ListQuery{Events: []uint8{0}, Procedures: []string{"main"}, Files: embeddedFinder{}})
 			if err != nil {
 				return 0, err
 			}
 			return len(l.Procedures[0].Lines), nil
 		}},
 		{"diff/two-hosts", func() (int, error) {
-			t, err := Diff(db, DiffQuery{A: host(1), B: host(2), Limit: 20})
+			t, err := Diff(b.Context(), db, DiffQuery{A: host(1), B: host(2), Limit: 20})
 			if err != nil {
 				return 0, err
 			}
 			return len(t.Rows) + t.Omitted, nil
 		}},
 		{"stats/eight-hosts", func() (int, error) {
-			t, err := Stats(db, StatsQuery{Sets: eight, Limit: 20})
+			t, err := Stats(b.Context(), db, StatsQuery{Sets: eight, Limit: 20})
 			if err != nil {
 				return 0, err
 			}

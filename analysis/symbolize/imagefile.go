@@ -3,6 +3,7 @@ package symbolize
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"debug/dwarf"
 	"debug/elf"
 	"encoding/binary"
@@ -36,7 +37,7 @@ var ErrNoImageFile = errors.New("image file not found")
 // path), under --image-dir (by path, by name, then any file with the
 // image's build ID), and in the cluster's upload of the user's programs.
 type ImageFinder interface {
-	FindImage(rec *wire.ImageRecord) (data []byte, where string, err error)
+	FindImage(ctx context.Context, rec *wire.ImageRecord) (data []byte, where string, err error)
 }
 
 // ImageKeyOf is the content key of an ELF image as hwsim/elfimage computes

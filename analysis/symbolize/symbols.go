@@ -2,6 +2,7 @@ package symbolize
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"iter"
@@ -220,13 +221,13 @@ func New(src analysis.Source) *Symbolizer {
 }
 
 // Profile passes through to the wrapped Source.
-func (s *Symbolizer) Profile(q storage.Query, fn func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error) error {
-	return s.src.Profile(q, fn)
+func (s *Symbolizer) Profile(ctx context.Context, q storage.Query, fn func(image wire.ImageKey, offset uint64, event uint8, host string, count uint64) error) error {
+	return s.src.Profile(ctx, q, fn)
 }
 
 // Image returns the wrapped Source's record for key, cached.
-func (s *Symbolizer) Image(key wire.ImageKey) (*wire.ImageRecord, error) {
-	e, err := s.entry(key)
+func (s *Symbolizer) Image(ctx context.Context, key wire.ImageKey) (*wire.ImageRecord, error) {
+	e, err := s.entry(ctx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -240,22 +241,22 @@ func (s *Symbolizer) Image(key wire.ImageKey) (*wire.ImageRecord, error) {
 // an empty table whose Path is the key's string form, so its samples still
 // show, as UnknownProcedure of that key; any other error from the Source
 // is returned.
-func (s *Symbolizer) Table(key wire.ImageKey) (*Table, error) {
-	e, err := s.entry(key)
+func (s *Symbolizer) Table(ctx context.Context, key wire.ImageKey) (*Table, error) {
+	e, err := s.entry(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	return e.table, nil
 }
 
-func (s *Symbolizer) entry(key wire.ImageKey) (*imageEntry, error) {
+func (s *Symbolizer) entry(ctx context.Context, key wire.ImageKey) (*imageEntry, error) {
 	s.mu.Lock()
 	e, ok := s.tables[key]
 	s.mu.Unlock()
 	if ok {
 		return e, nil
 	}
-	rec, err := s.src.Image(key)
+	rec, err := s.src.Image(ctx, key)
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		e = &imageEntry{table: &Table{Path: key.String()}}
@@ -274,6 +275,6 @@ func (s *Symbolizer) entry(key wire.ImageKey) (*imageEntry, error) {
 }
 
 // Stacks passes through to the wrapped Source, when it holds stacks.
-func (s *Symbolizer) Stacks(q storage.Query, fn func(st *storage.Stack, event uint8, host string, count uint64) error) error {
-	return analysis.Stacks(s.src, q, fn)
+func (s *Symbolizer) Stacks(ctx context.Context, q storage.Query, fn func(st *storage.Stack, event uint8, host string, count uint64) error) error {
+	return analysis.Stacks(ctx, s.src, q, fn)
 }

@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -288,11 +289,11 @@ type stubSource struct {
 	bad wire.ImageKey
 }
 
-func (s stubSource) Image(k wire.ImageKey) (*wire.ImageRecord, error) {
+func (s stubSource) Image(ctx context.Context, k wire.ImageKey) (*wire.ImageRecord, error) {
 	if k == s.bad {
 		return nil, storage.ErrCorrupt
 	}
-	return s.MemSource.Image(k)
+	return s.MemSource.Image(context.Background(), k)
 }
 
 func TestSymbolizerCachesAndReportsMissingImages(t *testing.T) {
@@ -304,21 +305,21 @@ func TestSymbolizerCachesAndReportsMissingImages(t *testing.T) {
 		t.Error("New wrapped a Symbolizer again")
 	}
 	for range 3 {
-		tb, err := s.Table(testKey(1))
+		tb, err := s.Table(t.Context(), testKey(1))
 		if err != nil || tb.Path != "/bin/a" {
 			t.Fatalf("Table: %v %v", tb, err)
 		}
-		if _, err := s.Image(testKey(1)); err != nil {
+		if _, err := s.Image(t.Context(), testKey(1)); err != nil {
 			t.Fatal(err)
 		}
-		tb, err = s.Table(testKey(2)) // never uploaded
+		tb, err = s.Table(t.Context(), testKey(2)) // never uploaded
 		if err != nil || tb.Path != testKey(2).String() || tb.Len() != 0 {
 			t.Fatalf("Table of a missing image: %+v %v", tb, err)
 		}
-		if _, err := s.Image(testKey(2)); !errors.Is(err, storage.ErrNotFound) {
+		if _, err := s.Image(t.Context(), testKey(2)); !errors.Is(err, storage.ErrNotFound) {
 			t.Fatalf("Image of a missing image: %v", err)
 		}
-		if _, err := s.Table(testKey(3)); !errors.Is(err, storage.ErrCorrupt) {
+		if _, err := s.Table(t.Context(), testKey(3)); !errors.Is(err, storage.ErrCorrupt) {
 			t.Fatalf("Table of a corrupt image: %v", err)
 		}
 	}
@@ -333,7 +334,7 @@ type countingSource struct {
 	images int
 }
 
-func (c *countingSource) Image(k wire.ImageKey) (*wire.ImageRecord, error) {
+func (c *countingSource) Image(ctx context.Context, k wire.ImageKey) (*wire.ImageRecord, error) {
 	c.images++
-	return c.Source.Image(k)
+	return c.Source.Image(ctx, k)
 }

@@ -9,6 +9,7 @@ package values
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"maps"
 	"math"
@@ -28,8 +29,8 @@ import (
 // Source is where the hot lists and the interpreter's accounting come
 // from (*storage.DB).
 type Source interface {
-	ValueLists(q storage.ValueQuery) ([]wire.ValueList, error)
-	ValueTotals(q storage.ValueQuery) ([]string, wire.ValueStats, error)
+	ValueLists(ctx context.Context, q storage.ValueQuery) ([]wire.ValueList, error)
+	ValueTotals(ctx context.Context, q storage.ValueQuery) ([]string, wire.ValueStats, error)
 }
 
 // View is what a report shows.
@@ -197,13 +198,13 @@ type Report struct {
 
 // Build reads the lists q selects from src and symbolizes them with sym
 // (which also supplies the CYCLES profile).
-func Build(src Source, sym *symbolize.Symbolizer, q Query) (*Report, error) {
+func Build(ctx context.Context, src Source, sym *symbolize.Symbolizer, q Query) (*Report, error) {
 	vq := storage.ValueQuery{Epochs: q.Epochs, Hosts: q.Hosts}
-	lists, err := src.ValueLists(vq)
+	lists, err := src.ValueLists(ctx, vq)
 	if err != nil {
 		return nil, err
 	}
-	mods, stats, err := src.ValueTotals(vq)
+	mods, stats, err := src.ValueTotals(ctx, vq)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +220,7 @@ func Build(src Source, sym *symbolize.Symbolizer, q Query) (*Report, error) {
 			q.View != Latency && kind == valuemod.KindLatency:
 			continue
 		}
-		row, err := buildRow(sym, q, l, cycles, files)
+		row, err := buildRow(ctx, sym, q, l, cycles, files)
 		if err != nil {
 			return nil, err
 		}
@@ -243,7 +244,7 @@ func Build(src Source, sym *symbolize.Symbolizer, q Query) (*Report, error) {
 		rep.Rows = rep.Rows[:q.Limit]
 	}
 	if q.View == Latency && q.Periods != nil && q.Files != nil {
-		rep.CPINote = addCPI(sym, q, rep.Rows)
+		rep.CPINote = addCPI(ctx, sym, q, rep.Rows)
 	}
 	return rep, nil
 }
@@ -252,7 +253,7 @@ func Build(src Source, sym *symbolize.Symbolizer, q Query) (*Report, error) {
 // image on the procedures of the rows with CYCLES samples, and returns
 // what went wrong, if anything: a procedure dcpicalc refuses leaves its
 // rows without a CPI rather than failing the report.
-func addCPI(sym *symbolize.Symbolizer, q Query, rows []Row) string {
+func addCPI(ctx context.Context, sym *symbolize.Symbolizer, q Query, rows []Row) string {
 	procs := map[string][]string{} // by image path
 	for _, r := range rows {
 		if r.Cycles > 0 && r.Image != "" && r.Procedure != "" && r.Procedure != symbolize.UnknownProcedure &&
@@ -268,7 +269,7 @@ func addCPI(sym *symbolize.Symbolizer, q Query, rows []Row) string {
 	period := map[at]float64{}
 	var notes []string
 	for _, image := range slices.Sorted(maps.Keys(procs)) {
-		rep, err := calc.Run(sym, calc.Query{Filter: storage.Query{Epochs: q.Epochs, Hosts: q.Hosts},
+		rep, err := calc.Run(ctx, sym, calc.Query{Filter: storage.Query{Epochs: q.Epochs, Hosts: q.Hosts},
 			ImagePaths: []string{image}, Procedures: procs[image], Periods: q.Periods, Files: q.Files})
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("%s: %v", image, err))
@@ -295,11 +296,11 @@ func addCPI(sym *symbolize.Symbolizer, q Query, rows []Row) string {
 	return strings.Join(notes, "; ")
 }
 
-func buildRow(sym *symbolize.Symbolizer, q Query, l wire.ValueList, cycles map[wire.ImageKey]map[uint64]uint64, files map[wire.ImageKey]*symbolize.ImageFile) (Row, error) {
+func buildRow(ctx context.Context, sym *symbolize.Symbolizer, q Query, l wire.ValueList, cycles map[wire.ImageKey]map[uint64]uint64, files map[wire.ImageKey]*symbolize.ImageFile) (Row, error) {
 	kind := valuemod.Kind(l.Kind)
 	row := Row{ImageKey: l.Image.String(), Offset: l.Offset, Kind: kind.String(), Samples: l.List.N,
 		P: 1 / float64(l.List.Tau()), NV: len(l.List.Entries)}
-	rec, err := sym.Image(l.Image)
+	rec, err := sym.Image(ctx, l.Image)
 	if err != nil {
 		return row, err
 	}
@@ -307,7 +308,7 @@ func buildRow(sym *symbolize.Symbolizer, q Query, l wire.ValueList, cycles map[w
 	haveWord := false
 	if rec != nil {
 		row.Image, row.PC = rec.Path, rec.Base+l.Offset
-		if t, err := sym.Table(l.Image); err == nil && t != nil {
+		if t, err := sym.Table(ctx, l.Image); err == nil && t != nil {
 			if s, _, ok := t.Lookup(l.Offset); ok {
 				row.Procedure = s.Name
 			}
@@ -315,7 +316,7 @@ func buildRow(sym *symbolize.Symbolizer, q Query, l wire.ValueList, cycles map[w
 		if q.Files != nil {
 			f, seen := files[l.Image]
 			if !seen {
-				if data, where, err := q.Files.FindImage(rec); err == nil {
+				if data, where, err := q.Files.FindImage(ctx, rec); err == nil {
 					f, _ = symbolize.OpenImageFile(rec, data, where)
 				}
 				files[l.Image] = f
@@ -331,7 +332,7 @@ func buildRow(sym *symbolize.Symbolizer, q Query, l wire.ValueList, cycles map[w
 	byPC, ok := cycles[l.Image]
 	if !ok {
 		byPC = map[uint64]uint64{}
-		err := sym.Profile(storage.Query{Epochs: q.Epochs, Hosts: q.Hosts, Events: []uint8{uint8(alpha.EvCycles)}, Images: []wire.ImageKey{l.Image}},
+		err := sym.Profile(ctx, storage.Query{Epochs: q.Epochs, Hosts: q.Hosts, Events: []uint8{uint8(alpha.EvCycles)}, Images: []wire.ImageKey{l.Image}},
 			func(_ wire.ImageKey, off uint64, _ uint8, _ string, n uint64) error {
 				byPC[off] += n
 				return nil

@@ -15,6 +15,7 @@
 package web
 
 import (
+	"context"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -75,24 +76,24 @@ type Backend interface {
 	Source() analysis.Source
 	// Select checks f as the command-line tools check their flags,
 	// with the same message for each bad value, and applies labels.
-	Select(f Filters) (Selection, error)
+	Select(ctx context.Context, f Filters) (Selection, error)
 	// Set parses a sample set SPEC of dcpi stats --set over base (dcpi
 	// diff's --a and --b).
-	Set(base Selection, spec string) (analysis.SampleSet, error)
+	Set(ctx context.Context, base Selection, spec string) (analysis.SampleSet, error)
 	// Hint says why a selection that matched nothing did (a host or
 	// epoch the source does not hold, and what it does hold), or "".
-	Hint(sel Selection) string
+	Hint(ctx context.Context, sel Selection) string
 	// Files finds image bytes for listings; SourceFile source text ("",
 	// an error, when not found).
 	Files() symbolize.ImageFinder
 	SourceFile(name string) ([]byte, error)
 	// CalcPeriods are the sampling periods dcpi calc uses for the hosts
 	// (every host with nil).
-	CalcPeriods(hosts []string) (map[string]map[uint8]float64, error)
+	CalcPeriods(ctx context.Context, hosts []string) (map[string]map[uint8]float64, error)
 	// Pprof is dcpi pprof's export of sel.
-	Pprof(sel Selection) (*profile.Profile, error)
-	Epochs() ([]Epoch, error)
-	Hosts() ([]Host, error)
+	Pprof(ctx context.Context, sel Selection) (*profile.Profile, error)
+	Epochs(ctx context.Context) ([]Epoch, error)
+	Hosts(ctx context.Context) ([]Host, error)
 	// Where names the source on the pages ("the cluster", a directory).
 	Where() string
 }

@@ -45,7 +45,7 @@ func BenchmarkTopPage(b *testing.B) {
 	}
 	b.Run("prof-query", func(b *testing.B) {
 		for b.Loop() {
-			t, err := report.Prof(symbolize.New(db), report.ProfQuery{Limit: DefaultTopRows})
+			t, err := report.Prof(b.Context(), symbolize.New(db), report.ProfQuery{Limit: DefaultTopRows})
 			if err != nil || len(t.Rows) != DefaultTopRows {
 				b.Fatal(err)
 			}

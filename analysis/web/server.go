@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -116,7 +117,7 @@ func formOf(f Filters) formFilters {
 
 // view computes a view's data from the request, filling pd; an error is
 // the page's message (badRequest: status 400).
-type view func(req request, pd *pageData) error
+type view func(ctx context.Context, req request, pd *pageData) error
 
 // viewParams are the parameters each view takes beyond the filters.
 var viewParams = map[string][]string{
@@ -134,7 +135,7 @@ func (s *Server) page(name string, v view) http.HandlerFunc {
 		req, err := parseRequest(r.URL.RawQuery, viewParams[name]...)
 		if err == nil {
 			pd.Query, pd.Form = req.with(), formOf(req.filters)
-			err = v(req, pd)
+			err = v(r.Context(), req, pd)
 		}
 		if err != nil {
 			// The page's frame (navigation, filters) with the message
@@ -171,8 +172,8 @@ func (s *Server) render(w http.ResponseWriter, name string, pd *pageData) {
 }
 
 // selection checks the request's filters with the backend.
-func (s *Server) selection(req request) (Selection, error) {
-	sel, err := s.b.Select(req.filters)
+func (s *Server) selection(ctx context.Context, req request) (Selection, error) {
+	sel, err := s.b.Select(ctx, req.filters)
 	if err != nil {
 		return sel, badRequest{err}
 	}
@@ -182,8 +183,8 @@ func (s *Server) selection(req request) (Selection, error) {
 // emptyError is the 400 of a selection that matched nothing because a
 // filter names a host, epoch, image or event the source does not hold,
 // or nil when none does (an empty selection of known values is no error).
-func (s *Server) emptyError(sel Selection) error {
-	if h := s.b.Hint(sel); h != "" {
+func (s *Server) emptyError(ctx context.Context, sel Selection) error {
+	if h := s.b.Hint(ctx, sel); h != "" {
 		return badf("nothing matches the filters: %s", h)
 	}
 	return nil

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -25,8 +26,8 @@ type topView struct {
 	RowQuery []string
 }
 
-func (s *Server) top(req request, pd *pageData) error {
-	sel, err := s.selection(req)
+func (s *Server) top(ctx context.Context, req request, pd *pageData) error {
+	sel, err := s.selection(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -54,12 +55,12 @@ func (s *Server) top(req request, pd *pageData) error {
 	if search != "" {
 		q.Limit = 0 // the search applies to every row; the limit after it
 	}
-	t, err := report.Prof(s.b.Source(), q)
+	t, err := report.Prof(ctx, s.b.Source(), q)
 	if err != nil {
 		return err
 	}
 	if len(t.Rows) == 0 {
-		if err := s.emptyError(sel); err != nil {
+		if err := s.emptyError(ctx, sel); err != nil {
 			return err
 		}
 	}
@@ -96,7 +97,7 @@ type listView struct {
 	CalcError string
 }
 
-func (s *Server) list(req request, pd *pageData) error {
+func (s *Server) list(ctx context.Context, req request, pd *pageData) error {
 	proc, err := req.one("proc")
 	if err != nil {
 		return err
@@ -105,36 +106,36 @@ func (s *Server) list(req request, pd *pageData) error {
 		return badf("give a procedure: /list?proc=NAME (the hot procedures page links each to its listing)")
 	}
 	pd.Keep = map[string]string{"proc": proc}
-	sel, err := s.selection(req)
+	sel, err := s.selection(ctx, req)
 	if err != nil {
 		return err
 	}
-	l, err := report.List(s.b.Source(), report.ListQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths,
+	l, err := report.List(ctx, s.b.Source(), report.ListQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths,
 		Procedures: []string{proc}, Files: s.b.Files(), Source: s.b.SourceFile})
 	if err != nil {
 		if errors.Is(err, analysis.ErrQuery) {
-			if h := s.b.Hint(sel); h != "" {
+			if h := s.b.Hint(ctx, sel); h != "" {
 				return badf("%v; %s", err, h)
 			}
-			if h := s.hotNames(sel); h != "" {
+			if h := s.hotNames(ctx, sel); h != "" {
 				return badf("%v; procedures with the most samples in the selection: %s", err, h)
 			}
 		}
 		return err
 	}
 	v := &listView{Proc: proc, Listing: l}
-	v.Calc, v.CalcError = s.calc(sel, proc)
+	v.Calc, v.CalcError = s.calc(ctx, sel, proc)
 	pd.Title, pd.View = proc, v
 	return nil
 }
 
 // calc runs dcpi calc on one procedure: its text, or why there is none.
-func (s *Server) calc(sel Selection, proc string) (string, string) {
-	periods, err := s.b.CalcPeriods(sel.Filter.Hosts)
+func (s *Server) calc(ctx context.Context, sel Selection, proc string) (string, string) {
+	periods, err := s.b.CalcPeriods(ctx, sel.Filter.Hosts)
 	if err != nil {
 		return "", err.Error()
 	}
-	r, err := calc.Run(s.b.Source(), calc.Query{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Procedures: []string{proc},
+	r, err := calc.Run(ctx, s.b.Source(), calc.Query{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Procedures: []string{proc},
 		Periods: periods, Files: s.b.Files(), Source: s.b.SourceFile})
 	if err != nil {
 		return "", err.Error()
@@ -147,8 +148,8 @@ func (s *Server) calc(sel Selection, proc string) (string, string) {
 }
 
 // hotNames names the selection's ten hottest procedures.
-func (s *Server) hotNames(sel Selection) string {
-	t, err := report.Prof(s.b.Source(), report.ProfQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, Limit: 10})
+func (s *Server) hotNames(ctx context.Context, sel Selection) string {
+	t, err := report.Prof(ctx, s.b.Source(), report.ProfQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, Limit: 10})
 	if err != nil {
 		return ""
 	}
@@ -184,8 +185,8 @@ type flameBox struct {
 
 const flameRow = 18 // pixels per level
 
-func (s *Server) flame(req request, pd *pageData) error {
-	sel, err := s.selection(req)
+func (s *Server) flame(ctx context.Context, req request, pd *pageData) error {
+	sel, err := s.selection(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -214,18 +215,18 @@ func (s *Server) flame(req request, pd *pageData) error {
 	}
 	v.Event = analysis.EventName(q.Event)
 	var tree *report.TreeNode
-	ct, err := report.Tree(s.b.Source(), report.TreeQuery{StackQuery: q, TopDown: true})
+	ct, err := report.Tree(ctx, s.b.Source(), report.TreeQuery{StackQuery: q, TopDown: true})
 	if err == nil {
 		tree = ct.Root
 	}
 	switch {
 	case errors.Is(err, analysis.ErrNoStacks) || err == nil && tree.Total == 0:
-		t, err := report.Prof(s.b.Source(), report.ProfQuery{Filter: sel.Filter, Events: []uint8{q.Event}, ImagePaths: sel.ImagePaths, Limit: 200})
+		t, err := report.Prof(ctx, s.b.Source(), report.ProfQuery{Filter: sel.Filter, Events: []uint8{q.Event}, ImagePaths: sel.ImagePaths, Limit: 200})
 		if err != nil {
 			return err
 		}
 		if len(t.Rows) == 0 {
-			if err := s.emptyError(sel); err != nil {
+			if err := s.emptyError(ctx, sel); err != nil {
 				return err
 			}
 		}
@@ -264,8 +265,8 @@ type diffView struct {
 	Table *report.DiffTable
 }
 
-func (s *Server) diff(req request, pd *pageData) error {
-	sel, err := s.selection(req)
+func (s *Server) diff(ctx context.Context, req request, pd *pageData) error {
+	sel, err := s.selection(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -291,7 +292,7 @@ func (s *Server) diff(req request, pd *pageData) error {
 	}
 	if a == "" && b == "" {
 		// A first look: the first two hosts, else the first two epochs.
-		if a, b = s.defaultPair(); a == "" {
+		if a, b = s.defaultPair(ctx); a == "" {
 			return badf("give two selections to compare: a=SPEC&b=SPEC, each as dcpi stats --set (epoch=1, host=alpha0, label=rack=r1)")
 		}
 	}
@@ -306,13 +307,13 @@ func (s *Server) diff(req request, pd *pageData) error {
 	if len(sel.Events) == 1 {
 		q.Event = sel.Events[0]
 	}
-	if q.A, err = s.b.Set(sel, a); err != nil {
+	if q.A, err = s.b.Set(ctx, sel, a); err != nil {
 		return badf("a: %v", err)
 	}
-	if q.B, err = s.b.Set(sel, b); err != nil {
+	if q.B, err = s.b.Set(ctx, sel, b); err != nil {
 		return badf("b: %v", err)
 	}
-	t, err := report.Diff(s.b.Source(), q)
+	t, err := report.Diff(ctx, s.b.Source(), q)
 	if err != nil {
 		return err
 	}
@@ -321,18 +322,18 @@ func (s *Server) diff(req request, pd *pageData) error {
 }
 
 // defaultPair is the diff page's comparison when none is given.
-func (s *Server) defaultPair() (string, string) {
-	if hosts, err := s.b.Hosts(); err == nil && len(hosts) >= 2 {
+func (s *Server) defaultPair(ctx context.Context) (string, string) {
+	if hosts, err := s.b.Hosts(ctx); err == nil && len(hosts) >= 2 {
 		return "host=" + hosts[0].Name, "host=" + hosts[1].Name
 	}
-	if eps, err := s.b.Epochs(); err == nil && len(eps) >= 2 {
+	if eps, err := s.b.Epochs(ctx); err == nil && len(eps) >= 2 {
 		return fmt.Sprintf("epoch=%d", eps[0].Number), fmt.Sprintf("epoch=%d", eps[1].Number)
 	}
 	return "", ""
 }
 
-func (s *Server) epochs(req request, pd *pageData) error {
-	eps, err := s.b.Epochs()
+func (s *Server) epochs(ctx context.Context, req request, pd *pageData) error {
+	eps, err := s.b.Epochs(ctx)
 	if err != nil {
 		return err
 	}
@@ -343,8 +344,8 @@ func (s *Server) epochs(req request, pd *pageData) error {
 	return nil
 }
 
-func (s *Server) hosts(req request, pd *pageData) error {
-	hosts, err := s.b.Hosts()
+func (s *Server) hosts(ctx context.Context, req request, pd *pageData) error {
+	hosts, err := s.b.Hosts(ctx)
 	if err != nil {
 		return err
 	}
@@ -358,6 +359,7 @@ func (s *Server) hosts(req request, pd *pageData) error {
 // pprof downloads dcpi pprof's export of the selection; a bad selection
 // gets the error page instead.
 func (s *Server) pprof(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
 	pd := &pageData{Nav: "pprof", Title: "pprof", Path: "/", Where: s.b.Where(), Status: http.StatusOK}
 	fail := func(err error) {
 		pd.Status, pd.Error = s.status(r, err), err.Error()
@@ -369,18 +371,18 @@ func (s *Server) pprof(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pd.Query, pd.Form = req.with(), formOf(req.filters)
-	sel, err := s.selection(req)
+	sel, err := s.selection(ctx, req)
 	if err != nil {
 		fail(err)
 		return
 	}
-	p, err := s.b.Pprof(sel)
+	p, err := s.b.Pprof(ctx, sel)
 	if err != nil {
 		fail(err)
 		return
 	}
 	if len(p.Sample) == 0 {
-		if err := s.emptyError(sel); err != nil {
+		if err := s.emptyError(ctx, sel); err != nil {
 			fail(err)
 			return
 		}

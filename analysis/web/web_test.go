@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -34,7 +35,7 @@ type testBackend struct {
 func (b *testBackend) Source() analysis.Source { return b.src }
 func (b *testBackend) Where() string           { return "the test source" }
 
-func (b *testBackend) Select(f Filters) (Selection, error) {
+func (b *testBackend) Select(ctx context.Context, f Filters) (Selection, error) {
 	if b.panic {
 		panic("backend bug")
 	}
@@ -53,7 +54,7 @@ func (b *testBackend) Select(f Filters) (Selection, error) {
 	return sel, nil
 }
 
-func (b *testBackend) Set(base Selection, spec string) (analysis.SampleSet, error) {
+func (b *testBackend) Set(ctx context.Context, base Selection, spec string) (analysis.SampleSet, error) {
 	h, ok := strings.CutPrefix(spec, "host=")
 	if !ok {
 		return analysis.SampleSet{}, fmt.Errorf("set %q: the test backend takes host=H", spec)
@@ -63,7 +64,7 @@ func (b *testBackend) Set(base Selection, spec string) (analysis.SampleSet, erro
 	return analysis.SampleSet{Name: spec, Filter: q}, nil
 }
 
-func (b *testBackend) Hint(sel Selection) string {
+func (b *testBackend) Hint(ctx context.Context, sel Selection) string {
 	for _, h := range sel.Filter.Hosts {
 		if !slices.Contains(b.hosts, h) {
 			return "no samples for host " + h
@@ -76,16 +77,16 @@ func (b *testBackend) Files() symbolize.ImageFinder { return nil }
 func (b *testBackend) SourceFile(string) ([]byte, error) {
 	return nil, errors.New("no sources")
 }
-func (b *testBackend) CalcPeriods([]string) (map[string]map[uint8]float64, error) {
+func (b *testBackend) CalcPeriods(context.Context, []string) (map[string]map[uint8]float64, error) {
 	return nil, errors.New("no periods")
 }
-func (b *testBackend) Pprof(sel Selection) (*profile.Profile, error) {
-	return pprofexport.Pprof(b.src, pprofexport.PprofQuery{Filter: sel.Filter, Events: sel.Events, Flat: true})
+func (b *testBackend) Pprof(ctx context.Context, sel Selection) (*profile.Profile, error) {
+	return pprofexport.Pprof(ctx, b.src, pprofexport.PprofQuery{Filter: sel.Filter, Events: sel.Events, Flat: true})
 }
-func (b *testBackend) Epochs() ([]Epoch, error) {
+func (b *testBackend) Epochs(context.Context) ([]Epoch, error) {
 	return []Epoch{{Number: 1, State: "sealed", Acked: b.hosts}}, nil
 }
-func (b *testBackend) Hosts() ([]Host, error) {
+func (b *testBackend) Hosts(context.Context) ([]Host, error) {
 	var hs []Host
 	for _, h := range b.hosts {
 		hs = append(hs, Host{Name: h})
@@ -145,7 +146,7 @@ func TestTopPageIsProf(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("%s: status %d\n%s", c.url, code, body)
 		}
-		want, err := report.Prof(src, c.q)
+		want, err := report.Prof(t.Context(), src, c.q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +240,7 @@ func TestFlame(t *testing.T) {
 	for _, m := range box.FindAllStringSubmatch(body, -1) {
 		got[m[3]+" "+m[1]] = m[2]
 	}
-	ct, err := report.Tree(fleet(true), report.TreeQuery{TopDown: true})
+	ct, err := report.Tree(t.Context(), fleet(true), report.TreeQuery{TopDown: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +328,7 @@ func TestPprofDownload(t *testing.T) {
 	for _, smp := range p.Sample {
 		got += smp.Value[0]
 	}
-	want, err := report.Prof(src, report.ProfQuery{Filter: storage.Query{Hosts: []string{"alpha1"}}, Events: []uint8{0}})
+	want, err := report.Prof(t.Context(), src, report.ProfQuery{Filter: storage.Query{Hosts: []string{"alpha1"}}, Events: []uint8{0}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +341,7 @@ func TestPprofDownload(t *testing.T) {
 func TestPages(t *testing.T) {
 	src := fleet(false)
 	s := New(&testBackend{src: src, hosts: []string{"alpha0", "alpha1"}}, t.Logf)
-	want, err := report.Diff(src, report.DiffQuery{A: analysis.SampleSet{Name: "host=alpha0", Filter: storage.Query{Hosts: []string{"alpha0"}}},
+	want, err := report.Diff(t.Context(), src, report.DiffQuery{A: analysis.SampleSet{Name: "host=alpha0", Filter: storage.Query{Hosts: []string{"alpha0"}}},
 		B: analysis.SampleSet{Name: "host=alpha1", Filter: storage.Query{Hosts: []string{"alpha1"}}}})
 	if err != nil {
 		t.Fatal(err)

@@ -2,18 +2,15 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis/calc"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
+	"dcpi/profiledb"
 )
 
 func newCalcCommand() *cobra.Command {
@@ -147,9 +144,9 @@ func (opts *calcOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer o.close()
-	periods, err := calcPeriods(o, sel.Filter.Hosts, opts.periodFlags, cmd.ErrOrStderr())
+	periods, err := profiledb.CalcPeriods(cmd.Context(), o.DB, sel.Filter.Hosts, opts.periodFlags, cmd.ErrOrStderr())
 	if err != nil {
-		if h := o.selectionHint(sel); h != "" {
+		if h := o.selectionHint(cmd.Context(), sel); h != "" {
 			return fmt.Errorf("%w; %s", err, h)
 		}
 		return err
@@ -160,9 +157,9 @@ func (opts *calcOptions) run(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 && !opts.all {
 		q.Top = max(opts.top, 1)
 	}
-	r, err := calc.Run(o.src, q)
+	r, err := calc.Run(cmd.Context(), o.src, q)
 	if err != nil {
-		if h := o.selectionHint(sel); h != "" {
+		if h := o.selectionHint(cmd.Context(), sel); h != "" {
 			return fmt.Errorf("%w; %s", err, h)
 		}
 		return err
@@ -194,50 +191,6 @@ func (opts *calcOptions) register(cmd *cobra.Command) {
 	f.BoolVar(&opts.isolated, "isolated", false, "schedule every block from an empty pipeline, as DCPI did (default: after its only predecessor block)")
 	f.BoolVar(&opts.summary, "summary", false, "print only each procedure's summary (Figure 4)")
 	f.StringVar(&opts.truthFile, "truth", "", "instead of the listing, hold the estimates to the ground truth `FILE` of dcpi profile --truth (docs/dcpicalc.md, Accuracy)")
-}
-
-// calcPeriods gives each selected host (every host of the source when the
-// filter names none) its periods per event from the node registry, with
-// --period's overrides, as dcpi pprof chooses them for one host.
-func calcPeriods(o *openedSource, hosts []string, flags []string, note io.Writer) (map[string]map[uint8]float64, error) {
-	nodes, err := o.nodes()
-	if err != nil {
-		return nil, fmt.Errorf("sampling periods: %w", err)
-	}
-	known, err := o.hosts()
-	if err != nil {
-		return nil, fmt.Errorf("sampling periods: %w", err)
-	}
-	if hosts == nil {
-		hosts = known
-	} else {
-		// A host named but unknown has no samples to weigh: leave it to
-		// the query's own "no samples for host" error.
-		hosts = slices.DeleteFunc(slices.Clone(hosts), func(h string) bool { return !slices.Contains(known, h) })
-	}
-	out := map[string]map[uint8]float64{}
-	var legacy []string
-	for _, h := range hosts {
-		pc, err := choosePeriods(nodes, []string{h}, flags)
-		if err != nil {
-			return nil, err
-		}
-		legacy = append(legacy, pc.legacy...)
-		m := map[uint8]float64{}
-		for e, n := range pc.periods {
-			m[e] = float64(n)
-		}
-		out[h] = m
-	}
-	if len(out) == 0 {
-		return nil, errors.New("the selection holds no samples from any host: nothing to analyze")
-	}
-	if len(legacy) > 0 && len(flags) == 0 {
-		def := defaultPeriods()
-		fmt.Fprintf(note, "note: no recorded sampling periods for %s (registered by an earlier dcpi): using the default configuration's (cycles %d, other events %d; --period sets them)\n",
-			strings.Join(legacy, ", "), def[uint8(alpha.EvCycles)], def[uint8(alpha.EvIMiss)])
-	}
-	return out, nil
 }
 
 // readTruthFile reads a ground truth file (hwsim.ReadGroundTruth), naming

@@ -13,6 +13,7 @@ import (
 	"dcpi/cluster"
 	"dcpi/config"
 	"dcpi/coordinator"
+	"dcpi/profiledb"
 	"dcpi/transport/auth"
 )
 
@@ -120,7 +121,7 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *clu
 	}
 	defer r.Close()
 	if httpAddr != "" {
-		srv, url, err := startWeb(httpAddr, &webBackend{o: clusterOpened(ctx, r.Conn(), false)}, logf)
+		srv, url, err := startWeb(httpAddr, &webBackend{o: opened(profiledb.NewCluster(r.Conn(), false), func() {})}, logf)
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"dcpi/conservation"
 	"dcpi/coordinator"
 	"dcpi/internal/progress"
+	"dcpi/profiledb"
 	"errors"
 	"fmt"
 	"io"
@@ -166,7 +167,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		fmt.Fprintf(w, "dcpi demo: metrics at %s/metrics, health at %s/healthz and %s/readyz\n", u, u, u)
 	}
 	if o.httpAddr != "" {
-		srv, url, err := startWeb(o.httpAddr, &webBackend{o: clusterOpened(ctx, cl.Conn(), true)}, lf)
+		srv, url, err := startWeb(o.httpAddr, &webBackend{o: opened(profiledb.NewCluster(cl.Conn(), true), func() {})}, lf)
 		if err != nil {
 			return err
 		}
@@ -282,8 +283,8 @@ func addDemoHosts(ctx context.Context, cl *cluster.Cluster, o demoOptions, progs
 // conservation lines and the aggregators' work, and says whether every
 // conservation line balances.
 func printDemoResults(ctx context.Context, w io.Writer, cl *cluster.Cluster, o demoOptions, run cluster.Run, valueBase map[string]wire.ValueStats) (bool, error) {
-	src := clusterSource{ctx: ctx, c: cl.Coordinator(), linearizable: true}
-	table, err := report.Prof(symbolize.New(src), report.ProfQuery{Limit: o.limit})
+	src := coordinator.NewReader(cl.Coordinator(), true)
+	table, err := report.Prof(ctx, symbolize.New(src), report.ProfQuery{Limit: o.limit})
 	if err != nil {
 		return false, err
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis/report"
+	"dcpi/profiledb"
 )
 
 func newDiffCommand() *cobra.Command {
@@ -72,14 +73,14 @@ of its dimension. One event is compared: --event NAME (default cycles).
 				return err
 			}
 			defer o.close()
-			if q.A, err = parseSetSpec(o, sel.Filter, a); err != nil {
+			if q.A, err = profiledb.ParseSetSpec(cmd.Context(), o.DB, sel.Filter, a); err != nil {
 				return fmt.Errorf("--a: %w", err)
 			}
-			if q.B, err = parseSetSpec(o, sel.Filter, b); err != nil {
+			if q.B, err = profiledb.ParseSetSpec(cmd.Context(), o.DB, sel.Filter, b); err != nil {
 				return fmt.Errorf("--b: %w", err)
 			}
 			q.ImagePaths = sel.ImagePaths
-			t, err := report.Diff(o.src, q)
+			t, err := report.Diff(cmd.Context(), o.src, q)
 			if err != nil {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 
 	"dcpi/analysis"
 	"dcpi/analysis/report"
+	"dcpi/profiledb"
 )
 
 func newListCommand() *cobra.Command {
@@ -66,11 +67,11 @@ The shared filters select the samples (default: the whole fleet, every epoch);
 			if source {
 				q.Source = sourceReader(sourceDirs)
 			}
-			l, err := report.List(o.src, q)
+			l, err := report.List(cmd.Context(), o.src, q)
 			if err != nil {
-				h := o.selectionHint(sel)
+				h := o.selectionHint(cmd.Context(), sel)
 				if h == "" && errors.Is(err, analysis.ErrQuery) && len(args) > 0 {
-					h = procedureHint(o.src, sel)
+					h = profiledb.ProcedureHint(cmd.Context(), o.src, sel)
 				}
 				if h != "" {
 					return fmt.Errorf("%w; %s", err, h)

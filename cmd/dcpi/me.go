@@ -10,6 +10,7 @@ import (
 	"dcpi/analysis/pprofexport"
 	"dcpi/analysis/profileme"
 	"dcpi/hwsim"
+	"dcpi/profiledb"
 )
 
 // meSubcommands are dcpi me's experiments (figure2, skid, ...).
@@ -140,7 +141,7 @@ func (opts *meOptions) run(cmd *cobra.Command, args []string) error {
 	if len(args) == 1 {
 		q.Procedure = args[0]
 	}
-	rep, err := profileme.Profile(o.src, o.me, q)
+	rep, err := profileme.Profile(cmd.Context(), o.src, o.DB, q)
 	if err != nil {
 		return err
 	}
@@ -149,7 +150,7 @@ func (opts *meOptions) run(cmd *cobra.Command, args []string) error {
 		if q.Procedure != "" {
 			what = fmt.Sprintf("no ProfileMe samples in procedure %s", q.Procedure)
 		}
-		if h := o.selectionHint(sel); h != "" {
+		if h := o.selectionHint(cmd.Context(), sel); h != "" {
 			return fmt.Errorf("%s: %s", what, h)
 		}
 		return fmt.Errorf("%s (were the nodes run with --profileme?)", what)
@@ -182,12 +183,12 @@ var errPairedNeedsProfileMe = errors.New("--me-paired needs --profileme: pairs a
 
 // writeMeAddrs prints the hot effective addresses of target's
 // instructions.
-func writeMeAddrs(cmd *cobra.Command, o *openedSource, sel selection, target string, interval float64, limit int, asJSON bool) error {
-	as, ok := o.me.(profileme.AddrSource)
+func writeMeAddrs(cmd *cobra.Command, o *openedSource, sel profiledb.Selection, target string, interval float64, limit int, asJSON bool) error {
+	as, ok := any(o.DB).(profileme.AddrSource)
 	if !ok {
-		return fmt.Errorf("--addrs: %s does not serve ProfileMe address lists", o.where)
+		return fmt.Errorf("--addrs: %s does not serve ProfileMe address lists", o.Where())
 	}
-	ins, err := profileme.Addresses(o.src, as, profileme.AddrQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Target: target, Interval: interval, Limit: limit})
+	ins, err := profileme.Addresses(cmd.Context(), o.src, as, profileme.AddrQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Target: target, Interval: interval, Limit: limit})
 	if err != nil {
 		return err
 	}
@@ -202,17 +203,17 @@ func writeMeAddrs(cmd *cobra.Command, o *openedSource, sel selection, target str
 
 // writeMePaths prints the hot paths the selection's history counts
 // reconstruct.
-func writeMePaths(cmd *cobra.Command, o *openedSource, sel selection, args []string, interval float64, bits, limit int, dirs []string, asJSON bool) error {
-	hs, ok := o.me.(profileme.HistorySource)
+func writeMePaths(cmd *cobra.Command, o *openedSource, sel profiledb.Selection, args []string, interval float64, bits, limit int, dirs []string, asJSON bool) error {
+	hs, ok := any(o.DB).(profileme.HistorySource)
 	if !ok {
-		return fmt.Errorf("--paths: %s keeps no ProfileMe path history", o.where)
+		return fmt.Errorf("--paths: %s keeps no ProfileMe path history", o.Where())
 	}
 	q := profileme.PathQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Bits: bits, Interval: interval, Limit: limit,
 		Files: newImageFinder(nil, o, dirs)}
 	if len(args) == 1 {
 		q.Procedure = args[0]
 	}
-	rep, err := profileme.Paths(o.src, hs, q)
+	rep, err := profileme.Paths(cmd.Context(), o.src, hs, q)
 	if err != nil {
 		return err
 	}
@@ -227,8 +228,8 @@ func writeMePaths(cmd *cobra.Command, o *openedSource, sel selection, args []str
 
 // writeMePprof writes the ProfileMe samples sel selects as a pprof
 // profile to out, and a one-line summary.
-func writeMePprof(cmd *cobra.Command, o *openedSource, sel selection, interval float64, out string, dirs []string) error {
-	p, err := pprofexport.ProfileMe(o.src, o.me, pprofexport.ProfileMeQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths,
+func writeMePprof(cmd *cobra.Command, o *openedSource, sel profiledb.Selection, interval float64, out string, dirs []string) error {
+	p, err := pprofexport.ProfileMe(cmd.Context(), o.src, o.DB, pprofexport.ProfileMeQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths,
 		Interval: interval, Files: newImageFinder(nil, o, dirs)})
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"dcpi/analysis/symbolize"
 	"dcpi/cluster/clustertest"
 	"dcpi/conservation"
+	"dcpi/coordinator"
 	"dcpi/hwsim"
 	"dcpi/simhost"
 	"dcpi/storage"
@@ -33,7 +34,7 @@ func checkMeConservation(t *testing.T, out, db string) {
 			t.Fatalf("ProfileMe conservation: nothing stored")
 		}
 		rows := 0
-		if err := sdb.MeProfile(storage.Query{}, func(*storage.MeRow) error { rows++; return nil }); err != nil || rows == 0 {
+		if err := sdb.MeProfile(t.Context(), storage.Query{}, func(*storage.MeRow) error { rows++; return nil }); err != nil || rows == 0 {
 			t.Fatalf("%d ProfileMe rows stored (%v)", rows, err)
 		}
 	})
@@ -156,8 +157,8 @@ func TestDemoProfileMeBalances(t *testing.T) {
 	}
 	// Each query's filters on the cluster, then on the database: --label
 	// needs the cluster's registry, and rack=r0 is alpha0.
-	src := clusterSource{ctx: ctx, c: cl.Coordinator(), linearizable: true}
-	all, err := profileme.Addresses(symbolize.New(src), src, profileme.AddrQuery{Interval: 1})
+	src := coordinator.NewReader(cl.Coordinator(), true)
+	all, err := profileme.Addresses(ctx, symbolize.New(src), src, profileme.AddrQuery{Interval: 1})
 	if err != nil || len(all) == 0 {
 		t.Fatalf("address lists in the cluster: %d (%v)", len(all), err)
 	}

@@ -71,7 +71,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 			if err != nil {
 				return err
 			}
-			return localrun.RunNode(localrun.NodeConfig{Machine: hc, Node: ncfg, Programs: progs, Seconds: o.seconds, Keep: o.keep,
+			return localrun.RunNode(cmd.Context(), localrun.NodeConfig{Machine: hc, Node: ncfg, Programs: progs, Seconds: o.seconds, Keep: o.keep,
 				DB: o.dbDir, Stats: o.stats, Register: tel.Register, Ready: tel.Ready, Out: cmd.OutOrStdout()})
 		},
 	}

@@ -12,6 +12,7 @@ import (
 	"dcpi/analysis/pathupload"
 	"dcpi/cluster"
 	"dcpi/coordinator"
+	"dcpi/profiledb"
 	"dcpi/storage"
 	"dcpi/transport/auth"
 	"dcpi/wire"
@@ -133,7 +134,7 @@ stored apart from instrumented profiles and printed under its own label;
 				return errors.New("give one of --nats URL and --db DIR")
 			}
 			if len(labels) > 0 && len(natsURLs) == 0 {
-				return errNoLabels
+				return profiledb.ErrNoLabels
 			}
 			if top < 1 {
 				return fmt.Errorf("--top must be at least 1, not %d", top)

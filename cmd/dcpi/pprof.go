@@ -3,25 +3,17 @@ package main
 import (
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/google/pprof/profile"
 	"github.com/spf13/cobra"
 
-	"dcpi/analysis"
 	"dcpi/analysis/pprofexport"
-	"dcpi/hwsim"
-	"dcpi/hwsim/alpha"
-	"dcpi/storage"
+	"dcpi/profiledb"
 	"dcpi/wire"
 )
 
@@ -116,11 +108,11 @@ func (opts *pprofOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer o.close()
-	pc, err := pprofSelectedPeriods(o, sel.Filter.Hosts, opts.periodFlags)
+	pc, err := profiledb.SelectedPeriods(cmd.Context(), o.DB, sel.Filter.Hosts, opts.periodFlags)
 	if err != nil {
 		return err
 	}
-	periods := pc.periods
+	periods := pc.Periods
 	var found []pprofImageFound
 	q := pprofexport.PprofQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, ByHost: opts.byHost, ByEpoch: opts.byEpoch,
 		Periods: periods, Files: newImageFinder(nil, o, opts.imageDirs), // the summary below says which file each image came from
@@ -128,23 +120,23 @@ func (opts *pprofOptions) run(cmd *cobra.Command, args []string) error {
 			found = append(found, pprofImageFound{rec, data, where})
 		}, Flat: opts.flat}
 	if opts.byHost && q.Filter.Hosts == nil {
-		if q.Filter.Hosts, err = o.hosts(); err != nil {
+		if q.Filter.Hosts, err = o.Hosts(cmd.Context()); err != nil {
 			return fmt.Errorf("--by-host: %w", err)
 		}
 	}
 	if opts.byEpoch && q.Filter.Epochs == nil {
-		if q.Filter.Epochs, err = o.epochs(); err != nil {
+		if q.Filter.Epochs, err = o.EpochNumbers(cmd.Context()); err != nil {
 			return fmt.Errorf("--by-epoch: %w", err)
 		}
 		if len(q.Filter.Epochs) == 0 {
 			return fmt.Errorf("--by-epoch: the database lists no epochs (a dcpi node database has no epoch records); give them with --epochs A-B")
 		}
 	}
-	p, err := pprofexport.Pprof(o.src, q)
+	p, err := pprofexport.Pprof(cmd.Context(), o.src, q)
 	if err != nil {
 		return err
 	}
-	if err := pc.check(p, cmd.ErrOrStderr()); err != nil {
+	if err := pc.Check(pprofexport.SampleTypes(p), len(p.Sample), cmd.ErrOrStderr()); err != nil {
 		return err
 	}
 	if opts.output == "" {
@@ -195,145 +187,6 @@ type pprofImageFound struct {
 	rec   *wire.ImageRecord
 	data  []byte
 	where string
-}
-
-// defaultPeriods is every event's events per sample under the default
-// counter configuration (hwsim.DefaultProfile, whose second counter's
-// period dcpi node gives every event but cycles): what a host registered
-// before node records carried periods is taken to have used.
-func defaultPeriods() map[uint8]uint64 {
-	def := hwsim.DefaultProfile()
-	periods := map[uint8]uint64{}
-	for e := range alpha.NumEvents {
-		spec := def.Counters[1]
-		if e == alpha.EvCycles {
-			spec = def.Counters[0]
-		}
-		periods[uint8(e)] = (spec.PeriodMin + spec.PeriodMax) / 2
-	}
-	return periods
-}
-
-// pprofPeriods is the export's choice of each event's period (events per
-// sample) for the selected hosts.
-type pprofPeriods struct {
-	// periods are those all the selected hosts agree on, or --period's.
-	periods map[uint8]int64
-	// conflicts are the events the selected hosts disagree on (with no
-	// --period), each with who says what: exported as samples only, and
-	// refused by check if the profile holds any of them.
-	conflicts map[uint8]string
-	// legacy are the selected hosts whose node records carry no periods
-	// (registered by an earlier build, or not at all), given the default
-	// configuration's.
-	legacy []string
-}
-
-// choosePeriods takes each event's period from the node records of hosts:
-// one every host that records a period for the event agrees on, else a
-// conflict; a host without periods counts as the default configuration
-// (defaultPeriods). --period E=N overrides (E=0: samples only).
-func choosePeriods(nodes []storage.Node, hosts []string, flags []string) (pprofPeriods, error) {
-	byHost := map[string]storage.Node{}
-	for _, n := range nodes {
-		byHost[n.Host] = n
-	}
-	type vote struct {
-		period uint64
-		hosts  []string
-	}
-	votes := map[uint8][]vote{}
-	pc := pprofPeriods{periods: map[uint8]int64{}, conflicts: map[uint8]string{}}
-	for _, h := range hosts {
-		periods := byHost[h].Periods
-		if len(periods) == 0 {
-			pc.legacy = append(pc.legacy, h)
-			periods = defaultPeriods()
-		}
-		for e, n := range periods {
-			i := slices.IndexFunc(votes[e], func(v vote) bool { return v.period == n })
-			if i < 0 {
-				votes[e] = append(votes[e], vote{period: n})
-				i = len(votes[e]) - 1
-			}
-			votes[e][i].hosts = append(votes[e][i].hosts, h)
-		}
-	}
-	if len(hosts) == 0 {
-		// Nothing selected, or no host known: the default, as for a
-		// host without periods (and no samples to weigh anyway).
-		for e, n := range defaultPeriods() {
-			votes[e] = []vote{{period: n}}
-		}
-	}
-	for e, vs := range votes {
-		if len(vs) == 1 {
-			pc.periods[e] = int64(min(vs[0].period, math.MaxInt64))
-			continue
-		}
-		var says []string
-		for _, v := range vs {
-			says = append(says, fmt.Sprintf("%d on %s", v.period, strings.Join(v.hosts, ", ")))
-		}
-		slices.Sort(says)
-		pc.conflicts[e] = strings.Join(says, "; ")
-	}
-	for _, f := range flags {
-		name, v, ok := strings.Cut(f, "=")
-		if !ok {
-			return pc, fmt.Errorf("--period %q: want EVENT=N", f)
-		}
-		e, err := analysis.ParseEvent(strings.TrimSpace(name))
-		if err != nil {
-			return pc, fmt.Errorf("--period %q: %w", f, errors.Unwrap(err))
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil || n < 0 {
-			return pc, fmt.Errorf("--period %q: want a number of events >= 0", f)
-		}
-		delete(pc.conflicts, e)
-		if n == 0 {
-			delete(pc.periods, e)
-		} else {
-			pc.periods[e] = n
-		}
-	}
-	return pc, nil
-}
-
-// pprofSelectedPeriods chooses the periods for the hosts the filter
-// selects (all the source's when it names none) from the source's node
-// registry.
-func pprofSelectedPeriods(o *openedSource, hosts []string, flags []string) (pprofPeriods, error) {
-	nodes, err := o.nodes()
-	if err != nil {
-		return pprofPeriods{}, fmt.Errorf("sampling periods: %w", err)
-	}
-	if hosts == nil {
-		if hosts, err = o.hosts(); err != nil {
-			return pprofPeriods{}, fmt.Errorf("sampling periods: %w", err)
-		}
-	}
-	return choosePeriods(nodes, hosts, flags)
-}
-
-// check refuses a profile holding an event the hosts disagree on, and
-// notes on w the hosts given the default configuration's periods.
-func (pc pprofPeriods) check(p *profile.Profile, w io.Writer) error {
-	for e, says := range pc.conflicts {
-		name := analysis.EventName(e)
-		for _, st := range p.SampleType {
-			if st.Type == name || st.Type == name+"_samples" {
-				return fmt.Errorf("the selected hosts sample %s with different periods (events per sample: %s): select hosts that agree with --host, or give --period %s=N (0: samples only)", name, says, name)
-			}
-		}
-	}
-	if len(pc.legacy) > 0 && len(p.Sample) > 0 {
-		def := defaultPeriods()
-		fmt.Fprintf(w, "note: no recorded sampling periods for %s (registered by an earlier dcpi): using the default configuration's (cycles %d, other events %d; --period sets them)\n",
-			strings.Join(pc.legacy, ", "), def[uint8(alpha.EvCycles)], def[uint8(alpha.EvIMiss)])
-	}
-	return nil
 }
 
 // writeBinaries writes each image file to dir/BUILDID/NAME (dir/NAME for an

@@ -14,6 +14,7 @@ import (
 	"dcpi/analysis"
 	"dcpi/analysis/report"
 	"dcpi/coordinator"
+	"dcpi/profiledb"
 	"dcpi/storage"
 )
 
@@ -88,7 +89,7 @@ samples; --limit N keeps the top N. --json prints {"event", "total",
 			if err != nil {
 				return err
 			}
-			sel := selection{Filter: q.Filter}
+			sel := profiledb.Selection{Filter: q.Filter}
 			o, err := pf.open(cmd, "dcpi-prof", &sel)
 			if err != nil {
 				return err
@@ -96,10 +97,10 @@ samples; --limit N keeps the top N. --json prints {"event", "total",
 			defer o.close()
 			q.Filter = sel.Filter
 			if pf.byCaller {
-				return runByCaller(cmd.OutOrStdout(), o.src, stackQuery(q.Filter, q.Events, q.ImagePaths), pf.limit, pf.json)
+				return runByCaller(cmd.Context(), cmd.OutOrStdout(), o.src, stackQuery(q.Filter, q.Events, q.ImagePaths), pf.limit, pf.json)
 			}
-			return runProf(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.src, q, pf.json, func() string {
-				return o.selectionHint(selection{Filter: q.Filter, Events: q.Events, ImagePaths: q.ImagePaths})
+			return runProf(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o.src, q, pf.json, func() string {
+				return o.selectionHint(cmd.Context(), profiledb.Selection{Filter: q.Filter, Events: q.Events, ImagePaths: q.ImagePaths})
 			})
 		},
 	}
@@ -161,8 +162,8 @@ func (pf profFlags) query() (report.ProfQuery, error) {
 
 // runProf prints the table; an empty one is followed by hint's words on
 // a --host or --epoch the source does not hold (on stderr with --json).
-func runProf(w, errw io.Writer, src analysis.Source, q report.ProfQuery, asJSON bool, hint func() string) error {
-	t, err := report.Prof(src, q)
+func runProf(ctx context.Context, w, errw io.Writer, src analysis.Source, q report.ProfQuery, asJSON bool, hint func() string) error {
+	t, err := report.Prof(ctx, src, q)
 	if err != nil {
 		return err
 	}

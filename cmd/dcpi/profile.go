@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"dcpi/conservation"
 	"dcpi/simhost/localrun"
 	"dcpi/storage"
@@ -136,7 +137,7 @@ writes the ground truth of all the hosts summed per instruction.`,
 			if ncfg.Profile, err = simhost.CounterProfile(o.events, o.mux); err != nil {
 				return err
 			}
-			return runProfile(cmd.ErrOrStderr(), hc, ncfg, progs, o)
+			return runProfile(cmd.Context(), cmd.ErrOrStderr(), hc, ncfg, progs, o)
 		},
 	}
 	registerProfileFlags(cmd, &o)
@@ -171,7 +172,7 @@ func registerProfileFlags(cmd *cobra.Command, o *profileOptions) {
 // runProfile runs the programs under a node writing into a new database
 // beside o.output, prints the profile and conservation, puts the database
 // in place, and returns the programs' exit status as an exitError.
-func runProfile(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []simhost.Program, o profileOptions) error {
+func runProfile(ctx context.Context, w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []simhost.Program, o profileOptions) error {
 	r, err := localrun.Start(localrun.Config{Machine: hc, Node: ncfg, Programs: progs, Hosts: o.hosts, Seconds: o.seconds, Output: o.output})
 	if err != nil {
 		return err
@@ -199,7 +200,7 @@ func runProfile(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []simho
 	if err := r.WriteTruths(o.truthFile, o.valuesTruthFile); err != nil {
 		return err
 	}
-	if err := printProfileResults(w, r, hc, progs, o); err != nil {
+	if err := printProfileResults(ctx, w, r, hc, progs, o); err != nil {
 		return err
 	}
 	kept, err := r.Commit()
@@ -227,7 +228,7 @@ func runProfile(w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []simho
 
 // printProfileResults prints --stats, the profile table and the
 // conservation lines, and fails if they do not balance.
-func printProfileResults(w io.Writer, r *localrun.Run, hc hwsim.Config, progs []simhost.Program, o profileOptions) error {
+func printProfileResults(ctx context.Context, w io.Writer, r *localrun.Run, hc hwsim.Config, progs []simhost.Program, o profileOptions) error {
 	hosts, names := r.Hosts(), r.Names()
 	if o.stats {
 		for _, h := range hosts {
@@ -237,7 +238,7 @@ func printProfileResults(w io.Writer, r *localrun.Run, hc hwsim.Config, progs []
 			localrun.WriteNodeStats(w, h.Sim, r.Elapsed)
 		}
 	}
-	table, err := report.Prof(symbolize.New(r.DB()), report.ProfQuery{Limit: o.limit})
+	table, err := report.Prof(ctx, symbolize.New(r.DB()), report.ProfQuery{Limit: o.limit})
 	if err != nil {
 		return err
 	}
@@ -258,7 +259,7 @@ func printProfileResults(w io.Writer, r *localrun.Run, hc hwsim.Config, progs []
 		return localrun.ErrUnbalanced
 	}
 	if o.values != "" {
-		mods, s, err := r.DB().ValueTotals(storage.ValueQuery{})
+		mods, s, err := r.DB().ValueTotals(ctx, storage.ValueQuery{})
 		if err != nil {
 			return err
 		}

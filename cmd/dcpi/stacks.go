@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -65,7 +66,7 @@ flame graphs, dcpi pprof (which exports the stacks) and go tool pprof -http.`,
 				return err
 			}
 			defer o.close()
-			tree, err := report.Tree(o.src, report.TreeQuery{StackQuery: stackQuery(sel.Filter, sel.Events, sel.ImagePaths), TopDown: !bottomUp})
+			tree, err := report.Tree(cmd.Context(), o.src, report.TreeQuery{StackQuery: stackQuery(sel.Filter, sel.Events, sel.ImagePaths), TopDown: !bottomUp})
 			if err != nil {
 				return err
 			}
@@ -101,8 +102,8 @@ func stackQuery(filter storage.Query, events []uint8, imagePaths []string) repor
 }
 
 // runByCaller prints dcpi prof --by-caller.
-func runByCaller(w io.Writer, src analysis.Source, q report.StackQuery, limit int, asJSON bool) error {
-	t, err := report.Callers(src, report.CallersQuery{StackQuery: q, Limit: limit})
+func runByCaller(ctx context.Context, w io.Writer, src analysis.Source, q report.StackQuery, limit int, asJSON bool) error {
+	t, err := report.Callers(ctx, src, report.CallersQuery{StackQuery: q, Limit: limit})
 	if err != nil {
 		return err
 	}

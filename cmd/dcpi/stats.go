@@ -2,15 +2,11 @@ package main
 
 import (
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"dcpi/analysis"
 	"dcpi/analysis/report"
-	"dcpi/storage"
+	"dcpi/profiledb"
 )
 
 func newStatsCommand() *cobra.Command {
@@ -69,11 +65,11 @@ lists. One event is compared: --event NAME (default cycles).
 				return err
 			}
 			defer o.close()
-			if q.Sets, err = sampleSets(o, sel.Filter, sets, byHost, byEpoch); err != nil {
+			if q.Sets, err = profiledb.SampleSets(cmd.Context(), o.DB, sel.Filter, sets, byHost, byEpoch); err != nil {
 				return err
 			}
 			q.ImagePaths = sel.ImagePaths
-			t, err := report.Stats(o.src, q)
+			t, err := report.Stats(cmd.Context(), o.src, q)
 			if err != nil {
 				return err
 			}
@@ -104,123 +100,4 @@ func oneEvent(events []uint8) (uint8, error) {
 		return events[0], nil
 	}
 	return 0, fmt.Errorf("--event: this tool compares one event; give one")
-}
-
-// sampleSets builds the sets of --set, --by-host or --by-epoch over base.
-func sampleSets(o *openedSource, base storage.Query, specs []string, byHost, byEpoch bool) ([]analysis.SampleSet, error) {
-	n := 0
-	for _, b := range []bool{len(specs) > 0, byHost, byEpoch} {
-		if b {
-			n++
-		}
-	}
-	if n != 1 {
-		return nil, fmt.Errorf("give the sample sets one way: --set SPEC (repeatable), --by-host or --by-epoch")
-	}
-	var out []analysis.SampleSet
-	switch {
-	case byHost:
-		hosts := base.Hosts
-		if hosts == nil {
-			var err error
-			if hosts, err = o.hosts(); err != nil {
-				return nil, fmt.Errorf("--by-host: %w", err)
-			}
-		}
-		for _, h := range hosts {
-			q := base
-			q.Hosts = []string{h}
-			out = append(out, analysis.SampleSet{Name: "host=" + h, Filter: q})
-		}
-	case byEpoch:
-		epochs := base.Epochs
-		if epochs == nil {
-			var err error
-			if epochs, err = o.epochs(); err != nil {
-				return nil, fmt.Errorf("--by-epoch: %w", err)
-			}
-			if len(epochs) == 0 {
-				return nil, fmt.Errorf("--by-epoch: the database lists no epochs (a dcpi node database has no epoch records); give them with --epochs A-B")
-			}
-		}
-		for _, e := range slices.Compact(slices.Sorted(slices.Values(epochs))) {
-			q := base
-			q.Epochs = []uint64{e}
-			out = append(out, analysis.SampleSet{Name: "epoch=" + strconv.FormatUint(e, 10), Filter: q})
-		}
-	default:
-		for _, s := range specs {
-			set, err := parseSetSpec(o, base, s)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, set)
-		}
-	}
-	return out, nil
-}
-
-// parseSetSpec parses one --set SPEC over base: each key replaces base's
-// selection along its dimension (labels narrow the hosts).
-func parseSetSpec(o *openedSource, base storage.Query, spec string) (analysis.SampleSet, error) {
-	q := base
-	var epochs, hosts []string
-	var pids []uint32
-	labels := map[string]string{}
-	if strings.TrimSpace(spec) == "" {
-		return analysis.SampleSet{}, fmt.Errorf("set %q: empty", spec)
-	}
-	for _, part := range strings.Split(spec, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
-		if !ok || v == "" {
-			return analysis.SampleSet{}, fmt.Errorf("set %q: %q is not KEY=VALUE (keys: epoch, epochs, host, label, pid)", spec, part)
-		}
-		switch k {
-		case "epoch", "epochs":
-			epochs = append(epochs, v)
-		case "host":
-			hosts = append(hosts, v)
-		case "pid":
-			p, err := strconv.ParseUint(v, 10, 32)
-			if err != nil {
-				return analysis.SampleSet{}, fmt.Errorf("set %q: pid %q: want a process number", spec, v)
-			}
-			pids = append(pids, uint32(p))
-		case "label":
-			lk, lv, ok := strings.Cut(v, "=")
-			if !ok || lk == "" {
-				return analysis.SampleSet{}, fmt.Errorf("set %q: label %q: want label=KEY=VALUE", spec, v)
-			}
-			labels[lk] = lv
-		default:
-			return analysis.SampleSet{}, fmt.Errorf("set %q: unknown key %q (keys: epoch, epochs, host, label, pid)", spec, k)
-		}
-	}
-	if epochs != nil {
-		q.Epochs = nil
-		for _, e := range epochs {
-			lo, hi, err := parseEpochRange(e)
-			if err != nil {
-				return analysis.SampleSet{}, fmt.Errorf("set %q: %w", spec, err)
-			}
-			for x := lo; ; x++ {
-				q.Epochs = append(q.Epochs, x)
-				if x == hi {
-					break
-				}
-			}
-		}
-	}
-	if hosts != nil {
-		q.Hosts = hosts
-	}
-	if pids != nil {
-		q.PIDs = pids
-	}
-	if len(labels) > 0 {
-		if err := o.labels(labels, &q); err != nil {
-			return analysis.SampleSet{}, fmt.Errorf("set %q: %w", spec, err)
-		}
-	}
-	return analysis.SampleSet{Name: spec, Filter: q}, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"dcpi/conservation"
+	"dcpi/profiledb"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -117,7 +118,7 @@ func readTotals(cmd *cobra.Command, dbDir string, natsURLs []string, q storage.Q
 			return tot, "", fmt.Errorf("totals: %w", err)
 		}
 		if empty(tot) {
-			hint = knownHint(q, "this database", db.Hosts, func() ([]uint64, error) { return localEpochs(db) })
+			hint = profiledb.EmptyHint(cmd.Context(), profiledb.NewLocal(db), q)
 		}
 		return tot, hint, nil
 	}
@@ -133,7 +134,7 @@ func readTotals(cmd *cobra.Command, dbDir string, natsURLs []string, q storage.Q
 		return tot, "", fmt.Errorf("totals: %w", err)
 	}
 	if empty(tot) {
-		hint = knownHint(q, "the cluster", func() ([]string, error) { return clusterHosts(ctx, c) }, func() ([]uint64, error) { return clusterEpochs(ctx, c) })
+		hint = profiledb.EmptyHint(ctx, profiledb.NewCluster(nc, false), q)
 	}
 	return tot, hint, nil
 }

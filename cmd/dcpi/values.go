@@ -12,6 +12,7 @@ import (
 	valuesa "dcpi/analysis/values"
 	"dcpi/node"
 	"dcpi/node/valuemod"
+	"dcpi/profiledb"
 	"dcpi/simhost"
 )
 
@@ -120,9 +121,9 @@ func (opts *valuesOptions) run(cmd *cobra.Command, args []string) error {
 	if v == valuesa.Latency && opts.plotFile == "" {
 		// DCPI's CPI beside each load needs the hosts' periods;
 		// without them (no CYCLES samples) the column stays empty.
-		q.Periods, _ = calcPeriods(o, sel.Filter.Hosts, nil, io.Discard)
+		q.Periods, _ = profiledb.CalcPeriods(cmd.Context(), o.DB, sel.Filter.Hosts, nil, io.Discard)
 	}
-	rep, err := valuesa.Build(o.values, o.src, q)
+	rep, err := valuesa.Build(cmd.Context(), o.DB, o.src, q)
 	if err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func (opts *valuesOptions) run(cmd *cobra.Command, args []string) error {
 		if len(opts.qf.nats) > 0 {
 			where = "the cluster"
 		}
-		if h := o.emptyHint(sel.Filter); h != "" {
+		if h := o.emptyHint(cmd.Context(), sel.Filter); h != "" {
 			return fmt.Errorf("no value samples selected: %s", h)
 		}
 		return fmt.Errorf("%s holds no value samples: profile with dcpi profile, dcpi node or dcpi demo --values MODULE (%s)", where, strings.Join(valuemod.Names(), ", "))

@@ -23,6 +23,7 @@ import (
 	"dcpi/analysis/pprofexport"
 	"dcpi/analysis/symbolize"
 	"dcpi/analysis/web"
+	"dcpi/profiledb"
 	"dcpi/storage"
 	"dcpi/transport/auth"
 )
@@ -76,14 +77,13 @@ does dcpi coordinator --http ADDR.`,
 				}
 				defer nc.Close()
 				// No deadline: the server reads for as long as it runs.
-				o = clusterOpened(ctx, nc, qf.linearizable)
+				o = opened(profiledb.NewCluster(nc, qf.linearizable), func() {})
 			} else {
 				db, err := openLocalDB(qf.dbDir)
 				if err != nil {
 					return err
 				}
-				o = localOpened(db)
-				o.where = qf.dbDir
+				o = opened(&profiledb.Local{DB: db, Name: qf.dbDir}, func() {})
 			}
 			defer o.close()
 			b := &webBackend{o: o, imageDirs: imageDirs, sourceDirs: sourceDirs}
@@ -148,12 +148,12 @@ var _ web.Backend = (*webBackend)(nil)
 
 func (b *webBackend) Source() analysis.Source { return b.o.src }
 
-func (b *webBackend) Where() string { return b.o.where }
+func (b *webBackend) Where() string { return b.o.Where() }
 
 // Select checks the filters with queryFlags.selection, as the tools check
 // their flags (the messages name the flags; the pages' parameters have the
 // same names).
-func (b *webBackend) Select(f web.Filters) (web.Selection, error) {
+func (b *webBackend) Select(ctx context.Context, f web.Filters) (web.Selection, error) {
 	qf := queryFlags{epochs: f.Epochs, ranges: f.EpochRanges, hosts: f.Hosts, images: f.Images, events: f.Events}
 	for _, p := range f.PIDs {
 		n, err := strconv.ParseUint(p, 10, 64)
@@ -164,7 +164,7 @@ func (b *webBackend) Select(f web.Filters) (web.Selection, error) {
 	}
 	sel, err := qf.selection()
 	if err == nil {
-		err = b.o.labels(f.Labels, &sel.Filter)
+		err = b.o.SelectLabels(ctx, f.Labels, &sel.Filter)
 	}
 	if err != nil {
 		return web.Selection{}, errors.New(strings.TrimPrefix(err.Error(), "--"))
@@ -172,38 +172,40 @@ func (b *webBackend) Select(f web.Filters) (web.Selection, error) {
 	return web.Selection(sel), nil
 }
 
-func (b *webBackend) Set(base web.Selection, spec string) (analysis.SampleSet, error) {
-	return parseSetSpec(b.o, base.Filter, spec)
+func (b *webBackend) Set(ctx context.Context, base web.Selection, spec string) (analysis.SampleSet, error) {
+	return profiledb.ParseSetSpec(ctx, b.o.DB, base.Filter, spec)
 }
 
-func (b *webBackend) Hint(sel web.Selection) string { return b.o.selectionHint(selection(sel)) }
+func (b *webBackend) Hint(ctx context.Context, sel web.Selection) string {
+	return b.o.selectionHint(ctx, profiledb.Selection(sel))
+}
 
 func (b *webBackend) Files() symbolize.ImageFinder { return newImageFinder(nil, b.o, b.imageDirs) }
 
 func (b *webBackend) SourceFile(name string) ([]byte, error) { return sourceReader(b.sourceDirs)(name) }
 
-func (b *webBackend) CalcPeriods(hosts []string) (map[string]map[uint8]float64, error) {
-	return calcPeriods(b.o, hosts, nil, io.Discard)
+func (b *webBackend) CalcPeriods(ctx context.Context, hosts []string) (map[string]map[uint8]float64, error) {
+	return profiledb.CalcPeriods(ctx, b.o.DB, hosts, nil, io.Discard)
 }
 
 // Pprof exports sel as dcpi pprof does without flags: the hosts'
 // registered periods, the images' DWARF where found, call stacks where
 // recorded.
-func (b *webBackend) Pprof(sel web.Selection) (*profile.Profile, error) {
-	pc, err := pprofSelectedPeriods(b.o, sel.Filter.Hosts, nil)
+func (b *webBackend) Pprof(ctx context.Context, sel web.Selection) (*profile.Profile, error) {
+	pc, err := profiledb.SelectedPeriods(ctx, b.o.DB, sel.Filter.Hosts, nil)
 	if err != nil {
 		return nil, err
 	}
-	p, err := pprofexport.Pprof(b.o.src, pprofexport.PprofQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths,
-		Periods: pc.periods, Files: b.Files()})
+	p, err := pprofexport.Pprof(ctx, b.o.src, pprofexport.PprofQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths,
+		Periods: pc.Periods, Files: b.Files()})
 	if err != nil {
 		return nil, err
 	}
-	return p, pc.check(p, io.Discard)
+	return p, pc.Check(pprofexport.SampleTypes(p), len(p.Sample), io.Discard)
 }
 
-func (b *webBackend) Epochs() ([]web.Epoch, error) {
-	infos, err := b.o.epochInfo()
+func (b *webBackend) Epochs(ctx context.Context) ([]web.Epoch, error) {
+	infos, err := b.o.Epochs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -216,8 +218,8 @@ func (b *webBackend) Epochs() ([]web.Epoch, error) {
 
 // Hosts lists the node registry with each host's stored samples (one
 // totals query per host).
-func (b *webBackend) Hosts() ([]web.Host, error) {
-	infos, err := b.o.nodeInfo()
+func (b *webBackend) Hosts(ctx context.Context) ([]web.Host, error) {
+	infos, err := b.o.Nodes(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +229,7 @@ func (b *webBackend) Hosts() ([]web.Host, error) {
 		if n.LivenessKnown {
 			h.Liveness = map[bool]string{true: "live", false: "down"}[n.Live]
 		}
-		if h.Samples, err = b.o.totals(storage.Query{Hosts: []string{n.Host}}); err != nil {
+		if h.Samples, err = b.o.Totals(ctx, storage.Query{Hosts: []string{n.Host}}); err != nil {
 			return nil, err
 		}
 		hosts[i] = h

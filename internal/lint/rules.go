@@ -149,4 +149,10 @@ var Rules = []Rule{
 		Allow:  []string{"dcpi/wire/...", "dcpi/internal/..."},
 		Why:    "a recording and its rewriting are data; running a load is another package's",
 	},
+	{
+		Name:   "the tools' database sits above the analyses",
+		From:   []string{"dcpi/analysis/...", "dcpi/storage/...", "dcpi/coordinator/..."},
+		Forbid: []string{"dcpi/profiledb/..."},
+		Why:    "profiledb opens a local database or the cluster's reader for the commands; the analyses read through their Source interfaces",
+	},
 }

@@ -10,6 +10,7 @@ package localrun
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -320,7 +321,7 @@ type Baseline struct {
 // redeliveries), registers the host with the events a sample stands for
 // (dcpi pprof's estimated counts), and returns what db held before, so
 // that the conservation lines count this run's samples only.
-func ContinueHost(db *storage.DB, ncfg *simhost.Config, cpus int) (Baseline, error) {
+func ContinueHost(ctx context.Context, db *storage.DB, ncfg *simhost.Config, cpus int) (Baseline, error) {
 	var b Baseline
 	host := ncfg.Node.Host
 	sink := simhost.LocalSink{DB: db}
@@ -334,7 +335,7 @@ func ContinueHost(db *storage.DB, ncfg *simhost.Config, cpus int) (Baseline, err
 			return b, err
 		}
 		ncfg.Node.Values.FirstSeq = seq + 1
-		if _, b.Values, err = db.ValueTotals(storage.ValueQuery{}); err != nil {
+		if _, b.Values, err = db.ValueTotals(ctx, storage.ValueQuery{}); err != nil {
 			return b, err
 		}
 	}

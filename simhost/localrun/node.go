@@ -1,6 +1,7 @@
 package localrun
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -51,7 +52,7 @@ var ErrUnbalanced = errors.New("conservation does not balance: samples were lost
 
 // RunNode runs the host to its end and writes its conservation lines; it
 // fails with ErrUnbalanced if they do not balance.
-func RunNode(c NodeConfig) error {
+func RunNode(ctx context.Context, c NodeConfig) error {
 	if c.Keep && c.Seconds <= 0 {
 		return fmt.Errorf("--keep-running needs --seconds: the programs would run forever")
 	}
@@ -71,7 +72,7 @@ func RunNode(c NodeConfig) error {
 	}
 	defer db.Close()
 	ncfg := c.Node
-	prior, err := ContinueHost(db, &ncfg, c.Machine.CPUs)
+	prior, err := ContinueHost(ctx, db, &ncfg, c.Machine.CPUs)
 	if err != nil {
 		return err
 	}
@@ -101,7 +102,7 @@ func RunNode(c NodeConfig) error {
 	if c.Stats {
 		WriteNodeStats(c.Out, sh, time.Since(start))
 	}
-	if err := writeNodeConservation(c.Out, db, sh, ncfg, prior); err != nil {
+	if err := writeNodeConservation(ctx, c.Out, db, sh, ncfg, prior); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.Out, "profiles written to %s\n", c.DB)
@@ -123,7 +124,7 @@ func (c NodeConfig) expose(sh *simhost.Host, db *storage.DB) error {
 
 // writeNodeConservation writes what this run added to db beside what the
 // host generated, and the value interpreter's accounting when it ran.
-func writeNodeConservation(w io.Writer, db *storage.DB, sh *simhost.Host, ncfg simhost.Config, prior Baseline) error {
+func writeNodeConservation(ctx context.Context, w io.Writer, db *storage.DB, sh *simhost.Host, ncfg simhost.Config, prior Baseline) error {
 	now, err := Totals(db, storage.Query{})
 	if err != nil {
 		return err
@@ -137,7 +138,7 @@ func writeNodeConservation(w io.Writer, db *storage.DB, sh *simhost.Host, ncfg s
 	if ncfg.Node.Values.Module == "" {
 		return nil
 	}
-	mods, s, err := db.ValueTotals(storage.ValueQuery{})
+	mods, s, err := db.ValueTotals(ctx, storage.ValueQuery{})
 	if err != nil {
 		return err
 	}

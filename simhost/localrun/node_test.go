@@ -34,7 +34,7 @@ func TestRunNodeContinuesItsDatabase(t *testing.T) {
 	var first uint64
 	for run := 1; run <= 2; run++ {
 		var out bytes.Buffer
-		err := RunNode(NodeConfig{Machine: c.Machine, Node: c.Node, Programs: c.Programs, Seconds: 0.05, Keep: true,
+		err := RunNode(t.Context(), NodeConfig{Machine: c.Machine, Node: c.Node, Programs: c.Programs, Seconds: 0.05, Keep: true,
 			DB: db, Stats: true, Out: &out})
 		if err != nil {
 			t.Fatalf("run %d: %v\n%s", run, err, out.String())
@@ -61,11 +61,11 @@ func TestRunNodeContinuesItsDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Close()
-	err = RunNode(NodeConfig{Machine: c.Machine, Node: c.Node, Programs: c.Programs, Seconds: 0.01, DB: db, Out: &bytes.Buffer{}})
+	err = RunNode(t.Context(), NodeConfig{Machine: c.Machine, Node: c.Node, Programs: c.Programs, Seconds: 0.01, DB: db, Out: &bytes.Buffer{}})
 	if !errors.Is(err, datadir.ErrInUse) {
 		t.Errorf("a held database: %v, want datadir.ErrInUse", err)
 	}
-	if err := RunNode(NodeConfig{Keep: true, DB: db}); err == nil || !strings.Contains(err.Error(), "--keep-running needs --seconds") {
+	if err := RunNode(t.Context(), NodeConfig{Keep: true, DB: db}); err == nil || !strings.Contains(err.Error(), "--keep-running needs --seconds") {
 		t.Errorf("keep without seconds: %v", err)
 	}
 }

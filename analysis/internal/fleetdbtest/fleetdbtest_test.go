@@ -22,7 +22,7 @@ func TestBuildCoversEveryOffset(t *testing.T) {
 		event  uint8
 	}
 	fleet := map[key]uint64{}
-	err = db.Profile(storage.Query{}, func(im wire.ImageKey, off uint64, ev uint8, _ string, n uint64) error {
+	err = db.Profile(t.Context(), storage.Query{}, func(im wire.ImageKey, off uint64, ev uint8, _ string, n uint64) error {
 		fleet[key{im, off, ev}] = n
 		return nil
 	})
@@ -40,7 +40,7 @@ func TestBuildCoversEveryOffset(t *testing.T) {
 	if perHost != s.Images*s.PerHost*len(s.Events) {
 		t.Errorf("host 1 has %d counts, want %d", perHost, s.Images*s.PerHost*len(s.Events))
 	}
-	r, err := db.Image(Image(1))
+	r, err := db.Image(t.Context(), Image(1))
 	if err != nil || len(r.Symbols) != s.Offsets/s.ProcSize {
 		t.Fatalf("image record %+v, %v", r, err)
 	}

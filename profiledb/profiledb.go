@@ -1,0 +1,205 @@
+// Package profiledb is the profile database as the analysis tools open
+// it: a local Pebble database (Local) or a cluster reached through the
+// coordinator's query service (Cluster), behind one interface, DB. Beyond
+// the samples the tools read (analysis.StackSource, ProfileMe's and value
+// sampling's sources), a DB lists what it holds — hosts, epochs, the node
+// registry — so that a selection that matched nothing can say why
+// (hints.go), narrows a query to the hosts registered with given labels,
+// and reads the image files nodes uploaded. Selection turns the tools'
+// shared filters into a storage.Query.
+package profiledb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"dcpi/analysis"
+	"dcpi/analysis/imagefind"
+	"dcpi/analysis/profileme"
+	"dcpi/analysis/values"
+	"dcpi/coordinator"
+	"dcpi/storage"
+	"dcpi/transport"
+	"dcpi/wire"
+)
+
+// DB is a profile database opened for the tools.
+type DB interface {
+	analysis.StackSource
+	profileme.Source
+	profileme.HistorySource
+	profileme.AddrSource
+	values.Source
+
+	// Hosts lists the hosts with samples or registrations, sorted.
+	Hosts(ctx context.Context) ([]string, error)
+	// EpochNumbers lists the epochs, in order.
+	EpochNumbers(ctx context.Context) ([]uint64, error)
+	// Epochs lists the epochs with their acknowledgements ("waiting
+	// for" is known only to a cluster's leader).
+	Epochs(ctx context.Context) ([]coordinator.EpochInfo, error)
+	// Nodes is the node registry (liveness known only to a cluster's
+	// leader).
+	Nodes(ctx context.Context) ([]coordinator.NodeInfo, error)
+	// SelectLabels narrows q to the hosts registered with all of labels
+	// (ErrNoLabels where the database keeps none).
+	SelectLabels(ctx context.Context, labels map[string]string, q *storage.Query) error
+	// Totals is the samples q selects, unknown included.
+	Totals(ctx context.Context, q storage.Query) (uint64, error)
+	// ImageFile reads the file a node uploaded for key (wrapping
+	// imagefind.ErrNotUploaded when none was; nil for a local database,
+	// which keeps no files).
+	ImageFile(ctx context.Context, key wire.ImageKey) ([]byte, error)
+	// Where names the database in hints: "this database", "the cluster".
+	Where() string
+	Close() error
+}
+
+// ErrNoLabels: a local database keeps no node labels.
+var ErrNoLabels = errors.New("--label: labels live in the cluster's node registry; query the cluster with --nats URL")
+
+// Local is a local profile database.
+type Local struct {
+	*storage.DB
+	// Name names it in hints (default "this database").
+	Name string
+}
+
+var _ DB = (*Local)(nil)
+
+// NewLocal opens db for the tools; Close closes db.
+func NewLocal(db *storage.DB) *Local { return &Local{DB: db} }
+
+// Hosts lists the hosts the database holds samples of.
+func (l *Local) Hosts(context.Context) ([]string, error) { return l.DB.Hosts() }
+
+// EpochNumbers lists the database's epochs.
+func (l *Local) EpochNumbers(context.Context) ([]uint64, error) {
+	es, err := l.DB.Epochs()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint64, 0, len(es))
+	for _, e := range es {
+		out = append(out, e.Number)
+	}
+	return out, nil
+}
+
+// Epochs lists the epochs with their acknowledgements.
+func (l *Local) Epochs(context.Context) ([]coordinator.EpochInfo, error) {
+	return coordinator.LocalEpochs(l.DB)
+}
+
+// Nodes lists the hosts dcpi node and dcpi profile recorded.
+func (l *Local) Nodes(context.Context) ([]coordinator.NodeInfo, error) {
+	nodes, err := l.DB.Nodes()
+	infos := make([]coordinator.NodeInfo, len(nodes))
+	for i, n := range nodes {
+		infos[i] = coordinator.NodeInfo{Node: n}
+	}
+	return infos, err
+}
+
+// SelectLabels refuses labels: a local database keeps none.
+func (l *Local) SelectLabels(_ context.Context, labels map[string]string, _ *storage.Query) error {
+	if len(labels) == 0 {
+		return nil
+	}
+	return ErrNoLabels
+}
+
+// Totals is the samples q selects.
+func (l *Local) Totals(_ context.Context, q storage.Query) (uint64, error) {
+	samples, unknown, _, err := l.DB.Totals(q)
+	return samples + unknown, err
+}
+
+// ImageFile: a local database keeps no image files.
+func (l *Local) ImageFile(context.Context, wire.ImageKey) ([]byte, error) {
+	return nil, fmt.Errorf("%w: a local database keeps no image files", imagefind.ErrNotUploaded)
+}
+
+// Where names the database.
+func (l *Local) Where() string {
+	if l.Name != "" {
+		return l.Name
+	}
+	return "this database"
+}
+
+// Cluster is a cluster's database, read through the coordinator's query
+// service (coordinator.Reader).
+type Cluster struct {
+	*coordinator.Reader
+	nc *nats.Conn
+}
+
+var _ DB = (*Cluster)(nil)
+
+// NewCluster reads the cluster nc reaches; Close does not close nc.
+func NewCluster(nc *nats.Conn, linearizable bool) *Cluster {
+	return &Cluster{Reader: coordinator.NewReader(coordinator.NewClient(nc), linearizable), nc: nc}
+}
+
+// EpochNumbers lists the cluster's epochs, in order.
+func (c *Cluster) EpochNumbers(ctx context.Context) ([]uint64, error) {
+	es, err := c.Reader.Epochs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []uint64
+	for _, e := range es {
+		out = append(out, e.Number)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// SelectLabels narrows q to the hosts whose registered labels include all
+// of labels (intersected with the hosts q already names).
+func (c *Cluster) SelectLabels(ctx context.Context, labels map[string]string, q *storage.Query) error {
+	if len(labels) == 0 {
+		return nil
+	}
+	nodes, err := c.Client.Nodes(ctx)
+	if err != nil {
+		return fmt.Errorf("--label: reading the node registry: %w", err)
+	}
+	hosts := []string{} // none matching selects nothing
+	for _, n := range nodes {
+		ok := true
+		for k, v := range labels {
+			ok = ok && n.Labels[k] == v
+		}
+		if ok && (q.Hosts == nil || slices.Contains(q.Hosts, n.Host)) {
+			hosts = append(hosts, n.Host)
+		}
+	}
+	q.Hosts = hosts
+	return nil
+}
+
+// ImageFile reads the file a node uploaded to the cluster.
+func (c *Cluster) ImageFile(ctx context.Context, key wire.ImageKey) ([]byte, error) {
+	js, err := jetstream.New(c.nc)
+	if err != nil {
+		return nil, err
+	}
+	b, err := transport.FetchImageFile(ctx, js, key)
+	if errors.Is(err, transport.ErrImageNotFound) {
+		return nil, fmt.Errorf("%w: %w", imagefind.ErrNotUploaded, err)
+	}
+	return b, err
+}
+
+// Where names the cluster.
+func (c *Cluster) Where() string { return "the cluster" }
+
+// Close does nothing: the caller owns the connection.
+func (c *Cluster) Close() error { return nil }

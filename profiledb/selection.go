@@ -1,0 +1,121 @@
+package profiledb
+
+import (
+	"dcpi/analysis"
+	"dcpi/storage"
+	"dcpi/wire"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Selection is what the tools' shared filters select.
+type Selection struct {
+	Filter     storage.Query
+	Events     []uint8  // --event, in order; nil: every event present
+	ImagePaths []string // --image given as paths or file names
+}
+
+// Filters are the tools' shared filters as given (the flags --epoch,
+// --epochs, --host, --image, --pid and --event; the web's parameters of
+// the same names).
+type Filters struct {
+	Epochs []string
+	Ranges []string // A-B, inclusive
+	Hosts  []string
+	Images []string // paths, file names or content keys
+	PIDs   []uint
+	Events []string
+}
+
+// MaxEpochRange bounds --epochs A-B: the range becomes a list in the
+// query, one entry per epoch.
+const MaxEpochRange = 1 << 20
+
+// Selection turns the filters into a selection, with a clear error for
+// each bad one. Labels are applied later, by the database
+// (DB.SelectLabels: they need the cluster's node registry).
+func (qf Filters) Selection() (Selection, error) {
+	var s Selection
+	for _, name := range qf.Events {
+		e, err := analysis.ParseEvent(strings.TrimSpace(name))
+		if err != nil {
+			return s, fmt.Errorf("--event: %w", errors.Unwrap(err))
+		}
+		if slices.Contains(s.Events, e) {
+			return s, fmt.Errorf("--event %s: given twice", name)
+		}
+		s.Events = append(s.Events, e)
+	}
+	for _, v := range qf.Epochs {
+		e, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return s, fmt.Errorf("--epoch %q: want an epoch number", v)
+		}
+		s.Filter.Epochs = append(s.Filter.Epochs, e)
+	}
+	for _, r := range qf.Ranges {
+		lo, hi, err := ParseEpochRange(r)
+		if err != nil {
+			return s, err
+		}
+		for e := lo; ; e++ {
+			s.Filter.Epochs = append(s.Filter.Epochs, e)
+			if e == hi {
+				break
+			}
+		}
+	}
+	for _, h := range qf.Hosts {
+		if h == "" {
+			return s, fmt.Errorf("--host: empty host name")
+		}
+		s.Filter.Hosts = append(s.Filter.Hosts, h)
+	}
+	for _, p := range qf.PIDs {
+		if p > 1<<32-1 {
+			return s, fmt.Errorf("--pid %d: out of range", p)
+		}
+		s.Filter.PIDs = append(s.Filter.PIDs, uint32(p))
+	}
+	for _, im := range qf.Images {
+		switch {
+		case im == "":
+			return s, fmt.Errorf("--image: empty")
+		case strings.HasPrefix(im, "buildid:") || strings.HasPrefix(im, "sha256:"):
+			k, err := wire.ParseImageKey(im)
+			if err != nil {
+				return s, fmt.Errorf("--image: %w", err)
+			}
+			s.Filter.Images = append(s.Filter.Images, k)
+		default:
+			s.ImagePaths = append(s.ImagePaths, im)
+		}
+	}
+	if len(s.Filter.Images) > 0 && len(s.ImagePaths) > 0 {
+		// Filter.Images and ImagePaths intersect; the flags mean union.
+		return s, fmt.Errorf("--image: give either content keys or paths, not both")
+	}
+	return s, nil
+}
+
+// parseEpochRange parses "A-B" (inclusive) or a single "N".
+func ParseEpochRange(s string) (lo, hi uint64, err error) {
+	a, b, ok := strings.Cut(s, "-")
+	if !ok {
+		b = a
+	}
+	lo, err1 := strconv.ParseUint(strings.TrimSpace(a), 10, 64)
+	hi, err2 := strconv.ParseUint(strings.TrimSpace(b), 10, 64)
+	switch {
+	case err1 != nil || err2 != nil:
+		return 0, 0, fmt.Errorf("--epochs %q: want A-B with A and B epoch numbers", s)
+	case hi < lo:
+		return 0, 0, fmt.Errorf("--epochs %q: range ends before it starts", s)
+	case hi-lo >= MaxEpochRange:
+		return 0, 0, fmt.Errorf("--epochs %q: more than %d epochs", s, MaxEpochRange)
+	}
+	return lo, hi, nil
+}
