@@ -1,13 +1,9 @@
 package pprofexport
 
 import (
-	"context"
 	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 
-	"dcpi/analysis"
 	"dcpi/analysis/internal/fleetdbtest"
 	"dcpi/analysis/symbolize"
 	"dcpi/storage"
@@ -15,89 +11,13 @@ import (
 	"dcpi/workloads"
 )
 
-// The fleet database is built once per process: at full scale
-// (fleetdbtest.Fleet: 1,000 hosts × 50 images × 10,000 offsets, each host at
-// 200 offsets of every image) and cached under $DCPI_BENCH_FLEETDB when it
-// is set, else at fleetdbtest.Small's scale (50 hosts, the same 500,000-pair
-// roll-up) in a temporary directory removed by TestMain.
-var (
-	fleetOnce sync.Once
-	fleetDB   *storage.DB
-	fleetSpec fleetdbtest.Spec
-	fleetErr  error
-	fleetTmp  string
-)
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if fleetDB != nil {
-		fleetDB.Close()
-	}
-	if fleetTmp != "" {
-		os.RemoveAll(fleetTmp)
-	}
+	fleetdbtest.CloseShared()
 	os.Exit(code)
 }
 
-func openFleet(b *testing.B) (*storage.DB, fleetdbtest.Spec) {
-	fleetOnce.Do(func() {
-		root := os.Getenv("DCPI_BENCH_FLEETDB")
-		fleetSpec = fleetdbtest.Fleet()
-		if root == "" {
-			fleetSpec = fleetdbtest.Small()
-			if fleetTmp, fleetErr = os.MkdirTemp("", "dcpi-fleetdb-"); fleetErr != nil {
-				return
-			}
-			root = fleetTmp
-		}
-		var built *fleetdbtest.BuildStats
-		fleetDB, built, fleetErr = fleetdbtest.Open(root, fleetSpec)
-		if built != nil {
-			b.Logf("built %s: %d counts in %v (%.0f entries/s through storage.ApplyBatches)",
-				filepath.Join(root, fleetSpec.Name()), built.Counts, built.Elapsed, built.EntriesPerSecond())
-		}
-	})
-	if fleetErr != nil {
-		b.Fatal(fleetErr)
-	}
-	return fleetDB, fleetSpec
-}
-
-// renamedSource presents one image of a analysis.Source under another key and
-// record: the fleet database's images are synthetic (no bytes to
-// disassemble), so BenchmarkFleetTools lists /bin/sort's code with the
-// samples of fleet image 0.
-type renamedSource struct {
-	analysis.Source
-	from, to wire.ImageKey
-	rec      *wire.ImageRecord // to's record
-}
-
-func (s *renamedSource) Profile(ctx context.Context, q storage.Query, fn func(wire.ImageKey, uint64, uint8, string, uint64) error) error {
-	if q.Images != nil {
-		imgs := make([]wire.ImageKey, len(q.Images))
-		for i, k := range q.Images {
-			imgs[i] = k
-			if k == s.to {
-				imgs[i] = s.from
-			}
-		}
-		q.Images = imgs
-	}
-	return s.Source.Profile(ctx, q, func(k wire.ImageKey, off uint64, ev uint8, host string, n uint64) error {
-		if k == s.from {
-			k = s.to
-		}
-		return fn(k, off, ev, host, n)
-	})
-}
-
-func (s *renamedSource) Image(ctx context.Context, k wire.ImageKey) (*wire.ImageRecord, error) {
-	if k == s.to {
-		return s.rec, nil
-	}
-	return s.Source.Image(ctx, k)
-}
+var openFleet = fleetdbtest.Shared
 
 // BenchmarkFleetPprof times pprof export over the fleet database
 // (fleetdbtest.Small by default; fleetdbtest.Fleet's 1,000 hosts with
@@ -121,7 +41,7 @@ func BenchmarkFleetPprof(b *testing.B) {
 	for _, s := range sortImg.Symbols {
 		sortRec.Symbols = append(sortRec.Symbols, wire.Symbol{Name: s.Name, Addr: s.Addr, Size: s.Size})
 	}
-	renamed := &renamedSource{Source: db, from: fleetdbtest.Image(0), to: sortKey, rec: sortRec}
+	renamed := &fleetdbtest.RenamedSource{Source: db, From: fleetdbtest.Image(0), To: sortKey, Rec: sortRec}
 	cases := []struct {
 		name string
 		run  func() (int, error) // returns rows, samples or instructions

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"dcpi/analysis/internal/fleetdbtest"
@@ -12,53 +11,13 @@ import (
 	"dcpi/wire"
 )
 
-// The fleet database is built once per process: at full scale
-// (fleetdbtest.Fleet: 1,000 hosts × 50 images × 10,000 offsets, each host at
-// 200 offsets of every image) and cached under $DCPI_BENCH_FLEETDB when it
-// is set, else at fleetdbtest.Small's scale (50 hosts, the same 500,000-pair
-// roll-up) in a temporary directory removed by TestMain.
-var (
-	fleetOnce sync.Once
-	fleetDB   *storage.DB
-	fleetSpec fleetdbtest.Spec
-	fleetErr  error
-	fleetTmp  string
-)
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if fleetDB != nil {
-		fleetDB.Close()
-	}
-	if fleetTmp != "" {
-		os.RemoveAll(fleetTmp)
-	}
+	fleetdbtest.CloseShared()
 	os.Exit(code)
 }
 
-func openFleet(b *testing.B) (*storage.DB, fleetdbtest.Spec) {
-	fleetOnce.Do(func() {
-		root := os.Getenv("DCPI_BENCH_FLEETDB")
-		fleetSpec = fleetdbtest.Fleet()
-		if root == "" {
-			fleetSpec = fleetdbtest.Small()
-			if fleetTmp, fleetErr = os.MkdirTemp("", "dcpi-fleetdb-"); fleetErr != nil {
-				return
-			}
-			root = fleetTmp
-		}
-		var built *fleetdbtest.BuildStats
-		fleetDB, built, fleetErr = fleetdbtest.Open(root, fleetSpec)
-		if built != nil {
-			b.Logf("built %s: %d counts in %v (%.0f entries/s through storage.ApplyBatches)",
-				filepath.Join(root, fleetSpec.Name()), built.Counts, built.Elapsed, built.EntriesPerSecond())
-		}
-	})
-	if fleetErr != nil {
-		b.Fatal(fleetErr)
-	}
-	return fleetDB, fleetSpec
-}
+var openFleet = fleetdbtest.Shared
 
 // BenchmarkFleetTop20 is the fleet query's target (under 1 s): the top 20
 // procedures of the whole fleet by cycles, symbolized, with a fresh symbol

@@ -2,12 +2,9 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,62 +13,8 @@ import (
 	"dcpi/analysis/symbolize"
 	"dcpi/hwsim/vmunix"
 	"dcpi/storage"
-	"dcpi/wire"
 	"dcpi/workloads"
 )
-
-// embeddedFinder finds images among the binaries embedded in dcpi, as the
-// command's finder does first.
-type embeddedFinder struct{}
-
-func (embeddedFinder) FindImage(_ context.Context, rec *wire.ImageRecord) ([]byte, string, error) {
-	if rec.Path == vmunix.Path {
-		return vmunix.Image(), "embedded " + rec.Path, nil
-	}
-	if b, err := workloads.Binary(path.Base(rec.Path)); err == nil {
-		return b, "embedded " + rec.Path, nil
-	}
-	return nil, "", fmt.Errorf("%s: %w", rec.Path, symbolize.ErrNoImageFile)
-}
-
-// bytesFinder returns fixed bytes.
-type bytesFinder []byte
-
-func (b bytesFinder) FindImage(context.Context, *wire.ImageRecord) ([]byte, string, error) {
-	return b, "test bytes", nil
-}
-
-// sortSource is a profile of the embedded /bin/sort: samples on the first
-// instructions of insertion (an insertion sort) and quick, and one in main.
-func sortSource(t *testing.T) (*analysis.MemSource, *wire.ImageRecord) {
-	t.Helper()
-	data, err := workloads.Binary("sort")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, im := elfRecord(t, data, "/bin/sort", false)
-	m := analysis.NewMemSource()
-	m.PutImage(r)
-	addrOf := func(name string) uint64 {
-		s, ok := im.SymbolNamed(name)
-		if !ok {
-			t.Fatalf("sort has no %s", name)
-		}
-		return s.Addr
-	}
-	add := func(host string, addr uint64, ev uint8, n uint64) {
-		m.Add(storage.Record{Epoch: 1, Event: ev, Image: r.Key, Offset: addr - r.Base, Host: host, Count: n})
-	}
-	ins := addrOf("insertion")
-	for i, n := range []uint64{5, 0, 17, 3, 40, 2, 9, 1} {
-		add("alpha", ins+uint64(4*i), evCycles, n)
-		add("beta", ins+uint64(4*i), evCycles, n+1)
-	}
-	add("alpha", ins+8, evIMiss, 4)
-	add("alpha", addrOf("quick")+4, evCycles, 100)
-	add("beta", addrOf("main"), evCycles, 7)
-	return m, r
-}
 
 // workloadSource reads the workloads' sources as --source-dir ../workloads
 // does: the line tables name them relative to the workloads directory
@@ -190,12 +133,6 @@ func TestListErrors(t *testing.T) {
 			t.Errorf("%s: err %v, want %v containing %q", tc.name, err, tc.is, tc.want)
 		}
 	}
-}
-
-type findNothing struct{}
-
-func (findNothing) FindImage(_ context.Context, rec *wire.ImageRecord) ([]byte, string, error) {
-	return nil, "", fmt.Errorf("%s: %w", rec.Path, symbolize.ErrNoImageFile)
 }
 
 // TestListKernel lists a vmunix procedure: the kernel's segments lie above

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"flag"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,52 +17,6 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-const (
-	evCycles = 0
-	evIMiss  = 2
-	evDMiss  = 3
-)
-
-// fixture is a small fleet: two hosts, two epochs, a program, a library,
-// the kernel, and an image that was never uploaded.
-//
-//	/bin/app   main [0x210,0x260) work [0x260,0x300) helper (zero size, to 0x400)
-//	/lib/libc  memcpy [0x210,0x250)
-//	/vmunix    idle [0x150,0x200)
-func fixture() *analysis.MemSource {
-	m := analysis.NewMemSource()
-	m.PutImage(rec(1, "/bin/app", base+0x400,
-		sym("main", base+0x210, 0x50), sym("work", base+0x260, 0xa0), sym("helper", base+0x300, 0)))
-	m.PutImage(rec(2, "/lib/libc", base+0x1000, sym("memcpy", base+0x210, 0x40)))
-	kern := &wire.ImageRecord{Version: wire.Version, Key: testKey(3), Path: "/vmunix",
-		TextStart: 0x60000000150, TextEnd: 0x60000000c2c, Base: 0x60000000000, Symbols: []wire.Symbol{sym("idle", 0x60000000150, 0xb0)}}
-	m.PutImage(kern)
-	add := func(epoch uint64, host string, pid uint32, image int, off uint64, ev uint8, n uint64) {
-		m.Add(storage.Record{Epoch: epoch, Event: ev, Image: testKey(image), Offset: off, Host: host, PID: pid, Count: n})
-	}
-	// /bin/app
-	add(1, "alpha", 0, 1, 0x210, evCycles, 100) // main
-	add(1, "alpha", 0, 1, 0x214, evCycles, 50)  // main
-	add(2, "beta", 0, 1, 0x214, evCycles, 50)   // main
-	add(1, "alpha", 0, 1, 0x260, evCycles, 300) // work
-	add(1, "alpha", 0, 1, 0x264, evIMiss, 30)   // work
-	add(2, "beta", 7, 1, 0x268, evCycles, 100)  // work, kept per process
-	add(1, "beta", 0, 1, 0x300, evCycles, 40)   // helper
-	add(1, "beta", 0, 1, 0x3fc, evIMiss, 5)     // helper
-	add(1, "alpha", 0, 1, 0x100, evCycles, 7)   // before main: unknown_rtn
-	add(1, "alpha", 0, 1, 0x400, evCycles, 3)   // past text: unknown_rtn
-	add(2, "beta", 0, 1, 0x100, evDMiss, 9)     // unknown_rtn, dmiss only
-	// /lib/libc
-	add(1, "alpha", 0, 2, 0x220, evCycles, 200)
-	add(2, "beta", 0, 2, 0x220, evIMiss, 60)
-	// /vmunix (offsets from 0x60000000000)
-	add(1, "alpha", 0, 3, 0x150, evCycles, 150)
-	add(2, "beta", 0, 3, 0x1fc, evCycles, 150)
-	// never uploaded
-	add(2, "gamma", 0, 9, 0x40, evCycles, 1)
-	return m
-}
 
 type wantRow struct {
 	proc, image string
@@ -356,24 +308,6 @@ func TestProfGolden(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }
 

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"context"
 	"testing"
 
 	"dcpi/analysis"
@@ -11,42 +10,6 @@ import (
 	"dcpi/wire"
 	"dcpi/workloads"
 )
-
-// renamedSource presents one image of a Source under another key and
-// record: the fleet database's images are synthetic (no bytes to
-// disassemble), so BenchmarkFleetTools lists /bin/sort's code with the
-// samples of fleet image 0.
-type renamedSource struct {
-	analysis.Source
-	from, to wire.ImageKey
-	rec      *wire.ImageRecord // to's record
-}
-
-func (s *renamedSource) Profile(ctx context.Context, q storage.Query, fn func(wire.ImageKey, uint64, uint8, string, uint64) error) error {
-	if q.Images != nil {
-		imgs := make([]wire.ImageKey, len(q.Images))
-		for i, k := range q.Images {
-			imgs[i] = k
-			if k == s.to {
-				imgs[i] = s.from
-			}
-		}
-		q.Images = imgs
-	}
-	return s.Source.Profile(ctx, q, func(k wire.ImageKey, off uint64, ev uint8, host string, n uint64) error {
-		if k == s.from {
-			k = s.to
-		}
-		return fn(k, off, ev, host, n)
-	})
-}
-
-func (s *renamedSource) Image(ctx context.Context, k wire.ImageKey) (*wire.ImageRecord, error) {
-	if k == s.to {
-		return s.rec, nil
-	}
-	return s.Source.Image(ctx, k)
-}
 
 // BenchmarkFleetTools times each of the analysis tools (pprof export: in
 // pprofexport, BenchmarkFleetPprof) over the fleet
@@ -74,7 +37,7 @@ func BenchmarkFleetTools(b *testing.B) {
 	for _, s := range sortImg.Symbols {
 		sortRec.Symbols = append(sortRec.Symbols, wire.Symbol{Name: s.Name, Addr: s.Addr, Size: s.Size})
 	}
-	renamed := &renamedSource{Source: db, from: fleetdbtest.Image(0), to: sortKey, rec: sortRec}
+	renamed := &fleetdbtest.RenamedSource{Source: db, From: fleetdbtest.Image(0), To: sortKey, Rec: sortRec}
 	host := func(i int) analysis.SampleSet {
 		h := fleetdbtest.Host(i * spec.Hosts / 8)
 		return analysis.SampleSet{Name: "host=" + h, Filter: storage.Query{Hosts: []string{h}}}

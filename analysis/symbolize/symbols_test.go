@@ -6,30 +6,11 @@ import (
 	"testing"
 
 	"dcpi/analysis"
-	"dcpi/hwsim/alpha"
-	"dcpi/hwsim/elfimage"
 	"dcpi/hwsim/vmunix"
 	"dcpi/storage"
 	"dcpi/wire"
-	"dcpi/wire/wiretest"
 	"dcpi/workloads"
 )
-
-// testKey is the i-th image key of the tests' small space.
-var testKey = wiretest.Key
-
-// base is the load base of the test images: their text starts 0x210 into
-// the page at 0x120000000, as the workloads' does.
-const base = 0x120000000
-
-func rec(i int, path string, textEnd uint64, syms ...wire.Symbol) *wire.ImageRecord {
-	return &wire.ImageRecord{Version: wire.Version, Key: testKey(i), Path: path,
-		TextStart: base + 0x210, TextEnd: textEnd, Base: base, Symbols: syms}
-}
-
-func sym(name string, addr, size uint64) wire.Symbol {
-	return wire.Symbol{Name: name, Addr: addr, Size: size}
-}
 
 func TestLoadBase(t *testing.T) {
 	for _, tc := range []struct{ textStart, want uint64 }{
@@ -177,35 +158,6 @@ func TestSymbolTableLookup(t *testing.T) {
 			checkUntil(t, st, 0, 0x1100)
 		})
 	}
-}
-
-// elfRecord builds the record a node uploads for an ELF file
-// (node.publishImage).
-func elfRecord(t *testing.T, data []byte, path string, kernel bool) (*wire.ImageRecord, *elfimage.Image) {
-	t.Helper()
-	var im *elfimage.Image
-	var err error
-	if kernel {
-		im, err = elfimage.ParseKernel(data, path)
-	} else {
-		im, err = elfimage.Parse(data, path)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := wire.ParseImageKey(im.ID.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &wire.ImageRecord{Version: wire.Version, Key: key, Path: path, Size: uint64(len(data)), TextStart: im.TextStart, TextEnd: im.TextEnd,
-		Base: ^uint64(0)}
-	for _, s := range im.Segments {
-		r.Base = min(r.Base, s.Vaddr&^(alpha.PageSize-1)) // where the loader maps it (node: Mapping.Base)
-	}
-	for _, s := range im.Symbols {
-		r.Symbols = append(r.Symbols, wire.Symbol{Name: s.Name, Addr: s.Addr, Size: s.Size})
-	}
-	return r, im
 }
 
 // TestSymbolTableAgreesWithELF symbolizes every instruction of every

@@ -1,0 +1,30 @@
+package pprofexport
+
+import (
+	"dcpi/analysis/internal/analysistest"
+	"dcpi/analysis/internal/analysistest/finders"
+)
+
+// The fixtures this package's tests share with the other analysis
+// packages' (analysis/internal/analysistest).
+var (
+	testKey    = analysistest.Key
+	rec        = analysistest.Rec
+	sym        = analysistest.Sym
+	elfRecord  = analysistest.ELFRecord
+	fixture    = analysistest.Fleet
+	sortSource = analysistest.SortSource
+)
+
+type (
+	embeddedFinder = finders.EmbeddedFinder
+	bytesFinder    = finders.BytesFinder
+	findNothing    = finders.FindNothing
+)
+
+const (
+	base     = analysistest.Base
+	evCycles = analysistest.EvCycles
+	evIMiss  = analysistest.EvIMiss
+	evDMiss  = analysistest.EvDMiss
+)
