@@ -265,3 +265,20 @@ func (f Finder) scan(dir string, size uint64) []dirFile {
 	}
 	return out
 }
+
+// SourceReader reads a source file named by a line table: at its path,
+// then under each directory (DIR/FILE, then DIR/BASENAME).
+func SourceReader(dirs []string) func(string) ([]byte, error) {
+	return func(file string) ([]byte, error) {
+		cands := []string{file}
+		for _, d := range dirs {
+			cands = append(cands, filepath.Join(d, file), filepath.Join(d, filepath.Base(file)))
+		}
+		for _, c := range cands {
+			if b, err := os.ReadFile(c); err == nil {
+				return b, nil
+			}
+		}
+		return nil, fmt.Errorf("source %s: %w", file, os.ErrNotExist)
+	}
+}

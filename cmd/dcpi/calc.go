@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis/calc"
+	"dcpi/analysis/imagefind"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/profiledb"
@@ -152,7 +153,7 @@ func (opts *calcOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	q := calc.Query{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Procedures: args, All: opts.all, Periods: periods,
-		Files: newImageFinder(cmd.ErrOrStderr(), o, opts.imageDirs), Source: sourceReader(opts.sourceDirs)}
+		Files: newImageFinder(cmd.ErrOrStderr(), o, opts.imageDirs), Source: imagefind.SourceReader(opts.sourceDirs)}
 	q.Static.Isolated = opts.isolated
 	if len(args) == 0 && !opts.all {
 		q.Top = max(opts.top, 1)

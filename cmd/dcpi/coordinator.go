@@ -10,10 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"dcpi/analysis/web"
 	"dcpi/cluster"
 	"dcpi/config"
 	"dcpi/coordinator"
 	"dcpi/profiledb"
+	"dcpi/profiledb/webdb"
 	"dcpi/transport/auth"
 )
 
@@ -121,7 +123,7 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *clu
 	}
 	defer r.Close()
 	if httpAddr != "" {
-		srv, url, err := startWeb(httpAddr, &webBackend{o: opened(profiledb.NewCluster(r.Conn(), false), func() {})}, logf)
+		srv, url, err := web.Start(httpAddr, webdb.New(profiledb.NewCluster(r.Conn(), false), nil, nil), logf)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"dcpi/coordinator"
 	"dcpi/internal/progress"
 	"dcpi/profiledb"
+	"dcpi/profiledb/webdb"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 
 	"dcpi/analysis/report"
 	"dcpi/analysis/symbolize"
+	"dcpi/analysis/web"
 	"dcpi/config"
 	"dcpi/hwsim/alpha"
 	"dcpi/simhost"
@@ -167,7 +169,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) error {
 		fmt.Fprintf(w, "dcpi demo: metrics at %s/metrics, health at %s/healthz and %s/readyz\n", u, u, u)
 	}
 	if o.httpAddr != "" {
-		srv, url, err := startWeb(o.httpAddr, &webBackend{o: opened(profiledb.NewCluster(cl.Conn(), true), func() {})}, lf)
+		srv, url, err := web.Start(o.httpAddr, webdb.New(profiledb.NewCluster(cl.Conn(), true), nil, nil), lf)
 		if err != nil {
 			return err
 		}

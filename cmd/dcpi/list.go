@@ -3,12 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis"
+	"dcpi/analysis/imagefind"
 	"dcpi/analysis/report"
 	"dcpi/profiledb"
 )
@@ -65,7 +64,7 @@ The shared filters select the samples (default: the whole fleet, every epoch);
 			q := report.ListQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, Procedures: args,
 				Files: newImageFinder(cmd.ErrOrStderr(), o, imageDirs)}
 			if source {
-				q.Source = sourceReader(sourceDirs)
+				q.Source = imagefind.SourceReader(sourceDirs)
 			}
 			l, err := report.List(cmd.Context(), o.src, q)
 			if err != nil {
@@ -90,21 +89,4 @@ The shared filters select the samples (default: the whole fleet, every epoch);
 	f.StringArrayVar(&sourceDirs, "source-dir", nil, "look for source files under `DIR` (repeatable)")
 	f.BoolVar(&source, "source", true, "show the text of source lines (false: file:line only)")
 	return cmd
-}
-
-// sourceReader reads a source file named by a line table: at its path,
-// then under each directory (DIR/FILE, then DIR/BASENAME).
-func sourceReader(dirs []string) func(string) ([]byte, error) {
-	return func(file string) ([]byte, error) {
-		cands := []string{file}
-		for _, d := range dirs {
-			cands = append(cands, filepath.Join(d, file), filepath.Join(d, filepath.Base(file)))
-		}
-		for _, c := range cands {
-			if b, err := os.ReadFile(c); err == nil {
-				return b, nil
-			}
-		}
-		return nil, fmt.Errorf("source %s: %w", file, os.ErrNotExist)
-	}
 }

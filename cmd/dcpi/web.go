@@ -2,29 +2,18 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"log"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
-	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/google/pprof/profile"
 	"github.com/spf13/cobra"
 
-	"dcpi/analysis"
-	"dcpi/analysis/pprofexport"
-	"dcpi/analysis/symbolize"
 	"dcpi/analysis/web"
 	"dcpi/profiledb"
-	"dcpi/storage"
+	"dcpi/profiledb/webdb"
 	"dcpi/transport/auth"
 )
 
@@ -86,7 +75,7 @@ does dcpi coordinator --http ADDR.`,
 				o = opened(&profiledb.Local{DB: db, Name: qf.dbDir}, func() {})
 			}
 			defer o.close()
-			b := &webBackend{o: o, imageDirs: imageDirs, sourceDirs: sourceDirs}
+			b := webdb.New(o.DB, imageDirs, sourceDirs)
 			return serveWeb(ctx, cmd.OutOrStdout(), addr, b, "")
 		},
 	}
@@ -102,8 +91,8 @@ does dcpi coordinator --http ADDR.`,
 
 // serveWeb serves the UI over b at addr until ctx ends, saying on w where
 // (prefix before the URL, "dcpi web: serving" by default).
-func serveWeb(ctx context.Context, w io.Writer, addr string, b *webBackend, prefix string) error {
-	srv, url, err := startWeb(addr, b, nil)
+func serveWeb(ctx context.Context, w io.Writer, addr string, b web.Backend, prefix string) error {
+	srv, url, err := web.Start(addr, b, nil)
 	if err != nil {
 		return err
 	}
@@ -115,125 +104,4 @@ func serveWeb(ctx context.Context, w io.Writer, addr string, b *webBackend, pref
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
-}
-
-// startWeb starts the UI over b at addr in the background and returns the
-// server (Shutdown stops it) and its URL. logf hears of internal errors
-// (nil: standard error).
-func startWeb(addr string, b *webBackend, logf func(string, ...any)) (*http.Server, string, error) {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, "", fmt.Errorf("web: listen at %s: %w", addr, err)
-	}
-	if logf == nil {
-		logf = log.New(os.Stderr, "", log.LstdFlags).Printf
-	}
-	srv := &http.Server{Handler: web.New(b, logf), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(l)
-	host, port, _ := net.SplitHostPort(l.Addr().String())
-	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	return srv, "http://" + net.JoinHostPort(host, port) + "/", nil
-}
-
-// webBackend is the UI's data: an opened source, with the command-line
-// tools' filter parsing, image finder and sampling periods.
-type webBackend struct {
-	o                     *openedSource
-	imageDirs, sourceDirs []string
-}
-
-var _ web.Backend = (*webBackend)(nil)
-
-func (b *webBackend) Source() analysis.Source { return b.o.src }
-
-func (b *webBackend) Where() string { return b.o.Where() }
-
-// Select checks the filters with queryFlags.selection, as the tools check
-// their flags (the messages name the flags; the pages' parameters have the
-// same names).
-func (b *webBackend) Select(ctx context.Context, f web.Filters) (web.Selection, error) {
-	qf := queryFlags{epochs: f.Epochs, ranges: f.EpochRanges, hosts: f.Hosts, images: f.Images, events: f.Events}
-	for _, p := range f.PIDs {
-		n, err := strconv.ParseUint(p, 10, 64)
-		if err != nil {
-			return web.Selection{}, fmt.Errorf("pid %q: want a process number", p)
-		}
-		qf.pids = append(qf.pids, uint(n))
-	}
-	sel, err := qf.selection()
-	if err == nil {
-		err = b.o.SelectLabels(ctx, f.Labels, &sel.Filter)
-	}
-	if err != nil {
-		return web.Selection{}, errors.New(strings.TrimPrefix(err.Error(), "--"))
-	}
-	return web.Selection(sel), nil
-}
-
-func (b *webBackend) Set(ctx context.Context, base web.Selection, spec string) (analysis.SampleSet, error) {
-	return profiledb.ParseSetSpec(ctx, b.o.DB, base.Filter, spec)
-}
-
-func (b *webBackend) Hint(ctx context.Context, sel web.Selection) string {
-	return b.o.selectionHint(ctx, profiledb.Selection(sel))
-}
-
-func (b *webBackend) Files() symbolize.ImageFinder { return newImageFinder(nil, b.o, b.imageDirs) }
-
-func (b *webBackend) SourceFile(name string) ([]byte, error) { return sourceReader(b.sourceDirs)(name) }
-
-func (b *webBackend) CalcPeriods(ctx context.Context, hosts []string) (map[string]map[uint8]float64, error) {
-	return profiledb.CalcPeriods(ctx, b.o.DB, hosts, nil, io.Discard)
-}
-
-// Pprof exports sel as dcpi pprof does without flags: the hosts'
-// registered periods, the images' DWARF where found, call stacks where
-// recorded.
-func (b *webBackend) Pprof(ctx context.Context, sel web.Selection) (*profile.Profile, error) {
-	pc, err := profiledb.SelectedPeriods(ctx, b.o.DB, sel.Filter.Hosts, nil)
-	if err != nil {
-		return nil, err
-	}
-	p, err := pprofexport.Pprof(ctx, b.o.src, pprofexport.PprofQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths,
-		Periods: pc.Periods, Files: b.Files()})
-	if err != nil {
-		return nil, err
-	}
-	return p, pc.Check(pprofexport.SampleTypes(p), len(p.Sample), io.Discard)
-}
-
-func (b *webBackend) Epochs(ctx context.Context) ([]web.Epoch, error) {
-	infos, err := b.o.Epochs(ctx)
-	if err != nil {
-		return nil, err
-	}
-	eps := make([]web.Epoch, len(infos))
-	for i, e := range infos {
-		eps[i] = web.Epoch{Number: e.Number, State: e.State.String(), Start: e.Start, End: e.End, Acked: e.AckedBy(), Waiting: e.Waiting}
-	}
-	return eps, nil
-}
-
-// Hosts lists the node registry with each host's stored samples (one
-// totals query per host).
-func (b *webBackend) Hosts(ctx context.Context) ([]web.Host, error) {
-	infos, err := b.o.Nodes(ctx)
-	if err != nil {
-		return nil, err
-	}
-	hosts := make([]web.Host, len(infos))
-	for i, n := range infos {
-		h := web.Host{Name: n.Host, Labels: n.Labels, CPUs: n.CPUs, Registered: n.Registered, Updated: n.Updated, LastHeartbeat: n.LastHeartbeat}
-		if n.LivenessKnown {
-			h.Liveness = map[bool]string{true: "live", false: "down"}[n.Live]
-		}
-		if h.Samples, err = b.o.Totals(ctx, storage.Query{Hosts: []string{n.Host}}); err != nil {
-			return nil, err
-		}
-		hosts[i] = h
-	}
-	slices.SortFunc(hosts, func(a, b web.Host) int { return strings.Compare(a.Name, b.Name) })
-	return hosts, nil
 }

@@ -1,0 +1,138 @@
+// Package webdb serves a profile database (profiledb.DB) to dcpi web's
+// pages: it implements analysis/web's Backend with the command-line
+// tools' filter parsing, sample sets, hints, image finder and sampling
+// periods, so a page and a command given the same selection read the
+// same samples and say the same things.
+package webdb
+
+import (
+	"context"
+	"dcpi/analysis"
+	"dcpi/analysis/imagefind"
+	"dcpi/analysis/pprofexport"
+	"dcpi/analysis/symbolize"
+	"dcpi/analysis/web"
+	"dcpi/profiledb"
+	"dcpi/storage"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// Backend is the UI's data: a profile database with a symbol cache, with
+// the command-line tools' filter parsing, image finder and sampling
+// periods.
+type Backend struct {
+	db                    profiledb.DB
+	sym                   *symbolize.Symbolizer
+	imageDirs, sourceDirs []string
+}
+
+// New serves db to the pages, finding image files in imageDirs too and
+// source files in sourceDirs.
+func New(db profiledb.DB, imageDirs, sourceDirs []string) *Backend {
+	return &Backend{db: db, sym: symbolize.New(db), imageDirs: imageDirs, sourceDirs: sourceDirs}
+}
+
+var _ web.Backend = (*Backend)(nil)
+
+func (b *Backend) Source() analysis.Source { return b.sym }
+
+func (b *Backend) Where() string { return b.db.Where() }
+
+// Select checks the filters with profiledb.Filters.Selection, as the tools check
+// their flags (the messages name the flags; the pages' parameters have the
+// same names).
+func (b *Backend) Select(ctx context.Context, f web.Filters) (web.Selection, error) {
+	qf := profiledb.Filters{Epochs: f.Epochs, Ranges: f.EpochRanges, Hosts: f.Hosts, Images: f.Images, Events: f.Events}
+	for _, p := range f.PIDs {
+		n, err := strconv.ParseUint(p, 10, 64)
+		if err != nil {
+			return web.Selection{}, fmt.Errorf("pid %q: want a process number", p)
+		}
+		qf.PIDs = append(qf.PIDs, uint(n))
+	}
+	sel, err := qf.Selection()
+	if err == nil {
+		err = b.db.SelectLabels(ctx, f.Labels, &sel.Filter)
+	}
+	if err != nil {
+		return web.Selection{}, errors.New(strings.TrimPrefix(err.Error(), "--"))
+	}
+	return web.Selection(sel), nil
+}
+
+func (b *Backend) Set(ctx context.Context, base web.Selection, spec string) (analysis.SampleSet, error) {
+	return profiledb.ParseSetSpec(ctx, b.db, base.Filter, spec)
+}
+
+func (b *Backend) Hint(ctx context.Context, sel web.Selection) string {
+	return profiledb.SelectionHint(ctx, b.db, b.sym, profiledb.Selection(sel))
+}
+
+func (b *Backend) Files() symbolize.ImageFinder {
+	return imagefind.New(nil, b.db.ImageFile, b.imageDirs)
+}
+
+func (b *Backend) SourceFile(name string) ([]byte, error) {
+	return imagefind.SourceReader(b.sourceDirs)(name)
+}
+
+func (b *Backend) CalcPeriods(ctx context.Context, hosts []string) (map[string]map[uint8]float64, error) {
+	return profiledb.CalcPeriods(ctx, b.db, hosts, nil, io.Discard)
+}
+
+// Pprof exports sel as dcpi pprof does without flags: the hosts'
+// registered periods, the images' DWARF where found, call stacks where
+// recorded.
+func (b *Backend) Pprof(ctx context.Context, sel web.Selection) (*profile.Profile, error) {
+	pc, err := profiledb.SelectedPeriods(ctx, b.db, sel.Filter.Hosts, nil)
+	if err != nil {
+		return nil, err
+	}
+	p, err := pprofexport.Pprof(ctx, b.sym, pprofexport.PprofQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths,
+		Periods: pc.Periods, Files: b.Files()})
+	if err != nil {
+		return nil, err
+	}
+	return p, pc.Check(pprofexport.SampleTypes(p), len(p.Sample), io.Discard)
+}
+
+func (b *Backend) Epochs(ctx context.Context) ([]web.Epoch, error) {
+	infos, err := b.db.Epochs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	eps := make([]web.Epoch, len(infos))
+	for i, e := range infos {
+		eps[i] = web.Epoch{Number: e.Number, State: e.State.String(), Start: e.Start, End: e.End, Acked: e.AckedBy(), Waiting: e.Waiting}
+	}
+	return eps, nil
+}
+
+// Hosts lists the node registry with each host's stored samples (one
+// totals query per host).
+func (b *Backend) Hosts(ctx context.Context) ([]web.Host, error) {
+	infos, err := b.db.Nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hosts := make([]web.Host, len(infos))
+	for i, n := range infos {
+		h := web.Host{Name: n.Host, Labels: n.Labels, CPUs: n.CPUs, Registered: n.Registered, Updated: n.Updated, LastHeartbeat: n.LastHeartbeat}
+		if n.LivenessKnown {
+			h.Liveness = map[bool]string{true: "live", false: "down"}[n.Live]
+		}
+		if h.Samples, err = b.db.Totals(ctx, storage.Query{Hosts: []string{n.Host}}); err != nil {
+			return nil, err
+		}
+		hosts[i] = h
+	}
+	slices.SortFunc(hosts, func(a, b web.Host) int { return strings.Compare(a.Name, b.Name) })
+	return hosts, nil
+}
