@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"dcpi/analysis/internal/analysistest"
-	"dcpi/analysis/internal/analysistest/finders"
+	"dcpi/analysis/internal/findertest"
 )
 
 // The fixtures this package's tests share with the other analysis
@@ -19,9 +19,9 @@ var (
 )
 
 type (
-	embeddedFinder = finders.EmbeddedFinder
-	bytesFinder    = finders.BytesFinder
-	findNothing    = finders.FindNothing
+	embeddedFinder = findertest.EmbeddedFinder
+	bytesFinder    = findertest.BytesFinder
+	findNothing    = findertest.FindNothing
 )
 
 const (

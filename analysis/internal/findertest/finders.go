@@ -1,7 +1,7 @@
-// Package finders holds the image finders the analysis packages' tests
+// Package findertest holds the image finders the analysis packages' tests
 // share (a test kit, apart from analysistest so that symbolize's own
 // tests can use that one).
-package finders
+package findertest
 
 import (
 	"context"
