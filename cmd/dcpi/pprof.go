@@ -1,20 +1,11 @@
 package main
 
 import (
-	"encoding/hex"
-	"encoding/json"
+	"dcpi/profiledb/pprofout"
+	"dcpi/simhost"
 	"fmt"
-	"io"
-	"os"
-	"path"
-	"path/filepath"
 
-	"github.com/google/pprof/profile"
 	"github.com/spf13/cobra"
-
-	"dcpi/analysis/pprofexport"
-	"dcpi/profiledb"
-	"dcpi/wire"
 )
 
 func newPprofCommand() *cobra.Command {
@@ -99,6 +90,9 @@ type pprofOptions struct {
 }
 
 func (opts *pprofOptions) run(cmd *cobra.Command, args []string) error {
+	if opts.output == "" {
+		return fmt.Errorf("--output: give a file name, or - for standard output")
+	}
 	sel, err := opts.qf.selection()
 	if err != nil {
 		return err
@@ -108,66 +102,26 @@ func (opts *pprofOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer o.close()
-	pc, err := profiledb.SelectedPeriods(cmd.Context(), o.DB, sel.Filter.Hosts, opts.periodFlags)
+	ex, err := pprofout.Run(cmd.Context(), o.DB, o.src, pprofout.Options{Selection: sel, ByHost: opts.byHost, ByEpoch: opts.byEpoch,
+		Flat: opts.flat, PeriodFlags: opts.periodFlags, Files: newImageFinder(nil, o, opts.imageDirs), Note: cmd.ErrOrStderr()})
 	if err != nil {
 		return err
-	}
-	periods := pc.Periods
-	var found []pprofImageFound
-	q := pprofexport.PprofQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, ByHost: opts.byHost, ByEpoch: opts.byEpoch,
-		Periods: periods, Files: newImageFinder(nil, o, opts.imageDirs), // the summary below says which file each image came from
-		Found: func(rec *wire.ImageRecord, data []byte, where string) {
-			found = append(found, pprofImageFound{rec, data, where})
-		}, Flat: opts.flat}
-	if opts.byHost && q.Filter.Hosts == nil {
-		if q.Filter.Hosts, err = o.Hosts(cmd.Context()); err != nil {
-			return fmt.Errorf("--by-host: %w", err)
-		}
-	}
-	if opts.byEpoch && q.Filter.Epochs == nil {
-		if q.Filter.Epochs, err = o.EpochNumbers(cmd.Context()); err != nil {
-			return fmt.Errorf("--by-epoch: %w", err)
-		}
-		if len(q.Filter.Epochs) == 0 {
-			return fmt.Errorf("--by-epoch: the database lists no epochs (a dcpi node database has no epoch records); give them with --epochs A-B")
-		}
-	}
-	p, err := pprofexport.Pprof(cmd.Context(), o.src, q)
-	if err != nil {
-		return err
-	}
-	if err := pc.Check(pprofexport.SampleTypes(p), len(p.Sample), cmd.ErrOrStderr()); err != nil {
-		return err
-	}
-	if opts.output == "" {
-		return fmt.Errorf("--output: give a file name, or - for standard output")
 	}
 	if opts.binDir != "" {
-		if err := writeBinaries(opts.binDir, found); err != nil {
+		if err := ex.WriteBinaries(opts.binDir); err != nil {
 			return fmt.Errorf("--binaries: %w", err)
 		}
 	}
-	var w io.Writer = cmd.OutOrStdout()
 	summary := cmd.OutOrStdout()
-	if opts.output != "-" {
-		fh, err := os.Create(opts.output)
-		if err != nil {
-			return fmt.Errorf("--output: %w", err)
-		}
-		defer fh.Close()
-		w = fh
-	} else {
+	if opts.output == "-" {
 		summary = cmd.ErrOrStderr()
-	}
-	if err := p.Write(w); err != nil {
-		return fmt.Errorf("write %s: %w", opts.output, err)
-	}
-	if fh, ok := w.(*os.File); ok {
-		if err := fh.Close(); err != nil {
+		if err := ex.Profile.Write(cmd.OutOrStdout()); err != nil {
 			return fmt.Errorf("write %s: %w", opts.output, err)
 		}
+	} else if err := simhost.WriteFileWith(opts.output, ex.Profile.Write); err != nil {
+		return fmt.Errorf("--output: %w", err)
 	}
-	return pprofSummary(summary, opts.output, p, found, opts.qf.json)
+	return ex.WriteSummary(summary, opts.output, opts.qf.json)
 }
 
 func (opts *pprofOptions) register(cmd *cobra.Command) {
@@ -180,85 +134,4 @@ func (opts *pprofOptions) register(cmd *cobra.Command) {
 	f.StringArrayVar(&opts.imageDirs, "image-dir", nil, "look for image files under `DIR` too (repeatable)")
 	f.StringVar(&opts.binDir, "binaries", "", "write the image files found to `DIR`, for PPROF_BINARY_PATH")
 	f.BoolVar(&opts.flat, "flat", false, "export the flat profile even where call stacks were recorded")
-}
-
-// pprofImageFound is an image whose file the export read.
-type pprofImageFound struct {
-	rec   *wire.ImageRecord
-	data  []byte
-	where string
-}
-
-// writeBinaries writes each image file to dir/BUILDID/NAME (dir/NAME for an
-// image without a build ID), where pprof's PPROF_BINARY_PATH looks first.
-func writeBinaries(dir string, found []pprofImageFound) error {
-	for _, f := range found {
-		name := filepath.Join(dir, path.Base(f.rec.Path))
-		if f.rec.Key.Kind() == wire.KindBuildID {
-			name = filepath.Join(dir, hex.EncodeToString(f.rec.Key.ID()), path.Base(f.rec.Path))
-		}
-		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(name, f.data, 0o755); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// pprofSummary says what was written, and where each image's file (its
-// DWARF) came from.
-func pprofSummary(w io.Writer, output string, p *profile.Profile, found []pprofImageFound, asJSON bool) error {
-	type st struct {
-		Type  string `json:"type"`
-		Unit  string `json:"unit"`
-		Total int64  `json:"total"`
-	}
-	types := make([]st, len(p.SampleType))
-	for i, t := range p.SampleType {
-		types[i] = st{Type: t.Type, Unit: t.Unit}
-	}
-	for _, s := range p.Sample {
-		for i, v := range s.Value {
-			types[i].Total += v
-		}
-	}
-	type image struct {
-		Path  string `json:"path"`
-		File  string `json:"file,omitempty"` // where its bytes were found; "" not found
-		Lines bool   `json:"lines"`          // locations carry DWARF file and line
-	}
-	where := map[string]string{}
-	for _, f := range found {
-		where[f.rec.Path] = f.where
-	}
-	images := make([]image, len(p.Mapping))
-	for i, m := range p.Mapping {
-		images[i] = image{Path: m.File, File: where[m.File], Lines: m.HasLineNumbers}
-	}
-	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"output": output, "sample_types": types, "samples": len(p.Sample),
-			"locations": len(p.Location), "functions": len(p.Function), "mappings": len(p.Mapping), "images": images})
-	}
-	fmt.Fprintf(w, "wrote %s:", output)
-	for _, t := range types {
-		fmt.Fprintf(w, " %s = %d,", t.Type, t.Total)
-	}
-	if _, err := fmt.Fprintf(w, " %d samples at %d locations in %d functions of %d images\n", len(p.Sample), len(p.Location), len(p.Function), len(p.Mapping)); err != nil {
-		return err
-	}
-	for _, im := range images {
-		switch {
-		case im.File == "":
-			fmt.Fprintf(w, "  %s: file not found (symbol names only; give --image-dir)\n", im.Path)
-		case im.Lines:
-			fmt.Fprintf(w, "  %s: %s, with source lines\n", im.Path, im.File)
-		default:
-			fmt.Fprintf(w, "  %s: %s, no DWARF line information\n", im.Path, im.File)
-		}
-	}
-	return nil
 }

@@ -9,10 +9,10 @@ import (
 	"context"
 	"dcpi/analysis"
 	"dcpi/analysis/imagefind"
-	"dcpi/analysis/pprofexport"
 	"dcpi/analysis/symbolize"
 	"dcpi/analysis/web"
 	"dcpi/profiledb"
+	"dcpi/profiledb/pprofout"
 	"dcpi/storage"
 	"errors"
 	"fmt"
@@ -91,16 +91,11 @@ func (b *Backend) CalcPeriods(ctx context.Context, hosts []string) (map[string]m
 // registered periods, the images' DWARF where found, call stacks where
 // recorded.
 func (b *Backend) Pprof(ctx context.Context, sel web.Selection) (*profile.Profile, error) {
-	pc, err := profiledb.SelectedPeriods(ctx, b.db, sel.Filter.Hosts, nil)
+	ex, err := pprofout.Run(ctx, b.db, b.sym, pprofout.Options{Selection: profiledb.Selection(sel), Files: b.Files()})
 	if err != nil {
 		return nil, err
 	}
-	p, err := pprofexport.Pprof(ctx, b.sym, pprofexport.PprofQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths,
-		Periods: pc.Periods, Files: b.Files()})
-	if err != nil {
-		return nil, err
-	}
-	return p, pc.Check(pprofexport.SampleTypes(p), len(p.Sample), io.Discard)
+	return ex.Profile, nil
 }
 
 func (b *Backend) Epochs(ctx context.Context) ([]web.Epoch, error) {
