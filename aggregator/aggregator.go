@@ -2,8 +2,10 @@ package aggregator
 
 import (
 	"context"
+	"dcpi/internal/slogf"
 	"dcpi/wire/delivery"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -56,7 +58,10 @@ type Config struct {
 	// with the batches' size: 1.7 GiB an aggregator at 1,000 hosts
 	// publishing two-minute windows.
 	MaxPendingEntries int
-	Logf              func(format string, args ...any)
+	// Logger hears of refused messages and failed fetches, proposals and
+	// acknowledgements; nil discards them.
+	Logger *slog.Logger
+	logf   func(format string, args ...any)
 }
 
 func (c *Config) defaults() {
@@ -75,9 +80,7 @@ func (c *Config) defaults() {
 	if c.MaxPendingEntries <= 0 {
 		c.MaxPendingEntries = DefaultMaxPendingEntries
 	}
-	if c.Logf == nil {
-		c.Logf = func(string, ...any) {}
-	}
+	c.logf = slogf.Printf(c.Logger)
 }
 
 // DefaultInFlight is Config.InFlight's default (aggregator.in_flight).
@@ -162,7 +165,7 @@ func (a *Aggregator) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				break
 			}
-			a.cfg.Logf("aggregator: fetch: %v (retrying in %v)", err, backoff)
+			a.cfg.logf("aggregator: fetch: %v (retrying in %v)", err, backoff)
 			sleep(ctx, backoff)
 			backoff = min(2*backoff, 2*time.Second)
 			continue
@@ -205,9 +208,9 @@ func (a *Aggregator) dispatch(ctx context.Context, ds []delivery.Batch, wg *sync
 	for _, d := range ds {
 		if err := d.Err(); err != nil {
 			a.rejected.Add(1)
-			a.cfg.Logf("aggregator: rejected a message: %v", err)
+			a.cfg.logf("aggregator: rejected a message: %v", err)
 			if err := d.Term(err.Error()); err != nil {
-				a.cfg.Logf("aggregator: term: %v", err)
+				a.cfg.logf("aggregator: term: %v", err)
 			}
 			continue
 		}
@@ -439,7 +442,7 @@ func (a *Aggregator) propose(ctx context.Context, p Proposal, ds []delivery.Batc
 		// Not committed as far as we know: hand everything back. If it
 		// was committed after all, the redelivery is a Duplicate.
 		if ctx.Err() == nil {
-			a.cfg.Logf("aggregator: propose %d deltas: %v", len(p.Deltas), err)
+			a.cfg.logf("aggregator: propose %d deltas: %v", len(p.Deltas), err)
 		}
 		for _, m := range p.Members {
 			a.nakAll(ds, m, a.cfg.GapDelay)
@@ -462,7 +465,7 @@ func (a *Aggregator) propose(ctx context.Context, p Proposal, ds []delivery.Batc
 					prev = b
 				}
 				if err := ds[i].Ack(ctx); err != nil {
-					a.cfg.Logf("aggregator: ack: %v (the batch will be redelivered and found a duplicate)", err)
+					a.cfg.logf("aggregator: ack: %v (the batch will be redelivered and found a duplicate)", err)
 					continue
 				}
 				a.acked.Add(1)
@@ -484,7 +487,7 @@ func (a *Aggregator) propose(ctx context.Context, p Proposal, ds []delivery.Batc
 				a.propose(ctx, q, ds)
 			}
 		default:
-			a.cfg.Logf("aggregator: unexpected outcome %v; handing the batches back", o)
+			a.cfg.logf("aggregator: unexpected outcome %v; handing the batches back", o)
 			a.nakAll(ds, p.Members[k], a.cfg.GapDelay)
 		}
 	}
@@ -493,7 +496,7 @@ func (a *Aggregator) propose(ctx context.Context, p Proposal, ds []delivery.Batc
 func (a *Aggregator) nakAll(ds []delivery.Batch, members []int, delay time.Duration) {
 	for _, i := range members {
 		if err := ds[i].Nak(delay); err != nil {
-			a.cfg.Logf("aggregator: nak: %v (it will be redelivered when its ack wait ends)", err)
+			a.cfg.logf("aggregator: nak: %v (it will be redelivered when its ack wait ends)", err)
 		}
 	}
 }
@@ -517,7 +520,7 @@ func (a *Aggregator) imagesFor(ctx context.Context, deltas []storage.Delta) []*w
 			seen[k] = true
 			r, err := a.images.FetchImage(ctx, k)
 			if err != nil {
-				a.cfg.Logf("aggregator: image %v: %v (will try again)", k, err)
+				a.cfg.logf("aggregator: image %v: %v (will try again)", k, err)
 				continue
 			}
 			out = append(out, r)

@@ -78,7 +78,7 @@ func (f *ValuesForwarder) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				break
 			}
-			f.cfg.Logf("aggregator: fetch value records: %v (retrying in %v)", err, backoff)
+			f.cfg.logf("aggregator: fetch value records: %v (retrying in %v)", err, backoff)
 			sleep(ctx, backoff)
 			backoff = min(2*backoff, 2*time.Second)
 			continue
@@ -106,9 +106,9 @@ func (f *ValuesForwarder) Handle(ctx context.Context, ds []delivery.Values) {
 	for _, d := range ds {
 		if err := d.Err(); err != nil {
 			f.rejected.Add(1)
-			f.cfg.Logf("aggregator: rejected a value record: %v", err)
+			f.cfg.logf("aggregator: rejected a value record: %v", err)
 			if err := d.Term(err.Error()); err != nil {
-				f.cfg.Logf("aggregator: term: %v", err)
+				f.cfg.logf("aggregator: term: %v", err)
 			}
 			continue
 		}
@@ -157,7 +157,7 @@ func (f *ValuesForwarder) propose(ctx context.Context, run valuesRun) {
 	if err != nil {
 		// The records were each valid and the run was cut to merge:
 		// this is a bug, not bad input. Hand them back one by one.
-		f.cfg.Logf("aggregator: merge value records: %v", err)
+		f.cfg.logf("aggregator: merge value records: %v", err)
 		if len(run.records) > 1 {
 			f.singles(ctx, run)
 		} else {
@@ -172,7 +172,7 @@ func (f *ValuesForwarder) propose(ctx context.Context, run valuesRun) {
 		// Not committed as far as we know: hand everything back. If it
 		// was committed after all, the redelivery is a Duplicate.
 		if ctx.Err() == nil {
-			f.cfg.Logf("aggregator: propose value records %s %d..%d: %v", merged.Host, first, merged.Seq, err)
+			f.cfg.logf("aggregator: propose value records %s %d..%d: %v", merged.Host, first, merged.Seq, err)
 		}
 		f.nakAll(run.members)
 		return
@@ -185,7 +185,7 @@ func (f *ValuesForwarder) propose(ctx context.Context, run valuesRun) {
 		for _, ms := range run.members {
 			for _, d := range ms {
 				if err := d.Ack(ctx); err != nil {
-					f.cfg.Logf("aggregator: ack value record: %v (it will be redelivered and found a duplicate)", err)
+					f.cfg.logf("aggregator: ack value record: %v (it will be redelivered and found a duplicate)", err)
 					continue
 				}
 				f.acked.Add(1)
@@ -202,7 +202,7 @@ func (f *ValuesForwarder) propose(ctx context.Context, run valuesRun) {
 		f.overlaps.Add(1)
 		f.singles(ctx, run)
 	default:
-		f.cfg.Logf("aggregator: unexpected outcome %v for value records %s %d..%d; handing them back", o, merged.Host, first, merged.Seq)
+		f.cfg.logf("aggregator: unexpected outcome %v for value records %s %d..%d; handing them back", o, merged.Host, first, merged.Seq)
 		f.nakAll(run.members)
 	}
 }
@@ -218,7 +218,7 @@ func (f *ValuesForwarder) nakAll(members [][]delivery.Values) {
 	for _, ms := range members {
 		for _, d := range ms {
 			if err := d.Nak(f.cfg.GapDelay); err != nil {
-				f.cfg.Logf("aggregator: nak value record: %v (it will be redelivered when its ack wait ends)", err)
+				f.cfg.logf("aggregator: nak value record: %v (it will be redelivered when its ack wait ends)", err)
 			}
 		}
 	}

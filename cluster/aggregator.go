@@ -21,7 +21,7 @@ import (
 
 // AggregatorConfig is one aggregator role.
 type AggregatorConfig struct {
-	// Aggregator is the batch aggregator's configuration (its Logf is
+	// Aggregator is the batch aggregator's configuration (its Logger is
 	// set from Logger).
 	Aggregator aggregator.Config
 	// StreamReplicas is the JetStream replication of the value-record
@@ -57,14 +57,14 @@ func StartAggregator(ctx context.Context, nc *nats.Conn, c AggregatorConfig) (*A
 	}
 	src := transport.BatchSource{Consumer: cons, JS: js}
 	ac := c.Aggregator
-	ac.Logf = lf
+	ac.Logger = c.Logger
 	a := &Aggregator{
 		agg:    aggregator.New(ac, src, coordinator.NewClient(nc), src),
-		values: aggregator.NewValuesForwarder(aggregator.Config{Logf: lf}, &lazyValuesSource{js: js, replicas: c.StreamReplicas}, coordinator.NewClient(nc)),
+		values: aggregator.NewValuesForwarder(aggregator.Config{Logger: c.Logger}, &lazyValuesSource{js: js, replicas: c.StreamReplicas}, coordinator.NewClient(nc)),
 		done:   make(chan error, 1),
 	}
 	a.wg.Add(2)
-	go func() { defer a.wg.Done(); RunPathUploads(ctx, js, coordinator.NewClient(nc), lf) }()
+	go func() { defer a.wg.Done(); RunPathUploads(ctx, js, coordinator.NewClient(nc), c.Logger) }()
 	go func() { defer a.wg.Done(); a.values.Run(ctx) }()
 	if c.StatsEvery > 0 {
 		a.wg.Add(1)
@@ -123,14 +123,15 @@ func newConsumerRetrying(ctx context.Context, nc *nats.Conn, js jetstream.JetStr
 
 // RunPathUploads commits the hosts' path-profile uploads through the
 // coordinator until ctx ends (dcpi pp upload; docs/paths.md).
-func RunPathUploads(ctx context.Context, js jetstream.JetStream, c *coordinator.Client, lf func(string, ...any)) {
+func RunPathUploads(ctx context.Context, js jetstream.JetStream, c *coordinator.Client, logger *slog.Logger) {
+	lf := logf(logger)
 	err := transport.Retry(ctx, transport.DefaultBackoff, "the stream "+transport.PathStreamName, lf, func(ctx context.Context) error {
 		return transport.EnsurePathStream(ctx, js, 0)
 	})
 	if err != nil {
 		return
 	}
-	transport.ConsumePathUploads(ctx, js, transport.PathConsumerConfig{Logf: lf}, func(ctx context.Context, u *wire.PathUpload) error {
+	transport.ConsumePathUploads(ctx, js, transport.PathConsumerConfig{Logger: logger}, func(ctx context.Context, u *wire.PathUpload) error {
 		out, err := c.UploadPaths(ctx, u)
 		if err != nil {
 			if errors.Is(err, coordinator.ErrBadRequest) {

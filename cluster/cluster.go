@@ -119,7 +119,7 @@ func Start(ctx context.Context, c Config) (_ *Cluster, err error) {
 // the metrics endpoint, and the batch and value streams.
 func (cl *Cluster) startServer(ctx context.Context, metricsAddr string) error {
 	var err error
-	cl.srv, err = auth.StartServer(transport.ServerConfig{Dir: filepath.Join(cl.dir, "nats"), Host: "127.0.0.1", Name: "dcpi-demo", Logf: logf(cl.cfg.Logger)})
+	cl.srv, err = auth.StartServer(transport.ServerConfig{Dir: filepath.Join(cl.dir, "nats"), Host: "127.0.0.1", Name: "dcpi-demo", Logger: cl.cfg.Logger})
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func (cl *Cluster) startReplicas() error {
 			return err
 		}
 		r, err := coordinator.Start(coordinator.Config{ID: p.ID, RaftAddr: p.Addr, DataDir: filepath.Join(cl.dir, p.ID),
-			Bootstrap: cl.fleet.peers, NATS: rc, HeartbeatTimeout: 3 * time.Second, Logf: logf(cl.cfg.Logger)})
+			Bootstrap: cl.fleet.peers, NATS: rc, HeartbeatTimeout: 3 * time.Second, Logger: cl.cfg.Logger})
 		if err != nil {
 			return err
 		}
@@ -195,7 +195,7 @@ func (cl *Cluster) Connect(role auth.Role, host, name string) (*nats.Conn, error
 	if err != nil {
 		return nil, err
 	}
-	nc, err := transport.Connect(transport.ConnConfig{URLs: []string{cl.srv.ClientURL()}, Name: name, CredsFile: creds.File, CAFile: creds.CA, Logf: logf(cl.cfg.Logger)})
+	nc, err := transport.Connect(transport.ConnConfig{URLs: []string{cl.srv.ClientURL()}, Name: name, CredsFile: creds.File, CAFile: creds.CA, Logger: cl.cfg.Logger})
 	if err == nil {
 		cl.conns = append(cl.conns, nc)
 	}

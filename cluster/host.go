@@ -95,7 +95,7 @@ func StartHost(ctx, startCtx context.Context, nc *nats.Conn, c HostConfig) (*Hos
 	if err := uploadPrograms(startCtx, nc, c.Programs, lf); err != nil {
 		return nil, fmt.Errorf("host %s: %w", name, err)
 	}
-	pub, err := transport.NewPublisher(nc, publisherConfig(c, coord, lf))
+	pub, err := transport.NewPublisher(nc, publisherConfig(c, coord))
 	if err != nil {
 		return nil, err
 	}
@@ -173,9 +173,9 @@ func resumeHost(ctx context.Context, nc *nats.Conn, coord *coordinator.Client, c
 
 // publisherConfig is the host's publisher: bounded, and with Retain the
 // end-to-end acknowledgment, polling the coordinator for what it applied.
-func publisherConfig(c HostConfig, coord *coordinator.Client, lf func(string, ...any)) transport.PublisherConfig {
+func publisherConfig(c HostConfig, coord *coordinator.Client) transport.PublisherConfig {
 	name := c.Sim.Hostname
-	pcfg := transport.PublisherConfig{Host: name, MaxBufferedBytes: c.MaxBuffer, Logf: lf}
+	pcfg := transport.PublisherConfig{Host: name, MaxBufferedBytes: c.MaxBuffer, Logger: c.Logger}
 	if c.Retain > 0 {
 		pcfg.MaxRetainedBytes = c.Retain
 		pcfg.Applied = func(ctx context.Context, cpus []uint16) ([]uint64, error) {

@@ -75,7 +75,7 @@ func StartReplica(ctx context.Context, rc ReplicaConfig) (_ *Replica, err error)
 			return nil, err
 		}
 	}
-	if rp.nc, err = ConnectRole(ncfg, auth.Coordinator, "", "coordinator-"+c.ID, lf); err != nil {
+	if rp.nc, err = ConnectRole(ncfg, auth.Coordinator, "", "coordinator-"+c.ID, rc.Logger); err != nil {
 		return nil, err
 	}
 	rc.Telemetry.Ready.Add("nats", NATSReady(rp.nc))
@@ -91,7 +91,7 @@ func StartReplica(ctx context.Context, rc ReplicaConfig) (_ *Replica, err error)
 		boot = append(boot, coordinator.Peer{ID: p[0], Addr: p[1]})
 	}
 	rp.r, err = coordinator.Start(coordinator.Config{ID: c.ID, RaftAddr: c.RaftAddr, DataDir: c.DataDir,
-		Bootstrap: boot, NATS: rp.nc, HeartbeatTimeout: c.HeartbeatTimeout, Logf: lf, Logger: rc.Logger})
+		Bootstrap: boot, NATS: rp.nc, HeartbeatTimeout: c.HeartbeatTimeout, Logger: rc.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func StartReplica(ctx context.Context, rc ReplicaConfig) (_ *Replica, err error)
 func (rp *Replica) embedNATS(rc ReplicaConfig) ([]string, error) {
 	c, n := rc.Config.Coordinator, rc.Config.NATS
 	srv, err := auth.StartServer(transport.ServerConfig{Dir: filepath.Join(c.DataDir, "nats"),
-		Host: n.EmbedHost, Port: n.EmbedPort, Name: "dcpi-" + c.ID, Logf: rp.lf,
+		Host: n.EmbedHost, Port: n.EmbedPort, Name: "dcpi-" + c.ID, Logger: rc.Logger,
 		SyncAlways: n.SyncAlways, SyncInterval: n.SyncInterval})
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"dcpi/internal/slogf"
 	"dcpi/wire/coordproto"
 	"errors"
 	"fmt"
@@ -57,20 +58,6 @@ type cluster struct {
 	tune  func(*Config) // if set, adjusts every replica's Config
 }
 
-// quietLogf drops raft's chatter unless -v.
-func quietLogf(t testing.TB) func(string, ...any) {
-	var mu sync.Mutex
-	done := false
-	t.Cleanup(func() { mu.Lock(); done = true; mu.Unlock() })
-	return func(f string, a ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		if !done && testing.Verbose() {
-			t.Logf(f, a...)
-		}
-	}
-}
-
 func newCluster(t testing.TB, n int) *cluster {
 	return newTunedCluster(t, n, nil)
 }
@@ -100,7 +87,7 @@ func newTunedCluster(t testing.TB, n int, tune func(*Config)) *cluster {
 func (c *cluster) config(i int) Config {
 	cfg := Config{
 		ID: c.ids[i], RaftAddr: c.addrs[i], DataDir: c.dirs[i], Bootstrap: c.boot,
-		NATS: connect(c.t, c.url), HeartbeatTimeout: time.Second, Logf: quietLogf(c.t),
+		NATS: connect(c.t, c.url), HeartbeatTimeout: time.Second, Logger: slogf.Quiet(c.t),
 		RaftTimeout: 300 * time.Millisecond, SealInterval: 50 * time.Millisecond, TrailingLogs: 20, WALSegmentBytes: 32 << 10,
 	}
 	if c.tune != nil {

@@ -65,14 +65,13 @@ func TestRaftLoggerOverSlog(t *testing.T) {
 }
 
 // TestRaftHandlerWithoutLogger: with no Logger, raft's Warn lines go to
-// Logf as text without a time of their own, and its Info lines nowhere, as
-// before.
+// the standard logger as text without a time of their own, and its Info
+// lines nowhere, as before.
 func TestRaftHandlerWithoutLogger(t *testing.T) {
 	var got []string
-	cfg := Config{ID: "c1", Logf: func(format string, args ...any) {
+	l := newRaftLogger(logfHandler{logf: func(format string, args ...any) {
 		got = append(got, strings.TrimSpace(fmt.Sprintf(format, args...)))
-	}}
-	l := newRaftLogger(raftHandler(cfg), cfg.ID)
+	}}, "c1")
 	l.Info("entering follower state")
 	l.Warn("heartbeat timeout reached", "last-leader-addr", "127.0.0.1:7002", "id", "", "note", "a b")
 	if len(got) != 1 {

@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/raft-wal/types"
 	"github.com/nats-io/nats.go"
 
+	"dcpi/internal/slogf"
 	"dcpi/storage"
 )
 
@@ -42,12 +43,10 @@ type Config struct {
 	// HeartbeatTimeout is how long a node stays live after its last
 	// heartbeat; 0 means 10 s.
 	HeartbeatTimeout time.Duration
-	// Logf receives the replica's own lines; nil means Logger's Info, or
-	// the standard logger when Logger is nil too.
-	Logf func(string, ...any)
-	// Logger receives raft's and its stores' lines at their levels (raft's
-	// Info as Debug), with their key/value pairs as attributes. Nil: they
-	// go to Logf as text, Warn and above only, as they always have.
+	// Logger receives the replica's own lines (at Info), and raft's and
+	// its stores' lines at their levels (raft's Info as Debug) with their
+	// key/value pairs as attributes. Nil: the standard logger, raft's
+	// lines Warn and above only.
 	Logger *slog.Logger
 
 	// RaftTimeout sets Raft's heartbeat and election timeouts (the leader
@@ -106,13 +105,11 @@ func Start(cfg Config) (*Replica, error) {
 	if cfg.SealInterval <= 0 {
 		cfg.SealInterval = 200 * time.Millisecond
 	}
-	if cfg.Logf == nil {
-		cfg.Logf = log.Printf
-		if l := cfg.Logger; l != nil {
-			cfg.Logf = func(format string, args ...any) { l.Info(fmt.Sprintf(format, args...)) }
-		}
+	logf := log.Printf
+	if cfg.Logger != nil {
+		logf = slogf.Printf(cfg.Logger)
 	}
-	r := &Replica{cfg: cfg, logf: cfg.Logf, stop: make(chan struct{}), failed: make(chan struct{}), metrics: newReplicaMetrics()}
+	r := &Replica{cfg: cfg, logf: logf, stop: make(chan struct{}), failed: make(chan struct{}), metrics: newReplicaMetrics()}
 	if err := r.open(); err != nil {
 		r.closeStores()
 		return nil, fmt.Errorf("coordinator: start %s: %w", cfg.ID, err)
@@ -407,12 +404,12 @@ func (r *Replica) watchLeadership(notify <-chan bool) {
 }
 
 // raftHandler is where raft's lines go: cfg.Logger's handler, or, without
-// one, Logf, Warn and above only.
+// one, the standard logger, Warn and above only.
 func raftHandler(cfg Config) slog.Handler {
 	if cfg.Logger != nil {
 		return cfg.Logger.Handler()
 	}
-	return logfHandler{logf: cfg.Logf}
+	return logfHandler{logf: log.Printf}
 }
 
 // logWriter turns lines written to it into Logf calls.

@@ -39,7 +39,7 @@ func (p *Publisher) pollApplied() {
 				p.st.AppliedErrors++
 				if !failing {
 					failing = true
-					p.cfg.Logf("transport: publisher %s: applied seqs of CPUs %v: %v (retained batches are kept; asking again)", p.cfg.Host, cpus, err)
+					p.logf("transport: publisher %s: applied seqs of CPUs %v: %v (retained batches are kept; asking again)", p.cfg.Host, cpus, err)
 				}
 			} else {
 				failing = false
@@ -66,7 +66,7 @@ func (p *Publisher) pollApplied() {
 				}
 			}
 			if n > 0 {
-				p.cfg.Logf("transport: publisher %s: %d retained batches not applied for %v: sending them again", p.cfg.Host, n, p.cfg.RepublishAfter)
+				p.logf("transport: publisher %s: %d retained batches not applied for %v: sending them again", p.cfg.Host, n, p.cfg.RepublishAfter)
 				p.signal()
 			}
 		}

@@ -1,8 +1,10 @@
 package transport
 
 import (
+	"dcpi/internal/slogf"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -28,9 +30,9 @@ type ConnConfig struct {
 	// ReconnectWait is the pause between reconnect attempts to one server;
 	// 0 means 1 s.
 	ReconnectWait time.Duration
-	// Logf receives connection events (disconnect, reconnect, async
+	// Logger receives connection events (disconnect, reconnect, async
 	// errors); nil discards them.
-	Logf func(format string, args ...any)
+	Logger *slog.Logger
 	// OnError, if set, receives each asynchronous error itself (a
 	// permissions violation wraps nats.ErrPermissionViolation), for
 	// callers that test errors by identity rather than by their text.
@@ -56,10 +58,7 @@ func Connect(cfg ConnConfig) (*nats.Conn, error) {
 	if wait <= 0 {
 		wait = time.Second
 	}
-	logf := cfg.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
+	logf := slogf.Printf(cfg.Logger)
 	opts := []nats.Option{
 		nats.Name(cfg.Name),
 		nats.MaxReconnects(-1),

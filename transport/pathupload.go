@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"dcpi/internal/slogf"
 	"dcpi/wire"
 )
 
@@ -132,8 +134,8 @@ type PathConsumerConfig struct {
 	// RetryDelay is how long a failed apply waits before its
 	// redelivery; 0 means 1 s.
 	RetryDelay time.Duration
-	// Logf logs refused messages and failed applies; nil: discarded.
-	Logf func(format string, args ...any)
+	// Logger logs refused messages and failed applies; nil: discarded.
+	Logger *slog.Logger
 }
 
 // ConsumePathUploads applies path uploads until ctx ends: each message
@@ -151,10 +153,7 @@ func ConsumePathUploads(ctx context.Context, js jetstream.JetStream, cfg PathCon
 	if cfg.RetryDelay <= 0 {
 		cfg.RetryDelay = time.Second
 	}
-	logf := cfg.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
+	logf := slogf.Printf(cfg.Logger)
 	c, err := js.CreateOrUpdateConsumer(ctx, PathStreamName, jetstream.ConsumerConfig{
 		Durable:       PathDurable,
 		Description:   "dcpi path uploads: apply through the coordinator, ack after commit",

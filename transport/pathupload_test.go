@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"dcpi/coordinator"
+	"dcpi/internal/slogf"
 	"dcpi/storage"
 	"dcpi/wire"
 	"dcpi/wire/wiretest"
@@ -60,7 +61,7 @@ func TestPathUploadsEndToEnd(t *testing.T) {
 	}
 	cnc, _ := connect(t, srv.URL())
 	r, err := coordinator.Start(coordinator.Config{ID: "c1", RaftAddr: "127.0.0.1:0", DataDir: filepath.Join(t.TempDir(), "c1"),
-		Bootstrap: []coordinator.Peer{{ID: "c1"}}, NATS: cnc, RaftTimeout: 300 * time.Millisecond, Logf: t.Logf})
+		Bootstrap: []coordinator.Peer{{ID: "c1"}}, NATS: cnc, RaftTimeout: 300 * time.Millisecond, Logger: slogf.Test(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestPathUploadsEndToEnd(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- ConsumePathUploads(cctx, js, PathConsumerConfig{RetryDelay: 50 * time.Millisecond, Logf: t.Logf},
+		done <- ConsumePathUploads(cctx, js, PathConsumerConfig{RetryDelay: 50 * time.Millisecond, Logger: slogf.Test(t)},
 			func(ctx context.Context, u *wire.PathUpload) error {
 				out, err := client.UploadPaths(ctx, u)
 				if err == nil {

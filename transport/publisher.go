@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"dcpi/internal/slogf"
 	"dcpi/wire"
 )
 
@@ -30,9 +32,9 @@ type PublisherConfig struct {
 	// MaxBackoff caps the pause between failed attempts, which doubles
 	// from 50 ms; 0 means 2 s.
 	MaxBackoff time.Duration
-	// Logf receives the first failure of a run of failures and the
+	// Logger receives the first failure of a run of failures and the
 	// recovery; nil discards them.
-	Logf func(format string, args ...any)
+	Logger *slog.Logger
 
 	// Applied, when set, turns on the end-to-end acknowledgment
 	// (docs/durability.md): every batch JetStream acknowledges stays
@@ -130,9 +132,10 @@ type PublisherStats struct {
 // acknowledgement and retrying the head of the queue until it comes. Calls
 // must come in sequence order per (Epoch, CPU); the queue keeps call order.
 type Publisher struct {
-	cfg PublisherConfig
-	nc  *nats.Conn
-	js  jetstream.JetStream
+	cfg  PublisherConfig
+	logf func(string, ...any)
+	nc   *nats.Conn
+	js   jetstream.JetStream
 
 	mu       sync.Mutex
 	q        *outQueue
@@ -181,9 +184,6 @@ func NewPublisher(nc *nats.Conn, cfg PublisherConfig) (*Publisher, error) {
 	if cfg.MaxBackoff <= 0 {
 		cfg.MaxBackoff = defaultMaxBackoff
 	}
-	if cfg.Logf == nil {
-		cfg.Logf = func(string, ...any) {}
-	}
 	if cfg.MaxRetainedBytes < 0 {
 		return nil, fmt.Errorf("transport: new publisher: MaxRetainedBytes %d is negative", cfg.MaxRetainedBytes)
 	}
@@ -201,7 +201,7 @@ func NewPublisher(nc *nats.Conn, cfg PublisherConfig) (*Publisher, error) {
 		return nil, fmt.Errorf("transport: new publisher: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &Publisher{cfg: cfg, nc: nc, js: js, q: newOutQueue(cfg.MaxBufferedBytes),
+	p := &Publisher{cfg: cfg, logf: slogf.Printf(cfg.Logger), nc: nc, js: js, q: newOutQueue(cfg.MaxBufferedBytes),
 		images: map[string]bool{}, changed: make(chan struct{}), wake: make(chan struct{}, 1),
 		ctx: ctx, cancel: cancel, done: make(chan struct{}), polled: make(chan struct{})}
 	go p.run()
@@ -470,7 +470,7 @@ func (p *Publisher) send(it *item) error {
 		}
 		if p.failing {
 			p.failing = false
-			p.cfg.Logf("transport: publisher %s: sending again after %d failed attempts", p.cfg.Host, p.st.Retries)
+			p.logf("transport: publisher %s: sending again after %d failed attempts", p.cfg.Host, p.st.Retries)
 		}
 		p.st.LastError = ""
 		p.broadcast()
@@ -485,14 +485,14 @@ func (p *Publisher) send(it *item) error {
 		// The client refused it before sending, so the server cannot
 		// have it: replace it by its tombstone, which will fit.
 		if terr := p.q.tombstoneHead(wire.DropTooLarge); terr != nil {
-			p.cfg.Logf("transport: publisher %s: %v", p.cfg.Host, terr)
+			p.logf("transport: publisher %s: %v", p.cfg.Host, terr)
 		} else {
-			p.cfg.Logf("transport: publisher %s: %s larger than the server's limit: replaced by a tombstone", p.cfg.Host, it.describe())
+			p.logf("transport: publisher %s: %s larger than the server's limit: replaced by a tombstone", p.cfg.Host, it.describe())
 		}
 	}
 	if !p.failing {
 		p.failing = true
-		p.cfg.Logf("transport: publisher %s: %v (retrying with backoff)", p.cfg.Host, err)
+		p.logf("transport: publisher %s: %v (retrying with backoff)", p.cfg.Host, err)
 	}
 	return err
 }

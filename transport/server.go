@@ -2,8 +2,10 @@ package transport
 
 import (
 	"crypto/tls"
+	"dcpi/internal/slogf"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"sync"
@@ -29,8 +31,9 @@ type ServerConfig struct {
 	// DefaultMaxPayload. A batch that encodes larger is replaced by a
 	// tombstone (drop counter "transport.too_large").
 	MaxPayload int32
-	// Logf receives the server's warnings and errors; nil discards them.
-	Logf func(format string, args ...any)
+	// Logger receives the server's warnings and errors; nil discards
+	// them.
+	Logger *slog.Logger
 	// SyncAlways makes JetStream fsync every message before it
 	// acknowledges it (nats-server's sync_interval: always). Without it
 	// the file store fsyncs every SyncInterval, and a power loss loses
@@ -136,7 +139,7 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	}
 	// The server reports a failed listen or JetStream start only by
 	// logging it (Fatalf), so keep the last error to return it.
-	lg := &serverLog{logf: cfg.Logf}
+	lg := &serverLog{logf: slogf.Printf(cfg.Logger)}
 	ns.SetLoggerV2(lg, false, false, false)
 	go ns.Start()
 	if err := waitReady(ns, lg); err != nil {

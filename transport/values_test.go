@@ -14,6 +14,7 @@ import (
 	"dcpi/aggregator"
 	"dcpi/coordinator"
 	"dcpi/internal/hotlist"
+	"dcpi/internal/slogf"
 	"dcpi/storage"
 	"dcpi/wire"
 	"dcpi/wire/wiretest"
@@ -110,7 +111,7 @@ func TestValuesEndToEnd(t *testing.T) {
 
 	cnc, _ := connect(t, srv.URL())
 	rep, err := coordinator.Start(coordinator.Config{ID: "c1", RaftAddr: "127.0.0.1:0", DataDir: filepath.Join(t.TempDir(), "c1"),
-		Bootstrap: []coordinator.Peer{{ID: "c1"}}, NATS: cnc, RaftTimeout: 300 * time.Millisecond, Logf: t.Logf})
+		Bootstrap: []coordinator.Peer{{ID: "c1"}}, NATS: cnc, RaftTimeout: 300 * time.Millisecond, Logger: slogf.Test(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestValuesEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := aggregator.NewValuesForwarder(aggregator.Config{FetchMax: 3, FetchWait: 100 * time.Millisecond, GapDelay: 50 * time.Millisecond, Logf: t.Logf}, src, client)
+		f := aggregator.NewValuesForwarder(aggregator.Config{FetchMax: 3, FetchWait: 100 * time.Millisecond, GapDelay: 50 * time.Millisecond, Logger: slogf.Test(t)}, src, client)
 		fws = append(fws, f)
 		wg.Add(1)
 		go func() { defer wg.Done(); f.Run(cctx) }()

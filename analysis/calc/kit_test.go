@@ -10,25 +10,13 @@ import (
 // The fixtures this package's tests share with the other analysis
 // packages' (analysis/internal/analysistest).
 var (
-	testKey    = analysistest.Key
-	rec        = analysistest.Rec
-	sym        = analysistest.Sym
 	elfRecord  = analysistest.ELFRecord
-	fixture    = analysistest.Fleet
 	sortSource = analysistest.SortSource
 )
 
 type (
 	embeddedFinder = findertest.EmbeddedFinder
 	bytesFinder    = findertest.BytesFinder
-	findNothing    = findertest.FindNothing
-)
-
-const (
-	base     = analysistest.Base
-	evCycles = analysistest.EvCycles
-	evIMiss  = analysistest.EvIMiss
-	evDMiss  = analysistest.EvDMiss
 )
 
 func golden(t *testing.T, name string, got []byte) { analysistest.Golden(t, *update, name, got) }

@@ -11,8 +11,6 @@ import (
 // packages' (analysis/internal/analysistest).
 var (
 	testKey    = analysistest.Key
-	rec        = analysistest.Rec
-	sym        = analysistest.Sym
 	elfRecord  = analysistest.ELFRecord
 	fixture    = analysistest.Fleet
 	sortSource = analysistest.SortSource

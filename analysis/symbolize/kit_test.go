@@ -7,12 +7,10 @@ import (
 // The fixtures this package's tests share with the other analysis
 // packages' (analysis/internal/analysistest).
 var (
-	testKey    = analysistest.Key
-	rec        = analysistest.Rec
-	sym        = analysistest.Sym
-	elfRecord  = analysistest.ELFRecord
-	fixture    = analysistest.Fleet
-	sortSource = analysistest.SortSource
+	testKey   = analysistest.Key
+	rec       = analysistest.Rec
+	sym       = analysistest.Sym
+	elfRecord = analysistest.ELFRecord
 )
 
 const (

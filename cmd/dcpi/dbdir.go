@@ -1,25 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"dcpi/coordinator"
-	"dcpi/internal/datadir"
-	"dcpi/storage"
 )
-
-// explainOpenError turns the error of opening a profile database that
-// another process is writing into one line saying so.
-func explainOpenError(err error, flag, dir string) error {
-	if errors.Is(err, storage.ErrLocked) {
-		return fmt.Errorf("%s %s: %w (another dcpi node or coordinator is writing this database); stop it first, or give another %s", flag, dir, datadir.ErrInUse, flag)
-	}
-	return err
-}
 
 // fleetParentError says, when dir is not a profile database but holds
 // replicas' data directories (a demo's --dir: c1/, c2/, ...), which one to

@@ -76,7 +76,7 @@ three times, and prints each run and the largest sustained count.`,
 			if o.Binary, err = os.Executable(); err != nil {
 				return err
 			}
-			o.Warn, o.Logf = os.Stderr, stderrLog("loadgen: ")
+			o.Warn, o.Logger = os.Stderr, roleLogger("loadgen: ")
 			if o.Dir == "" {
 				d, err := os.MkdirTemp("", "dcpi-loadgen-")
 				if err != nil {

@@ -43,13 +43,14 @@ port).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			logf := stderrLog("nats-server: ")
+			log := roleLogger("nats-server: ")
+			logf := roleLogf(log)
 			tel, err := startRoleTelemetry(cmd, logf)
 			if err != nil {
 				return err
 			}
 			defer tel.Close()
-			srv, err := cluster.StartNATSServer(transport.ServerConfig{Dir: dir, Host: host, Port: port, Name: "dcpi-nats", Logf: logf,
+			srv, err := cluster.StartNATSServer(transport.ServerConfig{Dir: dir, Host: host, Port: port, Name: "dcpi-nats", Logger: log,
 				SyncAlways: syncAlways, SyncInterval: syncInterval}, tel)
 			if err != nil {
 				return err

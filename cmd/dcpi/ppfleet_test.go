@@ -13,6 +13,7 @@ import (
 
 	"dcpi/cluster"
 	"dcpi/coordinator"
+	"dcpi/internal/slogf"
 	"dcpi/transport"
 )
 
@@ -105,7 +106,7 @@ func atoi(t *testing.T, s string) int {
 // publishes, the aggregators' path consumer applies, pp fleet --nats reads.
 func TestPPUploadFleetCluster(t *testing.T) {
 	url, _ := startTestCluster(t)
-	nc, err := transport.Connect(transport.ConnConfig{URLs: []string{url}, Name: "paths", Logf: func(string, ...any) {}})
+	nc, err := transport.Connect(transport.ConnConfig{URLs: []string{url}, Name: "paths"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestPPUploadFleetCluster(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); cluster.RunPathUploads(ctx, js, coordinator.NewClient(nc), t.Logf) }()
+	go func() { defer close(done); cluster.RunPathUploads(ctx, js, coordinator.NewClient(nc), slogf.Test(t)) }()
 	defer func() { cancel(); <-done }()
 	save := filepath.Join(t.TempDir(), "tiny.json")
 	if _, _, err := run(t, "pp", "oracle", "--save", save, "--", "tiny"); err != nil {

@@ -27,10 +27,6 @@ type profFlags struct {
 	byCaller bool
 }
 
-// maxEpochRange bounds --epochs A-B: the range becomes a list in the
-// query, one entry per epoch.
-const maxEpochRange = 1 << 20
-
 func newProfCommand() *cobra.Command {
 	var pf profFlags
 	cmd := &cobra.Command{

@@ -18,6 +18,7 @@ import (
 	"dcpi/aggregator"
 	"dcpi/coordinator"
 	"dcpi/hwsim"
+	"dcpi/internal/slogf"
 	"dcpi/simhost"
 	"dcpi/storage"
 	"dcpi/transport"
@@ -406,7 +407,7 @@ func startTestCluster(t *testing.T) (string, *coordinator.Client) {
 	srv := natstest.StartServer(t, natstest.Options{})
 	url := srv.URL()
 	connect := func(name string) *nats.Conn {
-		nc, err := transport.Connect(transport.ConnConfig{URLs: []string{url}, Name: name, Logf: func(string, ...any) {}})
+		nc, err := transport.Connect(transport.ConnConfig{URLs: []string{url}, Name: name})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -423,7 +424,7 @@ func startTestCluster(t *testing.T) (string, *coordinator.Client) {
 		t.Fatal(err)
 	}
 	r, err := coordinator.Start(coordinator.Config{ID: "c1", RaftAddr: "127.0.0.1:0", DataDir: filepath.Join(t.TempDir(), "c1"),
-		Bootstrap: []coordinator.Peer{{ID: "c1"}}, NATS: connect("coordinator"), RaftTimeout: 300 * time.Millisecond, Logf: t.Logf})
+		Bootstrap: []coordinator.Peer{{ID: "c1"}}, NATS: connect("coordinator"), RaftTimeout: 300 * time.Millisecond, Logger: slogf.Test(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +438,7 @@ func startTestCluster(t *testing.T) (string, *coordinator.Client) {
 		t.Fatal(err)
 	}
 	bs := transport.BatchSource{Consumer: cons, JS: ajs}
-	a := aggregator.New(aggregator.Config{Logf: t.Logf}, bs, coordinator.NewClient(ac), bs)
+	a := aggregator.New(aggregator.Config{Logger: slogf.Test(t)}, bs, coordinator.NewClient(ac), bs)
 	done := make(chan struct{})
 	go func() { defer close(done); a.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done; r.Shutdown() })

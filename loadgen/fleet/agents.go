@@ -26,7 +26,7 @@ import (
 // keys. Without, the agents share o.Conns connections on the
 // coordinator's key (a key that may publish for every host), which costs
 // the server less than a fleet does. The returned func closes them all.
-func connectAgents(ncfg config.NATS, hosts []string, o Options, logf func(string, ...any)) ([]*nats.Conn, func(), error) {
+func connectAgents(ncfg config.NATS, hosts []string, o Options) ([]*nats.Conn, func(), error) {
 	var conns []*nats.Conn
 	closeAll := func() {
 		for _, c := range conns {
@@ -35,7 +35,7 @@ func connectAgents(ncfg config.NATS, hosts []string, o Options, logf func(string
 	}
 	if !o.HostKeys {
 		for i := range min(o.Conns, len(hosts)) {
-			c, err := cluster.ConnectRole(ncfg, auth.Coordinator, "", fmt.Sprintf("loadgen-%d", i), logf)
+			c, err := cluster.ConnectRole(ncfg, auth.Coordinator, "", fmt.Sprintf("loadgen-%d", i), o.Logger)
 			if err != nil {
 				closeAll()
 				return nil, nil, err
@@ -81,7 +81,7 @@ func connectAgents(ncfg config.NATS, hosts []string, o Options, logf func(string
 		}
 	}
 	if i, err := eachBounded(len(hosts), 32, func(i int) (err error) {
-		conns[i], err = transport.Connect(transport.ConnConfig{URLs: ncfg.URLs, Name: "loadgen-" + hosts[i], CredsFile: files[i], CAFile: ca, Logf: logf})
+		conns[i], err = transport.Connect(transport.ConnConfig{URLs: ncfg.URLs, Name: "loadgen-" + hosts[i], CredsFile: files[i], CAFile: ca, Logger: o.Logger})
 		return err
 	}); err != nil {
 		closeAll()

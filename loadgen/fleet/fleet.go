@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,9 +59,10 @@ type Options struct {
 	// Binary is the dcpi binary whose processes make the cluster RunStep
 	// starts when NATSURLs is empty.
 	Binary string
-	// Warn receives a tool connection's warnings; Logf the agents' log.
-	Warn io.Writer
-	Logf func(string, ...any)
+	// Warn receives a tool connection's warnings; Logger the agents' log
+	// (nil: discarded).
+	Warn   io.Writer
+	Logger *slog.Logger
 }
 
 // Point is one poll during a run: seconds since the load began,
@@ -127,10 +129,7 @@ func RunStep(ctx context.Context, rec *loadgen.Recording, o Options, n int, dir 
 	}
 	ncfg := o.NATS
 	ncfg.URLs = urls
-	logf := o.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
+
 	qc, err := cluster.ConnectTool(ncfg, auth.Query, "loadgen-query", o.Warn)
 	if err != nil {
 		return res, err
@@ -183,7 +182,7 @@ func RunStep(ctx context.Context, rec *loadgen.Recording, o Options, n int, dir 
 		return res, fmt.Errorf("loadgen: the cluster already holds %d samples of hosts %s...: choose another --prefix", base, hosts[0])
 	}
 
-	agentConns, closeConns, err := connectAgents(ncfg, hosts, o, logf)
+	agentConns, closeConns, err := connectAgents(ncfg, hosts, o)
 	if err != nil {
 		return res, err
 	}
@@ -201,7 +200,7 @@ func RunStep(ctx context.Context, rec *loadgen.Recording, o Options, n int, dir 
 		if agents[i], err = loadgen.NewAgent(rec, h, epoch); err != nil {
 			return res, err
 		}
-		pcfg := transport.PublisherConfig{Host: h, MaxBufferedBytes: o.BufferKB << 10, Logf: logf}
+		pcfg := transport.PublisherConfig{Host: h, MaxBufferedBytes: o.BufferKB << 10, Logger: o.Logger}
 		if o.EndToEnd {
 			coord := coordOf(i)
 			pcfg.Applied = func(ctx context.Context, cpus []uint16) ([]uint64, error) {

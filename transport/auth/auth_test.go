@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"dcpi/internal/slogf"
 	"dcpi/wire/coordproto"
 	"errors"
 	"math/rand/v2"
@@ -28,7 +29,7 @@ import (
 func startSecure(t *testing.T) *Server {
 	t.Helper()
 	t.Setenv("DCPI_AUTH_REGISTRY", filepath.Join(t.TempDir(), "registry"))
-	srv, err := StartServer(transport.ServerConfig{Dir: t.TempDir(), Host: "127.0.0.1", Logf: t.Logf})
+	srv, err := StartServer(transport.ServerConfig{Dir: t.TempDir(), Host: "127.0.0.1", Logger: slogf.Test(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"dcpi/internal/slogf"
 	"dcpi/wire/coordproto"
 	"encoding/json"
 	"errors"
@@ -26,7 +27,7 @@ func startReplica(t *testing.T, srv *Server) {
 	nc := mustDial(t, srv.ClientURL(), srv.Store.RoleFile(Coordinator), nil)
 	r, err := coordinator.Start(coordinator.Config{
 		ID: "c1", RaftAddr: "127.0.0.1:0", DataDir: filepath.Join(t.TempDir(), "c1"),
-		Bootstrap: []coordinator.Peer{{ID: "c1"}}, NATS: nc, Logf: t.Logf,
+		Bootstrap: []coordinator.Peer{{ID: "c1"}}, NATS: nc, Logger: slogf.Test(t),
 		RaftTimeout: 300 * time.Millisecond, SealInterval: 50 * time.Millisecond,
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"dcpi/internal/slogf"
 	"dcpi/transport"
 )
 
@@ -64,10 +65,7 @@ func StartServer(cfg transport.ServerConfig) (*Server, error) {
 		srv.Shutdown()
 		return nil, err
 	}
-	logf := cfg.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
+	logf := slogf.Printf(cfg.Logger)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{Server: srv, Store: st, TLS: secure, stop: cancel, done: make(chan struct{}), port: srv.Port()}
 	go func() {
