@@ -23,6 +23,8 @@ type replicaMetrics struct {
 	commit  prometheus.Histogram     // a proposal, from raft.Apply to applied here
 	apply   prometheus.Histogram     // the FSM's apply of one group of entries
 	refused *prometheus.CounterVec   // host requests naming another host than their subject's
+	// requests whose reply subject is no inbox (coordproto.IsReplyInbox)
+	badReply *prometheus.CounterVec
 }
 
 func newReplicaMetrics() *replicaMetrics {
@@ -40,6 +42,10 @@ func newReplicaMetrics() *replicaMetrics {
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcpi_coordinator_requests_refused_total",
 			Help: "Requests about a host (registration, heartbeat, epoch ack, applied sequences) refused because their body names " +
 				"another host than their subject, by kind and request: a host's credentials acting for another host."},
+			[]string{"kind", "request"}),
+		badReply: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcpi_coordinator_requests_bad_reply_total",
+			Help: "Requests refused unserved because their reply subject is no inbox: answering would publish, on the coordinator's " +
+				"credentials, where the requester chose (a cut, a stream's deletion, another host's batches). By kind and request."},
 			[]string{"kind", "request"}),
 	}
 }
@@ -124,6 +130,7 @@ func (c replicaCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.r.metrics.commit.Describe(ch)
 	c.r.metrics.apply.Describe(ch)
 	c.r.metrics.refused.Describe(ch)
+	c.r.metrics.badReply.Describe(ch)
 	c.db.Describe(ch)
 }
 
@@ -183,6 +190,7 @@ func (c replicaCollector) Collect(ch chan<- prometheus.Metric) {
 	r.metrics.commit.Collect(ch)
 	r.metrics.apply.Collect(ch)
 	r.metrics.refused.Collect(ch)
+	r.metrics.badReply.Collect(ch)
 	c.db.Collect(ch)
 }
 

@@ -70,7 +70,17 @@ type handler func(ctx context.Context, m *nats.Msg) ([]byte, error)
 // serialize every aggregator behind one commit. Requests run under parent.
 func (s *service) subscribe(parent context.Context, subject, queue string, h handler) (*nats.Subscription, error) {
 	latency := s.r.metrics.request.WithLabelValues(requestLabels(subject))
+	badReply := s.r.metrics.badReply.WithLabelValues(requestLabels(subject))
 	cb := func(m *nats.Msg) {
+		if m.Reply != "" && !coordproto.IsReplyInbox(m.Reply) {
+			// The reply would be the coordinator's publish, with its
+			// credentials, on a subject the requester chose (a cut, a
+			// stream's deletion, another host's batches): refused
+			// unserved and unanswered.
+			badReply.Inc()
+			s.r.logf("coordinator: %s: refused a request on %s whose reply subject %q is no inbox", s.r.cfg.ID, m.Subject, m.Reply)
+			return
+		}
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"dcpi/wire/coordproto"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -44,7 +45,7 @@ func CheckSecretFile(path string) error {
 // InboxPrefix is the reply-subject prefix of the client whose NKey is
 // publicKey: "_INBOX.<public key>". Each user may subscribe only below its
 // own prefix, so one cannot read the replies sent to another.
-func InboxPrefix(publicKey string) string { return "_INBOX." + publicKey }
+func InboxPrefix(publicKey string) string { return coordproto.InboxRoot + publicKey }
 
 // credsOptions reads path, a user JWT credentials file or an NKey user
 // seed file, into the connection's options. A seed is held in memory from

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"dcpi/wire"
 )
@@ -106,4 +107,30 @@ func HostRequestSubjects(host string) ([]string, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// InboxRoot begins every reply subject a service answers on: nats.go's
+// inboxes, and each credentialed client's own (transport.InboxPrefix:
+// _INBOX.<its key>), the only subjects a client other than the
+// coordinator may subscribe to.
+const InboxRoot = "_INBOX."
+
+// IsReplyInbox reports whether reply is a subject a service may answer a
+// request on: an inbox under InboxRoot, with no wildcard or empty token.
+// A reply subject is a publish the server's permissions do not check (it
+// is the responder's publish, on the responder's credentials), so a
+// service that answered on any subject would let a requester publish
+// where only the service may: cut an epoch, delete a stream, or store a
+// batch under another host's name.
+func IsReplyInbox(reply string) bool {
+	rest, ok := strings.CutPrefix(reply, InboxRoot)
+	if !ok || rest == "" {
+		return false
+	}
+	for _, tok := range strings.Split(rest, ".") {
+		if tok == "" || tok == "*" || tok == ">" || strings.ContainsAny(tok, " \t\r\n") {
+			return false
+		}
+	}
+	return true
 }
