@@ -21,19 +21,20 @@ import (
 // ConnectRole connects a role to the cluster's NATS, as configured, with
 // role's credentials (host names a node's host): nats.creds and nats.ca
 // when given, else those of a local server of this user (see package
-// transport/auth), waiting for the server if it has not started yet.
-func ConnectRole(c config.NATS, role auth.Role, host, name string, logger *slog.Logger) (*nats.Conn, error) {
-	return Dial(c, role, host, name, true, logger, nil)
+// transport/auth), waiting for the server if it has not started yet
+// (until ctx ends: a role stopped by a signal while it waits stops).
+func ConnectRole(ctx context.Context, c config.NATS, role auth.Role, host, name string, logger *slog.Logger) (*nats.Conn, error) {
+	return Dial(ctx, c, role, host, name, true, logger, nil)
 }
 
 // Dial is ConnectRole that, unless wait, gives up at once when no local
 // server has written its credentials yet (a one-shot command's), and
 // hands onError (if set) each asynchronous error.
-func Dial(c config.NATS, role auth.Role, host, name string, wait bool, logger *slog.Logger, onError func(error)) (*nats.Conn, error) {
+func Dial(ctx context.Context, c config.NATS, role auth.Role, host, name string, wait bool, logger *slog.Logger, onError func(error)) (*nats.Conn, error) {
 	if len(c.URLs) == 0 {
 		return nil, errors.New("no NATS server: set --nats URL (or nats.urls in the configuration)")
 	}
-	creds, err := auth.ResolveWait(context.Background(), c.URLs, c.Creds, c.CA, role, host, wait, logf(logger))
+	creds, err := auth.ResolveWait(ctx, c.URLs, c.Creds, c.CA, role, host, wait, logf(logger))
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +56,7 @@ func ConnectTool(c config.NATS, role auth.Role, name string, warn io.Writer) (*n
 	}
 	var lastErr atomic.Pointer[error]
 	var refused atomic.Bool
-	nc, err := Dial(c, role, "", name, false, nil, func(err error) {
+	nc, err := Dial(context.Background(), c, role, "", name, false, nil, func(err error) {
 		lastErr.Store(&err)
 		if errors.Is(err, nats.ErrPermissionViolation) && refused.CompareAndSwap(false, true) {
 			fmt.Fprintf(warn, "dcpi: the NATS server refused a request: transport: %v (these credentials may not do this; the command needs the %s role's, see docs/security.md)\n", err, role)

@@ -1,13 +1,19 @@
 package cluster
 
 import (
+	"context"
 	"crypto/x509"
+	"errors"
 	"fmt"
+	"net"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"dcpi/config"
 	"dcpi/transport/auth"
 )
 
@@ -33,5 +39,39 @@ func TestUnreachableSaysWhy(t *testing.T) {
 		if !strings.Contains(got, c.want) {
 			t.Errorf("%v: %q, want %q", c.err, got, c.want)
 		}
+	}
+}
+
+// TestConnectRoleStopsWithItsContext: a role waiting for its NATS server
+// (a loopback URL where nothing listens yet, and no credentials of this
+// user's) stops when its context ends — a SIGTERM during the wait — with
+// the context's error, instead of waiting on.
+func TestConnectRoleStopsWithItsContext(t *testing.T) {
+	t.Setenv("DCPI_AUTH_REGISTRY", filepath.Join(t.TempDir(), "registry"))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "nats://" + l.Addr().String()
+	l.Close() // a port nothing listens on
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := ConnectRole(ctx, config.NATS{URLs: []string{url}}, auth.Aggregator, "", "test", nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("ConnectRole returned before its context ended: %v", err)
+	case <-time.After(300 * time.Millisecond): // still waiting for the server, as a role does
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("after the context ended: %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ConnectRole kept waiting after its context ended")
 	}
 }

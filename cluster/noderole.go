@@ -52,7 +52,7 @@ func RunNodeRole(ctx context.Context, c NodeRoleConfig) error {
 			return err
 		}
 	}
-	nc, err := ConnectRole(cfg.NATS, auth.Host, host, "node-"+host, logger)
+	nc, err := ConnectRole(ctx, cfg.NATS, auth.Host, host, "node-"+host, logger)
 	if err != nil {
 		return err
 	}

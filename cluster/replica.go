@@ -75,7 +75,7 @@ func StartReplica(ctx context.Context, rc ReplicaConfig) (_ *Replica, err error)
 			return nil, err
 		}
 	}
-	if rp.nc, err = ConnectRole(ncfg, auth.Coordinator, "", "coordinator-"+c.ID, rc.Logger); err != nil {
+	if rp.nc, err = ConnectRole(ctx, ncfg, auth.Coordinator, "", "coordinator-"+c.ID, rc.Logger); err != nil {
 		return nil, err
 	}
 	rc.Telemetry.Ready.Add("nats", NATSReady(rp.nc))

@@ -44,7 +44,7 @@ host merge by Gibbons-Matias's rule before they are proposed.`,
 				return err
 			}
 			defer tel.Close()
-			nc, err := cluster.ConnectRole(cfg.NATS, auth.Aggregator, "", "aggregator", log)
+			nc, err := cluster.ConnectRole(ctx, cfg.NATS, auth.Aggregator, "", "aggregator", log)
 			if err != nil {
 				return err
 			}

@@ -26,7 +26,7 @@ import (
 // keys. Without, the agents share o.Conns connections on the
 // coordinator's key (a key that may publish for every host), which costs
 // the server less than a fleet does. The returned func closes them all.
-func connectAgents(ncfg config.NATS, hosts []string, o Options) ([]*nats.Conn, func(), error) {
+func connectAgents(ctx context.Context, ncfg config.NATS, hosts []string, o Options) ([]*nats.Conn, func(), error) {
 	var conns []*nats.Conn
 	closeAll := func() {
 		for _, c := range conns {
@@ -35,7 +35,7 @@ func connectAgents(ncfg config.NATS, hosts []string, o Options) ([]*nats.Conn, f
 	}
 	if !o.HostKeys {
 		for i := range min(o.Conns, len(hosts)) {
-			c, err := cluster.ConnectRole(ncfg, auth.Coordinator, "", fmt.Sprintf("loadgen-%d", i), o.Logger)
+			c, err := cluster.ConnectRole(ctx, ncfg, auth.Coordinator, "", fmt.Sprintf("loadgen-%d", i), o.Logger)
 			if err != nil {
 				closeAll()
 				return nil, nil, err

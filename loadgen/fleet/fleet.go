@@ -182,7 +182,7 @@ func RunStep(ctx context.Context, rec *loadgen.Recording, o Options, n int, dir 
 		return res, fmt.Errorf("loadgen: the cluster already holds %d samples of hosts %s...: choose another --prefix", base, hosts[0])
 	}
 
-	agentConns, closeConns, err := connectAgents(ncfg, hosts, o)
+	agentConns, closeConns, err := connectAgents(ctx, ncfg, hosts, o)
 	if err != nil {
 		return res, err
 	}
