@@ -2,8 +2,6 @@ package aggregator
 
 import (
 	"context"
-	"dcpi/internal/slogf"
-	"dcpi/wire/delivery"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -13,8 +11,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"dcpi/internal/slogf"
 	"dcpi/storage"
 	"dcpi/wire"
+	"dcpi/wire/delivery"
 )
 
 // Source is the stream of batches (transport.BatchSource in production).

@@ -3,7 +3,6 @@ package aggregator
 import (
 	"cmp"
 	"context"
-	"dcpi/wire/delivery"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -11,6 +10,7 @@ import (
 
 	"dcpi/storage"
 	"dcpi/wire"
+	"dcpi/wire/delivery"
 )
 
 // ValuesSource is the stream of value records (transport.ValuesSource in

@@ -2,7 +2,6 @@ package aggregator
 
 import (
 	"context"
-	"dcpi/wire/delivery"
 	"errors"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"dcpi/internal/hotlist"
 	"dcpi/storage"
 	"dcpi/wire"
+	"dcpi/wire/delivery"
 )
 
 // memValues is one fetched value record in memory, recording how it was

@@ -4,9 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"dcpi/config"
-	"dcpi/transport"
-	"dcpi/transport/auth"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +13,10 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"dcpi/config"
+	"dcpi/transport"
+	"dcpi/transport/auth"
 )
 
 // ConnectRole connects a role to the cluster's NATS, as configured, with

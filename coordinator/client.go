@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"context"
-	"dcpi/wire/coordproto"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 
 	"dcpi/storage"
 	"dcpi/wire"
+	"dcpi/wire/coordproto"
 )
 
 // Client talks to the coordinator over NATS request/reply. Requests to the

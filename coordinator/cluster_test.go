@@ -2,8 +2,6 @@ package coordinator
 
 import (
 	"context"
-	"dcpi/internal/slogf"
-	"dcpi/wire/coordproto"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -17,9 +15,11 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"dcpi/internal/slogf"
 	"dcpi/storage"
 	"dcpi/transport/natstest"
 	"dcpi/wire"
+	"dcpi/wire/coordproto"
 )
 
 // connect opens a client that keeps reconnecting, closed at the test's end.

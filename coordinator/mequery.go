@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"context"
-	"dcpi/wire/coordproto"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"dcpi/internal/hotlist"
 	"dcpi/storage"
 	"dcpi/wire"
+	"dcpi/wire/coordproto"
 )
 
 // MeRow is one row of storage.MeProfile; Counts are indexed by the wire.Me

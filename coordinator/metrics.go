@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"dcpi/wire/coordproto"
 	"errors"
 	"fmt"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 
 	"dcpi/internal/telemetry"
 	"dcpi/storage"
+	"dcpi/wire/coordproto"
 )
 
 // replicaMetrics are the latencies a replica observes as it works (once

@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"context"
-	"dcpi/wire/coordproto"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"dcpi/storage"
+	"dcpi/wire/coordproto"
 	"dcpi/wire/wiretest"
 )
 

@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"context"
-	"dcpi/wire/coordproto"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 
 	"dcpi/storage"
 	"dcpi/wire"
+	"dcpi/wire/coordproto"
 )
 
 // service is a replica's NATS side: queries on every replica, commands and

@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"context"
-	"dcpi/wire/coordproto"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -11,6 +10,7 @@ import (
 
 	"dcpi/storage"
 	"dcpi/wire"
+	"dcpi/wire/coordproto"
 )
 
 // StackRow is one row of storage.Stacks.

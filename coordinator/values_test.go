@@ -3,7 +3,6 @@ package coordinator
 import (
 	"bytes"
 	"context"
-	"dcpi/wire/coordproto"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"dcpi/internal/hotlist"
 	"dcpi/storage"
 	"dcpi/wire"
+	"dcpi/wire/coordproto"
 )
 
 // valuesRec is a value record of host with seq, a load whose latency is

@@ -3,16 +3,17 @@ package profiledb
 import (
 	"cmp"
 	"context"
-	"dcpi/analysis"
-	"dcpi/analysis/report"
-	"dcpi/hwsim/alpha"
-	"dcpi/storage"
-	"dcpi/wire"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+
+	"dcpi/analysis"
+	"dcpi/analysis/report"
+	"dcpi/hwsim/alpha"
+	"dcpi/storage"
+	"dcpi/wire"
 )
 
 // EmptyHint says why a selection that matched nothing did: a --host or

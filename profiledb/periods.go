@@ -2,10 +2,6 @@ package profiledb
 
 import (
 	"context"
-	"dcpi/analysis"
-	"dcpi/hwsim"
-	"dcpi/hwsim/alpha"
-	"dcpi/storage"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +9,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"dcpi/analysis"
+	"dcpi/hwsim"
+	"dcpi/hwsim/alpha"
+	"dcpi/storage"
 )
 
 // DefaultPeriods is every event's events per sample under the default

@@ -2,12 +2,13 @@ package profiledb
 
 import (
 	"bytes"
+	"strings"
+	"testing"
+
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/simhost"
 	"dcpi/storage"
-	"strings"
-	"testing"
 )
 
 // TestChoosePeriods: the selected hosts' registered periods; a

@@ -1,14 +1,15 @@
 package profiledb
 
 import (
-	"dcpi/analysis"
-	"dcpi/storage"
-	"dcpi/wire"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"dcpi/analysis"
+	"dcpi/storage"
+	"dcpi/wire"
 )
 
 // Selection is what the tools' shared filters select.

@@ -2,12 +2,13 @@ package profiledb
 
 import (
 	"context"
-	"dcpi/analysis"
-	"dcpi/storage"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"dcpi/analysis"
+	"dcpi/storage"
 )
 
 // SampleSets builds the sets of --set, --by-host or --by-epoch over base.

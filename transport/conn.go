@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"dcpi/internal/slogf"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +8,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"dcpi/internal/slogf"
 )
 
 // ConnConfig configures a client connection to the embedded server or an

@@ -2,7 +2,6 @@ package transport
 
 import (
 	"bytes"
-	"dcpi/wire/coordproto"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+
+	"dcpi/wire/coordproto"
 )
 
 // ErrCredentials is wrapped by every error about a credentials file that

@@ -2,7 +2,6 @@ package transport
 
 import (
 	"crypto/tls"
-	"dcpi/internal/slogf"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"dcpi/internal/slogf"
 )
 
 // ServerConfig configures the embedded NATS server.

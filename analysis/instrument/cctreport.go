@@ -3,15 +3,16 @@ package instrument
 import (
 	"cmp"
 	"crypto/sha256"
-	"dcpi/analysis/cct"
-	"dcpi/analysis/cfg"
-	"dcpi/analysis/paths"
-	"dcpi/hwsim/elfimage"
 	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+
+	"dcpi/analysis/cct"
+	"dcpi/analysis/cfg"
+	"dcpi/analysis/paths"
+	"dcpi/hwsim/elfimage"
 )
 
 // CCTLabel heads a CCT-mode report: the tree is the one the instrumented

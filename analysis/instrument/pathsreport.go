@@ -3,13 +3,14 @@ package instrument
 import (
 	"cmp"
 	"crypto/sha256"
-	"dcpi/analysis/cfg"
-	"dcpi/analysis/paths"
-	"dcpi/hwsim/elfimage"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+
+	"dcpi/analysis/cfg"
+	"dcpi/analysis/paths"
+	"dcpi/hwsim/elfimage"
 )
 
 // PathsLabel heads a paths-mode report: the counts are the instrumented

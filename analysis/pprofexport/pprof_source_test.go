@@ -2,7 +2,6 @@ package pprofexport
 
 import (
 	"bytes"
-	"dcpi/analysis"
 	"errors"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"dcpi/analysis"
 	"dcpi/storage"
 	"dcpi/wire"
 	"dcpi/workloads"

@@ -2,9 +2,6 @@ package pprofexport
 
 import (
 	"bytes"
-	"dcpi/analysis"
-	"dcpi/storage"
-	"dcpi/wire"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -12,6 +9,10 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+
+	"dcpi/analysis"
+	"dcpi/storage"
+	"dcpi/wire"
 )
 
 // stackFixture is fixture() with call stacks of cycles:

@@ -1,15 +1,16 @@
 package main
 
 import (
-	"dcpi/config"
-	"dcpi/loadgen"
-	"dcpi/loadgen/fleet"
 	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"dcpi/config"
+	"dcpi/loadgen"
+	"dcpi/loadgen/fleet"
 )
 
 func newLoadgenRunCommand() *cobra.Command {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"dcpi/simhost/localrun"
 	"fmt"
 	"io"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"dcpi/hwsim"
 	"dcpi/node"
 	"dcpi/simhost"
+	"dcpi/simhost/localrun"
 	"dcpi/wire"
 	"dcpi/workloads"
 )

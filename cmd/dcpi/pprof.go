@@ -1,11 +1,12 @@
 package main
 
 import (
-	"dcpi/profiledb/pprofout"
-	"dcpi/simhost"
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"dcpi/profiledb/pprofout"
+	"dcpi/simhost"
 )
 
 func newPprofCommand() *cobra.Command {

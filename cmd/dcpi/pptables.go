@@ -1,11 +1,12 @@
 package main
 
 import (
-	"dcpi/analysis/pptables/reproduce"
 	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"dcpi/analysis/pptables/reproduce"
 )
 
 func newPPTablesCommand() *cobra.Command {

@@ -1,10 +1,11 @@
 package main
 
 import (
-	"dcpi/analysis/pptables/reproduce"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"dcpi/analysis/pptables/reproduce"
 )
 
 // TestPPTables runs two small workloads through dcpi pp tables and holds

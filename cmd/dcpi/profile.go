@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"dcpi/conservation"
-	"dcpi/simhost/localrun"
-	"dcpi/storage"
 	"fmt"
 	"io"
 	"os"
@@ -16,9 +13,12 @@ import (
 
 	"dcpi/analysis/report"
 	"dcpi/analysis/symbolize"
+	"dcpi/conservation"
 	"dcpi/hwsim"
 	"dcpi/node"
 	"dcpi/simhost"
+	"dcpi/simhost/localrun"
+	"dcpi/storage"
 )
 
 // profileOptions are dcpi profile's knobs beyond the machine's.

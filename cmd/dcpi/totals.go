@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"dcpi/conservation"
-	"dcpi/profiledb"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -12,7 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"dcpi/conservation"
 	"dcpi/coordinator"
+	"dcpi/profiledb"
 	"dcpi/storage"
 	"dcpi/transport/auth"
 )

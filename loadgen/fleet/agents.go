@@ -2,18 +2,19 @@ package fleet
 
 import (
 	"context"
-	"dcpi/cluster"
-	"dcpi/config"
-	"dcpi/coordinator"
-	"dcpi/loadgen"
-	"dcpi/transport"
-	"dcpi/transport/auth"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"dcpi/cluster"
+	"dcpi/config"
+	"dcpi/coordinator"
+	"dcpi/loadgen"
+	"dcpi/transport"
+	"dcpi/transport/auth"
 )
 
 // connectAgents opens the agents' NATS connections. With o.HostKeys each

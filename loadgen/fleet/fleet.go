@@ -12,14 +12,6 @@ package fleet
 import (
 	"bytes"
 	"context"
-	"dcpi/cluster"
-	"dcpi/config"
-	"dcpi/coordinator"
-	"dcpi/loadgen"
-	"dcpi/storage"
-	"dcpi/transport"
-	"dcpi/transport/auth"
-	"dcpi/wire"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +23,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"dcpi/cluster"
+	"dcpi/config"
+	"dcpi/coordinator"
+	"dcpi/loadgen"
+	"dcpi/storage"
+	"dcpi/transport"
+	"dcpi/transport/auth"
+	"dcpi/wire"
 )
 
 // Options are a load: what to replay, how many hosts for how long, and

@@ -8,11 +8,6 @@ package pprofout
 
 import (
 	"context"
-	"dcpi/analysis"
-	"dcpi/analysis/pprofexport"
-	"dcpi/analysis/symbolize"
-	"dcpi/profiledb"
-	"dcpi/wire"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -22,6 +17,12 @@ import (
 	"path/filepath"
 
 	"github.com/google/pprof/profile"
+
+	"dcpi/analysis"
+	"dcpi/analysis/pprofexport"
+	"dcpi/analysis/symbolize"
+	"dcpi/profiledb"
+	"dcpi/wire"
 )
 
 // Options select and shape an export.

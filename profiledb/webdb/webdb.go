@@ -7,13 +7,6 @@ package webdb
 
 import (
 	"context"
-	"dcpi/analysis"
-	"dcpi/analysis/imagefind"
-	"dcpi/analysis/symbolize"
-	"dcpi/analysis/web"
-	"dcpi/profiledb"
-	"dcpi/profiledb/pprofout"
-	"dcpi/storage"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +15,14 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+
+	"dcpi/analysis"
+	"dcpi/analysis/imagefind"
+	"dcpi/analysis/symbolize"
+	"dcpi/analysis/web"
+	"dcpi/profiledb"
+	"dcpi/profiledb/pprofout"
+	"dcpi/storage"
 )
 
 // Backend is the UI's data: a profile database with a symbol cache, with

@@ -2,8 +2,6 @@ package auth
 
 import (
 	"context"
-	"dcpi/internal/slogf"
-	"dcpi/wire/coordproto"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -19,8 +17,10 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"dcpi/coordinator"
+	"dcpi/internal/slogf"
 	"dcpi/transport"
 	"dcpi/wire"
+	"dcpi/wire/coordproto"
 	"dcpi/wire/wiretest"
 )
 

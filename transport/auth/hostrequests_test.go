@@ -1,8 +1,6 @@
 package auth
 
 import (
-	"dcpi/internal/slogf"
-	"dcpi/wire/coordproto"
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
@@ -15,8 +13,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"dcpi/coordinator"
+	"dcpi/internal/slogf"
 	"dcpi/transport"
 	"dcpi/wire"
+	"dcpi/wire/coordproto"
 	"dcpi/wire/wiretest"
 )
 

@@ -7,6 +7,11 @@ package reproduce
 
 import (
 	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
 	"dcpi/analysis/cfg"
 	"dcpi/analysis/instrument"
 	"dcpi/analysis/paths"
@@ -15,10 +20,6 @@ import (
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
 	"dcpi/workloads"
-	"fmt"
-	"io"
-	"strings"
-	"text/tabwriter"
 )
 
 // DefaultWorkloads are dcpi pp tables' default workloads and sizes:
