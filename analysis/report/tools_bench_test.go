@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"dcpi/analysis"
+	"dcpi/analysis/internal/analysistest"
 	"dcpi/analysis/internal/fleetdbtest"
-	"dcpi/analysis/symbolize"
 	"dcpi/storage"
 	"dcpi/wire"
 	"dcpi/workloads"
@@ -28,15 +28,8 @@ func BenchmarkFleetTools(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sortKey, sortImg, err := symbolize.ImageKeyOf(sortBytes, "/bin/sort")
-	if err != nil {
-		b.Fatal(err)
-	}
-	sortRec := &wire.ImageRecord{Version: wire.Version, Key: sortKey, Path: "/bin/sort", TextStart: sortImg.TextStart, TextEnd: sortImg.TextEnd,
-		Base: sortImg.Segments[0].Vaddr &^ 0x1fff}
-	for _, s := range sortImg.Symbols {
-		sortRec.Symbols = append(sortRec.Symbols, wire.Symbol{Name: s.Name, Addr: s.Addr, Size: s.Size})
-	}
+	sortRec, _ := analysistest.ELFRecord(b, sortBytes, "/bin/sort", false)
+	sortKey := sortRec.Key
 	renamed := &fleetdbtest.RenamedSource{Source: db, From: fleetdbtest.Image(0), To: sortKey, Rec: sortRec}
 	host := func(i int) analysis.SampleSet {
 		h := fleetdbtest.Host(i * spec.Hosts / 8)
