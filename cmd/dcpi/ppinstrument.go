@@ -1,11 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -78,13 +74,7 @@ docs/instrument.md describes the rewriting and the dump format.`,
 			if err != nil {
 				return err
 			}
-			if out == "" {
-				out = filepath.Base(args[0]) + "." + mode
-			}
-			if dump == "" {
-				dump = instrument.DefaultDumpPath(out)
-			}
-			opt := instrument.Options{Mode: mode, DumpPath: dump, Strict: strict, Metrics: metrics, CCTPaths: ctxPaths}
+			opt := instrument.FileOptions{Name: args[0], Output: out, Options: instrument.Options{Mode: mode, DumpPath: dump, Strict: strict, Metrics: metrics, CCTPaths: ctxPaths}}
 			if metrics {
 				evs, err := parsePICEvents(pic)
 				if err != nil {
@@ -92,32 +82,11 @@ docs/instrument.md describes the rewriting and the dump format.`,
 				}
 				opt.PIC = [2]string{evs[0].String(), evs[1].String()}
 			}
-			res, err := instrument.Instrument(data, args[0], opt)
+			res, err := instrument.InstrumentFile(data, opt)
 			if err != nil {
 				return err
 			}
-			if err := os.WriteFile(out, res.ELF, 0o755); err != nil {
-				return err
-			}
-			m := res.Manifest
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%s: %s mode, %d procedures, %d counters, %d trampolines (%d with spilled scratch registers); dumps to %s\n",
-				out, m.Mode, len(m.Procs), m.Counters, m.Trampolines, m.Spills, m.DumpPath)
-			var uncounted int
-			for _, p := range m.Procs {
-				for _, b := range p.Blocks {
-					if b.Counter < 0 {
-						uncounted++
-					}
-				}
-			}
-			if uncounted > 0 {
-				fmt.Fprintf(w, "  %d blocks not counted (inside an ldx_l/stx_c sequence, or starting with a jump through its own link register)\n", uncounted)
-			}
-			for _, s := range m.Skipped {
-				fmt.Fprintf(w, "  not counted: %s: %s\n", s.Name, s.Reason)
-			}
-			return nil
+			return res.WriteSummary(cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&mode, "mode", instrument.ModePixie, "what to count: pixie, paths or cct")
@@ -168,42 +137,17 @@ exactly one path run in their context ("One Path").`,
   dcpi pp counts --top 0 hello.pix hello.pix.pp.out`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			bin, err := os.ReadFile(args[0])
-			if err != nil {
-				return err
-			}
-			m, _, err := instrument.ReadManifest(bin)
-			if err != nil {
-				return err
-			}
-			dumpPath := m.DumpPath
+			opt := instrument.CountsOptions{Instrumented: args[0], Top: top, Save: save, By: by, JSON: asJSON}
 			if len(args) == 2 {
-				dumpPath = args[1]
+				opt.Dump = args[1]
 			}
-			dump, err := os.ReadFile(dumpPath)
-			if err != nil {
-				return err
-			}
-			if m.Mode == instrument.ModePaths {
-				return printPathCounts(cmd.OutOrStdout(), bin, dump, original, save, top, asJSON)
-			}
-			if m.Mode == instrument.ModeCCT {
-				if original != "" && !m.CCTPaths {
-					return fmt.Errorf("--original is for a paths-mode dump or a CCT-mode one with --paths; this is %s without paths", m.Mode)
+			if original != "" {
+				opt.Original = func() ([]byte, error) {
+					data, _, err := simhost.ReadELF(original)
+					return data, err
 				}
-				return printCCTCounts(cmd.OutOrStdout(), bin, dump, original, save, by, top, asJSON)
 			}
-			if by != "" {
-				return fmt.Errorf("--by is for a CCT-mode dump; this is %s", m.Mode)
-			}
-			if original != "" || save != "" || asJSON {
-				return fmt.Errorf("--original, --save and --json are for a paths- or CCT-mode dump; this is %s", m.Mode)
-			}
-			c, err := instrument.ReadCounts(bin, dump)
-			if err != nil {
-				return err
-			}
-			return c.Write(cmd.OutOrStdout(), top)
+			return instrument.WriteCounts(cmd.OutOrStdout(), opt)
 		},
 	}
 	cmd.Flags().IntVar(&top, "top", 30, "blocks (paths) to print, most executed first (0: all executed)")
@@ -212,32 +156,4 @@ exactly one path run in their context ("One Path").`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "paths and cct modes: print the report as JSON")
 	cmd.Flags().StringVar(&by, "by", "", "cct mode: the `METRIC` that orders each record's children, by inclusive value (default calls)")
 	return cmd
-}
-
-func printPathCounts(w io.Writer, bin, dump []byte, original, save string, top int, asJSON bool) error {
-	pc, err := instrument.ReadPaths(bin, dump)
-	if err != nil {
-		return err
-	}
-	var orig []byte
-	if original != "" {
-		if orig, _, err = simhost.ReadELF(original); err != nil {
-			return err
-		}
-	}
-	rep, err := instrument.NewPathsReport(pc, orig, top)
-	if err != nil {
-		return err
-	}
-	if save != "" {
-		if err := simhost.WriteFileWith(save, pc.Profile.Encode); err != nil {
-			return fmt.Errorf("save: %w", err)
-		}
-	}
-	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	return rep.Write(w)
 }
