@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"dcpi/analysis/oracle"
 	"dcpi/hwsim"
 	"dcpi/simhost"
-	"dcpi/simhost/localrun"
 )
 
 func newPPOracleCommand() *cobra.Command {
@@ -85,28 +83,19 @@ func runPPOracle(w io.Writer, hc hwsim.Config, args []string, top int, asJSON bo
 	if err != nil {
 		return err
 	}
-	o, proc, err := oracle.Run(hc, p, append([]string{p}, args[1:]...), os.Stderr)
+	rep, err := oracle.RunReport(oracle.Options{Machine: hc, Path: p, Args: args, Top: top, Save: saveFile, Warn: os.Stderr})
 	if err != nil {
 		return err
 	}
-	rep := oracle.NewReport(o, hc.Files, args, top)
-	rep.ExitStatus = proc.ExitStatus()
-	if saveFile != "" {
-		if err := simhost.WriteFileWith(saveFile, o.WriteSaved); err != nil {
-			return fmt.Errorf("save: %w", err)
-		}
-	}
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(rep)
+		err = rep.WriteJSON(w)
 	} else {
 		err = rep.Write(w)
 	}
 	if err != nil {
 		return err
 	}
-	if code := localrun.ExitCode(rep.ExitStatus); code != 0 {
+	if code := rep.ExitCode(); code != 0 {
 		return exitError{code: code}
 	}
 	return nil
