@@ -1,9 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis/pptables/reproduce"
@@ -36,28 +33,14 @@ built-in defaults). docs/paths.md sets our numbers beside the paper's.`,
 		Example: `  dcpi pp tables
   dcpi pp tables sort:2000 ptrchase:16384,20000`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				args = reproduce.DefaultWorkloads
+			rows, err := reproduce.RunAll(args)
+			if err != nil {
+				return err
 			}
-			var rows []reproduce.Row
-			for _, a := range args {
-				name, argv, err := reproduce.ParseWorkloadArg(a)
-				if err != nil {
-					return err
-				}
-				r, err := reproduce.Run(name, argv)
-				if err != nil {
-					return fmt.Errorf("%s: %w", name, err)
-				}
-				rows = append(rows, r)
-			}
-			w := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rows)
+				return reproduce.WriteJSON(cmd.OutOrStdout(), rows)
 			}
-			return reproduce.Write(w, rows)
+			return reproduce.Write(cmd.OutOrStdout(), rows)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tables' rows as JSON")

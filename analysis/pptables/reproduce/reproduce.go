@@ -7,6 +7,7 @@ package reproduce
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -245,6 +246,36 @@ func pathStats(orig []byte, prof *paths.Profile) ([]pptables.PathStat, error) {
 	return out, nil
 }
 
+// RunAll runs each workload of specs ("name", or "name:a,b" with its
+// arguments; DefaultWorkloads when there are none) in turn and returns
+// their rows. A workload that fails stops the run, named in the error.
+func RunAll(specs []string) ([]Row, error) {
+	if len(specs) == 0 {
+		specs = DefaultWorkloads
+	}
+	var rows []Row
+	for _, s := range specs {
+		name, argv, err := ParseWorkloadArg(s)
+		if err != nil {
+			return nil, err
+		}
+		r, err := Run(name, argv)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+// WriteJSON writes the rows as indented JSON.
+func WriteJSON(w io.Writer, rows []Row) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rows)
+}
+
+// Write prints Tables 1, 2, 4 and 5 of the rows, a workload a line.
 func Write(w io.Writer, rows []Row) error {
 	pct := func(a, b uint64) string { return fmt.Sprintf("%.1f%%", 100*pptables.Ratio(a, b)) }
 	table := func(title, header string, line func(tw io.Writer, r Row)) error {
