@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -197,6 +198,29 @@ func (u *uploadIDs) save() error {
 		return err
 	}
 	return os.Rename(tmp, u.path)
+}
+
+// Options is one dcpi pp upload: the files, the host whose measurements
+// they are, and where each upload goes.
+type Options struct {
+	Files []string
+	Host  string
+	Send  Sender
+}
+
+// UploadFiles uploads each file in turn (Upload), stopping at the first
+// that fails or when ctx is done; the files before it stay uploaded, and
+// running it again resends their IDs, which changes nothing.
+func UploadFiles(ctx context.Context, w io.Writer, opt Options) error {
+	for _, file := range opt.Files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := Upload(w, file, opt.Host, opt.Send); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Upload sends each image of FILE as host's upload, through send, with

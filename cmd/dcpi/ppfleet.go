@@ -64,12 +64,7 @@ directly (created if needed), by the same rule as the coordinator's.`,
 				return err
 			}
 			defer done()
-			for _, file := range args {
-				if err := pathupload.Upload(cmd.OutOrStdout(), file, host, send); err != nil {
-					return err
-				}
-			}
-			return nil
+			return pathupload.UploadFiles(cmd.Context(), cmd.OutOrStdout(), pathupload.Options{Files: args, Host: host, Send: send})
 		},
 	}
 	cmd.Flags().StringSliceVar(&natsURLs, "nats", nil, "publish to the cluster through this NATS server")
