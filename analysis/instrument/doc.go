@@ -16,6 +16,8 @@
 // Options.Metrics either mode also accumulates cycles and two hwsim rdpic
 // events per path or per context, each its own, callees excluded
 // (metrics.go; the program then runs on hwsim only).
+// InstrumentFile and WriteCounts (run.go) are dcpi pp instrument's and
+// dcpi pp counts' runs over files: the command parses flags and calls one.
 // docs/instrument.md describes the rewriting, register scavenging, the
 // dump and manifest formats, and the limits.
 package instrument

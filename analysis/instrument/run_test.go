@@ -1,11 +1,15 @@
 package instrument
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"dcpi/analysis/cct"
 	"dcpi/analysis/paths"
 	"dcpi/workloads"
 )
@@ -90,5 +94,64 @@ func TestInstrumentFileAndWriteCounts(t *testing.T) {
 	}
 	if err := WriteCounts(&rep, CountsOptions{Instrumented: "recurse.pixie", Dump: filepath.Join("no", "such")}); err == nil {
 		t.Error("a missing dump was read")
+	}
+}
+
+// TestWriteCountsCCT: a CCT-mode dump's report as JSON agrees with the
+// tree --save writes; --original (without --paths) and a metric the tree
+// lacks are refused, the original unread and nothing saved.
+func TestWriteCountsCCT(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a workload")
+	}
+	t.Chdir(t.TempDir())
+	orig, err := workloads.Binary("recurse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := InstrumentFile(orig, FileOptions{Name: "recurse", Options: Options{Mode: ModeCCT}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, _, files := simRun(t, "recurse", res.ELF, []string{"1"})
+	if err := os.WriteFile(res.Manifest.DumpPath, files[res.Manifest.DumpPath].Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := 0
+	original := func() ([]byte, error) { read++; return orig, nil }
+	for _, c := range []struct {
+		opt  CountsOptions
+		want string
+	}{
+		{CountsOptions{Original: original, Save: "x.json"}, "--original is for a paths-mode dump"},
+		{CountsOptions{By: "nosuch", Save: "x.json"}, "the tree's metrics are calls"},
+	} {
+		c.opt.Instrumented = res.Output
+		if err := WriteCounts(io.Discard, c.opt); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.opt, err, c.want)
+		}
+	}
+	if _, err := os.Stat("x.json"); read != 0 || err == nil {
+		t.Errorf("refused reports read the original %d times, saved: %v", read, err == nil)
+	}
+
+	var out bytes.Buffer
+	if err := WriteCounts(&out, CountsOptions{Instrumented: res.Output, Top: 2, Save: "c.json", JSON: true}); err != nil {
+		t.Fatal(err)
+	}
+	var rep CCTReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.Source != CCTLabel {
+		t.Fatalf("JSON report: %v\n%s", err, out.String())
+	}
+	b, err := os.ReadFile("c.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, tree, err := ReadSavedCCT(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id != rep.ID || tree.Stats(cct.Layout{}).Nodes != rep.Contexts || tree.Totals()[0] != rep.Calls {
+		t.Errorf("saved tree %s: %d records, %d calls; report %s: %d contexts, %d calls", id, tree.Stats(cct.Layout{}).Nodes, tree.Totals()[0], rep.ID, rep.Contexts, rep.Calls)
 	}
 }

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"dcpi/analysis/instrument"
-	"dcpi/analysis/paths"
 )
 
 // instrumentRecurse instruments the recurse workload in mode into file
@@ -52,7 +50,8 @@ func uploadTwoHosts(t *testing.T, file string) (one, both string) {
 // TestPPCountsReadsAPathsDump: dcpi pp instrument --mode paths, a run on
 // the simulated host, then dcpi pp counts prints the instrumented
 // profile's hot paths (labelled as such, with blocks from --original) and
-// --save writes a path profile the oracle's decoder reads.
+// --save writes a path profile dcpi pp upload takes (analysis/instrument's
+// tests decode it).
 func TestPPCountsReadsAPathsDump(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a workload")
@@ -67,17 +66,6 @@ func TestPPCountsReadsAPathsDump(t *testing.T) {
 		if !strings.Contains(out, s) {
 			t.Errorf("report lacks %q:\n%s", s, out)
 		}
-	}
-	b, err := os.ReadFile("p.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := paths.DecodeProfile(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Source != instrument.ProfileSource || len(p.Images) != 1 || len(p.Images[0].Procs) < 10 {
-		t.Errorf("saved profile: source %q, %d images", p.Source, len(p.Images))
 	}
 	if _, _, err := run(t, "pp", "counts", "--save", "x.json", "recurse.paths", "p.json"); err == nil {
 		t.Error("a file that is not a dump was read")
