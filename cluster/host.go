@@ -127,25 +127,14 @@ func hostMachine(c HostConfig) (hwsim.Config, simhost.Config, error) {
 	hc.Stdout, hc.Stderr = orDiscard(c.Stdout), orDiscard(c.Stderr)
 	hc.GroundTruth = c.GroundTruth
 	simhost.InstallPrograms(&hc, c.Programs)
-	ncfg := simhost.DefaultConfig()
-	ncfg.Node.Host = c.Sim.Hostname
-	if c.Stacks {
-		ncfg.Node.Driver.Stacks = node.DefaultStackConfig()
-	}
-	if c.ProfileMe {
-		ncfg.Node.Driver.Me = node.DefaultMeConfig()
-		ncfg.ProfileMe = simhost.ProfileMeHardware(c.MePaired)
-	}
-	ncfg.FlushEvery = uint64(c.FlushEvery * float64(hc.ClockHz))
-	ncfg.Node.PublishEvery = uint64(c.PublishEvery * float64(hc.ClockHz))
-	if ncfg.Profile, err = simhost.CounterProfile(c.Events, c.Mux); err != nil {
+	ncfg, err := simhost.Features{Events: c.Events, Mux: c.Mux, Stacks: c.Stacks, ProfileMe: c.ProfileMe, MePaired: c.MePaired,
+		Values: c.Values}.NodeConfig(c.Sim.Hostname, c.FlushEvery, hc.ClockHz)
+	if err != nil {
 		return hc, ncfg, err
 	}
+	ncfg.Node.PublishEvery = uint64(c.PublishEvery * float64(hc.ClockHz))
 	if p := c.CyclesPeriod; p[0] > 0 {
 		ncfg.Profile.Counters[0].PeriodMin, ncfg.Profile.Counters[0].PeriodMax = p[0], p[1]
-	}
-	if c.Values != "" {
-		ncfg.Node.Values = node.DefaultValuesConfig(c.Values)
 	}
 	return hc, ncfg, nil
 }

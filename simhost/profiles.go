@@ -1,11 +1,14 @@
 package simhost
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
+	"dcpi/node"
+	"dcpi/wire"
 )
 
 // MachineInterrupts is every counter interrupt m's CPUs delivered.
@@ -65,4 +68,51 @@ func ProfileMeHardware(paired bool) hwsim.ProfileMeConfig {
 	c := hwsim.DefaultProfileMe()
 	c.Paired = paired
 	return c
+}
+
+// Features are what a node samples beyond its defaults: the events on
+// its counters and DCPI's and ProfileMe's optional data. dcpi profile,
+// dcpi node and the cluster's hosts take the same ones.
+type Features struct {
+	Events    []string // counted events (CounterProfile)
+	Mux       bool     // the paper's multiplexed counters instead
+	Stacks    bool     // sampled call stacks (node.DefaultStackConfig)
+	ProfileMe bool     // ProfileMe samples (node.DefaultMeConfig)
+	MePaired  bool     // in pairs; needs ProfileMe
+	Values    string   // value-sampling module ("": off)
+}
+
+// ErrPairedNeedsProfileMe refuses pairs without ProfileMe.
+var ErrPairedNeedsProfileMe = errors.New("--me-paired needs --profileme: pairs are ProfileMe samples")
+
+// NodeConfig is the node of host with f's features, draining its tables
+// every flushEvery simulated seconds of a clockHz clock. Its errors name
+// the flags the features come from.
+func (f Features) NodeConfig(host string, flushEvery float64, clockHz uint64) (Config, error) {
+	c := DefaultConfig()
+	c.Node.Host = host
+	if f.Stacks {
+		if wire.Version < wire.StackVersion {
+			return c, fmt.Errorf("--stacks: this build encodes batches up to version %d; call stacks need version %d", wire.Version, wire.StackVersion)
+		}
+		c.Node.Driver.Stacks = node.DefaultStackConfig()
+	}
+	if f.MePaired && !f.ProfileMe {
+		return c, ErrPairedNeedsProfileMe
+	}
+	if f.ProfileMe {
+		c.Node.Driver.Me = node.DefaultMeConfig()
+		c.ProfileMe = ProfileMeHardware(f.MePaired)
+	}
+	c.FlushEvery = uint64(flushEvery * float64(clockHz))
+	if f.Values != "" {
+		v, err := ValuesConfig(f.Values)
+		if err != nil {
+			return c, err
+		}
+		c.Node.Values = v
+	}
+	var err error
+	c.Profile, err = CounterProfile(f.Events, f.Mux)
+	return c, err
 }

@@ -15,6 +15,7 @@ import (
 	"dcpi/analysis/profileme"
 	"dcpi/analysis/symbolize"
 	"dcpi/cluster/clustertest"
+	"dcpi/cluster/demo"
 	"dcpi/conservation"
 	"dcpi/coordinator"
 	"dcpi/hwsim"
@@ -137,12 +138,12 @@ func TestProfileMeEndToEnd(t *testing.T) {
 // reads them from the stopped replica's database (--db).
 func TestDemoProfileMeBalances(t *testing.T) {
 	cl := clustertest.Start(t, clustertest.Options{})
-	o := demoOptions{hosts: 2, cpus: 1, seconds: 0.05, model: "ev5", profileMe: true}
+	o := demo.Options{Hosts: 2, CPUs: 1, Seconds: 0.05, Model: "ev5", ProfileMe: true}
 	progs, err := simhost.EmbeddedPrograms(workloads.Mixes()["default"])
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, _ := clustertest.Run(t, cl, o.seconds, 0.5, demoHost(o, progs, 0), demoHost(o, progs, 1))
+	stored, _ := clustertest.Run(t, cl, o.Seconds, 0.5, demo.Host(o, progs, 0), demo.Host(o, progs, 1))
 	ctx := context.Background()
 	lines, balanced, err := cl.Conservation(ctx, stored, conservation.Views{ProfileMe: true})
 	if err != nil || !balanced || len(lines) != 2 {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"dcpi/cluster/clustertest"
+	"dcpi/cluster/demo"
 	"dcpi/conservation"
 	"dcpi/internal/telemetry"
 	"dcpi/simhost"
@@ -30,12 +31,12 @@ import (
 // identities on the way (driver, daemon, publisher) on every host.
 func TestDemoMetricsConserve(t *testing.T) {
 	cl := clustertest.Start(t, clustertest.Options{Replicas: 3, Aggregators: 2, Metrics: true})
-	o := demoOptions{hosts: 2, cpus: 2, seconds: 0.1, stacks: true}
+	o := demo.Options{Hosts: 2, CPUs: 2, Seconds: 0.1, Stacks: true}
 	progs, err := simhost.EmbeddedPrograms(workloads.Mixes()["default"])
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, _ := clustertest.Run(t, cl, o.seconds, 0.5, demoHost(o, progs, 0), demoHost(o, progs, 1))
+	stored, _ := clustertest.Run(t, cl, o.Seconds, 0.5, demo.Host(o, progs, 0), demo.Host(o, progs, 1))
 	lines, balanced, err := cl.Conservation(context.Background(), stored, conservation.Views{Stacks: true})
 	if err != nil || !balanced {
 		t.Fatalf("conservation: %v\n%s", err, strings.Join(lines, "\n"))

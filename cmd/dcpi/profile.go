@@ -1,43 +1,22 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
-	"dcpi/analysis/report"
-	"dcpi/analysis/symbolize"
 	"dcpi/conservation"
-	"dcpi/hwsim"
-	"dcpi/node"
 	"dcpi/simhost"
 	"dcpi/simhost/localrun"
-	"dcpi/storage"
 )
 
 // profileOptions are dcpi profile's knobs beyond the machine's.
 type profileOptions struct {
-	output    string
-	seconds   float64
-	events    []string
-	mux       bool
-	truthFile string
-	// valuesTruthFile receives value sampling's ground truth
-	// (hwsim.EncodeValueTruth).
-	valuesTruthFile string
-	limit           int
-	stats           bool
-	hosts           int
-	stacks          bool
-	values          string // value-sampling module ("": off)
-	profileMe       bool
-	mePaired        bool
+	localrun.ProfileConfig
+	simhost.Features
 }
 
 func newProfileCommand() *cobra.Command {
@@ -107,37 +86,30 @@ writes the ground truth of all the hosts summed per instruction.`,
 			if !cmd.Flags().Changed("cpus") {
 				cfg.Sim.CPUs = min(len(progs), 64)
 			}
-			hc, err := simhost.MachineConfig(cfg.Sim)
-			if err != nil {
+			if !cmd.Flags().Changed("values") {
+				o.Features.Values = cfg.Node.Values
+			}
+			pc := o.ProfileConfig
+			pc.Programs, pc.Seconds, pc.Values = progs, cfg.Node.Seconds, o.Features.Values != ""
+			pc.Views = conservation.Views{Stacks: o.Stacks, ProfileMe: o.ProfileMe}
+			if pc.Machine, err = simhost.MachineConfig(cfg.Sim); err != nil {
 				return err
 			}
-			hc.Stdin, hc.Stdout, hc.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-			hc.GroundTruth = o.truthFile != "" || o.valuesTruthFile != ""
-			simhost.InstallPrograms(&hc, progs)
-			o.seconds = cfg.Node.Seconds
-			ncfg := simhost.DefaultConfig()
-			ncfg.Node.Host = cfg.Sim.Hostname
-			if o.stacks {
-				if err := checkStacks(); err != nil {
-					return err
-				}
-				ncfg.Node.Driver.Stacks = node.DefaultStackConfig()
-			}
-			if o.mePaired && !o.profileMe {
-				return errPairedNeedsProfileMe
-			}
-			if o.profileMe {
-				ncfg.Node.Driver.Me = node.DefaultMeConfig()
-				ncfg.ProfileMe = simhost.ProfileMeHardware(o.mePaired)
-			}
-			ncfg.FlushEvery = uint64(cfg.Node.FlushEvery * float64(hc.ClockHz))
-			if err := setValues(cmd, &ncfg, cfg.Node.Values, &o); err != nil {
+			pc.Machine.Stdin, pc.Machine.Stdout, pc.Machine.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+			pc.Machine.GroundTruth = pc.TruthFile != "" || pc.ValuesTruthFile != ""
+			simhost.InstallPrograms(&pc.Machine, progs)
+			if pc.Node, err = o.Features.NodeConfig(cfg.Sim.Hostname, cfg.Node.FlushEvery, pc.Machine.ClockHz); err != nil {
 				return err
 			}
-			if ncfg.Profile, err = simhost.CounterProfile(o.events, o.mux); err != nil {
-				return err
+			// An interrupt stops the machines; the profile of what ran is written.
+			sigs := make(chan os.Signal, 1)
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+			defer signal.Stop(sigs)
+			code, err := localrun.Profile(cmd.Context(), cmd.ErrOrStderr(), pc, sigs)
+			if err == nil && code != 0 {
+				err = exitError{code: code}
 			}
-			return runProfile(cmd.Context(), cmd.ErrOrStderr(), hc, ncfg, progs, o)
+			return err
 		},
 	}
 	registerProfileFlags(cmd, &o)
@@ -148,138 +120,23 @@ writes the ground truth of all the hosts summed per instruction.`,
 func registerProfileFlags(cmd *cobra.Command, o *profileOptions) {
 	f := cmd.Flags()
 	f.SetInterspersed(false) // flags after PROG belong to the program
-	f.StringVarP(&o.output, "output", "o", "dcpi-db", "write the profile database to `DIR` (an earlier one there becomes DIR.old)")
+	f.StringVarP(&o.Output, "output", "o", "dcpi-db", "write the profile database to `DIR` (an earlier one there becomes DIR.old)")
 	f.Int("cpus", 0, "number of simulated CPUs (default: one per simhost.Program)")
 	f.Uint64("seed", 1, "seed for everything random on the machine")
 	f.String("model", "ev5", "CPU model: ev5 (21164), ev56, pca56, ev6, ev67")
 	f.Bool("timing", true, "run the timing model: the 21164's, or the 21264's out-of-order core with --model ev6 or ev67 (false: one cycle per instruction, several times faster)")
 	f.String("host", "alpha0", "host name recorded with the samples")
-	f.Float64Var(&o.seconds, "seconds", 0, "stop the programs after this much simulated time (0: when they exit)")
+	f.Float64Var(&o.Seconds, "seconds", 0, "stop the programs after this much simulated time (0: when they exit)")
 	f.Float64("flush-every", 0.1, "simulated seconds between full drains of the driver tables")
-	f.StringSliceVar(&o.events, "events", []string{"cycles", "imiss"}, "events to count: the first on its own counter (periods 60K-64K for cycles), the rest on a second")
-	f.BoolVar(&o.mux, "mux", false, "the paper's mux configuration: cycles, and imiss, dmiss, branchmp, dtbmiss taking turns")
-	f.StringVar(&o.truthFile, "truth", "", "write per-instruction ground truth (executions, head-of-queue cycles, stalls by cause, events, control transfers, register waits; docs/groundtruth.md) to `FILE`")
-	f.IntVar(&o.limit, "limit", 20, "procedures in the printed table (0: all)")
-	f.BoolVar(&o.stats, "stats", false, "print Table-4-like driver and daemon figures as well")
-	f.IntVar(&o.hosts, "hosts", 1, "run the programs on `N` simulated hosts at once (a fleet in one database)")
-	f.BoolVar(&o.stacks, "stacks", false, "record sampled call stacks beside the flat profile (docs/node.md, \"Call stacks\")")
-	f.StringVar(&o.values, "values", "", "value sampling with customization `MODULE` (loadlat, regvals, semiinv; docs/values.md): interpret a few instructions at each interrupt and keep hot lists")
-	f.StringVar(&o.valuesTruthFile, "values-truth", "", "write value sampling's ground truth (per load its executions by memory level and latency, per instruction its results' and operands' values; docs/groundtruth.md) to `FILE`, for dcpi values --truth")
-	f.BoolVar(&o.profileMe, "profileme", false, "sample instructions with ProfileMe beside the counters (docs/profileme.md; dcpi me)")
-	f.BoolVar(&o.mePaired, "me-paired", false, "with --profileme, sample instructions in pairs (ProfileMe sec. 4.2; docs/profileme.md)")
-}
-
-// runProfile runs the programs under a node writing into a new database
-// beside o.output, prints the profile and conservation, puts the database
-// in place, and returns the programs' exit status as an exitError.
-func runProfile(ctx context.Context, w io.Writer, hc hwsim.Config, ncfg simhost.Config, progs []simhost.Program, o profileOptions) error {
-	r, err := localrun.Start(localrun.Config{Machine: hc, Node: ncfg, Programs: progs, Hosts: o.hosts, Seconds: o.seconds, Output: o.output})
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	// An interrupt stops the machines; the profile of what ran is written.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	interrupted, err := r.Wait(sigs)
-	if err != nil {
-		return err
-	}
-	for _, u := range r.Unfinished() {
-		why := fmt.Sprintf("the --seconds %g limit", o.seconds)
-		if interrupted != nil {
-			why = "the interrupt"
-		}
-		on := ""
-		if len(r.Hosts()) > 1 {
-			on = " on " + u.Host
-		}
-		fmt.Fprintf(w, "note: %s%s was still running at %s (%.3f simulated s); stopped it there\n", u.Program.Given, on, why, u.SimSeconds)
-	}
-	if err := r.WriteTruths(o.truthFile, o.valuesTruthFile); err != nil {
-		return err
-	}
-	if err := printProfileResults(ctx, w, r, hc, progs, o); err != nil {
-		return err
-	}
-	kept, err := r.Commit()
-	if err != nil {
-		return err
-	}
-	out := r.Output()
-	fmt.Fprintf(w, "profile written to %s", out)
-	if kept {
-		fmt.Fprintf(w, " (the previous one is now %s.old)", out)
-	}
-	db1 := ""
-	if out != "dcpi-db" {
-		db1 = " --db " + shellQuote(out)
-	}
-	fmt.Fprintf(w, "; see it with dcpi prof%s, dcpi list%s PROCEDURE\n", db1, db1)
-	if sig, ok := interrupted.(syscall.Signal); ok {
-		return exitError{code: 128 + int(sig)}
-	}
-	if code := r.ExitCode(); code != 0 {
-		return exitError{code: code}
-	}
-	return nil
-}
-
-// printProfileResults prints --stats, the profile table and the
-// conservation lines, and fails if they do not balance.
-func printProfileResults(ctx context.Context, w io.Writer, r *localrun.Run, hc hwsim.Config, progs []simhost.Program, o profileOptions) error {
-	hosts, names := r.Hosts(), r.Names()
-	if o.stats {
-		for _, h := range hosts {
-			if len(hosts) > 1 {
-				fmt.Fprintf(w, "\n%s:\n", h.Machine.Config().Hostname)
-			}
-			localrun.WriteNodeStats(w, h.Sim, r.Elapsed)
-		}
-	}
-	table, err := report.Prof(ctx, symbolize.New(r.DB()), report.ProfQuery{Limit: o.limit})
-	if err != nil {
-		return err
-	}
-	on := fmt.Sprintf("%d CPU%s", hc.CPUs, plural(hc.CPUs))
-	if len(hosts) > 1 {
-		on = fmt.Sprintf("%d hosts (%s to %s) of %s", len(hosts), names[0], names[len(names)-1], on)
-	}
-	fmt.Fprintf(w, "\ndcpi profile: %s on %s, %.3f simulated s\n\n", simhost.ProgramCommands(progs), on, r.SimSeconds())
-	if err := table.WriteText(w); err != nil {
-		return err
-	}
-	lines, balanced, err := r.Conservation(conservation.Views{Stacks: o.stacks, ProfileMe: o.profileMe})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\n%s\n", strings.Join(lines, "\n"))
-	if !balanced {
-		return localrun.ErrUnbalanced
-	}
-	if o.values != "" {
-		mods, s, err := r.DB().ValueTotals(ctx, storage.ValueQuery{})
-		if err != nil {
-			return err
-		}
-		return simhost.WriteValueConservation(w, mods, s, r.Machines())
-	}
-	return nil
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-// shellQuote quotes s for a command line shown to the user when it needs
-// it.
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`&|;<>()*?[]#~!{}") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	f.StringSliceVar(&o.Events, "events", []string{"cycles", "imiss"}, "events to count: the first on its own counter (periods 60K-64K for cycles), the rest on a second")
+	f.BoolVar(&o.Mux, "mux", false, "the paper's mux configuration: cycles, and imiss, dmiss, branchmp, dtbmiss taking turns")
+	f.StringVar(&o.TruthFile, "truth", "", "write per-instruction ground truth (executions, head-of-queue cycles, stalls by cause, events, control transfers, register waits; docs/groundtruth.md) to `FILE`")
+	f.IntVar(&o.Limit, "limit", 20, "procedures in the printed table (0: all)")
+	f.BoolVar(&o.Stats, "stats", false, "print Table-4-like driver and daemon figures as well")
+	f.IntVar(&o.Hosts, "hosts", 1, "run the programs on `N` simulated hosts at once (a fleet in one database)")
+	f.BoolVar(&o.Stacks, "stacks", false, "record sampled call stacks beside the flat profile (docs/node.md, \"Call stacks\")")
+	f.StringVar(&o.Features.Values, "values", "", "value sampling with customization `MODULE` (loadlat, regvals, semiinv; docs/values.md): interpret a few instructions at each interrupt and keep hot lists")
+	f.StringVar(&o.ValuesTruthFile, "values-truth", "", "write value sampling's ground truth (per load its executions by memory level and latency, per instruction its results' and operands' values; docs/groundtruth.md) to `FILE`, for dcpi values --truth")
+	f.BoolVar(&o.ProfileMe, "profileme", false, "sample instructions with ProfileMe beside the counters (docs/profileme.md; dcpi me)")
+	f.BoolVar(&o.MePaired, "me-paired", false, "with --profileme, sample instructions in pairs (ProfileMe sec. 4.2; docs/profileme.md)")
 }

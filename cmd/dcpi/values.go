@@ -10,28 +10,10 @@ import (
 	"github.com/spf13/cobra"
 
 	valuesa "dcpi/analysis/values"
-	"dcpi/node"
 	"dcpi/node/valuemod"
 	"dcpi/profiledb"
 	"dcpi/simhost"
 )
-
-// setValues turns value sampling on for dcpi profile: --values, else the
-// configuration's node.values. An unknown module is an error listing the
-// known ones.
-func setValues(cmd *cobra.Command, ncfg *simhost.Config, fromConfig string, o *profileOptions) error {
-	if !cmd.Flags().Changed("values") {
-		o.values = fromConfig
-	}
-	if o.values == "" {
-		return nil
-	}
-	if _, err := valuemod.Lookup(o.values); err != nil {
-		return fmt.Errorf("--values: %w", err)
-	}
-	ncfg.Node.Values = node.DefaultValuesConfig(o.values)
-	return nil
-}
 
 func newValuesCommand() *cobra.Command {
 	var opts valuesOptions

@@ -13,6 +13,7 @@ import (
 	"dcpi/analysis/values/valuetest"
 	"dcpi/cluster"
 	"dcpi/cluster/clustertest"
+	"dcpi/cluster/demo"
 	"dcpi/conservation"
 	"dcpi/coordinator"
 	"dcpi/hwsim/alpha"
@@ -50,17 +51,17 @@ func TestValuesThroughTheCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl := clustertest.Start(t, clustertest.Options{Replicas: 3, Aggregators: 2})
-	o := demoOptions{hosts: 3, cpus: 2, seconds: 0.25, timing: true, values: "loadlat"}
+	o := demo.Options{Hosts: 3, CPUs: 2, Seconds: 0.25, Timing: true, Values: "loadlat"}
 	var hosts []cluster.HostConfig
-	for i := range o.hosts {
-		h := demoHost(o, progs, i)
+	for i := range o.Hosts {
+		h := demo.Host(o, progs, i)
 		h.GroundTruth = true
 		// Ten times DCPI's default CYCLES rate, so that loads gather
 		// enough samples in a short run (as simhost's check does).
 		h.CyclesPeriod = [2]uint64{6000, 7000}
 		hosts = append(hosts, h)
 	}
-	clustertest.Run(t, cl, o.seconds, 0.5, hosts...)
+	clustertest.Run(t, cl, o.Seconds, 0.5, hosts...)
 	ctx := context.Background()
 	if err := cl.WaitValuesStored(ctx, nil, 30*time.Second); err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"dcpi/analysis/report"
+	"dcpi/cluster/demo"
 )
 
 // chromiumPath finds a Chromium for the browser test: $DCPI_CHROMIUM, else
@@ -57,8 +58,8 @@ func TestWebInBrowser(t *testing.T) {
 	out := &syncBuffer{}
 	demoDone := make(chan error, 1)
 	go func() {
-		demoDone <- runDemo(demoCtx, out, demoOptions{hosts: 2, cpus: 2, replicas: 1, aggregators: 1, seconds: 0.15, cutAt: 0.5,
-			mix: "default", timing: false, limit: 5, stacks: true, httpAddr: "127.0.0.1:0", serve: true})
+		demoDone <- demo.Run(demoCtx, out, demo.Options{Hosts: 2, CPUs: 2, Replicas: 1, Aggregators: 1, Seconds: 0.15, CutAt: 0.5,
+			Mix: "default", Timing: false, Limit: 5, Stacks: true, HTTPAddr: "127.0.0.1:0", Serve: true})
 	}()
 	defer func() {
 		stopDemo()

@@ -1,0 +1,103 @@
+package localrun
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"dcpi/config"
+	"dcpi/simhost"
+)
+
+// matmulConfig is a two-host run of matmul without the timing model for
+// seconds of simulated time (0: until it exits), into out.
+func matmulConfig(t *testing.T, out string, seconds float64) Config {
+	t.Helper()
+	sim := config.Defaults().Sim
+	sim.CPUs, sim.Timing = 1, false
+	hc, err := simhost.MachineConfig(sim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs, err := simhost.EmbeddedPrograms([]string{"matmul"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	simhost.InstallPrograms(&hc, progs)
+	nc := simhost.DefaultConfig()
+	nc.Node.Host = "alpha1"
+	return Config{Machine: hc, Node: nc, Programs: progs, Hosts: 2, Seconds: seconds, Output: out}
+}
+
+// TestProfilePrintsAndCommits: Profile prints the table and a balanced
+// conservation line, commits the database, says where it went with a
+// quoted --db for a path that needs it, and keeps the earlier one as .old
+// on a second run.
+func TestProfilePrintsAndCommits(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "my prof.db")
+	for i := range 2 {
+		var w bytes.Buffer
+		code, err := Profile(t.Context(), &w, ProfileConfig{Config: matmulConfig(t, out, 0.02), Limit: 3}, nil)
+		if err != nil || code != 0 {
+			t.Fatalf("run %d: code %d, %v\n%s", i+1, code, err, w.String())
+		}
+		got := w.String()
+		for _, want := range []string{
+			"dcpi profile: matmul 88 on 2 hosts (alpha0 to alpha1) of 1 CPU, 0.02",
+			"Total samples for event type cycles",
+			": balanced",
+			"was still running at the --seconds 0.02 limit",
+			"profile written to " + out,
+			"see it with dcpi prof --db '" + out + "', dcpi list --db '" + out + "' PROCEDURE",
+		} {
+			if !strings.Contains(got, want) {
+				t.Errorf("run %d: no %q in\n%s", i+1, want, got)
+			}
+		}
+		if kept := strings.Contains(got, "(the previous one is now "+out+".old)"); kept != (i == 1) {
+			t.Errorf("run %d: says it kept the previous database: %v\n%s", i+1, kept, got)
+		}
+		if _, err := os.Stat(out); err != nil {
+			t.Fatalf("run %d: no database: %v", i+1, err)
+		}
+	}
+}
+
+// TestProfileStoppedBySignal: a signal before the programs end stops
+// them, says so for each one still running, still writes the profile,
+// and returns 128+N.
+func TestProfileStoppedBySignal(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "p.db")
+	c := matmulConfig(t, out, 0)
+	stop := make(chan os.Signal, 1)
+	stop <- syscall.SIGINT
+	var w bytes.Buffer
+	code, err := Profile(t.Context(), &w, ProfileConfig{Config: c}, stop)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, w.String())
+	}
+	if code != 128+int(syscall.SIGINT) {
+		t.Errorf("exit code %d, want %d", code, 128+int(syscall.SIGINT))
+	}
+	if !strings.Contains(w.String(), "was still running at the interrupt") {
+		t.Errorf("no note of the interrupt:\n%s", w.String())
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("an interrupted run wrote no profile: %v", err)
+	}
+}
+
+// TestShellQuote quotes only what a shell would split or expand.
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"dcpi-db": "dcpi-db", "/tmp/a.db": "/tmp/a.db", "": "''",
+		"my db": "'my db'", "it's": `'it'\''s'`, "$HOME": "'$HOME'",
+	} {
+		if got := ShellQuote(in); got != want {
+			t.Errorf("ShellQuote(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
