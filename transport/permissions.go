@@ -82,3 +82,28 @@ func ImageReadAPI() []string {
 	}
 	return subs
 }
+
+// AggregatorJetStreamAPI are the JetStream requests an aggregator makes:
+// its durable pull consumers on the batch, value and path streams (made,
+// looked up, fetched from, acknowledged), the value and path streams'
+// creation or update (EnsureValuesStream, EnsurePathStream: an aggregator
+// may start before any coordinator), and reading the image buckets
+// (ImageReadAPI). Not the batch stream's or the buckets' creation,
+// update, deletion or purge, and no deletion or purge of any stream: the
+// coordinator makes those (EnsureStream).
+func AggregatorJetStreamAPI() []string {
+	subs := []string{"$JS.API.INFO"}
+	for _, s := range []string{StreamName, ValuesStreamName, PathStreamName} {
+		subs = append(subs,
+			"$JS.API.STREAM.INFO."+s,
+			"$JS.API.CONSUMER.CREATE."+s, "$JS.API.CONSUMER.CREATE."+s+".>",
+			"$JS.API.CONSUMER.DURABLE.CREATE."+s+".>",
+			"$JS.API.CONSUMER.INFO."+s+".>",
+			"$JS.API.CONSUMER.MSG.NEXT."+s+".>",
+			"$JS.ACK."+s+".>")
+	}
+	for _, s := range []string{ValuesStreamName, PathStreamName} {
+		subs = append(subs, "$JS.API.STREAM.CREATE."+s, "$JS.API.STREAM.UPDATE."+s)
+	}
+	return append(subs, ImageReadAPI()...)
+}

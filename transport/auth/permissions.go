@@ -13,6 +13,11 @@ import (
 // transport.InboxPrefix). Every role but Coordinator may subscribe only to
 // its own inbox, so no one reads another's replies.
 //
+// An aggregator may consume the streams it merges and propose to the
+// coordinator (transport.AggregatorJetStreamAPI,
+// coordproto.AggregatorRequestSubjects), nothing of the coordinator
+// role's: no epoch cut, membership change or stream deletion.
+//
 // A host may publish its own subjects (transport.HostPublishSubjects:
 // batches of every CPU, path uploads, value records), upload images (shared,
 // content-addressed), make the JetStream lookups a resuming agent makes
@@ -33,9 +38,8 @@ func Permissions(role Role, host, publicKey string) *server.Permissions {
 		}
 	case Aggregator:
 		return &server.Permissions{
-			Publish: &server.SubjectPermission{Allow: []string{
-				"$JS.API.>", "$JS.ACK.>", "$JS.FC.>", "dcpi.coord.>",
-			}},
+			Publish: &server.SubjectPermission{Allow: append(transport.AggregatorJetStreamAPI(),
+				coordproto.AggregatorRequestSubjects()...)},
 			Subscribe: inbox,
 		}
 	case Query:

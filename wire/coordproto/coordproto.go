@@ -109,6 +109,14 @@ func HostRequestSubjects(host string) ([]string, error) {
 	return out, nil
 }
 
+// AggregatorRequestSubjects are the coordinator subjects an aggregator's
+// credentials may publish to: the proposals of merged batches, value
+// records and path uploads it commits. Not epoch cuts, membership or
+// any host's requests, which are the coordinator role's and the hosts'.
+func AggregatorRequestSubjects() []string {
+	return []string{SubjectPropose, SubjectIngestValues, SubjectUploadPaths}
+}
+
 // InboxRoot begins every reply subject a service answers on: nats.go's
 // inboxes, and each credentialed client's own (transport.InboxPrefix:
 // _INBOX.<its key>), the only subjects a client other than the
