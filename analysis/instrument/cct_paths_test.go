@@ -78,6 +78,7 @@ func TestCCTPathsEqualOracle(t *testing.T) {
 	}
 	for _, tc := range cctCases {
 		t.Run(tc.name, func(t *testing.T) {
+			skipLongOracle(t, tc.name, "interp", "recurse")
 			got, want, res, cyc := runCCTCase(t, tc.name, tc.args, Options{Mode: ModeCCT, CCTPaths: true, CCTChunkBytes: 4096})
 			for name, v := range got.Special {
 				if v != 0 {

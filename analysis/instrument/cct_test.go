@@ -237,6 +237,7 @@ func TestCCTEqualsOracle(t *testing.T) {
 	}
 	for _, tc := range cctCases {
 		t.Run(tc.name, func(t *testing.T) {
+			skipLongOracle(t, tc.name, "interp")
 			got, want, res, cyc := runCCTCase(t, tc.name, tc.args, Options{Mode: ModeCCT, CCTChunkBytes: 4096})
 			for name, v := range got.Special {
 				if v != 0 {

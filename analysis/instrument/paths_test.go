@@ -51,6 +51,7 @@ func TestPathCountsEqualOracle(t *testing.T) {
 	}
 	for _, tc := range pathsCases {
 		t.Run(tc.name, func(t *testing.T) {
+			skipLongOracle(t, tc.name, "interp", "recurse")
 			orig, res := instrumentWorkload(t, tc.name, ModePaths)
 			var o *oracle.Oracle
 			wantOut, wantErr, _, origCycles, _ := simRunHook(t, tc.name, orig, tc.args, func(m *hwsim.Machine, files map[string][]byte) func() {
