@@ -152,8 +152,12 @@ func (cl *Cluster) startReplicas() error {
 		if err != nil {
 			return err
 		}
+		tails, err := NewJetStreamTails(rc)
+		if err != nil {
+			return err
+		}
 		r, err := coordinator.Start(coordinator.Config{ID: p.ID, RaftAddr: p.Addr, DataDir: filepath.Join(cl.dir, p.ID),
-			Bootstrap: cl.fleet.peers, NATS: rc, HeartbeatTimeout: 3 * time.Second, Logger: cl.cfg.Logger})
+			Bootstrap: cl.fleet.peers, NATS: rc, Tails: tails, HeartbeatTimeout: 3 * time.Second, Logger: cl.cfg.Logger})
 		if err != nil {
 			return err
 		}

@@ -87,7 +87,7 @@ func StartHost(ctx, startCtx context.Context, nc *nats.Conn, c HostConfig) (*Hos
 		return nil, err
 	}
 	coord := coordinator.NewClient(nc)
-	rp, err := resumeHost(startCtx, nc, coord, c, &ncfg, hc.CPUs)
+	rp, err := resumeHost(startCtx, coord, c, &ncfg, hc.CPUs)
 	if err != nil {
 		return nil, fmt.Errorf("host %s: %w", name, err)
 	}
@@ -141,19 +141,19 @@ func hostMachine(c HostConfig) (hwsim.Config, simhost.Config, error) {
 
 // resumeHost asks the coordinator for the open epoch and finds where the
 // host's streams (and value records) continue, into ncfg.
-func resumeHost(ctx context.Context, nc *nats.Conn, coord *coordinator.Client, c HostConfig, ncfg *simhost.Config, cpus int) (simhost.ResumePoint, error) {
+func resumeHost(ctx context.Context, coord *coordinator.Client, c HostConfig, ncfg *simhost.Config, cpus int) (simhost.ResumePoint, error) {
 	status, err := coord.Heartbeat(ctx, c.Sim.Hostname)
 	if err != nil {
 		return simhost.ResumePoint{}, fmt.Errorf("asking the coordinator for the epoch: %w", err)
 	}
 	ncfg.Node.Epoch = status.Epoch
-	rp, err := Resume(ctx, nc, coord, c.Sim.Hostname, cpus)
+	rp, err := Resume(ctx, coord, c.Sim.Hostname, cpus)
 	if err != nil {
 		return rp, err
 	}
 	ncfg.Node.FirstSeq, ncfg.Node.Carried = rp.First, rp.Carried
 	if c.Values != "" {
-		if ncfg.Node.Values.FirstSeq, err = resumeValues(ctx, nc, coord, c.Sim.Hostname); err != nil {
+		if ncfg.Node.Values.FirstSeq, err = resumeValues(ctx, coord, c.Sim.Hostname); err != nil {
 			return rp, err
 		}
 	}

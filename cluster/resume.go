@@ -2,40 +2,32 @@ package cluster
 
 import (
 	"context"
-	"dcpi/coordinator"
-	"dcpi/simhost"
-	"dcpi/storage"
-	"dcpi/transport"
-	"dcpi/wire"
 	"fmt"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"dcpi/coordinator"
+	"dcpi/simhost"
+	"dcpi/storage"
+	"dcpi/transport"
 )
 
 // Resume finds where host's batch streams continue (simhost.Resume), from
-// the newest batches still in JetStream and the database's applied state.
-func Resume(ctx context.Context, nc *nats.Conn, coord *coordinator.Client, host string, cpus int) (simhost.ResumePoint, error) {
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return simhost.ResumePoint{}, err
-	}
-	return simhost.Resume(ctx, streamTail{js: js, host: host}, appliedStreams{coord: coord, host: host}, cpus)
+// the newest batches still in JetStream and the database's applied state,
+// both asked of the coordinator: a host's credentials may not read the
+// streams (coordinator.StreamTails says why).
+func Resume(ctx context.Context, coord *coordinator.Client, host string, cpus int) (simhost.ResumePoint, error) {
+	return simhost.Resume(ctx, streamTail{coord: coord, host: host}, appliedStreams{coord: coord, host: host}, cpus)
 }
 
 // resumeValues is the Seq host's next value record takes: after the newest
 // record the stream still holds, read first, and the database's applied
 // Seq, read second (transport.LastValues says why in that order).
-func resumeValues(ctx context.Context, nc *nats.Conn, coord *coordinator.Client, host string) (uint64, error) {
-	js, err := jetstream.New(nc)
+func resumeValues(ctx context.Context, coord *coordinator.Client, host string) (uint64, error) {
+	last, err := coord.ValuesTail(ctx, host)
 	if err != nil {
-		return 0, err
-	}
-	var last uint64
-	if r, err := transport.LastValues(ctx, js, host); err != nil {
-		return 0, err
-	} else if r != nil {
-		last = r.Seq
+		return 0, fmt.Errorf("asking the coordinator for the value stream's newest record: %w", err)
 	}
 	applied, err := coord.ValuesApplied(ctx, host)
 	if err != nil {
@@ -44,15 +36,51 @@ func resumeValues(ctx context.Context, nc *nats.Conn, coord *coordinator.Client,
 	return max(last, applied) + 1, nil
 }
 
-// streamTail is a host's JetStream batch streams, as simhost.Resume reads
-// them.
+// streamTail is what the batch stream holds of a host, as the
+// coordinator reads it for simhost.Resume.
 type streamTail struct {
-	js   jetstream.JetStream
-	host string
+	coord *coordinator.Client
+	host  string
 }
 
-func (s streamTail) LastBatches(ctx context.Context, cpus int) ([]*wire.Batch, error) {
-	return transport.LastBatches(ctx, s.js, s.host, cpus)
+func (s streamTail) StreamTail(ctx context.Context, cpus int) ([]storage.StreamState, error) {
+	return s.coord.StreamTail(ctx, s.host, cpus)
+}
+
+// JetStreamTails reads the streams' newest messages of a host over a
+// coordinator's connection (coordinator.StreamTails): by the streams'
+// message-get API, which the stream's leader answers, so a tail includes
+// every publish the stream acknowledged.
+type JetStreamTails struct{ JS jetstream.JetStream }
+
+// NewJetStreamTails reads over nc.
+func NewJetStreamTails(nc *nats.Conn) (JetStreamTails, error) {
+	js, err := jetstream.New(nc)
+	return JetStreamTails{JS: js}, err
+}
+
+// LastBatches implements coordinator.StreamTails.
+func (t JetStreamTails) LastBatches(ctx context.Context, host string, cpus int) ([]storage.StreamState, error) {
+	bs, err := transport.LastBatches(ctx, t.JS, host, cpus)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]storage.StreamState, len(bs))
+	for i, b := range bs {
+		if b != nil {
+			out[i] = storage.StreamState{Seq: b.Seq, Delivered: b.Delivered, Accounted: b.Accounted}
+		}
+	}
+	return out, nil
+}
+
+// LastValues implements coordinator.StreamTails.
+func (t JetStreamTails) LastValues(ctx context.Context, host string) (uint64, error) {
+	r, err := transport.LastValues(ctx, t.JS, host)
+	if err != nil || r == nil {
+		return 0, err
+	}
+	return r.Seq, nil
 }
 
 // appliedStreams is the database's applied state of a host's streams, read

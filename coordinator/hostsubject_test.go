@@ -57,6 +57,7 @@ func TestHostRequestSubjects(t *testing.T) {
 		"dcpi.coord.register.alpha1", "dcpi.coord.heartbeat.alpha1", "dcpi.coord.ack.alpha1",
 		"dcpi.coord.query.applied.alpha1", "dcpi.coord.lquery.applied.alpha1",
 		"dcpi.coord.query.valuesapplied.alpha1", "dcpi.coord.lquery.valuesapplied.alpha1",
+		"dcpi.coord.query.streamtail.alpha1", "dcpi.coord.query.valuestail.alpha1",
 	}
 	if !slices.Equal(subs, want) {
 		t.Errorf("HostRequestSubjects = %q, want %q", subs, want)

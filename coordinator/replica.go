@@ -40,6 +40,10 @@ type Config struct {
 	// its own transport address. Empty: join an existing group (AddVoter).
 	Bootstrap []Peer
 	NATS      *nats.Conn
+	// Tails reads the work-queue streams' newest messages of a host for
+	// a resuming agent (coordproto.QueryStreamTail); nil: those queries
+	// are refused as unavailable.
+	Tails StreamTails
 	// HeartbeatTimeout is how long a node stays live after its last
 	// heartbeat; 0 means 10 s.
 	HeartbeatTimeout time.Duration

@@ -72,11 +72,15 @@ func (s *service) subscribe(parent context.Context, subject, queue string, h han
 	latency := s.r.metrics.request.WithLabelValues(requestLabels(subject))
 	badReply := s.r.metrics.badReply.WithLabelValues(requestLabels(subject))
 	cb := func(m *nats.Msg) {
-		if m.Reply != "" && !coordproto.IsReplyInbox(m.Reply) {
+		if !coordproto.IsReplyInbox(m.Reply) {
 			// The reply would be the coordinator's publish, with its
 			// credentials, on a subject the requester chose (a cut, a
 			// stream's deletion, another host's batches): refused
-			// unserved and unanswered.
+			// unserved and unanswered. So is a message with no reply:
+			// no client of the service sends one, and the server's own
+			// publishes arrive so (JetStream's acknowledgement and API
+			// answers, sent to the reply subject a host named, such as
+			// this epoch cut's).
 			badReply.Inc()
 			s.r.logf("coordinator: %s: refused a request on %s whose reply subject %q is no inbox", s.r.cfg.ID, m.Subject, m.Reply)
 			return
@@ -284,6 +288,8 @@ func (s *service) queries() map[string]query {
 		coordproto.QueryValuesApplied: s.queryValuesApplied,
 		coordproto.QueryMeHistory:     s.queryMeHistory,
 		coordproto.QueryMeAddrs:       s.queryMeAddrs,
+		coordproto.QueryStreamTail:    s.queryStreamTail,
+		coordproto.QueryValuesTail:    s.queryValuesTail,
 	}
 }
 

@@ -8,10 +8,11 @@ import (
 	"dcpi/wire"
 )
 
-// StreamTail is what the batch stream still holds of a host: per CPU, its
-// newest batch (nil: none). transport.LastBatches answers it.
+// StreamTail is what the batch stream still holds of a host: per CPU, the
+// sequence number and sample accounting of its newest batch (Seq 0: none).
+// The coordinator reads it for the host (coordinator.Client.StreamTail).
 type StreamTail interface {
-	LastBatches(ctx context.Context, cpus int) ([]*wire.Batch, error)
+	StreamTail(ctx context.Context, cpus int) ([]storage.StreamState, error)
 }
 
 // AppliedStreams is what the profile database has applied of a host's
@@ -42,7 +43,7 @@ func Resume(ctx context.Context, stream StreamTail, db AppliedStreams, cpus int)
 	if cpus < 1 || cpus > wire.AllCPUs {
 		return ResumePoint{}, fmt.Errorf("simhost: resume %d CPUs: want 1 to %d", cpus, wire.AllCPUs)
 	}
-	inStream, err := stream.LastBatches(ctx, cpus)
+	inStream, err := stream.StreamTail(ctx, cpus)
 	if err != nil {
 		return ResumePoint{}, err
 	}
@@ -55,8 +56,8 @@ func Resume(ctx context.Context, stream StreamTail, db AppliedStreams, cpus int)
 		if err != nil {
 			return ResumePoint{}, fmt.Errorf("applied state of cpu %d: %w", cpu, err)
 		}
-		if b := inStream[cpu]; b != nil && b.Seq > st.Seq {
-			st = storage.StreamState{Seq: b.Seq, Delivered: b.Delivered, Accounted: b.Accounted}
+		if tail := inStream[cpu]; tail.Seq > st.Seq {
+			st = tail
 		}
 		if st.Accounted > st.Delivered {
 			return ResumePoint{}, fmt.Errorf("simhost: resume cpu %d: batch %d accounts for %d samples of %d delivered", cpu, st.Seq, st.Accounted, st.Delivered)

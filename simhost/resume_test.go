@@ -12,12 +12,12 @@ import (
 
 // fakeStream is a stream holding the given newest batch per CPU.
 type fakeStream struct {
-	last []*wire.Batch
+	last []storage.StreamState
 	err  error
 	read *[]string // the order of reads
 }
 
-func (s fakeStream) LastBatches(_ context.Context, cpus int) ([]*wire.Batch, error) {
+func (s fakeStream) StreamTail(_ context.Context, cpus int) ([]storage.StreamState, error) {
 	*s.read = append(*s.read, "stream")
 	return s.last, s.err
 }
@@ -37,24 +37,24 @@ func (d fakeDB) StreamState(_ context.Context, cpu uint16) (storage.StreamState,
 }
 
 func TestResume(t *testing.T) {
-	batch := func(seq, delivered, accounted uint64) *wire.Batch {
-		return &wire.Batch{Seq: seq, Delivered: delivered, Accounted: accounted}
+	batch := func(seq, delivered, accounted uint64) storage.StreamState {
+		return storage.StreamState{Seq: seq, Delivered: delivered, Accounted: accounted}
 	}
 	for _, c := range []struct {
 		name    string
-		stream  []*wire.Batch
+		stream  []storage.StreamState
 		applied []storage.StreamState
 		want    ResumePoint
 	}{
-		{"nothing yet", []*wire.Batch{nil, nil}, []storage.StreamState{{}, {}},
+		{"nothing yet", []storage.StreamState{{}, {}}, []storage.StreamState{{}, {}},
 			ResumePoint{First: []uint64{1, 1}, Carried: []map[string]uint64{nil, nil}}},
 		// cpu 0: the stream holds batches the database has not applied;
 		// cpu 1: the database is ahead of a stream emptied by its commits.
-		{"stream and database", []*wire.Batch{batch(9, 100, 90), batch(2, 10, 10)},
+		{"stream and database", []storage.StreamState{batch(9, 100, 90), batch(2, 10, 10)},
 			[]storage.StreamState{{Seq: 7, Delivered: 80, Accounted: 80}, {Seq: 5, Delivered: 50, Accounted: 47}},
 			ResumePoint{First: []uint64{10, 6}, Carried: []map[string]uint64{{wire.DropCrashLost: 10}, {wire.DropCrashLost: 3}},
 				Delivered: 150, Lost: 13}},
-		{"nothing lost", []*wire.Batch{nil, batch(4, 20, 20)}, []storage.StreamState{{Seq: 3, Delivered: 30, Accounted: 30}, {}},
+		{"nothing lost", []storage.StreamState{{}, batch(4, 20, 20)}, []storage.StreamState{{Seq: 3, Delivered: 30, Accounted: 30}, {}},
 			ResumePoint{First: []uint64{4, 5}, Carried: []map[string]uint64{nil, nil}, Delivered: 50}},
 	} {
 		var reads []string
@@ -82,9 +82,9 @@ func TestResumeRejects(t *testing.T) {
 	}{
 		{"no CPUs", fakeStream{read: &reads}, ok, 0},
 		{"stream error", fakeStream{err: errors.New("no JetStream"), read: &reads}, ok, 2},
-		{"stream answers for other CPUs", fakeStream{last: []*wire.Batch{nil}, read: &reads}, ok, 2},
-		{"database error", fakeStream{last: []*wire.Batch{nil, nil}, read: &reads}, fakeDB{applied: []storage.StreamState{{}}, read: &reads}, 2},
-		{"accounted beyond delivered", fakeStream{last: []*wire.Batch{{Seq: 3, Delivered: 5, Accounted: 6}, nil}, read: &reads}, ok, 2},
+		{"stream answers for other CPUs", fakeStream{last: []storage.StreamState{{}}, read: &reads}, ok, 2},
+		{"database error", fakeStream{last: []storage.StreamState{{}, {}}, read: &reads}, fakeDB{applied: []storage.StreamState{{}}, read: &reads}, 2},
+		{"accounted beyond delivered", fakeStream{last: []storage.StreamState{{Seq: 3, Delivered: 5, Accounted: 6}, {}}, read: &reads}, ok, 2},
 	} {
 		if rp, err := Resume(context.Background(), c.stream, c.db, c.cpus); err == nil {
 			t.Errorf("%s: resumed at %+v", c.name, rp)

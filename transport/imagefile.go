@@ -21,15 +21,8 @@ const ImageFileBucket = "dcpi-image-files"
 // MaxImageFileBytes bounds an uploaded image file.
 const MaxImageFileBytes = 256 << 20
 
-// imageFileBucketConfig is the image file bucket's configuration.
-func imageFileBucketConfig(replicas int) jetstream.ObjectStoreConfig {
-	return jetstream.ObjectStoreConfig{
-		Bucket:      ImageFileBucket,
-		Description: "dcpi image files (ELF) by content key",
-		Storage:     jetstream.FileStorage,
-		Replicas:    replicas,
-	}
-}
+// imageFileBucketDescription describes the image file bucket.
+const imageFileBucketDescription = "dcpi image files (ELF) by content key"
 
 // PutImageFile uploads an image's file under its content key unless the
 // bucket has it already (content-addressed: the name fixes the bytes). The
@@ -52,7 +45,9 @@ func PutImageFile(ctx context.Context, js jetstream.JetStream, key wire.ImageKey
 				replicas = st.Replicas()
 			}
 		}
-		obs, err = js.CreateOrUpdateObjectStore(ctx, imageFileBucketConfig(replicas))
+		if err = ensureObjectBucket(ctx, js, ImageFileBucket, imageFileBucketDescription, replicas); err == nil {
+			obs, err = js.ObjectStore(ctx, ImageFileBucket)
+		}
 	}
 	if err != nil {
 		return false, fmt.Errorf("transport: upload image file %s: open bucket %s: %w", name, ImageFileBucket, err)

@@ -49,9 +49,7 @@ func EnsurePathStream(ctx context.Context, js jetstream.JetStream, replicas int)
 // ensureHostWorkQueue creates or updates a stream of one subject per host
 // (prefix + host): work-queue retention (a message leaves once it is
 // applied and acknowledged), file storage, no limits, the batches'
-// duplicate window, and direct gets only with one replica (allowDirect),
-// so that a read of a subject's newest message sees every message the
-// stream acknowledged and per-host permissions can confine it.
+// duplicate window, and no direct gets (noDirectGets).
 func ensureHostWorkQueue(ctx context.Context, js jetstream.JetStream, replicas int, name, prefix, description string) error {
 	if replicas == 0 {
 		replicas = 1
@@ -70,7 +68,7 @@ func ensureHostWorkQueue(ctx context.Context, js jetstream.JetStream, replicas i
 		Discard:     jetstream.DiscardNew,
 		MaxMsgs:     -1,
 		MaxBytes:    -1,
-		AllowDirect: allowDirect(replicas),
+		AllowDirect: noDirectGets,
 	})
 	if err != nil {
 		return fmt.Errorf("transport: ensure stream %s: %w", name, err)

@@ -17,40 +17,23 @@ func HostPublishSubjects(host string) ([]string, error) {
 }
 
 // HostJetStreamAPI are the JetStream API requests host's agent makes:
-// look up the batch and value streams and read the newest message of its
-// own subjects (LastPublished, LastValues, on resume) by direct gets whose
-// API subject names the message subject, so that no host reads another's
-// (allowDirect); and the image buckets' lookups. Not the streams'
-// message-get API, which names the subject in its body, nor stream or
-// consumer creation, update, deletion or purge (EnsureStream makes the
-// buckets). The subjects come from the functions that make the host's
-// subjects, as HostPublishSubjects' do.
+// the image buckets' lookups (stream information and the message get of
+// an object's metadata: does the bucket hold it yet). Not the batch and
+// value streams' reads (a resuming agent asks the coordinator for its
+// streams' newest messages), no direct get anywhere (noDirectGets), nor
+// any stream or consumer creation, update, deletion or purge
+// (EnsureStream makes the buckets). The host is checked as for its
+// other subjects, so a name no subject can carry gets none.
 func HostJetStreamAPI(host string) ([]string, error) {
 	if err := CheckHost(host); err != nil {
 		return nil, err
 	}
-	values, _ := ValuesSubject(host)
-	subs := []string{
-		"$JS.API.INFO",
-		"$JS.API.STREAM.INFO." + StreamName,
-		directLastBySubject(StreamName, subjectPrefix+host+".*"),
-		"$JS.API.STREAM.INFO." + ValuesStreamName,
-		directLastBySubject(ValuesStreamName, values),
-	}
+	subs := []string{"$JS.API.INFO"}
 	for _, b := range []string{ImageBucket, ImageFileBucket} {
 		obj := "OBJ_" + b
-		subs = append(subs,
-			"$JS.API.STREAM.INFO."+obj,
-			"$JS.API.STREAM.MSG.GET."+obj,
-			"$JS.API.DIRECT.GET."+obj, "$JS.API.DIRECT.GET."+obj+".>")
+		subs = append(subs, "$JS.API.STREAM.INFO."+obj, "$JS.API.STREAM.MSG.GET."+obj)
 	}
 	return subs, nil
-}
-
-// directLastBySubject is the API subject of a direct get of the newest
-// message on subject (a pattern matches each of its subjects).
-func directLastBySubject(stream, subject string) string {
-	return "$JS.API.DIRECT.GET." + stream + "." + subject
 }
 
 // ImagePublishSubjects are the image buckets' chunk and metadata subjects
@@ -67,7 +50,8 @@ func ImagePublishSubjects() []string {
 
 // ImageReadAPI are the JetStream requests and replies that read objects of
 // the image buckets (records and files), as the analysis tools do: look up,
-// direct gets, and the ordered consumer an object's chunks come through.
+// the message get of an object's metadata, and the ordered consumer an
+// object's chunks come through (no direct gets: noDirectGets).
 func ImageReadAPI() []string {
 	var subs []string
 	for _, b := range []string{ImageBucket, ImageFileBucket} {
@@ -75,7 +59,6 @@ func ImageReadAPI() []string {
 		subs = append(subs,
 			"$JS.API.STREAM.INFO."+obj,
 			"$JS.API.STREAM.MSG.GET."+obj,
-			"$JS.API.DIRECT.GET."+obj, "$JS.API.DIRECT.GET."+obj+".>",
 			"$JS.API.CONSUMER.CREATE."+obj, "$JS.API.CONSUMER.CREATE."+obj+".>",
 			"$JS.API.CONSUMER.DELETE."+obj+".>", "$JS.API.CONSUMER.INFO."+obj+".>",
 			"$JS.FC."+obj+".>")

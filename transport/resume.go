@@ -100,10 +100,9 @@ func LastPublishedCPU(ctx context.Context, js jetstream.JetStream, host string, 
 }
 
 // lastPublished reads the last message on (host, cpu)'s subject and
-// decodes it (nil: none). On a stream of one replica it is a direct get
-// by the subject, which per-host permissions confine to the host's own
-// subjects; on a replicated one it goes to the stream leader (allowDirect
-// says why), so either way it sees every acknowledged publish.
+// decodes it (nil: none), through the stream's message-get API, which the
+// stream's leader answers, so it sees every acknowledged publish. Only
+// the coordinator's credentials may (noDirectGets says why).
 func lastPublished(ctx context.Context, s jetstream.Stream, host string, cpu uint16) (*wire.Batch, error) {
 	subject := batchSubject(host, cpu)
 	m, err := s.GetLastMsgForSubject(ctx, subject)

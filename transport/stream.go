@@ -37,25 +37,23 @@ func streamConfig(replicas int) jetstream.StreamConfig {
 		MaxMsgs:     -1,
 		MaxBytes:    -1,
 		MaxAge:      0,
-		AllowDirect: allowDirect(replicas),
+		AllowDirect: noDirectGets,
 	}
 }
 
-// allowDirect says whether a stream of replicas allows direct gets, which
-// a resuming agent's read of its subjects' newest messages (LastPublished,
-// LastValues) then uses. A direct get of a subject's last message names
-// the subject in the API subject ($JS.API.DIRECT.GET.<stream>.<subject>),
-// so the server's permissions confine a host to its own subjects
-// (HostJetStreamAPI); the message-get API ($JS.API.STREAM.MSG.GET.<stream>)
-// names it in the body, so a host allowed it could read any host's newest
-// batch. Only with one replica: then the one server that stored and
-// acknowledged a publish answers, from that store. With more, a follower
-// that has not yet applied the newest publishes may answer (nats-server
-// enables direct gets on a follower once it is nearly caught up), while a
-// resuming agent must see every batch the stream acknowledged; such a
-// stream keeps the leader's message get, and the cluster's own
-// credentials must allow it.
-func allowDirect(replicas int) bool { return replicas == 1 }
+// noDirectGets is every stream's AllowDirect: off. JetStream answers a
+// direct get on whatever reply subject the requester names, with the
+// server's rights, as the raw message; a client allowed a direct get of
+// a message whose bytes it wrote (its own newest batch, an image it
+// uploaded) could have the server publish them on another host's batch
+// subject, where they would be taken as that host's. Without direct gets,
+// reads go through the message-get API, whose answer is a JSON document
+// wrapping the message, and no role but the coordinator may use it on the
+// batch and value streams: a resuming agent asks the coordinator for its
+// streams' newest batches (coordinator.StreamTails). The message get is
+// answered by the stream's leader, so a tail read this way includes every
+// publish the stream acknowledged, on a replicated stream too.
+const noDirectGets = false
 
 // EnsureStream creates the batch stream and the image buckets, or updates
 // them to this configuration; it is idempotent, so every coordinator and
@@ -112,21 +110,35 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, replicas int) err
 			return err
 		}
 	}
-	_, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket:      ImageBucket,
-		Description: "dcpi image records by content key",
-		Storage:     jetstream.FileStorage,
-		Replicas:    replicas,
-	})
-	if err != nil {
-		return fmt.Errorf("transport: ensure object store %s: %w", ImageBucket, err)
+	if err := ensureObjectBucket(ctx, js, ImageBucket, "dcpi image records by content key", replicas); err != nil {
+		return err
 	}
 	// The image file bucket too, although PutImageFile would make it on
 	// first use: a node agent's credentials may write objects but not
 	// create or change streams (transport/auth).
-	_, err = js.CreateOrUpdateObjectStore(ctx, imageFileBucketConfig(replicas))
+	return ensureObjectBucket(ctx, js, ImageFileBucket, imageFileBucketDescription, replicas)
+}
+
+// ensureObjectBucket creates or updates the stream of an object store
+// bucket: the stream nats.go's object store makes (its subjects, rollups,
+// discarding new messages when full), but without direct gets
+// (noDirectGets), which its own creation turns on. The object store binds
+// to it by name (js.ObjectStore) and then reads its metadata through the
+// message-get API.
+func ensureObjectBucket(ctx context.Context, js jetstream.JetStream, bucket, description string, replicas int) error {
+	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        "OBJ_" + bucket,
+		Description: description,
+		Subjects:    []string{"$O." + bucket + ".C.>", "$O." + bucket + ".M.>"},
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas,
+		Discard:     jetstream.DiscardNew,
+		MaxBytes:    -1,
+		AllowRollup: true,
+		AllowDirect: noDirectGets,
+	})
 	if err != nil {
-		return fmt.Errorf("transport: ensure object store %s: %w", ImageFileBucket, err)
+		return fmt.Errorf("transport: ensure object store %s: %w", bucket, err)
 	}
 	return nil
 }

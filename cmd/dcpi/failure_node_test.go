@@ -125,7 +125,7 @@ func (c *failureCluster) clusterResume(host string) (simhost.ResumePoint, error)
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
-	return cluster.Resume(ctx, nc, coordinator.NewClient(nc), host, failureCPUs)
+	return cluster.Resume(ctx, coordinator.NewClient(nc), host, failureCPUs)
 }
 
 // waitPublished waits until the current run of node p has a batch of

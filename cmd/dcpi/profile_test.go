@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"dcpi/aggregator"
+	"dcpi/cluster"
 	"dcpi/coordinator"
 	"dcpi/hwsim"
 	"dcpi/internal/slogf"
@@ -424,7 +425,8 @@ func startTestCluster(t *testing.T) (string, *coordinator.Client) {
 		t.Fatal(err)
 	}
 	r, err := coordinator.Start(coordinator.Config{ID: "c1", RaftAddr: "127.0.0.1:0", DataDir: filepath.Join(t.TempDir(), "c1"),
-		Bootstrap: []coordinator.Peer{{ID: "c1"}}, NATS: connect("coordinator"), RaftTimeout: 300 * time.Millisecond, Logger: slogf.Test(t)})
+		Bootstrap: []coordinator.Peer{{ID: "c1"}}, NATS: connect("coordinator"), Tails: cluster.JetStreamTails{JS: js},
+		RaftTimeout: 300 * time.Millisecond, Logger: slogf.Test(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

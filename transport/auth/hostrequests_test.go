@@ -1,8 +1,8 @@
 package auth
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -14,6 +14,7 @@ import (
 
 	"dcpi/coordinator"
 	"dcpi/internal/slogf"
+	"dcpi/storage"
 	"dcpi/transport"
 	"dcpi/wire"
 	"dcpi/wire/coordproto"
@@ -25,9 +26,13 @@ import (
 func startReplica(t *testing.T, srv *Server) {
 	t.Helper()
 	nc := mustDial(t, srv.ClientURL(), srv.Store.RoleFile(Coordinator), nil)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r, err := coordinator.Start(coordinator.Config{
 		ID: "c1", RaftAddr: "127.0.0.1:0", DataDir: filepath.Join(t.TempDir(), "c1"),
-		Bootstrap: []coordinator.Peer{{ID: "c1"}}, NATS: nc, Logger: slogf.Test(t),
+		Bootstrap: []coordinator.Peer{{ID: "c1"}}, NATS: nc, Tails: tails{js}, Logger: slogf.Test(t),
 		RaftTimeout: 300 * time.Millisecond, SealInterval: 50 * time.Millisecond,
 	})
 	if err != nil {
@@ -41,6 +46,29 @@ func startReplica(t *testing.T, srv *Server) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// tails reads the streams' newest messages as package cluster's
+// JetStreamTails does (which this package's tests cannot import).
+type tails struct{ js jetstream.JetStream }
+
+func (t tails) LastBatches(ctx context.Context, host string, cpus int) ([]storage.StreamState, error) {
+	bs, err := transport.LastBatches(ctx, t.js, host, cpus)
+	out := make([]storage.StreamState, len(bs))
+	for i, b := range bs {
+		if b != nil {
+			out[i] = storage.StreamState{Seq: b.Seq, Delivered: b.Delivered, Accounted: b.Accounted}
+		}
+	}
+	return out, err
+}
+
+func (t tails) LastValues(ctx context.Context, host string) (uint64, error) {
+	r, err := transport.LastValues(ctx, t.js, host)
+	if err != nil || r == nil {
+		return 0, err
+	}
+	return r.Seq, nil
 }
 
 // hostConn connects as a new key of host.
@@ -159,28 +187,40 @@ func TestHostRequestsConfined(t *testing.T) {
 	if err := p.Close(ctxT(t, 10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
+	// A host reads its streams' newest messages through the coordinator,
+	// never from the streams themselves (transport.noDirectGets).
+	if tail, err := c2.StreamTail(ctx, "alpha2", 1); err != nil || tail[0].Seq != 7 {
+		t.Fatalf("alpha2 asking for its newest batch: %+v %v (server said %q)", tail, err, v2.errs)
+	}
+	if tail, err := c1.StreamTail(ctxT(t, 2*time.Second), "alpha2", 1); err == nil {
+		t.Errorf("alpha1's key asked for alpha2's newest batch: %+v", tail)
+	}
+	v1.wait(t, `Permissions Violation for Publish to "`+coordproto.SubjectQuery+coordproto.QueryStreamTail+`.alpha2"`)
+	forged(coordproto.SubjectQuery+coordproto.QueryStreamTail, coordinator.TailRequest{Host: "alpha2", CPUs: 1})
+	forged(coordproto.SubjectQuery+coordproto.QueryValuesTail, coordinator.ValuesTailRequest{Host: "alpha2"})
+	if tail, err := c1.StreamTail(ctx, "alpha1", 1); err != nil || tail[0].Seq != 0 {
+		t.Errorf("alpha1 asking for its own (empty) stream's tail: %+v %v", tail, err)
+	}
+	if seq, err := c1.ValuesTail(ctx, "alpha1"); err != nil || seq != 0 {
+		t.Errorf("alpha1 asking for its own (empty) value stream's tail: %d %v", seq, err)
+	}
 	js1, _ := jetstream.New(nc1)
-	js2, _ := jetstream.New(nc2)
-	if last, err := transport.LastPublished(ctxT(t, 5*time.Second), js2, "alpha2", 1); err != nil || last[0] != 7 {
-		t.Fatalf("alpha2 reading its newest batch: %v %v (server said %q)", last, err, v2.errs)
+	for _, host := range []string{"alpha1", "alpha2"} {
+		if last, err := transport.LastPublished(ctxT(t, 2*time.Second), js1, host, 1); err == nil {
+			t.Errorf("alpha1's key read %s's batch stream itself: %v", host, last)
+		}
+		if _, err := transport.LastValues(ctxT(t, 2*time.Second), js1, host); err == nil {
+			t.Errorf("alpha1's key read %s's value stream itself", host)
+		}
 	}
-	if last, err := transport.LastPublished(ctxT(t, 2*time.Second), js1, "alpha2", 1); err == nil {
-		t.Errorf("alpha1's key read alpha2's newest batch: %v", last)
-	}
-	v1.wait(t, `Permissions Violation for Publish to "$JS.API.DIRECT.GET.`+transport.StreamName+`.dcpi.batch.alpha2.0"`)
-	if err := nc1.PublishRequest("$JS.API.STREAM.MSG.GET."+transport.StreamName, nc1.NewRespInbox(),
-		[]byte(`{"last_by_subj":"dcpi.batch.alpha2.0"}`)); err != nil {
-		t.Fatal(err)
-	}
-	v1.wait(t, `Permissions Violation for Publish to "$JS.API.STREAM.MSG.GET.`+transport.StreamName+`"`)
-	if last, err := transport.LastPublished(ctxT(t, 5*time.Second), js1, "alpha1", 1); err != nil || last[0] != 0 {
-		t.Errorf("alpha1 reading its own (empty) subjects: %v %v", last, err)
-	}
-	// The values stream likewise.
-	if rec, err := transport.LastValues(ctxT(t, 5*time.Second), js1, "alpha1"); err != nil || rec != nil {
-		t.Errorf("alpha1 reading its own (empty) values subject: %v %v", rec, err)
-	}
-	if _, err := transport.LastValues(ctxT(t, 2*time.Second), js1, "alpha2"); err == nil || errors.Is(err, jetstream.ErrMsgNotFound) {
-		t.Errorf("alpha1's key reading alpha2's values subject: %v, want refused", err)
+	for _, api := range []string{
+		"$JS.API.DIRECT.GET." + transport.StreamName + ".dcpi.batch.alpha1.0",
+		"$JS.API.STREAM.MSG.GET." + transport.StreamName,
+		"$JS.API.DIRECT.GET.OBJ_" + transport.ImageBucket,
+	} {
+		if err := nc1.PublishRequest(api, nc1.NewRespInbox(), []byte(`{"last_by_subj":"dcpi.batch.alpha2.0"}`)); err != nil {
+			t.Fatal(err)
+		}
+		v1.wait(t, `Permissions Violation for Publish to "`+api+`"`)
 	}
 }

@@ -61,6 +61,12 @@ const (
 	QueryValues        = "values"        // storage.ValueLists, skip-paged ValueListRow
 	QueryValueTotals   = "valuetotals"   // storage.ValueTotals, as ValueTotalsReply
 	QueryValuesApplied = "valuesapplied" // storage.ValuesApplied, as ValuesAppliedReply
+	// QueryStreamTail and QueryValuesTail: what the batch and value
+	// streams still hold of a host (the newest message of each of its
+	// subjects), read by the coordinator for a resuming agent, whose
+	// credentials may not read the streams (TailReply, ValuesTailReply).
+	QueryStreamTail = "streamtail"
+	QueryValuesTail = "valuestail"
 )
 
 // hostRequests are the requests a node agent makes about itself: its
@@ -76,6 +82,7 @@ var hostRequests = []string{
 	SubjectRegister, SubjectHeartbeat, SubjectAck,
 	SubjectQuery + QueryApplied, SubjectLinearQuery + QueryApplied,
 	SubjectQuery + QueryValuesApplied, SubjectLinearQuery + QueryValuesApplied,
+	SubjectQuery + QueryStreamTail, SubjectQuery + QueryValuesTail,
 }
 
 // ErrBadHost is wrapped by HostSubject's refusal of a host name no subject
