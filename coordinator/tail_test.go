@@ -29,7 +29,9 @@ func (f fakeTails) LastBatches(_ context.Context, host string, cpus int) ([]stor
 	return b, nil
 }
 
-func (f fakeTails) LastValues(_ context.Context, host string) (uint64, error) { return f.values[host], nil }
+func (f fakeTails) LastValues(_ context.Context, host string) (uint64, error) {
+	return f.values[host], nil
+}
 
 // TestStreamTailQueries: a replica answers a host's stream tails from its
 // StreamTails, per CPU in order; a request for no CPUs or too many is a
