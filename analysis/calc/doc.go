@@ -8,7 +8,9 @@
 // procedures with report.Prof), builds the procedure's CFG (analysis/cfg)
 // and hands both to the estimator; Report.WriteText prints Figures 2 and
 // 4, and CompareReport holds a Report to hwsim's ground truth afterwards
-// (ReportAccuracy). The estimator is pure: it reads no database, no image
+// (ReportAccuracy). Analyze is dcpi calc's one call: Options check the
+// choice of procedures, read the periods, run the query and compare, and
+// the Output prints the report or its accuracy. The estimator is pure: it reads no database, no image
 // file and no ground truth; Run passes everything in:
 //
 //   - NewProcedure adds the static analysis: frequency equivalence classes

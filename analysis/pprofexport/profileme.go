@@ -3,6 +3,7 @@ package pprofexport
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 
 	"github.com/google/pprof/profile"
@@ -103,4 +104,34 @@ func ProfileMe(ctx context.Context, syms *symbolize.Symbolizer, src profileme.So
 	b.orderMappings()
 	p.Comments = []string{fmt.Sprintf("dcpi: ProfileMe instruction samples, one per %.0f fetched instructions (S); each estimate is k·S, relative error about 1/sqrt(k)", q.Interval)}
 	return p, nil
+}
+
+// MeExport is dcpi me --pprof's export: the profile and the S it was
+// built with, which its summary names.
+type MeExport struct {
+	Profile  *profile.Profile
+	Interval float64
+}
+
+// ExportProfileMe is ProfileMe for dcpi me --pprof: a selection without
+// samples is an error (a profile with none would read as a profile of an
+// idle machine), asking whether the nodes sampled at all.
+func ExportProfileMe(ctx context.Context, syms *symbolize.Symbolizer, src profileme.Source, q ProfileMeQuery) (*MeExport, error) {
+	p, err := ProfileMe(ctx, syms, src, q)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Sample) == 0 {
+		return nil, fmt.Errorf("no ProfileMe samples selected (were the nodes run with --profileme?)")
+	}
+	return &MeExport{Profile: p, Interval: q.Interval}, nil
+}
+
+// WriteSummary writes the one line that says what the export written to
+// name holds: its sampled instructions, images, sample types and S.
+func (e *MeExport) WriteSummary(w io.Writer, name string) error {
+	p := e.Profile
+	_, err := fmt.Fprintf(w, "wrote %s: %d sampled instructions in %d images, %d sample types (default fetched; S = %.0f)\n",
+		name, len(p.Sample), len(p.Mapping), len(p.SampleType), e.Interval)
+	return err
 }

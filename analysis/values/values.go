@@ -4,7 +4,11 @@
 // listing, the frequent values per instruction and the semi-invariant
 // finder of Burrows et al., each row beside DCPI's CYCLES samples at the
 // same PC. It reads through Source and symbolizes with analysis; it
-// computes nothing the lists do not say.
+// computes nothing the lists do not say. Run is dcpi values's one call:
+// Options add to the Query what the command knows (the periods, where the
+// database is, why a selection is empty), and the Result, the report or
+// its accuracy against the simulator's truth (AccuracyPlot), prints
+// itself with WriteText or WriteJSON.
 package values
 
 import (

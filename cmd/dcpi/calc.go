@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bufio"
-	"fmt"
-	"os"
+	"context"
 
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis/calc"
 	"dcpi/analysis/imagefind"
-	"dcpi/hwsim"
-	"dcpi/hwsim/alpha"
 	"dcpi/profiledb"
+	"dcpi/simhost"
 )
 
 func newCalcCommand() *cobra.Command {
@@ -109,27 +106,16 @@ type calcOptions struct {
 }
 
 func (opts *calcOptions) run(cmd *cobra.Command, args []string) error {
-	if opts.top < 0 {
-		return fmt.Errorf("--top %d: want a number of procedures >= 1", opts.top)
+	co := calc.Options{Query: calc.Query{Procedures: args, Top: opts.top, All: opts.all}, TopGiven: cmd.Flags().Changed("top"),
+		Summary: opts.summary, TruthFile: opts.truthFile}
+	if err := co.Check(); err != nil {
+		return err
 	}
-	topSet := cmd.Flags().Changed("top")
-	switch {
-	case len(args) > 0 && (topSet || opts.all):
-		return fmt.Errorf("give procedure names, --top or --all, not several")
-	case topSet && opts.all:
-		return fmt.Errorf("give --top or --all, not both")
-	case topSet && opts.top == 0:
-		return fmt.Errorf("--top 0: want a number of procedures >= 1 (--all: every procedure)")
-	}
-	if opts.truthFile != "" && opts.summary {
-		return fmt.Errorf("--truth prints an accuracy report instead of the listing and summaries: --summary does not apply")
-	}
-	var truth map[string]*alpha.GroundTruth
+	var err error
 	if opts.truthFile != "" {
 		// Read before the analysis so that a bad file fails fast;
 		// the estimator never sees it (calc.CompareReport runs after).
-		var err error
-		if truth, err = readTruthFile(opts.truthFile); err != nil {
+		if co.Truth, err = simhost.ReadGroundTruthFile(opts.truthFile); err != nil {
 			return err
 		}
 	}
@@ -137,48 +123,28 @@ func (opts *calcOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(sel.Events) > 0 {
-		return fmt.Errorf("--event: dcpi calc reads every event (cycles for the frequencies, the others to bound the stall causes)")
+	if err := calc.CheckEvents(sel.Events); err != nil {
+		return err
 	}
 	o, err := opts.qf.open(cmd, "dcpi-calc", &sel)
 	if err != nil {
 		return err
 	}
 	defer o.close()
-	periods, err := profiledb.CalcPeriods(cmd.Context(), o.DB, sel.Filter.Hosts, opts.periodFlags, cmd.ErrOrStderr())
+	co.Filter, co.ImagePaths, co.Static.Isolated = sel.Filter, sel.ImagePaths, opts.isolated
+	co.Files, co.Source = newImageFinder(cmd.ErrOrStderr(), o, opts.imageDirs), imagefind.SourceReader(opts.sourceDirs)
+	co.ReadPeriods = func(ctx context.Context) (map[string]map[uint8]float64, error) {
+		return profiledb.CalcPeriods(ctx, o.DB, sel.Filter.Hosts, opts.periodFlags, cmd.ErrOrStderr())
+	}
+	co.Hint = func() string { return o.selectionHint(cmd.Context(), sel) }
+	out, err := calc.Analyze(cmd.Context(), o.src, co)
 	if err != nil {
-		if h := o.selectionHint(cmd.Context(), sel); h != "" {
-			return fmt.Errorf("%w; %s", err, h)
-		}
 		return err
-	}
-	q := calc.Query{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Procedures: args, All: opts.all, Periods: periods,
-		Files: newImageFinder(cmd.ErrOrStderr(), o, opts.imageDirs), Source: imagefind.SourceReader(opts.sourceDirs)}
-	q.Static.Isolated = opts.isolated
-	if len(args) == 0 && !opts.all {
-		q.Top = max(opts.top, 1)
-	}
-	r, err := calc.Run(cmd.Context(), o.src, q)
-	if err != nil {
-		if h := o.selectionHint(cmd.Context(), sel); h != "" {
-			return fmt.Errorf("%w; %s", err, h)
-		}
-		return err
-	}
-	if truth != nil {
-		a, err := calc.CompareReport(r, truth)
-		if err != nil {
-			return fmt.Errorf("--truth %s: %w", opts.truthFile, err)
-		}
-		if opts.qf.json {
-			return a.WriteJSON(cmd.OutOrStdout())
-		}
-		return a.WriteText(cmd.OutOrStdout())
 	}
 	if opts.qf.json {
-		return r.WriteJSON(cmd.OutOrStdout())
+		return out.WriteJSON(cmd.OutOrStdout())
 	}
-	return r.WriteText(cmd.OutOrStdout(), opts.summary)
+	return out.WriteText(cmd.OutOrStdout())
 }
 
 func (opts *calcOptions) register(cmd *cobra.Command) {
@@ -192,19 +158,4 @@ func (opts *calcOptions) register(cmd *cobra.Command) {
 	f.BoolVar(&opts.isolated, "isolated", false, "schedule every block from an empty pipeline, as DCPI did (default: after its only predecessor block)")
 	f.BoolVar(&opts.summary, "summary", false, "print only each procedure's summary (Figure 4)")
 	f.StringVar(&opts.truthFile, "truth", "", "instead of the listing, hold the estimates to the ground truth `FILE` of dcpi profile --truth (docs/dcpicalc.md, Accuracy)")
-}
-
-// readTruthFile reads a ground truth file (hwsim.ReadGroundTruth), naming
-// the file in its errors.
-func readTruthFile(name string) (map[string]*alpha.GroundTruth, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, fmt.Errorf("--truth: %w", err)
-	}
-	defer f.Close()
-	t, err := hwsim.ReadGroundTruth(bufio.NewReader(f))
-	if err != nil {
-		return nil, fmt.Errorf("--truth %s: %w", name, err)
-	}
-	return t, nil
 }

@@ -10,7 +10,6 @@ import (
 	"dcpi/analysis/pprofexport"
 	"dcpi/analysis/profileme"
 	"dcpi/hwsim"
-	"dcpi/profiledb"
 )
 
 // meSubcommands are dcpi me's experiments (figure2, skid, ...).
@@ -114,8 +113,13 @@ type meOptions struct {
 }
 
 func (opts *meOptions) run(cmd *cobra.Command, args []string) error {
-	if opts.limit < 0 {
-		return fmt.Errorf("--limit %d: want 0 (all) or more", opts.limit)
+	mo := profileme.Options{Interval: opts.interval, Limit: opts.limit, PairWindow: opts.window, IssueWidth: opts.width,
+		Paths: opts.paths, Bits: opts.bits, Addrs: opts.addrs}
+	if len(args) == 1 {
+		mo.Procedure = args[0]
+	}
+	if err := mo.Check(); err != nil {
+		return err
 	}
 	sel, err := opts.qf.selection()
 	if err != nil {
@@ -126,39 +130,19 @@ func (opts *meOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer o.close()
+	mo.Filter, mo.ImagePaths, mo.Files, mo.Where = sel.Filter, sel.ImagePaths, newImageFinder(nil, o, opts.dirs), o.Where()
 	if opts.pprofOut != "" {
-		return writeMePprof(cmd, o, sel, opts.interval, opts.pprofOut, opts.dirs)
+		return writeMePprof(cmd, o, mo, opts.pprofOut)
 	}
-	if opts.addrs != "" {
-		return writeMeAddrs(cmd, o, sel, opts.addrs, opts.interval, opts.limit, opts.qf.json)
-	}
-	if opts.paths {
-		return writeMePaths(cmd, o, sel, args, opts.interval, opts.bits, opts.limit, opts.dirs, opts.qf.json)
-	}
-	q := profileme.Query{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Interval: opts.interval, Limit: opts.limit,
-		PairWindow: opts.window, IssueWidth: opts.width}
-	q.Filter.Events = nil
-	if len(args) == 1 {
-		q.Procedure = args[0]
-	}
-	rep, err := profileme.Profile(cmd.Context(), o.src, o.DB, q)
+	mo.Hint = func() string { return o.selectionHint(cmd.Context(), sel) }
+	out, err := profileme.Run(cmd.Context(), o.src, o.DB, mo)
 	if err != nil {
 		return err
 	}
-	if len(rep.Procs) == 0 {
-		what := "no ProfileMe samples selected"
-		if q.Procedure != "" {
-			what = fmt.Sprintf("no ProfileMe samples in procedure %s", q.Procedure)
-		}
-		if h := o.selectionHint(cmd.Context(), sel); h != "" {
-			return fmt.Errorf("%s: %s", what, h)
-		}
-		return fmt.Errorf("%s (were the nodes run with --profileme?)", what)
-	}
 	if opts.qf.json {
-		return writeJSON(cmd.OutOrStdout(), rep)
+		return out.WriteJSON(cmd.OutOrStdout())
 	}
-	return profileme.Write(cmd.OutOrStdout(), rep)
+	return out.WriteText(cmd.OutOrStdout())
 }
 
 func (opts *meOptions) register(cmd *cobra.Command) {
@@ -181,82 +165,30 @@ func (opts *meOptions) register(cmd *cobra.Command) {
 // errPairedNeedsProfileMe refuses --me-paired alone.
 var errPairedNeedsProfileMe = errors.New("--me-paired needs --profileme: pairs are ProfileMe samples")
 
-// writeMeAddrs prints the hot effective addresses of target's
-// instructions.
-func writeMeAddrs(cmd *cobra.Command, o *openedSource, sel profiledb.Selection, target string, interval float64, limit int, asJSON bool) error {
-	as, ok := any(o.DB).(profileme.AddrSource)
-	if !ok {
-		return fmt.Errorf("--addrs: %s does not serve ProfileMe address lists", o.Where())
-	}
-	ins, err := profileme.Addresses(cmd.Context(), o.src, as, profileme.AddrQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Target: target, Interval: interval, Limit: limit})
+// writeMePprof writes the ProfileMe samples mo selects as a pprof
+// profile to out (- for standard output), and a one-line summary.
+func writeMePprof(cmd *cobra.Command, o *openedSource, mo profileme.Options, out string) error {
+	ex, err := pprofexport.ExportProfileMe(cmd.Context(), o.src, o.DB, pprofexport.ProfileMeQuery{Filter: mo.Filter, ImagePaths: mo.ImagePaths,
+		Interval: mo.Interval, Files: mo.Files})
 	if err != nil {
 		return err
 	}
-	if len(ins) == 0 {
-		return fmt.Errorf("--addrs %s: no ProfileMe address lists selected", target)
-	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), ins)
-	}
-	return profileme.WriteAddresses(cmd.OutOrStdout(), ins, interval)
-}
-
-// writeMePaths prints the hot paths the selection's history counts
-// reconstruct.
-func writeMePaths(cmd *cobra.Command, o *openedSource, sel profiledb.Selection, args []string, interval float64, bits, limit int, dirs []string, asJSON bool) error {
-	hs, ok := any(o.DB).(profileme.HistorySource)
-	if !ok {
-		return fmt.Errorf("--paths: %s keeps no ProfileMe path history", o.Where())
-	}
-	q := profileme.PathQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Bits: bits, Interval: interval, Limit: limit,
-		Files: newImageFinder(nil, o, dirs)}
-	if len(args) == 1 {
-		q.Procedure = args[0]
-	}
-	rep, err := profileme.Paths(cmd.Context(), o.src, hs, q)
-	if err != nil {
-		return err
-	}
-	if rep.Samples == 0 {
-		return fmt.Errorf("no ProfileMe path history selected (were the nodes run with --profileme, by a build that keeps it?)")
-	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), rep)
-	}
-	return profileme.WritePaths(cmd.OutOrStdout(), rep)
-}
-
-// writeMePprof writes the ProfileMe samples sel selects as a pprof
-// profile to out, and a one-line summary.
-func writeMePprof(cmd *cobra.Command, o *openedSource, sel profiledb.Selection, interval float64, out string, dirs []string) error {
-	p, err := pprofexport.ProfileMe(cmd.Context(), o.src, o.DB, pprofexport.ProfileMeQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths,
-		Interval: interval, Files: newImageFinder(nil, o, dirs)})
-	if err != nil {
-		return err
-	}
-	if len(p.Sample) == 0 {
-		return fmt.Errorf("no ProfileMe samples selected (were the nodes run with --profileme?)")
-	}
-	w, summary := cmd.OutOrStdout(), cmd.OutOrStdout()
-	var fh *os.File
-	if out != "-" {
-		if fh, err = os.Create(out); err != nil {
-			return fmt.Errorf("--pprof: %w", err)
-		}
-		defer fh.Close()
-		w = fh
-	} else {
-		summary = cmd.ErrOrStderr()
-	}
-	if err := p.Write(w); err != nil {
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	if fh != nil {
-		if err := fh.Close(); err != nil {
+	if out == "-" {
+		if err := ex.Profile.Write(cmd.OutOrStdout()); err != nil {
 			return fmt.Errorf("write %s: %w", out, err)
 		}
+		return ex.WriteSummary(cmd.ErrOrStderr(), out)
 	}
-	fmt.Fprintf(summary, "wrote %s: %d sampled instructions in %d images, %d sample types (default fetched; S = %.0f)\n",
-		out, len(p.Sample), len(p.Mapping), len(p.SampleType), interval)
-	return nil
+	fh, err := os.Create(out)
+	if err != nil {
+		return fmt.Errorf("--pprof: %w", err)
+	}
+	defer fh.Close()
+	if err := ex.Profile.Write(fh); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	if err := fh.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	return ex.WriteSummary(cmd.OutOrStdout(), out)
 }

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"fmt"
-	"io"
-
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis/profileme/paperfigs"
 	"dcpi/hwsim"
-	"dcpi/simhost"
 )
 
 func newMeFigure3Command() *cobra.Command {
@@ -44,24 +40,7 @@ summary (and with --json the points) to standard output.`,
 			if err != nil {
 				return err
 			}
-			if out != "" {
-				if err := simhost.WriteFileWith(out, func(w io.Writer) error { return paperfigs.WriteFigure3SVG(w, f) }); err != nil {
-					return err
-				}
-			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), f)
-			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "Figure 3: %s on %s, S = %.0f, %d retired samples of the workload's code; instructions with >= %d samples\n",
-				f.Workload, f.Model, f.Interval, f.Samples, f.MinSamples)
-			for _, s := range []*paperfigs.Fig3Series{&f.Retires, &f.DMisses} {
-				fmt.Fprintf(w, "  %s: %d of %d inside 1 ± 1/sqrt(k) (%.0f%%; about 67%% expected)\n", s.Name, s.Inside, len(s.Points), 100*s.Fraction())
-			}
-			if out != "" {
-				fmt.Fprintf(w, "wrote %s\n", out)
-			}
-			return nil
+			return emitFigure(cmd.OutOrStdout(), f, out, asJSON)
 		},
 	}
 	f := cmd.Flags()

@@ -2,13 +2,11 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis/profileme/paperfigs"
-	"dcpi/simhost"
 )
 
 func newMeFigure6Command() *cobra.Command {
@@ -54,35 +52,7 @@ the rates, per workload and in total, to standard output.`,
 			if err != nil {
 				return err
 			}
-			if out != "" {
-				if err := simhost.WriteFileWith(out, func(w io.Writer) error { return paperfigs.WriteFigure6SVG(w, f) }); err != nil {
-					return err
-				}
-			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), f)
-			}
-			w := cmd.OutOrStdout()
-			for _, r := range append(f.Workloads, f.Total) {
-				fmt.Fprintf(w, "Figure 6: %s on %s, %d sampled instructions (%d more left out: their true segment runs through a procedure with unresolved jumps)\n",
-					r.Workload, f.Model, r.Samples, r.MissingEdges)
-				for _, g := range []struct {
-					name string
-					c    *paperfigs.Fig6Curves
-				}{{"intraprocedural", &r.Intra}, {"interprocedural", &r.Inter}} {
-					fmt.Fprintf(w, "  %s\n", g.name)
-					fmt.Fprintln(w, "   bits  counts  history  hist+pairs | bits alone  +pairs | walks complete  truth among them")
-					for h := range paperfigs.MaxHistory {
-						fmt.Fprintf(w, "   %4d  %5.1f%%  %6.1f%%  %9.1f%% | %9.1f%%  %5.1f%% | %13.1f%%  %6.1f%%\n", h+1,
-							100*g.c.Counts[h], 100*g.c.History[h], 100*g.c.Pairs[h], 100*g.c.HistoryUnique[h], 100*g.c.PairsUnique[h],
-							100*g.c.Complete[h], 100*g.c.TruthFound[h])
-					}
-				}
-			}
-			if out != "" {
-				fmt.Fprintf(w, "wrote %s\n", out)
-			}
-			return nil
+			return emitFigure(cmd.OutOrStdout(), f, out, asJSON)
 		},
 	}
 	f := cmd.Flags()

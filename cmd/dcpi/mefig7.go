@@ -1,13 +1,9 @@
 package main
 
 import (
-	"fmt"
-	"io"
-
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis/profileme/paperfigs"
-	"dcpi/simhost"
 )
 
 func newMeFigure7Command() *cobra.Command {
@@ -36,27 +32,7 @@ whose ranks disagree most: latency is a poor proxy for wasted slots
 			if err != nil {
 				return err
 			}
-			if out != "" {
-				if err := simhost.WriteFileWith(out, func(w io.Writer) error { return paperfigs.WriteFigure7SVG(w, f) }); err != nil {
-					return err
-				}
-			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), f)
-			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "Figure 7: %s on %s, S = %.0f, W = %.0f, C = %.0f: %d instructions with >= %d paired samples\n",
-				f.Workload, f.Model, f.Interval, f.PairWindow, f.IssueWidth, len(f.Points), c.MinSamples)
-			fmt.Fprintf(w, "Spearman rank correlation of latency and wasted slots: %.2f; the largest latency ranks %d by wasted slots\n",
-				f.Spearman, f.TopLatencyWastedRank)
-			fmt.Fprintln(w, "most disagreeing (pc, latency cycles, rank; wasted slots, rank; useful/available):")
-			for _, p := range f.Disagree {
-				fmt.Fprintf(w, "  %#x  %.3g  #%d;  %.3g  #%d;  %.2f\n", p.PC, p.Latency, p.LatencyRank, p.Wasted, p.WastedRank, p.UsefulShares)
-			}
-			if out != "" {
-				fmt.Fprintf(w, "wrote %s\n", out)
-			}
-			return nil
+			return emitFigure(cmd.OutOrStdout(), f, out, asJSON)
 		},
 	}
 	f := cmd.Flags()

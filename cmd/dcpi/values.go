@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -74,9 +72,9 @@ type valuesOptions struct {
 }
 
 func (opts *valuesOptions) run(cmd *cobra.Command, args []string) error {
-	v, ok := map[string]valuesa.View{"latency": valuesa.Latency, "frequent": valuesa.Frequent, "semiinv": valuesa.SemiInvariant}[opts.view]
-	if !ok {
-		return fmt.Errorf("--view %q: want latency, frequent or semiinv", opts.view)
+	v, err := valuesa.ParseView(opts.view)
+	if err != nil {
+		return err
 	}
 	sel, err := opts.qf.selection()
 	if err != nil {
@@ -87,50 +85,34 @@ func (opts *valuesOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer o.close()
-	q := valuesa.Query{View: v, Epochs: sel.Filter.Epochs, Hosts: sel.Filter.Hosts,
-		Images: sel.Filter.Images, Limit: opts.limit, MinSamples: opts.minSamples, Files: newImageFinder(cmd.ErrOrStderr(), o, opts.imageDirs)}
+	vo := valuesa.Options{Query: valuesa.Query{View: v, Epochs: sel.Filter.Epochs, Hosts: sel.Filter.Hosts, Images: sel.Filter.Images,
+		Limit: opts.limit, MinSamples: opts.minSamples, Files: newImageFinder(cmd.ErrOrStderr(), o, opts.imageDirs)},
+		PlotFile: opts.plotFile, Where: opts.qf.dbDir, Note: cmd.ErrOrStderr(),
+		ReadPeriods: func(ctx context.Context) (map[string]map[uint8]float64, error) {
+			return profiledb.CalcPeriods(ctx, o.DB, sel.Filter.Hosts, nil, io.Discard)
+		},
+		Hint: func() string { return o.emptyHint(cmd.Context(), sel.Filter) }}
+	if len(opts.qf.nats) > 0 {
+		vo.Where = "the cluster"
+	}
 	if opts.truthFile != "" {
-		if q.Truth, err = simhost.ReadValueTruthFile(opts.truthFile); err != nil {
+		if vo.Truth, err = simhost.ReadValueTruthFile(opts.truthFile); err != nil {
 			return err
 		}
 	}
-	if opts.plotFile != "" {
-		if opts.truthFile == "" || v != valuesa.Latency {
-			return fmt.Errorf("--accuracy-plot needs --truth and the latency view")
-		}
-		q.Limit = 0
-	}
-	if v == valuesa.Latency && opts.plotFile == "" {
-		// DCPI's CPI beside each load needs the hosts' periods;
-		// without them (no CYCLES samples) the column stays empty.
-		q.Periods, _ = profiledb.CalcPeriods(cmd.Context(), o.DB, sel.Filter.Hosts, nil, io.Discard)
-	}
-	rep, err := valuesa.Build(cmd.Context(), o.DB, o.src, q)
+	res, err := valuesa.Run(cmd.Context(), o.DB, o.src, vo)
 	if err != nil {
 		return err
 	}
-	if rep.CPINote != "" {
-		fmt.Fprintf(cmd.ErrOrStderr(), "note: no CPI for some loads: %s\n", rep.CPINote)
-	}
-	if rep.Stats.Interrupts == 0 {
-		where := opts.qf.dbDir
-		if len(opts.qf.nats) > 0 {
-			where = "the cluster"
+	if res.Plot != nil {
+		if err := simhost.WriteFileWith(opts.plotFile, res.Plot.WriteSVG); err != nil {
+			return fmt.Errorf("--accuracy-plot %s: %w", opts.plotFile, err)
 		}
-		if h := o.emptyHint(cmd.Context(), sel.Filter); h != "" {
-			return fmt.Errorf("no value samples selected: %s", h)
-		}
-		return fmt.Errorf("%s holds no value samples: profile with dcpi profile, dcpi node or dcpi demo --values MODULE (%s)", where, strings.Join(valuemod.Names(), ", "))
-	}
-	if opts.plotFile != "" {
-		return writeAccuracyPlot(cmd.OutOrStdout(), rep, opts.plotFile, opts.qf.json)
 	}
 	if opts.qf.json {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return res.WriteJSON(cmd.OutOrStdout())
 	}
-	return valuesa.WriteText(cmd.OutOrStdout(), rep)
+	return res.WriteText(cmd.OutOrStdout())
 }
 
 func (opts *valuesOptions) register(cmd *cobra.Command) {
@@ -142,35 +124,4 @@ func (opts *valuesOptions) register(cmd *cobra.Command) {
 	f.StringArrayVar(&opts.imageDirs, "image-dir", nil, "look for image files under `DIR` too (repeatable)")
 	f.StringVar(&opts.truthFile, "truth", "", "show the simulator's ground truth from `FILE` (dcpi profile --values-truth of the same run) beside the estimates")
 	f.StringVar(&opts.plotFile, "accuracy-plot", "", "with --truth: write each load's |estimate - truth| against its samples, beside 1/sqrt(n), as an SVG to `FILE`")
-}
-
-// writeAccuracyPlot writes rep's accuracy against its truth as an SVG to
-// file and a summary (or, with asJSON, the points) to w.
-func writeAccuracyPlot(w io.Writer, rep *valuesa.Report, file string, asJSON bool) error {
-	pts := valuesa.Accuracy(rep)
-	if len(pts) == 0 {
-		return fmt.Errorf("--accuracy-plot: no load in the selection has ground truth (is --truth from the same run?)")
-	}
-	var images []string
-	for _, p := range pts {
-		if !slices.Contains(images, p.Image) {
-			images = append(images, p.Image)
-		}
-	}
-	slices.Sort(images)
-	err := simhost.WriteFileWith(file, func(w io.Writer) error {
-		return valuesa.WriteAccuracySVG(w, pts, "Load-latency shares against ground truth: "+strings.Join(images, ", "))
-	})
-	if err != nil {
-		return fmt.Errorf("--accuracy-plot %s: %w", file, err)
-	}
-	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			Summary valuesa.AccuracySummary `json:"summary"`
-			Points  []valuesa.AccuracyPoint `json:"points"`
-		}{valuesa.Summarize(pts), pts})
-	}
-	return valuesa.WriteAccuracyText(w, pts, file)
 }

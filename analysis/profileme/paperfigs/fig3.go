@@ -166,3 +166,16 @@ func WriteFigure3SVG(w io.Writer, f *Figure3) error {
 	}
 	return c.Write(w, title, "blue: inside y = 1 ± 1/sqrt(x); red: outside; ratios above 2 drawn at 2")
 }
+
+// WriteSVG draws the figure (WriteFigure3SVG).
+func (f *Figure3) WriteSVG(w io.Writer) error { return WriteFigure3SVG(w, f) }
+
+// WriteText summarizes the figure for dcpi me figure3: each panel's points inside 1 ± 1/sqrt(k).
+func (f *Figure3) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "Figure 3: %s on %s, S = %.0f, %d retired samples of the workload's code; instructions with >= %d samples\n",
+		f.Workload, f.Model, f.Interval, f.Samples, f.MinSamples)
+	for _, s := range []*Fig3Series{&f.Retires, &f.DMisses} {
+		fmt.Fprintf(w, "  %s: %d of %d inside 1 ± 1/sqrt(k) (%.0f%%; about 67%% expected)\n", s.Name, s.Inside, len(s.Points), 100*s.Fraction())
+	}
+	return nil
+}

@@ -557,3 +557,29 @@ func WriteFigure6SVG(w io.Writer, f *Figure6) error {
 	return c.Write(w, title, fmt.Sprintf("true segment among the history candidates at 11 bits: intra %.1f%%, inter %.1f%%; ground truth: hwsim's transfer observer",
 		100*t.Intra.TruthFound[MaxHistory-1], 100*t.Inter.TruthFound[MaxHistory-1]))
 }
+
+// WriteSVG draws the figure (WriteFigure6SVG).
+func (f *Figure6) WriteSVG(w io.Writer) error { return WriteFigure6SVG(w, f) }
+
+// WriteText summarizes the figure for dcpi me figure6: per workload and
+// in total, the shares of samples each history length resolves, as
+// tables.
+func (f *Figure6) WriteText(w io.Writer) error {
+	for _, r := range append(f.Workloads, f.Total) {
+		fmt.Fprintf(w, "Figure 6: %s on %s, %d sampled instructions (%d more left out: their true segment runs through a procedure with unresolved jumps)\n",
+			r.Workload, f.Model, r.Samples, r.MissingEdges)
+		for _, g := range []struct {
+			name string
+			c    *Fig6Curves
+		}{{"intraprocedural", &r.Intra}, {"interprocedural", &r.Inter}} {
+			fmt.Fprintf(w, "  %s\n", g.name)
+			fmt.Fprintln(w, "   bits  counts  history  hist+pairs | bits alone  +pairs | walks complete  truth among them")
+			for h := range MaxHistory {
+				fmt.Fprintf(w, "   %4d  %5.1f%%  %6.1f%%  %9.1f%% | %9.1f%%  %5.1f%% | %13.1f%%  %6.1f%%\n", h+1,
+					100*g.c.Counts[h], 100*g.c.History[h], 100*g.c.Pairs[h], 100*g.c.HistoryUnique[h], 100*g.c.PairsUnique[h],
+					100*g.c.Complete[h], 100*g.c.TruthFound[h])
+			}
+		}
+	}
+	return nil
+}

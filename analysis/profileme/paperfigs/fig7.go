@@ -70,6 +70,9 @@ type Figure7 struct {
 	// TopLatencyWastedRank is the wasted-slot rank of the instruction
 	// with the largest latency.
 	TopLatencyWastedRank int
+	// MinSamples is the paired samples a point needed (Fig7Config's),
+	// for the summary; the JSON leaves it out, as it always did.
+	MinSamples uint64 `json:"-"`
 }
 
 // RunFigure7 runs the experiment.
@@ -104,7 +107,7 @@ func RunFigure7(c Fig7Config) (*Figure7, error) {
 	if w == 0 {
 		w = float64(hwsim.DefaultPairWindow(c.Model == "ev6" || c.Model == "ev67"))
 	}
-	f := &Figure7{Model: c.Model, Workload: c.Workload, Interval: c.Me.MeanInterval(), PairWindow: w, IssueWidth: c.IssueWidth}
+	f := &Figure7{Model: c.Model, Workload: c.Workload, Interval: c.Me.MeanInterval(), PairWindow: w, IssueWidth: c.IssueWidth, MinSamples: c.MinSamples}
 	p := profileme.Params{Interval: f.Interval, PairWindow: w, IssueWidth: c.IssueWidth}
 	for pc, cnt := range sums {
 		fig := profileme.FiguresWith(cnt, p)
@@ -189,4 +192,22 @@ func WriteFigure7SVG(w io.Writer, f *Figure7) error {
 	}
 	title := fmt.Sprintf("ProfileMe Figure 7: %s on %s, paired sampling (S = %.0f, W = %.0f, C = %.0f)", f.Workload, f.Model, f.Interval, f.PairWindow, f.IssueWidth)
 	return c.Write(w, title, "wasted = L·C·S/2 - U·W·S per instruction (sec. 5.2.3); red: the instructions whose latency and wasted-slot ranks differ most")
+}
+
+// WriteSVG draws the figure (WriteFigure7SVG).
+func (f *Figure7) WriteSVG(w io.Writer) error { return WriteFigure7SVG(w, f) }
+
+// WriteText summarizes the figure for dcpi me figure7: the points, the rank
+// correlation of latency and wasted slots, and the instructions they
+// disagree on most.
+func (f *Figure7) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "Figure 7: %s on %s, S = %.0f, W = %.0f, C = %.0f: %d instructions with >= %d paired samples\n",
+		f.Workload, f.Model, f.Interval, f.PairWindow, f.IssueWidth, len(f.Points), f.MinSamples)
+	fmt.Fprintf(w, "Spearman rank correlation of latency and wasted slots: %.2f; the largest latency ranks %d by wasted slots\n",
+		f.Spearman, f.TopLatencyWastedRank)
+	fmt.Fprintln(w, "most disagreeing (pc, latency cycles, rank; wasted slots, rank; useful/available):")
+	for _, p := range f.Disagree {
+		fmt.Fprintf(w, "  %#x  %.3g  #%d;  %.3g  #%d;  %.2f\n", p.PC, p.Latency, p.LatencyRank, p.Wasted, p.WastedRank, p.UsefulShares)
+	}
+	return nil
 }
