@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
@@ -161,9 +160,6 @@ func (opts *meOptions) register(cmd *cobra.Command) {
 	f.IntVar(&opts.bits, "history-bits", 11, "with --paths, the history bits to use (1 to 16)")
 	f.StringVar(&opts.addrs, "addrs", "", "list the hot effective addresses (or jump targets) of a procedure's instructions, or of the instruction at an address (0x...), instead")
 }
-
-// errPairedNeedsProfileMe refuses --me-paired alone.
-var errPairedNeedsProfileMe = errors.New("--me-paired needs --profileme: pairs are ProfileMe samples")
 
 // writeMePprof writes the ProfileMe samples mo selects as a pprof
 // profile to out (- for standard output), and a one-line summary.

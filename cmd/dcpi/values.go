@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	valuesa "dcpi/analysis/values"
-	"dcpi/node/valuemod"
 	"dcpi/profiledb"
 	"dcpi/simhost"
 )
