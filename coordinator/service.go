@@ -646,6 +646,12 @@ func (s *service) view(ctx context.Context, what string, fn func(db *storage.DB)
 	if ctx.Err() != nil {
 		return ctxErr(ctx)
 	}
+	// A replica whose database a read found damaged serves no more
+	// queries from it (its /readyz says why): what is left of a damaged
+	// table could answer with smaller counts. Another replica answers.
+	if err := s.r.fsm.View(func(db *storage.DB) error { return db.Damaged() }); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrInternal, what, err)
+	}
 	if err := s.r.fsm.View(fn); err != nil {
 		if errors.Is(err, ErrBadRequest) {
 			return err

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -91,6 +92,14 @@ type DB struct {
 	pdb      *pebble.DB
 	wo       *pebble.WriteOptions
 	readOnly bool
+	dir      string
+	// damage is the first corruption Pebble found in a file (nil: none
+	// yet): the read that found it fails, and Damaged says so after.
+	damage *atomic.Pointer[pebble.DataCorruptionInfo]
+	// flushFailed receives Pebble's background errors, such as a failed
+	// flush's (Close's, say, of a memtable holding a value the merger
+	// refuses, which Pebble would retry for ever).
+	flushFailed chan error
 
 	mu     sync.RWMutex // guards closed against the methods
 	closed bool
@@ -129,11 +138,28 @@ type stream struct {
 
 // Open opens or creates the database in dir.
 func Open(dir string, opts Options) (*DB, error) {
+	damage := new(atomic.Pointer[pebble.DataCorruptionInfo])
+	flushFailed := make(chan error, 1)
+	logger := pebbleLogger{opts.Log}
 	po := &pebble.Options{
 		Merger:             counterMerger,
 		ReadOnly:           opts.ReadOnly,
 		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             pebbleLogger{opts.Log},
+		Logger:             logger,
+		// Pebble's default answer to a damaged file is its logger's
+		// Fatalf: the process ends with kilobytes of stack, a server
+		// with it. The read that found it returns the error anyway;
+		// remember the damage so the database can say so (Damaged).
+		EventListener: &pebble.EventListener{
+			DataCorruption: func(info pebble.DataCorruptionInfo) { damage.CompareAndSwap(nil, &info) },
+			BackgroundError: func(err error) {
+				logger.Errorf("%v", err)
+				select {
+				case flushFailed <- err:
+				default:
+				}
+			},
+		},
 	}
 	if !opts.ReadOnly {
 		po.MemTableSize = uint64(defaultMemTableBytes)
@@ -159,9 +185,12 @@ func Open(dir string, opts Options) (*DB, error) {
 		if lockHeld(err) {
 			return nil, fmt.Errorf("storage: open %s: %w: %w", dir, ErrLocked, err)
 		}
+		if err := damagedIn(dir, err); err != nil && errors.Is(err, ErrCorrupt) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
-	db := &DB{pdb: pdb, wo: pebble.Sync, readOnly: opts.ReadOnly, streams: map[streamID]*stream{}}
+	db := &DB{pdb: pdb, wo: pebble.Sync, readOnly: opts.ReadOnly, dir: dir, damage: damage, flushFailed: flushFailed, streams: map[streamID]*stream{}}
 	db.ctx, db.cancel = context.WithCancel(context.Background())
 	if opts.NoSync {
 		db.wo = pebble.NoSync
@@ -176,6 +205,7 @@ func Open(dir string, opts Options) (*DB, error) {
 
 func (db *DB) checkSchema() error {
 	v, closer, err := db.pdb.Get(schemaKey)
+	err = db.damaged(err)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
 		if db.readOnly {
@@ -201,10 +231,52 @@ func (db *DB) Close() error {
 		return ErrClosed
 	}
 	db.closed = true
+	if !db.readOnly {
+		// Flushed, a closed database holds its data in tables, whose
+		// blocks carry checksums, and its newest log is empty. Left in
+		// the log, a damaged record there would read as a write torn by
+		// a crash, which Pebble's recovery drops without error: the
+		// database would open with silently smaller counts.
+		if err := db.flush(); err != nil {
+			db.pdb.Close()
+			return fmt.Errorf("storage: close: flush: %w", err)
+		}
+	}
 	if err := db.pdb.Close(); err != nil {
 		return fmt.Errorf("storage: close: %w", err)
 	}
 	return nil
+}
+
+// Damaged returns nil while no read has found a damaged file, and after
+// one has, an error wrapping ErrCorrupt that names the file: its reads
+// fail (or may), so a server stops serving from it (coordinator's
+// readiness) rather than answer from what is left.
+func (db *DB) Damaged() error {
+	info := db.damage.Load()
+	if info == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: damaged file %s: %v", ErrCorrupt, db.dir, info.Path, info.Details)
+}
+
+// flush writes the memtables to tables, or returns the error of a flush
+// that failed (Pebble would retry it for ever, and Flush wait).
+func (db *DB) flush() error {
+	select {
+	case <-db.flushFailed: // an earlier background error, logged then
+	default:
+	}
+	done, err := db.pdb.AsyncFlush()
+	if err != nil {
+		return err
+	}
+	select {
+	case <-done:
+		return nil
+	case err := <-db.flushFailed:
+		return db.damaged(err)
+	}
 }
 
 // use takes the read side of the close lock; callers defer db.mu.RUnlock().
@@ -297,6 +369,7 @@ func (db *DB) CompactEpoch(e uint64) error {
 // get reads one key's value into a fresh slice; ok is false if absent.
 func (db *DB) get(key []byte) (val []byte, ok bool, err error) {
 	v, closer, err := db.pdb.Get(key)
+	err = db.damaged(err)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
 	}
@@ -325,8 +398,14 @@ func (l pebbleLogger) Errorf(format string, args ...any) {
 	log.Printf("pebble: error: "+format, args...)
 }
 
+// Fatalf is Pebble's answer to what it cannot continue after: a failed
+// commit to its log or MANIFEST (the disk), or a broken invariant. The
+// process ends, as Pebble requires, with the message's first line (its
+// details, stacks included, can run to kilobytes). A damaged file is not
+// this: it is an error of the read that found it (DataCorruption).
 func (l pebbleLogger) Fatalf(format string, args ...any) {
-	log.Fatalf("pebble: fatal: "+format, args...)
+	msg, _, _ := strings.Cut(fmt.Sprintf(format, args...), "\n")
+	log.Fatalf("pebble: fatal: %s", msg)
 }
 
 // lockHeld reports whether Pebble refused to open a database because its

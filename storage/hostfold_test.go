@@ -89,7 +89,7 @@ func mergeRun(bs []*wire.Batch) Delta {
 // can read, byte for byte.
 func dumpKV(t *testing.T, db *DB) string {
 	t.Helper()
-	it, err := db.pdb.NewIter(nil)
+	it, err := db.newIter(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

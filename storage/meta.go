@@ -179,7 +179,7 @@ func (db *DB) Epochs() ([]Epoch, error) {
 		return nil, err
 	}
 	defer db.mu.RUnlock()
-	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: []byte{tEpochs}, UpperBound: []byte{tEpochs + 1}})
+	it, err := db.newIter(&pebble.IterOptions{LowerBound: []byte{tEpochs}, UpperBound: []byte{tEpochs + 1}})
 	if err != nil {
 		return nil, err
 	}

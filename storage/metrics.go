@@ -23,14 +23,15 @@ type EngineStats struct {
 	CacheHits, CacheMisses int64
 }
 
-// Usable returns nil while the database is open (ErrClosed after Close),
+// Usable returns nil while the database is open and no read has found a
+// damaged file (ErrClosed after Close; Damaged's error after damage),
 // for a readiness check.
 func (db *DB) Usable() error {
 	if err := db.use(false); err != nil {
 		return err
 	}
 	db.mu.RUnlock()
-	return nil
+	return db.Damaged()
 }
 
 // EngineStats returns the engine's figures.

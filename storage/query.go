@@ -144,7 +144,7 @@ func (db *DB) epochsOf(table byte, f *filter) ([]uint64, error) {
 	if f.epochs != nil {
 		return f.epochs, nil
 	}
-	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: []byte{table}, UpperBound: []byte{table + 1}})
+	it, err := db.newIter(&pebble.IterOptions{LowerBound: []byte{table}, UpperBound: []byte{table + 1}})
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +171,7 @@ func (db *DB) epochsOf(table byte, f *filter) ([]uint64, error) {
 // from the range's prefix with event, image and offset, and then host and
 // PID ('c'), PID ('h') or nothing ('f').
 type cursor struct {
-	it     *pebble.Iterator
+	it     *iterator
 	table  byte
 	pre    []byte // the range's prefix: table epoch, and host\0 in 'h'
 	host   []byte // 'h': the range's host\0
@@ -188,7 +188,7 @@ type cursor struct {
 const rowLen = 1 + keyLen + 8
 
 func (db *DB) newCursor(table byte, pre []byte, f *filter, byHost, byPID bool) (*cursor, error) {
-	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: pre, UpperBound: prefixEnd(pre)})
+	it, err := db.newIter(&pebble.IterOptions{LowerBound: pre, UpperBound: prefixEnd(pre)})
 	if err != nil {
 		return nil, err
 	}
@@ -640,7 +640,7 @@ func (db *DB) scanTable(table byte, f *filter, fn func(k, v []byte) error) error
 		}
 	}
 	for _, r := range ranges {
-		it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: r[0], UpperBound: r[1]})
+		it, err := db.newIter(&pebble.IterOptions{LowerBound: r[0], UpperBound: r[1]})
 		if err != nil {
 			return err
 		}
@@ -759,7 +759,7 @@ func (db *DB) Hosts() ([]string, error) {
 		return nil, err
 	}
 	defer db.mu.RUnlock()
-	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: []byte{tApplied}, UpperBound: []byte{tApplied + 1}})
+	it, err := db.newIter(&pebble.IterOptions{LowerBound: []byte{tApplied}, UpperBound: []byte{tApplied + 1}})
 	if err != nil {
 		return nil, err
 	}

@@ -284,7 +284,7 @@ func (db *DB) scanPrefix(p []byte, fn func(k, v []byte) error) error {
 		return err
 	}
 	defer db.mu.RUnlock()
-	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	it, err := db.newIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
 	if err != nil {
 		return err
 	}

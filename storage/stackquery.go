@@ -193,7 +193,7 @@ func (db *DB) StackTotals(q Query) (samples uint64, drops map[string]uint64, err
 // the row's value. what names the table in corruption errors.
 func (db *DB) scanHostRows(table byte, what string, restLen int, f *filter, row func(host string, rest, k []byte, value func() ([]byte, error)) error) error {
 	scan := func(lo []byte) error {
-		it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
+		it, err := db.newIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
 		if err != nil {
 			return err
 		}

@@ -287,7 +287,7 @@ func (db *DB) ValueLists(ctx context.Context, q ValueQuery) ([]wire.ValueList, e
 		}
 	}
 	for _, p := range prefixes {
-		it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+		it, err := db.newIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
 		if err != nil {
 			return nil, err
 		}
@@ -346,7 +346,7 @@ func (db *DB) ValueTotals(ctx context.Context, q ValueQuery) (modules []string, 
 	}
 	for _, e := range epochs {
 		p := appendU64([]byte{tValueStats}, e)
-		it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+		it, err := db.newIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
 		if err != nil {
 			return nil, s, err
 		}
@@ -379,7 +379,7 @@ func (db *DB) valueEpochs(epochs []uint64) ([]uint64, error) {
 	if len(epochs) > 0 {
 		return epochs, nil
 	}
-	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: []byte{tValueStats}, UpperBound: []byte{tValueStats + 1}})
+	it, err := db.newIter(&pebble.IterOptions{LowerBound: []byte{tValueStats}, UpperBound: []byte{tValueStats + 1}})
 	if err != nil {
 		return nil, err
 	}
