@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"dcpi/internal/httpauth"
 	"dcpi/internal/progress"
 	"dcpi/internal/telemetry"
 )
@@ -24,13 +25,19 @@ type Telemetry struct {
 }
 
 // StartTelemetry serves the process's endpoint at addr ("": none; the
-// registry and readiness still collect, unserved).
+// registry and readiness still collect, unserved). Beyond loopback its
+// /metrics needs the bearer token of httpauth.EnvTokenFile's file, and
+// without one it is refused (httpauth.Policy).
 func StartTelemetry(addr string) (*Telemetry, error) {
 	t := &Telemetry{Registry: telemetry.NewRegistry(), Ready: &telemetry.Readiness{}}
 	if addr == "" {
 		return t, nil
 	}
-	srv, err := telemetry.Serve(addr, t.Registry, t.Ready)
+	token, _, err := httpauth.Policy(addr, "", false)
+	if err != nil {
+		return nil, fmt.Errorf("metrics endpoint: %w", err)
+	}
+	srv, err := telemetry.Serve(addr, t.Registry, t.Ready, token)
 	if err != nil {
 		return nil, err
 	}

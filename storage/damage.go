@@ -2,9 +2,12 @@ package storage
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // damageError is Pebble's report of a damaged file, as one line naming
@@ -59,3 +62,20 @@ func (it *iterator) ValueAndErr() ([]byte, error) {
 func (it *iterator) Error() error { return it.db.damaged(it.Iterator.Error()) }
 
 func (it *iterator) Close() error { return it.db.damaged(it.Iterator.Close()) }
+
+// Abandoned says whether dir is a database no process holds open: its
+// lock file is there and can be taken, so whoever wrote it is gone (a
+// killed dcpi profile's half-written database, say). A directory without
+// the lock file is not one, or not yet one, and is not Abandoned.
+func Abandoned(dir string) bool {
+	lock := filepath.Join(dir, "LOCK")
+	if info, err := os.Lstat(lock); err != nil || !info.Mode().IsRegular() {
+		return false
+	}
+	c, err := vfs.Default.Lock(lock)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}

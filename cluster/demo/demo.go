@@ -23,6 +23,7 @@ import (
 	"dcpi/conservation"
 	"dcpi/coordinator"
 	"dcpi/hwsim/alpha"
+	"dcpi/internal/httpauth"
 	"dcpi/internal/progress"
 	"dcpi/internal/slogf"
 	"dcpi/profiledb"
@@ -160,7 +161,11 @@ func Run(ctx context.Context, w io.Writer, o Options) error {
 		if o.Logger != nil {
 			lf = slogf.Printf(o.Logger)
 		}
-		srv, url, err := web.Start(o.HTTPAddr, webdb.New(profiledb.NewCluster(cl.Conn(), true), nil, nil), lf)
+		token, _, err := httpauth.Policy(o.HTTPAddr, "", true)
+		if err != nil {
+			return err
+		}
+		srv, url, err := web.Start(o.HTTPAddr, webdb.New(profiledb.NewCluster(cl.Conn(), true), nil, nil), lf, token)
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"dcpi/cluster"
 	"dcpi/config"
 	"dcpi/coordinator"
+	"dcpi/internal/httpauth"
 	"dcpi/profiledb"
 	"dcpi/profiledb/webdb"
 	"dcpi/transport/auth"
@@ -123,7 +124,11 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *clu
 	}
 	defer r.Close()
 	if httpAddr != "" {
-		srv, url, err := web.Start(httpAddr, webdb.New(profiledb.NewCluster(r.Conn(), false), nil, nil), logf)
+		token, _, err := httpauth.Policy(httpAddr, "", false)
+		if err != nil {
+			return fmt.Errorf("--http: %w", err)
+		}
+		srv, url, err := web.Start(httpAddr, webdb.New(profiledb.NewCluster(r.Conn(), false), nil, nil), logf, token)
 		if err != nil {
 			return err
 		}

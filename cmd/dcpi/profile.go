@@ -44,7 +44,8 @@ drop counter: the two sides must be equal), and where the profile went:
 a new profile database, -o (default dcpi-db, where the analysis tools
 look by default, so dcpi prof and dcpi list PROCEDURE work with no flags).
 The database is written aside and renamed into place only when complete,
-so a failed run leaves none half-written. A database already there is
+so a failed run leaves none half-written (a killed one leaves its
+.NAME.tmp-N beside it, which the next run into NAME removes). A database already there is
 kept as NAME.old (an older NAME.old is removed), as perf keeps
 perf.data.old; anything else there that is not a dcpi profile database
 is refused.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis/web"
+	"dcpi/internal/httpauth"
 	"dcpi/profiledb"
 	"dcpi/profiledb/webdb"
 	"dcpi/transport/auth"
@@ -21,6 +23,7 @@ func newWebCommand() *cobra.Command {
 	var (
 		qf         queryFlags
 		addr       string
+		tokenFile  string
 		imageDirs  []string
 		sourceDirs []string
 	)
@@ -49,6 +52,13 @@ value gets the page with the tool's message and status 400. The pages are
 rendered on the server; their styles are embedded in dcpi (no CDN). See
 docs/web.md.
 
+On loopback (the default, 127.0.0.1:8080) the pages are open, as the
+data directory is to any process of the machine. An address beyond
+loopback (":8080" is every interface) needs a bearer token: the one in
+--token-file (or $DCPI_HTTP_TOKEN_FILE; one line, mode 600), or one made
+for this run, printed in the URL. A browser's first visit with ?token=
+keeps it in a cookie; scripts send "Authorization: Bearer TOKEN".
+
 dcpi demo serves the same pages while it runs (--http, --serve), and so
 does dcpi coordinator --http ADDR.`,
 		Example: `  dcpi web --db /tmp/fleet/c1
@@ -76,7 +86,7 @@ does dcpi coordinator --http ADDR.`,
 			}
 			defer o.close()
 			b := webdb.New(o.DB, imageDirs, sourceDirs)
-			return serveWeb(ctx, cmd.OutOrStdout(), addr, b, "")
+			return serveWeb(ctx, cmd.OutOrStdout(), addr, tokenFile, b, "")
 		},
 	}
 	f := cmd.Flags()
@@ -84,6 +94,7 @@ does dcpi coordinator --http ADDR.`,
 	f.StringSliceVar(&qf.nats, "nats", nil, "serve the cluster's profiles through this NATS server instead of a local --db")
 	f.BoolVar(&qf.linearizable, "linearizable", false, "read from the Raft leader after it has applied every commit (cluster only)")
 	f.StringVar(&addr, "addr", "127.0.0.1:8080", "listen at `HOST:PORT` (port 0: any free port)")
+	f.StringVar(&tokenFile, "token-file", "", "beyond loopback, require the bearer token in `FILE` (default: $DCPI_HTTP_TOKEN_FILE, else one made for this run)")
 	f.StringArrayVar(&imageDirs, "image-dir", nil, "look for image files under `DIR` too (repeatable)")
 	f.StringArrayVar(&sourceDirs, "source-dir", nil, "look for source files under `DIR` (repeatable)")
 	return cmd
@@ -91,8 +102,12 @@ does dcpi coordinator --http ADDR.`,
 
 // serveWeb serves the UI over b at addr until ctx ends, saying on w where
 // (prefix before the URL, "dcpi web: serving" by default).
-func serveWeb(ctx context.Context, w io.Writer, addr string, b web.Backend, prefix string) error {
-	srv, url, err := web.Start(addr, b, nil)
+func serveWeb(ctx context.Context, w io.Writer, addr, tokenFile string, b web.Backend, prefix string) error {
+	token, generated, err := httpauth.Policy(addr, tokenFile, true)
+	if err != nil {
+		return err
+	}
+	srv, url, err := web.Start(addr, b, nil, token)
 	if err != nil {
 		return err
 	}
@@ -100,6 +115,13 @@ func serveWeb(ctx context.Context, w io.Writer, addr string, b web.Backend, pref
 		prefix = "dcpi web: serving " + b.Where() + " at"
 	}
 	fmt.Fprintf(w, "%s %s\n", prefix, url)
+	if token != "" {
+		how := "the token of " + cmp.Or(tokenFile, "$"+httpauth.EnvTokenFile)
+		if generated {
+			how = "the token in the URL above, made for this run (--token-file keeps one)"
+		}
+		fmt.Fprintf(w, "dcpi web: %s is beyond loopback: requests need %s\n", addr, how)
+	}
 	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

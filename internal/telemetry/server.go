@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"dcpi/internal/httpauth"
 )
 
 // Handler serves a process's endpoints:
@@ -53,14 +55,17 @@ type Server struct {
 }
 
 // Serve listens on addr (host:port; port 0 picks one, see URL) and serves
-// Handler(g, ready) until Close.
-func Serve(addr string, g prometheus.Gatherer, ready *Readiness) (*Server, error) {
+// Handler(g, ready) until Close; with a token, /metrics only to requests
+// that carry it (httpauth.Guard; /healthz and /readyz stay open to
+// probes).
+func Serve(addr string, g prometheus.Gatherer, ready *Readiness, token string) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics endpoint %s: %w", addr, err)
 	}
+	h := httpauth.Guard(token, Handler(g, ready), "/healthz", "/readyz")
 	s := &Server{ln: ln, err: make(chan error, 1),
-		srv: &http.Server{Handler: Handler(g, ready), ReadHeaderTimeout: 10 * time.Second}}
+		srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}
 	go func() { s.err <- s.srv.Serve(ln) }()
 	return s, nil
 }

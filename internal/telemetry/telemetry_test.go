@@ -51,7 +51,7 @@ func TestServerEndpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	ready := &Readiness{}
-	srv, err := Serve("127.0.0.1:0", reg, ready)
+	srv, err := Serve("127.0.0.1:0", reg, ready, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,6 +63,26 @@ type Run struct {
 	Stopped bool
 	// Elapsed is the wall time the machines ran.
 	Elapsed time.Duration
+	// Removed are the temporary databases of earlier runs into the same
+	// output that were killed before they could remove them.
+	Removed []string
+}
+
+// tmpPrefix begins the name of a run's temporary database beside out.
+func tmpPrefix(out string) string { return "." + filepath.Base(out) + ".tmp-" }
+
+// removeAbandoned removes the temporary databases beside out that no
+// process holds open (storage.Abandoned): a run killed before its
+// Close. One still open, a concurrent run's, is left alone.
+func removeAbandoned(out string) []string {
+	found, _ := filepath.Glob(filepath.Join(filepath.Dir(out), tmpPrefix(out)+"*"))
+	var removed []string
+	for _, dir := range found {
+		if storage.Abandoned(dir) && os.RemoveAll(dir) == nil {
+			removed = append(removed, dir)
+		}
+	}
+	return removed
 }
 
 // Start checks the output path, opens the new database aside and builds
@@ -79,7 +99,8 @@ func Start(c Config) (_ *Run, err error) {
 	if r.names, err = HostNames(c.Node.Node.Host, c.Hosts); err != nil {
 		return nil, err
 	}
-	if r.tmp, err = os.MkdirTemp(filepath.Dir(r.out), "."+filepath.Base(r.out)+".tmp-"); err != nil {
+	r.Removed = removeAbandoned(r.out)
+	if r.tmp, err = os.MkdirTemp(filepath.Dir(r.out), tmpPrefix(r.out)); err != nil {
 		return nil, fmt.Errorf("-o %s: %w", r.out, err)
 	}
 	defer func() {

@@ -44,6 +44,9 @@ func Profile(ctx context.Context, w io.Writer, c ProfileConfig, stop <-chan os.S
 		return 0, err
 	}
 	defer r.Close()
+	for _, dir := range r.Removed {
+		fmt.Fprintf(w, "note: removed %s, the unfinished database of an earlier run that was killed\n", dir)
+	}
 	interrupted, err := r.Wait(stop)
 	if err != nil {
 		return 0, err

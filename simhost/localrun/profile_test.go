@@ -10,6 +10,7 @@ import (
 
 	"dcpi/config"
 	"dcpi/simhost"
+	"dcpi/storage"
 )
 
 // matmulConfig is a two-host run of matmul without the timing model for
@@ -98,6 +99,52 @@ func TestShellQuote(t *testing.T) {
 	} {
 		if got := ShellQuote(in); got != want {
 			t.Errorf("ShellQuote(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestStartRemovesAbandonedTemporaries: a run removes the temporary
+// databases of earlier runs into the same output whose writers are gone
+// (their lock free), and leaves one a live run holds open and a
+// directory that is no database.
+func TestStartRemovesAbandonedTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "p.db")
+	mk := func(name string) string {
+		p := filepath.Join(dir, name)
+		db, err := storage.Open(p, storage.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	killed := mk(".p.db.tmp-111")
+	live := filepath.Join(dir, ".p.db.tmp-222")
+	held, err := storage.Open(live, storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	notDB := filepath.Join(dir, ".p.db.tmp-333")
+	if err := os.Mkdir(notDB, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	other := mk(".q.db.tmp-444") // another output's
+
+	r, err := Start(matmulConfig(t, out, 0.001))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if len(r.Removed) != 1 || r.Removed[0] != killed {
+		t.Errorf("removed %v, want only %s", r.Removed, killed)
+	}
+	for p, want := range map[string]bool{killed: false, live: true, notDB: true, other: true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s exists: %v, want %v", p, err == nil, want)
 		}
 	}
 }
