@@ -6,7 +6,9 @@
 // registry — so that a selection that matched nothing can say why
 // (hints.go), narrows a query to the hosts registered with given labels,
 // and reads the image files nodes uploaded. Selection turns the tools'
-// shared filters into a storage.Query.
+// shared filters into a storage.Query. OpenDir opens a --db directory
+// read-only; Prof and Stacks are dcpi prof's and dcpi stacks' reports over
+// a selection, from their options as given to the printable result.
 package profiledb
 
 import (

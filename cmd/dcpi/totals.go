@@ -109,7 +109,7 @@ func readTotals(cmd *cobra.Command, dbDir string, natsURLs []string, q storage.Q
 		return n == 0
 	}
 	if dbDir != "" {
-		db, err := openLocalDB(dbDir)
+		db, err := profiledb.OpenDir(dbDir)
 		if err != nil {
 			return tot, "", err
 		}
