@@ -6,7 +6,10 @@
 // registry — so that a selection that matched nothing can say why
 // (hints.go), narrows a query to the hosts registered with given labels,
 // and reads the image files nodes uploaded. Selection turns the tools'
-// shared filters into a storage.Query.
+// shared filters into a storage.Query. OpenDir opens a --db directory
+// read-only; Prof, Stacks and ReadTotals are dcpi prof's, dcpi stacks'
+// and dcpi totals' reports, from their options as given to the printable
+// result.
 package profiledb
 
 import (
@@ -51,6 +54,9 @@ type DB interface {
 	SelectLabels(ctx context.Context, labels map[string]string, q *storage.Query) error
 	// Totals is the samples q selects, unknown included.
 	Totals(ctx context.Context, q storage.Query) (uint64, error)
+	// StoredTotals is what q selects as stored: samples with an image,
+	// unknown, and every drop counter (dcpi totals).
+	StoredTotals(ctx context.Context, q storage.Query) (coordinator.TotalsReply, error)
 	// ImageFile reads the file a node uploaded for key (wrapping
 	// imagefind.ErrNotUploaded when none was; nil for a local database,
 	// which keeps no files).
@@ -120,6 +126,14 @@ func (l *Local) Totals(_ context.Context, q storage.Query) (uint64, error) {
 	return samples + unknown, err
 }
 
+// StoredTotals reads q's samples, unknown and drop counters.
+func (l *Local) StoredTotals(_ context.Context, q storage.Query) (coordinator.TotalsReply, error) {
+	var t coordinator.TotalsReply
+	var err error
+	t.Samples, t.Unknown, t.Drops, err = l.DB.Totals(q)
+	return t, err
+}
+
 // ImageFile: a local database keeps no image files.
 func (l *Local) ImageFile(context.Context, wire.ImageKey) ([]byte, error) {
 	return nil, fmt.Errorf("%w: a local database keeps no image files", imagefind.ErrNotUploaded)
@@ -183,6 +197,12 @@ func (c *Cluster) SelectLabels(ctx context.Context, labels map[string]string, q 
 	}
 	q.Hosts = hosts
 	return nil
+}
+
+// StoredTotals asks a replica (the leader when linearizable) for q's
+// samples, unknown and drop counters.
+func (c *Cluster) StoredTotals(ctx context.Context, q storage.Query) (coordinator.TotalsReply, error) {
+	return c.Client.Totals(ctx, q, c.Linearizable)
 }
 
 // ImageFile reads the file a node uploaded to the cluster.

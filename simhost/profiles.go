@@ -8,7 +8,6 @@ import (
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/node"
-	"dcpi/wire"
 )
 
 // MachineInterrupts is every counter interrupt m's CPUs delivered.
@@ -92,8 +91,8 @@ func (f Features) NodeConfig(host string, flushEvery float64, clockHz uint64) (C
 	c := DefaultConfig()
 	c.Node.Host = host
 	if f.Stacks {
-		if wire.Version < wire.StackVersion {
-			return c, fmt.Errorf("--stacks: this build encodes batches up to version %d; call stacks need version %d", wire.Version, wire.StackVersion)
+		if err := CheckStacks(); err != nil {
+			return c, err
 		}
 		c.Node.Driver.Stacks = node.DefaultStackConfig()
 	}

@@ -58,6 +58,39 @@ func EmbeddedPrograms(names []string) ([]Program, error) {
 	return progs, nil
 }
 
+// ChoosePrograms is what a node runs (dcpi node): the programs of a
+// command line after -- (args, split by SplitPrograms), or the embedded
+// workloads names, or those of mix (default: "default"). Programs after --
+// with a mix or names are refused: the two ways exclude each other.
+func ChoosePrograms(mix string, names, args []string) ([]Program, error) {
+	if len(args) > 0 {
+		if mix != "" || len(names) > 0 {
+			return nil, fmt.Errorf("programs after -- and --mix or --workloads: give one or the other")
+		}
+		return SplitPrograms(args)
+	}
+	if len(names) > 0 {
+		return EmbeddedPrograms(names)
+	}
+	if mix == "" {
+		mix = "default"
+	}
+	progs, ok := workloads.Mixes()[mix]
+	if !ok {
+		return nil, fmt.Errorf("no mix %q (mixes: %s)", mix, strings.Join(workloads.MixNames(), ", "))
+	}
+	return EmbeddedPrograms(progs)
+}
+
+// CheckStacks refuses call stacks (--stacks, node.stacks) while this
+// build cannot encode the batches that carry them (wire.StackVersion).
+func CheckStacks() error {
+	if wire.Version < wire.StackVersion {
+		return fmt.Errorf("--stacks: this build encodes batches up to version %d; call stacks need version %d", wire.Version, wire.StackVersion)
+	}
+	return nil
+}
+
 // SplitPrograms splits a command line's programs, "PROG [ARGS...] [: PROG
 // [ARGS...]]...", and loads each (LoadProgram). A ":" is a separator
 // only as an argument of its own.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -58,4 +59,22 @@ func (t *CallTree) WriteText(w io.Writer, minPercent float64, maxDepth int) erro
 	walk(root, 0)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// WriteJSON writes t as one indented JSON object: {"event", "total",
+// "rows": [{"proc": {"procedure", "image"}, "self", "inclusive",
+// "percent", "callers": [{"caller", "samples", "percent"}]}],
+// "omitted_rows"}.
+func (t *CallerTable) WriteJSON(w io.Writer) error { return writeIndented(w, t) }
+
+// WriteJSON writes the tree from its root, indented: {"proc":
+// {"procedure", "image"}, "total", "self", "children": [...]}.
+func (t *CallTree) WriteJSON(w io.Writer) error { return writeIndented(w, t.Root) }
+
+// writeIndented writes v as JSON indented by two spaces, as the reports'
+// WriteJSON do.
+func writeIndented(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/coordinator"
+	"dcpi/profiledb"
 	"dcpi/transport/auth"
 )
 
@@ -70,7 +71,7 @@ sealed, and the tools' --epoch N selects it.`,
 // localEpochInfo reads a local database's epochs and their
 // acknowledgements.
 func localEpochInfo(dir string) ([]coordinator.EpochInfo, error) {
-	db, err := openLocalDB(dir)
+	db, err := profiledb.OpenDir(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"dcpi/profiledb"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -335,18 +336,18 @@ func (c *failureCluster) run(timeout time.Duration, args ...string) (string, err
 }
 
 // totals reads the cluster's storage totals with dcpi totals --json.
-func (c *failureCluster) totals(hosts ...string) (totalsJSON, error) {
+func (c *failureCluster) totals(hosts ...string) (profiledb.Totals, error) {
 	args := []string{"totals", "--nats", c.url, "--json"}
 	for _, h := range hosts {
 		args = append(args, "--host", h)
 	}
 	out, err := c.run(45*time.Second, args...)
 	if err != nil {
-		return totalsJSON{}, err
+		return profiledb.Totals{}, err
 	}
-	var tot totalsJSON
+	var tot profiledb.Totals
 	if err := json.Unmarshal([]byte(out), &tot); err != nil {
-		return totalsJSON{}, fmt.Errorf("dcpi totals --json: %w: %q", err, out)
+		return profiledb.Totals{}, fmt.Errorf("dcpi totals --json: %w: %q", err, out)
 	}
 	return tot, nil
 }

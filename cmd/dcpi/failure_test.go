@@ -59,6 +59,7 @@ import (
 
 	"dcpi/coordinator"
 	"dcpi/internal/testrand"
+	"dcpi/profiledb"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -383,7 +384,7 @@ func (c *failureCluster) verify(bad []badBatch) {
 
 	// Conservation, read from the cluster.
 	deadline := time.Now().Add(90 * time.Second)
-	var tot totalsJSON
+	var tot profiledb.Totals
 	var err error
 	for {
 		tot, err = c.totals()
@@ -413,7 +414,7 @@ func (c *failureCluster) verify(bad []badBatch) {
 		// Any replica answers dcpi totals, and one that was restarted
 		// lately may not have applied the last commits yet: ask again
 		// for a while before taking a shortfall for a loss.
-		var ht totalsJSON
+		var ht profiledb.Totals
 		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(time.Second) {
 			ht, err = c.totals(h)
 			c.must(err)

@@ -84,7 +84,7 @@ func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *profiledb.Selec
 	if len(qf.labels) > 0 {
 		return nil, profiledb.ErrNoLabels
 	}
-	db, err := openLocalDB(qf.dbDir)
+	db, err := profiledb.OpenDir(qf.dbDir)
 	if err != nil {
 		return nil, err
 	}

@@ -2,19 +2,13 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"dcpi/config"
-	"dcpi/hwsim"
-	"dcpi/node"
 	"dcpi/simhost"
 	"dcpi/simhost/localrun"
-	"dcpi/wire"
-	"dcpi/workloads"
 )
 
 func newNodeCommand() *cobra.Command {
@@ -48,12 +42,12 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
   dcpi node --nats nats://127.0.0.1:4222 --host alpha2 --seconds 2 -- ./server --port 9`,
 		Args: programsOnlyAfterDash("dcpi node --db D -- ./prog ARGS"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			progs, err := nodePrograms(o.mix, o.names, args)
+			progs, err := simhost.ChoosePrograms(o.mix, o.names, args)
 			if err != nil {
 				return err
 			}
 			if on, _ := cmd.Flags().GetBool("stacks"); on {
-				if err := checkStacks(); err != nil {
+				if err := simhost.CheckStacks(); err != nil {
 					return err
 				}
 			}
@@ -67,7 +61,12 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 			if len(o.natsURLs) > 0 {
 				return runClusterNode(cmd, progs, o.events, o.mux, o.labels, tel)
 			}
-			hc, ncfg, err := o.localConfig(cmd, progs)
+			cfg, err := loadRoleConfig(cmd)
+			if err != nil {
+				return err
+			}
+			hc, ncfg, err := localrun.Machine(cfg, progs, localrun.MachineOptions{TableEntries: o.entries, Assoc: o.assoc, Policy: o.policy,
+				FlushEvery: o.flushSec, Events: o.events, Mux: o.mux, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()})
 			if err != nil {
 				return err
 			}
@@ -126,86 +125,4 @@ func (o *nodeOptions) register(f *pflag.FlagSet) {
 	f.Bool("me-paired", false, "with --profileme, sample instructions in pairs (config key node.me_paired; docs/profileme.md)")
 	f.String("values", "", "value sampling with customization `MODULE` (loadlat, regvals, semiinv; docs/values.md; dcpi values)")
 	addMetricsFlag(f, "")
-}
-
-// localConfig is the machine and the node a local dcpi node runs, from the
-// configuration and the flags.
-func (o *nodeOptions) localConfig(cmd *cobra.Command, progs []simhost.Program) (hwsim.Config, simhost.Config, error) {
-	cfg, err := loadRoleConfig(cmd)
-	if err != nil {
-		return hwsim.Config{}, simhost.Config{}, err
-	}
-	hc, err := simhost.MachineConfig(cfg.Sim)
-	if err != nil {
-		return hc, simhost.Config{}, err
-	}
-	hc.Stdout, hc.Stderr = io.Discard, cmd.ErrOrStderr()
-	if progs[0].User() {
-		hc.Stdout = cmd.OutOrStdout()
-	}
-	simhost.InstallPrograms(&hc, progs)
-	ncfg := simhost.DefaultConfig()
-	ncfg.Node.Host = cfg.Sim.Hostname
-	if cfg.Node.Values != "" {
-		if ncfg.Node.Values, err = simhost.ValuesConfig(cfg.Node.Values); err != nil {
-			return hc, ncfg, err
-		}
-	}
-	if cfg.Node.Stacks {
-		if err := checkStacks(); err != nil {
-			return hc, ncfg, err
-		}
-		ncfg.Node.Driver.Stacks = node.DefaultStackConfig()
-	}
-	if cfg.Node.ProfileMe {
-		ncfg.Node.Driver.Me = node.DefaultMeConfig()
-		ncfg.ProfileMe = simhost.ProfileMeHardware(cfg.Node.MePaired)
-	}
-	if o.entries > 0 {
-		ncfg.Node.Driver.TableEntries = o.entries
-	}
-	if o.assoc > 0 {
-		ncfg.Node.Driver.Assoc = o.assoc
-	}
-	if o.policy != "" {
-		if ncfg.Node.Driver.Policy, err = node.ParsePolicy(o.policy); err != nil {
-			return hc, ncfg, err
-		}
-	}
-	ncfg.FlushEvery = uint64(o.flushSec * float64(hc.ClockHz))
-	ncfg.Node.PublishEvery = uint64(cfg.Node.PublishEvery * float64(hc.ClockHz))
-	ncfg.Profile, err = simhost.CounterProfile(o.events, o.mux)
-	return hc, ncfg, err
-}
-
-// nodePrograms is what a node runs: the programs given after --, or the
-// embedded workloads named by --workloads, or the --mix (default:
-// "default").
-func nodePrograms(mix string, names, args []string) ([]simhost.Program, error) {
-	if len(args) > 0 {
-		if mix != "" || len(names) > 0 {
-			return nil, fmt.Errorf("programs after -- and --mix or --workloads: give one or the other")
-		}
-		return simhost.SplitPrograms(args)
-	}
-	if len(names) > 0 {
-		return simhost.EmbeddedPrograms(names)
-	}
-	if mix == "" {
-		mix = "default"
-	}
-	progs, ok := workloads.Mixes()[mix]
-	if !ok {
-		return nil, fmt.Errorf("no mix %q (mixes: %s)", mix, strings.Join(workloads.MixNames(), ", "))
-	}
-	return simhost.EmbeddedPrograms(progs)
-}
-
-// checkStacks refuses --stacks while this build cannot encode the batches
-// that carry stacks (wire.StackVersion).
-func checkStacks() error {
-	if wire.Version < wire.StackVersion {
-		return fmt.Errorf("--stacks: this build encodes batches up to version %d; call stacks need version %d", wire.Version, wire.StackVersion)
-	}
-	return nil
 }

@@ -11,7 +11,6 @@ import (
 	"dcpi/analysis/fleetpaths"
 	"dcpi/analysis/pathupload"
 	"dcpi/cluster"
-	"dcpi/coordinator"
 	"dcpi/profiledb"
 	"dcpi/storage"
 	"dcpi/transport/auth"
@@ -168,14 +167,14 @@ func openPPFleet(cmd *cobra.Command, natsURLs []string, dbDir string, hosts []st
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		c := coordinator.NewClient(nc)
-		if err := selectLabels(ctx, c, labels, &q); err != nil {
+		db := profiledb.NewCluster(nc, false)
+		if err := db.SelectLabels(ctx, labels, &q); err != nil {
 			nc.Close()
 			return nil, nil, nil, err
 		}
-		return coordinator.NewReader(c, false), q.Hosts, nc.Close, nil
+		return db.Reader, q.Hosts, nc.Close, nil
 	}
-	db, err := openLocalDB(dbDir)
+	db, err := profiledb.OpenDir(dbDir)
 	if err != nil {
 		return nil, nil, nil, err
 	}

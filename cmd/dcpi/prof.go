@@ -1,21 +1,11 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"slices"
 
 	"github.com/spf13/cobra"
 
-	"dcpi/analysis"
-	"dcpi/analysis/report"
-	"dcpi/coordinator"
 	"dcpi/profiledb"
-	"dcpi/storage"
 )
 
 // profFlags are dcpi prof's options: the shared query flags, and the
@@ -81,23 +71,31 @@ samples; --limit N keeps the top N. --json prints {"event", "total",
   dcpi prof --db /tmp/prof --by-caller --limit 10`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			q, err := pf.query()
+			opts := profiledb.ProfOptions{By: pf.by, Limit: pf.limit, ByCaller: pf.byCaller}
+			if err := opts.Check(); err != nil {
+				return err
+			}
+			sel, err := pf.selection()
 			if err != nil {
 				return err
 			}
-			sel := profiledb.Selection{Filter: q.Filter}
 			o, err := pf.open(cmd, "dcpi-prof", &sel)
 			if err != nil {
 				return err
 			}
 			defer o.close()
-			q.Filter = sel.Filter
-			if pf.byCaller {
-				return runByCaller(cmd.Context(), cmd.OutOrStdout(), o.src, stackQuery(q.Filter, q.Events, q.ImagePaths), pf.limit, pf.json)
+			r, err := profiledb.Prof(cmd.Context(), o.DB, o.src, sel, opts)
+			if err != nil {
+				return err
 			}
-			return runProf(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o.src, q, pf.json, func() string {
-				return o.selectionHint(cmd.Context(), profiledb.Selection{Filter: q.Filter, Events: q.Events, ImagePaths: q.ImagePaths})
-			})
+			if !pf.json {
+				return r.WriteText(cmd.OutOrStdout())
+			}
+			if err := r.WriteJSON(cmd.OutOrStdout()); err != nil || r.Hint == "" {
+				return err
+			}
+			_, err = fmt.Fprintln(cmd.ErrOrStderr(), r.Hint)
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -106,104 +104,4 @@ samples; --limit N keeps the top N. --json prints {"event", "total",
 	f.IntVar(&pf.limit, "limit", 0, "print the top `N` rows and sum the rest (0: all)")
 	f.BoolVar(&pf.byCaller, "by-caller", false, "each procedure's callers and their shares, from the sampled call stacks")
 	return cmd
-}
-
-// openLocalDB opens the local profile database at dir read-only: a
-// database "dcpi node --db" wrote, or a (stopped) coordinator replica's
-// data directory.
-func openLocalDB(dir string) (*storage.DB, error) {
-	if d, err := coordinator.ProfileDBDir(dir); err == nil {
-		dir = d // a (stopped) coordinator replica's data directory
-	} else if err := fleetParentError("--db", dir); err != nil {
-		return nil, err
-	}
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("--db %s: no such directory (write a profile database with: dcpi node --db %s)", dir, dir)
-	case err != nil:
-		return nil, fmt.Errorf("--db %s: %w", dir, err)
-	case !st.IsDir():
-		return nil, fmt.Errorf("--db %s: not a directory", dir)
-	}
-	if ents, err := os.ReadDir(dir); err == nil && len(ents) == 0 {
-		return nil, fmt.Errorf("--db %s: empty directory, not a profile database", dir)
-	}
-	db, err := storage.Open(dir, storage.Options{ReadOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("--db %s: cannot read a profile database there: %w", dir, err)
-	}
-	return db, nil
-}
-
-// query turns the flags into an analysis query, with a clear error for
-// each bad one.
-func (pf profFlags) query() (report.ProfQuery, error) {
-	var q report.ProfQuery
-	var err error
-	if q.By, err = report.ParseBy(pf.by); err != nil {
-		return q, fmt.Errorf("--by %q: want procedure or image", pf.by)
-	}
-	if pf.limit < 0 {
-		return q, fmt.Errorf("--limit %d: want 0 (all) or more", pf.limit)
-	}
-	q.Limit = pf.limit
-	sel, err := pf.selection()
-	if err != nil {
-		return q, err
-	}
-	q.Filter, q.Events, q.ImagePaths = sel.Filter, sel.Events, sel.ImagePaths
-	return q, nil
-}
-
-// runProf prints the table; an empty one is followed by hint's words on
-// a --host or --epoch the source does not hold (on stderr with --json).
-func runProf(ctx context.Context, w, errw io.Writer, src analysis.Source, q report.ProfQuery, asJSON bool, hint func() string) error {
-	t, err := report.Prof(ctx, src, q)
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		err = t.WriteJSON(w)
-	} else {
-		err = t.WriteText(w)
-	}
-	if len(t.Rows) == 0 && err == nil {
-		if h := hint(); h != "" {
-			if asJSON {
-				w = errw
-			}
-			_, err = fmt.Fprintln(w, h)
-		}
-	}
-	return err
-}
-
-// selectLabels narrows q to the hosts whose registered labels include all
-// of labels (intersected with hosts q already names).
-func selectLabels(ctx context.Context, c *coordinator.Client, labels map[string]string, q *storage.Query) error {
-	if len(labels) == 0 {
-		return nil
-	}
-	nodes, err := c.Nodes(ctx)
-	if err != nil {
-		return fmt.Errorf("--label: reading the node registry: %w", err)
-	}
-	var hosts []string
-	for _, n := range nodes {
-		ok := true
-		for k, v := range labels {
-			if n.Labels[k] != v {
-				ok = false
-			}
-		}
-		if ok && (q.Hosts == nil || slices.Contains(q.Hosts, n.Host)) {
-			hosts = append(hosts, n.Host)
-		}
-	}
-	if hosts == nil {
-		hosts = []string{} // selects nothing
-	}
-	q.Hosts = hosts
-	return nil
 }

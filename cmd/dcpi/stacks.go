@@ -1,16 +1,11 @@
 package main
 
 import (
-	"context"
+	"dcpi/profiledb"
 	"encoding/json"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
-
-	"dcpi/analysis"
-	"dcpi/analysis/report"
-	"dcpi/storage"
 )
 
 func newStacksCommand() *cobra.Command {
@@ -48,14 +43,9 @@ flame graphs, dcpi pprof (which exports the stacks) and go tool pprof -http.`,
   dcpi stacks --db /tmp/prof --image hashdb --event imiss --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if topDown && bottomUp {
-				return fmt.Errorf("--top-down and --bottom-up: choose one")
-			}
-			if minPct < 0 || minPct > 100 {
-				return fmt.Errorf("--min %g: want a percentage from 0 to 100", minPct)
-			}
-			if depth < 0 {
-				return fmt.Errorf("--depth %d: want 0 (all) or more", depth)
+			opts := profiledb.StacksOptions{TopDown: topDown, BottomUp: bottomUp, MinPercent: minPct, Depth: depth}
+			if err := opts.Check(); err != nil {
+				return err
 			}
 			sel, err := qf.selection()
 			if err != nil {
@@ -66,20 +56,14 @@ flame graphs, dcpi pprof (which exports the stacks) and go tool pprof -http.`,
 				return err
 			}
 			defer o.close()
-			tree, err := report.Tree(cmd.Context(), o.src, report.TreeQuery{StackQuery: stackQuery(sel.Filter, sel.Events, sel.ImagePaths), TopDown: !bottomUp})
+			r, err := profiledb.Stacks(cmd.Context(), o.src, sel, opts)
 			if err != nil {
 				return err
 			}
 			if qf.json {
-				return writeJSON(cmd.OutOrStdout(), tree.Root)
+				return r.WriteJSON(cmd.OutOrStdout())
 			}
-			if err := tree.WriteText(cmd.OutOrStdout(), minPct, depth); err != nil {
-				return err
-			}
-			if tree.Root.Total == 0 {
-				_, err = fmt.Fprintln(cmd.OutOrStdout(), "no call stacks selected (do the nodes record stacks?)")
-			}
-			return err
+			return r.WriteText(cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
@@ -89,34 +73,6 @@ flame graphs, dcpi pprof (which exports the stacks) and go tool pprof -http.`,
 	f.Float64Var(&minPct, "min", 1, "leave out nodes under `PCT` percent of the samples")
 	f.IntVar(&depth, "depth", 0, "print at most `N` levels (0: all)")
 	return cmd
-}
-
-// stackQuery is the stack query of the shared filters: the first event
-// given, else cycles.
-func stackQuery(filter storage.Query, events []uint8, imagePaths []string) report.StackQuery {
-	q := report.StackQuery{Filter: filter, ImagePaths: imagePaths}
-	if len(events) > 0 {
-		q.Event = events[0]
-	}
-	return q
-}
-
-// runByCaller prints dcpi prof --by-caller.
-func runByCaller(ctx context.Context, w io.Writer, src analysis.Source, q report.StackQuery, limit int, asJSON bool) error {
-	t, err := report.Callers(ctx, src, report.CallersQuery{StackQuery: q, Limit: limit})
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		return writeJSON(w, t)
-	}
-	if err := t.WriteText(w); err != nil {
-		return err
-	}
-	if t.Total == 0 {
-		_, err = fmt.Fprintln(w, "no call stacks selected (do the nodes record stacks?)")
-	}
-	return err
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -2,28 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"dcpi/conservation"
-	"dcpi/coordinator"
 	"dcpi/profiledb"
 	"dcpi/storage"
 	"dcpi/transport/auth"
 )
-
-// totalsJSON is what dcpi totals --json prints.
-type totalsJSON struct {
-	Samples uint64            `json:"samples"` // stored with an image
-	Unknown uint64            `json:"unknown"` // stored without one
-	Drops   map[string]uint64 `json:"drops"`   // every drop counter, by name
-	Total   uint64            `json:"total"`   // samples + unknown + every drop
-}
 
 func newTotalsCommand() *cobra.Command {
 	var natsURLs, hosts []string
@@ -59,32 +46,24 @@ commits may answer with less. --host and --epoch narrow the figures.
 			for _, e := range epochs {
 				q.Epochs = append(q.Epochs, uint64(e))
 			}
-			tot, hint, err := readTotals(cmd, dbDir, natsURLs, q)
+			o, err := openTotalsDB(cmd, dbDir, natsURLs)
 			if err != nil {
 				return err
 			}
-			out := totalsJSON{Samples: tot.Samples, Unknown: tot.Unknown, Drops: tot.Drops, Total: tot.Samples + tot.Unknown}
-			if out.Drops == nil {
-				out.Drops = map[string]uint64{}
+			defer o.close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			tot, err := profiledb.ReadTotals(ctx, o.DB, q)
+			if err != nil {
+				return err
 			}
-			var names []string
-			for name, n := range out.Drops {
-				out.Total += n
-				names = append(names, name+" "+strconv.FormatUint(n, 10))
+			if !asJSON {
+				return tot.WriteText(cmd.OutOrStdout())
 			}
-			if asJSON {
-				if out.Total == 0 && hint != "" {
-					fmt.Fprintln(cmd.ErrOrStderr(), hint)
-				}
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(out)
+			if tot.Hint != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), tot.Hint)
 			}
-			slices.Sort(names)
-			fmt.Fprintf(cmd.OutOrStdout(), "%d samples stored, %d unknown, %d dropped (%s); %d in all\n",
-				out.Samples, out.Unknown, out.Total-out.Samples-out.Unknown, conservation.DropList(names), out.Total)
-			if out.Total == 0 && hint != "" {
-				fmt.Fprintln(cmd.OutOrStdout(), hint)
-			}
-			return nil
+			return tot.WriteJSON(cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
@@ -97,44 +76,18 @@ commits may answer with less. --host and --epoch narrow the figures.
 	return cmd
 }
 
-// readTotals reads the totals from --db when given, else from the
-// cluster, with emptyHint's words for a --host or --epoch it does not hold
-// (computed only when nothing matched).
-func readTotals(cmd *cobra.Command, dbDir string, natsURLs []string, q storage.Query) (tot coordinator.TotalsReply, hint string, err error) {
-	empty := func(t coordinator.TotalsReply) bool {
-		n := t.Samples + t.Unknown
-		for _, d := range t.Drops {
-			n += d
-		}
-		return n == 0
-	}
+// openTotalsDB opens --db when given, else the cluster --nats names.
+func openTotalsDB(cmd *cobra.Command, dbDir string, natsURLs []string) (*openedSource, error) {
 	if dbDir != "" {
-		db, err := openLocalDB(dbDir)
+		db, err := profiledb.OpenDir(dbDir)
 		if err != nil {
-			return tot, "", err
+			return nil, err
 		}
-		defer db.Close()
-		if tot.Samples, tot.Unknown, tot.Drops, err = db.Totals(q); err != nil {
-			return tot, "", fmt.Errorf("totals: %w", err)
-		}
-		if empty(tot) {
-			hint = profiledb.EmptyHint(cmd.Context(), profiledb.NewLocal(db), q)
-		}
-		return tot, hint, nil
+		return opened(profiledb.NewLocal(db), func() {}), nil
 	}
 	nc, err := connectTool(natsConfig(cmd, natsURLs), auth.Query, "dcpi-totals")
 	if err != nil {
-		return tot, "", err
+		return nil, err
 	}
-	defer nc.Close()
-	ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
-	defer cancel()
-	c := coordinator.NewClient(nc)
-	if tot, err = c.Totals(ctx, q, false); err != nil {
-		return tot, "", fmt.Errorf("totals: %w", err)
-	}
-	if empty(tot) {
-		hint = profiledb.EmptyHint(ctx, profiledb.NewCluster(nc, false), q)
-	}
-	return tot, hint, nil
+	return opened(profiledb.NewCluster(nc, false), nc.Close), nil
 }

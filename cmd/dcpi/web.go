@@ -78,7 +78,7 @@ does dcpi coordinator --http ADDR.`,
 				// No deadline: the server reads for as long as it runs.
 				o = opened(profiledb.NewCluster(nc, qf.linearizable), func() {})
 			} else {
-				db, err := openLocalDB(qf.dbDir)
+				db, err := profiledb.OpenDir(qf.dbDir)
 				if err != nil {
 					return err
 				}
