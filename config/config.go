@@ -100,6 +100,31 @@ func (l *Loader) BindFlag(key string, flag *pflag.Flag) error {
 	return l.v.BindPFlag(key, flag)
 }
 
+// FlagKeys are the configuration keys the commands' flags set, by key:
+// a flag of that name overrides the key's value from the file and the
+// environment (LoadFlags).
+var FlagKeys = map[string]string{
+	"coordinator.id": "id", "coordinator.raft_addr": "raft-addr", "coordinator.data_dir": "data-dir",
+	"coordinator.peers": "peers", "nats.urls": "nats", "nats.embed_port": "nats-port",
+	"sim.cpus": "cpus", "sim.seed": "seed", "sim.model": "model", "sim.timing": "timing", "sim.hostname": "host",
+	"node.mix": "mix", "node.workloads": "workloads", "node.seconds": "seconds", "node.flush_every": "flush-every", "node.publish_every": "publish-every",
+	"node.stacks": "stacks", "node.values": "values", "node.profileme": "profileme", "node.me_paired": "me-paired",
+}
+
+// LoadFlags loads file (if not empty) and the environment, with every
+// flag of fs that FlagKeys names bound to its key.
+func LoadFlags(file string, fs *pflag.FlagSet) (Config, error) {
+	l := NewLoader()
+	for key, name := range FlagKeys {
+		if fl := fs.Lookup(name); fl != nil {
+			if err := l.BindFlag(key, fl); err != nil {
+				return Config{}, err
+			}
+		}
+	}
+	return l.Load(file)
+}
+
 // Load reads file (if not empty) and returns the validated configuration.
 func (l *Loader) Load(file string) (Config, error) {
 	if file != "" {

@@ -112,3 +112,27 @@ node:
 		}
 	}
 }
+
+// TestLoadFlags: a flag FlagKeys names overrides its key once set, an
+// unset one leaves the default, and a flag no key names is not bound.
+func TestLoadFlags(t *testing.T) {
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	fs.Int("cpus", 1, "")
+	fs.String("model", "ev5", "")
+	fs.Int("unrelated", 0, "")
+	if err := fs.Parse([]string{"--cpus", "3", "--unrelated", "9"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadFlags("", fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Sim.CPUs != 3 || c.Sim.Model != Defaults().Sim.Model {
+		t.Errorf("sim.cpus %d, sim.model %q; want 3 and the default", c.Sim.CPUs, c.Sim.Model)
+	}
+	for key, name := range FlagKeys {
+		if name == "" || !strings.Contains(key, ".") {
+			t.Errorf("FlagKeys[%q] = %q", key, name)
+		}
+	}
+}

@@ -47,7 +47,7 @@ cluster's profiles at ADDR (docs/web.md).`,
       --peers c1=127.0.0.1:7001,c2=127.0.0.1:7002,c3=127.0.0.1:7003
   dcpi coordinator --config examples/coordinator-c2.yaml --metrics 127.0.0.1:9112`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadRoleConfig(cmd)
+			cfg, err := loadConfig(cmd)
 			if err != nil {
 				return err
 			}
@@ -92,26 +92,6 @@ the leader makes the others elect a new one.`,
 	return cmd
 }
 
-// loadRoleConfig reads the configuration with the cluster flags bound.
-func loadRoleConfig(cmd *cobra.Command) (config.Config, error) {
-	l := config.NewLoader()
-	for key, flag := range map[string]string{
-		"coordinator.id": "id", "coordinator.raft_addr": "raft-addr", "coordinator.data_dir": "data-dir",
-		"coordinator.peers": "peers", "nats.urls": "nats", "nats.embed_port": "nats-port",
-		"sim.cpus": "cpus", "sim.seed": "seed", "sim.model": "model", "sim.timing": "timing", "sim.hostname": "host",
-		"node.mix": "mix", "node.workloads": "workloads", "node.seconds": "seconds", "node.flush_every": "flush-every", "node.publish_every": "publish-every",
-		"node.stacks": "stacks", "node.values": "values", "node.profileme": "profileme", "node.me_paired": "me-paired",
-	} {
-		if fl := cmd.Flags().Lookup(flag); fl != nil {
-			if err := l.BindFlag(key, fl); err != nil {
-				return config.Config{}, err
-			}
-		}
-	}
-	file, _ := cmd.Flags().GetString("config")
-	return l.Load(file)
-}
-
 func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *cluster.Telemetry, httpAddr string) error {
 	log := roleLogger("coordinator " + cfg.Coordinator.ID)
 	logf := roleLogf(log)
@@ -150,7 +130,7 @@ func membershipCommand(meta cobra.Command, nargs int) *cobra.Command {
 		Args:    cobra.ExactArgs(nargs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			use := cmd.Name()
-			nc, err := connectTool(natsConfig(cmd, natsURLs), auth.Coordinator, "dcpi-membership")
+			nc, err := connectTool(cmd, natsURLs, auth.Coordinator, "dcpi-membership")
 			if err != nil {
 				return err
 			}

@@ -32,7 +32,7 @@ batches are stored.`,
 	}
 	cmd.PersistentFlags().StringSliceVar(&natsURLs, "nats", []string{"nats://127.0.0.1:4222"}, "NATS server(s) of the cluster")
 	client := func(cmd *cobra.Command) (*coordinator.Client, func(), error) {
-		nc, err := connectTool(natsConfig(cmd, natsURLs), auth.Coordinator, "dcpi-epoch")
+		nc, err := connectTool(cmd, natsURLs, auth.Coordinator, "dcpi-epoch")
 		if err != nil {
 			return nil, nil, err
 		}

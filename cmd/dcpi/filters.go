@@ -70,7 +70,7 @@ func opened(db profiledb.DB, close func()) *openedSource {
 // --label to sel. The caller must call close.
 func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *profiledb.Selection) (*openedSource, error) {
 	if len(qf.nats) > 0 {
-		nc, err := connectTool(natsConfig(cmd, qf.nats), auth.Query, name)
+		nc, err := connectTool(cmd, qf.nats, auth.Query, name)
 		if err != nil {
 			return nil, err
 		}
@@ -83,6 +83,9 @@ func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *profiledb.Selec
 	}
 	if len(qf.labels) > 0 {
 		return nil, profiledb.ErrNoLabels
+	}
+	if err := refuseConfig(cmd, cmd.CommandPath()+" --db"); err != nil {
+		return nil, err
 	}
 	db, err := profiledb.OpenDir(qf.dbDir)
 	if err != nil {

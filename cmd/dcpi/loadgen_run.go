@@ -70,7 +70,9 @@ three times, and prints each run and the largest sustained count.`,
 			if err := o.Check(); err != nil {
 				return err
 			}
-			o.NATS = natsConfig(cmd, o.NATSURLs)
+			if o.NATS, err = natsConfig(cmd, o.NATSURLs); err != nil {
+				return err
+			}
 			if len(o.NATSURLs) > 0 {
 				o.NATSURLs = o.NATS.URLs
 			}

@@ -82,7 +82,7 @@ func ppUploadTarget(cmd *cobra.Command, natsURLs []string, dbDir string) (pathup
 		}
 		return pathupload.LocalSender(db), func() { db.Close() }, nil
 	}
-	nc, err := connectTool(natsConfig(cmd, natsURLs), auth.Coordinator, "dcpi-pp-upload")
+	nc, err := connectTool(cmd, natsURLs, auth.Coordinator, "dcpi-pp-upload")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -163,7 +163,7 @@ func openPPFleet(cmd *cobra.Command, natsURLs []string, dbDir string, hosts []st
 	if len(natsURLs) > 0 {
 		ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 		defer cancel()
-		nc, err := connectTool(natsConfig(cmd, natsURLs), auth.Query, "dcpi-pp-fleet")
+		nc, err := connectTool(cmd, natsURLs, auth.Query, "dcpi-pp-fleet")
 		if err != nil {
 			return nil, nil, nil, err
 		}

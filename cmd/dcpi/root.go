@@ -35,7 +35,14 @@ json (one object a line), one timestamp a line; --verbose adds debug lines.`,
 		SilenceErrors: true,
 		// Every command's: EnableTraverseRunHooks runs it before a
 		// subcommand's own PersistentPreRun, should one have one.
-		PersistentPreRunE: func(cmd *cobra.Command, args []string) error { return setupLogging(cmd) },
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if noConfig[cmd.CommandPath()] {
+				if err := refuseConfig(cmd, cmd.CommandPath()); err != nil {
+					return err
+				}
+			}
+			return setupLogging(cmd)
+		},
 	}
 	cobra.EnableTraverseRunHooks = true
 	root.PersistentFlags().String("config", "", "configuration file (YAML, TOML or JSON)")
@@ -68,6 +75,16 @@ func decorateBuiltins(root *cobra.Command) {
 			}
 		}
 	}
+}
+
+// noConfig are the commands that read no configuration file: --config
+// there is refused, not ignored. (The query tools with --db refuse it in
+// queryFlags.open, dcpi web --db in its command.)
+var noConfig = map[string]bool{
+	"dcpi demo": true, "dcpi disasm": true, "dcpi loadgen record": true,
+	"dcpi me figure2": true, "dcpi me figure3": true, "dcpi me figure6": true, "dcpi me figure7": true, "dcpi me skid": true,
+	"dcpi nats-server": true, "dcpi nats-server add-host": true, "dcpi nats-server revoke-host": true,
+	"dcpi pp instrument": true, "dcpi pp counts": true, "dcpi pp tables": true, "dcpi sim micro": true,
 }
 
 // commands are dcpi's commands, registered explicitly: a new tool is a

@@ -101,18 +101,11 @@ CPUs (mixes: ` + strings.Join(workloads.MixNames(), ", ") + `).`,
 	return cmd
 }
 
-// loadConfig reads --config, the environment and the flags bound to keys.
+// loadConfig reads --config, the environment and the flags bound to
+// keys (config.FlagKeys).
 func loadConfig(cmd *cobra.Command) (config.Config, error) {
-	l := config.NewLoader()
-	for key, flag := range map[string]string{"sim.cpus": "cpus", "sim.seed": "seed", "sim.model": "model", "sim.timing": "timing"} {
-		if fl := cmd.Flags().Lookup(flag); fl != nil {
-			if err := l.BindFlag(key, fl); err != nil {
-				return config.Config{}, err
-			}
-		}
-	}
 	file, _ := cmd.Flags().GetString("config")
-	return l.Load(file)
+	return config.LoadFlags(file, cmd.Flags())
 }
 
 // programMachineConfig is the machine the configuration and flags of cmd

@@ -85,7 +85,7 @@ func openTotalsDB(cmd *cobra.Command, dbDir string, natsURLs []string) (*openedS
 		}
 		return opened(profiledb.NewLocal(db), func() {}), nil
 	}
-	nc, err := connectTool(natsConfig(cmd, natsURLs), auth.Query, "dcpi-totals")
+	nc, err := connectTool(cmd, natsURLs, auth.Query, "dcpi-totals")
 	if err != nil {
 		return nil, err
 	}

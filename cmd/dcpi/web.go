@@ -16,7 +16,6 @@ import (
 	"dcpi/internal/httpauth"
 	"dcpi/profiledb"
 	"dcpi/profiledb/webdb"
-	"dcpi/transport/auth"
 )
 
 func newWebCommand() *cobra.Command {
@@ -68,21 +67,13 @@ does dcpi coordinator --http ADDR.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			var o *openedSource
-			if len(qf.nats) > 0 {
-				nc, err := connectTool(natsConfig(cmd, qf.nats), auth.Query, "dcpi-web")
-				if err != nil {
-					return err
-				}
-				defer nc.Close()
-				// No deadline: the server reads for as long as it runs.
-				o = opened(profiledb.NewCluster(nc, qf.linearizable), func() {})
-			} else {
-				db, err := profiledb.OpenDir(qf.dbDir)
-				if err != nil {
-					return err
-				}
-				o = opened(&profiledb.Local{DB: db, Name: qf.dbDir}, func() {})
+			// No deadline: the server reads for as long as it runs.
+			o, err := qf.open(cmd, "dcpi-web", &profiledb.Selection{})
+			if err != nil {
+				return err
+			}
+			if l, ok := o.DB.(*profiledb.Local); ok {
+				l.Name = qf.dbDir // the pages say which database they show
 			}
 			defer o.close()
 			b := webdb.New(o.DB, imageDirs, sourceDirs)
