@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 
 	"dcpi/coordinator"
 	"dcpi/internal/datadir"
@@ -60,21 +62,55 @@ func readFleetDir(dir string, replicas int, replicasSet bool) (*fleetDir, error)
 	case err != nil:
 		return nil, fmt.Errorf("--dir %s: %w", dir, err)
 	}
-	var f fleetRecord
-	if err := json.Unmarshal(b, &f); err != nil || len(f.Replicas) == 0 {
-		return nil, fmt.Errorf("--dir %s: %s is not a dcpi demo's fleet record; give a new --dir", dir, path)
+	peers, err := parseFleetRecord(b)
+	if err != nil {
+		return nil, fmt.Errorf("--dir %s: %s is not a dcpi demo's fleet record (%v); give a new --dir", dir, path, err)
 	}
-	if n := len(f.Replicas); n != replicas {
+	if n := len(peers); n != replicas {
 		if replicasSet {
 			return nil, fmt.Errorf("--dir %s holds a fleet of %d coordinator replicas; continue it with --replicas %d, or give a new --dir for %d", dir, n, n, replicas)
 		}
 	}
-	for _, p := range f.Replicas {
+	for _, p := range peers {
 		if !portFree(p.Addr) {
 			return nil, fmt.Errorf("--dir %s: replica %s's Raft address %s (recorded in %s) is taken by another process; stop it, or give a new --dir", dir, p.ID, p.Addr, FleetFile)
 		}
 	}
-	return &fleetDir{peers: f.Replicas, continued: true}, nil
+	return &fleetDir{peers: peers, continued: true}, nil
+}
+
+// peerID is a replica ID a fleet record may hold: each names the
+// replica's directory inside the cluster's (DIR/ID), so a name only.
+var peerID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// parseFleetRecord reads FleetFile's content: 1, 3 or 5 replicas (as
+// Start runs), with distinct IDs that are plain names (an ID is a
+// directory under the cluster's: "../x" or "" would put a replica's
+// database outside it, or in it) and distinct loopback addresses with a
+// port (a demo's replicas listen on 127.0.0.1 only: a record naming
+// another address would open Raft on it).
+func parseFleetRecord(b []byte) ([]coordinator.Peer, error) {
+	var f fleetRecord
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, err
+	}
+	if n := len(f.Replicas); n != 1 && n != 3 && n != 5 {
+		return nil, fmt.Errorf("%d replicas: want 1, 3 or 5", n)
+	}
+	ids, addrs := map[string]bool{}, map[string]bool{}
+	for _, p := range f.Replicas {
+		if !peerID.MatchString(p.ID) || ids[p.ID] {
+			return nil, fmt.Errorf("replica ID %q: want a distinct name of letters, digits, '.', '_' and '-'", p.ID)
+		}
+		host, port, err := net.SplitHostPort(p.Addr)
+		ip := net.ParseIP(host)
+		n, perr := strconv.ParseUint(port, 10, 16)
+		if err != nil || ip == nil || !ip.IsLoopback() || perr != nil || n == 0 || addrs[p.Addr] {
+			return nil, fmt.Errorf("replica %s's address %q: want a distinct loopback IP:port", p.ID, p.Addr)
+		}
+		ids[p.ID], addrs[p.Addr] = true, true
+	}
+	return f.Replicas, nil
 }
 
 // newDemoDir makes a new fleet in dir, which must be empty (but for the

@@ -46,6 +46,7 @@ func TestSelection(t *testing.T) {
 		{Filters{Epochs: []string{"x"}}, `--epoch "x"`},
 		{Filters{Ranges: []string{"5-3"}}, "ends before it starts"},
 		{Filters{Ranges: []string{"1-99999999"}}, "more than"},
+		{Filters{Ranges: []string{"0-1048575", "1-1"}}, "epochs in all"},
 		{Filters{Ranges: []string{"a-b"}}, "want A-B"},
 		{Filters{Hosts: []string{""}}, "--host: empty"},
 		{Filters{PIDs: []uint{1 << 33}}, "out of range"},
@@ -92,6 +93,7 @@ func TestSampleSets(t *testing.T) {
 		{[]string{"pid=x"}, false, false, "process number"},
 		{[]string{"label=rack=r1"}, false, false, "labels live in the cluster"},
 		{[]string{" "}, false, false, "empty"},
+		{[]string{"epochs=0-1048575,epoch=7"}, false, false, "epochs in all"},
 	} {
 		if _, err := SampleSets(ctx, db, base, c.specs, c.byHost, c.byEpoch); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v %v %v: %v, want %q", c.specs, c.byHost, c.byEpoch, err, c.want)

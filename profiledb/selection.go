@@ -62,11 +62,8 @@ func (qf Filters) Selection() (Selection, error) {
 		if err != nil {
 			return s, err
 		}
-		for e := lo; ; e++ {
-			s.Filter.Epochs = append(s.Filter.Epochs, e)
-			if e == hi {
-				break
-			}
+		if s.Filter.Epochs, err = appendEpochRange(s.Filter.Epochs, lo, hi); err != nil {
+			return s, fmt.Errorf("--epochs %q: %w", r, err)
 		}
 	}
 	for _, h := range qf.Hosts {
@@ -102,7 +99,23 @@ func (qf Filters) Selection() (Selection, error) {
 	return s, nil
 }
 
-// parseEpochRange parses "A-B" (inclusive) or a single "N".
+// appendEpochRange appends lo..hi to epochs, refusing a list of more than
+// MaxEpochRange epochs in all: each range is bounded, but a selection may
+// give any number of them (the web's epochs=0-1048575,0-1048575,...), and
+// every epoch is an entry of the query.
+func appendEpochRange(epochs []uint64, lo, hi uint64) ([]uint64, error) {
+	if hi-lo >= MaxEpochRange-uint64(min(len(epochs), MaxEpochRange)) {
+		return epochs, fmt.Errorf("more than %d epochs in all", MaxEpochRange)
+	}
+	for e := lo; ; e++ {
+		epochs = append(epochs, e)
+		if e == hi {
+			return epochs, nil
+		}
+	}
+}
+
+// ParseEpochRange parses "A-B" (inclusive) or a single "N".
 func ParseEpochRange(s string) (lo, hi uint64, err error) {
 	a, b, ok := strings.Cut(s, "-")
 	if !ok {

@@ -108,11 +108,8 @@ func ParseSetSpec(ctx context.Context, db DB, base storage.Query, spec string) (
 			if err != nil {
 				return analysis.SampleSet{}, fmt.Errorf("set %q: %w", spec, err)
 			}
-			for x := lo; ; x++ {
-				q.Epochs = append(q.Epochs, x)
-				if x == hi {
-					break
-				}
+			if q.Epochs, err = appendEpochRange(q.Epochs, lo, hi); err != nil {
+				return analysis.SampleSet{}, fmt.Errorf("set %q: %w", spec, err)
 			}
 		}
 	}

@@ -137,6 +137,10 @@ func decodeEpoch(n uint64, v []byte) (Epoch, error) {
 	if v[2]&2 != 0 {
 		e.End = time.Unix(0, int64(binary.BigEndian.Uint64(v[11:]))).UTC()
 	}
+	if !e.Start.IsZero() && !e.End.IsZero() && e.End.Before(e.Start) {
+		// encodeEpoch refuses it: no epoch stored here is one.
+		return Epoch{Number: n}, fmt.Errorf("%w: epoch %d: end %v before start %v", ErrCorrupt, n, e.End, e.Start)
+	}
 	return e, nil
 }
 

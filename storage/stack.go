@@ -98,7 +98,10 @@ func decodeStack(id uint64, v []byte) (Stack, error) {
 	for i := 0; i < nf && d.Err() == nil; i++ {
 		k := d.UvarintMax("image index", uint64(max(ni-1, 0)))
 		off := d.Uvarint("offset")
-		if d.Err() == nil && ni == 0 {
+		if d.Err() != nil {
+			break // k is no index then, and imgs may be empty
+		}
+		if ni == 0 {
 			d.Fail(ErrCorrupt, "frame without images")
 			break
 		}

@@ -166,6 +166,11 @@ func (db *DB) valueSeq(host string) (uint64, error) {
 	if err != nil || !ok {
 		return 0, err
 	}
+	return decodeValueSeq(host, v)
+}
+
+// decodeValueSeq reads a host's last applied value record Seq.
+func decodeValueSeq(host string, v []byte) (uint64, error) {
 	d := bincodec.NewDecoder(v, 0)
 	seq := d.Uvarint("value seq")
 	d.End()

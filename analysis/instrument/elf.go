@@ -19,6 +19,7 @@ const (
 	phdrSize    = 56
 	shdrSize    = 64
 	shtProgbits = 1
+	shtStrtab   = 3
 	shtNobits   = 8
 	shfWrite    = 1
 	shfAlloc    = 2
@@ -81,6 +82,12 @@ func readELF(d []byte) (*elfFile, error) {
 		f.shdrs = append(f.shdrs, append([]byte(nil), d[f.shoff+uint64(i*shdrSize):][:shdrSize]...))
 	}
 	s := f.shdrs[f.shstrndx]
+	if f.shstrndx == 0 || le.Uint32(s[4:]) != shtStrtab {
+		// SHN_UNDEF, or not a string table: the rewritten image's new
+		// section names would go nowhere, and its manifest section could
+		// not be found by name.
+		return nil, fmt.Errorf("no section name table (e_shstrndx %d)", f.shstrndx)
+	}
 	f.shstrOff, f.shstrSz = le.Uint64(s[24:]), le.Uint64(s[32:])
 	if f.shstrOff > uint64(len(d)) || uint64(len(d))-f.shstrOff < f.shstrSz {
 		return nil, fmt.Errorf("section name table out of the file")

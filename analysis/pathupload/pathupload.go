@@ -153,17 +153,25 @@ func loadUploadIDs(file string) (*uploadIDs, error) {
 		return nil, err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	if err := u.read(f); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// read reads the "<image key> <upload ID>" lines of r into u.
+func (u *uploadIDs) read(r io.Reader) error {
+	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
 		k, id, ok := strings.Cut(sc.Text(), " ")
 		key, err1 := wire.ParseImageKey(k)
 		uid, err2 := wire.ParseUploadID(id)
 		if !ok || err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("%s:%d: want \"<image key> <upload ID>\" (delete the file to upload the profile as a new run)", u.path, n)
+			return fmt.Errorf("%s:%d: want \"<image key> <upload ID>\" (delete the file to upload the profile as a new run)", u.path, n)
 		}
 		u.ids[key] = uid
 	}
-	return u, sc.Err()
+	return sc.Err()
 }
 
 // get returns the image's ID, choosing a new random one if it has none.
