@@ -111,11 +111,17 @@ var FlagKeys = map[string]string{
 	"node.stacks": "stacks", "node.values": "values", "node.profileme": "profileme", "node.me_paired": "me-paired",
 }
 
+// MachineFlagKeys are the FlagKeys of the simulated machine alone: what
+// the commands that run a machine but play no role in a cluster bind (a
+// query tool's --host is a filter, not sim.hostname).
+var MachineFlagKeys = map[string]string{"sim.cpus": "cpus", "sim.seed": "seed", "sim.model": "model", "sim.timing": "timing"}
+
 // LoadFlags loads file (if not empty) and the environment, with every
-// flag of fs that FlagKeys names bound to its key.
-func LoadFlags(file string, fs *pflag.FlagSet) (Config, error) {
+// flag of fs that keys (FlagKeys or MachineFlagKeys) names bound to its
+// key.
+func LoadFlags(file string, fs *pflag.FlagSet, keys map[string]string) (Config, error) {
 	l := NewLoader()
-	for key, name := range FlagKeys {
+	for key, name := range keys {
 		if fl := fs.Lookup(name); fl != nil {
 			if err := l.BindFlag(key, fl); err != nil {
 				return Config{}, err

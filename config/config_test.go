@@ -123,16 +123,25 @@ func TestLoadFlags(t *testing.T) {
 	if err := fs.Parse([]string{"--cpus", "3", "--unrelated", "9"}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := LoadFlags("", fs)
+	c, err := LoadFlags("", fs, FlagKeys)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Sim.CPUs != 3 || c.Sim.Model != Defaults().Sim.Model {
 		t.Errorf("sim.cpus %d, sim.model %q; want 3 and the default", c.Sim.CPUs, c.Sim.Model)
 	}
-	for key, name := range FlagKeys {
-		if name == "" || !strings.Contains(key, ".") {
-			t.Errorf("FlagKeys[%q] = %q", key, name)
+	for key, name := range MachineFlagKeys {
+		if FlagKeys[key] != name {
+			t.Errorf("MachineFlagKeys[%q] = %q, FlagKeys has %q", key, name, FlagKeys[key])
 		}
+	}
+	// A query tool's --host is a list of hosts, not sim.hostname.
+	tool := pflag.NewFlagSet("prof", pflag.ContinueOnError)
+	tool.StringSlice("host", nil, "")
+	if err := tool.Parse([]string{"--host", "alpha1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadFlags("", tool, MachineFlagKeys); err != nil {
+		t.Errorf("a tool's --host with the machine's keys: %v", err)
 	}
 }

@@ -31,7 +31,7 @@ host merge by Gibbons-Matias's rule before they are proposed.`,
 		Example: `  dcpi aggregator --nats nats://127.0.0.1:4222
   dcpi aggregator --nats nats://127.0.0.1:4222 --metrics 127.0.0.1:9102`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadConfig(cmd)
+			cfg, err := loadRoleConfig(cmd)
 			if err != nil {
 				return err
 			}

@@ -12,9 +12,8 @@ import (
 	"dcpi/transport/auth"
 )
 
-// connectTool connects a one-shot command to the cluster
-// (cluster.ConnectTool) at urls (--nats) with the configuration's NATS
-// section, its warnings on standard error.
+// connectTool connects a one-shot command to the cluster at urls (--nats)
+// with the configuration's NATS section, warnings on standard error.
 func connectTool(cmd *cobra.Command, urls []string, role auth.Role, name string) (*nats.Conn, error) {
 	c, err := natsConfig(cmd, urls)
 	if err != nil {
@@ -23,9 +22,8 @@ func connectTool(cmd *cobra.Command, urls []string, role auth.Role, name string)
 	return cluster.ConnectTool(c, role, name, os.Stderr)
 }
 
-// natsConfig is the configuration's NATS section (--config, the
-// environment) with --nats applied when given. A configuration that does
-// not load is an error, not a silent fall back to the defaults.
+// natsConfig is the configuration's NATS section with --nats applied when
+// given; a configuration that does not load is an error, not the defaults.
 func natsConfig(cmd *cobra.Command, urls []string) (config.NATS, error) {
 	cfg, err := loadConfig(cmd)
 	if err != nil {

@@ -47,7 +47,7 @@ cluster's profiles at ADDR (docs/web.md).`,
       --peers c1=127.0.0.1:7001,c2=127.0.0.1:7002,c3=127.0.0.1:7003
   dcpi coordinator --config examples/coordinator-c2.yaml --metrics 127.0.0.1:9112`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadConfig(cmd)
+			cfg, err := loadRoleConfig(cmd)
 			if err != nil {
 				return err
 			}

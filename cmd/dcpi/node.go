@@ -61,7 +61,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 			if len(o.natsURLs) > 0 {
 				return runClusterNode(cmd, progs, o.events, o.mux, o.labels, tel)
 			}
-			cfg, err := loadConfig(cmd)
+			cfg, err := loadRoleConfig(cmd)
 			if err != nil {
 				return err
 			}

@@ -15,7 +15,7 @@ import (
 // (cluster.RunNodeRole) until --seconds of simulated time (0: until
 // interrupted).
 func runClusterNode(cmd *cobra.Command, progs []simhost.Program, events []string, mux bool, labels map[string]string, tel *cluster.Telemetry) error {
-	cfg, err := loadConfig(cmd)
+	cfg, err := loadRoleConfig(cmd)
 	if err != nil {
 		return err
 	}

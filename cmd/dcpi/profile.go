@@ -80,7 +80,7 @@ writes the ground truth of all the hosts summed per instruction.`,
 			if err != nil {
 				return err
 			}
-			cfg, err := loadConfig(cmd)
+			cfg, err := loadRoleConfig(cmd)
 			if err != nil {
 				return err
 			}

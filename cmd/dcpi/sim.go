@@ -101,11 +101,15 @@ CPUs (mixes: ` + strings.Join(workloads.MixNames(), ", ") + `).`,
 	return cmd
 }
 
-// loadConfig reads --config, the environment and the flags bound to
-// keys (config.FlagKeys).
+// loadConfig reads --config, the environment and the machine's flags;
+// loadRoleConfig every cluster role's flags too (config.FlagKeys).
 func loadConfig(cmd *cobra.Command) (config.Config, error) {
+	return loadKeys(cmd, config.MachineFlagKeys)
+}
+func loadRoleConfig(cmd *cobra.Command) (config.Config, error) { return loadKeys(cmd, config.FlagKeys) }
+func loadKeys(cmd *cobra.Command, keys map[string]string) (config.Config, error) {
 	file, _ := cmd.Flags().GetString("config")
-	return config.LoadFlags(file, cmd.Flags())
+	return config.LoadFlags(file, cmd.Flags(), keys)
 }
 
 // programMachineConfig is the machine the configuration and flags of cmd
