@@ -52,13 +52,6 @@ func setupLogging(cmd *cobra.Command) error {
 	return nil
 }
 
-// stderrLog is a role's logf: its lines go to the process's logger at
-// Info, with the role (prefix without its colon, "coordinator c1") as an
-// attribute.
-func stderrLog(prefix string) func(string, ...any) {
-	return roleLogf(roleLogger(prefix))
-}
-
 // roleLogger is the process's logger with the role named by prefix
 // ("node alpha1: ") as the "role" attribute; an empty prefix adds none.
 func roleLogger(prefix string) *slog.Logger {

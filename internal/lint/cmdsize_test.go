@@ -18,7 +18,7 @@ import (
 // maxCommandLines is a ratchet: cmd/dcpi may not grow past it. Lower it
 // as code moves out.
 const (
-	maxCommandLines    = 4180 // non-test Go lines in cmd/dcpi (goal 4,000)
+	maxCommandLines    = 4175 // non-test Go lines in cmd/dcpi (goal 4,000)
 	maxCommandFuncBody = 80   // lines of one function there, help text aside
 )
 
