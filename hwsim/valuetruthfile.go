@@ -249,6 +249,11 @@ func parseHistogram(h *alpha.Histogram, s string, base int) error {
 		if err != nil {
 			return fmt.Errorf("histogram value %.30q", k)
 		}
+		if count == 0 {
+			// EncodeValueTruth never writes one: a histogram lists the
+			// values seen, each at least once.
+			return fmt.Errorf("histogram entry %.30q: a value counted 0 times", pair)
+		}
 		if len(h.Values) >= alpha.TruthValues {
 			return fmt.Errorf("more than %d values", alpha.TruthValues)
 		}
