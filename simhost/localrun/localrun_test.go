@@ -14,7 +14,11 @@ import (
 
 // testConfig is a two-host run of the hello workload without the timing
 // model, into out.
-func testConfig(t *testing.T, out string) Config {
+func testConfig(t *testing.T, out string) Config { return runConfig(t, out, "hello", 0.05) }
+
+// runConfig is a two-host run of workload without the timing model for
+// seconds of simulated time (0: until it exits), into out.
+func runConfig(t *testing.T, out, workload string, seconds float64) Config {
 	t.Helper()
 	sim := config.Defaults().Sim
 	sim.CPUs, sim.Timing = 1, false
@@ -22,14 +26,14 @@ func testConfig(t *testing.T, out string) Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	progs, err := simhost.EmbeddedPrograms([]string{"hello"})
+	progs, err := simhost.EmbeddedPrograms([]string{workload})
 	if err != nil {
 		t.Fatal(err)
 	}
 	simhost.InstallPrograms(&hc, progs)
 	nc := simhost.DefaultConfig()
 	nc.Node.Host = "alpha1"
-	return Config{Machine: hc, Node: nc, Programs: progs, Hosts: 2, Seconds: 0.05, Output: out}
+	return Config{Machine: hc, Node: nc, Programs: progs, Hosts: 2, Seconds: seconds, Output: out}
 }
 
 // TestRunConservesAndCommits: a two-host run stores every sample its

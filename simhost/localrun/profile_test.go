@@ -8,29 +8,13 @@ import (
 	"syscall"
 	"testing"
 
-	"dcpi/config"
-	"dcpi/simhost"
 	"dcpi/storage"
 )
 
-// matmulConfig is a two-host run of matmul without the timing model for
-// seconds of simulated time (0: until it exits), into out.
+// matmulConfig is a two-host run of matmul for seconds (0: until it
+// exits), into out.
 func matmulConfig(t *testing.T, out string, seconds float64) Config {
-	t.Helper()
-	sim := config.Defaults().Sim
-	sim.CPUs, sim.Timing = 1, false
-	hc, err := simhost.MachineConfig(sim)
-	if err != nil {
-		t.Fatal(err)
-	}
-	progs, err := simhost.EmbeddedPrograms([]string{"matmul"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	simhost.InstallPrograms(&hc, progs)
-	nc := simhost.DefaultConfig()
-	nc.Node.Host = "alpha1"
-	return Config{Machine: hc, Node: nc, Programs: progs, Hosts: 2, Seconds: seconds, Output: out}
+	return runConfig(t, out, "matmul", seconds)
 }
 
 // TestProfilePrintsAndCommits: Profile prints the table and a balanced
