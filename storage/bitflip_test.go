@@ -78,16 +78,7 @@ func copyDir(t *testing.T, from, to string) {
 // damaged newest log read as a torn write and opened with smaller
 // counts, and a damaged table ended the process.
 func TestBitFlipsAreErrors(t *testing.T) {
-	db, dir := openTest(t)
-	r := testRand(t)
-	for seq := uint64(1); seq <= 40; seq++ {
-		if _, err := db.ApplyBatch(streamBatch(r, "h1", 0, seq, 200)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir := closedTestDB(t)
 	want, err := readSum(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +121,22 @@ func TestBitFlipsAreErrors(t *testing.T) {
 	}
 }
 
+// closedTestDB is a database of 40 batches of one stream, closed.
+func closedTestDB(t *testing.T) string {
+	t.Helper()
+	db, dir := openTest(t)
+	r := testRand(t)
+	for seq := uint64(1); seq <= 40; seq++ {
+		if _, err := db.ApplyBatch(streamBatch(r, "h1", 0, seq, 200)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // flipBit flips one bit of the byte at off in file.
 func flipBit(t *testing.T, file string, off int64) {
 	t.Helper()
@@ -153,16 +160,7 @@ func flipBit(t *testing.T, file string, off int64) {
 // the database says so after (Damaged, Usable: a replica's readiness),
 // so a server stops answering from what is left.
 func TestDamagedDatabaseSaysSo(t *testing.T) {
-	db, dir := openTest(t)
-	r := testRand(t)
-	for seq := uint64(1); seq <= 40; seq++ {
-		if _, err := db.ApplyBatch(streamBatch(r, "h1", 0, seq, 200)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir := closedTestDB(t)
 	tables, err := filepath.Glob(filepath.Join(dir, "*.sst"))
 	if err != nil || len(tables) == 0 {
 		t.Fatalf("no table after Close: %v %v", tables, err)
