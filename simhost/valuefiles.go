@@ -9,6 +9,7 @@ import (
 	"dcpi/conservation"
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
+	"dcpi/internal/writefile"
 	"dcpi/node"
 	"dcpi/node/valuemod"
 	"dcpi/wire"
@@ -72,13 +73,5 @@ func WriteValueConservation(w io.Writer, mods []string, s wire.ValueStats, machi
 // WriteFileWith creates the file name and has write fill it; an error
 // closing it (a full disk shows there) is an error of the write.
 func WriteFileWith(name string, write func(io.Writer) error) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	err = write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return writefile.With(name, write)
 }

@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 
 	"dcpi/hwsim"
+	"dcpi/internal/writefile"
 )
 
 // Options is one dcpi pp oracle run.
@@ -43,7 +43,7 @@ func RunReport(opt Options) (*Report, error) {
 	rep := NewReport(o, opt.Machine.Files, opt.Args, opt.Top)
 	rep.ExitStatus = proc.ExitStatus()
 	if opt.Save != "" {
-		if err := writeFile(opt.Save, o.WriteSaved); err != nil {
+		if err := writefile.With(opt.Save, o.WriteSaved); err != nil {
 			return nil, fmt.Errorf("save: %w", err)
 		}
 	}
@@ -59,16 +59,4 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
-}
-
-func writeFile(name string, write func(io.Writer) error) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	err = write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
