@@ -61,6 +61,11 @@ type DB interface {
 	// imagefind.ErrNotUploaded when none was; nil for a local database,
 	// which keeps no files).
 	ImageFile(ctx context.Context, key wire.ImageKey) ([]byte, error)
+	// PathImages lists every image with uploaded path data, of either
+	// source; PathProfile merges one image's uploads of hosts (nil:
+	// every host's). dcpi pp fleet reads them (analysis/fleetpaths).
+	PathImages(ctx context.Context) ([]storage.PathImage, error)
+	PathProfile(ctx context.Context, src wire.PathSource, image wire.ImageKey, hosts []string) (*wire.PathProfile, error)
 	// Where names the database in hints: "this database", "the cluster".
 	Where() string
 	Close() error
@@ -137,6 +142,14 @@ func (l *Local) StoredTotals(_ context.Context, q storage.Query) (coordinator.To
 // ImageFile: a local database keeps no image files.
 func (l *Local) ImageFile(context.Context, wire.ImageKey) ([]byte, error) {
 	return nil, fmt.Errorf("%w: a local database keeps no image files", imagefind.ErrNotUploaded)
+}
+
+// PathImages lists every image with path data, of either source.
+func (l *Local) PathImages(context.Context) ([]storage.PathImage, error) { return l.DB.PathImages(0) }
+
+// PathProfile is storage.DB.PathProfile.
+func (l *Local) PathProfile(_ context.Context, src wire.PathSource, image wire.ImageKey, hosts []string) (*wire.PathProfile, error) {
+	return l.DB.PathProfile(src, image, hosts)
 }
 
 // Where names the database.

@@ -23,17 +23,6 @@ type Reader interface {
 	PathProfile(ctx context.Context, src wire.PathSource, image wire.ImageKey, hosts []string) (*wire.PathProfile, error)
 }
 
-// Local reads a local profile database's path profiles.
-type Local struct{ DB *storage.DB }
-
-// PathImages lists every image with path data, of either source.
-func (l Local) PathImages(context.Context) ([]storage.PathImage, error) { return l.DB.PathImages(0) }
-
-// PathProfile is storage.DB.PathProfile.
-func (l Local) PathProfile(_ context.Context, src wire.PathSource, image wire.ImageKey, hosts []string) (*wire.PathProfile, error) {
-	return l.DB.PathProfile(src, image, hosts)
-}
-
 // Options select what WriteMerged writes.
 type Options struct {
 	Sources []wire.PathSource

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"fmt"
 	"log"
 	"net"
@@ -11,17 +12,39 @@ import (
 	"dcpi/internal/httpauth"
 )
 
-// Start serves the UI over b at addr in the background and returns the
-// server (Shutdown stops it) and its URL. With a token the UI answers
-// only requests that carry it (httpauth.Guard), and the URL carries it
-// for a browser's first visit. logf hears of internal errors (nil:
-// standard error). An address of every interface (":8080") gets the
-// machine's host name in the URL, not a loopback address it would not
-// only be reachable at.
-func Start(addr string, b Backend, logf func(string, ...any), token string) (*http.Server, string, error) {
+// Door is who may use the UI: anyone on loopback; beyond it, requests
+// that carry the bearer token of TokenFile (or, without one, of the file
+// httpauth.EnvTokenFile names), or, with neither, a token made for this
+// run when Generate allows, which the URL carries.
+type Door struct {
+	TokenFile string
+	Generate  bool
+}
+
+// Served is a running UI.
+type Served struct {
+	*http.Server
+	// URL is where a browser finds it, with the token for the first
+	// visit when it needs one.
+	URL string
+	// Note says, beyond loopback, which token requests need ("" on
+	// loopback).
+	Note string
+}
+
+// Start serves the UI over b at addr in the background, behind door
+// (httpauth.Policy, httpauth.Guard); Shutdown stops it. logf hears of
+// internal errors (nil: standard error). An address of every interface
+// (":8080") gets the machine's host name in the URL, not a loopback
+// address it would not only be reachable at.
+func Start(addr string, b Backend, logf func(string, ...any), door Door) (*Served, error) {
+	token, generated, err := httpauth.Policy(addr, door.TokenFile, door.Generate)
+	if err != nil {
+		return nil, err
+	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, "", fmt.Errorf("web: listen at %s: %w", addr, err)
+		return nil, fmt.Errorf("web: listen at %s: %w", addr, err)
 	}
 	if logf == nil {
 		logf = log.New(os.Stderr, "", log.LstdFlags).Printf
@@ -35,9 +58,14 @@ func Start(addr string, b Backend, logf func(string, ...any), token string) (*ht
 			host = name
 		}
 	}
-	u := "http://" + net.JoinHostPort(host, port) + "/"
+	sv := &Served{Server: srv, URL: "http://" + net.JoinHostPort(host, port) + "/"}
 	if token != "" {
-		u += "?token=" + token
+		sv.URL += "?token=" + token
+		how := "the token of " + cmp.Or(door.TokenFile, "$"+httpauth.EnvTokenFile)
+		if generated {
+			how = "the token in the URL above, made for this run (--token-file keeps one)"
+		}
+		sv.Note = fmt.Sprintf("%s is beyond loopback: requests need %s", addr, how)
 	}
-	return srv, u, nil
+	return sv, nil
 }

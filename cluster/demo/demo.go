@@ -23,7 +23,6 @@ import (
 	"dcpi/conservation"
 	"dcpi/coordinator"
 	"dcpi/hwsim/alpha"
-	"dcpi/internal/httpauth"
 	"dcpi/internal/progress"
 	"dcpi/internal/slogf"
 	"dcpi/profiledb"
@@ -161,16 +160,15 @@ func Run(ctx context.Context, w io.Writer, o Options) error {
 		if o.Logger != nil {
 			lf = slogf.Printf(o.Logger)
 		}
-		token, _, err := httpauth.Policy(o.HTTPAddr, "", true)
-		if err != nil {
-			return err
-		}
-		srv, url, err := web.Start(o.HTTPAddr, webdb.New(profiledb.NewCluster(cl.Conn(), true), nil, nil), lf, token)
+		srv, err := web.Start(o.HTTPAddr, webdb.New(profiledb.NewCluster(cl.Conn(), true), nil, nil), lf, web.Door{Generate: true})
 		if err != nil {
 			return err
 		}
 		defer srv.Close()
-		fmt.Fprintf(w, "dcpi demo: web UI at %s\n", url)
+		fmt.Fprintf(w, "dcpi demo: web UI at %s\n", srv.URL)
+		if srv.Note != "" {
+			fmt.Fprintf(w, "dcpi demo: %s\n", srv.Note)
+		}
 	}
 	if cl.Continued() {
 		fmt.Fprintf(w, "dcpi demo: continuing the fleet in %s (%d samples stored by earlier runs)\n", cl.Dir(), cl.Baseline().Totals.Stored)

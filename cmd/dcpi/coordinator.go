@@ -14,7 +14,6 @@ import (
 	"dcpi/cluster"
 	"dcpi/config"
 	"dcpi/coordinator"
-	"dcpi/internal/httpauth"
 	"dcpi/profiledb"
 	"dcpi/profiledb/webdb"
 	"dcpi/transport/auth"
@@ -104,16 +103,12 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *clu
 	}
 	defer r.Close()
 	if httpAddr != "" {
-		token, _, err := httpauth.Policy(httpAddr, "", false)
+		srv, err := web.Start(httpAddr, webdb.New(profiledb.NewCluster(r.Conn(), false), nil, nil), logf, web.Door{})
 		if err != nil {
 			return fmt.Errorf("--http: %w", err)
 		}
-		srv, url, err := web.Start(httpAddr, webdb.New(profiledb.NewCluster(r.Conn(), false), nil, nil), logf, token)
-		if err != nil {
-			return err
-		}
 		defer srv.Close()
-		logf("web UI at %s", url)
+		logf("web UI at %s", srv.URL)
 	}
 	return r.Wait(ctx)
 }

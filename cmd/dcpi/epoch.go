@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"dcpi/coordinator"
-	"dcpi/profiledb"
+	"dcpi/storage"
 	"dcpi/transport/auth"
 )
 
@@ -64,24 +63,14 @@ sealed, and the tools' --epoch N selects it.`,
 			return nil
 		},
 	})
-	cmd.AddCommand(newEpochListCommand(client))
+	cmd.AddCommand(newEpochListCommand())
 	return cmd
 }
 
-// localEpochInfo reads a local database's epochs and their
-// acknowledgements.
-func localEpochInfo(dir string) ([]coordinator.EpochInfo, error) {
-	db, err := profiledb.OpenDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	return coordinator.LocalEpochs(db)
-}
-
-// newEpochListCommand is dcpi epoch list; client connects to the cluster
-// the parent's --nats names.
-func newEpochListCommand(client func(*cobra.Command) (*coordinator.Client, func(), error)) *cobra.Command {
+// newEpochListCommand is dcpi epoch list: it reads the cluster the
+// parent's --nats names with the query role's key (listing needs no
+// more), or a local database.
+func newEpochListCommand() *cobra.Command {
 	var (
 		asJSON bool
 		dbDir  string
@@ -98,31 +87,25 @@ empty there.`,
   dcpi epoch list --db /tmp/fleet/c1 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var eps []coordinator.EpochInfo
-			if dbDir != "" && cmd.Flags().Changed("nats") {
-				return fmt.Errorf("give --db or --nats, not both")
-			}
+			natsURLs, _ := cmd.Flags().GetStringSlice("nats")
 			if dbDir != "" {
-				var err error
-				if eps, err = localEpochInfo(dbDir); err != nil {
-					return err
+				if cmd.Flags().Changed("nats") {
+					return fmt.Errorf("give --db or --nats, not both")
 				}
-			} else {
-				c, closeFn, err := client(cmd)
-				if err != nil {
-					return err
-				}
-				defer closeFn()
-				ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
-				defer cancel()
-				if eps, err = c.Epochs(ctx); err != nil {
-					return err
-				}
+				natsURLs = nil
+			}
+			db, closeConn, err := openDB(cmd, "dcpi-epoch", natsURLs, false, dbDir, nil, &storage.Query{})
+			if err != nil {
+				return err
+			}
+			defer closeConn()
+			defer db.Close()
+			eps, err := db.Epochs(cmd.Context())
+			if err != nil {
+				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(eps)
+				return writeJSON(cmd.OutOrStdout(), eps)
 			}
 			return coordinator.WriteEpochs(cmd.OutOrStdout(), eps)
 		},

@@ -69,29 +69,42 @@ func opened(db profiledb.DB, close func()) *openedSource {
 // open opens the database the flags name (--nats, else --db) and applies
 // --label to sel. The caller must call close.
 func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *profiledb.Selection) (*openedSource, error) {
-	if len(qf.nats) > 0 {
-		nc, err := connectTool(cmd, qf.nats, auth.Query, name)
-		if err != nil {
-			return nil, err
-		}
-		o := opened(profiledb.NewCluster(nc, qf.linearizable), nc.Close)
-		if err := o.SelectLabels(cmd.Context(), qf.labels, &sel.Filter); err != nil {
-			o.close()
-			return nil, err
-		}
-		return o, nil
-	}
-	if len(qf.labels) > 0 {
-		return nil, profiledb.ErrNoLabels
-	}
-	if err := refuseConfig(cmd, cmd.CommandPath()+" --db"); err != nil {
-		return nil, err
-	}
-	db, err := profiledb.OpenDir(qf.dbDir)
+	db, closeConn, err := openDB(cmd, name, qf.nats, qf.linearizable, qf.dbDir, qf.labels, &sel.Filter)
 	if err != nil {
 		return nil, err
 	}
-	return opened(profiledb.NewLocal(db), func() {}), nil
+	return opened(db, closeConn), nil
+}
+
+// openDB opens the cluster through natsURLs, else the local database at
+// dir, and narrows q to the hosts labels select (a cluster's alone).
+// closeConn closes the cluster's connection (the database's Close does
+// not).
+func openDB(cmd *cobra.Command, name string, natsURLs []string, linearizable bool, dir string, labels map[string]string,
+	q *storage.Query) (db profiledb.DB, closeConn func(), err error) {
+	if len(natsURLs) == 0 {
+		if len(labels) > 0 {
+			return nil, nil, profiledb.ErrNoLabels
+		}
+		if err := refuseConfig(cmd, cmd.CommandPath()+" --db"); err != nil {
+			return nil, nil, err
+		}
+		sdb, err := profiledb.OpenDir(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		return profiledb.NewLocal(sdb), func() {}, nil
+	}
+	nc, err := connectTool(cmd, natsURLs, auth.Query, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	cdb := profiledb.NewCluster(nc, linearizable)
+	if err := cdb.SelectLabels(cmd.Context(), labels, q); err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return cdb, nc.Close, nil
 }
 
 // selectionHint says why sel matched nothing (profiledb.SelectionHint).

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"dcpi/config"
-	"dcpi/loadgen"
 	"dcpi/loadgen/fleet"
 )
 
@@ -56,20 +53,7 @@ three times, and prints each run and the largest sustained count.`,
   dcpi loadgen run --recording /tmp/host.dcpiload --hosts 4 --nats nats://127.0.0.1:4222 --prefix lgb`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.Recording == "" {
-				return errors.New("--recording: name a file dcpi loadgen record wrote")
-			}
-			data, err := os.ReadFile(o.Recording)
-			if err != nil {
-				return err
-			}
-			rec, err := loadgen.Decode(data)
-			if err != nil {
-				return fmt.Errorf("%s: %w", o.Recording, err)
-			}
-			if err := o.Check(); err != nil {
-				return err
-			}
+			var err error
 			if o.NATS, err = natsConfig(cmd, o.NATSURLs); err != nil {
 				return err
 			}
@@ -80,24 +64,7 @@ three times, and prints each run and the largest sustained count.`,
 				return err
 			}
 			o.Warn, o.Logger = os.Stderr, roleLogger("loadgen: ")
-			if o.Dir == "" {
-				d, err := os.MkdirTemp("", "dcpi-loadgen-")
-				if err != nil {
-					return err
-				}
-				defer os.RemoveAll(d)
-				o.Dir = d
-			}
-			w := cmd.OutOrStdout()
-			fleet.WriteRecordingLine(w, o.Recording, rec)
-			if !o.FindKnee {
-				r, err := fleet.RunStep(cmd.Context(), rec, o, o.Hosts, o.Dir)
-				if err != nil {
-					return err
-				}
-				return fleet.WriteResult(w, r, o.JSON)
-			}
-			return fleet.FindKnee(cmd.Context(), w, rec, o)
+			return fleet.Run(cmd.Context(), cmd.OutOrStdout(), o)
 		},
 	}
 	registerLoadgenRunFlags(cmd, &o)

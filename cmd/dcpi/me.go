@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -169,22 +168,9 @@ func writeMePprof(cmd *cobra.Command, o *openedSource, mo profileme.Options, out
 	if err != nil {
 		return err
 	}
-	if out == "-" {
-		if err := ex.Profile.Write(cmd.OutOrStdout()); err != nil {
-			return fmt.Errorf("write %s: %w", out, err)
-		}
-		return ex.WriteSummary(cmd.ErrOrStderr(), out)
-	}
-	fh, err := os.Create(out)
+	summary, err := pprofexport.Save(ex.Profile, out, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	if err != nil {
 		return fmt.Errorf("--pprof: %w", err)
 	}
-	defer fh.Close()
-	if err := ex.Profile.Write(fh); err != nil {
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	if err := fh.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	return ex.WriteSummary(cmd.OutOrStdout(), out)
+	return ex.WriteSummary(summary, out)
 }

@@ -9,12 +9,11 @@ import (
 )
 
 func newMeFigure2Command() *cobra.Command {
+	o := paperfigs.DefaultFigure2()
 	var (
-		workload, proc, out string
-		args, models        []string
-		cmin, cmax          uint64
-		imin, imax          uint64
-		asJSON              bool
+		out    string
+		models []string
+		asJSON bool
 	)
 	cmd := &cobra.Command{
 		Use:   "figure2",
@@ -31,40 +30,30 @@ the per-run summary (with --json the figure's data) to standard output.`,
   dcpi me figure2 --models ev6 --args 16384,60000 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o := paperfigs.DefaultFigure2()
-			o.Workload, o.Procedure = workload, proc
-			switch {
-			case cmd.Flags().Changed("args"):
-				o.Args = append([]string{}, args...)
-			case workload != paperfigs.DefaultFigure2().Workload:
+			if !cmd.Flags().Changed("args") && o.Workload != paperfigs.DefaultFigure2().Workload {
 				o.Args = nil // another workload's own defaults
 			}
-			o.Models = nil
 			var err error
-			if o.Models, err = parseModels(models); err != nil {
-				return err
+			if o.Models, err = paperfigs.Models(models); err != nil {
+				return fmt.Errorf("--models: %w", err)
 			}
-			if cmin < 1 || cmax < cmin || imin < 1 || imax < imin {
-				return fmt.Errorf("--counter-period %d-%d, --interval %d-%d: want 1 <= min <= max", cmin, cmax, imin, imax)
-			}
-			o.CounterPeriod, o.MeInterval = [2]uint64{cmin, cmax}, [2]uint64{imin, imax}
 			f, err := paperfigs.RunFigure2(o)
 			if err != nil {
 				return err
 			}
-			return emitFigure(cmd.OutOrStdout(), f, out, asJSON)
+			return paperfigs.Emit(cmd.OutOrStdout(), f, out, asJSON)
 		},
 	}
 	d := paperfigs.DefaultFigure2()
 	f := cmd.Flags()
-	f.StringVar(&workload, "workload", d.Workload, "committed workload to run (workloads/README.md lists them)")
-	f.StringSliceVar(&args, "args", d.Args, "the workload's arguments (another --workload: its own defaults)")
-	f.StringVar(&proc, "procedure", d.Procedure, "the procedure whose instructions are counted (its load: the one with the most ProfileMe D-miss samples)")
+	f.StringVar(&o.Workload, "workload", d.Workload, "committed workload to run (workloads/README.md lists them)")
+	f.StringSliceVar(&o.Args, "args", d.Args, "the workload's arguments (another --workload: its own defaults)")
+	f.StringVar(&o.Procedure, "procedure", d.Procedure, "the procedure whose instructions are counted (its load: the one with the most ProfileMe D-miss samples)")
 	f.StringSliceVar(&models, "models", []string{"ev5", "ev6"}, "CPU models to run (ev5, ev56, pca56, ev6, ev67)")
-	f.Uint64Var(&cmin, "counter-period-min", d.CounterPeriod[0], "fewest D-cache misses between counter interrupts")
-	f.Uint64Var(&cmax, "counter-period-max", d.CounterPeriod[1], "most D-cache misses between counter interrupts")
-	f.Uint64Var(&imin, "interval-min", d.MeInterval[0], "fewest fetched instructions between ProfileMe samples")
-	f.Uint64Var(&imax, "interval-max", d.MeInterval[1], "most fetched instructions between ProfileMe samples")
+	f.Uint64Var(&o.CounterPeriod[0], "counter-period-min", d.CounterPeriod[0], "fewest D-cache misses between counter interrupts")
+	f.Uint64Var(&o.CounterPeriod[1], "counter-period-max", d.CounterPeriod[1], "most D-cache misses between counter interrupts")
+	f.Uint64Var(&o.MeInterval[0], "interval-min", d.MeInterval[0], "fewest fetched instructions between ProfileMe samples")
+	f.Uint64Var(&o.MeInterval[1], "interval-max", d.MeInterval[1], "most fetched instructions between ProfileMe samples")
 	f.StringVarP(&out, "output", "o", "", "write the SVG `FILE`")
 	f.BoolVar(&asJSON, "json", false, "print the figure's data as JSON")
 	return cmd

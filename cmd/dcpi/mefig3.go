@@ -40,7 +40,7 @@ summary (and with --json the points) to standard output.`,
 			if err != nil {
 				return err
 			}
-			return emitFigure(cmd.OutOrStdout(), f, out, asJSON)
+			return paperfigs.Emit(cmd.OutOrStdout(), f, out, asJSON)
 		},
 	}
 	f := cmd.Flags()

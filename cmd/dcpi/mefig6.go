@@ -52,7 +52,7 @@ the rates, per workload and in total, to standard output.`,
 			if err != nil {
 				return err
 			}
-			return emitFigure(cmd.OutOrStdout(), f, out, asJSON)
+			return paperfigs.Emit(cmd.OutOrStdout(), f, out, asJSON)
 		},
 	}
 	f := cmd.Flags()

@@ -32,7 +32,7 @@ whose ranks disagree most: latency is a poor proxy for wasted slots
 			if err != nil {
 				return err
 			}
-			return emitFigure(cmd.OutOrStdout(), f, out, asJSON)
+			return paperfigs.Emit(cmd.OutOrStdout(), f, out, asJSON)
 		},
 	}
 	f := cmd.Flags()

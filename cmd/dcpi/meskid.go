@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -11,11 +10,10 @@ import (
 )
 
 func newMeSkidCommand() *cobra.Command {
+	o := paperfigs.DefaultSkid()
 	var (
 		names, models, runs []string
-		event, smear, out   string
-		cmin, cmax          uint64
-		imin, imax          uint64
+		event, out          string
 		asJSON              bool
 	)
 	cmd := &cobra.Command{
@@ -40,47 +38,21 @@ NAME:ARG,ARG gives one workload's arguments.`,
   dcpi me skid --workloads ptrchase --run ptrchase:262144,400000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d := paperfigs.DefaultSkid()
-			o := d
-			o.Runs, o.Models = nil, nil
-			args := map[string][]string{}
-			for _, r := range d.Runs {
-				args[r.Workload] = r.Args
-			}
-			for _, r := range runs {
-				name, list, ok := strings.Cut(r, ":")
-				if !ok || name == "" {
-					return fmt.Errorf("--run %q: want NAME:ARG,ARG", r)
-				}
-				args[name] = nil
-				if list != "" {
-					args[name] = strings.Split(list, ",")
-				}
-			}
-			for _, name := range names {
-				o.Runs = append(o.Runs, paperfigs.SkidRun{Workload: name, Args: args[name]})
-			}
-			if len(o.Runs) == 0 {
-				return fmt.Errorf("--workloads: name at least one workload")
+			if err := o.SetRuns(names, runs); err != nil {
+				return fmt.Errorf("--workloads, --run: %w", err)
 			}
 			var err error
-			if o.Models, err = parseModels(models); err != nil {
-				return err
+			if o.Models, err = paperfigs.Models(models); err != nil {
+				return fmt.Errorf("--models: %w", err)
 			}
-			ev, err := alpha.EventByName(event)
-			if err != nil {
+			if o.Event, err = alpha.EventByName(event); err != nil {
 				return fmt.Errorf("--event: %w", err)
 			}
-			if imin < 1 || imax < imin {
-				return fmt.Errorf("--interval %d-%d: want 1 <= min <= max", imin, imax)
-			}
-			o.Event, o.Smear = ev, smear
-			o.CounterPeriod, o.MeInterval = [2]uint64{cmin, cmax}, [2]uint64{imin, imax}
 			f, err := paperfigs.RunSkid(o)
 			if err != nil {
 				return err
 			}
-			return emitFigure(cmd.OutOrStdout(), f, out, asJSON)
+			return paperfigs.Emit(cmd.OutOrStdout(), f, out, asJSON)
 		},
 	}
 	d := paperfigs.DefaultSkid()
@@ -93,11 +65,11 @@ NAME:ARG,ARG gives one workload's arguments.`,
 	f.StringArrayVar(&runs, "run", nil, "one workload's arguments, `NAME:ARG,ARG` (repeatable)")
 	f.StringSliceVar(&models, "models", []string{"ev5", "ev6"}, "CPU models to run (ev5, ev56, pca56, ev6, ev67)")
 	f.StringVar(&event, "event", d.Event.String(), "the counted event (any an instruction causes: not cycles or issues)")
-	f.Uint64Var(&cmin, "counter-period-min", d.CounterPeriod[0], "fewest events between counter interrupts")
-	f.Uint64Var(&cmax, "counter-period-max", d.CounterPeriod[1], "most events between counter interrupts")
-	f.StringVar(&smear, "smear", d.Smear, `the workload whose hottest load is shown per instruction ("": none)`)
-	f.Uint64Var(&imin, "interval-min", d.MeInterval[0], "fewest fetched instructions between the smear's ProfileMe samples")
-	f.Uint64Var(&imax, "interval-max", d.MeInterval[1], "most fetched instructions between the smear's ProfileMe samples")
+	f.Uint64Var(&o.CounterPeriod[0], "counter-period-min", d.CounterPeriod[0], "fewest events between counter interrupts")
+	f.Uint64Var(&o.CounterPeriod[1], "counter-period-max", d.CounterPeriod[1], "most events between counter interrupts")
+	f.StringVar(&o.Smear, "smear", d.Smear, `the workload whose hottest load is shown per instruction ("": none)`)
+	f.Uint64Var(&o.MeInterval[0], "interval-min", d.MeInterval[0], "fewest fetched instructions between the smear's ProfileMe samples")
+	f.Uint64Var(&o.MeInterval[1], "interval-max", d.MeInterval[1], "most fetched instructions between the smear's ProfileMe samples")
 	f.StringVarP(&out, "output", "o", "", "write the SVG `FILE`")
 	f.BoolVar(&asJSON, "json", false, "print the figure's data as JSON")
 	return cmd

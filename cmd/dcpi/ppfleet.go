@@ -1,17 +1,14 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis/fleetpaths"
 	"dcpi/analysis/pathupload"
 	"dcpi/cluster"
-	"dcpi/profiledb"
 	"dcpi/storage"
 	"dcpi/transport/auth"
 	"dcpi/wire"
@@ -127,9 +124,6 @@ stored apart from instrumented profiles and printed under its own label;
 			if len(natsURLs) > 0 && cmd.Flags().Changed("db") {
 				return errors.New("give one of --nats URL and --db DIR")
 			}
-			if len(labels) > 0 && len(natsURLs) == 0 {
-				return profiledb.ErrNoLabels
-			}
 			if top < 1 {
 				return fmt.Errorf("--top must be at least 1, not %d", top)
 			}
@@ -140,12 +134,14 @@ stored apart from instrumented profiles and printed under its own label;
 			if err != nil {
 				return err
 			}
-			r, hostSel, done, err := openPPFleet(cmd, natsURLs, dbDir, hosts, labels)
+			q := storage.Query{Hosts: hosts}
+			db, closeConn, err := openDB(cmd, "dcpi-pp-fleet", natsURLs, false, dbDir, labels, &q)
 			if err != nil {
 				return err
 			}
-			defer done()
-			return fleetpaths.WriteMerged(cmd.Context(), cmd.OutOrStdout(), r, fleetpaths.Options{Sources: srcs, Image: image, Hosts: hostSel, Top: top})
+			defer closeConn()
+			defer db.Close()
+			return fleetpaths.WriteMerged(cmd.Context(), cmd.OutOrStdout(), db, fleetpaths.Options{Sources: srcs, Image: image, Hosts: q.Hosts, Top: top})
 		},
 	}
 	cmd.Flags().StringSliceVar(&natsURLs, "nats", nil, "query the cluster through this NATS server instead of a local --db")
@@ -156,27 +152,4 @@ stored apart from instrumented profiles and printed under its own label;
 	cmd.Flags().StringVar(&source, "source", "all", "instrumented, oracle or all")
 	cmd.Flags().IntVar(&top, "top", 10, "hot paths and contexts to print per image")
 	return cmd
-}
-
-func openPPFleet(cmd *cobra.Command, natsURLs []string, dbDir string, hosts []string, labels map[string]string) (fleetpaths.Reader, []string, func(), error) {
-	q := storage.Query{Hosts: hosts}
-	if len(natsURLs) > 0 {
-		ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
-		defer cancel()
-		nc, err := connectTool(cmd, natsURLs, auth.Query, "dcpi-pp-fleet")
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		db := profiledb.NewCluster(nc, false)
-		if err := db.SelectLabels(ctx, labels, &q); err != nil {
-			nc.Close()
-			return nil, nil, nil, err
-		}
-		return db.Reader, q.Hosts, nc.Close, nil
-	}
-	db, err := profiledb.OpenDir(dbDir)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return fleetpaths.Local{DB: db}, q.Hosts, func() { db.Close() }, nil
 }

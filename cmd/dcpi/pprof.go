@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"dcpi/analysis/pprofexport"
 	"dcpi/profiledb/pprofout"
-	"dcpi/simhost"
 )
 
 func newPprofCommand() *cobra.Command {
@@ -113,13 +113,8 @@ func (opts *pprofOptions) run(cmd *cobra.Command, args []string) error {
 			return fmt.Errorf("--binaries: %w", err)
 		}
 	}
-	summary := cmd.OutOrStdout()
-	if opts.output == "-" {
-		summary = cmd.ErrOrStderr()
-		if err := ex.Profile.Write(cmd.OutOrStdout()); err != nil {
-			return fmt.Errorf("write %s: %w", opts.output, err)
-		}
-	} else if err := simhost.WriteFileWith(opts.output, ex.Profile.Write); err != nil {
+	summary, err := pprofexport.Save(ex.Profile, opts.output, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	if err != nil {
 		return fmt.Errorf("--output: %w", err)
 	}
 	return ex.WriteSummary(summary, opts.output, opts.qf.json)

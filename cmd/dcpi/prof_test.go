@@ -110,35 +110,6 @@ func TestProfCommandOnNodeDatabase(t *testing.T) {
 	}
 }
 
-func TestProfCommandErrors(t *testing.T) {
-	db := nodeDB(t)
-	// Each way --db can fail to be a database is profiledb.TestOpenDir's;
-	// here, that its refusal is the command's.
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--db", filepath.Join(t.TempDir(), "missing")}, "no such directory"},
-		{[]string{"--db", db, "--event", "bogus"}, `unknown event "bogus"`},
-		{[]string{"--db", db, "--event", "cycles", "--event", "cycles"}, "given twice"},
-		{[]string{"--db", db, "--epochs", "3-1"}, "ends before it starts"},
-		{[]string{"--db", db, "--epochs", "a-b"}, "want A-B"},
-		{[]string{"--db", db, "--epochs", "0-99999999"}, "more than"},
-		{[]string{"--db", db, "--epoch", "x"}, "want an epoch number"},
-		{[]string{"--db", db, "--by", "host"}, "want procedure or image"},
-		{[]string{"--db", db, "--limit", "-1"}, "--limit -1"},
-		{[]string{"--db", db, "--image", "buildid:zz"}, "bad hex"},
-		{[]string{"--db", db, "--image", "buildid:00", "--image", "/bin/sort"}, "not both"},
-		{[]string{"--db", db, "--host", ""}, "empty host"},
-		{[]string{"--db", db, "extra"}, "unknown command"},
-	} {
-		_, _, err := run(t, append([]string{"prof"}, tc.args...)...)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("dcpi prof %v: err %v, want %q", tc.args, err, tc.want)
-		}
-	}
-}
-
 // TestProfCommandByKey builds a database with storage directly: an image
 // selected by content key, and one never uploaded, shown by its key.
 func TestProfCommandByKey(t *testing.T) {

@@ -52,22 +52,3 @@ func TestSimRunStats(t *testing.T) {
 		}
 	}
 }
-
-func TestSimRunBadInput(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"sim", "run"}, "need a FILE"},
-		{[]string{"sim", "run", "no-such-program"}, "not a file, nor an embedded workload"},
-		{[]string{"sim", "run", "--mix", "nope"}, `no mix "nope"`},
-		{[]string{"sim", "run", "--model", "ev9", "hello"}, `unknown CPU model "ev9"`},
-		{[]string{"sim", "run", "--cpus", "0", "hello"}, "sim.cpus = 0"},
-		{[]string{"sim", "run", "main.go"}, "not an ELF file"},
-	} {
-		_, _, err := run(t, tc.args...)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("dcpi %s: err %v, want one mentioning %q", strings.Join(tc.args, " "), err, tc.want)
-		}
-	}
-}

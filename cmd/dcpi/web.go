@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis/web"
-	"dcpi/internal/httpauth"
 	"dcpi/profiledb"
 	"dcpi/profiledb/webdb"
 )
@@ -94,24 +93,13 @@ does dcpi coordinator --http ADDR.`,
 // serveWeb serves the UI over b at addr until ctx ends, saying on w where
 // (prefix before the URL, "dcpi web: serving" by default).
 func serveWeb(ctx context.Context, w io.Writer, addr, tokenFile string, b web.Backend, prefix string) error {
-	token, generated, err := httpauth.Policy(addr, tokenFile, true)
+	srv, err := web.Start(addr, b, nil, web.Door{TokenFile: tokenFile, Generate: true})
 	if err != nil {
 		return err
 	}
-	srv, url, err := web.Start(addr, b, nil, token)
-	if err != nil {
-		return err
-	}
-	if prefix == "" {
-		prefix = "dcpi web: serving " + b.Where() + " at"
-	}
-	fmt.Fprintf(w, "%s %s\n", prefix, url)
-	if token != "" {
-		how := "the token of " + cmp.Or(tokenFile, "$"+httpauth.EnvTokenFile)
-		if generated {
-			how = "the token in the URL above, made for this run (--token-file keeps one)"
-		}
-		fmt.Fprintf(w, "dcpi web: %s is beyond loopback: requests need %s\n", addr, how)
+	fmt.Fprintf(w, "%s %s\n", cmp.Or(prefix, "dcpi web: serving "+b.Where()+" at"), srv.URL)
+	if srv.Note != "" {
+		fmt.Fprintf(w, "dcpi web: %s\n", srv.Note)
 	}
 	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -3,6 +3,7 @@ package alpha
 import (
 	"fmt"
 	"math/bits"
+	"strings"
 )
 
 // Event is something a 21164 performance counter can count
@@ -43,7 +44,7 @@ func EventByName(name string) (Event, error) {
 			return Event(i), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown event %q (known: %v)", name, eventNames)
+	return 0, fmt.Errorf("unknown event %q (known: %s)", name, strings.Join(eventNames[:], ", "))
 }
 
 // EventSet is a set of events that one instruction caused.

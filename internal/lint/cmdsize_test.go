@@ -13,12 +13,11 @@ import (
 
 // The command is thin (docs/architecture.md): it parses flags into a
 // package's configuration, makes one call and writes the result. The goal
-// is at most 4,000 non-test lines in cmd/dcpi and no function over 80
-// lines, help text aside. The second holds; until the first does,
-// maxCommandLines is a ratchet: cmd/dcpi may not grow past it. Lower it
-// as code moves out.
+// is at most 4,000 non-test lines in cmd/dcpi (help text included) and no
+// function over 80 lines, help text aside. A new command's logic belongs
+// in a package; what a command adds here, moving code out pays for.
 const (
-	maxCommandLines    = 4175 // non-test Go lines in cmd/dcpi (goal 4,000)
+	maxCommandLines    = 4000 // non-test Go lines in cmd/dcpi
 	maxCommandFuncBody = 80   // lines of one function there, help text aside
 )
 

@@ -2,11 +2,14 @@ package fleet
 
 import (
 	"context"
-	"dcpi/loadgen"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+
+	"dcpi/loadgen"
 )
 
 func WriteResult(w io.Writer, r Result, asJSON bool) error {
@@ -37,6 +40,44 @@ func WriteResult(w io.Writer, r Result, asJSON bool) error {
 		fmt.Fprintf(w, "  %-12s %.2f cores, peak RSS %d MiB\n", u.Role, u.Cores, u.PeakRSS>>20)
 	}
 	return nil
+}
+
+// Run is dcpi loadgen run: it reads o.Recording, describes it on w, and
+// replays it once as o.Hosts agents or, with o.FindKnee, sweeps host
+// counts, writing each run's result to w. Without o.Dir the started
+// clusters live in a temporary directory, removed afterwards.
+func Run(ctx context.Context, w io.Writer, o Options) error {
+	if o.Recording == "" {
+		return errors.New("--recording: name a file dcpi loadgen record wrote")
+	}
+	data, err := os.ReadFile(o.Recording)
+	if err != nil {
+		return err
+	}
+	rec, err := loadgen.Decode(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.Recording, err)
+	}
+	if err := o.Check(); err != nil {
+		return err
+	}
+	if o.Dir == "" {
+		d, err := os.MkdirTemp("", "dcpi-loadgen-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		o.Dir = d
+	}
+	WriteRecordingLine(w, o.Recording, rec)
+	if o.FindKnee {
+		return FindKnee(ctx, w, rec, o)
+	}
+	r, err := RunStep(ctx, rec, o, o.Hosts, o.Dir)
+	if err != nil {
+		return err
+	}
+	return WriteResult(w, r, o.JSON)
 }
 
 // FindKnee sweeps host counts: doubling from o.Hosts until a run is not

@@ -10,6 +10,7 @@ package paperfigs
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -109,6 +110,9 @@ func (f *Figure2) Find(model, method string) *Figure2Series {
 func RunFigure2(o Figure2Options) (*Figure2, error) {
 	if len(o.Models) == 0 {
 		return nil, fmt.Errorf("paperfigs: Figure 2 with no CPU model")
+	}
+	if err := errors.Join(checkInterval("counter period", o.CounterPeriod), checkInterval("ProfileMe interval", o.MeInterval)); err != nil {
+		return nil, err
 	}
 	image, err := workloads.Binary(o.Workload)
 	if err != nil {

@@ -185,6 +185,9 @@ func RunSkid(o SkidOptions) (*SkidFigure, error) {
 	case o.CounterPeriod[0] < 2*alpha.InterruptSkid || o.CounterPeriod[1] < o.CounterPeriod[0]:
 		return nil, fmt.Errorf("paperfigs: counter period %d-%d: want %d <= min <= max", o.CounterPeriod[0], o.CounterPeriod[1], 2*alpha.InterruptSkid)
 	}
+	if err := checkInterval("ProfileMe interval", o.MeInterval); err != nil {
+		return nil, err
+	}
 	ri := slices.IndexFunc(o.Runs, func(r SkidRun) bool { return r.Workload == o.Smear })
 	if o.Smear != "" && ri < 0 {
 		return nil, fmt.Errorf("paperfigs: smear workload %q is not one of the runs", o.Smear)
