@@ -2,6 +2,9 @@ package cluster_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -42,7 +45,7 @@ func TestConnectToolSaysWhatTheServerRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	var warn syncBuffer
-	nc, err := cluster.ConnectTool(config.NATS{URLs: []string{cl.URL()}, Creds: creds.File, CA: creds.CA}, auth.Query, "test-tool", &warn)
+	nc, err := cluster.ConnectTool(context.Background(), config.NATS{URLs: []string{cl.URL()}, Creds: creds.File, CA: creds.CA}, auth.Query, "test-tool", &warn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +66,24 @@ func TestConnectToolSaysWhatTheServerRefused(t *testing.T) {
 	// A host's key is not the query role's, and not a key the server
 	// knows under another name: an unknown file is refused.
 	other := t.TempDir() + "/none.creds"
-	if _, err := cluster.ConnectTool(config.NATS{URLs: []string{cl.URL()}, Creds: other, CA: creds.CA}, auth.Query, "test-tool", &warn); err == nil {
+	if _, err := cluster.ConnectTool(context.Background(), config.NATS{URLs: []string{cl.URL()}, Creds: other, CA: creds.CA}, auth.Query, "test-tool", &warn); err == nil {
 		t.Fatal("a missing credentials file connected")
+	}
+}
+
+// TestConnectToolStopsOnCancel: an interrupt (ctx ending) ends a tool's
+// wait for a server that does not answer with an error saying so, rather
+// than the wait running out.
+func TestConnectToolStopsOnCancel(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = cluster.ConnectTool(ctx, config.NATS{URLs: []string{"nats://" + l.Addr().String()}}, auth.Query, "test-tool", nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want one wrapping context.Canceled", err)
 	}
 }

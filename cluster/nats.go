@@ -50,14 +50,14 @@ func Dial(ctx context.Context, c config.NATS, role auth.Role, host, name string,
 // would say the server dropped it).
 //
 // role is auth.Query for the analysis tools, auth.Coordinator for the
-// administrative ones.
-func ConnectTool(c config.NATS, role auth.Role, name string, warn io.Writer) (*nats.Conn, error) {
+// administrative ones. Ending ctx (an interrupt) stops the wait.
+func ConnectTool(ctx context.Context, c config.NATS, role auth.Role, name string, warn io.Writer) (*nats.Conn, error) {
 	if warn == nil {
 		warn = io.Discard
 	}
 	var lastErr atomic.Pointer[error]
 	var refused atomic.Bool
-	nc, err := Dial(context.Background(), c, role, "", name, false, nil, func(err error) {
+	nc, err := Dial(ctx, c, role, "", name, false, nil, func(err error) {
 		lastErr.Store(&err)
 		if errors.Is(err, nats.ErrPermissionViolation) && refused.CompareAndSwap(false, true) {
 			fmt.Fprintf(warn, "dcpi: the NATS server refused a request: transport: %v (these credentials may not do this; the command needs the %s role's, see docs/security.md)\n", err, role)
@@ -79,7 +79,12 @@ func ConnectTool(c config.NATS, role auth.Role, name string, warn io.Writer) (*n
 			nc.Close()
 			return nil, unreachable(c.URLs, role, e)
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			nc.Close()
+			return nil, fmt.Errorf("stopped waiting for a NATS server at %s: %w", strings.Join(c.URLs, ","), ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 	return nc, nil
 }

@@ -19,7 +19,7 @@ func connectTool(cmd *cobra.Command, urls []string, role auth.Role, name string)
 	if err != nil {
 		return nil, err
 	}
-	return cluster.ConnectTool(c, role, name, os.Stderr)
+	return cluster.ConnectTool(cmd.Context(), c, role, name, os.Stderr)
 }
 
 // natsConfig is the configuration's NATS section with --nats applied when

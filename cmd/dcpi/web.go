@@ -66,6 +66,7 @@ does dcpi coordinator --http ADDR.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			cmd.SetContext(ctx) // an interrupt also ends the wait to connect
 			// No deadline: the server reads for as long as it runs.
 			o, err := qf.open(cmd, "dcpi-web", &profiledb.Selection{})
 			if err != nil {

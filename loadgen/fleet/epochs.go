@@ -33,7 +33,7 @@ type epochCutter struct {
 // length, polling the epochs each second until each cut one is sealed or
 // ctx ends.
 func startEpochCutter(ctx context.Context, ncfg config.NATS, warn io.Writer, start time.Time, every, length time.Duration) (*epochCutter, error) {
-	nc, err := cluster.ConnectTool(ncfg, auth.Coordinator, "loadgen-epochs", warn)
+	nc, err := cluster.ConnectTool(ctx, ncfg, auth.Coordinator, "loadgen-epochs", warn)
 	if err != nil {
 		return nil, err
 	}

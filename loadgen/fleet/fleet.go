@@ -131,7 +131,7 @@ func RunStep(ctx context.Context, rec *loadgen.Recording, o Options, n int, dir 
 	ncfg := o.NATS
 	ncfg.URLs = urls
 
-	qc, err := cluster.ConnectTool(ncfg, auth.Query, "loadgen-query", o.Warn)
+	qc, err := cluster.ConnectTool(ctx, ncfg, auth.Query, "loadgen-query", o.Warn)
 	if err != nil {
 		return res, err
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -93,7 +92,7 @@ func ResolveWait(ctx context.Context, urls []string, creds, ca string, role Role
 		}
 		select {
 		case <-ctx.Done():
-			return Creds{}, errors.Join(ErrNoCredentials, ctx.Err())
+			return Creds{}, fmt.Errorf("%w: stopped waiting for the NATS server at %s: %w", ErrNoCredentials, urls[0], ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 		if c, err = Resolve(urls, creds, ca, role, host); err != nil || c.File != "" {
