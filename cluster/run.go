@@ -119,36 +119,41 @@ func (cl *Cluster) WaitStored(ctx context.Context, stall time.Duration) (Run, er
 	}
 }
 
-// WaitSealed waits for the coordinator to seal epoch cut-1, saying on a
-// terminal which hosts' acknowledgements it still waits for.
+// WaitSealed waits for the coordinator to seal every epoch before epoch
+// cut (those a cut by hand or the schedule closed), saying on a terminal
+// which hosts' acknowledgements it still waits for.
 func (cl *Cluster) WaitSealed(ctx context.Context, cut uint64, timeout time.Duration) error {
 	if cut < 2 {
 		return nil
 	}
 	deadline := time.Now().Add(timeout)
+	unsealed := cut - 1
 	for time.Now().Before(deadline) {
 		eps, err := cl.coord.Epochs(ctx)
 		if err != nil {
 			return err
 		}
+		unsealed = 0
 		waiting := "its stored batches"
 		for _, e := range eps {
-			if e.Number != cut-1 {
+			if e.Number >= cut || e.State == storage.EpochSealed {
 				continue
 			}
-			if e.State == storage.EpochSealed {
-				return nil
-			}
+			unsealed = e.Number
 			if len(e.Waiting) > 0 {
 				waiting = "acknowledgements from " + strings.Join(e.Waiting, ", ")
 			}
+			break
 		}
-		cl.cfg.Progress.Printf("waiting for epoch %d to be sealed: waiting for %s", cut-1, waiting)
+		if unsealed == 0 {
+			return nil
+		}
+		cl.cfg.Progress.Printf("waiting for epoch %d to be sealed: waiting for %s", unsealed, waiting)
 		if err := sleep(ctx, 100*time.Millisecond); err != nil {
 			return err
 		}
 	}
-	return fmt.Errorf("epoch %d not sealed after %v", cut-1, timeout)
+	return fmt.Errorf("epoch %d not sealed after %v", unsealed, timeout)
 }
 
 // Conservation is the run's conservation lines from what the database
