@@ -59,15 +59,22 @@ func (cl *Cluster) printCollecting(ctx context.Context, slowest, seconds float64
 		published += h.pub.Stats().SamplesPublished
 	}
 	tot, _ := cl.coord.Totals(ctx, storage.Query{}, false)
-	cl.cfg.Progress.Printf("hosts at %.3f/%.3f simulated s | %d samples published | %d stored | epoch %s",
-		slowest, seconds, published, tot.Samples+tot.Unknown-cl.base.Totals.Stored, epochNote(cut))
+	var open uint64
+	if eps, err := cl.coord.Epochs(ctx); err == nil && len(eps) > 0 {
+		open = eps[len(eps)-1].Number
+	}
+	cl.cfg.Progress.Printf("hosts at %.3f/%.3f simulated s | %d samples published | %d stored | %s",
+		slowest, seconds, published, tot.Samples+tot.Unknown-cl.base.Totals.Stored, epochNote(open, cut))
 }
 
-func epochNote(cut uint64) string {
+// epochNote is the open epoch (the schedule may have cut before it) and
+// the cut by hand, if made.
+func epochNote(open, cut uint64) string {
+	note := fmt.Sprintf("epoch %d open", open)
 	if cut == 0 {
-		return "open, not cut yet"
+		return note + ", not cut by hand yet"
 	}
-	return fmt.Sprintf("%d (cut from %d)", cut, cut-1)
+	return note + fmt.Sprintf(", cut by hand from %d to %d", cut-1, cut)
 }
 
 // Run is what the hosts' hardware generated in a run, against what the
