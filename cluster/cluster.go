@@ -34,6 +34,9 @@ type Config struct {
 	Replicas      int
 	ExactReplicas bool
 	Aggregators   int
+	// EpochEvery is the period of the epochs the coordinator's leader
+	// cuts on its own (coordinator.Config.EpochEvery; 0: none).
+	EpochEvery time.Duration
 	// MetricsAddr serves the whole cluster's metrics, /healthz and
 	// /readyz (host:port, port 0: any; "": not served).
 	MetricsAddr string
@@ -157,7 +160,8 @@ func (cl *Cluster) startReplicas() error {
 			return err
 		}
 		r, err := coordinator.Start(coordinator.Config{ID: p.ID, RaftAddr: p.Addr, DataDir: filepath.Join(cl.dir, p.ID),
-			Bootstrap: cl.fleet.peers, NATS: rc, Tails: tails, HeartbeatTimeout: 3 * time.Second, Logger: cl.cfg.Logger})
+			Bootstrap: cl.fleet.peers, NATS: rc, Tails: tails, HeartbeatTimeout: 3 * time.Second,
+			EpochEvery: cl.cfg.EpochEvery, Logger: cl.cfg.Logger})
 		if err != nil {
 			return err
 		}

@@ -91,7 +91,8 @@ func StartReplica(ctx context.Context, rc ReplicaConfig) (_ *Replica, err error)
 		boot = append(boot, coordinator.Peer{ID: p[0], Addr: p[1]})
 	}
 	rp.r, err = coordinator.Start(coordinator.Config{ID: c.ID, RaftAddr: c.RaftAddr, DataDir: c.DataDir,
-		Bootstrap: boot, NATS: rp.nc, Tails: JetStreamTails{JS: js}, HeartbeatTimeout: c.HeartbeatTimeout, Logger: rc.Logger})
+		Bootstrap: boot, NATS: rp.nc, Tails: JetStreamTails{JS: js}, HeartbeatTimeout: c.HeartbeatTimeout,
+		EpochEvery: c.EpochEvery, Logger: rc.Logger})
 	if err != nil {
 		return nil, err
 	}

@@ -59,15 +59,22 @@ func (cl *Cluster) printCollecting(ctx context.Context, slowest, seconds float64
 		published += h.pub.Stats().SamplesPublished
 	}
 	tot, _ := cl.coord.Totals(ctx, storage.Query{}, false)
-	cl.cfg.Progress.Printf("hosts at %.3f/%.3f simulated s | %d samples published | %d stored | epoch %s",
-		slowest, seconds, published, tot.Samples+tot.Unknown-cl.base.Totals.Stored, epochNote(cut))
+	var open uint64
+	if eps, err := cl.coord.Epochs(ctx); err == nil && len(eps) > 0 {
+		open = eps[len(eps)-1].Number
+	}
+	cl.cfg.Progress.Printf("hosts at %.3f/%.3f simulated s | %d samples published | %d stored | %s",
+		slowest, seconds, published, tot.Samples+tot.Unknown-cl.base.Totals.Stored, epochNote(open, cut))
 }
 
-func epochNote(cut uint64) string {
+// epochNote is the open epoch (the schedule may have cut before it) and
+// the cut by hand, if made.
+func epochNote(open, cut uint64) string {
+	note := fmt.Sprintf("epoch %d open", open)
 	if cut == 0 {
-		return "open, not cut yet"
+		return note + ", not cut by hand yet"
 	}
-	return fmt.Sprintf("%d (cut from %d)", cut, cut-1)
+	return note + fmt.Sprintf(", cut by hand from %d to %d", cut-1, cut)
 }
 
 // Run is what the hosts' hardware generated in a run, against what the
@@ -119,36 +126,41 @@ func (cl *Cluster) WaitStored(ctx context.Context, stall time.Duration) (Run, er
 	}
 }
 
-// WaitSealed waits for the coordinator to seal epoch cut-1, saying on a
-// terminal which hosts' acknowledgements it still waits for.
+// WaitSealed waits for the coordinator to seal every epoch before epoch
+// cut (those a cut by hand or the schedule closed), saying on a terminal
+// which hosts' acknowledgements it still waits for.
 func (cl *Cluster) WaitSealed(ctx context.Context, cut uint64, timeout time.Duration) error {
 	if cut < 2 {
 		return nil
 	}
 	deadline := time.Now().Add(timeout)
+	unsealed := cut - 1
 	for time.Now().Before(deadline) {
 		eps, err := cl.coord.Epochs(ctx)
 		if err != nil {
 			return err
 		}
+		unsealed = 0
 		waiting := "its stored batches"
 		for _, e := range eps {
-			if e.Number != cut-1 {
+			if e.Number >= cut || e.State == storage.EpochSealed {
 				continue
 			}
-			if e.State == storage.EpochSealed {
-				return nil
-			}
+			unsealed = e.Number
 			if len(e.Waiting) > 0 {
 				waiting = "acknowledgements from " + strings.Join(e.Waiting, ", ")
 			}
+			break
 		}
-		cl.cfg.Progress.Printf("waiting for epoch %d to be sealed: waiting for %s", cut-1, waiting)
+		if unsealed == 0 {
+			return nil
+		}
+		cl.cfg.Progress.Printf("waiting for epoch %d to be sealed: waiting for %s", unsealed, waiting)
 		if err := sleep(ctx, 100*time.Millisecond); err != nil {
 			return err
 		}
 	}
-	return fmt.Errorf("epoch %d not sealed after %v", cut-1, timeout)
+	return fmt.Errorf("epoch %d not sealed after %v", unsealed, timeout)
 }
 
 // Conservation is the run's conservation lines from what the database

@@ -45,7 +45,17 @@ type Coordinator struct {
 	// HeartbeatTimeout is how long a node may be silent before it is no
 	// longer live (and no longer waited for when epochs are sealed).
 	HeartbeatTimeout time.Duration `mapstructure:"heartbeat_timeout"`
+	// EpochEvery is the period of the epochs the leader cuts on its own,
+	// at every multiple of it in wall-clock time (an hourly schedule cuts
+	// at :00); 0 cuts by hand only (dcpi epoch cut), which a schedule
+	// still allows (coordinator.Config.EpochEvery, docs/cluster.md).
+	EpochEvery time.Duration `mapstructure:"epoch_every"`
 }
+
+// MinEpochEvery is the shortest coordinator.epoch_every:
+// coordinator.MinEpochEvery, which coordinator.Start checks again (config
+// imports no role).
+const MinEpochEvery = time.Second
 
 // Aggregator configures an aggregator.
 type Aggregator struct {
@@ -112,7 +122,7 @@ func clusterDefaults() (NATS, Coordinator, Aggregator, Node) {
 
 var clusterKeys = []string{
 	"nats.urls", "nats.creds", "nats.ca", "nats.cert", "nats.key", "nats.embed_host", "nats.embed_port", "nats.stream_replicas", "nats.sync_always", "nats.sync_interval",
-	"coordinator.id", "coordinator.raft_addr", "coordinator.data_dir", "coordinator.peers", "coordinator.heartbeat_timeout",
+	"coordinator.id", "coordinator.raft_addr", "coordinator.data_dir", "coordinator.peers", "coordinator.heartbeat_timeout", "coordinator.epoch_every",
 	"aggregator.fetch_max", "aggregator.fetch_wait", "aggregator.max_proposal_entries", "aggregator.in_flight", "aggregator.max_pending_entries", "aggregator.fold_hosts",
 	"node.labels", "node.mix", "node.workloads", "node.seconds", "node.flush_every", "node.publish_every", "node.heartbeat", "node.max_buffered_mb", "node.stacks", "node.values", "node.retain_mb",
 	"node.profileme", "node.me_paired",
@@ -152,6 +162,8 @@ func (c Config) validateCluster() error {
 		return fmt.Errorf("config: coordinator.id is empty")
 	case co.HeartbeatTimeout < 100*time.Millisecond:
 		return fmt.Errorf("config: coordinator.heartbeat_timeout = %v: want at least 100ms", co.HeartbeatTimeout)
+	case co.EpochEvery < 0 || co.EpochEvery > 0 && co.EpochEvery < MinEpochEvery:
+		return fmt.Errorf("config: coordinator.epoch_every = %v: want 0 (cut by hand only) or at least %v", co.EpochEvery, MinEpochEvery)
 	case a.FetchMax < 1 || a.FetchMax > 10_000:
 		return fmt.Errorf("config: aggregator.fetch_max = %d: want 1 to 10000", a.FetchMax)
 	case a.FetchWait <= 0:

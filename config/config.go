@@ -7,7 +7,9 @@ package config
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
@@ -77,7 +79,7 @@ func NewLoader() *Loader {
 		"nats.creds": d.NATS.Creds, "nats.ca": d.NATS.CA, "nats.cert": d.NATS.Cert, "nats.key": d.NATS.Key,
 		"nats.embed_host": d.NATS.EmbedHost, "nats.embed_port": d.NATS.EmbedPort, "nats.stream_replicas": d.NATS.StreamReplicas,
 		"coordinator.id": d.Coordinator.ID, "coordinator.raft_addr": d.Coordinator.RaftAddr,
-		"coordinator.data_dir": d.Coordinator.DataDir, "coordinator.heartbeat_timeout": d.Coordinator.HeartbeatTimeout,
+		"coordinator.data_dir": d.Coordinator.DataDir, "coordinator.heartbeat_timeout": d.Coordinator.HeartbeatTimeout, "coordinator.epoch_every": d.Coordinator.EpochEvery,
 		"aggregator.fetch_max": d.Aggregator.FetchMax, "aggregator.fetch_wait": d.Aggregator.FetchWait,
 		"aggregator.max_proposal_entries": d.Aggregator.MaxProposalEntries, "aggregator.in_flight": d.Aggregator.InFlight, "aggregator.max_pending_entries": d.Aggregator.MaxPendingEntries, "aggregator.fold_hosts": d.Aggregator.FoldHosts,
 		"node.mix": d.Node.Mix, "node.flush_every": d.Node.FlushEvery, "node.publish_every": d.Node.PublishEvery, "node.heartbeat": d.Node.Heartbeat,
@@ -105,7 +107,7 @@ func (l *Loader) BindFlag(key string, flag *pflag.Flag) error {
 // environment (LoadFlags).
 var FlagKeys = map[string]string{
 	"coordinator.id": "id", "coordinator.raft_addr": "raft-addr", "coordinator.data_dir": "data-dir",
-	"coordinator.peers": "peers", "nats.urls": "nats", "nats.embed_port": "nats-port",
+	"coordinator.peers": "peers", "coordinator.epoch_every": "epoch-every", "nats.urls": "nats", "nats.embed_port": "nats-port",
 	"sim.cpus": "cpus", "sim.seed": "seed", "sim.model": "model", "sim.timing": "timing", "sim.hostname": "host",
 	"node.mix": "mix", "node.workloads": "workloads", "node.seconds": "seconds", "node.flush_every": "flush-every", "node.publish_every": "publish-every",
 	"node.stacks": "stacks", "node.values": "values", "node.profileme": "profileme", "node.me_paired": "me-paired",
@@ -146,6 +148,9 @@ func (l *Loader) Load(file string) (Config, error) {
 			return Config{}, fmt.Errorf("config: %s: %w", file, err)
 		}
 	}
+	if err := l.checkDurations(); err != nil {
+		return Config{}, err
+	}
 	var c Config
 	if err := l.v.UnmarshalExact(&c); err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
@@ -154,6 +159,37 @@ func (l *Loader) Load(file string) (Config, error) {
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// checkDurations refuses a duration setting that does not parse, in one
+// line naming the key and the value: the decoder's own error takes
+// several lines and leaves the value out.
+func (l *Loader) checkDurations() error {
+	for _, k := range durationKeys(reflect.TypeFor[Config](), "") {
+		s, ok := l.v.Get(k).(string)
+		if !ok {
+			continue // a number or unset: the decoder takes it
+		}
+		if _, err := time.ParseDuration(s); err != nil {
+			return fmt.Errorf("config: %s = %q: not a duration (want one such as 90s, 1h or 0)", k, s)
+		}
+	}
+	return nil
+}
+
+// durationKeys lists the keys of t's time.Duration fields, under prefix.
+func durationKeys(t reflect.Type, prefix string) []string {
+	var out []string
+	for f := range t.Fields() {
+		key := prefix + f.Tag.Get("mapstructure")
+		switch {
+		case f.Type == reflect.TypeFor[time.Duration]():
+			out = append(out, key)
+		case f.Type.Kind() == reflect.Struct:
+			out = append(out, durationKeys(f.Type, key+".")...)
+		}
+	}
+	return out
 }
 
 // known lists every key a file may set, so a misspelt key is an error

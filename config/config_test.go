@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -74,6 +75,7 @@ coordinator:
   raft_addr: 10.0.0.2:7001
   peers: [c1=10.0.0.1:7001, c2=10.0.0.2:7001, c3=10.0.0.3:7001]
   heartbeat_timeout: 5s
+  epoch_every: 1h
 node:
   labels: {rack: r1, role: web}
   heartbeat: 250ms
@@ -84,7 +86,7 @@ node:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.NATS.URLs) != 2 || c.Coordinator.ID != "c2" || c.Coordinator.HeartbeatTimeout.Seconds() != 5 ||
+	if len(c.NATS.URLs) != 2 || c.Coordinator.ID != "c2" || c.Coordinator.HeartbeatTimeout.Seconds() != 5 || c.Coordinator.EpochEvery != time.Hour ||
 		c.Node.Labels["rack"] != "r1" || c.Node.Heartbeat.Milliseconds() != 250 || c.Aggregator.FetchMax != 256 || c.Aggregator.InFlight != 4 || !c.Aggregator.FoldHosts ||
 		!c.Node.ProfileMe || !c.Node.MePaired {
 		t.Fatalf("cluster config %+v %+v %+v %+v", c.NATS, c.Coordinator, c.Node, c.Aggregator)
@@ -104,12 +106,32 @@ node:
 		{"node:\n  heartbeat: 1ms\n", "node.heartbeat"},
 		{"node:\n  bogus: 1\n", `unknown key "node.bogus"`},
 		{"node:\n  me_paired: true\n", "node.me_paired needs node.profileme"},
+		{"coordinator:\n  epoch_every: -1h\n", "coordinator.epoch_every = -1h0m0s: want 0 (cut by hand only) or at least 1s"},
+		{"coordinator:\n  epoch_every: 500ms\n", "coordinator.epoch_every = 500ms: want 0 (cut by hand only) or at least 1s"},
+		{"coordinator:\n  epoch_every: hourly\n", `config: coordinator.epoch_every = "hourly": not a duration (want one such as 90s, 1h or 0)`},
+		{"node:\n  heartbeat: soon\n", `config: node.heartbeat = "soon": not a duration`},
 	} {
 		os.WriteFile(file, []byte(tc.body), 0o644)
 		_, err := NewLoader().Load(file)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: err %v, want one mentioning %q", tc.body, err, tc.want)
 		}
+	}
+}
+
+// TestEpochEveryFromEnvironment: the schedule is off by default and set
+// by DCPI_COORDINATOR_EPOCH_EVERY like any key.
+func TestEpochEveryFromEnvironment(t *testing.T) {
+	if c, err := NewLoader().Load(""); err != nil || c.Coordinator.EpochEvery != 0 {
+		t.Fatalf("default epoch_every %v, %v; want 0 (off)", c.Coordinator.EpochEvery, err)
+	}
+	t.Setenv("DCPI_COORDINATOR_EPOCH_EVERY", "90m")
+	if c, err := NewLoader().Load(""); err != nil || c.Coordinator.EpochEvery != 90*time.Minute {
+		t.Fatalf("epoch_every %v, %v; want 1h30m from the environment", c.Coordinator.EpochEvery, err)
+	}
+	t.Setenv("DCPI_COORDINATOR_EPOCH_EVERY", "-1s")
+	if _, err := NewLoader().Load(""); err == nil || !strings.Contains(err.Error(), "coordinator.epoch_every = -1s") {
+		t.Fatalf("a negative epoch_every from the environment: %v", err)
 	}
 }
 

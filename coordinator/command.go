@@ -43,6 +43,17 @@ type RegisterNode struct {
 // every replica cuts at the same point of the sample stream).
 type CutEpoch struct{ At time.Time }
 
+// ScheduledCut is the leader's cut of epoch Epoch because its period is up
+// (Schedule): it cuts as CutEpoch does if Epoch is still the open epoch,
+// and changes nothing otherwise. Naming the epoch makes the cut
+// conditional on the replicated state, so a deposed leader's late
+// proposal, a retry whose first attempt did commit, or a hand cut that
+// came first cannot cut twice for one period.
+type ScheduledCut struct {
+	Epoch uint64
+	At    time.Time
+}
+
 // AckEpoch records that Host has flushed everything it sampled in Epoch:
 // LastSeq per stream (storage.EpochAck).
 type AckEpoch struct {
@@ -106,6 +117,10 @@ const (
 	// Ingest without folds is still written as kindIngest, which builds
 	// from before folds read.
 	kindIngestFolds = 10
+	// kindScheduledCut is ScheduledCut: the epoch, then the time. A
+	// build from before it refuses the entry, so every replica must run
+	// one that knows it before a schedule is configured.
+	kindScheduledCut = 11
 )
 
 // Caps on commands from outside input, beyond those of wire and storage.
@@ -132,6 +147,7 @@ func hasFolds(ds []storage.Delta) bool {
 }
 func (*RegisterNode) kind() byte { return kindRegister }
 func (*CutEpoch) kind() byte     { return kindCut }
+func (*ScheduledCut) kind() byte { return kindScheduledCut }
 func (*AckEpoch) kind() byte     { return kindAck }
 func (*SealEpoch) kind() byte    { return kindSeal }
 func (*StartEpochs) kind() byte  { return kindStart }
@@ -207,6 +223,12 @@ func (c *RegisterNode) encode(e *bincodec.Encoder) error {
 
 func (c *CutEpoch) encode(e *bincodec.Encoder) error { e.Time(c.At); return nil }
 
+func (c *ScheduledCut) encode(e *bincodec.Encoder) error {
+	e.Uvarint(c.Epoch)
+	e.Time(c.At)
+	return nil
+}
+
 func (c *AckEpoch) encode(e *bincodec.Encoder) error {
 	e.String(c.Host)
 	e.Uvarint(c.Epoch)
@@ -280,6 +302,8 @@ func DecodeCommand(b []byte) (Command, error) {
 		c = r
 	case kindCut:
 		c = &CutEpoch{At: d.Time("at")}
+	case kindScheduledCut:
+		c = &ScheduledCut{Epoch: d.Uvarint("epoch"), At: d.Time("at")}
 	case kindAck:
 		a := &AckEpoch{Host: d.String("host", wire.MaxHostLen), Epoch: d.Uvarint("epoch")}
 		n := d.Count("last seqs", storage.MaxCPUs+1, 1)
@@ -436,6 +460,11 @@ func Check(c Command) error {
 		}
 	case *CutEpoch:
 		err = checkAt("cut", c.At)
+	case *ScheduledCut:
+		err = checkAt("scheduled cut", c.At)
+		if err == nil && c.Epoch == 0 {
+			err = errors.New("scheduled cut: epoch 0")
+		}
 	case *AckEpoch:
 		err = storage.CheckEpochAck(&storage.EpochAck{Host: c.Host, Epoch: c.Epoch, LastSeq: c.LastSeq, At: c.At})
 		if err == nil && c.Epoch == 0 {

@@ -25,6 +25,7 @@ func sampleCommands(t testing.TB) []Command {
 		&RegisterNode{Host: "alpha2", CPUs: 1, At: at},
 		&RegisterNode{Host: "alpha3", CPUs: 2, Periods: map[uint8]uint64{0: 63488, 1: 16384, 255: 1}, At: at},
 		&CutEpoch{At: at},
+		&ScheduledCut{Epoch: 1 << 40, At: at},
 		&AckEpoch{Host: "alpha1", Epoch: 3, LastSeq: []uint64{1, 0, 99, 1 << 50}, At: at},
 		&AckEpoch{Host: "alpha1", Epoch: 3, At: at},
 		&SealEpoch{Epoch: 3, At: at},
@@ -75,6 +76,8 @@ func TestCommandRejects(t *testing.T) {
 		&RegisterNode{Host: "h", CPUs: 1},
 		&RegisterNode{Host: "h", CPUs: 1, Periods: map[uint8]uint64{1: 0}, At: at},
 		&CutEpoch{},
+		&ScheduledCut{Epoch: 0, At: at},
+		&ScheduledCut{Epoch: 1},
 		&AckEpoch{Host: "h", Epoch: 0, At: at},
 		&SealEpoch{Epoch: 0, At: at},
 	} {

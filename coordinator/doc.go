@@ -10,8 +10,9 @@
 // # Log entries and replicas
 //
 // Every change is a Command in the Raft log: Ingest (deltas and images),
-// RegisterNode, CutEpoch, AckEpoch, SealEpoch, StartEpochs. Times in them
-// are the leader's clock, read before proposing, so every replica applies
+// RegisterNode, CutEpoch, ScheduledCut, AckEpoch, SealEpoch, StartEpochs.
+// Times in them are the leader's clock (Config.Now), read before
+// proposing, so every replica applies
 // the same entry to the same state with the same result. An entry's writes
 // and its log index commit in one Pebble batch; the database is opened
 // without fsync (the Raft log is the durable record), and a restarted
@@ -42,7 +43,12 @@
 // leader seals the epoch (Sealable) once every live node has acknowledged
 // and every acknowledged batch is applied; dead nodes are not waited for,
 // and an ack that comes after the seal is recorded as late, its batches
-// still landing in their epoch. Every replica, when it applies a seal,
+// still landing in their epoch. With Config.EpochEvery the leader also
+// cuts on a schedule (schedule.go): at each multiple of the period in
+// wall-clock time it proposes a ScheduledCut naming the open epoch, which
+// the FSM applies only if that epoch is still open, so the decision rests
+// on replicated state and a leader change neither skips nor doubles a
+// cut. Every replica, when it applies a seal,
 // compacts the sealed epoch's keys in the background (FSM.compactSoon), so
 // fleet-wide queries over it read one value per key.
 //

@@ -51,12 +51,18 @@ type FSM struct {
 
 // FSM results other than errors: Apply returns []storage.Outcome for an
 // Ingest, a storage.Outcome for an IngestValues, a storage.PathOutcome
-// for an UploadPaths, the new epoch's number for a CutEpoch, an AckResult for an
-// AckEpoch, and nil for the others. A command that breaks a rule returns an
+// for an UploadPaths, the new epoch's number for a CutEpoch, a
+// ScheduledCutResult for a ScheduledCut, an AckResult for an AckEpoch,
+// and nil for the others. A command that breaks a rule returns an
 // error wrapping ErrBadCommand, having changed nothing.
 
 // AckResult is the FSM's answer to an AckEpoch.
 type AckResult struct{ Late bool }
+
+// ScheduledCutResult is the FSM's answer to a ScheduledCut: the epoch the
+// cut opened, or 0 when the epoch it named was no longer open and nothing
+// changed.
+type ScheduledCutResult struct{ Opened uint64 }
 
 // currentFile names the live generation. (Not "CURRENT": that is Pebble's
 // own marker, and a reader pointed at the FSM's directory by mistake would

@@ -33,6 +33,7 @@ import (
 //	start at=T
 //	register host=H cpus=N [labels=k:v,...] [periods=event:n,...] at=T
 //	cut at=T
+//	scheduled-cut epoch=E at=T
 //	ack host=H epoch=E [last=S,...] at=T
 //	seal epoch=E at=T
 //	batch host=H [cpu=C|all] seq=S [last=S] epoch=E [samples=N] [unknown=N] [drops=N]
@@ -42,6 +43,7 @@ import (
 //	raw hex=BYTES            (an entry as it came off the log, unchecked)
 //	entries                  (input: one command a line, applied together by ApplyBatch)
 //	due [dead=H,...]         (the sealing rule with those hosts dead)
+//	schedule every=D at=T    (the scheduling rule at T for a period of D)
 //	restart                  (close and reopen the database)
 //	snapshot-restore         (snapshot, restore into a new replica, go on there)
 //	status
@@ -84,6 +86,8 @@ func (s *fsmScript) run(t *testing.T, td *datadriven.TestData) string {
 		return s.status()
 	case "due":
 		return s.due(td.CmdArgs)
+	case "schedule":
+		return s.schedule(td.CmdArgs)
 	case "restart":
 		if err := s.f.Close(); err != nil {
 			t.Fatal(err)
@@ -151,6 +155,11 @@ func formatResult(res any) string {
 		return fmt.Sprintf("error: %v\n", r)
 	case uint64:
 		return fmt.Sprintf("epoch %d\n", r)
+	case ScheduledCutResult:
+		if r.Opened == 0 {
+			return "superseded: nothing changed\n"
+		}
+		return fmt.Sprintf("epoch %d\n", r.Opened)
 	case AckResult:
 		if r.Late {
 			return "late\n"
@@ -210,6 +219,8 @@ func encodeScriptCommand(a scriptArgs, cmd string) ([]byte, error) {
 		c = r
 	case "cut":
 		c = &CutEpoch{At: a.at()}
+	case "scheduled-cut":
+		c = &ScheduledCut{Epoch: a.uint("epoch", 0), At: a.at()}
 	case "ack":
 		ack := &AckEpoch{Host: a.str("host"), Epoch: a.uint("epoch", 0), At: a.at()}
 		for _, v := range a.list("last") {
@@ -471,6 +482,37 @@ func (s *fsmScript) status() string {
 
 // due evaluates the sealing rule with the dead= hosts not live, and says
 // what the closing epochs wait for.
+// schedule evaluates the scheduling rule against the replicated epochs
+// and says the cut it would propose, or when the open epoch is cut.
+func (s *fsmScript) schedule(args []datadriven.CmdArg) string {
+	a := scriptArgs{s.t, "schedule", args}
+	every, err := time.ParseDuration(a.str("every"))
+	if err != nil {
+		s.t.Fatalf("schedule: every: %v", err)
+	}
+	now := a.at()
+	c, due, err := s.f.DueScheduledCut(every, now)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if due {
+		return fmt.Sprintf("due: scheduled-cut epoch=%d at=%s\n", c.Epoch, since(c.At))
+	}
+	var b strings.Builder
+	b.WriteString("due: none")
+	if err := s.f.View(func(db *storage.DB) error {
+		eps, err := db.Epochs()
+		if cur, ok := openEpoch(eps); ok {
+			fmt.Fprintf(&b, "; epoch %d is cut at %s", cur.Number, since(NextBoundary(cur.Start, every)))
+		}
+		return err
+	}); err != nil {
+		s.t.Fatal(err)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
 func (s *fsmScript) due(args []datadriven.CmdArg) string {
 	dead := scriptArgs{s.t, "due", args}.list("dead")
 	live := func(h string) bool { return !slices.Contains(dead, h) }

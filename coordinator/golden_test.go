@@ -66,6 +66,7 @@ func TestEncodingGolden(t *testing.T) {
 			Lists: []wire.ValueList{{Image: imgKey(1), Offset: 0x40, Kind: 1, List: hotlist.List{N: 2, Entries: []hotlist.Entry{{Value: 3, Count: 2}}}}}}},
 		&Ingest{Deltas: []storage.Delta{{Batch: batch, Last: 12}, {Batch: batch, Last: 11,
 			Folded: []storage.StreamRun{{CPU: 2, First: 5, Last: 5}, {CPU: wire.AllCPUs, First: 1 << 40, Last: 1<<40 + 1, Delivered: 300, Accounted: 299}}}}},
+		&ScheduledCut{Epoch: 1 << 40, At: at},
 	} {
 		name := fmt.Sprintf("command-%d-%s", i, strings.TrimPrefix(fmt.Sprintf("%T", c), "*coordinator."))
 		messages = append(messages, golden.Value{Name: name, Value: c,

@@ -25,10 +25,12 @@ type replicaMetrics struct {
 	refused *prometheus.CounterVec   // host requests naming another host than their subject's
 	// requests whose reply subject is no inbox (coordproto.IsReplyInbox)
 	badReply *prometheus.CounterVec
+	// the leader's scheduled cuts, by result (cut, superseded)
+	scheduledCuts *prometheus.CounterVec
 }
 
 func newReplicaMetrics() *replicaMetrics {
-	return &replicaMetrics{
+	m := &replicaMetrics{
 		request: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "dcpi_coordinator_request_seconds",
 			Help: "Requests served over NATS, from receipt to reply, by kind (query: any replica; lquery: linearizable, on the leader; " +
 				"command: the leader's proposals and liveness) and request.",
@@ -47,7 +49,15 @@ func newReplicaMetrics() *replicaMetrics {
 			Help: "Requests refused unserved because their reply subject is no inbox: answering would publish, on the coordinator's " +
 				"credentials, where the requester chose (a cut, a stream's deletion, another host's batches). By kind and request."},
 			[]string{"kind", "request"}),
+		scheduledCuts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcpi_coordinator_scheduled_cuts_total",
+			Help: "Epoch cuts this replica proposed as leader because the epoch's period (epoch_every) was up, by result: cut, or " +
+				"superseded (the epoch was cut already, by hand or by an earlier proposal, and nothing changed)."},
+			[]string{"result"}),
 	}
+	for _, res := range []string{"cut", "superseded"} {
+		m.scheduledCuts.WithLabelValues(res) // a scrape shows 0, not no series
+	}
+	return m
 }
 
 // requestLabels names a request subject for the metrics: its kind (query,
@@ -131,6 +141,7 @@ func (c replicaCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.r.metrics.apply.Describe(ch)
 	c.r.metrics.refused.Describe(ch)
 	c.r.metrics.badReply.Describe(ch)
+	c.r.metrics.scheduledCuts.Describe(ch)
 	c.db.Describe(ch)
 }
 
@@ -191,6 +202,7 @@ func (c replicaCollector) Collect(ch chan<- prometheus.Metric) {
 	r.metrics.apply.Collect(ch)
 	r.metrics.refused.Collect(ch)
 	r.metrics.badReply.Collect(ch)
+	r.metrics.scheduledCuts.Collect(ch)
 	c.db.Collect(ch)
 }
 

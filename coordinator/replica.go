@@ -64,9 +64,20 @@ type Config struct {
 	// follower far behind gets a snapshot only once its entries' segment
 	// is gone (tests use small segments to see it happen).
 	WALSegmentBytes int
-	// SealInterval is how often the leader evaluates the sealing rule; 0
-	// means 200 ms.
+	// SealInterval is how often the leader evaluates the sealing rule
+	// and the epoch schedule; 0 means 200 ms.
 	SealInterval time.Duration
+	// EpochEvery is the period of the epochs the leader cuts on its own
+	// (ScheduledCutDue: at every multiple of it in wall-clock time); 0
+	// means none, epochs are cut by hand only. Otherwise at least
+	// MinEpochEvery and SealInterval. Every replica must run a build that
+	// knows ScheduledCut before it is set.
+	EpochEvery time.Duration
+	// Now is the leader's clock: the times its commands carry (epochs'
+	// starts and ends, registrations, acks) and the schedule's. Nil:
+	// time.Now. A run in simulated time sets it; liveness and request
+	// deadlines stay on the real clock.
+	Now func() time.Time
 
 	// walVFS, if set (tests), is the file system of the Raft log's
 	// segments, to inject faults; nil means the real one.
@@ -108,6 +119,12 @@ func Start(cfg Config) (*Replica, error) {
 	}
 	if cfg.SealInterval <= 0 {
 		cfg.SealInterval = 200 * time.Millisecond
+	}
+	if err := CheckEpochEvery(cfg.EpochEvery, cfg.SealInterval); err != nil {
+		return nil, fmt.Errorf("coordinator: start %s: %w", cfg.ID, err)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	logf := log.Printf
 	if cfg.Logger != nil {

@@ -68,6 +68,8 @@ func decide(reg registry, c Command) (effect, error) {
 		return startEffect(reg, c)
 	case *CutEpoch:
 		return cutEffect(reg, c)
+	case *ScheduledCut:
+		return scheduledCutEffect(reg, c)
 	case *AckEpoch:
 		return ackEffect(reg, c)
 	case *SealEpoch:
@@ -144,7 +146,33 @@ func cutEffect(reg registry, c *CutEpoch) (effect, error) {
 	if err != nil {
 		return effect{}, fmt.Errorf("coordinator: cut: %w", err)
 	}
-	next, start := uint64(1), c.At
+	e := cutEpochs(eps, c.At)
+	e.result = e.epochs[len(e.epochs)-1].Number
+	return e, nil
+}
+
+// scheduledCutEffect cuts as cutEffect does if c.Epoch is the open epoch;
+// otherwise that epoch was cut already (by hand, or by this period's
+// earlier proposal) and nothing changes: not an error, since a leader
+// change or a retry makes it in normal operation. The result is a
+// ScheduledCutResult.
+func scheduledCutEffect(reg registry, c *ScheduledCut) (effect, error) {
+	eps, err := reg.Epochs()
+	if err != nil {
+		return effect{}, fmt.Errorf("coordinator: scheduled cut: %w", err)
+	}
+	if cur, ok := openEpoch(eps); !ok || cur.Number != c.Epoch {
+		return effect{result: ScheduledCutResult{}}, nil
+	}
+	e := cutEpochs(eps, c.At)
+	e.result = ScheduledCutResult{Opened: e.epochs[len(e.epochs)-1].Number}
+	return e, nil
+}
+
+// cutEpochs is the cut of eps at at: the open epoch (if any) closing, and
+// the next epoch open, last.
+func cutEpochs(eps []storage.Epoch, at time.Time) effect {
+	next, start := uint64(1), at
 	if len(eps) > 0 {
 		next = eps[len(eps)-1].Number + 1
 	}
@@ -152,7 +180,7 @@ func cutEffect(reg registry, c *CutEpoch) (effect, error) {
 	if cur, ok := openEpoch(eps); ok {
 		// A new leader's clock may be behind the old one's; an epoch
 		// never ends before it starts.
-		cur.State, cur.End = storage.EpochClosing, c.At
+		cur.State, cur.End = storage.EpochClosing, at
 		if cur.End.Before(cur.Start) {
 			cur.End = cur.Start
 		}
@@ -160,8 +188,7 @@ func cutEffect(reg registry, c *CutEpoch) (effect, error) {
 		e.epochs = append(e.epochs, cur)
 	}
 	e.epochs = append(e.epochs, storage.Epoch{Number: next, Start: start, State: storage.EpochOpen})
-	e.result = next
-	return e, nil
+	return e
 }
 
 // openEpoch is the open epoch: the last, if it is open.

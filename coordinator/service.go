@@ -416,12 +416,12 @@ func (l *leaderTerm) beat(host string) {
 	l.mu.Unlock()
 }
 
-// loop opens the first epoch, then evaluates the sealing rule every
-// SealInterval and proposes the seals due.
+// loop opens the first epoch, then every SealInterval proposes the
+// scheduled cut if one is due and the seals the sealing rule says are.
 func (l *leaderTerm) loop() {
 	defer l.wg.Done()
 	r := l.s.r
-	if err := l.applyNow(&StartEpochs{At: time.Now()}); err != nil && l.ctx.Err() == nil {
+	if err := l.applyNow(&StartEpochs{At: r.cfg.Now()}); err != nil && l.ctx.Err() == nil {
 		r.logf("coordinator: %s: start epochs: %v", r.cfg.ID, err)
 	}
 	t := time.NewTicker(r.cfg.SealInterval)
@@ -432,18 +432,50 @@ func (l *leaderTerm) loop() {
 			return
 		case <-t.C:
 		}
+		l.cutOnSchedule()
 		due, err := r.fsm.DueSeals(l.live)
 		if err != nil {
 			r.logf("coordinator: %s: %v", r.cfg.ID, err)
 			continue
 		}
 		for _, n := range due {
-			if err := l.applyNow(&SealEpoch{Epoch: n, At: time.Now()}); err != nil {
+			if err := l.applyNow(&SealEpoch{Epoch: n, At: r.cfg.Now()}); err != nil {
 				r.logf("coordinator: %s: seal epoch %d: %v", r.cfg.ID, n, err)
 			} else {
 				r.logf("coordinator: %s: sealed epoch %d", r.cfg.ID, n)
 			}
 		}
+	}
+}
+
+// cutOnSchedule proposes the scheduled cut ScheduledCutDue says is due,
+// if any. It keeps nothing between calls: a failed or unknown proposal is
+// simply due again at the next look, and the FSM applies only the first
+// of the ones that commit.
+func (l *leaderTerm) cutOnSchedule() {
+	r := l.s.r
+	c, due, err := r.fsm.DueScheduledCut(r.cfg.EpochEvery, r.cfg.Now())
+	if err != nil {
+		r.logf("coordinator: %s: %v", r.cfg.ID, err)
+		return
+	}
+	if !due {
+		return
+	}
+	ctx, cancel := context.WithTimeout(l.ctx, requestTimeout)
+	defer cancel()
+	res, err := l.apply(ctx, c)
+	if err != nil {
+		if l.ctx.Err() == nil {
+			r.logf("coordinator: %s: scheduled cut of epoch %d: %v", r.cfg.ID, c.Epoch, err)
+		}
+		return
+	}
+	if out, _ := res.(ScheduledCutResult); out.Opened != 0 {
+		r.metrics.scheduledCuts.WithLabelValues("cut").Inc()
+		r.logf("coordinator: %s: cut epoch %d on schedule (every %v), opened %d", r.cfg.ID, c.Epoch, r.cfg.EpochEvery, out.Opened)
+	} else {
+		r.metrics.scheduledCuts.WithLabelValues("superseded").Inc()
 	}
 }
 
@@ -531,7 +563,7 @@ func (l *leaderTerm) register(ctx context.Context, m *nats.Msg) ([]byte, error) 
 	if err := decodeJSON(m, &req); err != nil {
 		return nil, err
 	}
-	if _, err := l.apply(ctx, &RegisterNode{Host: req.Host, Labels: req.Labels, CPUs: req.CPUs, Periods: req.Periods, At: time.Now()}); err != nil {
+	if _, err := l.apply(ctx, &RegisterNode{Host: req.Host, Labels: req.Labels, CPUs: req.CPUs, Periods: req.Periods, At: l.s.r.cfg.Now()}); err != nil {
 		return nil, fmt.Errorf("register %q: %w", req.Host, err)
 	}
 	l.beat(req.Host)
@@ -599,7 +631,7 @@ func (l *leaderTerm) ack(ctx context.Context, m *nats.Msg) ([]byte, error) {
 		return nil, err
 	}
 	l.beat(req.Host)
-	res, err := l.apply(ctx, &AckEpoch{Host: req.Host, Epoch: req.Epoch, LastSeq: req.LastSeq, At: time.Now()})
+	res, err := l.apply(ctx, &AckEpoch{Host: req.Host, Epoch: req.Epoch, LastSeq: req.LastSeq, At: l.s.r.cfg.Now()})
 	if err != nil {
 		return nil, fmt.Errorf("ack of epoch %d by %q: %w", req.Epoch, req.Host, err)
 	}
@@ -608,7 +640,7 @@ func (l *leaderTerm) ack(ctx context.Context, m *nats.Msg) ([]byte, error) {
 }
 
 func (l *leaderTerm) cut(ctx context.Context, m *nats.Msg) ([]byte, error) {
-	res, err := l.apply(ctx, &CutEpoch{At: time.Now()})
+	res, err := l.apply(ctx, &CutEpoch{At: l.s.r.cfg.Now()})
 	if err != nil {
 		return nil, fmt.Errorf("cut: %w", err)
 	}

@@ -43,6 +43,9 @@ type Options struct {
 	// Seconds of simulated time every host runs; an epoch is cut when
 	// every host has run CutAt of them.
 	Seconds, CutAt float64
+	// EpochEvery is the period of the epochs the coordinator cuts on its
+	// own besides that one (0: none).
+	EpochEvery time.Duration
 	// Mix is the embedded workload mix every host runs, unless Programs
 	// names the programs.
 	Mix      string
@@ -66,9 +69,11 @@ type Options struct {
 }
 
 // Defaults are dcpi demo's defaults: four 4-CPU 21164 hosts running the
-// default mix for 0.3 simulated seconds, three replicas, two aggregators.
+// default mix for 0.3 simulated seconds, three replicas, two aggregators,
+// and epochs cut every 10 s besides the cut half way: the demo runs 25-70 s
+// on a 2-core machine, so its epochs show a few cuts of each kind.
 func Defaults() Options {
-	return Options{Hosts: 4, CPUs: 4, Replicas: 3, Aggregators: 2, Seconds: 0.3, CutAt: 0.5, Mix: "default",
+	return Options{Hosts: 4, CPUs: 4, Replicas: 3, Aggregators: 2, Seconds: 0.3, CutAt: 0.5, EpochEvery: 10 * time.Second, Mix: "default",
 		Timing: true, Model: "ev5", Limit: 20, Stacks: wire.Version >= wire.StackVersion,
 		MetricsAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0"}
 }
@@ -94,6 +99,9 @@ func (o Options) Check() ([]simhost.Program, error) {
 	}
 	if o.Aggregators < 1 || o.Seconds <= 0 || o.CutAt <= 0 || o.CutAt >= 1 {
 		return nil, fmt.Errorf("want --aggregators >= 1, --seconds > 0 and 0 < --cut-at < 1")
+	}
+	if o.EpochEvery < 0 || o.EpochEvery > 0 && o.EpochEvery < coordinator.MinEpochEvery {
+		return nil, fmt.Errorf("--epoch-every %v: want 0 (no schedule) or at least %v", o.EpochEvery, coordinator.MinEpochEvery)
 	}
 	if o.Values != "" {
 		if _, err := simhost.ValuesConfig(o.Values); err != nil {
@@ -145,7 +153,7 @@ func Run(ctx context.Context, w io.Writer, o Options) error {
 	}
 	start := time.Now()
 	cl, err := cluster.Start(ctx, cluster.Config{Dir: o.Dir, Replicas: o.Replicas, ExactReplicas: o.ExactReplicas,
-		Aggregators: o.Aggregators, MetricsAddr: o.MetricsAddr, Progress: progress.New(w, start), Logger: o.Logger})
+		Aggregators: o.Aggregators, EpochEvery: o.EpochEvery, MetricsAddr: o.MetricsAddr, Progress: progress.New(w, start), Logger: o.Logger})
 	if err != nil {
 		return err
 	}
@@ -173,7 +181,7 @@ func Run(ctx context.Context, w io.Writer, o Options) error {
 	if cl.Continued() {
 		fmt.Fprintf(w, "dcpi demo: continuing the fleet in %s (%d samples stored by earlier runs)\n", cl.Dir(), cl.Baseline().Totals.Stored)
 	}
-	balanced, err := collect(ctx, w, cl, o, progs)
+	balanced, err := collect(ctx, w, cl, o, progs, start)
 	if err != nil {
 		return err
 	}
@@ -188,9 +196,10 @@ func Run(ctx context.Context, w io.Writer, o Options) error {
 	return nil
 }
 
-// collect adds the hosts, runs them through an epoch cut until every
-// sample is stored and the epoch sealed, and prints the results.
-func collect(ctx context.Context, w io.Writer, cl *cluster.Cluster, o Options, progs []simhost.Program) (bool, error) {
+// collect adds the hosts, runs them through an epoch cut (and those of
+// the schedule) until every sample is stored and every closed epoch
+// sealed, and prints the results; start is when the run began.
+func collect(ctx context.Context, w io.Writer, cl *cluster.Cluster, o Options, progs []simhost.Program, start time.Time) (bool, error) {
 	var valueBase map[string]wire.ValueStats
 	var err error
 	if o.Values != "" {
@@ -216,16 +225,26 @@ func collect(ctx context.Context, w io.Writer, cl *cluster.Cluster, o Options, p
 			return false, err
 		}
 	}
+	// The schedule may have cut after the hand cut: wait for every
+	// epoch closed by now.
+	rc := runCuts{start: start, byHand: cut}
+	eps, err := cl.Coordinator().Epochs(ctx)
+	if err != nil {
+		return false, err
+	}
+	if len(eps) > 0 {
+		cut = eps[len(eps)-1].Number
+	}
 	if err := cl.WaitSealed(ctx, cut, 30*time.Second); err != nil {
 		fmt.Fprintf(w, "warning: %v\n", err)
 	}
-	return writeResults(ctx, w, cl, o, run, valueBase)
+	return writeResults(ctx, w, cl, o, run, valueBase, rc)
 }
 
 // writeResults prints the fleet's profile, the epochs, the conservation
 // lines and the aggregators' work, and says whether every conservation
 // line balances.
-func writeResults(ctx context.Context, w io.Writer, cl *cluster.Cluster, o Options, run cluster.Run, valueBase map[string]wire.ValueStats) (bool, error) {
+func writeResults(ctx context.Context, w io.Writer, cl *cluster.Cluster, o Options, run cluster.Run, valueBase map[string]wire.ValueStats, rc runCuts) (bool, error) {
 	src := coordinator.NewReader(cl.Coordinator(), true)
 	table, err := report.Prof(ctx, symbolize.New(src), report.ProfQuery{Limit: o.Limit})
 	if err != nil {
@@ -242,6 +261,7 @@ func writeResults(ctx context.Context, w io.Writer, cl *cluster.Cluster, o Optio
 	if err != nil {
 		return false, err
 	}
+	fmt.Fprintln(w, rc.line(eps, o.EpochEvery))
 	if cl.Continued() {
 		b := cl.Baseline()
 		fmt.Fprintf(w, "\nthis run continued the fleet in %s: the figures below are this run's (the database held %d samples and %d drops before it; its hosts' predecessors lost %d samples, stored now as %s)",
@@ -271,4 +291,31 @@ func writeResults(ctx context.Context, w io.Writer, cl *cluster.Cluster, o Optio
 			vs.Applied, vs.Proposals, vs.Rejected)
 	}
 	return balanced, nil
+}
+
+// runCuts is what a run knows of its epoch cuts: when it began, and the
+// epoch its cut by hand opened (0: none).
+type runCuts struct {
+	start  time.Time
+	byHand uint64
+}
+
+// line says how many epochs the run cut (those that ended after it
+// began) and how: one by hand, the others by the coordinator's schedule.
+func (rc runCuts) line(eps []coordinator.EpochInfo, every time.Duration) string {
+	n := 0
+	for _, e := range eps {
+		if !e.End.IsZero() && !e.End.Before(rc.start) {
+			n++
+		}
+	}
+	hand := "none by hand"
+	if rc.byHand != 0 {
+		hand = fmt.Sprintf("1 by hand (epoch %d to %d, at --cut-at)", rc.byHand-1, rc.byHand)
+		n--
+	}
+	if every == 0 {
+		return fmt.Sprintf("epochs cut in this run: %s; no schedule (--epoch-every 0)", hand)
+	}
+	return fmt.Sprintf("epochs cut in this run: %s and %d by the coordinator's schedule (every %v, at multiples of %v of wall-clock time)", hand, n, every, every)
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"dcpi/coordinator"
 	"dcpi/simhost"
@@ -17,13 +18,15 @@ import (
 // TestRunBalances runs the whole cluster in one process — NATS with
 // JetStream, a 3-replica Raft coordinator, two aggregators, two hosts —
 // and requires the conservation line to balance, call stacks to conserve
-// the same samples, an epoch to be sealed with both hosts'
-// acknowledgements, and every replica's database, reopened afterwards,
-// to hold what the demo reported stored.
+// the same samples, the coordinator's schedule to have cut epochs beside
+// the cut by hand, every closed epoch to be sealed and one with both
+// hosts' acknowledgements, and every replica's database, reopened
+// afterwards, to hold what the demo reported stored.
 func TestRunBalances(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "fleet")
 	o := Defaults()
 	o.Hosts, o.CPUs, o.Seconds, o.Timing, o.Dir, o.Limit = 2, 2, 0.15, false, dir, 5
+	o.EpochEvery = time.Second // the run takes longer: cuts by schedule
 	o.MetricsAddr, o.HTTPAddr = "", ""
 	var w bytes.Buffer
 	if err := Run(t.Context(), &w, o); err != nil {
@@ -44,8 +47,18 @@ func TestRunBalances(t *testing.T) {
 	if sm == nil || sm[1] != m[1] || sm[2] == "0" {
 		t.Errorf("no balanced call stack conservation line for the %d samples generated:\n%s", generated, out)
 	}
-	if !regexp.MustCompile(`(?m)^1\s+sealed\s.*alpha0 alpha1`).MatchString(out) {
-		t.Errorf("epoch 1 not sealed with both hosts' acknowledgements:\n%s", out)
+	if !regexp.MustCompile(`(?m)^\d+\s+sealed\s.*alpha0 alpha1`).MatchString(out) {
+		t.Errorf("no epoch sealed with both hosts' acknowledgements:\n%s", out)
+	}
+	if regexp.MustCompile(`(?m)^\d+\s+closing\s`).MatchString(out) {
+		t.Errorf("a closed epoch is not sealed:\n%s", out)
+	}
+	cm := regexp.MustCompile(`epochs cut in this run: 1 by hand \(epoch (\d+) to \d+, at --cut-at\) and (\d+) by the coordinator's schedule \(every 1s`).FindStringSubmatch(out)
+	if cm != nil {
+		t.Logf("cut by hand and %s by the schedule", cm[2])
+	}
+	if cm == nil || cm[2] == "0" {
+		t.Errorf("no epochs cut by the schedule:\n%s", out)
 	}
 	if !strings.Contains(out, "Total samples for event type cycles") {
 		t.Errorf("no profile table:\n%s", out)
@@ -87,6 +100,8 @@ func TestCheckRefuses(t *testing.T) {
 		"unknown module":   {func(o *Options) { o.Values = "nosuch" }, "--values"},
 		"unknown mix":      {func(o *Options) { o.Mix = "nosuch" }, `no mix "nosuch"`},
 		"no simulated run": {func(o *Options) { o.Seconds = 0 }, "--seconds"},
+		"negative period":  {func(o *Options) { o.EpochEvery = -time.Second }, "--epoch-every -1s"},
+		"period too short": {func(o *Options) { o.EpochEvery = 100 * time.Millisecond }, "--epoch-every 100ms: want 0 (no schedule) or at least 1s"},
 	} {
 		o := Defaults()
 		c.change(&o)

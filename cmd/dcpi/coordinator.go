@@ -65,6 +65,7 @@ cluster's profiles at ADDR (docs/web.md).`,
 	f.String("raft-addr", "127.0.0.1:7001", "host:port of this replica's Raft transport")
 	f.String("data-dir", "dcpi-coord", "directory of the Raft log, snapshots and the profile database")
 	f.StringSlice("peers", nil, "the initial voters, id=host:port each (used only when the data directory is new)")
+	f.Duration("epoch-every", 0, "as leader, cut an epoch at every multiple of this period of wall-clock time, e.g. 1h cuts on the hour (0: by hand only; coordinator.epoch_every, docs/cluster.md)")
 	f.StringSliceVar(&natsURLs, "nats", nil, "NATS server(s) to use instead of an embedded one")
 	f.BoolVar(&embed, "embed-nats", false, "run an embedded NATS server even when --nats is given")
 	f.Int("nats-port", 4222, "port of the embedded NATS server")

@@ -81,6 +81,7 @@ aggregator, dcpi node --nats URL (see examples/).`,
 	f.IntVar(&o.Aggregators, "aggregators", o.Aggregators, "aggregators")
 	f.Float64Var(&o.Seconds, "seconds", o.Seconds, "simulated seconds each host runs")
 	f.Float64Var(&o.CutAt, "cut-at", o.CutAt, "cut an epoch when every host has run this fraction of --seconds")
+	f.DurationVar(&o.EpochEvery, "epoch-every", o.EpochEvery, "the coordinator also cuts an epoch at every multiple of this period of wall-clock time (0: no schedule; docs/cluster.md)")
 	f.StringVar(&o.Mix, "mix", o.Mix, "embedded workload mix every host runs (restarting programs as they exit)")
 	f.StringVar(&o.Dir, "dir", o.Dir, "keep the cluster's data here; a later run on it continues the fleet (default: a temporary directory, removed)")
 	f.BoolVar(&o.Timing, "timing", o.Timing, "run the timing model: the 21164's, or the 21264's out-of-order core with --model ev6 or ev67 (false: faster, one cycle per instruction)")

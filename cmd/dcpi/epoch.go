@@ -24,7 +24,7 @@ fleet-wide: "dcpi epoch cut" commits a cut through the coordinator's Raft
 log; every node flushes its driver tables by IPI into the closing epoch,
 acknowledges, and continues in the new one; the coordinator seals the
 closing epoch once every live node has acknowledged and its acknowledged
-batches are stored.`,
+batches are stored; "dcpi coordinator --epoch-every 1h" also cuts hourly.`,
 		Example: `  dcpi epoch cut --nats nats://127.0.0.1:4222
   dcpi epoch list --nats nats://127.0.0.1:4222
   dcpi prof --nats nats://127.0.0.1:4222 --epoch 1`,
