@@ -24,10 +24,12 @@ var ErrRaftInsecure = errors.New("plain Raft beyond loopback")
 // that a peer which connects and says nothing holds a goroutine no longer.
 const raftHandshakeTimeout = 10 * time.Second
 
-// checkRaftSecurity is the rule of when Raft may run without TLS: only
-// on loopback (this machine's processes, who can read the data directory
-// anyway), or beyond it when the operator said so.
-func checkRaftSecurity(cfg Config) error {
+// CheckRaftSecurity is the rule of when Raft may run without TLS, on
+// cfg's RaftAddr, RaftTLS and RaftInsecure: only on loopback (this
+// machine's processes, who can read the data directory anyway), or beyond
+// it when the operator said so. Start applies it; a caller with more to
+// start first (an embedded NATS server) can apply it sooner.
+func CheckRaftSecurity(cfg Config) error {
 	if cfg.RaftTLS != nil {
 		if cfg.RaftTLS.ClientAuth != tls.RequireAndVerifyClientCert || cfg.RaftTLS.MinVersion < tls.VersionTLS13 {
 			return errors.New("the Raft TLS configuration must be TLS 1.3 and require and verify the peer's certificate")

@@ -364,7 +364,7 @@ func TestRaftSecurityRule(t *testing.T) {
 		{"10.0.0.5:7001", creds.tls("r1"), false, true},
 		{"10.0.0.5:7001", noClientAuth, false, false},
 	} {
-		err := checkRaftSecurity(Config{RaftAddr: tc.addr, RaftTLS: tc.tls, RaftInsecure: tc.insecure})
+		err := CheckRaftSecurity(Config{RaftAddr: tc.addr, RaftTLS: tc.tls, RaftInsecure: tc.insecure})
 		if (err == nil) != tc.ok {
 			t.Errorf("%s tls=%v insecure=%v: %v", tc.addr, tc.tls != nil, tc.insecure, err)
 		}

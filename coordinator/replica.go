@@ -125,7 +125,7 @@ func Start(cfg Config) (*Replica, error) {
 	if cfg.ID == "" || cfg.RaftAddr == "" || cfg.DataDir == "" || cfg.NATS == nil {
 		return nil, fmt.Errorf("coordinator: start: ID, RaftAddr, DataDir and NATS are required")
 	}
-	if err := checkRaftSecurity(cfg); err != nil {
+	if err := CheckRaftSecurity(cfg); err != nil {
 		return nil, fmt.Errorf("coordinator: start %s: %w", cfg.ID, err)
 	}
 	if cfg.HeartbeatTimeout <= 0 {
@@ -262,7 +262,7 @@ func (r *Replica) open() error {
 }
 
 // transport is Raft's network: mutual TLS with cfg.RaftTLS, else plain
-// TCP (checkRaftSecurity allowed it).
+// TCP (CheckRaftSecurity allowed it).
 func (r *Replica) transport(advertise net.Addr, logger hclog.Logger) (*raft.NetworkTransport, error) {
 	cfg := r.cfg
 	if cfg.RaftTLS == nil {
