@@ -30,15 +30,13 @@ func newCoordinatorCommand() *cobra.Command {
 		Long: `Run one replica of the coordinator: hashicorp/raft with a durable log and
 stable store (raft-wal) and TCP transport, whose state machine applies
 aggregators' deltas to a Pebble profile database, keeps the fleet's
-members and epochs, and answers queries over NATS.
+members and epochs, and answers queries over NATS. With --raft-tls FILE
+("dcpi coordinator raft-cert ID" issues it) Raft runs over mutual TLS 1.3;
+without, plain TCP, allowed beyond loopback only with --raft-insecure.
 
 With --embed-nats (the default when no --nats URL is given) the process
 also runs a NATS server with JetStream, storing under DATA_DIR/nats, at
 nats.embed_host:nats.embed_port (127.0.0.1:4222).
-
-With --raft-tls FILE ("dcpi coordinator raft-cert ID" issues it) Raft runs
-over mutual TLS 1.3; without it, plain TCP, allowed on a loopback
---raft-addr only unless --raft-insecure (docs/security.md).
 
 A new group is formed from --peers (id=host:port for every voter,
 identical on each) the first time; afterwards the data directory holds
@@ -123,10 +121,9 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *clu
 
 func newRaftCertCommand() *cobra.Command {
 	return keyStoreCommand(cobra.Command{
-		Use:   "raft-cert ID",
-		Short: "Issue replica ID's Raft credential (mutual TLS between the replicas)",
-		Long: `Issue replica ID its Raft credential (--raft-tls), signed by the key store's
-Raft CA (made on first use), in --dir/auth/raft/ID.pem; reissue and restart to rotate.`,
+		Use:     "raft-cert ID",
+		Short:   "Issue replica ID's Raft credential (mutual TLS between the replicas)",
+		Long:    `Issue replica ID its Raft credential (--raft-tls) in --dir/auth/raft/ID.pem; docs/security.md.`,
 		Example: `  dcpi coordinator raft-cert c2 --dir /var/dcpi/nats`,
 	}, auth.Open, func(w io.Writer, st *auth.Store, id string) error {
 		cred, err := st.IssueRaftCredential(id)
