@@ -146,9 +146,9 @@ func (cl *Cluster) startServer(ctx context.Context, metricsAddr string) error {
 	return transport.EnsureValuesStream(ctx, cl.js, 1)
 }
 
-// startReplicas starts the coordinator's Raft group, bootstrapped
-// together (or restarted on an earlier run's directory, at the addresses
-// its log records).
+// startReplicas starts the coordinator's Raft group under mutual TLS,
+// bootstrapped together (or restarted on an earlier run's directory, at
+// the addresses its log records).
 func (cl *Cluster) startReplicas() error {
 	for _, p := range cl.fleet.peers {
 		rc, err := cl.Connect(auth.Coordinator, "", "coordinator-"+p.ID)
@@ -159,7 +159,17 @@ func (cl *Cluster) startReplicas() error {
 		if err != nil {
 			return err
 		}
-		r, err := coordinator.Start(coordinator.Config{ID: p.ID, RaftAddr: p.Addr, DataDir: filepath.Join(cl.dir, p.ID),
+		// Replicas in one process get their Raft credentials from the
+		// cluster's key store, new at each start: TLS by default.
+		cred, err := cl.srv.Store.IssueRaftCredential(p.ID)
+		if err != nil {
+			return err
+		}
+		rt, err := auth.LoadRaftTLS(cred.File)
+		if err != nil {
+			return err
+		}
+		r, err := coordinator.Start(coordinator.Config{ID: p.ID, RaftAddr: p.Addr, RaftTLS: rt.Config, DataDir: filepath.Join(cl.dir, p.ID),
 			Bootstrap: cl.fleet.peers, NATS: rc, Tails: tails, HeartbeatTimeout: 3 * time.Second,
 			EpochEvery: cl.cfg.EpochEvery, Logger: cl.cfg.Logger})
 		if err != nil {

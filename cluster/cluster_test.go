@@ -2,6 +2,8 @@ package cluster_test
 
 import (
 	"context"
+	"crypto/tls"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"dcpi/conservation"
 	"dcpi/simhost"
 	"dcpi/storage"
+	"dcpi/transport/auth"
 )
 
 // TestClusterConserves runs two hosts with call stacks through a whole
@@ -21,6 +24,9 @@ import (
 // than the run's does not balance: the check can fail.
 func TestClusterConserves(t *testing.T) {
 	cl := clustertest.Start(t, clustertest.Options{Replicas: 3, Aggregators: 2})
+	for _, p := range cl.Peers() {
+		checkRaftTLS(t, p.Addr)
+	}
 	progs, err := simhost.EmbeddedPrograms([]string{"matmul", "ptrchase"})
 	if err != nil {
 		t.Fatal(err)
@@ -61,6 +67,20 @@ func TestClusterConserves(t *testing.T) {
 	}
 	if as, _ := cl.AggregatorStats(); as.Proposals == 0 || as.EntriesIn == 0 {
 		t.Fatalf("aggregators proposed nothing: %+v", as)
+	}
+}
+
+// checkRaftTLS fails t unless the Raft port at addr speaks TLS only, with
+// a replica's certificate (the in-process cluster issues them).
+func checkRaftTLS(t *testing.T, addr string) {
+	t.Helper()
+	c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS13}) // only looking at its certificate
+	if err != nil {
+		t.Fatalf("Raft at %s: %v", addr, err)
+	}
+	defer c.Close()
+	if cs := c.ConnectionState(); len(cs.PeerCertificates) == 0 || !slices.Contains(cs.PeerCertificates[0].DNSNames, auth.RaftName) {
+		t.Fatalf("Raft at %s presents no replica certificate", addr)
 	}
 }
 

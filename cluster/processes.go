@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"dcpi/transport/auth"
 )
 
 // A cluster as processes: the demo's shape (one NATS server with
@@ -77,9 +79,21 @@ func StartProcesses(bin, dir string, aggs int) (*Processes, error) {
 		}
 		peers = append(peers, fmt.Sprintf("c%d=127.0.0.1:%d", i+1, p))
 	}
+	// The replicas' Raft credentials come from the server's key store, as
+	// an operator would issue them: TLS by default here too.
+	keys, err := auth.OpenExisting(filepath.Join(dir, "nats"))
+	if err != nil {
+		c.Stop()
+		return nil, err
+	}
 	for i, peer := range peers {
 		id := fmt.Sprintf("c%d", i+1)
-		if err := start(id, "coordinator", "serving, Raft at", "coordinator", "--nats", c.url, "--id", id,
+		cred, err := keys.IssueRaftCredential(id)
+		if err != nil {
+			c.Stop()
+			return nil, err
+		}
+		if err := start(id, "coordinator", "serving, Raft at", "coordinator", "--nats", c.url, "--id", id, "--raft-tls", cred.File,
 			"--raft-addr", strings.TrimPrefix(peer, id+"="), "--data-dir", filepath.Join(dir, id), "--peers", strings.Join(peers, ",")); err != nil {
 			c.Stop()
 			return nil, err

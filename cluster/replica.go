@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"sync/atomic"
@@ -52,6 +54,15 @@ func StartReplica(ctx context.Context, rc ReplicaConfig) (_ *Replica, err error)
 	if err != nil {
 		return nil, err
 	}
+	// The credential is read, and plain Raft beyond loopback refused,
+	// before anything is locked or made: one error that changes nothing.
+	raftTLS, err := loadRaftTLS(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := coordinator.CheckRaftSecurity(coordinator.Config{RaftAddr: c.RaftAddr, RaftTLS: raftTLS, RaftInsecure: c.RaftInsecure}); err != nil {
+		return nil, fmt.Errorf("coordinator %s: %w", c.ID, err)
+	}
 	rp := &Replica{lf: lf}
 	if rp.release, err = datadir.Lock(c.DataDir, "--data-dir", "dcpi coordinator "+c.ID); err != nil {
 		return nil, err
@@ -90,7 +101,7 @@ func StartReplica(ctx context.Context, rc ReplicaConfig) (_ *Replica, err error)
 	for _, p := range peers {
 		boot = append(boot, coordinator.Peer{ID: p[0], Addr: p[1]})
 	}
-	rp.r, err = coordinator.Start(coordinator.Config{ID: c.ID, RaftAddr: c.RaftAddr, DataDir: c.DataDir,
+	rp.r, err = coordinator.Start(coordinator.Config{ID: c.ID, RaftAddr: c.RaftAddr, RaftTLS: raftTLS, RaftInsecure: c.RaftInsecure, DataDir: c.DataDir,
 		Bootstrap: boot, NATS: rp.nc, Tails: JetStreamTails{JS: js}, HeartbeatTimeout: c.HeartbeatTimeout,
 		EpochEvery: c.EpochEvery, Logger: rc.Logger})
 	if err != nil {
@@ -100,8 +111,30 @@ func StartReplica(ctx context.Context, rc ReplicaConfig) (_ *Replica, err error)
 		return nil, err
 	}
 	replica.Store(rp.r)
-	lf("replica %s serving, Raft at %s, data in %s", c.ID, rp.r.Addr(), c.DataDir)
+	mode := "mutual TLS"
+	if raftTLS == nil {
+		mode = "plain TCP"
+	}
+	lf("replica %s serving, Raft at %s (%s), data in %s", c.ID, rp.r.Addr(), mode, c.DataDir)
 	return rp, nil
+}
+
+// loadRaftTLS reads the replica's Raft credential (coordinator.raft_tls),
+// nil without one. A credential issued to another replica is refused:
+// it would work (replicas are peers of equal trust) but says the files
+// were mixed up.
+func loadRaftTLS(c config.Coordinator) (*tls.Config, error) {
+	if c.RaftTLS == "" {
+		return nil, nil
+	}
+	rt, err := auth.LoadRaftTLS(c.RaftTLS)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator.raft_tls: %w", err)
+	}
+	if rt.ID != c.ID {
+		return nil, fmt.Errorf("coordinator.raft_tls: %s is replica %s's Raft credential, not %s's", c.RaftTLS, rt.ID, c.ID)
+	}
+	return rt.Config, nil
 }
 
 // embedNATS starts the cluster's NATS server in the replica's data

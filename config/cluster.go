@@ -38,7 +38,13 @@ type NATS struct {
 type Coordinator struct {
 	ID       string `mapstructure:"id"`
 	RaftAddr string `mapstructure:"raft_addr"`
-	DataDir  string `mapstructure:"data_dir"`
+	// RaftTLS is the replica's Raft credential file (dcpi coordinator
+	// raft-cert issues it): Raft runs over mutual TLS with it. Without
+	// one, Raft is plain TCP, allowed on loopback only unless
+	// RaftInsecure says the network is the replicas' alone.
+	RaftTLS      string `mapstructure:"raft_tls"`
+	RaftInsecure bool   `mapstructure:"raft_insecure"`
+	DataDir      string `mapstructure:"data_dir"`
 	// Peers are "id=host:port" for every voter when the cluster is first
 	// formed (this replica included); ignored once DataDir holds a log.
 	Peers []string `mapstructure:"peers"`
@@ -122,7 +128,7 @@ func clusterDefaults() (NATS, Coordinator, Aggregator, Node) {
 
 var clusterKeys = []string{
 	"nats.urls", "nats.creds", "nats.ca", "nats.cert", "nats.key", "nats.embed_host", "nats.embed_port", "nats.stream_replicas", "nats.sync_always", "nats.sync_interval",
-	"coordinator.id", "coordinator.raft_addr", "coordinator.data_dir", "coordinator.peers", "coordinator.heartbeat_timeout", "coordinator.epoch_every",
+	"coordinator.id", "coordinator.raft_addr", "coordinator.raft_tls", "coordinator.raft_insecure", "coordinator.data_dir", "coordinator.peers", "coordinator.heartbeat_timeout", "coordinator.epoch_every",
 	"aggregator.fetch_max", "aggregator.fetch_wait", "aggregator.max_proposal_entries", "aggregator.in_flight", "aggregator.max_pending_entries", "aggregator.fold_hosts",
 	"node.labels", "node.mix", "node.workloads", "node.seconds", "node.flush_every", "node.publish_every", "node.heartbeat", "node.max_buffered_mb", "node.stacks", "node.values", "node.retain_mb",
 	"node.profileme", "node.me_paired",
@@ -190,6 +196,9 @@ func (c Config) validateCluster() error {
 		return fmt.Errorf("config: node.retain_mb = %d: want 0 (off) or more", nd.RetainMB)
 	case nd.MaxBufferedMB < 1:
 		return fmt.Errorf("config: node.max_buffered_mb = %d: want at least 1", nd.MaxBufferedMB)
+	}
+	if co.RaftTLS != "" && co.RaftInsecure {
+		return fmt.Errorf("config: coordinator.raft_tls and coordinator.raft_insecure: one or the other")
 	}
 	if _, _, err := net.SplitHostPort(co.RaftAddr); err != nil {
 		return fmt.Errorf("config: coordinator.raft_addr = %q: %v", co.RaftAddr, err)

@@ -79,6 +79,7 @@ func NewLoader() *Loader {
 		"nats.creds": d.NATS.Creds, "nats.ca": d.NATS.CA, "nats.cert": d.NATS.Cert, "nats.key": d.NATS.Key,
 		"nats.embed_host": d.NATS.EmbedHost, "nats.embed_port": d.NATS.EmbedPort, "nats.stream_replicas": d.NATS.StreamReplicas,
 		"coordinator.id": d.Coordinator.ID, "coordinator.raft_addr": d.Coordinator.RaftAddr,
+		"coordinator.raft_tls": d.Coordinator.RaftTLS, "coordinator.raft_insecure": d.Coordinator.RaftInsecure,
 		"coordinator.data_dir": d.Coordinator.DataDir, "coordinator.heartbeat_timeout": d.Coordinator.HeartbeatTimeout, "coordinator.epoch_every": d.Coordinator.EpochEvery,
 		"aggregator.fetch_max": d.Aggregator.FetchMax, "aggregator.fetch_wait": d.Aggregator.FetchWait,
 		"aggregator.max_proposal_entries": d.Aggregator.MaxProposalEntries, "aggregator.in_flight": d.Aggregator.InFlight, "aggregator.max_pending_entries": d.Aggregator.MaxPendingEntries, "aggregator.fold_hosts": d.Aggregator.FoldHosts,
@@ -107,6 +108,7 @@ func (l *Loader) BindFlag(key string, flag *pflag.Flag) error {
 // environment (LoadFlags).
 var FlagKeys = map[string]string{
 	"coordinator.id": "id", "coordinator.raft_addr": "raft-addr", "coordinator.data_dir": "data-dir",
+	"coordinator.raft_tls": "raft-tls", "coordinator.raft_insecure": "raft-insecure",
 	"coordinator.peers": "peers", "coordinator.epoch_every": "epoch-every", "nats.urls": "nats", "nats.embed_port": "nats-port",
 	"sim.cpus": "cpus", "sim.seed": "seed", "sim.model": "model", "sim.timing": "timing", "sim.hostname": "host",
 	"node.mix": "mix", "node.workloads": "workloads", "node.seconds": "seconds", "node.flush_every": "flush-every", "node.publish_every": "publish-every",

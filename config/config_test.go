@@ -73,6 +73,7 @@ func TestClusterConfig(t *testing.T) {
 coordinator:
   id: c2
   raft_addr: 10.0.0.2:7001
+  raft_tls: /etc/dcpi/c2-raft.pem
   peers: [c1=10.0.0.1:7001, c2=10.0.0.2:7001, c3=10.0.0.3:7001]
   heartbeat_timeout: 5s
   epoch_every: 1h
@@ -88,7 +89,7 @@ node:
 	}
 	if len(c.NATS.URLs) != 2 || c.Coordinator.ID != "c2" || c.Coordinator.HeartbeatTimeout.Seconds() != 5 || c.Coordinator.EpochEvery != time.Hour ||
 		c.Node.Labels["rack"] != "r1" || c.Node.Heartbeat.Milliseconds() != 250 || c.Aggregator.FetchMax != 256 || c.Aggregator.InFlight != 4 || !c.Aggregator.FoldHosts ||
-		!c.Node.ProfileMe || !c.Node.MePaired {
+		!c.Node.ProfileMe || !c.Node.MePaired || c.Coordinator.RaftTLS != "/etc/dcpi/c2-raft.pem" || c.Coordinator.RaftInsecure {
 		t.Fatalf("cluster config %+v %+v %+v %+v", c.NATS, c.Coordinator, c.Node, c.Aggregator)
 	}
 	peers, err := ParsePeers(c.Coordinator.Peers)
@@ -100,6 +101,7 @@ node:
 		{"coordinator:\n  peers: [c1=a:1, c1=b:2]\n", `id "c1" twice`},
 		{"coordinator:\n  raft_addr: nohost\n", "coordinator.raft_addr"},
 		{"nats:\n  cert: x.pem\n", "go together"},
+		{"coordinator:\n  raft_tls: c1.pem\n  raft_insecure: true\n", "one or the other"},
 		{"aggregator:\n  max_proposal_entries: 1000000\n", "aggregator.max_proposal_entries"},
 		{"aggregator:\n  in_flight: 0\n", "aggregator.in_flight"},
 		{"aggregator:\n  max_pending_entries: 100\n", "aggregator.max_pending_entries"},

@@ -27,6 +27,8 @@ type replicaMetrics struct {
 	badReply *prometheus.CounterVec
 	// the leader's scheduled cuts, by result (cut, superseded)
 	scheduledCuts *prometheus.CounterVec
+	// Raft connections whose TLS handshake failed (tlsStreamLayer)
+	raftRefused prometheus.Counter
 }
 
 func newReplicaMetrics() *replicaMetrics {
@@ -53,6 +55,9 @@ func newReplicaMetrics() *replicaMetrics {
 			Help: "Epoch cuts this replica proposed as leader because the epoch's period (epoch_every) was up, by result: cut, or " +
 				"superseded (the epoch was cut already, by hand or by an earlier proposal, and nothing changed)."},
 			[]string{"result"}),
+		raftRefused: prometheus.NewCounter(prometheus.CounterOpts{Name: "dcpi_coordinator_raft_handshakes_refused_total",
+			Help: "Connections to the Raft port refused at the TLS handshake: no certificate, or one the Raft CA did not sign " +
+				"for a replica. Always 0 with plain TCP Raft."}),
 	}
 	for _, res := range []string{"cut", "superseded"} {
 		m.scheduledCuts.WithLabelValues(res) // a scrape shows 0, not no series
@@ -142,6 +147,7 @@ func (c replicaCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.r.metrics.refused.Describe(ch)
 	c.r.metrics.badReply.Describe(ch)
 	c.r.metrics.scheduledCuts.Describe(ch)
+	c.r.metrics.raftRefused.Describe(ch)
 	c.db.Describe(ch)
 }
 
@@ -203,6 +209,7 @@ func (c replicaCollector) Collect(ch chan<- prometheus.Metric) {
 	r.metrics.refused.Collect(ch)
 	r.metrics.badReply.Collect(ch)
 	r.metrics.scheduledCuts.Collect(ch)
+	r.metrics.raftRefused.Collect(ch)
 	c.db.Collect(ch)
 }
 

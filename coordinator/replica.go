@@ -3,6 +3,7 @@ package coordinator
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
@@ -34,7 +36,16 @@ type Peer struct {
 type Config struct {
 	ID       string
 	RaftAddr string // host:port to listen on for Raft, TCP; port 0 picks one (see Replica.Addr)
-	DataDir  string
+	// RaftTLS carries Raft over TLS: it must be TLS 1.3 and require and
+	// verify the peer's certificate (transport/auth's LoadRaftTLS makes
+	// one from a replica's credential), and serves both ends of every
+	// connection. Nil: plain TCP, which Start allows only on loopback
+	// unless RaftInsecure says otherwise (ErrRaftInsecure).
+	RaftTLS *tls.Config
+	// RaftInsecure allows plain TCP Raft beyond loopback: the operator
+	// vouches that only the replicas reach the network.
+	RaftInsecure bool
+	DataDir      string
 	// Bootstrap is the initial group, used once when DataDir holds no
 	// Raft state. An entry for this replica with an empty Addr means
 	// its own transport address. Empty: join an existing group (AddVoter).
@@ -113,6 +124,9 @@ type Replica struct {
 func Start(cfg Config) (*Replica, error) {
 	if cfg.ID == "" || cfg.RaftAddr == "" || cfg.DataDir == "" || cfg.NATS == nil {
 		return nil, fmt.Errorf("coordinator: start: ID, RaftAddr, DataDir and NATS are required")
+	}
+	if err := CheckRaftSecurity(cfg); err != nil {
+		return nil, fmt.Errorf("coordinator: start %s: %w", cfg.ID, err)
 	}
 	if cfg.HeartbeatTimeout <= 0 {
 		cfg.HeartbeatTimeout = 10 * time.Second
@@ -194,7 +208,7 @@ func (r *Replica) open() error {
 	if addr.Port != 0 && !addr.IP.IsUnspecified() {
 		advertise = addr
 	}
-	if r.trans, err = raft.NewTCPTransportWithLogger(cfg.RaftAddr, advertise, 3, 10*time.Second, rlog.Named("transport")); err != nil {
+	if r.trans, err = r.transport(advertise, rlog.Named("transport")); err != nil {
 		return fmt.Errorf("raft transport: %w", err)
 	}
 
@@ -245,6 +259,29 @@ func (r *Replica) open() error {
 	r.wg.Add(1)
 	go r.watchLeadership(notify)
 	return nil
+}
+
+// transport is Raft's network: mutual TLS with cfg.RaftTLS, else plain
+// TCP (CheckRaftSecurity allowed it).
+func (r *Replica) transport(advertise net.Addr, logger hclog.Logger) (*raft.NetworkTransport, error) {
+	cfg := r.cfg
+	if cfg.RaftTLS == nil {
+		r.logf("coordinator: %s: Raft at %s is plain TCP, unauthenticated (no Raft TLS credential; docs/security.md)", cfg.ID, cfg.RaftAddr)
+		return raft.NewTCPTransportWithLogger(cfg.RaftAddr, advertise, 3, 10*time.Second, logger)
+	}
+	stream, err := listenTLS(cfg.RaftAddr, advertise, cfg.RaftTLS, func(remote net.Addr, err error) {
+		r.metrics.raftRefused.Inc()
+		r.logf("coordinator: %s: Raft connection from %s refused: %v", cfg.ID, remote, err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	// As raft.NewTCPTransport: peers cannot dial 0.0.0.0.
+	if a, ok := stream.Addr().(*net.TCPAddr); !ok || a.IP == nil || a.IP.IsUnspecified() {
+		stream.Close()
+		return nil, fmt.Errorf("%s is not an address peers can dial", stream.Addr())
+	}
+	return raft.NewNetworkTransportWithLogger(stream, 3, 10*time.Second, logger), nil
 }
 
 // closeStores releases what open got, after a failed open.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -29,7 +30,9 @@ func newCoordinatorCommand() *cobra.Command {
 		Long: `Run one replica of the coordinator: hashicorp/raft with a durable log and
 stable store (raft-wal) and TCP transport, whose state machine applies
 aggregators' deltas to a Pebble profile database, keeps the fleet's
-members and epochs, and answers queries over NATS.
+members and epochs, and answers queries over NATS. With --raft-tls FILE
+("dcpi coordinator raft-cert ID" issues it) Raft runs over mutual TLS 1.3;
+without, plain TCP, allowed beyond loopback only with --raft-insecure.
 
 With --embed-nats (the default when no --nats URL is given) the process
 also runs a NATS server with JetStream, storing under DATA_DIR/nats, at
@@ -63,6 +66,8 @@ cluster's profiles at ADDR (docs/web.md).`,
 	f := cmd.Flags()
 	f.String("id", "c1", "this replica's ID")
 	f.String("raft-addr", "127.0.0.1:7001", "host:port of this replica's Raft transport")
+	f.String("raft-tls", "", "this replica's Raft credential `FILE` (dcpi coordinator raft-cert): Raft over mutual TLS")
+	f.Bool("raft-insecure", false, "allow plain TCP Raft beyond loopback (a network only the replicas reach)")
 	f.String("data-dir", "dcpi-coord", "directory of the Raft log, snapshots and the profile database")
 	f.StringSlice("peers", nil, "the initial voters, id=host:port each (used only when the data directory is new)")
 	f.Duration("epoch-every", 0, "as leader, cut an epoch at every multiple of this period of wall-clock time, e.g. 1h cuts on the hour (0: by hand only; coordinator.epoch_every, docs/cluster.md)")
@@ -71,7 +76,7 @@ cluster's profiles at ADDR (docs/web.md).`,
 	f.Int("nats-port", 4222, "port of the embedded NATS server")
 	addMetricsFlag(f, "")
 	f.StringVar(&httpAddr, "http", "", "serve the web UI (dcpi web) at `HOST:PORT` too")
-	cmd.AddCommand(membershipCommand(cobra.Command{
+	cmd.AddCommand(newRaftCertCommand(), membershipCommand(cobra.Command{
 		Use:   "add-voter [flags] ID HOST:PORT",
 		Short: "Add a replica to the Raft group (ID HOST:PORT)",
 		Long: `Add replica ID, whose Raft transport listens at HOST:PORT, to the group as
@@ -112,6 +117,21 @@ func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *clu
 		logf("web UI at %s", srv.URL)
 	}
 	return r.Wait(ctx)
+}
+
+func newRaftCertCommand() *cobra.Command {
+	return keyStoreCommand(cobra.Command{
+		Use:     "raft-cert ID",
+		Short:   "Issue replica ID's Raft credential (mutual TLS between the replicas)",
+		Long:    `Issue replica ID its Raft credential (--raft-tls) in --dir/auth/raft/ID.pem; docs/security.md.`,
+		Example: `  dcpi coordinator raft-cert c2 --dir /var/dcpi/nats`,
+	}, auth.Open, func(w io.Writer, st *auth.Store, id string) error {
+		cred, err := st.IssueRaftCredential(id)
+		if err == nil {
+			fmt.Fprintf(w, "replica %s: Raft credential, valid until %s\n%s\n", cred.ID, cred.NotAfter.Format(time.DateOnly), cred.File)
+		}
+		return err
+	})
 }
 
 // membershipCommand is add-voter (nargs 2) or remove (nargs 1), with the

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -76,8 +76,7 @@ port).`,
 }
 
 func newAddHostCommand() *cobra.Command {
-	var dir string
-	cmd := &cobra.Command{
+	return keyStoreCommand(cobra.Command{
 		Use:   "add-host NAME",
 		Short: "Issue a host's NATS credentials (a new key beside any it has)",
 		Long: `Issue a new NKey for host NAME in --dir/auth/hosts/NAME and print its file:
@@ -86,61 +85,56 @@ and may publish only NAME's subjects. A running server loads it within a
 second. To rotate: add-host again, restart the agent with the new file,
 then revoke-host NAME --key OLD.`,
 		Example: `  dcpi nats-server add-host alpha1 --dir /var/dcpi/nats`,
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if dir == "" {
-				return errors.New("--dir: the NATS server's directory is required")
-			}
-			st, err := auth.OpenExisting(dir)
-			if err != nil {
-				return err
-			}
-			k, err := st.AddHost(args[0])
-			if err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "host %s: key %s\n%s\n", k.Host, k.PublicKey, k.File)
-			if err := st.WaitLoaded(k.PublicKey, 3*time.Second); err != nil {
-				fmt.Fprintf(w, "not loaded yet: %v\n", err)
-			}
-			if st.HasCA() {
-				fmt.Fprintf(w, "the host verifies the server with %s (nats.ca)\n", st.CAFile())
-			}
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&dir, "dir", "", "the NATS server's directory (its --dir; a coordinator's embedded one is DATA_DIR/nats)")
-	return cmd
+	}, auth.OpenExisting, func(w io.Writer, st *auth.Store, host string) error {
+		k, err := st.AddHost(host)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "host %s: key %s\n%s\n", k.Host, k.PublicKey, k.File)
+		if err := st.WaitLoaded(k.PublicKey, 3*time.Second); err != nil {
+			fmt.Fprintf(w, "not loaded yet: %v\n", err)
+		}
+		if st.HasCA() {
+			fmt.Fprintf(w, "the host verifies the server with %s (nats.ca)\n", st.CAFile())
+		}
+		return nil
+	})
 }
 
 func newRevokeHostCommand() *cobra.Command {
-	var dir, key string
-	cmd := &cobra.Command{
+	var key string
+	cmd := keyStoreCommand(cobra.Command{
 		Use:   "revoke-host NAME",
 		Short: "Revoke a host's NATS credentials (one key with --key, else all)",
 		Long: `Delete host NAME's key --key (or every key of NAME) from --dir/auth: a
 running server stops accepting it within a second and disconnects the
 clients that used it.`,
 		Example: `  dcpi nats-server revoke-host alpha1 --dir /var/dcpi/nats --key UABC...`,
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if dir == "" {
-				return errors.New("--dir: the NATS server's directory is required")
-			}
-			st, err := auth.OpenExisting(dir)
-			if err != nil {
-				return err
-			}
-			n, err := st.RevokeHost(args[0], key)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "host %s: %d key(s) revoked\n", args[0], n)
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&dir, "dir", "", "the NATS server's directory (its --dir)")
+	}, auth.OpenExisting, func(w io.Writer, st *auth.Store, host string) error {
+		n, err := st.RevokeHost(host, key)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "host %s: %d key(s) revoked\n", host, n)
+		return nil
+	})
 	cmd.Flags().StringVar(&key, "key", "", "the public key to revoke (empty: all of the host's)")
 	return cmd
+}
+
+// keyStoreCommand is meta, a command of one argument on the cluster's key
+// store (--dir), which open opens for run.
+func keyStoreCommand(meta cobra.Command, open func(string) (*auth.Store, error), run func(w io.Writer, st *auth.Store, arg string) error) *cobra.Command {
+	var dir string
+	meta.Args = cobra.ExactArgs(1)
+	meta.RunE = func(cmd *cobra.Command, args []string) error {
+		st, err := open(dir)
+		if err != nil {
+			return err
+		}
+		return run(cmd.OutOrStdout(), st, args[0])
+	}
+	meta.Flags().StringVar(&dir, "dir", "", "the cluster's key store: the NATS server's --dir (a coordinator's embedded one is DATA_DIR/nats)")
+	meta.MarkFlagRequired("dir")
+	return &meta
 }

@@ -39,7 +39,7 @@ func (s *Store) HasCA() bool {
 // and kept. The server's certificate is made anew at each start (one
 // year), so a changed listen address needs nothing done.
 func (s *Store) ServerTLS(names []string) (*tls.Config, error) {
-	ca, caKey, err := s.loadOrMakeCA()
+	ca, caKey, err := loadOrMakeCA(s.CAFile(), s.caKeyFile(), "dcpi cluster CA")
 	if err != nil {
 		return nil, err
 	}
@@ -105,46 +105,47 @@ func serial() *big.Int {
 	return n
 }
 
-// loadOrMakeCA reads the CA, or makes it if the store has none.
-func (s *Store) loadOrMakeCA() (*x509.Certificate, *ecdsa.PrivateKey, error) {
-	certPEM, err := os.ReadFile(s.CAFile())
+// loadOrMakeCA reads the CA of certFile and keyFile, or makes one named
+// name if certFile does not exist.
+func loadOrMakeCA(certFile, keyFile, name string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+	certPEM, err := os.ReadFile(certFile)
 	if errors.Is(err, fs.ErrNotExist) {
-		return s.makeCA()
+		return makeCA(certFile, keyFile, name)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("auth: tls: %w", err)
 	}
-	if err := transport.CheckSecretFile(s.caKeyFile()); err != nil {
+	if err := transport.CheckSecretFile(keyFile); err != nil {
 		return nil, nil, fmt.Errorf("auth: tls: CA key: %w", err)
 	}
-	keyPEM, err := os.ReadFile(s.caKeyFile())
+	keyPEM, err := os.ReadFile(keyFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("auth: tls: %w", err)
 	}
 	cb, _ := pem.Decode(certPEM)
 	kb, _ := pem.Decode(keyPEM)
 	if cb == nil || kb == nil {
-		return nil, nil, fmt.Errorf("auth: tls: %s or %s is not PEM", s.CAFile(), s.caKeyFile())
+		return nil, nil, fmt.Errorf("auth: tls: %s or %s is not PEM", certFile, keyFile)
 	}
 	ca, err := x509.ParseCertificate(cb.Bytes)
 	if err != nil {
-		return nil, nil, fmt.Errorf("auth: tls: %s: %w", s.CAFile(), err)
+		return nil, nil, fmt.Errorf("auth: tls: %s: %w", certFile, err)
 	}
 	key, err := x509.ParseECPrivateKey(kb.Bytes)
 	if err != nil {
-		return nil, nil, fmt.Errorf("auth: tls: %s: %w", s.caKeyFile(), err)
+		return nil, nil, fmt.Errorf("auth: tls: %s: %w", keyFile, err)
 	}
 	return ca, key, nil
 }
 
-func (s *Store) makeCA() (*x509.Certificate, *ecdsa.PrivateKey, error) {
+func makeCA(certFile, keyFile, name string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, fmt.Errorf("auth: tls: %w", err)
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: "dcpi cluster CA"},
+		Subject:               pkix.Name{CommonName: name},
 		NotBefore:             time.Now().Add(-time.Hour),
 		NotAfter:              time.Now().AddDate(10, 0, 0),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
@@ -160,10 +161,10 @@ func (s *Store) makeCA() (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("auth: tls: %w", err)
 	}
-	if err := writeSecret(s.caKeyFile(), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})); err != nil {
+	if err := writeSecret(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})); err != nil {
 		return nil, nil, err
 	}
-	if err := writeSecret(s.CAFile(), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})); err != nil {
+	if err := writeSecret(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})); err != nil {
 		return nil, nil, err
 	}
 	ca, _ := x509.ParseCertificate(der)
