@@ -12,9 +12,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"dcpi/aggregator"
+	"dcpi/config"
 	"dcpi/coordinator"
 	"dcpi/storage"
 	"dcpi/transport"
+	"dcpi/transport/auth"
 	"dcpi/wire"
 	"dcpi/wire/delivery"
 )
@@ -196,4 +198,33 @@ func PathUploadPublisher(ctx context.Context, nc *nats.Conn) (func(*wire.PathUpl
 		}
 		return "published (the coordinator applies it once)", nil
 	}, nil
+}
+
+// RunAggregatorRole is dcpi aggregator: the role configured by cfg's
+// aggregator and NATS sections, connected with the aggregator role's
+// credentials, ready on tel once it consumes the batch stream, until ctx
+// ends.
+func RunAggregatorRole(ctx context.Context, cfg config.Config, tel *Telemetry, log *slog.Logger) error {
+	nc, err := ConnectRole(ctx, cfg.NATS, auth.Aggregator, "", "aggregator", log)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	consuming := &StartedCheck{What: "waiting for the stream " + transport.StreamName}
+	tel.Ready.Add("nats", NATSReady(nc))
+	tel.Ready.Add("aggregator", consuming.Check)
+	ac := cfg.Aggregator
+	a, err := StartAggregator(ctx, nc, AggregatorConfig{
+		Aggregator: aggregator.Config{FetchMax: ac.FetchMax, FetchWait: ac.FetchWait, InFlight: ac.InFlight, MaxPendingEntries: ac.MaxPendingEntries,
+			Limits: aggregator.Limits{MaxProposalEntries: ac.MaxProposalEntries, MaxDeltaEntries: ac.MaxProposalEntries / 2, FoldHosts: ac.FoldHosts}},
+		StreamReplicas: cfg.NATS.StreamReplicas, StatsEvery: 10 * time.Second, Logger: log})
+	if err != nil {
+		return err
+	}
+	if err := tel.Register(nil, a.Collector()); err != nil {
+		return err
+	}
+	consuming.Started()
+	logf(log)("consuming %s", transport.StreamName)
+	return a.Wait()
 }

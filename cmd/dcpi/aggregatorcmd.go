@@ -4,14 +4,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"dcpi/aggregator"
 	"dcpi/cluster"
-	"dcpi/transport"
-	"dcpi/transport/auth"
 )
 
 func newAggregatorCommand() *cobra.Command {
@@ -38,34 +34,12 @@ host merge by Gibbons-Matias's rule before they are proposed.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			log := roleLogger("aggregator: ")
-			logf := roleLogf(log)
-			tel, err := startRoleTelemetry(cmd, logf)
+			tel, err := startRoleTelemetry(cmd, roleLogf(log))
 			if err != nil {
 				return err
 			}
 			defer tel.Close()
-			nc, err := cluster.ConnectRole(ctx, cfg.NATS, auth.Aggregator, "", "aggregator", log)
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			consuming := &cluster.StartedCheck{What: "waiting for the stream " + transport.StreamName}
-			tel.Ready.Add("nats", cluster.NATSReady(nc))
-			tel.Ready.Add("aggregator", consuming.Check)
-			ac := cfg.Aggregator
-			a, err := cluster.StartAggregator(ctx, nc, cluster.AggregatorConfig{
-				Aggregator: aggregator.Config{FetchMax: ac.FetchMax, FetchWait: ac.FetchWait, InFlight: ac.InFlight, MaxPendingEntries: ac.MaxPendingEntries,
-					Limits: aggregator.Limits{MaxProposalEntries: ac.MaxProposalEntries, MaxDeltaEntries: ac.MaxProposalEntries / 2, FoldHosts: ac.FoldHosts}},
-				StreamReplicas: cfg.NATS.StreamReplicas, StatsEvery: 10 * time.Second, Logger: log})
-			if err != nil {
-				return err
-			}
-			if err := tel.Register(nil, a.Collector()); err != nil {
-				return err
-			}
-			consuming.Started()
-			logf("consuming %s", transport.StreamName)
-			return a.Wait()
+			return cluster.RunAggregatorRole(ctx, cfg, tel, log)
 		},
 	}
 	cmd.Flags().StringSlice("nats", []string{"nats://127.0.0.1:4222"}, "NATS server(s) of the cluster")
