@@ -125,14 +125,21 @@ func overlaps(a0, a1, b0, b1 time.Time) bool {
 	return a0.Before(b1) && b0.Before(a1)
 }
 
+// Short is the epochs and the span they cover, without the range:
+// "epochs 41-42, 2026-11-20 07:00 to 10:00 UTC (epoch 42 open)".
+func (c Cover) Short() string {
+	s := named(c.Epochs) + ", " + span(c.From, c.To, c.Range.Loc)
+	if len(c.Open) > 0 {
+		s += fmt.Sprintf(" (%s open)", named(c.Open))
+	}
+	return s
+}
+
 // String is the one line that says what the range covered: "time range
 // 2026-11-20 08:00 to 10:00 UTC: epochs 41-42, 2026-11-20 07:00 to 10:00
 // UTC (epoch 42 open)".
 func (c Cover) String() string {
-	s := fmt.Sprintf("time range %s: %s, %s", describe(c.Range), named(c.Epochs), span(c.From, c.To, c.Range.Loc))
-	if len(c.Open) > 0 {
-		s += fmt.Sprintf(" (%s open)", named(c.Open))
-	}
+	s := fmt.Sprintf("time range %s: %s", describe(c.Range), c.Short())
 	switch len(c.Unplaced) {
 	case 0:
 	case 1:

@@ -67,19 +67,27 @@ func (e *rangeError) Unwrap() error { return ErrBadRange }
 // Flags give the zero Range. --since excludes --from and --to; --from
 // alone runs to now, --to alone from the first epoch. A range whose start
 // is after its end is refused; one whose start equals its end is the
-// instant.
+// instant. Each refusal is one line naming the flag.
 func (fl Flags) Parse(now time.Time, loc *time.Location) (Range, error) {
+	return fl.ParseAs(now, loc, "--")
+}
+
+// ParseAs is Parse with the names in its messages prefixed by dash
+// instead of "--" (dcpi stats --set's keys since=, from= and to= have
+// none).
+func (fl Flags) ParseAs(now time.Time, loc *time.Location, dash string) (Range, error) {
 	if !fl.Given() {
 		return Range{}, nil
 	}
+	since, from, to := dash+"since", dash+"from", dash+"to"
 	r := Range{To: now, Now: now, Loc: loc}
 	if fl.Since != "" {
 		if fl.From != "" || fl.To != "" {
-			return Range{}, badf("--since: give either --since or --from/--to, not both")
+			return Range{}, badf("%s: give either %s or %s/%s, not both", since, since, from, to)
 		}
 		d, err := ParseDuration(fl.Since)
 		if err != nil {
-			return Range{}, badf("--since %q: %v", fl.Since, err)
+			return Range{}, badf("%s %q: %v", since, fl.Since, err)
 		}
 		r.From = now.Add(-d)
 		return r, nil
@@ -87,20 +95,20 @@ func (fl Flags) Parse(now time.Time, loc *time.Location) (Range, error) {
 	var err error
 	if fl.From != "" {
 		if r.From, err = ParseTime(fl.From, now, loc); err != nil {
-			return Range{}, badf("--from %q: %v", fl.From, err)
+			return Range{}, badf("%s %q: %v", from, fl.From, err)
 		}
 	}
 	if fl.To != "" {
 		if r.To, err = ParseTime(fl.To, now, loc); err != nil {
-			return Range{}, badf("--to %q: %v", fl.To, err)
+			return Range{}, badf("%s %q: %v", to, fl.To, err)
 		}
 	}
 	if r.From.After(r.To) {
-		end := "--to " + fl.To
+		end := to + " " + fl.To
 		if fl.To == "" {
 			end = "now"
 		}
-		return Range{}, badf("--from %s is after %s (%s)", fl.From, end, clock(r.To, loc, true))
+		return Range{}, badf("%s %s is after %s (%s)", from, fl.From, end, clock(r.To, loc, true))
 	}
 	return r, nil
 }
