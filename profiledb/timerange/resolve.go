@@ -184,9 +184,12 @@ func clock(t time.Time, loc *time.Location, zone bool) string {
 	return s
 }
 
+// precision is the layout of a span from a to b: minutes, seconds when
+// either has them, milliseconds only when a and b differ within one second
+// (--since's ends carry now's nanoseconds, which would be noise).
 func precision(a, b time.Time) string {
 	switch {
-	case a.Nanosecond() != 0 || b.Nanosecond() != 0:
+	case !a.Equal(b) && a.Truncate(time.Second).Equal(b.Truncate(time.Second)):
 		return "2006-01-02 15:04:05.000"
 	case a.Second() != 0 || b.Second() != 0:
 		return "2006-01-02 15:04:05"

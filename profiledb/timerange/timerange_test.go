@@ -164,6 +164,12 @@ func TestResolve(t *testing.T) {
 			eps:  []Epoch{{Number: 7, Start: at(8, 0).Add(-24 * time.Hour), End: at(8, 0).Add(-23 * time.Hour)}},
 			want: []uint64{7},
 			line: "time range 2026-11-19 08:00:01 to 2026-11-20 08:30:00 UTC: epoch 7, 2026-11-19 08:00 to 09:00 UTC"},
+		{name: "sub-second", r: rng(at(9, 0).Add(100*time.Millisecond), at(9, 0).Add(900*time.Millisecond)),
+			eps:  []Epoch{{Number: 8, Start: at(9, 0).Add(50 * time.Millisecond), End: at(9, 0).Add(950 * time.Millisecond)}},
+			want: []uint64{8},
+			line: "time range 2026-11-20 09:00:00.100 to 09:00:00.900 UTC: epoch 8, 2026-11-20 09:00:00.050 to 09:00:00.950 UTC"},
+		{name: "now's nanoseconds dropped", r: Range{From: at(8, 30).Add(7), To: now.Add(7), Now: now.Add(7), Loc: time.UTC}, want: []uint64{1, 2, 3, 4},
+			line: "time range 2026-11-20 08:30 to 12:00 UTC: epochs 1-4, 2026-11-20 08:00 to 12:00 UTC (epoch 4 open); epoch 5 has no start time and is left out"},
 		{name: "open epoch started in the future", r: rng(now.Add(time.Hour), now.Add(time.Hour)),
 			eps: []Epoch{{Number: 9, Start: now.Add(time.Hour)}}, want: []uint64{9}},
 	} {
