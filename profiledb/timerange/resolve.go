@@ -102,7 +102,7 @@ func Resolve(r Range, epochs []Epoch) (Cover, error) {
 	msg := "no epoch overlaps " + describe(r)
 	switch {
 	case len(placed) > 0:
-		msg += fmt.Sprintf("; the epochs span %s (%s)", span(first, last, r.Loc), named(all))
+		msg += fmt.Sprintf("; the epochs span %s (%s)", span(first, last, r.Loc, false), named(all))
 	case len(c.Unplaced) > 0:
 		msg += fmt.Sprintf("; no epoch here has a start time (%s), so none can be placed in time", named(c.Unplaced))
 	default:
@@ -128,7 +128,7 @@ func overlaps(a0, a1, b0, b1 time.Time) bool {
 // Short is the epochs and the span they cover, without the range:
 // "epochs 41-42, 2026-11-20 07:00 to 10:00 UTC (epoch 42 open)".
 func (c Cover) Short() string {
-	s := named(c.Epochs) + ", " + span(c.From, c.To, c.Range.Loc)
+	s := named(c.Epochs) + ", " + span(c.From, c.To, c.Range.Loc, false)
 	if len(c.Open) > 0 {
 		s += fmt.Sprintf(" (%s open)", named(c.Open))
 	}
@@ -158,15 +158,18 @@ func describe(r Range) string {
 	case r.From.Equal(r.To):
 		return clock(r.From, r.Loc, true)
 	}
-	return span(r.From, r.To, r.Loc)
+	return span(r.From, r.To, r.Loc, true)
 }
 
 // span is "2026-11-20 08:00 to 10:00 UTC", the date repeated only when
-// the day changes, seconds shown only when either end has them.
-func span(a, b time.Time, loc *time.Location) string {
+// the day changes, seconds shown only when either end has them, and
+// fractions of a second when fine (a range as the user gave it) or
+// needed to tell the ends apart (the epochs' spans, whose fractions are
+// the cut's timing, not the user's).
+func span(a, b time.Time, loc *time.Location, fine bool) string {
 	loc = orUTC(loc)
 	a, b = a.In(loc), b.In(loc)
-	layout := precision(a, b)
+	layout := precision(a, b, fine)
 	to := b.Format(layout)
 	if a.Format("2006-01-02") == b.Format("2006-01-02") {
 		to = b.Format(strings.TrimPrefix(layout, "2006-01-02 "))
@@ -177,19 +180,18 @@ func span(a, b time.Time, loc *time.Location) string {
 // clock is one time as the messages write it, with its zone.
 func clock(t time.Time, loc *time.Location, zone bool) string {
 	t = t.In(orUTC(loc))
-	s := t.Format(precision(t, t))
+	s := t.Format(precision(t, t, true))
 	if zone {
 		s += " " + t.Format("MST")
 	}
 	return s
 }
 
-// precision is the layout of a span from a to b: minutes, seconds when
-// either has them, milliseconds only when a and b differ within one second
-// (--since's ends carry now's nanoseconds, which would be noise).
-func precision(a, b time.Time) string {
+// precision is the layout of a span from a to b (see span).
+func precision(a, b time.Time, fine bool) string {
 	switch {
-	case !a.Equal(b) && a.Truncate(time.Second).Equal(b.Truncate(time.Second)):
+	case fine && (a.Nanosecond() != 0 || b.Nanosecond() != 0),
+		!a.Equal(b) && a.Truncate(time.Second).Equal(b.Truncate(time.Second)):
 		return "2006-01-02 15:04:05.000"
 	case a.Second() != 0 || b.Second() != 0:
 		return "2006-01-02 15:04:05"

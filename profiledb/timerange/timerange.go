@@ -80,7 +80,14 @@ func (fl Flags) ParseAs(now time.Time, loc *time.Location, dash string) (Range, 
 		return Range{}, nil
 	}
 	since, from, to := dash+"since", dash+"from", dash+"to"
-	r := Range{To: now, Now: now, Loc: loc}
+	// A range that runs to now ends at the next whole second, so that
+	// its ends print without now's fraction; a second more of range
+	// selects no other epoch but one cut in that second.
+	end := now.Truncate(time.Second)
+	if end.Before(now) {
+		end = end.Add(time.Second)
+	}
+	r := Range{To: end, Now: now, Loc: loc}
 	if fl.Since != "" {
 		if fl.From != "" || fl.To != "" {
 			return Range{}, badf("%s: give either %s or %s/%s, not both", since, since, from, to)
@@ -89,7 +96,7 @@ func (fl Flags) ParseAs(now time.Time, loc *time.Location, dash string) (Range, 
 		if err != nil {
 			return Range{}, badf("%s %q: %v", since, fl.Since, err)
 		}
-		r.From = now.Add(-d)
+		r.From = end.Add(-d)
 		return r, nil
 	}
 	var err error
@@ -175,7 +182,7 @@ func ParseTime(s string, now time.Time, loc *time.Location) (time.Time, error) {
 	for _, layout := range clockLayouts {
 		if c, err := time.Parse(layout, s); err == nil {
 			y, m, d := now.In(loc).Date()
-			return time.Date(y, m, d, c.Hour(), c.Minute(), c.Second(), 0, loc), nil
+			return time.Date(y, m, d, c.Hour(), c.Minute(), c.Second(), c.Nanosecond(), loc), nil
 		}
 	}
 	return time.Time{}, errors.New(`want RFC 3339 (2006-01-02T15:04:05Z07:00), local "2006-01-02 15:04[:05]", or "15:04" (today)`)

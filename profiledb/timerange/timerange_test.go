@@ -60,6 +60,7 @@ func TestParse(t *testing.T) {
 		name     string
 		fl       Flags
 		loc      *time.Location
+		now      time.Time // default: now
 		from, to time.Time
 		err      string // a substring of the refusal; it must wrap ErrBadRange
 	}{
@@ -74,6 +75,12 @@ func TestParse(t *testing.T) {
 		{name: "date alone", fl: Flags{From: "2026-11-20"}, from: at(0, 0), to: now},
 		// 12:00 UTC is 07:00 EST, still the 20th there: 06:00 is today's.
 		{name: "clock today est", fl: Flags{From: "06:00"}, loc: est, from: at(11, 0), to: now},
+		{name: "clock with fraction", fl: Flags{From: "09:00:01.5"}, from: at(9, 0).Add(1500 * time.Millisecond), to: now},
+		{name: "local with fraction", fl: Flags{From: "2026-11-20 09:00:01.25"}, from: at(9, 0).Add(1250 * time.Millisecond), to: now},
+		{name: "since at a fraction of a second", fl: Flags{Since: "1h"}, now: now.Add(-time.Second + 7),
+			from: at(11, 0), to: now},
+		{name: "from to a fraction of a second", fl: Flags{From: "10:00"}, now: now.Add(-time.Second + 7),
+			from: at(10, 0), to: now},
 		{name: "to alone", fl: Flags{To: "09:00"}, to: at(9, 0)},
 		{name: "from equals to", fl: Flags{From: "09:00", To: "09:00"}, from: at(9, 0), to: at(9, 0)},
 		{name: "from after to", fl: Flags{From: "10:00", To: "09:00"}, err: "--from 10:00 is after --to 09:00 (2026-11-20 09:00 UTC)"},
@@ -92,7 +99,11 @@ func TestParse(t *testing.T) {
 			if loc == nil {
 				loc = time.UTC
 			}
-			r, err := tc.fl.Parse(now, loc)
+			n := tc.now
+			if n.IsZero() {
+				n = now
+			}
+			r, err := tc.fl.Parse(n, loc)
 			if tc.err != "" {
 				if err == nil || !errors.Is(err, ErrBadRange) || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("Parse: %v; want an ErrBadRange containing %q", err, tc.err)
@@ -111,7 +122,7 @@ func TestParse(t *testing.T) {
 				}
 				return
 			}
-			if !r.From.Equal(tc.from) || !r.To.Equal(tc.to) || !r.Now.Equal(now) {
+			if !r.From.Equal(tc.from) || !r.To.Equal(tc.to) || !r.Now.Equal(n) {
 				t.Errorf("Parse = [%v, %v) now %v; want [%v, %v)", r.From, r.To, r.Now, tc.from, tc.to)
 			}
 		})
@@ -168,8 +179,12 @@ func TestResolve(t *testing.T) {
 			eps:  []Epoch{{Number: 8, Start: at(9, 0).Add(50 * time.Millisecond), End: at(9, 0).Add(950 * time.Millisecond)}},
 			want: []uint64{8},
 			line: "time range 2026-11-20 09:00:00.100 to 09:00:00.900 UTC: epoch 8, 2026-11-20 09:00:00.050 to 09:00:00.950 UTC"},
-		{name: "now's nanoseconds dropped", r: Range{From: at(8, 30).Add(7), To: now.Add(7), Now: now.Add(7), Loc: time.UTC}, want: []uint64{1, 2, 3, 4},
-			line: "time range 2026-11-20 08:30 to 12:00 UTC: epochs 1-4, 2026-11-20 08:00 to 12:00 UTC (epoch 4 open); epoch 5 has no start time and is left out"},
+		{name: "a fraction given is shown", r: rng(at(8, 30).Add(500*time.Millisecond), at(9, 30)), want: []uint64{1, 2},
+			line: "time range 2026-11-20 08:30:00.500 to 09:30:00.000 UTC: epochs 1-2, 2026-11-20 08:00 to 10:00 UTC; epoch 5 has no start time and is left out"},
+		{name: "an epoch's fraction is not", r: rng(at(8, 30), at(9, 30)),
+			eps:  []Epoch{{Number: 1, Start: at(8, 0).Add(389 * time.Millisecond), End: at(9, 0).Add(240 * time.Millisecond)}},
+			want: []uint64{1},
+			line: "time range 2026-11-20 08:30 to 09:30 UTC: epoch 1, 2026-11-20 08:00 to 09:00 UTC"},
 		{name: "open epoch started in the future", r: rng(now.Add(time.Hour), now.Add(time.Hour)),
 			eps: []Epoch{{Number: 9, Start: now.Add(time.Hour)}}, want: []uint64{9}},
 	} {
