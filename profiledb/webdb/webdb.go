@@ -7,7 +7,6 @@ package webdb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -70,10 +69,17 @@ func (b *Backend) Select(ctx context.Context, f web.Filters) (web.Selection, err
 		err = profiledb.SelectTime(ctx, b.db, &sel, &covered)
 	}
 	if err != nil {
-		return web.Selection{}, errors.New(strings.TrimPrefix(err.Error(), "--"))
+		return web.Selection{}, paramError{err}
 	}
 	return web.Selection{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, Covered: strings.TrimSpace(covered.String())}, nil
 }
+
+// paramError is a flag's error as a page's: the message names the URL
+// parameter ("since", not "--since"); the error is still the tool's.
+type paramError struct{ err error }
+
+func (e paramError) Error() string { return strings.TrimPrefix(e.err.Error(), "--") }
+func (e paramError) Unwrap() error { return e.err }
 
 // selection is a page's selection as the tools take it; its time range
 // is already epochs (Select).
