@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"dcpi/profiledb/timerange"
 	"dcpi/storage"
 )
 
@@ -25,6 +27,9 @@ func FuzzParseSetSpec(f *testing.F) {
 		{"host", "", "1-99999999"},
 		{"pid=x", "18446744073709551615", "18446744073709551615"},
 		{"epochs=0-1048575,epochs=0-1048575", "", "0-1048575,0-1048575"},
+		{"since=2h,host=a", "2026-11-20T01:00:00Z", "02:30"},
+		{"from=2026-11-20T01:30:00Z,to=2026-11-20T02:00:00Z", "-1h", "2026-11-20 01:00"},
+		{"since=1h,epoch=2", "7d", "yesterday"},
 	} {
 		f.Add(c[0], c[1], c[2])
 	}
@@ -42,10 +47,12 @@ func FuzzParseSetSpec(f *testing.F) {
 		}
 		set, err := ParseSetSpec(ctx, db, base, spec)
 		if err == nil {
-			if set.Name != spec || len(set.Filter.Epochs) > MaxEpochRange || len(set.Filter.Epochs) == 0 {
+			if !strings.HasPrefix(set.Name, spec) || len(set.Filter.Epochs) > MaxEpochRange || len(set.Filter.Epochs) == 0 {
 				t.Fatalf("%q: set %q of %d epochs", spec, set.Name, len(set.Filter.Epochs))
 			}
-			if !strings.Contains(spec, "epoch") && (len(set.Filter.Epochs) != 1 || set.Filter.Epochs[0] != 9) {
+			// A time range names the set's epochs, and its name says so.
+			timed := set.Name != spec
+			if !strings.Contains(spec, "epoch") && !timed && (len(set.Filter.Epochs) != 1 || set.Filter.Epochs[0] != 9) {
 				t.Fatalf("%q: the base's epochs became %v", spec, set.Filter.Epochs)
 			}
 		}
@@ -58,6 +65,17 @@ func FuzzParseSetSpec(f *testing.F) {
 		}
 		if sel, err := qf.Selection(); err == nil && len(sel.Filter.Epochs) > MaxEpochRange {
 			t.Fatalf("epochs %q ranges %q: %d epochs selected", epochs, ranges, len(sel.Filter.Epochs))
+		}
+		// The same strings as a time range: refused, or a range that
+		// does not end before it starts.
+		now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+		for _, fl := range []timerange.Flags{{Since: spec}, {From: epochs, To: ranges}, {Since: spec, From: epochs}} {
+			if r, err := fl.Parse(now, time.UTC); err == nil && fl.Given() && (r.From.After(r.To) || r.IsZero()) {
+				t.Fatalf("%+v: range %v to %v", fl, r.From, r.To)
+			}
+		}
+		if d, err := timerange.ParseDuration(spec); err == nil && d <= 0 {
+			t.Fatalf("%q: duration %v", spec, d)
 		}
 	})
 }

@@ -5,7 +5,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"dcpi/coordinator"
 	"dcpi/storage"
 )
 
@@ -15,6 +17,16 @@ type catalog struct {
 	DB
 	hosts  []string
 	epochs []uint64
+}
+
+// Epochs gives epoch N the hour from N:00 on 2026-11-20 UTC.
+func (c catalog) Epochs(context.Context) ([]coordinator.EpochInfo, error) {
+	var infos []coordinator.EpochInfo
+	for _, n := range c.epochs {
+		start := time.Date(2026, 11, 20, int(n%24), 0, 0, 0, time.UTC)
+		infos = append(infos, coordinator.EpochInfo{Epoch: storage.Epoch{Number: n, Start: start, End: start.Add(time.Hour), State: storage.EpochSealed}})
+	}
+	return infos, nil
 }
 
 func (c catalog) Hosts(context.Context) ([]string, error)        { return c.hosts, nil }

@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"dcpi/analysis"
+	"dcpi/profiledb/timerange"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -17,14 +19,19 @@ type Selection struct {
 	Filter     storage.Query
 	Events     []uint8  // --event, in order; nil: every event present
 	ImagePaths []string // --image given as paths or file names
+	// Time is the wall-clock range of --since, --from and --to (zero
+	// without them); SelectTime turns it into Filter.Epochs once the
+	// database's epochs are known.
+	Time timerange.Range
 }
 
 // Filters are the tools' shared filters as given (the flags --epoch,
-// --epochs, --host, --image, --pid and --event; the web's parameters of
-// the same names).
+// --epochs, --since, --from, --to, --host, --image, --pid and --event;
+// the web's parameters of the same names).
 type Filters struct {
 	Epochs []string
 	Ranges []string // A-B, inclusive
+	Time   timerange.Flags
 	Hosts  []string
 	Images []string // paths, file names or content keys
 	PIDs   []uint
@@ -40,6 +47,7 @@ const MaxEpochRange = 1 << 20
 // (DB.SelectLabels: they need the cluster's node registry).
 func (qf Filters) Selection() (Selection, error) {
 	var s Selection
+	var err error
 	for _, name := range qf.Events {
 		e, err := analysis.ParseEvent(strings.TrimSpace(name))
 		if err != nil {
@@ -58,13 +66,22 @@ func (qf Filters) Selection() (Selection, error) {
 		s.Filter.Epochs = append(s.Filter.Epochs, e)
 	}
 	for _, r := range qf.Ranges {
-		lo, hi, err := ParseEpochRange(r)
+		var lo, hi uint64
+		lo, hi, err = ParseEpochRange(r)
 		if err != nil {
 			return s, err
 		}
 		if s.Filter.Epochs, err = appendEpochRange(s.Filter.Epochs, lo, hi); err != nil {
 			return s, fmt.Errorf("--epochs %q: %w", r, err)
 		}
+	}
+	if s.Time, err = qf.Time.Parse(time.Now(), time.Local); err != nil {
+		return s, err
+	}
+	if qf.Time.Given() && (len(qf.Epochs) > 0 || len(qf.Ranges) > 0) {
+		// A range names epochs too; two ways of naming them at once
+		// would need a rule for which wins.
+		return s, fmt.Errorf("%s: give either a time range or --epoch/--epochs, not both", timeFlag(qf.Time))
 	}
 	for _, h := range qf.Hosts {
 		if h == "" {
@@ -132,4 +149,15 @@ func ParseEpochRange(s string) (lo, hi uint64, err error) {
 		return 0, 0, fmt.Errorf("--epochs %q: more than %d epochs", s, MaxEpochRange)
 	}
 	return lo, hi, nil
+}
+
+// timeFlag names the first time flag given, for messages.
+func timeFlag(f timerange.Flags) string {
+	switch {
+	case f.Since != "":
+		return "--since"
+	case f.From != "":
+		return "--from"
+	}
+	return "--to"
 }

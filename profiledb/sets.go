@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"dcpi/analysis"
+	"dcpi/profiledb/timerange"
 	"dcpi/storage"
 )
 
@@ -66,9 +67,14 @@ func SampleSets(ctx context.Context, db DB, base storage.Query, specs []string, 
 }
 
 // ParseSetSpec parses one --set SPEC over base: each key replaces base's
-// selection along its dimension (labels narrow the hosts).
+// selection along its dimension (labels narrow the hosts). since=, from=
+// and to= are a wall-clock range, as the flags of the same names: they
+// name the set's epochs, so they exclude epoch= and epochs=, and the
+// set's name says which epochs and what span they covered.
 func ParseSetSpec(ctx context.Context, db DB, base storage.Query, spec string) (analysis.SampleSet, error) {
 	q := base
+	name := spec
+	var tf timerange.Flags
 	var epochs, hosts []string
 	var pids []uint32
 	labels := map[string]string{}
@@ -78,11 +84,17 @@ func ParseSetSpec(ctx context.Context, db DB, base storage.Query, spec string) (
 	for _, part := range strings.Split(spec, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
 		if !ok || v == "" {
-			return analysis.SampleSet{}, fmt.Errorf("set %q: %q is not KEY=VALUE (keys: epoch, epochs, host, label, pid)", spec, part)
+			return analysis.SampleSet{}, fmt.Errorf("set %q: %q is not KEY=VALUE (keys: %s)", spec, part, setKeys)
 		}
 		switch k {
 		case "epoch", "epochs":
 			epochs = append(epochs, v)
+		case "since", "from", "to":
+			p := map[string]*string{"since": &tf.Since, "from": &tf.From, "to": &tf.To}[k]
+			if *p != "" {
+				return analysis.SampleSet{}, fmt.Errorf("set %q: %s given twice", spec, k)
+			}
+			*p = v
 		case "host":
 			hosts = append(hosts, v)
 		case "pid":
@@ -98,7 +110,16 @@ func ParseSetSpec(ctx context.Context, db DB, base storage.Query, spec string) (
 			}
 			labels[lk] = lv
 		default:
-			return analysis.SampleSet{}, fmt.Errorf("set %q: unknown key %q (keys: epoch, epochs, host, label, pid)", spec, k)
+			return analysis.SampleSet{}, fmt.Errorf("set %q: unknown key %q (keys: %s)", spec, k, setKeys)
+		}
+	}
+	if tf.Given() {
+		if epochs != nil {
+			return analysis.SampleSet{}, fmt.Errorf("set %q: give either a time range (since, from, to) or epoch/epochs, not both", spec)
+		}
+		var err error
+		if q.Epochs, name, err = setTime(ctx, db, spec, tf); err != nil {
+			return analysis.SampleSet{}, err
 		}
 	}
 	if epochs != nil {
@@ -124,5 +145,8 @@ func ParseSetSpec(ctx context.Context, db DB, base storage.Query, spec string) (
 			return analysis.SampleSet{}, fmt.Errorf("set %q: %w", spec, err)
 		}
 	}
-	return analysis.SampleSet{Name: spec, Filter: q}, nil
+	return analysis.SampleSet{Name: name, Filter: q}, nil
 }
+
+// setKeys are the keys of a set SPEC, for messages.
+const setKeys = "epoch, epochs, since, from, to, host, label, pid"

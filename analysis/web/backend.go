@@ -27,15 +27,19 @@ import (
 
 // Filters are a page's filter parameters as given, before they are
 // checked: the command-line tools' shared flags, one URL parameter each
-// (host, label, epoch, epochs, image, event, pid), repeatable.
+// (host, label, epoch, epochs, since, from, to, image, event, pid),
+// repeatable but for the time range's three.
 type Filters struct {
 	Hosts       []string
 	Labels      map[string]string // label=KEY=VALUE
 	Epochs      []string
 	EpochRanges []string
-	Images      []string
-	Events      []string
-	PIDs        []string
+	// Since, From and To are the wall-clock range (dcpi prof --since,
+	// --from, --to).
+	Since, From, To string
+	Images          []string
+	Events          []string
+	PIDs            []string
 }
 
 // Selection is what checked Filters select, as the tools' queries take it.
@@ -43,6 +47,9 @@ type Selection struct {
 	Filter     storage.Query
 	Events     []uint8
 	ImagePaths []string
+	// Covered says which epochs and what span a time range selected
+	// ("" without one); the pages show it under the filters.
+	Covered string
 }
 
 // Epoch is one row of the epochs page.
@@ -75,7 +82,8 @@ type Backend interface {
 	// call stacks).
 	Source() analysis.Source
 	// Select checks f as the command-line tools check their flags,
-	// with the same message for each bad value, and applies labels.
+	// with the same message for each bad value, applies labels and maps
+	// a time range to its epochs (an error when it overlaps none).
 	Select(ctx context.Context, f Filters) (Selection, error)
 	// Set parses a sample set SPEC of dcpi stats --set over base (dcpi
 	// diff's --a and --b).

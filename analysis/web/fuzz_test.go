@@ -26,6 +26,7 @@ func FuzzParseRequest(f *testing.F) {
 		"view=icicle&min=0.5&event=cycles",
 		"a=host=alpha0&b=host=alpha1&z=3&by=procedure",
 		"proc=main&image=buildid:0123456789abcdef",
+		"since=2h&host=alpha0", "from=2026-11-20+08:00&to=09:30", "since=1h&since=2h", "to=a,b", "since=-1h&from=x",
 		"%zz", "label=rack", "q=a&q=b", "limit=-1", "min=200", "foo=1", ";", "host=%00",
 	} {
 		f.Add(uint8(0), q)

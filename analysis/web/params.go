@@ -9,7 +9,10 @@ import (
 
 // filterParams are the URL parameters of Filters, in the order links
 // write them.
-var filterParams = []string{"host", "label", "epoch", "epochs", "image", "event", "pid"}
+var filterParams = []string{"host", "label", "epoch", "epochs", "since", "from", "to", "image", "event", "pid"}
+
+// timeParams are the filters given once: a range has one start and one end.
+var timeParams = []string{"since", "from", "to"}
 
 // request is a page's parsed query string: the filters, and the view's
 // own parameters.
@@ -64,6 +67,12 @@ func parseRequest(rawQuery string, viewParams ...string) (request, error) {
 	f := &r.filters
 	f.Hosts, f.Epochs, f.EpochRanges = vals["host"], vals["epoch"], vals["epochs"]
 	f.Images, f.Events, f.PIDs = vals["image"], vals["event"], vals["pid"]
+	for _, name := range timeParams {
+		if n := len(vals[name]); n > 1 {
+			return r, badf("%s: given %d times; give it once", name, n)
+		}
+	}
+	f.Since, f.From, f.To = strings.Join(vals["since"], ""), strings.Join(vals["from"], ""), strings.Join(vals["to"], "")
 	for _, l := range vals["label"] {
 		k, v, ok := strings.Cut(l, "=")
 		if !ok || k == "" {

@@ -96,13 +96,15 @@ type pageData struct {
 	Status int
 	Error  string
 	Notice string
-	View   any
+	// Covered is the line that says what a time range selected.
+	Covered string
+	View    any
 }
 
 // formFilters are the filters as the form's text boxes show them
 // (repeated values joined by commas).
 type formFilters struct {
-	Host, Label, Epoch, Epochs, Image, Event, PID, Search string
+	Host, Label, Epoch, Epochs, Since, From, To, Image, Event, PID, Search string
 }
 
 func formOf(f Filters) formFilters {
@@ -111,7 +113,8 @@ func formOf(f Filters) formFilters {
 		labels = append(labels, k+"="+v)
 	}
 	j := func(s []string) string { return strings.Join(s, ", ") }
-	return formFilters{Host: j(f.Hosts), Label: j(labels), Epoch: j(f.Epochs), Epochs: j(f.EpochRanges), Image: j(f.Images),
+	return formFilters{Host: j(f.Hosts), Label: j(labels), Epoch: j(f.Epochs), Epochs: j(f.EpochRanges), Since: f.Since, From: f.From, To: f.To,
+		Image: j(f.Images),
 		Event: j(f.Events), PID: j(f.PIDs)}
 }
 
@@ -171,11 +174,15 @@ func (s *Server) render(w http.ResponseWriter, name string, pd *pageData) {
 	w.Write(buf.Bytes())
 }
 
-// selection checks the request's filters with the backend.
-func (s *Server) selection(ctx context.Context, req request) (Selection, error) {
+// selection checks the request's filters with the backend, and says on
+// pd (when not nil) what a time range covered.
+func (s *Server) selection(ctx context.Context, req request, pd *pageData) (Selection, error) {
 	sel, err := s.b.Select(ctx, req.filters)
 	if err != nil {
 		return sel, badRequest{err}
+	}
+	if pd != nil {
+		pd.Covered = sel.Covered
 	}
 	return sel, nil
 }

@@ -27,7 +27,7 @@ type topView struct {
 }
 
 func (s *Server) top(ctx context.Context, req request, pd *pageData) error {
-	sel, err := s.selection(ctx, req)
+	sel, err := s.selection(ctx, req, pd)
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func (s *Server) list(ctx context.Context, req request, pd *pageData) error {
 		return badf("give a procedure: /list?proc=NAME (the hot procedures page links each to its listing)")
 	}
 	pd.Keep = map[string]string{"proc": proc}
-	sel, err := s.selection(ctx, req)
+	sel, err := s.selection(ctx, req, pd)
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ type flameBox struct {
 const flameRow = 18 // pixels per level
 
 func (s *Server) flame(ctx context.Context, req request, pd *pageData) error {
-	sel, err := s.selection(ctx, req)
+	sel, err := s.selection(ctx, req, pd)
 	if err != nil {
 		return err
 	}
@@ -266,7 +266,7 @@ type diffView struct {
 }
 
 func (s *Server) diff(ctx context.Context, req request, pd *pageData) error {
-	sel, err := s.selection(ctx, req)
+	sel, err := s.selection(ctx, req, pd)
 	if err != nil {
 		return err
 	}
@@ -371,7 +371,7 @@ func (s *Server) pprof(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pd.Query, pd.Form = req.with(), formOf(req.filters)
-	sel, err := s.selection(ctx, req)
+	sel, err := s.selection(ctx, req, pd)
 	if err != nil {
 		fail(err)
 		return

@@ -48,8 +48,11 @@ func (b *testBackend) Select(ctx context.Context, f Filters) (Selection, error) 
 		}
 		sel.Events = append(sel.Events, n)
 	}
-	if f.Epochs != nil || f.EpochRanges != nil || f.Images != nil || f.PIDs != nil || f.Labels != nil {
-		return sel, errors.New("the test backend takes host and event only")
+	if f.Epochs != nil || f.EpochRanges != nil || f.Images != nil || f.PIDs != nil || f.Labels != nil || f.From != "" || f.To != "" {
+		return sel, errors.New("the test backend takes host, event and since only")
+	}
+	if f.Since != "" {
+		sel.Covered = "time range: the last " + f.Since
 	}
 	return sel, nil
 }
@@ -198,6 +201,8 @@ func TestBadInput(t *testing.T) {
 		{"/?host=alpha9", 400, "nothing matches the filters: no samples for host alpha9"},
 		{"/?foo=1", 400, `unknown parameter &#34;foo&#34;`},
 		{"/?q=a&q=b", 400, "q: given 2 times"},
+		{"/?since=1h&since=2h", 400, "since: given 2 times"},
+		{"/flame?from=09:00&from=10:00", 400, "from: given 2 times"},
 		{"/?%zz", 400, "malformed query string"},
 		{"/?label=rack", 400, `label &#34;rack&#34;: want KEY=VALUE`},
 		{"/?limit=-1", 400, "limit=&#34;-1&#34;: want a whole number &gt;= 0"},
@@ -220,6 +225,22 @@ func TestBadInput(t *testing.T) {
 	code, body := get(t, p, "/")
 	if code != 500 || strings.Contains(body, "goroutine") || strings.Contains(body, "backend bug") {
 		t.Errorf("a panicking backend: status %d, body %q", code, body)
+	}
+}
+
+// TestTimeRange: a page given a time range says what it covered, keeps
+// the range in its form and its links.
+func TestTimeRange(t *testing.T) {
+	s := New(&testBackend{src: fleet(false), hosts: []string{"alpha0", "alpha1"}}, t.Logf)
+	for _, page := range []string{"/", "/flame", "/diff"} {
+		code, body := get(t, s, page+"?since=2h")
+		if code != 200 || !strings.Contains(body, `<p class="covered" id="covered">time range: the last 2h</p>`) ||
+			!strings.Contains(body, `name="since" value="2h"`) || !strings.Contains(body, `href="/epochs?since=2h"`) {
+			t.Errorf("%s?since=2h: status %d, no covered line, form value or link:\n%s", page, code, body)
+		}
+	}
+	if _, body := get(t, s, "/"); strings.Contains(body, `id="covered"`) {
+		t.Errorf("a page without a range says what one covered:\n%s", body)
 	}
 }
 

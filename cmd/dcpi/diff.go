@@ -34,16 +34,16 @@ standard error sqrt(k)/N, and the change's z-score is
 (a two-proportion z-test with Poisson variances). |z| below --z (default 3)
 is marked "~": not a significant change, whatever its size.
 
---a and --b take the SPEC of dcpi stats --set: comma-separated epoch=N,
-epochs=A-B, host=H, label=K=V (cluster), pid=P, each replacing the shared flag
-of its dimension. One event is compared: --event NAME (default cycles).
+--a and --b take dcpi stats --set's SPEC: comma-separated epoch=N, epochs=A-B,
+since=D, from=T, to=T (a time range), host=H, label=K=V (cluster), pid=P, each
+replacing the shared flag of its dimension. One event: --event (default cycles).
 
 --json prints {"event", "by", "a": {"name", "total"}, "b", "z_threshold",
 "rows": [{"procedure", "image", "count_a", "count_b", "share_pct_a",
 "share_pct_b", "delta_pct", "z", "significant"}], "insignificant_rows",
 "omitted_rows"}.`,
 		Example: `  dcpi diff --db /tmp/fleet/c1 --a epoch=1 --b epoch=2
-  dcpi diff --db /tmp/fleet/c1 --a host=alpha0 --b host=alpha1 --limit 10
+  dcpi diff --db /tmp/fleet/c1 --a from=09:00,to=10:00 --b since=1h --limit 10
   dcpi diff --nats nats://127.0.0.1:4222 --a label=kernel=old --b label=kernel=new --z 4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

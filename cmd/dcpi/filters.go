@@ -8,18 +8,20 @@ import (
 
 	"dcpi/analysis/symbolize"
 	"dcpi/profiledb"
+	"dcpi/profiledb/timerange"
 	"dcpi/storage"
 	"dcpi/transport/auth"
 )
 
 // queryFlags are the options every analysis tool shares:
 // where the profile comes from (--db or --nats) and which samples it
-// selects (--epoch, --epochs, --host, --label, --event, --image, --pid),
-// and --json.
+// selects (--epoch, --epochs, --since, --from, --to, --host, --label,
+// --event, --image, --pid), and --json.
 type queryFlags struct {
 	dbDir  string
 	epochs []string
 	ranges []string
+	when   timerange.Flags
 	hosts  []string
 	images []string
 	pids   []uint
@@ -37,6 +39,7 @@ func (qf *queryFlags) register(f *pflag.FlagSet, eventUsage string) {
 	f.StringVar(&qf.dbDir, "db", "dcpi-db", "directory of a local profile database (opened read-only)")
 	f.StringSliceVar(&qf.epochs, "epoch", nil, "only epoch `N` (repeatable)")
 	f.StringArrayVar(&qf.ranges, "epochs", nil, "only epochs `A-B`, inclusive (repeatable)")
+	qf.when.Register(f)
 	f.StringArrayVar(&qf.hosts, "host", nil, "only host `H` (repeatable)")
 	f.StringArrayVar(&qf.images, "image", nil, "only the image at `PATH`, with that file name, or with that content key (repeatable)")
 	f.UintSliceVar(&qf.pids, "pid", nil, "only process `P`, for images kept per process (repeatable)")
@@ -51,7 +54,7 @@ func (qf *queryFlags) register(f *pflag.FlagSet, eventUsage string) {
 // bad one. Labels are applied later, by the opened database (they need the
 // cluster's node registry).
 func (qf *queryFlags) selection() (profiledb.Selection, error) {
-	return profiledb.Filters{Epochs: qf.epochs, Ranges: qf.ranges, Hosts: qf.hosts, Images: qf.images, PIDs: qf.pids, Events: qf.events}.Selection()
+	return profiledb.Filters{Epochs: qf.epochs, Ranges: qf.ranges, Time: qf.when, Hosts: qf.hosts, Images: qf.images, PIDs: qf.pids, Events: qf.events}.Selection()
 }
 
 // openedSource is a profile database opened for a tool, with a symbol
@@ -66,14 +69,19 @@ func opened(db profiledb.DB, close func()) *openedSource {
 	return &openedSource{DB: db, src: symbolize.New(db), close: func() { db.Close(); close() }}
 }
 
-// open opens the database the flags name (--nats, else --db) and applies
-// --label to sel. The caller must call close.
+// open opens the database (--nats, else --db), applies --label and the
+// time range to sel (saying on stderr what it covered); the caller closes.
 func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *profiledb.Selection) (*openedSource, error) {
 	db, closeConn, err := openDB(cmd, name, qf.nats, qf.linearizable, qf.dbDir, qf.labels, &sel.Filter)
 	if err != nil {
 		return nil, err
 	}
-	return opened(db, closeConn), nil
+	o := opened(db, closeConn)
+	if err := profiledb.SelectTime(cmd.Context(), db, sel, cmd.ErrOrStderr()); err != nil {
+		o.close()
+		return nil, err
+	}
+	return o, nil
 }
 
 // openDB opens the cluster through natsURLs, else the local database at

@@ -36,6 +36,7 @@ process: the fleet-wide profile, read from the database's roll-up over
 hosts. Filters narrow it:
 
   --epoch N, --epochs A-B   epochs (repeatable; unioned)
+  --since 2h, --from/--to T the epochs overlapping a wall-clock range
   --host H                  hosts (repeatable)
   --image PATH|KEY          images: a path ("/bin/sort"), a file name ("sort")
                             or a content key ("buildid:<hex>"); repeatable

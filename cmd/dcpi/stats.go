@@ -30,7 +30,7 @@ max over the K sets, and each set's count; sorted by normalized range, so the
 procedure whose samples vary most comes first.
 
 Sets are given as repeatable --set SPEC, a comma-separated list of
-  epoch=N  epochs=A-B  host=H  label=K=V (cluster)  pid=P
+  epoch=N  epochs=A-B  since=D  from=T  to=T  host=H  label=K=V  pid=P
 which replace the shared flag of the same dimension for that set; or
 --by-host (one set per host) or --by-epoch (one set per epoch), over the hosts
 or epochs the shared flags select or, without them, all that the database
@@ -81,7 +81,7 @@ lists. One event is compared: --event NAME (default cycles).
 	}
 	f := cmd.Flags()
 	qf.register(f, "the event `NAME` compared (default cycles)")
-	f.StringArrayVar(&sets, "set", nil, "a sample set: `SPEC` of epoch=N, epochs=A-B, host=H, label=K=V, pid=P, comma-separated (repeatable)")
+	f.StringArrayVar(&sets, "set", nil, "a sample set: `SPEC` of epoch=N, epochs=A-B, since=D, from=T, to=T, host=H, label=K=V, pid=P, comma-separated (repeatable)")
 	f.BoolVar(&byHost, "by-host", false, "one sample set per host")
 	f.BoolVar(&byEpoch, "by-epoch", false, "one sample set per epoch")
 	f.StringVar(&by, "by", "procedure", "one row per `procedure` or per image")

@@ -8,14 +8,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/profiledb"
-	"dcpi/storage"
+	"dcpi/profiledb/timerange"
 	"dcpi/transport/auth"
 )
 
 func newTotalsCommand() *cobra.Command {
 	var natsURLs, hosts []string
 	var dbDir string
-	var epochs []uint
+	var epochs []string
+	var when timerange.Flags
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "totals",
@@ -32,19 +33,16 @@ With --db it reads a local profile database instead (dcpi node --db's,
 or a stopped replica's data directory, e.g. a demo's DIR/c1).
 
 Any replica answers, so a replica that has not yet applied the newest
-commits may answer with less. --host and --epoch narrow the figures.
---json prints {"samples", "unknown", "drops": {name: count}, "total"}.`,
+commits may answer with less; --host, --epoch, --since/--from/--to narrow
+the figures. --json: {"samples", "unknown", "drops": {name: count}, "total"}.`,
 		Example: `  dcpi totals --nats nats://127.0.0.1:4222
   dcpi totals --nats nats://127.0.0.1:4222 --host alpha1 --json
   dcpi totals --db /tmp/fleet/c1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var q storage.Query
-			if len(hosts) > 0 {
-				q.Hosts = hosts
-			}
-			for _, e := range epochs {
-				q.Epochs = append(q.Epochs, uint64(e))
+			sel, err := profiledb.Filters{Hosts: hosts, Epochs: epochs, Time: when}.Selection()
+			if err != nil {
+				return err
 			}
 			o, err := openTotalsDB(cmd, dbDir, natsURLs)
 			if err != nil {
@@ -53,7 +51,10 @@ commits may answer with less. --host and --epoch narrow the figures.
 			defer o.close()
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
-			tot, err := profiledb.ReadTotals(ctx, o.DB, q)
+			if err := profiledb.SelectTime(ctx, o.DB, &sel, cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			tot, err := profiledb.ReadTotals(ctx, o.DB, sel.Filter)
 			if err != nil {
 				return err
 			}
@@ -71,7 +72,8 @@ commits may answer with less. --host and --epoch narrow the figures.
 	f.StringVar(&dbDir, "db", "", "read this local profile database (or a stopped replica's data directory) instead of the cluster")
 	cmd.MarkFlagsMutuallyExclusive("db", "nats")
 	f.StringArrayVar(&hosts, "host", nil, "only host `H` (repeatable)")
-	f.UintSliceVar(&epochs, "epoch", nil, "only epoch `N` (repeatable)")
+	f.StringSliceVar(&epochs, "epoch", nil, "only epoch `N` (repeatable)")
+	when.Register(f)
 	f.BoolVar(&asJSON, "json", false, "print JSON for machines")
 	return cmd
 }

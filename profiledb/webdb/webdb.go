@@ -7,7 +7,6 @@ package webdb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -22,6 +21,7 @@ import (
 	"dcpi/analysis/web"
 	"dcpi/profiledb"
 	"dcpi/profiledb/pprofout"
+	"dcpi/profiledb/timerange"
 	"dcpi/storage"
 )
 
@@ -48,9 +48,11 @@ func (b *Backend) Where() string { return b.db.Where() }
 
 // Select checks the filters with profiledb.Filters.Selection, as the tools check
 // their flags (the messages name the flags; the pages' parameters have the
-// same names).
+// same names), and maps a time range to its epochs with
+// profiledb.SelectTime, as the tools do once their database is open.
 func (b *Backend) Select(ctx context.Context, f web.Filters) (web.Selection, error) {
-	qf := profiledb.Filters{Epochs: f.Epochs, Ranges: f.EpochRanges, Hosts: f.Hosts, Images: f.Images, Events: f.Events}
+	qf := profiledb.Filters{Epochs: f.Epochs, Ranges: f.EpochRanges, Hosts: f.Hosts, Images: f.Images, Events: f.Events,
+		Time: timerange.Flags{Since: f.Since, From: f.From, To: f.To}}
 	for _, p := range f.PIDs {
 		n, err := strconv.ParseUint(p, 10, 64)
 		if err != nil {
@@ -58,14 +60,31 @@ func (b *Backend) Select(ctx context.Context, f web.Filters) (web.Selection, err
 		}
 		qf.PIDs = append(qf.PIDs, uint(n))
 	}
+	var covered strings.Builder
 	sel, err := qf.Selection()
 	if err == nil {
 		err = b.db.SelectLabels(ctx, f.Labels, &sel.Filter)
 	}
-	if err != nil {
-		return web.Selection{}, errors.New(strings.TrimPrefix(err.Error(), "--"))
+	if err == nil {
+		err = profiledb.SelectTime(ctx, b.db, &sel, &covered)
 	}
-	return web.Selection(sel), nil
+	if err != nil {
+		return web.Selection{}, paramError{err}
+	}
+	return web.Selection{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, Covered: strings.TrimSpace(covered.String())}, nil
+}
+
+// paramError is a flag's error as a page's: the message names the URL
+// parameter ("since", not "--since"); the error is still the tool's.
+type paramError struct{ err error }
+
+func (e paramError) Error() string { return strings.TrimPrefix(e.err.Error(), "--") }
+func (e paramError) Unwrap() error { return e.err }
+
+// selection is a page's selection as the tools take it; its time range
+// is already epochs (Select).
+func selection(sel web.Selection) profiledb.Selection {
+	return profiledb.Selection{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths}
 }
 
 func (b *Backend) Set(ctx context.Context, base web.Selection, spec string) (analysis.SampleSet, error) {
@@ -73,7 +92,7 @@ func (b *Backend) Set(ctx context.Context, base web.Selection, spec string) (ana
 }
 
 func (b *Backend) Hint(ctx context.Context, sel web.Selection) string {
-	return profiledb.SelectionHint(ctx, b.db, b.sym, profiledb.Selection(sel))
+	return profiledb.SelectionHint(ctx, b.db, b.sym, selection(sel))
 }
 
 func (b *Backend) Files() symbolize.ImageFinder {
@@ -92,7 +111,7 @@ func (b *Backend) CalcPeriods(ctx context.Context, hosts []string) (map[string]m
 // registered periods, the images' DWARF where found, call stacks where
 // recorded.
 func (b *Backend) Pprof(ctx context.Context, sel web.Selection) (*profile.Profile, error) {
-	ex, err := pprofout.Run(ctx, b.db, b.sym, pprofout.Options{Selection: profiledb.Selection(sel), Files: b.Files()})
+	ex, err := pprofout.Run(ctx, b.db, b.sym, pprofout.Options{Selection: selection(sel), Files: b.Files()})
 	if err != nil {
 		return nil, err
 	}
