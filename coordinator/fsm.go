@@ -37,6 +37,15 @@ type FSM struct {
 
 	applied uint64 // log index db reflects; FSM goroutine only
 
+	// storeErr is the first storage failure of an apply (a full disk, a
+	// damaged table). The entry it failed on is not in the database, so
+	// no later entry may be applied either: a replica that went on would
+	// hold less than the others for good, since applied would pass the
+	// entry. A restart replays the log from the entry (applied stays
+	// before it). onStoreError hears of it once: the replica stops.
+	storeErr     atomic.Pointer[error]
+	onStoreError func(error)
+
 	// metaVersion counts the applied changes to nodes, epochs and epoch
 	// acknowledgements (and restores), so that readers of only those
 	// (the leader's heartbeat answers) can keep what they read until it
@@ -257,6 +266,9 @@ func (f *FSM) ApplyCommand(index uint64, data []byte) any {
 	if index != 0 && index <= f.applied {
 		return nil
 	}
+	if p := f.storeErr.Load(); p != nil {
+		return *p
+	}
 	c, err := DecodeCommand(data)
 	if err != nil {
 		f.logf("coordinator: log entry %d rejected: %v", index, err)
@@ -270,9 +282,16 @@ func (f *FSM) ApplyCommand(index uint64, data []byte) any {
 func (f *FSM) applyDecoded(index uint64, c Command) any {
 	res, err := f.apply(index, c)
 	if err != nil {
-		if !errors.Is(err, ErrBadCommand) {
-			// Not the command's fault: a storage failure.
-			f.logf("coordinator: log entry %d: %v", index, err)
+		if errors.Is(err, ErrBadCommand) || errors.Is(err, storage.ErrInvalid) {
+			return err // the command's fault: every replica refuses it alike
+		}
+		// Not the command's fault: this replica's storage failed.
+		err = fmt.Errorf("log entry %d not applied: %w", index, err)
+		if f.storeErr.CompareAndSwap(nil, &err) {
+			f.logf("coordinator: %v; this replica applies nothing more until it restarts", err)
+			if f.onStoreError != nil {
+				f.onStoreError(err)
+			}
 		}
 		return err
 	}
@@ -281,6 +300,19 @@ func (f *FSM) applyDecoded(index uint64, c Command) any {
 	}
 	return res
 }
+
+// StoreFailed is the storage failure that stopped the FSM applying, nil
+// while it applies.
+func (f *FSM) StoreFailed() error {
+	if p := f.storeErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// OnStoreError sets what hears of the FSM's first storage failure (the
+// replica stops). Set it before the FSM applies anything.
+func (f *FSM) OnStoreError(fn func(error)) { f.onStoreError = fn }
 
 // MetaVersion changes whenever an applied entry or a restore has changed
 // the nodes, the epochs or their acknowledgements: what a reader of only

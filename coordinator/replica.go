@@ -185,6 +185,7 @@ func (r *Replica) open() error {
 	if r.fsm, err = OpenFSM(filepath.Join(cfg.DataDir, "db"), r.logf); err != nil {
 		return err
 	}
+	r.fsm.OnStoreError(r.applyFailed)
 	// Raft is told not to restore the newest snapshot on start (the
 	// database outlives the process), so restore it here if the database
 	// is behind it: a crash lost unsynced writes, or the db was removed.
@@ -337,14 +338,25 @@ func (r *Replica) Shutdown() error {
 	return nil
 }
 
-// fail stops the replica for good after a fatal store error (durableLog):
-// Raft shuts down, so this replica neither votes nor appends nor applies
-// again, and Failed is closed. It runs on Raft's own goroutine, which
-// Shutdown waits for, so the shutdown runs on another.
+// fail stops the replica for good after a fatal store error of its Raft
+// log (durableLog): Raft shuts down, so this replica neither votes nor
+// appends nor applies again, and Failed is closed. It runs on Raft's own
+// goroutine, which Shutdown waits for, so the shutdown runs on another.
 func (r *Replica) fail(err error) {
+	r.failWith(err, "check the disk, then remove the replica's data directory and add it back")
+}
+
+// applyFailed stops the replica after its profile database failed to
+// apply a committed entry (the FSM applies nothing more): the log still
+// holds the entry, so once the disk is fixed a restart applies it.
+func (r *Replica) applyFailed(err error) {
+	r.failWith(fmt.Errorf("%w: %w", ErrReplicaFailed, err), "check the disk (free space), then restart the replica: it applies the log from that entry")
+}
+
+func (r *Replica) failWith(err error, advice string) {
 	r.failOnce.Do(func() {
 		r.failErr = err
-		r.logf("coordinator: %s: FATAL: %v; the replica stops (docs/durability.md: check the disk, then remove the replica's data directory and add it back)", r.cfg.ID, err)
+		r.logf("coordinator: %s: FATAL: %v; the replica stops (docs/durability.md: %s)", r.cfg.ID, err, advice)
 		close(r.failed)
 		go func() {
 			if r.raft != nil {

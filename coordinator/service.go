@@ -684,6 +684,10 @@ func (s *service) view(ctx context.Context, what string, fn func(db *storage.DB)
 	if err := s.r.fsm.View(func(db *storage.DB) error { return db.Damaged() }); err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrInternal, what, err)
 	}
+	// One that stopped applying (StoreFailed) holds an ever older state.
+	if err := s.r.fsm.StoreFailed(); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrInternal, what, err)
+	}
 	if err := s.r.fsm.View(fn); err != nil {
 		if errors.Is(err, ErrBadRequest) {
 			return err

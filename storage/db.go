@@ -35,6 +35,10 @@ var (
 	// ErrLocked: another process (or another DB of this one) has the
 	// database open for writing.
 	ErrLocked = errors.New("storage: database in use")
+	// ErrWriteFailed: a commit could not be written (a full disk, an I/O
+	// error). Nothing of it is in the database, and the DB takes no more
+	// writes: reopened, it recovers to its last commit.
+	ErrWriteFailed = errors.New("storage: write failed")
 )
 
 // SchemaVersion is stored under the 'm' "schema" key; Open refuses others
@@ -100,6 +104,10 @@ type DB struct {
 	// flush's (Close's, say, of a memtable holding a value the merger
 	// refuses, which Pebble would retry for ever).
 	flushFailed chan error
+	// writeFailed is the first failed commit (nil: none): Pebble panics
+	// when its log cannot be written and is not to be written to after,
+	// so every later write returns this.
+	writeFailed atomic.Pointer[error]
 
 	mu     sync.RWMutex // guards closed against the methods
 	closed bool
@@ -231,6 +239,13 @@ func (db *DB) Close() error {
 		return ErrClosed
 	}
 	db.closed = true
+	if err := db.WriteFailed(); err != nil {
+		// Pebble's panic left its commit locks held: its Close would wait
+		// for ever. Its files and lock stay as they are until the process
+		// exits; opened again then, the database recovers to the last
+		// commit.
+		return fmt.Errorf("storage: close: %w (the database is released when this process exits)", err)
+	}
 	if !db.readOnly {
 		// Flushed, a closed database holds its data in tables, whose
 		// blocks carry checksums, and its newest log is empty. Left in

@@ -338,7 +338,7 @@ func (db *DB) applyDeltas(ds []Delta, m *Meta, gapIsError bool) ([]Outcome, erro
 	if !changed {
 		return out, nil
 	}
-	if err := pb.Commit(db.wo); err != nil {
+	if err := db.commit(pb); err != nil {
 		return nil, fmt.Errorf("storage: apply: commit: %w", err)
 	}
 	for _, id := range ids {

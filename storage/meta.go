@@ -23,7 +23,7 @@ func (db *DB) PutImage(r *wire.ImageRecord) error {
 	if err != nil {
 		return fmt.Errorf("storage: put image: %w", err)
 	}
-	if err := db.pdb.Set(imageKey(r.Key), v, db.wo); err != nil {
+	if err := db.set(imageKey(r.Key), v, db.wo); err != nil {
 		return fmt.Errorf("storage: put image %v: %w", r.Key, err)
 	}
 	return nil
@@ -155,7 +155,7 @@ func (db *DB) PutEpoch(e Epoch) error {
 	if err != nil {
 		return fmt.Errorf("storage: put epoch: %w", err)
 	}
-	if err := db.pdb.Set(epochKey(e.Number), v, db.wo); err != nil {
+	if err := db.set(epochKey(e.Number), v, db.wo); err != nil {
 		return fmt.Errorf("storage: put epoch %d: %w", e.Number, err)
 	}
 	return nil

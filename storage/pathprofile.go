@@ -139,7 +139,7 @@ func (db *DB) ApplyPathUploadWith(u *wire.PathUpload, m *Meta) (PathOutcome, err
 	if pb.Empty() {
 		return out, nil
 	}
-	if err := pb.Commit(db.wo); err != nil {
+	if err := db.commit(pb); err != nil {
 		return PathOutcome{}, fmt.Errorf("storage: apply path upload: %w", err)
 	}
 	return out, nil

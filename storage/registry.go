@@ -160,7 +160,7 @@ func (db *DB) CommitMeta(m *Meta) error {
 			return fmt.Errorf("storage: commit meta: %w", err)
 		}
 	}
-	if err := pb.Commit(db.wo); err != nil {
+	if err := db.commit(pb); err != nil {
 		return fmt.Errorf("storage: commit meta: %w", err)
 	}
 	return nil

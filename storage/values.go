@@ -118,7 +118,7 @@ func (db *DB) applyValues(first uint64, r *wire.ValuesRecord, m *Meta) (Outcome,
 	if pb.Empty() {
 		return outcome, nil
 	}
-	if err := pb.Commit(db.wo); err != nil {
+	if err := db.commit(pb); err != nil {
 		return 0, fmt.Errorf("storage: apply values: %w", err)
 	}
 	return outcome, nil
