@@ -46,7 +46,8 @@ func TestProfReadsAStoppedReplica(t *testing.T) {
 		t.Errorf("prof --host alpha9: %v\n%s", err, out)
 	}
 	out, _, err = run(t, "totals", "--db", filepath.Join(dir, "c1"), "--epoch", "9")
-	if err != nil || !strings.Contains(out, "no epoch 9; epochs in this database: 1, 2\n") {
+	// The cut by hand makes epoch 2; the schedule may have cut more.
+	if err != nil || !regexp.MustCompile(`no epoch 9; epochs in this database: 1, 2(, \d+)*\n`).MatchString(out) {
 		t.Errorf("totals --epoch 9: %v\n%s", err, out)
 	}
 	_, _, err = run(t, "list", "--db", filepath.Join(dir, "c1"), "--host", "alpha9", "main")
