@@ -27,6 +27,8 @@ type replicaMetrics struct {
 	badReply *prometheus.CounterVec
 	// the leader's scheduled cuts, by result (cut, superseded)
 	scheduledCuts *prometheus.CounterVec
+	// epochs the leader's retention commands merged away or expired
+	retention *prometheus.CounterVec
 }
 
 func newReplicaMetrics() *replicaMetrics {
@@ -53,6 +55,13 @@ func newReplicaMetrics() *replicaMetrics {
 			Help: "Epoch cuts this replica proposed as leader because the epoch's period (epoch_every) was up, by result: cut, or " +
 				"superseded (the epoch was cut already, by hand or by an earlier proposal, and nothing changed)."},
 			[]string{"result"}),
+		retention: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcpi_coordinator_retention_epochs_total",
+			Help: "Epochs this replica's retention commands, as leader, removed, by action: merged (folded into an earlier " +
+				"epoch of their window) or expired (deleted, what they held counted as expired)."},
+			[]string{"action"}),
+	}
+	for _, a := range []string{"merged", "expired"} {
+		m.retention.WithLabelValues(a)
 	}
 	for _, res := range []string{"cut", "superseded"} {
 		m.scheduledCuts.WithLabelValues(res) // a scrape shows 0, not no series
@@ -142,6 +151,7 @@ func (c replicaCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.r.metrics.refused.Describe(ch)
 	c.r.metrics.badReply.Describe(ch)
 	c.r.metrics.scheduledCuts.Describe(ch)
+	c.r.metrics.retention.Describe(ch)
 	c.db.Describe(ch)
 }
 
@@ -203,6 +213,7 @@ func (c replicaCollector) Collect(ch chan<- prometheus.Metric) {
 	r.metrics.refused.Collect(ch)
 	r.metrics.badReply.Collect(ch)
 	r.metrics.scheduledCuts.Collect(ch)
+	r.metrics.retention.Collect(ch)
 	c.db.Collect(ch)
 }
 
