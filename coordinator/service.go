@@ -872,7 +872,10 @@ func (s *service) queryTotals(ctx context.Context, m *nats.Msg, _ func(string) (
 		if out.StackSamples, out.StackDrops, err = db.StackTotals(q); err != nil {
 			return err
 		}
-		out.MeSamples, out.MeUnknown, out.MeDrops, err = db.MeTotals(q)
+		if out.MeSamples, out.MeUnknown, out.MeDrops, err = db.MeTotals(q); err != nil {
+			return err
+		}
+		out.Expired, err = db.ExpiredTotals(q)
 		return err
 	})
 	if err != nil {
