@@ -103,7 +103,7 @@ func StartReplica(ctx context.Context, rc ReplicaConfig) (_ *Replica, err error)
 	}
 	rp.r, err = coordinator.Start(coordinator.Config{ID: c.ID, RaftAddr: c.RaftAddr, RaftTLS: raftTLS, RaftInsecure: c.RaftInsecure, DataDir: c.DataDir,
 		Bootstrap: boot, NATS: rp.nc, Tails: JetStreamTails{JS: js}, HeartbeatTimeout: c.HeartbeatTimeout,
-		EpochEvery: c.EpochEvery, Logger: rc.Logger})
+		EpochEvery: c.EpochEvery, Retention: coordinator.Retention(c.Retention), Logger: rc.Logger})
 	if err != nil {
 		return nil, err
 	}

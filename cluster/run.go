@@ -64,7 +64,7 @@ func (cl *Cluster) printCollecting(ctx context.Context, slowest, seconds float64
 		open = eps[len(eps)-1].Number
 	}
 	cl.cfg.Progress.Printf("hosts at %.3f/%.3f simulated s | %d samples published | %d stored | %s",
-		slowest, seconds, published, tot.Samples+tot.Unknown-cl.base.Totals.Stored, epochNote(open, cut))
+		slowest, seconds, published, tot.Samples+tot.Unknown+tot.Expired.Samples-cl.base.Totals.Stored-cl.base.Totals.Expired, epochNote(open, cut))
 }
 
 // epochNote is the open epoch (the schedule may have cut before it) and

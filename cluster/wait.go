@@ -112,13 +112,14 @@ func (cl *Cluster) Totals(ctx context.Context) (conservation.Totals, error) {
 	if err != nil {
 		return conservation.Totals{}, err
 	}
-	return conservation.Totals{Stored: tot.Samples + tot.Unknown, Drops: tot.Drops,
-		StackStored: tot.StackSamples, StackDrops: tot.StackDrops,
-		MeStored: tot.MeSamples + tot.MeUnknown, MeDrops: tot.MeDrops}, nil
+	return conservation.Totals{Stored: tot.Samples + tot.Unknown, Drops: tot.Drops, Expired: tot.Expired.Samples,
+		StackStored: tot.StackSamples, StackDrops: tot.StackDrops, StackExpired: tot.Expired.StackSamples,
+		MeStored: tot.MeSamples + tot.MeUnknown, MeDrops: tot.MeDrops, MeExpired: tot.Expired.MeSamples}, nil
 }
 
 func totalsEqual(a, b conservation.Totals) bool {
 	return a.Stored == b.Stored && a.StackStored == b.StackStored && a.MeStored == b.MeStored &&
+		a.Expired == b.Expired && a.StackExpired == b.StackExpired && a.MeExpired == b.MeExpired &&
 		mapsEqual(a.Drops, b.Drops) && mapsEqual(a.StackDrops, b.StackDrops) && mapsEqual(a.MeDrops, b.MeDrops)
 }
 

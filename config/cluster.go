@@ -56,6 +56,50 @@ type Coordinator struct {
 	// at :00); 0 cuts by hand only (dcpi epoch cut), which a schedule
 	// still allows (coordinator.Config.EpochEvery, docs/cluster.md).
 	EpochEvery time.Duration `mapstructure:"epoch_every"`
+	// Retention is the policy the leader applies to sealed epochs
+	// (coordinator.Retention, docs/cluster.md "Retention").
+	Retention Retention `mapstructure:"retention"`
+}
+
+// Retention is coordinator.retention: epochs that ended less than Full
+// ago stay as they are; older sealed ones are merged into one per window
+// of MergeTo (aligned to wall-clock time); sealed epochs that ended more
+// than Keep ago are deleted, what they held counted as expired. 0 turns
+// a part off.
+type Retention struct {
+	Full    time.Duration `mapstructure:"full"`
+	MergeTo time.Duration `mapstructure:"merge_to"`
+	Keep    time.Duration `mapstructure:"keep"`
+}
+
+// check refuses a policy that is negative, contradicts itself, or could
+// reach epochs not yet sealed (an epoch may stay unsealed for up to
+// epoch_every after it ends and a seal or two more), in one line naming
+// the key. coordinator.CheckRetention applies the same rules when a
+// replica starts (config imports no role).
+func (r Retention) check(epochEvery time.Duration) error {
+	const k = "config: coordinator.retention."
+	switch {
+	case r.Full < 0:
+		return fmt.Errorf(k+"full = %v: want 0 (merge nothing) or a positive duration", r.Full)
+	case r.MergeTo < 0:
+		return fmt.Errorf(k+"merge_to = %v: want a positive duration", r.MergeTo)
+	case r.Keep < 0:
+		return fmt.Errorf(k+"keep = %v: want 0 (delete nothing) or a positive duration", r.Keep)
+	case r.Full > 0 && r.MergeTo == 0:
+		return fmt.Errorf(k+"merge_to is 0: full = %v needs the window to merge older epochs into", r.Full)
+	case r.Full == 0 && r.MergeTo > 0:
+		return fmt.Errorf(k+"merge_to = %v needs full, the age from which epochs are merged", r.MergeTo)
+	case r.Keep > 0 && r.Full > 0 && r.Keep < r.Full:
+		return fmt.Errorf(k+"keep = %v is shorter than full = %v: epochs would be deleted before they are merged", r.Keep, r.Full)
+	case r.Full > 0 && epochEvery > 0 && r.Full < 2*epochEvery:
+		return fmt.Errorf(k+"full = %v: want at least twice coordinator.epoch_every (%v), or it would reach epochs not yet sealed", r.Full, 2*epochEvery)
+	case r.Keep > 0 && epochEvery > 0 && r.Keep < 2*epochEvery:
+		return fmt.Errorf(k+"keep = %v: want at least twice coordinator.epoch_every (%v), or it would reach epochs not yet sealed", r.Keep, 2*epochEvery)
+	case r.MergeTo > 0 && epochEvery > 0 && r.MergeTo <= epochEvery:
+		return fmt.Errorf(k+"merge_to = %v: want longer than coordinator.epoch_every (%v), or a window holds one epoch and nothing merges", r.MergeTo, epochEvery)
+	}
+	return nil
 }
 
 // MinEpochEvery is the shortest coordinator.epoch_every:
@@ -129,6 +173,7 @@ func clusterDefaults() (NATS, Coordinator, Aggregator, Node) {
 var clusterKeys = []string{
 	"nats.urls", "nats.creds", "nats.ca", "nats.cert", "nats.key", "nats.embed_host", "nats.embed_port", "nats.stream_replicas", "nats.sync_always", "nats.sync_interval",
 	"coordinator.id", "coordinator.raft_addr", "coordinator.raft_tls", "coordinator.raft_insecure", "coordinator.data_dir", "coordinator.peers", "coordinator.heartbeat_timeout", "coordinator.epoch_every",
+	"coordinator.retention.full", "coordinator.retention.merge_to", "coordinator.retention.keep",
 	"aggregator.fetch_max", "aggregator.fetch_wait", "aggregator.max_proposal_entries", "aggregator.in_flight", "aggregator.max_pending_entries", "aggregator.fold_hosts",
 	"node.labels", "node.mix", "node.workloads", "node.seconds", "node.flush_every", "node.publish_every", "node.heartbeat", "node.max_buffered_mb", "node.stacks", "node.values", "node.retain_mb",
 	"node.profileme", "node.me_paired",
@@ -199,6 +244,9 @@ func (c Config) validateCluster() error {
 	}
 	if co.RaftTLS != "" && co.RaftInsecure {
 		return fmt.Errorf("config: coordinator.raft_tls and coordinator.raft_insecure: one or the other")
+	}
+	if err := co.Retention.check(co.EpochEvery); err != nil {
+		return err
 	}
 	if _, _, err := net.SplitHostPort(co.RaftAddr); err != nil {
 		return fmt.Errorf("config: coordinator.raft_addr = %q: %v", co.RaftAddr, err)

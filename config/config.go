@@ -81,6 +81,7 @@ func NewLoader() *Loader {
 		"coordinator.id": d.Coordinator.ID, "coordinator.raft_addr": d.Coordinator.RaftAddr,
 		"coordinator.raft_tls": d.Coordinator.RaftTLS, "coordinator.raft_insecure": d.Coordinator.RaftInsecure,
 		"coordinator.data_dir": d.Coordinator.DataDir, "coordinator.heartbeat_timeout": d.Coordinator.HeartbeatTimeout, "coordinator.epoch_every": d.Coordinator.EpochEvery,
+		"coordinator.retention.full": d.Coordinator.Retention.Full, "coordinator.retention.merge_to": d.Coordinator.Retention.MergeTo, "coordinator.retention.keep": d.Coordinator.Retention.Keep,
 		"aggregator.fetch_max": d.Aggregator.FetchMax, "aggregator.fetch_wait": d.Aggregator.FetchWait,
 		"aggregator.max_proposal_entries": d.Aggregator.MaxProposalEntries, "aggregator.in_flight": d.Aggregator.InFlight, "aggregator.max_pending_entries": d.Aggregator.MaxPendingEntries, "aggregator.fold_hosts": d.Aggregator.FoldHosts,
 		"node.mix": d.Node.Mix, "node.flush_every": d.Node.FlushEvery, "node.publish_every": d.Node.PublishEvery, "node.heartbeat": d.Node.Heartbeat,

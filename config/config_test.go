@@ -112,12 +112,37 @@ node:
 		{"coordinator:\n  epoch_every: 500ms\n", "coordinator.epoch_every = 500ms: want 0 (cut by hand only) or at least 1s"},
 		{"coordinator:\n  epoch_every: hourly\n", `config: coordinator.epoch_every = "hourly": not a duration (want one such as 90s, 1h or 0)`},
 		{"node:\n  heartbeat: soon\n", `config: node.heartbeat = "soon": not a duration`},
+		{"coordinator:\n  retention: {full: 2d}\n", `config: coordinator.retention.full = "2d": not a duration`},
+		{"coordinator:\n  retention: {keep: -720h}\n", "config: coordinator.retention.keep = -720h0m0s: want 0 (delete nothing) or a positive duration"},
+		{"coordinator:\n  retention: {full: 48h, merge_to: 24h, keep: 24h}\n", "config: coordinator.retention.keep = 24h0m0s is shorter than full = 48h0m0s"},
+		{"coordinator:\n  retention: {full: 48h}\n", "config: coordinator.retention.merge_to is 0"},
+		{"coordinator:\n  epoch_every: 1h\n  retention: {full: 90m, merge_to: 24h}\n", "config: coordinator.retention.full = 1h30m0s: want at least twice coordinator.epoch_every (2h0m0s)"},
+		{"coordinator:\n  retention: {fulll: 48h}\n", `unknown key "coordinator.retention.fulll"`},
 	} {
 		os.WriteFile(file, []byte(tc.body), 0o644)
 		_, err := NewLoader().Load(file)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: err %v, want one mentioning %q", tc.body, err, tc.want)
 		}
+	}
+}
+
+// TestRetentionPolicy: the policy is off by default, read from a file as
+// the example writes it, and refused as a whole (nothing loaded) when a
+// part is bad (TestClusterConfig's table).
+func TestRetentionPolicy(t *testing.T) {
+	if c, err := NewLoader().Load(""); err != nil || c.Coordinator.Retention != (Retention{}) {
+		t.Fatalf("default retention %+v, %v; want none", c.Coordinator.Retention, err)
+	}
+	file := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(file, []byte("coordinator:\n  epoch_every: 1h\n  retention: {full: 48h, merge_to: 24h, keep: 720h}\n"), 0o644)
+	c, err := NewLoader().Load(file)
+	if err != nil || c.Coordinator.Retention != (Retention{Full: 48 * time.Hour, MergeTo: 24 * time.Hour, Keep: 720 * time.Hour}) {
+		t.Fatalf("retention %+v, %v", c.Coordinator.Retention, err)
+	}
+	t.Setenv("DCPI_COORDINATOR_RETENTION_KEEP", "1h")
+	if _, err := NewLoader().Load(file); err == nil || !strings.Contains(err.Error(), "coordinator.retention.keep = 1h0m0s is shorter than full") {
+		t.Fatalf("keep from the environment under full: %v", err)
 	}
 }
 

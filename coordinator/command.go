@@ -90,6 +90,24 @@ type IngestValues struct {
 	Record *wire.ValuesRecord
 }
 
+// MergeEpochs is the leader's merge of the sealed epochs First..Last into
+// epoch First (RetentionDue; storage.DB.MergeEpochs). It applies only if
+// every epoch record in the range is sealed and at least one besides
+// First is still there; otherwise it changes nothing (a retry whose first
+// attempt committed, a deposed leader's late proposal), so a leader change
+// cannot merge twice.
+type MergeEpochs struct {
+	First, Last uint64
+}
+
+// ExpireEpochs is the leader's deletion of every epoch through Through,
+// what they held counted as expired (RetentionDue;
+// storage.DB.ExpireEpochs). It applies only if every epoch through it is
+// sealed; with none left it changes nothing.
+type ExpireEpochs struct {
+	Through uint64
+}
+
 // Command encoding: version byte, kind byte, body.
 const commandVersion = 1
 
@@ -121,6 +139,12 @@ const (
 	// build from before it refuses the entry, so every replica must run
 	// one that knows it before a schedule is configured.
 	kindScheduledCut = 11
+	// kindMergeEpochs is MergeEpochs: First, then Last; kindExpireEpochs
+	// is ExpireEpochs: Through. As for kindScheduledCut, every replica
+	// must run a build that knows them before a retention policy is
+	// configured.
+	kindMergeEpochs  = 12
+	kindExpireEpochs = 13
 )
 
 // Caps on commands from outside input, beyond those of wire and storage.
@@ -153,6 +177,8 @@ func (*SealEpoch) kind() byte    { return kindSeal }
 func (*StartEpochs) kind() byte  { return kindStart }
 func (*UploadPaths) kind() byte  { return kindUploadPaths }
 func (*IngestValues) kind() byte { return kindIngestValues }
+func (*MergeEpochs) kind() byte  { return kindMergeEpochs }
+func (*ExpireEpochs) kind() byte { return kindExpireEpochs }
 
 // ErrBadCommand is wrapped by every error about a command's content: the
 // command changed nothing.
@@ -229,6 +255,14 @@ func (c *ScheduledCut) encode(e *bincodec.Encoder) error {
 	return nil
 }
 
+func (c *MergeEpochs) encode(e *bincodec.Encoder) error {
+	e.Uvarint(c.First)
+	e.Uvarint(c.Last)
+	return nil
+}
+
+func (c *ExpireEpochs) encode(e *bincodec.Encoder) error { e.Uvarint(c.Through); return nil }
+
 func (c *AckEpoch) encode(e *bincodec.Encoder) error {
 	e.String(c.Host)
 	e.Uvarint(c.Epoch)
@@ -304,6 +338,10 @@ func DecodeCommand(b []byte) (Command, error) {
 		c = &CutEpoch{At: d.Time("at")}
 	case kindScheduledCut:
 		c = &ScheduledCut{Epoch: d.Uvarint("epoch"), At: d.Time("at")}
+	case kindMergeEpochs:
+		c = &MergeEpochs{First: d.Uvarint("first"), Last: d.Uvarint("last")}
+	case kindExpireEpochs:
+		c = &ExpireEpochs{Through: d.Uvarint("through")}
 	case kindAck:
 		a := &AckEpoch{Host: d.String("host", wire.MaxHostLen), Epoch: d.Uvarint("epoch")}
 		n := d.Count("last seqs", storage.MaxCPUs+1, 1)
@@ -464,6 +502,14 @@ func Check(c Command) error {
 		err = checkAt("scheduled cut", c.At)
 		if err == nil && c.Epoch == 0 {
 			err = errors.New("scheduled cut: epoch 0")
+		}
+	case *MergeEpochs:
+		if c.First == 0 || c.Last <= c.First {
+			err = fmt.Errorf("merge epochs %d..%d: want 0 < first < last", c.First, c.Last)
+		}
+	case *ExpireEpochs:
+		if c.Through == 0 {
+			err = errors.New("expire epochs: through epoch 0")
 		}
 	case *AckEpoch:
 		err = storage.CheckEpochAck(&storage.EpochAck{Host: c.Host, Epoch: c.Epoch, LastSeq: c.LastSeq, At: c.At})

@@ -26,6 +26,8 @@ func sampleCommands(t testing.TB) []Command {
 		&RegisterNode{Host: "alpha3", CPUs: 2, Periods: map[uint8]uint64{0: 63488, 1: 16384, 255: 1}, At: at},
 		&CutEpoch{At: at},
 		&ScheduledCut{Epoch: 1 << 40, At: at},
+		&MergeEpochs{First: 2, Last: 9},
+		&ExpireEpochs{Through: 1 << 40},
 		&AckEpoch{Host: "alpha1", Epoch: 3, LastSeq: []uint64{1, 0, 99, 1 << 50}, At: at},
 		&AckEpoch{Host: "alpha1", Epoch: 3, At: at},
 		&SealEpoch{Epoch: 3, At: at},
@@ -78,6 +80,9 @@ func TestCommandRejects(t *testing.T) {
 		&CutEpoch{},
 		&ScheduledCut{Epoch: 0, At: at},
 		&ScheduledCut{Epoch: 1},
+		&MergeEpochs{First: 0, Last: 3},
+		&MergeEpochs{First: 3, Last: 3},
+		&ExpireEpochs{Through: 0},
 		&AckEpoch{Host: "h", Epoch: 0, At: at},
 		&SealEpoch{Epoch: 0, At: at},
 	} {

@@ -52,18 +52,34 @@ type FSM struct {
 	// moves instead of reading the database per request.
 	metaVersion atomic.Uint64
 
-	cmu        sync.Mutex // guards compacting and toCompact
-	compacting bool       // a background compaction is running
-	toCompact  []uint64   // sealed epochs it has yet to compact
+	cmu        sync.Mutex  // guards compacting and toCompact
+	compacting bool        // a background compaction is running
+	toCompact  [][2]uint64 // epoch ranges (sealed, merged or expired) it has yet to compact
 	cwg        sync.WaitGroup
 }
 
 // FSM results other than errors: Apply returns []storage.Outcome for an
 // Ingest, a storage.Outcome for an IngestValues, a storage.PathOutcome
 // for an UploadPaths, the new epoch's number for a CutEpoch, a
-// ScheduledCutResult for a ScheduledCut, an AckResult for an AckEpoch,
+// ScheduledCutResult for a ScheduledCut, a MergeResult for a MergeEpochs,
+// an ExpireResult for an ExpireEpochs, an AckResult for an AckEpoch,
 // and nil for the others. A command that breaks a rule returns an
 // error wrapping ErrBadCommand, having changed nothing.
+
+// MergeResult is the FSM's answer to a MergeEpochs: the merged epoch and
+// how many epoch records it merged (0: the range no longer qualified and
+// nothing changed).
+type MergeResult struct {
+	Epoch storage.Epoch
+	Parts int
+}
+
+// ExpireResult is the FSM's answer to an ExpireEpochs: the epoch records
+// deleted (0: none was left, nothing changed) and what they held.
+type ExpireResult struct {
+	Epochs  int
+	Expired storage.Expired
+}
 
 // AckResult is the FSM's answer to an AckEpoch.
 type AckResult struct{ Late bool }
@@ -189,10 +205,14 @@ func (f *FSM) Close() error {
 // on its own goroutine beside ingest, takes no FSM lock (a Restore that
 // swaps the database closes the old one, which ends a compaction of it),
 // and changes no content, so replicas stay identical whenever it runs.
-func (f *FSM) compactSoon(epoch uint64) {
+func (f *FSM) compactSoon(epoch uint64) { f.compactRangeSoon(epoch, epoch) }
+
+// compactRangeSoon is compactSoon for epochs lo..hi: after a retention
+// merge or expiry, the range whose keys it deleted.
+func (f *FSM) compactRangeSoon(lo, hi uint64) {
 	f.cmu.Lock()
 	defer f.cmu.Unlock()
-	f.toCompact = append(f.toCompact, epoch)
+	f.toCompact = append(f.toCompact, [2]uint64{lo, hi})
 	if f.compacting {
 		return
 	}
@@ -212,10 +232,14 @@ func (f *FSM) compactSoon(epoch uint64) {
 			f.cmu.Unlock()
 			db := f.DB()
 			start := time.Now()
-			if err := db.CompactEpoch(e); err == nil {
-				f.logf("coordinator: compacted sealed epoch %d in %v", e, time.Since(start).Round(time.Millisecond))
+			what := fmt.Sprintf("epoch %d", e[0])
+			if e[1] != e[0] {
+				what = fmt.Sprintf("epochs %d..%d", e[0], e[1])
+			}
+			if err := db.CompactEpochs(e[0], e[1]); err == nil {
+				f.logf("coordinator: compacted %s in %v", what, time.Since(start).Round(time.Millisecond))
 			} else if !errors.Is(err, storage.ErrClosed) {
-				f.logf("coordinator: compact epoch %d: %v", e, err)
+				f.logf("coordinator: compact %s: %v", what, err)
 			}
 		}
 	}()
@@ -282,7 +306,7 @@ func (f *FSM) ApplyCommand(index uint64, data []byte) any {
 func (f *FSM) applyDecoded(index uint64, c Command) any {
 	res, err := f.apply(index, c)
 	if err != nil {
-		if errors.Is(err, ErrBadCommand) || errors.Is(err, storage.ErrInvalid) {
+		if errors.Is(err, ErrBadCommand) || errors.Is(err, storage.ErrInvalid) || errors.Is(err, storage.ErrUnsealed) {
 			return err // the command's fault: every replica refuses it alike
 		}
 		// Not the command's fault: this replica's storage failed.
@@ -367,6 +391,9 @@ func (f *FSM) write(index uint64, e effect) (any, error) {
 		}
 		return out, nil
 	}
+	if e.merge != nil || e.expire != 0 {
+		return f.retain(e, &m)
+	}
 	if err := f.db.CommitMeta(&m); err != nil {
 		return nil, fmt.Errorf("coordinator: apply: %w", err)
 	}
@@ -377,6 +404,30 @@ func (f *FSM) write(index uint64, e effect) (any, error) {
 		f.compactSoon(e.compact)
 	}
 	return e.result, nil
+}
+
+// retain carries out e's merge or expiry with m's writes in one Pebble
+// batch and compacts the range it removed in the background: the range
+// deletions only hide the keys, the compaction gives the space back.
+func (f *FSM) retain(e effect, m *storage.Meta) (any, error) {
+	var res any
+	var lo, hi uint64
+	if e.merge != nil {
+		out, err := f.db.MergeEpochs(e.merge.First, e.merge.Last, m)
+		if err != nil {
+			return nil, fmt.Errorf("coordinator: merge epochs %d..%d: %w", e.merge.First, e.merge.Last, err)
+		}
+		res, lo, hi = MergeResult{Epoch: out.Epoch, Parts: out.Parts}, e.merge.First, e.merge.Last
+	} else {
+		out, err := f.db.ExpireEpochs(e.expire, m)
+		if err != nil {
+			return nil, fmt.Errorf("coordinator: expire epochs through %d: %w", e.expire, err)
+		}
+		res, lo, hi = ExpireResult{Epochs: out.Epochs, Expired: out.Expired}, 0, e.expire
+	}
+	f.metaVersion.Add(1)
+	f.compactRangeSoon(lo, hi)
+	return res, nil
 }
 
 // ingest applies deltas with m's writes in one Pebble batch.

@@ -36,6 +36,8 @@ import (
 //	scheduled-cut epoch=E at=T
 //	ack host=H epoch=E [last=S,...] at=T
 //	seal epoch=E at=T
+//	merge first=E last=E     (MergeEpochs)
+//	expire through=E         (ExpireEpochs)
 //	batch host=H [cpu=C|all] seq=S [last=S] epoch=E [samples=N] [unknown=N] [drops=N]
 //	paths host=H id=N [source=oracle] [metrics=m,...] [numpaths=N] [paths=ID:COUNT,...] [calls=PROC:N,...]
 //	                         (a path upload of procedure 0x100 of the script image;
@@ -44,6 +46,9 @@ import (
 //	entries                  (input: one command a line, applied together by ApplyBatch)
 //	due [dead=H,...]         (the sealing rule with those hosts dead)
 //	schedule every=D at=T    (the scheduling rule at T for a period of D)
+//	retain [full=D] [merge_to=D] [keep=D] [every=D] at=T
+//	                         (the retention rule at T for that policy, checked
+//	                          first by CheckRetention with epoch_every D)
 //	restart                  (close and reopen the database)
 //	snapshot-restore         (snapshot, restore into a new replica, go on there)
 //	status
@@ -88,6 +93,8 @@ func (s *fsmScript) run(t *testing.T, td *datadriven.TestData) string {
 		return s.due(td.CmdArgs)
 	case "schedule":
 		return s.schedule(td.CmdArgs)
+	case "retain":
+		return s.retain(td.CmdArgs)
 	case "restart":
 		if err := s.f.Close(); err != nil {
 			t.Fatal(err)
@@ -160,6 +167,17 @@ func formatResult(res any) string {
 			return "superseded: nothing changed\n"
 		}
 		return fmt.Sprintf("epoch %d\n", r.Opened)
+	case MergeResult:
+		if r.Parts == 0 {
+			return "superseded: nothing changed\n"
+		}
+		return fmt.Sprintf("merged %d epochs into epoch %d (%d..%d)\n", r.Parts, r.Epoch.Number, r.Epoch.Number, r.Epoch.MergedThrough)
+	case ExpireResult:
+		if r.Epochs == 0 {
+			return "superseded: nothing changed\n"
+		}
+		return fmt.Sprintf("expired %d epochs: %d samples, %d stack samples, %d ProfileMe samples\n",
+			r.Epochs, r.Expired.Samples, r.Expired.StackSamples, r.Expired.MeSamples)
 	case AckResult:
 		if r.Late {
 			return "late\n"
@@ -229,6 +247,10 @@ func encodeScriptCommand(a scriptArgs, cmd string) ([]byte, error) {
 		c = ack
 	case "seal":
 		c = &SealEpoch{Epoch: a.uint("epoch", 0), At: a.at()}
+	case "merge":
+		c = &MergeEpochs{First: a.uint("first", 0), Last: a.uint("last", 0)}
+	case "expire":
+		c = &ExpireEpochs{Through: a.uint("through", 0)}
 	case "batch":
 		b := &wire.Batch{Version: wire.Version, Host: a.str("host"), Seq: a.uint("seq", 0), Epoch: a.uint("epoch", 0)}
 		if a.str("cpu") == "all" {
@@ -410,7 +432,11 @@ func (s *fsmScript) status() string {
 			return err
 		}
 		for _, e := range eps {
-			fmt.Fprintf(&b, "epoch %d %v from %s to %s\n", e.Number, e.State, since(e.Start), since(e.End))
+			merged := ""
+			if e.MergedThrough != 0 {
+				merged = fmt.Sprintf(" (merged %d..%d)", e.Number, e.MergedThrough)
+			}
+			fmt.Fprintf(&b, "epoch %d %v from %s to %s%s\n", e.Number, e.State, since(e.Start), since(e.End), merged)
 			acks, err := db.EpochAcks(e.Number)
 			if err != nil {
 				return err
@@ -435,6 +461,15 @@ func (s *fsmScript) status() string {
 					fmt.Fprintf(&b, ", %s %d", k, drops[k])
 				}
 				b.WriteString("\n")
+			}
+		}
+		for _, h := range hosts {
+			x, err := db.ExpiredTotals(storage.Query{Hosts: []string{h}})
+			if err != nil {
+				return err
+			}
+			if x != (storage.Expired{}) {
+				fmt.Fprintf(&b, "expired host %s: %d samples\n", h, x.Samples)
 			}
 		}
 		nodes, err := db.Nodes()
@@ -511,6 +546,41 @@ func (s *fsmScript) schedule(args []datadriven.CmdArg) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// retain evaluates the retention rule against the replicated epochs and
+// says the command it would propose; a policy CheckRetention refuses is
+// printed as refused.
+func (s *fsmScript) retain(args []datadriven.CmdArg) string {
+	a := scriptArgs{s.t, "retain", args}
+	dur := func(key string) time.Duration {
+		if a.str(key) == "" {
+			return 0
+		}
+		d, err := time.ParseDuration(a.str(key))
+		if err != nil {
+			s.t.Fatalf("retain: %s: %v", key, err)
+		}
+		return d
+	}
+	p := Retention{Full: dur("full"), MergeTo: dur("merge_to"), Keep: dur("keep")}
+	if err := CheckRetention(p, dur("every")); err != nil {
+		return fmt.Sprintf("refused: %v\n", err)
+	}
+	c, due, err := s.f.DueRetention(p, a.at())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	switch c := c.(type) {
+	case *MergeEpochs:
+		return fmt.Sprintf("due: merge first=%d last=%d\n", c.First, c.Last)
+	case *ExpireEpochs:
+		return fmt.Sprintf("due: expire through=%d\n", c.Through)
+	}
+	if due {
+		s.t.Fatalf("retain: due %T", c)
+	}
+	return "due: none\n"
 }
 
 func (s *fsmScript) due(args []datadriven.CmdArg) string {

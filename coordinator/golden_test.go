@@ -67,6 +67,8 @@ func TestEncodingGolden(t *testing.T) {
 		&Ingest{Deltas: []storage.Delta{{Batch: batch, Last: 12}, {Batch: batch, Last: 11,
 			Folded: []storage.StreamRun{{CPU: 2, First: 5, Last: 5}, {CPU: wire.AllCPUs, First: 1 << 40, Last: 1<<40 + 1, Delivered: 300, Accounted: 299}}}}},
 		&ScheduledCut{Epoch: 1 << 40, At: at},
+		&MergeEpochs{First: 3, Last: 1 << 40},
+		&ExpireEpochs{Through: 200},
 	} {
 		name := fmt.Sprintf("command-%d-%s", i, strings.TrimPrefix(fmt.Sprintf("%T", c), "*coordinator."))
 		messages = append(messages, golden.Value{Name: name, Value: c,

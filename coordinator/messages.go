@@ -152,6 +152,11 @@ type TotalsReply struct {
 	// no node ran ProfileMe.
 	MeSamples, MeUnknown uint64            `json:",omitempty"`
 	MeDrops              map[string]uint64 `json:",omitempty"`
+	// Expired is what the retention policy deleted, view by view
+	// (storage.DB.ExpiredTotals): generated = stored + dropped +
+	// expired. Zero where nothing expired, and from a replica of a build
+	// before retention.
+	Expired storage.Expired `json:",omitzero"`
 }
 
 // ProfileRequest asks for one page of storage.Profile rows after a position.

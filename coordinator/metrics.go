@@ -29,6 +29,8 @@ type replicaMetrics struct {
 	scheduledCuts *prometheus.CounterVec
 	// Raft connections whose TLS handshake failed (tlsStreamLayer)
 	raftRefused prometheus.Counter
+	// epochs the leader's retention commands merged away or expired
+	retention *prometheus.CounterVec
 }
 
 func newReplicaMetrics() *replicaMetrics {
@@ -58,6 +60,13 @@ func newReplicaMetrics() *replicaMetrics {
 		raftRefused: prometheus.NewCounter(prometheus.CounterOpts{Name: "dcpi_coordinator_raft_handshakes_refused_total",
 			Help: "Connections to the Raft port refused at the TLS handshake: no certificate, or one the Raft CA did not sign " +
 				"for a replica. Always 0 with plain TCP Raft."}),
+		retention: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcpi_coordinator_retention_epochs_total",
+			Help: "Epochs this replica's retention commands, as leader, removed, by action: merged (folded into an earlier " +
+				"epoch of their window) or expired (deleted, what they held counted as expired)."},
+			[]string{"action"}),
+	}
+	for _, a := range []string{"merged", "expired"} {
+		m.retention.WithLabelValues(a)
 	}
 	for _, res := range []string{"cut", "superseded"} {
 		m.scheduledCuts.WithLabelValues(res) // a scrape shows 0, not no series
@@ -148,6 +157,7 @@ func (c replicaCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.r.metrics.badReply.Describe(ch)
 	c.r.metrics.scheduledCuts.Describe(ch)
 	c.r.metrics.raftRefused.Describe(ch)
+	c.r.metrics.retention.Describe(ch)
 	c.db.Describe(ch)
 }
 
@@ -210,6 +220,7 @@ func (c replicaCollector) Collect(ch chan<- prometheus.Metric) {
 	r.metrics.badReply.Collect(ch)
 	r.metrics.scheduledCuts.Collect(ch)
 	r.metrics.raftRefused.Collect(ch)
+	r.metrics.retention.Collect(ch)
 	c.db.Collect(ch)
 }
 

@@ -84,6 +84,12 @@ type Config struct {
 	// MinEpochEvery and SealInterval. Every replica must run a build that
 	// knows ScheduledCut before it is set.
 	EpochEvery time.Duration
+	// Retention is the policy the leader applies to sealed epochs
+	// (RetentionDue): merged into coarser epochs, and deleted past a
+	// horizon. The zero value keeps everything. CheckRetention must pass.
+	// Every replica must run a build that knows MergeEpochs and
+	// ExpireEpochs before it is set.
+	Retention Retention
 	// Now is the leader's clock: the times its commands carry (epochs'
 	// starts and ends, registrations, acks) and the schedule's. Nil:
 	// time.Now. A run in simulated time sets it; liveness and request
@@ -135,6 +141,9 @@ func Start(cfg Config) (*Replica, error) {
 		cfg.SealInterval = 200 * time.Millisecond
 	}
 	if err := CheckEpochEvery(cfg.EpochEvery, cfg.SealInterval); err != nil {
+		return nil, fmt.Errorf("coordinator: start %s: %w", cfg.ID, err)
+	}
+	if err := CheckRetention(cfg.Retention, cfg.EpochEvery); err != nil {
 		return nil, fmt.Errorf("coordinator: start %s: %w", cfg.ID, err)
 	}
 	if cfg.Now == nil {

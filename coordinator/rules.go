@@ -53,6 +53,13 @@ type effect struct {
 	// background once the batch is committed (FSM.compactSoon).
 	compact uint64
 
+	// merge, if set, is carried out by storage.MergeEpochs, and expire,
+	// if not 0, by storage.ExpireEpochs through it, in the batch; their
+	// results are Apply's, and the ranges they removed are compacted in
+	// the background.
+	merge  *MergeEpochs
+	expire uint64
+
 	// result is Apply's result for a command other than Ingest.
 	result any
 }
@@ -82,6 +89,10 @@ func decide(reg registry, c Command) (effect, error) {
 		// Storage decides against the host's applied Seq, as for a
 		// delta.
 		return effect{values: c.Record, valuesFirst: c.First}, nil
+	case *MergeEpochs:
+		return mergeEffect(reg, c)
+	case *ExpireEpochs:
+		return expireEffect(reg, c)
 	}
 	return effect{}, badCommand("unknown command %T", c)
 }
@@ -256,6 +267,60 @@ func sealEffect(reg registry, c *SealEpoch) (effect, error) {
 		return effect{epochs: []storage.Epoch{e}, compact: e.Number}, nil
 	}
 	return effect{}, nil
+}
+
+// mergeEffect merges c.First..c.Last if every epoch record in the range
+// is sealed, First is among them and another is: the leader proposed it
+// from the same replicated records, so a range that no longer qualifies
+// was merged or expired already (a retry, a deposed leader) and nothing
+// changes — the result is MergeResult{} then, not an error. A range
+// holding an epoch that is not sealed is a bad command: the policy never
+// proposes one, and merging it would move samples still arriving.
+func mergeEffect(reg registry, c *MergeEpochs) (effect, error) {
+	eps, err := reg.Epochs()
+	if err != nil {
+		return effect{}, fmt.Errorf("coordinator: merge epochs: %w", err)
+	}
+	var parts []storage.Epoch
+	for _, e := range eps {
+		if e.Number >= c.First && e.Number <= c.Last {
+			parts = append(parts, e)
+		}
+	}
+	for _, e := range parts {
+		if e.State != storage.EpochSealed {
+			return effect{}, badCommand("merge epochs %d..%d: epoch %d is %v, not sealed", c.First, c.Last, e.Number, e.State)
+		}
+	}
+	if len(parts) < 2 || parts[0].Number != c.First {
+		return effect{result: MergeResult{}}, nil
+	}
+	return effect{merge: c}, nil
+}
+
+// expireEffect deletes every epoch through c.Through if all of them are
+// sealed; with none left (a retry, a deposed leader) nothing changes and
+// the result is ExpireResult{}. An epoch through it that is not sealed
+// makes it a bad command, as for a merge.
+func expireEffect(reg registry, c *ExpireEpochs) (effect, error) {
+	eps, err := reg.Epochs()
+	if err != nil {
+		return effect{}, fmt.Errorf("coordinator: expire epochs: %w", err)
+	}
+	n := 0
+	for _, e := range eps {
+		if e.Number > c.Through {
+			break
+		}
+		if e.State != storage.EpochSealed {
+			return effect{}, badCommand("expire epochs through %d: epoch %d is %v, not sealed", c.Through, e.Number, e.State)
+		}
+		n++
+	}
+	if n == 0 {
+		return effect{result: ExpireResult{}}, nil
+	}
+	return effect{expire: c.Through}, nil
 }
 
 var _ registry = (*storage.DB)(nil)

@@ -417,7 +417,8 @@ func (l *leaderTerm) beat(host string) {
 }
 
 // loop opens the first epoch, then every SealInterval proposes the
-// scheduled cut if one is due and the seals the sealing rule says are.
+// scheduled cut if one is due, the seals the sealing rule says are, and
+// the retention command the policy says is.
 func (l *leaderTerm) loop() {
 	defer l.wg.Done()
 	r := l.s.r
@@ -444,6 +445,47 @@ func (l *leaderTerm) loop() {
 			} else {
 				r.logf("coordinator: %s: sealed epoch %d", r.cfg.ID, n)
 			}
+		}
+		l.retain()
+	}
+}
+
+// retain proposes the merge or expiry RetentionDue says is due, if any:
+// one per look, so a backlog (a policy turned on over a long history)
+// is worked off a window at a time between the other duties. Like
+// cutOnSchedule it keeps nothing between calls.
+func (l *leaderTerm) retain() {
+	r := l.s.r
+	if !r.cfg.Retention.On() {
+		return
+	}
+	c, due, err := r.fsm.DueRetention(r.cfg.Retention, r.cfg.Now())
+	if err != nil || !due {
+		if err != nil {
+			r.logf("coordinator: %s: %v", r.cfg.ID, err)
+		}
+		return
+	}
+	ctx, cancel := context.WithTimeout(l.ctx, requestTimeout)
+	defer cancel()
+	res, err := l.apply(ctx, c)
+	if err != nil {
+		if l.ctx.Err() == nil {
+			r.logf("coordinator: %s: retention %+v: %v", r.cfg.ID, c, err)
+		}
+		return
+	}
+	switch out := res.(type) {
+	case MergeResult:
+		if out.Parts > 1 {
+			r.metrics.retention.WithLabelValues("merged").Add(float64(out.Parts - 1))
+			r.logf("coordinator: %s: merged epochs %d..%d into %d (%s..%s)", r.cfg.ID, out.Epoch.Number, out.Epoch.MergedThrough,
+				out.Epoch.Number, out.Epoch.Start.Format(time.RFC3339), out.Epoch.End.Format(time.RFC3339))
+		}
+	case ExpireResult:
+		if out.Epochs > 0 {
+			r.metrics.retention.WithLabelValues("expired").Add(float64(out.Epochs))
+			r.logf("coordinator: %s: expired %d epochs through %d (%d samples)", r.cfg.ID, out.Epochs, c.(*ExpireEpochs).Through, out.Expired.Samples)
 		}
 	}
 }
@@ -834,7 +876,10 @@ func (s *service) queryTotals(ctx context.Context, m *nats.Msg, _ func(string) (
 		if out.StackSamples, out.StackDrops, err = db.StackTotals(q); err != nil {
 			return err
 		}
-		out.MeSamples, out.MeUnknown, out.MeDrops, err = db.MeTotals(q)
+		if out.MeSamples, out.MeUnknown, out.MeDrops, err = db.MeTotals(q); err != nil {
+			return err
+		}
+		out.Expired, err = db.ExpiredTotals(q)
 		return err
 	})
 	if err != nil {

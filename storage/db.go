@@ -360,22 +360,25 @@ var epochTables = []byte{tCounts, tFleet, tHosts, tSummary, tUnknown, tDrops, tE
 // bottom at every seal would rewrite them there again as they keep
 // changing. The coordinator runs it in the background when an epoch is
 // sealed; Close cuts it short (the error wraps ErrClosed).
-func (db *DB) CompactEpoch(e uint64) error {
+func (db *DB) CompactEpoch(e uint64) error { return db.CompactEpochs(e, e) }
+
+// CompactEpochs compacts epochs lo..hi as CompactEpoch compacts one. After
+// a retention merge or expiry (MergeEpochs, ExpireEpochs) it is what
+// reclaims the space: a range deletion only hides the keys it covers, and
+// the compaction drops them from the files and deletes what becomes
+// empty.
+func (db *DB) CompactEpochs(lo, hi uint64) error {
 	if err := db.use(true); err != nil {
 		return err
 	}
 	defer db.mu.RUnlock()
 	for _, t := range epochTables {
-		lo := appendU64([]byte{t}, e)
-		hi := appendU64([]byte{t}, e+1)
-		if e == ^uint64(0) {
-			hi = []byte{t + 1}
-		}
-		if err := db.pdb.Compact(db.ctx, lo, hi, false); err != nil {
+		start, end := epochRange(t, lo, hi)
+		if err := db.pdb.Compact(db.ctx, start, end, false); err != nil {
 			if db.ctx.Err() != nil {
-				return fmt.Errorf("storage: compact epoch %d: %w (%w)", e, ErrClosed, err)
+				return fmt.Errorf("storage: compact epochs %d..%d: %w (%w)", lo, hi, ErrClosed, err)
 			}
-			return fmt.Errorf("storage: compact epoch %d: %w", e, err)
+			return fmt.Errorf("storage: compact epochs %d..%d: %w", lo, hi, err)
 		}
 	}
 	return nil

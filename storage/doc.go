@@ -25,7 +25,7 @@
 //	'd' epoch:8 host\0 name                             → named drop counter (merged)
 //	'a' host\0 cpu:2                                    → highest contiguous batch Seq applied (8 bytes, Set)
 //	'i' image:34                                        → wire.ImageRecord encoding (Set)
-//	'e' epoch:8                                         → epoch record: version 1, state, start ns, end ns (Set)
+//	'e' epoch:8                                         → epoch record: version 1, state, start ns, end ns; version 2 (a merge) adds merged-through:8 (Set)
 //	'n' host\0                                          → node record: version 2, CPUs, registered, updated, labels, events per sample (Set; version 1 has no periods)
 //	'k' epoch:8 host\0                                  → epoch ack: version, flags (late), at, per-stream last Seqs (Set)
 //	't' stackID:8                                       → stack record: version 1, flags (truncated), images, frames (Set once)
@@ -48,6 +48,7 @@
 //	'J' epoch:8 image:34 offset:8 history:2             → the same over all hosts (merged)
 //	'A' epoch:8 host\0 image:34 offset:8                → ProfileMe effective-address hot list (hotlist encoding, Set)
 //	'B' epoch:8 image:34 offset:8                       → the same over all hosts (hotlist encoding, Set)
+//	'r' host\0 view:1                                   → samples stored or dropped in epochs retention deleted, view 'f' flat, 's' stacks, 'm' ProfileMe (merged)
 //	'm' "schema"                                        → "dcpi-profile-db/2" (Set once)
 //	'm' "logindex"                                      → the Raft log index the database reflects (8 bytes, Set)
 //
@@ -152,6 +153,23 @@
 // A call's counts reach Pebble in key order, one merge per key (the sums
 // of the call's operands of that key), which keeps the memtable's inserts
 // in cache (writer.go).
+//
+// # Retention
+//
+// MergeEpochs folds a run of sealed epochs first..last into epoch first:
+// every counter of the later epochs is added to first's by a merge operand
+// (so the merged totals are the parts' sums exactly), hot lists merge by
+// the Gibbons-Matias rule, value accounting adds, acks keep each stream's
+// highest Seq, and the record spans the parts' Start..End with
+// merged-through = last (record version 2). The later parts' keys go by
+// range deletions in the same batch, so epoch numbers stay unique and
+// increasing. ExpireEpochs deletes every epoch through a number the same
+// way, after adding what each host's deleted epochs held — per view, the
+// samples stored and the samples dropped, read from the conservation
+// counters — to 'r', so that generated = stored + dropped + expired stays
+// exact (ExpiredTotals). Both refuse an epoch that is not sealed
+// (ErrUnsealed) and change nothing then. A range deletion only hides keys;
+// CompactEpochs over the range is what gives the space back.
 //
 // # Compaction
 //

@@ -55,5 +55,17 @@ func TestRegistryGolden(t *testing.T) {
 			Encode: func() ([]byte, error) { return encodeAck(&a) },
 			Decode: func(v []byte) (any, error) { return decodeAck(a.Epoch, a.Host, v) }})
 	}
+	// Epoch records: version 1 (every epoch but a merged one, as builds
+	// from before retention wrote them) and version 2 (a merged epoch).
+	epochs := []Epoch{
+		{Number: 1, Start: at, State: EpochOpen},
+		{Number: 7, Start: at, End: at.Add(time.Hour), State: EpochSealed},
+		{Number: 7, Start: at, End: at.Add(24 * time.Hour), State: EpochSealed, MergedThrough: 30},
+	}
+	for i, e := range epochs {
+		values = append(values, golden.Value{Name: fmt.Sprintf("epoch-%d", i), Value: e,
+			Encode: func() ([]byte, error) { return encodeEpoch(&e) },
+			Decode: func(v []byte) (any, error) { return decodeEpoch(e.Number, v) }})
+	}
 	golden.Check(t, filepath.Join("testdata", "registry.golden"), values)
 }

@@ -86,13 +86,23 @@ type Epoch struct {
 	Number     uint64
 	Start, End time.Time // End is zero while the epoch is open
 	State      EpochState
+	// MergedThrough is, for an epoch retention merged (DB.MergeEpochs),
+	// the number of the last epoch merged into it: it holds epochs
+	// Number..MergedThrough, and the others' numbers are gone. 0: not a
+	// merge.
+	MergedThrough uint64
 }
 
 // Epoch record encoding: version, state, flags (bit 0: start set, bit 1: end
-// set), start and end as Unix nanoseconds, big-endian int64.
+// set), start and end as Unix nanoseconds, big-endian int64. Version 2
+// (a merged epoch) appends MergedThrough, big-endian uint64; an epoch that
+// is not a merge is still written as version 1, so a build from before
+// merges reads every epoch but the merged ones.
 const (
-	epochRecordVersion = 1
-	epochRecordLen     = 3 + 8 + 8
+	epochRecordVersion   = 1
+	epochRecordLen       = 3 + 8 + 8
+	epochRecordVersionV2 = 2
+	epochRecordLenV2     = epochRecordLen + 8
 )
 
 func encodeEpoch(e *Epoch) ([]byte, error) {
@@ -102,8 +112,14 @@ func encodeEpoch(e *Epoch) ([]byte, error) {
 	if !e.Start.IsZero() && !e.End.IsZero() && e.End.Before(e.Start) {
 		return nil, fmt.Errorf("%w: epoch %d: end %v before start %v", ErrInvalid, e.Number, e.End, e.Start)
 	}
-	b := make([]byte, 3, epochRecordLen)
+	if e.MergedThrough != 0 && e.MergedThrough <= e.Number {
+		return nil, fmt.Errorf("%w: epoch %d: merged through %d, not after it", ErrInvalid, e.Number, e.MergedThrough)
+	}
+	b := make([]byte, 3, epochRecordLenV2)
 	b[0], b[1] = epochRecordVersion, byte(e.State)
+	if e.MergedThrough != 0 {
+		b[0] = epochRecordVersionV2
+	}
 	var start, end int64
 	for _, t := range []time.Time{e.Start, e.End} {
 		if !t.IsZero() && !time.Unix(0, t.UnixNano()).Equal(t) {
@@ -119,13 +135,25 @@ func encodeEpoch(e *Epoch) ([]byte, error) {
 		end = e.End.UnixNano()
 	}
 	b = binary.BigEndian.AppendUint64(b, uint64(start))
-	return binary.BigEndian.AppendUint64(b, uint64(end)), nil
+	b = binary.BigEndian.AppendUint64(b, uint64(end))
+	if e.MergedThrough != 0 {
+		b = binary.BigEndian.AppendUint64(b, e.MergedThrough)
+	}
+	return b, nil
 }
 
 func decodeEpoch(n uint64, v []byte) (Epoch, error) {
 	e := Epoch{Number: n}
-	if len(v) != epochRecordLen || v[0] != epochRecordVersion || v[2]&^3 != 0 {
+	okLen := len(v) > 0 && (v[0] == epochRecordVersion && len(v) == epochRecordLen ||
+		v[0] == epochRecordVersionV2 && len(v) == epochRecordLenV2)
+	if !okLen || v[2]&^3 != 0 {
 		return e, fmt.Errorf("%w: epoch %d: record %x", ErrCorrupt, n, v)
+	}
+	if v[0] == epochRecordVersionV2 {
+		e.MergedThrough = binary.BigEndian.Uint64(v[epochRecordLen:])
+		if e.MergedThrough <= n {
+			return Epoch{Number: n}, fmt.Errorf("%w: epoch %d: merged through %d", ErrCorrupt, n, e.MergedThrough)
+		}
 	}
 	e.State = EpochState(v[1])
 	if e.State < EpochOpen || e.State > EpochSealed {

@@ -59,6 +59,9 @@ var (
 		"Samples whose call stack the database holds.")
 	mStackDropped = telemetry.Counter("dcpi_storage_stack_samples_dropped_total",
 		"Samples whose call stack was dropped, by drop counter.", "reason")
+	mExpired = telemetry.Counter("dcpi_storage_samples_expired_total",
+		"Samples stored or dropped in epochs the retention policy deleted, by view (flat, stacks, profileme): "+
+			"generated = stored + dropped + expired.", "view")
 	mDisk        = telemetry.Gauge("dcpi_storage_disk_usage_bytes", "Bytes of every file of the Pebble database.")
 	mReadAmp     = telemetry.Gauge("dcpi_storage_read_amplification", "Sublevels of the LSM a read may consult.")
 	mTables      = telemetry.Gauge("dcpi_storage_sstables", "Sstables in the LSM.")
@@ -71,7 +74,7 @@ var (
 	mWAL         = telemetry.Counter("dcpi_storage_wal_written_bytes_total", "Bytes written to Pebble's write-ahead log since the database opened.")
 	mCache       = telemetry.Counter("dcpi_storage_block_cache_lookups_total", "Block cache lookups, by result (hit, miss).", "result")
 
-	storageDescs = telemetry.Descs{mStored, mDropped, mStackStored, mStackDropped, mDisk, mReadAmp, mTables, mL0Tables, mL0Sub,
+	storageDescs = telemetry.Descs{mStored, mDropped, mStackStored, mStackDropped, mExpired, mDisk, mReadAmp, mTables, mL0Tables, mL0Sub,
 		mCompactions, mDebt, mFlushes, mMemTable, mWAL, mCache}
 )
 
@@ -99,6 +102,10 @@ func (c dbCollector) Collect(ch chan<- prometheus.Metric) {
 		if err != nil {
 			return err
 		}
+		expired, err := db.ExpiredTotals(Query{})
+		if err != nil {
+			return err
+		}
 		es, err := db.EngineStats()
 		if err != nil {
 			return err
@@ -108,6 +115,9 @@ func (c dbCollector) Collect(ch chan<- prometheus.Metric) {
 		mDropped.EmitCounts(ch, drops, wire.DropOverflowFull, wire.DropBufferFull, wire.DropTooLarge, wire.DropCrashLost)
 		mStackStored.Emit(ch, float64(stackSamples))
 		mStackDropped.EmitCounts(ch, stackDrops, wire.DropStackOverflowFull)
+		mExpired.Emit(ch, float64(expired.Samples), "flat")
+		mExpired.Emit(ch, float64(expired.StackSamples), "stacks")
+		mExpired.Emit(ch, float64(expired.MeSamples), "profileme")
 		mDisk.Emit(ch, float64(es.DiskBytes))
 		mReadAmp.Emit(ch, float64(es.ReadAmp))
 		mTables.Emit(ch, float64(es.Tables))

@@ -284,7 +284,12 @@ func Totals(db *storage.DB, q storage.Query) (conservation.Totals, error) {
 		return conservation.Totals{}, err
 	}
 	ms, mu, md, err := db.MeTotals(q)
-	return conservation.Totals{Stored: s + u, Drops: d, StackStored: ss, StackDrops: sd, MeStored: ms + mu, MeDrops: md}, err
+	if err != nil {
+		return conservation.Totals{}, err
+	}
+	x, err := db.ExpiredTotals(q)
+	return conservation.Totals{Stored: s + u, Drops: d, Expired: x.Samples, StackStored: ss, StackDrops: sd, StackExpired: x.StackSamples,
+		MeStored: ms + mu, MeDrops: md, MeExpired: x.MeSamples}, err
 }
 
 // Commit closes the database and renames it into place; kept says a
