@@ -61,11 +61,11 @@ func ParseRegressionWatch(spec string) (RegressionWatchConfig, error) {
 			err = fmt.Errorf("unknown key %q (baseline, top, z, min, every, event)", k)
 		}
 		if err != nil {
-			return c, fmt.Errorf("%w: watch %q: %s: %v", regress.ErrOption, spec, strings.TrimSpace(kv), err)
+			return c, fmt.Errorf("--watch %q: %w: %s: %v", spec, regress.ErrOption, strings.TrimSpace(kv), err)
 		}
 	}
 	if err := c.Validate(); err != nil {
-		return c, fmt.Errorf("watch %q: %w", spec, err)
+		return c, fmt.Errorf("--watch %q: %w", spec, err)
 	}
 	return c, nil
 }

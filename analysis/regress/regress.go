@@ -28,10 +28,9 @@ const (
 	DefaultMinSamples = 100 // samples a row needs in the epoch or per baseline epoch
 )
 
-// ErrOption is a bad option (a baseline or bound below 1, a threshold
-// that is not a positive number). It is an analysis.ErrQuery: the web
-// answers it with status 400.
-var ErrOption = fmt.Errorf("%w: regression option", analysis.ErrQuery)
+// ErrOption is a bad option: a baseline or bound below 1, a threshold
+// that is not a positive number.
+var ErrOption = errors.New("bad regression option")
 
 // ErrNotSealed: the epoch asked for is not sealed (open, closing, or
 // unknown), so its samples may still grow and it is not evaluated.

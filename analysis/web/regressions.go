@@ -82,16 +82,17 @@ func (s *Server) regressions(ctx context.Context, req request, pd *pageData) err
 	if err != nil {
 		return err
 	}
+	if len(ev.Baseline) == 0 {
+		pd.Notice = fmt.Sprintf("Epoch %d is the first sealed epoch: there is nothing before it to compare with.", ev.Epoch)
+		return nil
+	}
 	v := &regressionsView{Eval: ev}
-	if n := len(ev.Baseline); n > 0 && ev.Baseline[n-1]-ev.Baseline[0] == uint64(n-1) {
+	if n := len(ev.Baseline); ev.Baseline[n-1]-ev.Baseline[0] == uint64(n-1) {
 		v.Diff = "?" + url.Values{"a": {fmt.Sprintf("epochs=%d-%d", ev.Baseline[0], ev.Baseline[n-1])},
 			"b": {"epoch=" + strconv.FormatUint(ev.Epoch, 10)}}.Encode()
 	}
 	pd.Title, pd.View = "regressions", v
-	switch {
-	case len(ev.Baseline) == 0:
-		pd.Notice = fmt.Sprintf("Epoch %d is the first sealed epoch: there is nothing before it to compare with.", ev.Epoch)
-	case ev.Significant == 0:
+	if ev.Significant == 0 {
 		pd.Notice = fmt.Sprintf("No significant change in share in epoch %d against epochs %s.", ev.Epoch, epochList(ev.Baseline))
 	}
 	return nil

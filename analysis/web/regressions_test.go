@@ -92,6 +92,9 @@ func TestRegressionsPage(t *testing.T) {
 			t.Errorf("%s: %d, want %d and %q\n%s", c.url, code, c.code, c.want, body)
 		}
 	}
+	if _, body := get(t, s, "/regressions?epoch=1"); strings.Contains(body, `id="regressions"`) {
+		t.Error("the first sealed epoch: a table of nothing")
+	}
 	none := New(newRegressBackend([]regresstest.Epoch{open}), t.Logf)
 	if code, body := get(t, none, "/regressions"); code != 200 || !strings.Contains(body, "No sealed epoch yet") {
 		t.Errorf("nothing sealed: %d\n%s", code, body)
