@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis/web"
+	"dcpi/cluster"
 	"dcpi/profiledb"
 	"dcpi/profiledb/webdb"
 )
@@ -24,6 +25,7 @@ func newWebCommand() *cobra.Command {
 		tokenFile  string
 		imageDirs  []string
 		sourceDirs []string
+		watch      string
 	)
 	cmd := &cobra.Command{
 		Use:   "web",
@@ -39,6 +41,7 @@ the same filters:
             stacks, the flat profile where none were recorded
   /diff     two selections compared per procedure (dcpi diff), a=SPEC and
             b=SPEC as dcpi stats --set, significance marked
+  /regressions  the newest sealed epoch against the ones before it
   /epochs   the epochs: open or sealed, who acknowledged
   /hosts    the hosts: labels, liveness and last heartbeat (cluster), samples
   /pprof    dcpi pprof's export of the selection, as a download
@@ -77,6 +80,11 @@ does dcpi coordinator --http ADDR.`,
 			}
 			defer o.close()
 			b := webdb.New(o.DB, imageDirs, sourceDirs)
+			stopWatch, err := cluster.WatchRegressions(ctx, o.DB, watch, cmd.Flag("metrics").Value.String(), roleLogger("web"))
+			if err != nil {
+				return err
+			}
+			defer stopWatch()
 			return serveWeb(ctx, cmd.OutOrStdout(), addr, tokenFile, b, "")
 		},
 	}
@@ -88,6 +96,8 @@ does dcpi coordinator --http ADDR.`,
 	f.StringVar(&tokenFile, "token-file", "", "beyond loopback, require the bearer token in `FILE` (default: $DCPI_HTTP_TOKEN_FILE, else one made for this run)")
 	f.StringArrayVar(&imageDirs, "image-dir", nil, "look for image files under `DIR` too (repeatable)")
 	f.StringArrayVar(&sourceDirs, "source-dir", nil, "look for source files under `DIR` (repeatable)")
+	f.StringVar(&watch, "watch", "", "export regression alerts as metrics (--metrics): `SPEC` on, or baseline=6,top=20,z=3,min=100,every=30s (docs/alerts.md)")
+	addMetricsFlag(f, "")
 	return cmd
 }
 
