@@ -2,7 +2,9 @@ package web
 
 import (
 	"cmp"
+	"context"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -68,4 +70,21 @@ func Start(addr string, b Backend, logf func(string, ...any), door Door) (*Serve
 		sv.Note = fmt.Sprintf("%s is beyond loopback: requests need %s", addr, how)
 	}
 	return sv, nil
+}
+
+// Serve is dcpi web: the UI over b at addr until ctx ends, its URL (and,
+// beyond loopback, the token it needs) said on w first.
+func Serve(ctx context.Context, w io.Writer, addr string, b Backend, door Door) error {
+	srv, err := Start(addr, b, nil, door)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "dcpi web: serving %s at %s\n", b.Where(), srv.URL)
+	if srv.Note != "" {
+		fmt.Fprintf(w, "dcpi web: %s\n", srv.Note)
+	}
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(sctx)
 }

@@ -1,14 +1,9 @@
 package main
 
 import (
-	"cmp"
-	"context"
-	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -85,7 +80,7 @@ does dcpi coordinator --http ADDR.`,
 				return err
 			}
 			defer stopWatch()
-			return serveWeb(ctx, cmd.OutOrStdout(), addr, tokenFile, b, "")
+			return web.Serve(ctx, cmd.OutOrStdout(), addr, b, web.Door{TokenFile: tokenFile, Generate: true})
 		},
 	}
 	f := cmd.Flags()
@@ -99,21 +94,4 @@ does dcpi coordinator --http ADDR.`,
 	f.StringVar(&watch, "watch", "", "export regression alerts as metrics (--metrics): `SPEC` on, or baseline=6,top=20,z=3,min=100,every=30s (docs/alerts.md)")
 	addMetricsFlag(f, "")
 	return cmd
-}
-
-// serveWeb serves the UI over b at addr until ctx ends, saying on w where
-// (prefix before the URL, "dcpi web: serving" by default).
-func serveWeb(ctx context.Context, w io.Writer, addr, tokenFile string, b web.Backend, prefix string) error {
-	srv, err := web.Start(addr, b, nil, web.Door{TokenFile: tokenFile, Generate: true})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "%s %s\n", cmp.Or(prefix, "dcpi web: serving "+b.Where()+" at"), srv.URL)
-	if srv.Note != "" {
-		fmt.Fprintf(w, "dcpi web: %s\n", srv.Note)
-	}
-	<-ctx.Done()
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return srv.Shutdown(sctx)
 }
