@@ -1,0 +1,143 @@
+package profiledb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"dcpi/analysis"
+	"dcpi/analysis/trend"
+)
+
+// ErrNoEpochs: the database records no epochs, so there is nothing to
+// draw a trend over (dcpi node and dcpi profile write none).
+var ErrNoEpochs = errors.New("this database records no epochs (dcpi node and dcpi profile write none; a cluster's coordinator does): give the epochs with --epoch or --epochs")
+
+// TrendOptions are dcpi trend's options as given: the measures (the
+// command's arguments), --top and --plot; the selection comes apart, as
+// Filters.
+type TrendOptions struct {
+	// Measures are trend.ParseMeasure's forms: procedure=NAME,
+	// image=PATH, selection. None: the Top procedures.
+	Measures []string
+	Top      int
+	Plot     string // trend.ParsePlot's
+}
+
+// Check refuses a measure, --top or --plot no trend has, naming it, so
+// that bad input is reported before a database is opened.
+func (o TrendOptions) Check() error {
+	_, _, err := o.parse()
+	return err
+}
+
+func (o TrendOptions) parse() ([]trend.Measure, trend.Plot, error) {
+	var ms []trend.Measure
+	for _, s := range o.Measures {
+		m, err := trend.ParseMeasure(s)
+		if err != nil {
+			return nil, "", err
+		}
+		ms = append(ms, m)
+	}
+	if o.Top < 0 {
+		return nil, "", fmt.Errorf("--top %d: want 1 or more (0: %d)", o.Top, trend.DefaultTop)
+	}
+	if o.Top > 0 && len(ms) > 0 {
+		return nil, "", fmt.Errorf("--top: give either measures or --top, not both")
+	}
+	p, err := trend.ParsePlot(o.Plot)
+	if err != nil {
+		return nil, "", fmt.Errorf("--%w", err)
+	}
+	return ms, p, nil
+}
+
+// TrendReport is what dcpi trend prints: the trend, how to chart it, and
+// when the selection holds no sample, the words on why.
+type TrendReport struct {
+	*trend.Trend
+	Plot trend.Plot
+	Hint string
+}
+
+// Trend reads dcpi trend's report over sel (labels and time range
+// applied) from src, db's samples through a symbol cache: the epochs sel
+// selects (every epoch without --epoch, --epochs or a range), each with
+// its times (an open one's end is now), then trend.Run.
+func Trend(ctx context.Context, db DB, src analysis.Source, sel Selection, o TrendOptions, now time.Time) (*TrendReport, error) {
+	ms, plot, err := o.parse()
+	if err != nil {
+		return nil, err
+	}
+	eps, err := TrendEpochs(ctx, db, sel, now)
+	if err != nil {
+		return nil, err
+	}
+	q := trend.Query{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Epochs: eps, Measures: ms, Top: o.Top}
+	if len(sel.Events) > 0 {
+		q.Event = sel.Events[0]
+	}
+	t, err := trend.Run(ctx, src, q)
+	if err != nil {
+		return nil, err
+	}
+	r := &TrendReport{Trend: t, Plot: plot}
+	if t.Total.Samples == 0 {
+		r.Hint = SelectionHint(ctx, db, src, sel)
+	} else if i := slices.IndexFunc(t.Series, func(s trend.Series) bool { return s.Samples == 0 }); i >= 0 &&
+		t.Series[i].Measure.Kind == trend.KindProcedure {
+		r.Hint = fmt.Sprintf("no samples for %s; %s", t.Series[i].Measure, ProcedureHint(ctx, src, sel))
+	}
+	return r, nil
+}
+
+// TrendEpochs are the epochs of sel with their wall-clock spans, in
+// order: those its filter names, else every epoch db records. An epoch
+// the database does not record is refused, naming those it does.
+func TrendEpochs(ctx context.Context, db DB, sel Selection, now time.Time) ([]trend.Epoch, error) {
+	infos, err := db.Epochs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the epochs: %w", err)
+	}
+	byNumber := map[uint64]trend.Epoch{}
+	var all []uint64
+	for _, e := range infos {
+		te := trend.Epoch{Number: e.Number, Start: e.Start, End: e.End}
+		if !e.Start.IsZero() && e.End.IsZero() {
+			te.End, te.Open = now, true
+		}
+		byNumber[e.Number] = te
+		all = append(all, e.Number)
+	}
+	want := sel.Filter.Epochs
+	if want == nil {
+		if len(all) == 0 {
+			return nil, ErrNoEpochs
+		}
+		want = all
+	}
+	want = slices.Compact(slices.Sorted(slices.Values(want)))
+	eps := make([]trend.Epoch, 0, len(want))
+	for _, n := range want {
+		e, ok := byNumber[n]
+		if !ok && len(all) > 0 {
+			return nil, fmt.Errorf("--epoch %d: no such epoch; %s", n, epochsHint(all))
+		}
+		if !ok {
+			e = trend.Epoch{Number: n} // no records: an epoch without times
+		}
+		eps = append(eps, e)
+	}
+	return eps, nil
+}
+
+// epochsHint names the epochs a database records.
+func epochsHint(all []uint64) string {
+	if len(all) == 1 {
+		return fmt.Sprintf("the database records epoch %d", all[0])
+	}
+	return fmt.Sprintf("the database records epochs %d-%d", all[0], all[len(all)-1])
+}
