@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
 	"dcpi/analysis"
 	"dcpi/analysis/trend"
+	"dcpi/internal/writefile"
 )
 
 // ErrNoEpochs: the database records no epochs, so there is nothing to
@@ -26,10 +28,14 @@ type TrendOptions struct {
 	Plot     string // trend.ParsePlot's
 }
 
-// Check refuses a measure, --top or --plot no trend has, naming it, so
-// that bad input is reported before a database is opened.
-func (o TrendOptions) Check() error {
+// Check refuses a measure, --top or --plot no trend has, or more than
+// one of sel's events, naming it, so that bad input is reported before a
+// database is opened.
+func (o TrendOptions) Check(sel Selection) error {
 	_, _, err := o.parse()
+	if err == nil {
+		_, err = sel.OneEvent()
+	}
 	return err
 }
 
@@ -72,14 +78,15 @@ func Trend(ctx context.Context, db DB, src analysis.Source, sel Selection, o Tre
 	if err != nil {
 		return nil, err
 	}
+	event, err := sel.OneEvent()
+	if err != nil {
+		return nil, err
+	}
 	eps, err := TrendEpochs(ctx, db, sel, now)
 	if err != nil {
 		return nil, err
 	}
-	q := trend.Query{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Epochs: eps, Measures: ms, Top: o.Top}
-	if len(sel.Events) > 0 {
-		q.Event = sel.Events[0]
-	}
+	q := trend.Query{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Event: event, Epochs: eps, Measures: ms, Top: o.Top}
 	t, err := trend.Run(ctx, src, q)
 	if err != nil {
 		return nil, err
@@ -92,6 +99,27 @@ func Trend(ctx context.Context, db DB, src analysis.Source, sel Selection, o Tre
 		r.Hint = fmt.Sprintf("no samples for %s; %s", t.Series[i].Measure, ProcedureHint(ctx, src, sel))
 	}
 	return r, nil
+}
+
+// Write prints the table to w, then the hint; with asJSON the JSON to w
+// and the hint, which is for people, to errw.
+func (r *TrendReport) Write(w, errw io.Writer, asJSON bool) error {
+	var err error
+	if asJSON {
+		err, w = r.WriteJSON(w), errw
+	} else {
+		err = r.WriteText(w)
+	}
+	if err == nil && r.Hint != "" {
+		_, err = fmt.Fprintln(w, r.Hint)
+	}
+	return err
+}
+
+// WriteChartFile writes the trend's SVG chart (trend.Trend.WriteSVG) to
+// the file name.
+func (r *TrendReport) WriteChartFile(name string) error {
+	return writefile.With(name, func(w io.Writer) error { return r.WriteSVG(w, r.Plot) })
 }
 
 // TrendEpochs are the epochs of sel with their wall-clock spans, in

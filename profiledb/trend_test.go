@@ -136,12 +136,15 @@ func TestTrendOptions(t *testing.T) {
 		{TrendOptions{Top: 3, Measures: []string{"image=/bin/p"}}, "--top: give either measures or --top, not both"},
 		{TrendOptions{Plot: "pie"}, `--plot "pie": want rate or share`},
 	} {
-		if err := c.o.Check(); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+		if err := c.o.Check(Selection{}); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%+v: %v, want %q", c.o, err, c.want)
 		}
 	}
-	if err := (TrendOptions{Measures: []string{"selection", "image=p"}, Plot: "share"}).Check(); err != nil {
+	if err := (TrendOptions{Measures: []string{"selection", "image=p"}, Plot: "share"}).Check(Selection{}); err != nil {
 		t.Errorf("good options: %v", err)
+	}
+	if err := (TrendOptions{}).Check(Selection{Events: []uint8{0, 2}}); err == nil || !strings.HasPrefix(err.Error(), "--event: ") {
+		t.Errorf("two events: %v", err)
 	}
 	// A database without epoch records (dcpi node's) has no trend unless
 	// the epochs are named.

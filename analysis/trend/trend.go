@@ -83,14 +83,21 @@ func ParseMeasure(s string) (Measure, error) {
 	case !ok && (k == "" || k == string(KindSelection)):
 		return Measure{Kind: KindSelection}, nil
 	case ok && strings.TrimSpace(v) == "":
-		return Measure{}, fmt.Errorf("%w: measure %q: empty %s", analysis.ErrQuery, s, k)
+		return Measure{}, badMeasure(fmt.Sprintf("measure %q: empty %s", s, k))
 	case k == "procedure" || k == "proc":
 		return Measure{Kind: KindProcedure, Value: strings.TrimSpace(v)}, nil
 	case k == "image":
 		return Measure{Kind: KindImage, Value: strings.TrimSpace(v)}, nil
 	}
-	return Measure{}, fmt.Errorf("%w: measure %q: want procedure=NAME, image=PATH or selection", analysis.ErrQuery, s)
+	return Measure{}, badMeasure(fmt.Sprintf("measure %q: want procedure=NAME, image=PATH or selection", s))
 }
+
+// badMeasure is a measure refused: analysis.ErrQuery to errors.Is, its
+// message alone to the user.
+type badMeasure string
+
+func (e badMeasure) Error() string { return string(e) }
+func (e badMeasure) Unwrap() error { return analysis.ErrQuery }
 
 // DefaultTop is how many procedures a trend without measures follows.
 const DefaultTop = 5
