@@ -2,7 +2,6 @@ package profiledb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -12,10 +11,6 @@ import (
 	"dcpi/analysis/trend"
 	"dcpi/internal/writefile"
 )
-
-// ErrNoEpochs: the database records no epochs, so there is nothing to
-// draw a trend over (dcpi node and dcpi profile write none).
-var ErrNoEpochs = errors.New("this database records no epochs (dcpi node and dcpi profile write none; a cluster's coordinator does): give the epochs with --epoch or --epochs")
 
 // TrendOptions are dcpi trend's options as given: the measures (the
 // command's arguments), --top and --plot; the selection comes apart, as
@@ -122,50 +117,20 @@ func (r *TrendReport) WriteChartFile(name string) error {
 	return writefile.With(name, func(w io.Writer) error { return r.WriteSVG(w, r.Plot) })
 }
 
-// TrendEpochs are the epochs of sel with their wall-clock spans, in
-// order: those its filter names, else every epoch db records. An epoch
-// the database does not record is refused, naming those it does.
+// TrendEpochs are the epochs of sel with their wall-clock spans (an open
+// one's to now), in order: those its filter names, else every epoch db
+// records (trend.SelectEpochs).
 func TrendEpochs(ctx context.Context, db DB, sel Selection, now time.Time) ([]trend.Epoch, error) {
 	infos, err := db.Epochs(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the epochs: %w", err)
 	}
-	byNumber := map[uint64]trend.Epoch{}
-	var all []uint64
-	for _, e := range infos {
-		te := trend.Epoch{Number: e.Number, Start: e.Start, End: e.End}
+	all := make([]trend.Epoch, len(infos))
+	for i, e := range infos {
+		all[i] = trend.Epoch{Number: e.Number, Start: e.Start, End: e.End}
 		if !e.Start.IsZero() && e.End.IsZero() {
-			te.End, te.Open = now, true
+			all[i].End, all[i].Open = now, true
 		}
-		byNumber[e.Number] = te
-		all = append(all, e.Number)
 	}
-	want := sel.Filter.Epochs
-	if want == nil {
-		if len(all) == 0 {
-			return nil, ErrNoEpochs
-		}
-		want = all
-	}
-	want = slices.Compact(slices.Sorted(slices.Values(want)))
-	eps := make([]trend.Epoch, 0, len(want))
-	for _, n := range want {
-		e, ok := byNumber[n]
-		if !ok && len(all) > 0 {
-			return nil, fmt.Errorf("--epoch %d: no such epoch; %s", n, epochsHint(all))
-		}
-		if !ok {
-			e = trend.Epoch{Number: n} // no records: an epoch without times
-		}
-		eps = append(eps, e)
-	}
-	return eps, nil
-}
-
-// epochsHint names the epochs a database records.
-func epochsHint(all []uint64) string {
-	if len(all) == 1 {
-		return fmt.Sprintf("the database records epoch %d", all[0])
-	}
-	return fmt.Sprintf("the database records epochs %d-%d", all[0], all[len(all)-1])
+	return trend.SelectEpochs(all, sel.Filter.Epochs)
 }

@@ -12,6 +12,7 @@ package trend
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -41,6 +42,56 @@ func (e Epoch) Seconds() float64 {
 		return 0
 	}
 	return e.End.Sub(e.Start).Seconds()
+}
+
+// ErrNoEpochs: the source records no epochs, so there is nothing to draw
+// a trend over unless the epochs are named (dcpi node and dcpi profile
+// write none).
+var ErrNoEpochs = errors.New("no epochs are recorded here (dcpi node and dcpi profile write none; a cluster's coordinator does): give the epochs with --epoch or --epochs")
+
+// SelectEpochs picks a trend's epochs from all the source records, in
+// order: those want names (every one when want is nil). An epoch not
+// recorded is an error naming those that are; where none is recorded, the
+// named epochs are taken without times.
+func SelectEpochs(all []Epoch, want []uint64) ([]Epoch, error) {
+	byNumber := make(map[uint64]Epoch, len(all))
+	for _, e := range all {
+		byNumber[e.Number] = e
+	}
+	if want == nil {
+		if len(all) == 0 {
+			return nil, ErrNoEpochs
+		}
+		for _, e := range all {
+			want = append(want, e.Number)
+		}
+	}
+	want = slices.Compact(slices.Sorted(slices.Values(want)))
+	eps := make([]Epoch, 0, len(want))
+	for _, n := range want {
+		e, ok := byNumber[n]
+		switch {
+		case !ok && len(all) > 0:
+			return nil, queryError(fmt.Sprintf("epoch %d is not recorded; %s", n, recorded(all)))
+		case !ok:
+			e = Epoch{Number: n}
+		}
+		eps = append(eps, e)
+	}
+	return eps, nil
+}
+
+// recorded names the epochs all holds.
+func recorded(all []Epoch) string {
+	ns := make([]uint64, len(all))
+	for i, e := range all {
+		ns[i] = e.Number
+	}
+	slices.Sort(ns)
+	if len(ns) == 1 {
+		return fmt.Sprintf("epoch %d is", ns[0])
+	}
+	return fmt.Sprintf("epochs %d-%d are", ns[0], ns[len(ns)-1])
 }
 
 // Kind is what a measure counts.
@@ -83,21 +134,21 @@ func ParseMeasure(s string) (Measure, error) {
 	case !ok && (k == "" || k == string(KindSelection)):
 		return Measure{Kind: KindSelection}, nil
 	case ok && strings.TrimSpace(v) == "":
-		return Measure{}, badMeasure(fmt.Sprintf("measure %q: empty %s", s, k))
+		return Measure{}, queryError(fmt.Sprintf("measure %q: empty %s", s, k))
 	case k == "procedure" || k == "proc":
 		return Measure{Kind: KindProcedure, Value: strings.TrimSpace(v)}, nil
 	case k == "image":
 		return Measure{Kind: KindImage, Value: strings.TrimSpace(v)}, nil
 	}
-	return Measure{}, badMeasure(fmt.Sprintf("measure %q: want procedure=NAME, image=PATH or selection", s))
+	return Measure{}, queryError(fmt.Sprintf("measure %q: want procedure=NAME, image=PATH or selection", s))
 }
 
-// badMeasure is a measure refused: analysis.ErrQuery to errors.Is, its
-// message alone to the user.
-type badMeasure string
+// queryError is a request refused (a measure, an epoch): analysis.ErrQuery
+// to errors.Is, its message alone to the user.
+type queryError string
 
-func (e badMeasure) Error() string { return string(e) }
-func (e badMeasure) Unwrap() error { return analysis.ErrQuery }
+func (e queryError) Error() string { return string(e) }
+func (e queryError) Unwrap() error { return analysis.ErrQuery }
 
 // DefaultTop is how many procedures a trend without measures follows.
 const DefaultTop = 5

@@ -272,3 +272,26 @@ func TestParseMeasure(t *testing.T) {
 		t.Errorf("top -1: %v", err)
 	}
 }
+
+// TestSelectEpochs: the named epochs in order, once each; every recorded
+// one without names; an unrecorded one refused naming those recorded;
+// without records, the named ones untimed.
+func TestSelectEpochs(t *testing.T) {
+	_, all := known()
+	eps, err := SelectEpochs(all, []uint64{3, 1, 3})
+	if err != nil || len(eps) != 2 || eps[0].Number != 1 || eps[1] != all[2] {
+		t.Errorf("3,1,3: %+v, %v", eps, err)
+	}
+	if eps, err := SelectEpochs(all, nil); err != nil || len(eps) != 3 {
+		t.Errorf("all: %+v, %v", eps, err)
+	}
+	if _, err := SelectEpochs(all, []uint64{9}); !errors.Is(err, analysis.ErrQuery) || err.Error() != "epoch 9 is not recorded; epochs 1-3 are" {
+		t.Errorf("9: %v", err)
+	}
+	if _, err := SelectEpochs(nil, nil); !errors.Is(err, ErrNoEpochs) {
+		t.Errorf("none recorded: %v", err)
+	}
+	if eps, err := SelectEpochs(nil, []uint64{4}); err != nil || len(eps) != 1 || eps[0] != (Epoch{Number: 4}) {
+		t.Errorf("4 without records: %+v, %v", eps, err)
+	}
+}
