@@ -130,8 +130,14 @@ type diffBox struct {
 	flameBox
 	PctA  float64 // the path's share of A's samples, percent
 	Delta float64 // PctB - PctA, percentage points
-	Color string  // CSS colour: red grew, blue shrank, pale unchanged
+	// Color is the box's colour as HSL (red grew, blue shrank, pale grey
+	// unchanged), numbers so the template writes them into its style.
+	Color hsl
 }
+
+// hsl is a CSS colour: hue in degrees, saturation and lightness in
+// percent.
+type hsl struct{ H, S, L int }
 
 // diffFlame compares two selections (a=SPEC, b=SPEC, as the diff page)
 // as a differential flame graph: widths are B's, colours the change from
@@ -269,14 +275,16 @@ func pathShares(n *report.TreeNode, parent string, total float64, out map[string
 // deltaColor colours a change of delta percentage points against the
 // largest: red for growth, blue for shrinkage, deeper the larger; pale
 // grey for none.
-func deltaColor(delta, maxDelta float64) string {
+func deltaColor(delta, maxDelta float64) hsl {
 	if maxDelta == 0 || delta == 0 {
-		return "hsl(0, 0%, 90%)"
+		return hsl{0, 0, 90}
 	}
 	f := math.Min(math.Abs(delta)/maxDelta, 1)
 	h := 0
 	if delta < 0 {
 		h = 215
 	}
-	return fmt.Sprintf("hsl(%d, %.0f%%, %.0f%%)", h, 30+60*f, 92-37*f)
+	return hsl{h, int(math.Round(30 + 60*f)), int(math.Round(92 - 37*f))}
 }
+
+func (c hsl) String() string { return fmt.Sprintf("hsl(%d, %d%%, %d%%)", c.H, c.S, c.L) }

@@ -128,6 +128,9 @@ func TestDiffFlame(t *testing.T) {
 			t.Errorf("box %d: %s %s, B's flame graph %s %s", i, diff[i][1], diff[i][2], boxes[i][1], boxes[i][2])
 		}
 	}
+	if strings.Contains(body, "ZgotmplZ") {
+		t.Errorf("a box's colour was refused by the template's CSS escaping")
+	}
 	if diff[0][3] != "0.00" {
 		t.Errorf("the root's change %s, want 0.00", diff[0][3])
 	}
@@ -158,7 +161,7 @@ func TestDeltaColor(t *testing.T) {
 		delta, max float64
 		want       string
 	}{{0, 5, "hsl(0, 0%, 90%)"}, {5, 5, "hsl(0, 90%, 55%)"}, {-5, 5, "hsl(215, 90%, 55%)"}, {1, 0, "hsl(0, 0%, 90%)"}} {
-		if got := deltaColor(c.delta, c.max); got != c.want {
+		if got := deltaColor(c.delta, c.max).String(); got != c.want {
 			t.Errorf("deltaColor(%g, %g) = %s, want %s", c.delta, c.max, got, c.want)
 		}
 	}
