@@ -162,3 +162,16 @@ func TestRdpicIsSIGILLOnQemu(t *testing.T) {
 		t.Errorf("qemu-alpha picprobe: %v, want death by SIGILL", err)
 	}
 }
+
+// TestParsePICEvents: --pic's two event names, and its refusals.
+func TestParsePICEvents(t *testing.T) {
+	evs, err := hwsim.ParsePICEvents("dmiss, imiss")
+	if err != nil || len(evs) != 2 || evs[0] != alpha.EvDMiss || evs[1] != alpha.EvIMiss {
+		t.Errorf("dmiss,imiss: %v, %v", evs, err)
+	}
+	for _, s := range []string{"dmiss", "dmiss,imiss,cycles", "dmiss,nope"} {
+		if _, err := hwsim.ParsePICEvents(s); err == nil {
+			t.Errorf("%q: no error", s)
+		}
+	}
+}

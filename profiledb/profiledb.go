@@ -7,9 +7,9 @@
 // (hints.go), narrows a query to the hosts registered with given labels,
 // and reads the image files nodes uploaded. Selection turns the tools'
 // shared filters into a storage.Query. OpenDir opens a --db directory
-// read-only; Prof, Stacks and ReadTotals are dcpi prof's, dcpi stacks'
-// and dcpi totals' reports, from their options as given to the printable
-// result.
+// read-only; Prof, Stacks, Trend and ReadTotals are dcpi prof's, dcpi
+// stacks', dcpi trend's and dcpi totals' reports, from their options as
+// given to the printable result.
 package profiledb
 
 import (

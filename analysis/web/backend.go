@@ -3,9 +3,10 @@
 // analysis tools' own logic — the hot procedures of dcpiprof (report.Prof),
 // the annotated listing of dcpilist (report.List) with dcpicalc's CPI and
 // culprits (calc.Run), flame graphs and icicles from the sampled call
-// stacks (report.Tree), dcpidiff (report.Diff), the newest sealed epoch's
-// regressions (regress.Evaluate), the fleet's epochs and hosts, and the
-// pprof export of the current selection.
+// stacks (report.Tree), dcpidiff (report.Diff) and its differential flame
+// graph, dcpi trend's chart over the epochs (trend.Run), the newest sealed
+// epoch's regressions (regress.Evaluate), the fleet's epochs and hosts,
+// and the pprof export of the current selection.
 //
 // The handlers are pure functions of a request and a Backend: the boundary
 // to the data, which the dcpi commands implement over the same opened

@@ -16,6 +16,14 @@ type box struct {
 	Self  uint64
 	Pct   float64 // Total, percent of the root's
 	Hue   int     // the procedure's colour, stable across pages
+	// Key names the box's path from the root (pathKey), the same for the
+	// same path in two trees (the differential flame graph's match).
+	Key string
+}
+
+// pathKey is the key of proc's node under the node keyed parent.
+func pathKey(parent string, proc report.StackProc) string {
+	return parent + "\x00" + proc.Procedure + "\x01" + proc.Image
 }
 
 // flameLayout lays out the call tree below root, depth first: every node
@@ -28,22 +36,23 @@ func flameLayout(root *report.TreeNode, minFrac float64, maxDepth int) (boxes []
 		return nil, 0
 	}
 	total := float64(root.Total)
-	var walk func(n *report.TreeNode, d int, x float64)
-	walk = func(n *report.TreeNode, d int, x float64) {
+	var walk func(n *report.TreeNode, d int, x float64, parent string)
+	walk = func(n *report.TreeNode, d int, x float64, parent string) {
 		w := float64(n.Total) / total
-		boxes = append(boxes, box{Depth: d, X: x, W: w, Proc: n.Proc, Total: n.Total, Self: n.Self, Pct: 100 * w, Hue: hue(n.Proc.Procedure)})
+		k := pathKey(parent, n.Proc)
+		boxes = append(boxes, box{Depth: d, X: x, W: w, Proc: n.Proc, Total: n.Total, Self: n.Self, Pct: 100 * w, Hue: hue(n.Proc.Procedure), Key: k})
 		depth = max(depth, d)
 		if d == maxDepth {
 			return
 		}
 		for _, c := range n.Children {
 			if float64(c.Total)/total >= minFrac {
-				walk(c, d+1, x)
+				walk(c, d+1, x, k)
 			}
 			x += float64(c.Total) / total
 		}
 	}
-	walk(root, 0, 0)
+	walk(root, 0, 0, "")
 	return boxes, depth
 }
 

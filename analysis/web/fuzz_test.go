@@ -12,7 +12,7 @@ import (
 )
 
 // fuzzPages are the pages FuzzParseRequest requests, by its first input.
-var fuzzPages = []string{"top", "list", "flame", "diff", "epochs", "hosts", "regressions"}
+var fuzzPages = []string{"top", "list", "flame", "diff", "epochs", "hosts", "regressions", "trend", "diffflame"}
 
 // FuzzParseRequest feeds a page's URL query string (anything a browser
 // may send) to the query parsing, the view parameters' parsers and the
@@ -28,11 +28,15 @@ func FuzzParseRequest(f *testing.F) {
 		"proc=main&image=buildid:0123456789abcdef",
 		"baseline=2&top=5&z=4&min=10&event=cycles", "baseline=0&top=-1", "z=-3&min=x", "epoch=1&baseline=1", "epochs=1-2&top=1",
 		"since=2h&host=alpha0", "from=2026-11-20+08:00&to=09:30", "since=1h&since=2h", "to=a,b", "since=-1h&from=x",
+		"top=3&plot=share&measure=procedure=main&measure=image=/bin/b", "measure=host=x", "plot=pie&top=0", "measure=procedure=",
+		"a=host=alpha0&b=host=alpha1&min=1", "a=host=alpha0", "a=epoch=1&b=x&min=-1",
 		"%zz", "label=rack", "q=a&q=b", "limit=-1", "min=200", "foo=1", ";", "host=%00",
 	} {
 		f.Add(uint8(0), q)
 		f.Add(uint8(3), q)
 		f.Add(uint8(6), q) // regressions
+		f.Add(uint8(7), q) // trend
+		f.Add(uint8(8), q) // diffflame
 	}
 	all := slices.Concat(slices.Collect(maps.Values(viewParams))...)
 	s := New(&testBackend{src: fleet(true), hosts: []string{"alpha0", "alpha1"}}, func(string, ...any) {})

@@ -9,12 +9,14 @@ import (
 	"html/template"
 	"io/fs"
 	"log"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"dcpi/analysis"
 	"dcpi/analysis/report"
+	"dcpi/analysis/trend"
 )
 
 //go:embed templates/*.html static/*
@@ -53,8 +55,14 @@ func New(b Backend, logf func(string, ...any)) *Server {
 		},
 		"hex":       func(v uint64) string { return strconv.FormatUint(v, 16) },
 		"epochList": epochList,
+		"rate": func(r trend.Rate) string {
+			if math.IsNaN(float64(r)) {
+				return "—"
+			}
+			return strconv.FormatFloat(float64(r), 'f', 1, 64)
+		},
 	}
-	for _, name := range []string{"top", "list", "flame", "diff", "regressions", "epochs", "hosts", "error"} {
+	for _, name := range []string{"top", "list", "flame", "diff", "diffflame", "trend", "regressions", "epochs", "hosts", "error"} {
 		s.pages[name] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+name+".html"))
 	}
 	static, _ := fs.Sub(assets, "static")
@@ -64,12 +72,14 @@ func New(b Backend, logf func(string, ...any)) *Server {
 	s.mux.HandleFunc("GET /flame", s.page("flame", s.flame))
 	s.mux.HandleFunc("GET /diff", s.page("diff", s.diff))
 	s.mux.HandleFunc("GET /regressions", s.page("regressions", s.regressions))
+	s.mux.HandleFunc("GET /diffflame", s.page("diffflame", s.diffFlame))
+	s.mux.HandleFunc("GET /trend", s.page("trend", s.trend))
 	s.mux.HandleFunc("GET /epochs", s.page("epochs", s.epochs))
 	s.mux.HandleFunc("GET /hosts", s.page("hosts", s.hosts))
 	s.mux.HandleFunc("GET /pprof", s.pprof)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.render(w, "error", &pageData{Nav: "", Title: "not found", Status: http.StatusNotFound,
-			Error: fmt.Sprintf("no page %s (pages: /, /list, /flame, /diff, /regressions, /epochs, /hosts, /pprof)", r.URL.Path)})
+			Error: fmt.Sprintf("no page %s (pages: /, /list, /flame, /diff, /diffflame, /trend, /regressions, /epochs, /hosts, /pprof)", r.URL.Path)})
 	})
 	return s
 }
@@ -130,6 +140,8 @@ var viewParams = map[string][]string{
 	"list":        {"proc"},
 	"flame":       {"view", "min"},
 	"diff":        {"a", "b", "z", "by", "limit"},
+	"diffflame":   {"a", "b", "min"},
+	"trend":       {"top", "plot", "measure"},
 	"regressions": {"baseline", "top", "z", "min"},
 	"epochs":      nil,
 	"hosts":       nil,

@@ -263,6 +263,8 @@ func (s *Server) flame(ctx context.Context, req request, pd *pageData) error {
 type diffView struct {
 	A, B  string
 	Table *report.DiffTable
+	// FlameQuery links the same comparison's differential flame graph.
+	FlameQuery string
 }
 
 func (s *Server) diff(ctx context.Context, req request, pd *pageData) error {
@@ -270,11 +272,7 @@ func (s *Server) diff(ctx context.Context, req request, pd *pageData) error {
 	if err != nil {
 		return err
 	}
-	a, err := req.one("a")
-	if err != nil {
-		return err
-	}
-	b, err := req.one("b")
+	a, b, err := s.pair(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -289,15 +287,6 @@ func (s *Server) diff(ctx context.Context, req request, pd *pageData) error {
 	z, err := floatParam(req, "z", report.DefaultZ, 0.001, 1000)
 	if err != nil {
 		return err
-	}
-	if a == "" && b == "" {
-		// A first look: the first two hosts, else the first two epochs.
-		if a, b = s.defaultPair(ctx); a == "" {
-			return badf("give two selections to compare: a=SPEC&b=SPEC, each as dcpi stats --set (epoch=1, host=alpha0, label=rack=r1)")
-		}
-	}
-	if a == "" || b == "" {
-		return badf("give both selections: a=SPEC&b=SPEC (e.g. a=epoch=1&b=epoch=2)")
 	}
 	pd.Keep = map[string]string{"a": a, "b": b}
 	if len(sel.Events) > 1 {
@@ -317,7 +306,7 @@ func (s *Server) diff(ctx context.Context, req request, pd *pageData) error {
 	if err != nil {
 		return err
 	}
-	pd.Title, pd.View = "diff", &diffView{A: a, B: b, Table: t}
+	pd.Title, pd.View = "diff", &diffView{A: a, B: b, Table: t, FlameQuery: req.with("a", a, "b", b)}
 	return nil
 }
 

@@ -27,9 +27,10 @@ import (
 // over the tools' flag parsing, is tested through the browser in
 // cmd/dcpi.)
 type testBackend struct {
-	src   analysis.Source
-	hosts []string
-	panic bool
+	src    analysis.Source
+	hosts  []string
+	epochs []Epoch // nil: epoch 1, sealed, without times
+	panic  bool
 }
 
 func (b *testBackend) Source() analysis.Source { return b.src }
@@ -87,6 +88,9 @@ func (b *testBackend) Pprof(ctx context.Context, sel Selection) (*profile.Profil
 	return pprofexport.Pprof(ctx, b.src, pprofexport.PprofQuery{Filter: sel.Filter, Events: sel.Events, Flat: true})
 }
 func (b *testBackend) Epochs(context.Context) ([]Epoch, error) {
+	if b.epochs != nil {
+		return b.epochs, nil
+	}
 	return []Epoch{{Number: 1, State: "sealed", Acked: b.hosts}}, nil
 }
 func (b *testBackend) Hosts(context.Context) ([]Host, error) {

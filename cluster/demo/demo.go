@@ -173,7 +173,7 @@ func Run(ctx context.Context, w io.Writer, o Options) error {
 			return err
 		}
 		defer srv.Close()
-		fmt.Fprintf(w, "dcpi demo: web UI at %s\n", srv.URL)
+		fmt.Fprintf(w, "dcpi demo: web UI at %s (the epochs' trend chart at /trend, a differential flame graph at /diffflame)\n", srv.URL)
 		if srv.Note != "" {
 			fmt.Fprintf(w, "dcpi demo: %s\n", srv.Note)
 		}

@@ -47,25 +47,12 @@ replacing the shared flag of its dimension. One event: --event (default cycles).
   dcpi diff --nats nats://127.0.0.1:4222 --a label=kernel=old --b label=kernel=new --z 4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			q := report.DiffQuery{Z: z, Limit: limit}
-			var err error
-			if q.By, err = report.ParseBy(by); err != nil {
-				return fmt.Errorf("--by %q: want procedure or image", by)
-			}
-			if limit < 0 {
-				return fmt.Errorf("--limit %d: want 0 (all) or more", limit)
-			}
-			if z <= 0 {
-				return fmt.Errorf("--z %v: want a positive number of standard errors", z)
-			}
-			if a == "" || b == "" {
-				return fmt.Errorf("give both profiles: --a SPEC --b SPEC (e.g. --a epoch=1 --b epoch=2)")
-			}
 			sel, err := qf.selection()
 			if err != nil {
 				return err
 			}
-			if q.Event, err = oneEvent(sel.Events); err != nil {
+			q, err := profiledb.DiffOptions{A: a, B: b, Z: z, By: by, Limit: limit}.Query(sel)
+			if err != nil {
 				return err
 			}
 			o, err := qf.open(cmd, "dcpi-diff", &sel)
@@ -79,7 +66,6 @@ replacing the shared flag of its dimension. One event: --event (default cycles).
 			if q.B, err = profiledb.ParseSetSpec(cmd.Context(), o.DB, sel.Filter, b); err != nil {
 				return fmt.Errorf("--b: %w", err)
 			}
-			q.ImagePaths = sel.ImagePaths
 			t, err := report.Diff(cmd.Context(), o.src, q)
 			if err != nil {
 				return err

@@ -111,6 +111,7 @@ func commands() []func() *cobra.Command {
 		newStacksCommand,
 		newStatsCommand,
 		newTotalsCommand,
+		newTrendCommand,
 		newValuesCommand,
 		newWebCommand,
 	}

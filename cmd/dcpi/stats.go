@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis/report"
@@ -45,19 +43,12 @@ lists. One event is compared: --event NAME (default cycles).
   dcpi stats --nats nats://127.0.0.1:4222 --set label=rack=r1 --set label=rack=r2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			q := report.StatsQuery{Limit: limit, MinSum: minSum}
-			var err error
-			if q.By, err = report.ParseBy(by); err != nil {
-				return fmt.Errorf("--by %q: want procedure or image", by)
-			}
-			if limit < 0 {
-				return fmt.Errorf("--limit %d: want 0 (all) or more", limit)
-			}
 			sel, err := qf.selection()
 			if err != nil {
 				return err
 			}
-			if q.Event, err = oneEvent(sel.Events); err != nil {
+			q, err := profiledb.StatsOptions{By: by, Limit: limit, MinSum: minSum}.Query(sel)
+			if err != nil {
 				return err
 			}
 			o, err := qf.open(cmd, "dcpi-stats", &sel)
@@ -68,7 +59,6 @@ lists. One event is compared: --event NAME (default cycles).
 			if q.Sets, err = profiledb.SampleSets(cmd.Context(), o.DB, sel.Filter, sets, byHost, byEpoch); err != nil {
 				return err
 			}
-			q.ImagePaths = sel.ImagePaths
 			t, err := report.Stats(cmd.Context(), o.src, q)
 			if err != nil {
 				return err
@@ -88,16 +78,4 @@ lists. One event is compared: --event NAME (default cycles).
 	f.IntVar(&limit, "limit", 0, "print the first `N` rows (0: all)")
 	f.Uint64Var(&minSum, "min-sum", 0, "drop procedures with fewer than `N` samples over all sets (their range% is mostly noise)")
 	return cmd
-}
-
-// oneEvent is the event of a tool that compares one: the only --event, or
-// cycles.
-func oneEvent(events []uint8) (uint8, error) {
-	switch len(events) {
-	case 0:
-		return 0, nil // cycles
-	case 1:
-		return events[0], nil
-	}
-	return 0, fmt.Errorf("--event: this tool compares one event; give one")
 }

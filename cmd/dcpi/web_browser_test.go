@@ -40,7 +40,7 @@ func chromiumPath() string {
 // TestWebInBrowser runs dcpi demo --serve (one replica, two hosts with
 // call stacks), opens the URL it prints in headless Chromium, and clicks
 // through every page — hot procedures, search, a listing with dcpicalc,
-// the flame graph and icicle, diff, epochs, hosts, the pprof download —
+// the flame graph and icicle, diff, epochs, the trend, hosts, the pprof download —
 // checking what each shows against the command-line tools' answers over
 // the same cluster (dcpi prof, diff and epoch list --nats), and that bad
 // filters get a message with status 400. With DCPI_WEB_SCREENSHOTS=1 it
@@ -255,6 +255,17 @@ func TestWebInBrowser(t *testing.T) {
 		t.Errorf("epoch 1 acknowledged by %q on the page", acks)
 	}
 	shot("epochs")
+
+	// Trend: the chart inline (the total and a path per top procedure),
+	// and the epochs' samples summing to dcpi prof's cycles total.
+	do("trend", chromedp.Click(chromedp.CSS("#nav-trend")), chromedp.WaitVisible(chromedp.CSS("#trend-chart svg")))
+	if n := eval(`String(document.querySelectorAll('#trend-chart svg path').length)`); n != "6" {
+		t.Errorf("the trend chart has %s paths, want 6 (the total and the top 5 procedures)", n)
+	}
+	perEpoch := eval(`String([...document.querySelectorAll('#trend tr.row')].reduce((s, r) => s + Number(r.dataset.samples), 0))`)
+	if perEpoch != strconv.FormatUint(prof.Columns[0].Total, 10) {
+		t.Errorf("the trend's epochs sum to %s samples, dcpi prof's total is %d", perEpoch, prof.Columns[0].Total)
+	}
 
 	// Hosts: both, their samples summing to the fleet's.
 	do("hosts", chromedp.Click(chromedp.CSS("#nav-hosts")), chromedp.WaitVisible(chromedp.CSS("#hosts")))

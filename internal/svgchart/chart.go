@@ -27,6 +27,24 @@ type XY struct{ X, Y float64 }
 type Axis struct {
 	Min, Max float64
 	Log      bool
+	// Format labels a tick (nil: the value, %.4g or %.0e): a time axis
+	// labels seconds from an origin as clock times.
+	Format func(float64) string
+}
+
+// NiceCeil rounds v up to 1, 2 or 5 times a power of ten, so that an
+// axis's five steps fall on round numbers (1 for v <= 0).
+func NiceCeil(v float64) float64 {
+	if v <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if v <= m*p*(1+1e-9) {
+			return m * p
+		}
+	}
+	return 10 * p
 }
 
 func (a Axis) frac(v float64) float64 {
@@ -83,14 +101,21 @@ func (c *Chart) Panel(i int, title, xlabel, ylabel string, xa, ya Axis) *Panel {
 	for _, v := range xa.ticks() {
 		x := p.x0 + xa.frac(v)*panelW
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#000"/><text x="%.1f" y="%.1f" font-size="11" text-anchor="middle">%s</text>`+"\n",
-			x, p.y0+panelH, x, p.y0+panelH+5, x, p.y0+panelH+18, tickLabel(v))
+			x, p.y0+panelH, x, p.y0+panelH+5, x, p.y0+panelH+18, html.EscapeString(xa.label(v)))
 	}
 	for _, v := range ya.ticks() {
 		y := p.y0 + (1-ya.frac(v))*panelH
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#000"/><text x="%.1f" y="%.1f" font-size="11" text-anchor="end">%s</text>`+"\n",
-			p.x0-5, y, p.x0, y, p.x0-7, y+4, tickLabel(v))
+			p.x0-5, y, p.x0, y, p.x0-7, y+4, html.EscapeString(ya.label(v)))
 	}
 	return p
+}
+
+func (a Axis) label(v float64) string {
+	if a.Format != nil {
+		return a.Format(v)
+	}
+	return tickLabel(v)
 }
 
 func tickLabel(v float64) string {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"sort"
 )
 
@@ -80,16 +79,16 @@ func SeriesSVG(w io.Writer, r Result, series []Point, loadEnd float64) error {
 		}
 		return pts
 	}
-	xa := svgchart.Axis{Min: 0, Max: niceCeil(maxT)}
+	xa := svgchart.Axis{Min: 0, Max: svgchart.NiceCeil(maxT)}
 	c := svgchart.New()
-	ra := svgchart.Axis{Min: 0, Max: niceCeil(maxRate / rateScale)}
+	ra := svgchart.Axis{Min: 0, Max: svgchart.NiceCeil(maxRate / rateScale)}
 	rp := c.Panel(0, fmt.Sprintf("%d hosts: rate (over %g s)", r.Hosts, smooth), "seconds since the load began", rateUnit, xa, ra)
 	rp.Line([]svgchart.XY{{X: loadEnd, Y: 0}, {X: loadEnd, Y: ra.Max}}, "#ccc")
 	rp.Line(scale(pubRate, rateScale), "#36c")
 	rp.Line(scale(storedRate, rateScale), "#c33")
 	rp.Label(svgchart.XY{X: 0, Y: 0.94 * ra.Max}, "published", "#36c")
 	rp.Label(svgchart.XY{X: 0, Y: 0.87 * ra.Max}, "stored (queryable)", "#c33")
-	ba := svgchart.Axis{Min: 0, Max: niceCeil(maxBacklog / blScale)}
+	ba := svgchart.Axis{Min: 0, Max: svgchart.NiceCeil(maxBacklog / blScale)}
 	bp := c.Panel(1, "backlog: published, not yet queryable", "seconds since the load began", blUnit, xa, ba)
 	bp.Line([]svgchart.XY{{X: loadEnd, Y: 0}, {X: loadEnd, Y: ba.Max}}, "#ccc")
 	bp.Line(scale(backlog, blScale), "#c33")
@@ -112,19 +111,4 @@ func unitFor(v float64, what string) (string, float64) {
 		return what + " (millions)", 1e6
 	}
 	return what, 1
-}
-
-// niceCeil rounds v up to 1, 2 or 5 times a power of ten, so that an
-// axis's five steps fall on round numbers.
-func niceCeil(v float64) float64 {
-	if v <= 0 {
-		return 1
-	}
-	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if v <= m*p*(1+1e-9) {
-			return m * p
-		}
-	}
-	return 10 * p
 }
