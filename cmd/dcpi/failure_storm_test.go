@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
-
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestFailureStorm is TestFailures with a random schedule: stormFaults
@@ -160,6 +160,19 @@ func TestFailureStorm(t *testing.T) {
 			c.startNATS()
 			c.restartNode(n, rp)
 		}},
+		// Pauses (Jepsen's process pauses): a stopped process keeps its
+		// sockets and its state, and wakes believing no time has passed.
+		{"SIGSTOP the Raft leader, then SIGCONT", func() {
+			if l := c.leader(); l != nil {
+				c.pause(l, down())
+			}
+		}},
+		{"SIGSTOP an aggregator, then SIGCONT", func() {
+			c.pause(c.aggs[c.rng.IntN(len(c.aggs))], down())
+		}},
+		{"SIGSTOP the NATS server, then SIGCONT", func() {
+			c.pause(c.nats, down())
+		}},
 		{"epoch cut", func() {
 			// A cut during a leader change may fail with an unknown
 			// outcome; the sealing check afterwards covers whatever
@@ -194,6 +207,18 @@ func TestFailureStorm(t *testing.T) {
 	c.stopNodes()
 	c.verify(bad)
 	c.checkUnderIngest()
+}
+
+// pause stops p with SIGSTOP for d, then continues it: a paused leader
+// must step down when it wakes to a newer term, an aggregator's unacked
+// messages are redelivered to the other, and clients of a paused NATS
+// server ride it out as a slow network.
+func (c *failureCluster) pause(p *proc, d time.Duration) {
+	c.must(p.signal(syscall.SIGSTOP))
+	c.logf("paused %s for %v", p.name, d.Round(time.Millisecond))
+	time.Sleep(d)
+	c.must(p.signal(syscall.SIGCONT))
+	c.logf("continued %s", p.name)
 }
 
 // stormFaults is how many faults TestFailureStorm injects: about as many
