@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"dcpi/analysis"
+	"dcpi/analysis/report"
 	"dcpi/coordinator"
 	"dcpi/profiledb/selector"
 	"dcpi/storage"
@@ -83,4 +85,62 @@ func LabelsHeld(nodes []coordinator.NodeInfo, where string) string {
 		parts = append(parts, k+"="+strings.Join(vs, ", "))
 	}
 	return fmt.Sprintf("host labels in %s: %s", where, strings.Join(parts, "; "))
+}
+
+// profGroups is dcpi prof --by LABEL: sel's samples per value of label
+// over the selected hosts (every host when sel names none), a group per
+// value; hosts without the label, or not in the node registry, form the
+// group of "". The label "host" groups by host name.
+func profGroups(ctx context.Context, db DB, src analysis.Source, sel Selection, label string) (*report.GroupTable, error) {
+	q := report.ProfQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, By: report.ByImage}
+	all, err := report.Prof(ctx, src, q)
+	if err != nil || len(all.Columns) == 0 {
+		return report.NewGroupTable(label, nil, nil), err
+	}
+	q.Events = nil
+	for _, c := range all.Columns {
+		q.Events = append(q.Events, c.Event)
+	}
+	hosts := sel.Filter.Hosts
+	if hosts == nil {
+		if hosts, err = db.Hosts(ctx); err != nil {
+			return nil, err
+		}
+	}
+	nodes, err := db.Nodes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("--by %s: reading the node registry: %w", label, err)
+	}
+	registered := map[string]storage.Node{}
+	for _, n := range nodes {
+		registered[n.Host] = n.Node
+	}
+	byValue := map[string][]string{}
+	for _, h := range hosts {
+		n, ok := registered[h]
+		if !ok {
+			n = storage.Node{Host: h}
+		}
+		v, _ := hostLabel(n)(label)
+		byValue[v] = append(byValue[v], h)
+	}
+	var rows []report.GroupRow
+	for _, v := range slices.Sorted(maps.Keys(byValue)) {
+		g := q
+		g.Filter.Hosts = byValue[v]
+		t, err := report.Prof(ctx, src, g)
+		if err != nil {
+			return nil, err
+		}
+		row := report.GroupRow{Value: v, Hosts: byValue[v], Counts: make([]uint64, len(all.Columns))}
+		for i, c := range all.Columns {
+			for _, tc := range t.Columns {
+				if tc.Event == c.Event {
+					row.Counts[i] = tc.Total
+				}
+			}
+		}
+		rows = append(rows, row)
+	}
+	return report.NewGroupTable(label, all.Columns, rows), nil
 }

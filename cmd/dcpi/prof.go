@@ -101,7 +101,7 @@ samples; --limit N keeps the top N. --json prints {"event", "total",
 	}
 	f := cmd.Flags()
 	pf.register(f, "event column `NAME`, in order; the first sorts (repeatable)")
-	f.StringVar(&pf.by, "by", "procedure", "one row per `procedure` or per image")
+	f.StringVar(&pf.by, "by", "procedure", "one row per `procedure`, per image, or per value of a label (service, host, ...)")
 	f.IntVar(&pf.limit, "limit", 0, "print the top `N` rows and sum the rest (0: all)")
 	f.BoolVar(&pf.byCaller, "by-caller", false, "each procedure's callers and their shares, from the sampled call stacks")
 	return cmd
