@@ -3,6 +3,7 @@ package hwsim
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/ev6"
@@ -129,6 +130,24 @@ func (c *Config) Validate() error {
 // DefaultPICEvents are what rdpic returns unless Config.PICEvents says
 // otherwise: D-cache and I-cache misses, the PLDI'97 paper's metrics.
 var DefaultPICEvents = [2]alpha.Event{alpha.EvDMiss, alpha.EvIMiss}
+
+// ParsePICEvents parses "A,B", the two event names of Config.PICEvents
+// (dcpi's --pic).
+func ParsePICEvents(s string) ([]alpha.Event, error) {
+	names := strings.Split(s, ",")
+	if len(names) != 2 {
+		return nil, fmt.Errorf("%q: want two events, A,B", s)
+	}
+	out := make([]alpha.Event, 2)
+	for i, n := range names {
+		e, err := alpha.EventByName(strings.TrimSpace(n))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
+}
 
 // picEvents returns the two events rdpic returns.
 func (c *Config) picEvents() [2]alpha.Event {

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/analysis/instrument"
+	"dcpi/hwsim"
 	"dcpi/simhost"
 	"dcpi/workloads"
 )
@@ -76,7 +77,7 @@ docs/instrument.md describes the rewriting and the dump format.`,
 			}
 			opt := instrument.FileOptions{Name: args[0], Output: out, Options: instrument.Options{Mode: mode, DumpPath: dump, Strict: strict, Metrics: metrics, CCTPaths: ctxPaths}}
 			if metrics {
-				evs, err := parsePICEvents(pic)
+				evs, err := hwsim.ParsePICEvents(pic)
 				if err != nil {
 					return fmt.Errorf("--pic: %w", err)
 				}
