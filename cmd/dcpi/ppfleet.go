@@ -98,6 +98,7 @@ func newPPFleetCommand() *cobra.Command {
 		dbDir    string
 		image    string
 		hosts    []string
+		sels     []string
 		labels   map[string]string
 		source   string
 		top      int
@@ -109,8 +110,8 @@ func newPPFleetCommand() *cobra.Command {
 uploaded (dcpi pp upload), merged: per image and source, the hot paths
 (top N by instructions, or by count when the profile has no instruction
 metric), the paths per procedure, and the calling context tree's top
-contexts. --host (repeatable) and --label (the hosts registered with
-those labels) restrict the merge to those hosts' uploads.
+contexts. --host (repeatable), --select and --label (the hosts whose
+labels match, as in dcpi prof) restrict the merge to those hosts' uploads.
 --image selects images by path (full or base name) or key.
 
 Oracle data (the simulator's ground truth, from dcpi pp oracle --save) is
@@ -135,7 +136,7 @@ stored apart from instrumented profiles and printed under its own label;
 			if err != nil {
 				return err
 			}
-			sel, err := profiledb.Filters{Hosts: hosts, Labels: labels}.Selection()
+			sel, err := profiledb.Filters{Hosts: hosts, Select: sels, Labels: labels}.Selection()
 			if err != nil {
 				return err
 			}
@@ -155,6 +156,7 @@ stored apart from instrumented profiles and printed under its own label;
 	cmd.Flags().StringVar(&dbDir, "db", "dcpi-db", "directory of a local profile database (opened read-only)")
 	cmd.Flags().StringVar(&image, "image", "", "only images with this path, base name or key")
 	cmd.Flags().StringSliceVar(&hosts, "host", nil, "only these hosts' uploads (repeatable)")
+	cmd.Flags().StringArrayVar(&sels, "select", nil, "only hosts whose labels match `SELECTOR` (as dcpi prof's; repeatable)")
 	cmd.Flags().StringToStringVar(&labels, "label", nil, "only hosts registered with label `key=value` (repeatable)")
 	cmd.Flags().StringVar(&source, "source", "all", "instrumented, oracle or all")
 	cmd.Flags().IntVar(&top, "top", 10, "hot paths and contexts to print per image")

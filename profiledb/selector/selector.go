@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,7 +66,11 @@ func NewMatcher(name string, op Op, value string) (Matcher, error) {
 		// Anchored at both ends, as PromQL's: "1\\..*" matches 1.2, not 11.2.
 		re, err := regexp.Compile("^(?:" + value + ")$")
 		if err != nil {
-			return m, fmt.Errorf("%w: %s%s%q: %v", ErrSyntax, name, op, value, errors.Unwrap(err))
+			why := err.Error()
+			if se := (*syntax.Error)(nil); errors.As(err, &se) {
+				why = se.Code.String() // its Expr is the anchored form, not the user's
+			}
+			return m, fmt.Errorf("%w: %s%s%q: %s", ErrSyntax, name, op, value, why)
 		}
 		m.re = re
 	}
