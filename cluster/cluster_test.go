@@ -20,8 +20,10 @@ import (
 // cluster (NATS, three replicas, two aggregators), cuts an epoch on the
 // way, and requires every sample the simulated hardware generated to be
 // stored once or counted as dropped, in the flat view and the stack view,
-// and the epoch the cut closed to be sealed. One sample more generated
-// than the run's does not balance: the check can fail.
+// and the epoch the cut closed to be sealed. The hosts carry labels and
+// keep per-process profiles (alpha0 of matmul, alpha1 of every image),
+// which must not change the balance. One sample more generated than the
+// run's does not balance: the check can fail.
 func TestClusterConserves(t *testing.T) {
 	cl := clustertest.Start(t, clustertest.Options{Replicas: 3, Aggregators: 2})
 	for _, p := range cl.Peers() {
@@ -32,9 +34,11 @@ func TestClusterConserves(t *testing.T) {
 		t.Fatal(err)
 	}
 	var hosts []cluster.HostConfig
-	for _, name := range []string{"alpha0", "alpha1"} {
+	for i, name := range []string{"alpha0", "alpha1"} {
 		h := clustertest.Host(name, 2, 0.1, progs)
 		h.Stacks = true
+		h.Labels = map[string]string{"service": []string{"db", "web"}[i]}
+		h.PerProcess = [][]string{{"matmul"}, {"all"}}[i]
 		hosts = append(hosts, h)
 	}
 	run, cut := clustertest.Run(t, cl, 0.1, 0.5, hosts...)
@@ -61,12 +65,44 @@ func TestClusterConserves(t *testing.T) {
 	if err != nil || !balanced || len(lines) != 2 {
 		t.Fatalf("conservation: %v %v\n%s", err, balanced, strings.Join(lines, "\n"))
 	}
+	checkLabelsAndPerProcess(ctx, t, cl)
 	run.Generated++
 	if lines, balanced, _ := cl.Conservation(ctx, run, conservation.Views{}); balanced {
 		t.Fatalf("one sample more balances:\n%s", strings.Join(lines, "\n"))
 	}
 	if as, _ := cl.AggregatorStats(); as.Proposals == 0 || as.EntriesIn == 0 {
 		t.Fatalf("aggregators proposed nothing: %+v", as)
+	}
+}
+
+// checkLabelsAndPerProcess: the hosts registered their labels, and with
+// per-process profiles on some samples were stored with their PID (PID
+// 0 holds only the samples not kept per process).
+func checkLabelsAndPerProcess(ctx context.Context, t *testing.T, cl *cluster.Cluster) {
+	t.Helper()
+	nodes, err := cl.Coordinator().Nodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, n := range nodes {
+		got[n.Host] = n.Labels["service"]
+	}
+	if got["alpha0"] != "db" || got["alpha1"] != "web" {
+		t.Errorf("registered service labels %v, want alpha0=db alpha1=web", got)
+	}
+	for _, host := range []string{"alpha0", "alpha1"} {
+		all, err := cl.Coordinator().Totals(ctx, storage.Query{Hosts: []string{host}}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged, err := cl.Coordinator().Totals(ctx, storage.Query{Hosts: []string{host}, PIDs: []uint32{0}}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if all.Samples == 0 || merged.Samples >= all.Samples {
+			t.Errorf("%s: %d samples, %d of them merged over processes: none kept per process", host, all.Samples, merged.Samples)
+		}
 	}
 }
 

@@ -41,6 +41,9 @@ type HostConfig struct {
 	ProfileMe bool   // sample instructions with ProfileMe (node.DefaultMeConfig)
 	MePaired  bool   // in pairs (ProfileMe sec. 4.2)
 	Values    string // value-sampling module ("": off; node.DefaultValuesConfig)
+	// PerProcess are the images whose profiles the node keeps per
+	// process (node.Config.PerProcess).
+	PerProcess []string
 	// GroundTruth records the machine's per-instruction truth, for
 	// checks of the estimates against it.
 	GroundTruth bool
@@ -128,7 +131,7 @@ func hostMachine(c HostConfig) (hwsim.Config, simhost.Config, error) {
 	hc.GroundTruth = c.GroundTruth
 	simhost.InstallPrograms(&hc, c.Programs)
 	ncfg, err := simhost.Features{Events: c.Events, Mux: c.Mux, Stacks: c.Stacks, ProfileMe: c.ProfileMe, MePaired: c.MePaired,
-		Values: c.Values}.NodeConfig(c.Sim.Hostname, c.FlushEvery, hc.ClockHz)
+		Values: c.Values, Labels: c.Labels, PerProcess: c.PerProcess}.NodeConfig(c.Sim.Hostname, c.FlushEvery, hc.ClockHz)
 	if err != nil {
 		return hc, ncfg, err
 	}

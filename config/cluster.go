@@ -153,6 +153,10 @@ type Node struct {
 	// which needs ProfileMe on.
 	ProfileMe bool `mapstructure:"profileme"`
 	MePaired  bool `mapstructure:"me_paired"`
+	// PerProcess are the images whose profiles the node keeps per
+	// process (DCPI sec. 4.3): paths, file names, or "all"
+	// (node.Config.PerProcess).
+	PerProcess []string `mapstructure:"per_process"`
 }
 
 // DefaultPublishEvery is node.publish_every's default, in simulated
@@ -176,7 +180,7 @@ var clusterKeys = []string{
 	"coordinator.retention.full", "coordinator.retention.merge_to", "coordinator.retention.keep",
 	"aggregator.fetch_max", "aggregator.fetch_wait", "aggregator.max_proposal_entries", "aggregator.in_flight", "aggregator.max_pending_entries", "aggregator.fold_hosts",
 	"node.labels", "node.mix", "node.workloads", "node.seconds", "node.flush_every", "node.publish_every", "node.heartbeat", "node.max_buffered_mb", "node.stacks", "node.values", "node.retain_mb",
-	"node.profileme", "node.me_paired",
+	"node.profileme", "node.me_paired", "node.per_process",
 }
 
 // ParsePeers parses "id=host:port" peers.

@@ -114,6 +114,7 @@ var FlagKeys = map[string]string{
 	"sim.cpus": "cpus", "sim.seed": "seed", "sim.model": "model", "sim.timing": "timing", "sim.hostname": "host",
 	"node.mix": "mix", "node.workloads": "workloads", "node.seconds": "seconds", "node.flush_every": "flush-every", "node.publish_every": "publish-every",
 	"node.stacks": "stacks", "node.values": "values", "node.profileme": "profileme", "node.me_paired": "me-paired",
+	"node.labels": "label", "node.per_process": "per-process",
 }
 
 // MachineFlagKeys are the FlagKeys of the simulated machine alone: what

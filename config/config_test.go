@@ -1,8 +1,10 @@
 package config
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -192,5 +194,33 @@ func TestLoadFlags(t *testing.T) {
 	}
 	if _, err := LoadFlags("", tool, MachineFlagKeys); err != nil {
 		t.Errorf("a tool's --host with the machine's keys: %v", err)
+	}
+}
+
+// TestLabelsAndPerProcess: node.labels and node.per_process come from a
+// file, and --label and --per-process replace them.
+func TestLabelsAndPerProcess(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "node.yaml")
+	if err := os.WriteFile(file, []byte("node:\n  labels:\n    service: db\n    zone: eu\n  per_process: [sort, /bin/hashdb]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs := pflag.NewFlagSet("node", pflag.ContinueOnError)
+	fs.StringToString("label", nil, "")
+	fs.StringSlice("per-process", nil, "")
+	c, err := LoadFlags(file, fs, FlagKeys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(c.Node.Labels, map[string]string{"service": "db", "zone": "eu"}) || !slices.Equal(c.Node.PerProcess, []string{"sort", "/bin/hashdb"}) {
+		t.Errorf("from the file: labels %v, per_process %v", c.Node.Labels, c.Node.PerProcess)
+	}
+	if err := fs.Parse([]string{"--label", "service=web", "--per-process", "all"}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = LoadFlags(file, fs, FlagKeys); err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(c.Node.Labels, map[string]string{"service": "web"}) || !slices.Equal(c.Node.PerProcess, []string{"all"}) {
+		t.Errorf("with the flags: labels %v, per_process %v", c.Node.Labels, c.Node.PerProcess)
 	}
 }

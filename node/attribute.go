@@ -15,9 +15,9 @@ import (
 // "unknown" profile with the PID they came from.
 type attributor struct {
 	maps *ImageMaps
-	// perProcess names the image paths whose profiles keep the PID (the
+	// perProcess names the images whose profiles keep the PID (the
 	// configuration's per-process profiles); others merge all processes.
-	perProcess map[string]bool
+	perProcess perProcess
 
 	// Images are interned: an entry key holds a small index, so the
 	// counts map hashes 24 bytes, not a 34-byte image key, and the batch
@@ -80,12 +80,8 @@ type unknownKey struct {
 }
 
 func newAttributor(maps *ImageMaps, perProcess []string) *attributor {
-	a := &attributor{maps: maps, perProcess: map[string]bool{}, index: map[string]uint32{},
+	return &attributor{maps: maps, perProcess: newPerProcess(perProcess), index: map[string]uint32{},
 		byImage: map[string]*ImageFigures{}}
-	for _, p := range perProcess {
-		a.perProcess[p] = true
-	}
-	return a
 }
 
 // add attributes entries into b. It returns the images seen for the
@@ -117,7 +113,7 @@ func (a *attributor) add(b *flatBook, entries []Entry) (newImages []Mapping, err
 			return newImages, err
 		}
 		k := entryKey{image: img, offset: off, event: e.Event}
-		if a.perProcess[m.Path] {
+		if a.perProcess.keeps(m.Path) {
 			k.pid = uint32(pid)
 		}
 		b.counts[k] += uint64(e.Count)

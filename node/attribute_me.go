@@ -80,7 +80,7 @@ func (a *attributor) addMe(b *meBook, samples []MeSample, newImages []Mapping) (
 			b.histDropped += n
 		}
 		k := meKey{image: img, offset: off}
-		if a.perProcess[m.Path] {
+		if a.perProcess.keeps(m.Path) {
 			k.pid = uint32(pid)
 		}
 		if c := b.counts[k]; c != nil {

@@ -52,7 +52,7 @@ func (a *attributor) addStacks(b *stackBook, stacks []StackSample, newImages []M
 			frames[i] = wire.Frame{Image: a.images[img], Offset: off}
 			key = binary.LittleEndian.AppendUint32(key, img+1)
 			key = binary.LittleEndian.AppendUint64(key, off)
-			if i == 0 && a.perProcess[m.Path] {
+			if i == 0 && a.perProcess.keeps(m.Path) {
 				pid = uint32(p)
 			}
 		}

@@ -17,7 +17,9 @@ type Config struct {
 	Driver DriverConfig
 	// IPICycles is the modelled cost of each flush IPI on its CPU.
 	IPICycles uint64
-	// PerProcess lists image paths whose profiles keep the PID.
+	// PerProcess lists the images whose profiles keep the PID (sec. 4.3's
+	// per-process profiles): paths, base names, or PerProcessAll
+	// (CheckPerProcess).
 	PerProcess []string
 	// FirstSeq is, per CPU, the sequence number of the first batch (0 or
 	// missing: 1). A restarted agent continues its streams after what the

@@ -7,6 +7,7 @@ import (
 
 	"dcpi/analysis"
 	"dcpi/analysis/report"
+	"dcpi/wire"
 )
 
 // NoStacksNote follows a call-stack report that selected no stacks: the
@@ -27,7 +28,7 @@ func (s Selection) StackQuery() report.StackQuery {
 // ProfOptions are dcpi prof's table shape as given (the flags --by,
 // --limit and --by-caller); the selection comes apart, as Filters.
 type ProfOptions struct {
-	By       string // "procedure" (or "proc") or "image"
+	By       string // "procedure" (or "proc"), "image", or a label to group by (GroupLabel)
 	Limit    int    // keep the top Limit rows and sum the rest; 0: all
 	ByCaller bool   // each procedure's callers, from the sampled call stacks
 }
@@ -43,20 +44,35 @@ func (o ProfOptions) Check() error {
 func (o ProfOptions) query(sel Selection) (report.ProfQuery, error) {
 	q := report.ProfQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, Limit: o.Limit}
 	var err error
-	if q.By, err = report.ParseBy(o.By); err != nil {
-		return q, fmt.Errorf("--by %q: want procedure or image", o.By)
-	}
 	if o.Limit < 0 {
 		return q, fmt.Errorf("--limit %d: want 0 (all) or more", o.Limit)
 	}
+	if q.By, err = report.ParseBy(o.By); err == nil {
+		return q, nil
+	}
+	switch {
+	case !wire.ValidLabelName(o.By):
+		return q, fmt.Errorf("--by %q: want procedure, image, or a label to group by (service, host, ...)", o.By)
+	case o.ByCaller:
+		return q, fmt.Errorf("--by-caller: not with --by %s (a label groups the flat profile)", o.By)
+	}
 	return q, nil
+}
+
+// GroupLabel is the label --by groups by: "" for procedure or image.
+func (o ProfOptions) GroupLabel() string {
+	if _, err := report.ParseBy(o.By); err == nil {
+		return ""
+	}
+	return o.By
 }
 
 // ProfReport is what dcpi prof prints: the flat table (report.Prof) with,
 // when it is empty, the words on why; or with ProfOptions.ByCaller the
 // by-caller table (report.Callers).
 type ProfReport struct {
-	Table   *report.ProfTable   // nil with ByCaller
+	Table   *report.ProfTable   // nil with ByCaller or a GroupLabel
+	Groups  *report.GroupTable  // with a GroupLabel: the samples per value
 	Callers *report.CallerTable // nil without ByCaller
 	// Hint says why an empty flat table is empty (SelectionHint): a
 	// --host or --epoch the database lacks, or the images and events it
@@ -77,6 +93,17 @@ func Prof(ctx context.Context, db DB, src analysis.Source, sel Selection, o Prof
 			return nil, err
 		}
 		return &ProfReport{Callers: t}, nil
+	}
+	if label := o.GroupLabel(); label != "" {
+		g, err := profGroups(ctx, db, src, sel, label)
+		if err != nil {
+			return nil, err
+		}
+		r := &ProfReport{Groups: g}
+		if len(g.Rows) == 0 {
+			r.Hint = SelectionHint(ctx, db, src, sel)
+		}
+		return r, nil
 	}
 	t, err := report.Prof(ctx, src, q)
 	if err != nil {
@@ -102,7 +129,11 @@ func (r *ProfReport) WriteText(w io.Writer) error {
 		}
 		return nil
 	}
-	if err := r.Table.WriteText(w); err != nil {
+	if r.Groups != nil {
+		if err := r.Groups.WriteText(w); err != nil {
+			return err
+		}
+	} else if err := r.Table.WriteText(w); err != nil {
 		return err
 	}
 	if r.Hint != "" {
@@ -117,6 +148,9 @@ func (r *ProfReport) WriteText(w io.Writer) error {
 func (r *ProfReport) WriteJSON(w io.Writer) error {
 	if r.Callers != nil {
 		return r.Callers.WriteJSON(w)
+	}
+	if r.Groups != nil {
+		return r.Groups.WriteJSON(w)
 	}
 	return r.Table.WriteJSON(w)
 }

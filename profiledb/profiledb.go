@@ -4,7 +4,8 @@
 // the samples the tools read (analysis.StackSource, ProfileMe's and value
 // sampling's sources), a DB lists what it holds — hosts, epochs, the node
 // registry — so that a selection that matched nothing can say why
-// (hints.go), narrows a query to the hosts registered with given labels,
+// (hints.go); SelectHosts narrows a query to the hosts whose registered
+// labels a selector matches (labels.go),
 // and reads the image files nodes uploaded. Selection turns the tools'
 // shared filters into a storage.Query. OpenDir opens a --db directory
 // read-only; Prof, Stacks, Trend and ReadTotals are dcpi prof's, dcpi
@@ -49,9 +50,6 @@ type DB interface {
 	// Nodes is the node registry (liveness known only to a cluster's
 	// leader).
 	Nodes(ctx context.Context) ([]coordinator.NodeInfo, error)
-	// SelectLabels narrows q to the hosts registered with all of labels
-	// (ErrNoLabels where the database keeps none).
-	SelectLabels(ctx context.Context, labels map[string]string, q *storage.Query) error
 	// Totals is the samples q selects, unknown included.
 	Totals(ctx context.Context, q storage.Query) (uint64, error)
 	// StoredTotals is what q selects as stored: samples with an image,
@@ -70,9 +68,6 @@ type DB interface {
 	Where() string
 	Close() error
 }
-
-// ErrNoLabels: a local database keeps no node labels.
-var ErrNoLabels = errors.New("--label: labels live in the cluster's node registry; query the cluster with --nats URL")
 
 // Local is a local profile database.
 type Local struct {
@@ -115,14 +110,6 @@ func (l *Local) Nodes(context.Context) ([]coordinator.NodeInfo, error) {
 		infos[i] = coordinator.NodeInfo{Node: n}
 	}
 	return infos, err
-}
-
-// SelectLabels refuses labels: a local database keeps none.
-func (l *Local) SelectLabels(_ context.Context, labels map[string]string, _ *storage.Query) error {
-	if len(labels) == 0 {
-		return nil
-	}
-	return ErrNoLabels
 }
 
 // Totals is the samples q selects.
@@ -186,30 +173,6 @@ func (c *Cluster) EpochNumbers(ctx context.Context) ([]uint64, error) {
 	}
 	slices.Sort(out)
 	return out, nil
-}
-
-// SelectLabels narrows q to the hosts whose registered labels include all
-// of labels (intersected with the hosts q already names).
-func (c *Cluster) SelectLabels(ctx context.Context, labels map[string]string, q *storage.Query) error {
-	if len(labels) == 0 {
-		return nil
-	}
-	nodes, err := c.Client.Nodes(ctx)
-	if err != nil {
-		return fmt.Errorf("--label: reading the node registry: %w", err)
-	}
-	hosts := []string{} // none matching selects nothing
-	for _, n := range nodes {
-		ok := true
-		for k, v := range labels {
-			ok = ok && n.Labels[k] == v
-		}
-		if ok && (q.Hosts == nil || slices.Contains(q.Hosts, n.Host)) {
-			hosts = append(hosts, n.Host)
-		}
-	}
-	q.Hosts = hosts
-	return nil
 }
 
 // StoredTotals asks a replica (the leader when linearizable) for q's

@@ -17,6 +17,7 @@ type catalog struct {
 	DB
 	hosts  []string
 	epochs []uint64
+	nodes  []coordinator.NodeInfo
 }
 
 // Epochs gives epoch N the hour from N:00 on 2026-11-20 UTC.
@@ -32,11 +33,8 @@ func (c catalog) Epochs(context.Context) ([]coordinator.EpochInfo, error) {
 func (c catalog) Hosts(context.Context) ([]string, error)        { return c.hosts, nil }
 func (c catalog) EpochNumbers(context.Context) ([]uint64, error) { return c.epochs, nil }
 func (c catalog) Where() string                                  { return "this database" }
-func (c catalog) SelectLabels(_ context.Context, labels map[string]string, _ *storage.Query) error {
-	if len(labels) > 0 {
-		return ErrNoLabels
-	}
-	return nil
+func (c catalog) Nodes(context.Context) ([]coordinator.NodeInfo, error) {
+	return c.nodes, nil
 }
 
 // TestSelection: the shared filters become a query, each bad value with
@@ -103,7 +101,8 @@ func TestSampleSets(t *testing.T) {
 		{[]string{"color=red"}, false, false, "unknown key"},
 		{[]string{"host"}, false, false, "not KEY=VALUE"},
 		{[]string{"pid=x"}, false, false, "process number"},
-		{[]string{"label=rack=r1"}, false, false, "labels live in the cluster"},
+		{[]string{"label=rack=r1"}, false, false, "no host in this database has labels"},
+		{[]string{"label=rack==r1"}, false, false, "bad selector"},
 		{[]string{" "}, false, false, "empty"},
 		{[]string{"epochs=0-1048575,epoch=7"}, false, false, "epochs in all"},
 	} {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"dcpi/analysis"
+	"dcpi/profiledb/selector"
 	"dcpi/profiledb/timerange"
 	"dcpi/storage"
 	"dcpi/wire"
@@ -23,11 +24,14 @@ type Selection struct {
 	// without them); SelectTime turns it into Filter.Epochs once the
 	// database's epochs are known.
 	Time timerange.Range
+	// Labels is --select and --label: SelectHosts turns it into
+	// Filter.Hosts once the database's node registry is known.
+	Labels selector.Selector
 }
 
 // Filters are the tools' shared filters as given (the flags --epoch,
-// --epochs, --since, --from, --to, --host, --image, --pid and --event;
-// the web's parameters of the same names).
+// --epochs, --since, --from, --to, --host, --select, --label, --image,
+// --pid and --event; the web's parameters of the same names).
 type Filters struct {
 	Epochs []string
 	Ranges []string // A-B, inclusive
@@ -36,6 +40,10 @@ type Filters struct {
 	Images []string // paths, file names or content keys
 	PIDs   []uint
 	Events []string
+	// Select are label selectors (package selector's syntax) and Labels
+	// the label=value pairs of --label: all must match.
+	Select []string
+	Labels map[string]string
 }
 
 // MaxEpochRange bounds --epochs A-B: the range becomes a list in the
@@ -43,8 +51,8 @@ type Filters struct {
 const MaxEpochRange = 1 << 20
 
 // Selection turns the filters into a selection, with a clear error for
-// each bad one. Labels are applied later, by the database
-// (DB.SelectLabels: they need the cluster's node registry).
+// each bad one. Labels are applied later, by SelectHosts: they need the
+// database's node registry.
 func (qf Filters) Selection() (Selection, error) {
 	var s Selection
 	var err error
@@ -83,6 +91,18 @@ func (qf Filters) Selection() (Selection, error) {
 		// would need a rule for which wins.
 		return s, fmt.Errorf("%s: give either a time range or --epoch/--epochs, not both", timeFlag(qf.Time))
 	}
+	for _, v := range qf.Select {
+		ls, err := selector.Parse(v)
+		if err != nil {
+			return s, fmt.Errorf("--select %s: %w", v, err)
+		}
+		s.Labels = append(s.Labels, ls...)
+	}
+	ls, err := selector.FromLabels(qf.Labels)
+	if err != nil {
+		return s, fmt.Errorf("--label: %w", err)
+	}
+	s.Labels = append(s.Labels, ls...)
 	for _, h := range qf.Hosts {
 		if h == "" {
 			return s, fmt.Errorf("--host: empty host name")

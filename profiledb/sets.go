@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"dcpi/analysis"
+	"dcpi/profiledb/selector"
 	"dcpi/profiledb/timerange"
 	"dcpi/storage"
 )
@@ -77,7 +78,7 @@ func ParseSetSpec(ctx context.Context, db DB, base storage.Query, spec string) (
 	var tf timerange.Flags
 	var epochs, hosts []string
 	var pids []uint32
-	labels := map[string]string{}
+	var labels selector.Selector
 	if strings.TrimSpace(spec) == "" {
 		return analysis.SampleSet{}, fmt.Errorf("set %q: empty", spec)
 	}
@@ -104,11 +105,12 @@ func ParseSetSpec(ctx context.Context, db DB, base storage.Query, spec string) (
 			}
 			pids = append(pids, uint32(p))
 		case "label":
-			lk, lv, ok := strings.Cut(v, "=")
-			if !ok || lk == "" {
-				return analysis.SampleSet{}, fmt.Errorf("set %q: label %q: want label=KEY=VALUE", spec, v)
+			// One matcher: label=service=db, label=version=~1\..*
+			m, err := selector.Parse(v)
+			if err != nil {
+				return analysis.SampleSet{}, fmt.Errorf("set %q: label %q: %w", spec, v, err)
 			}
-			labels[lk] = lv
+			labels = append(labels, m...)
 		default:
 			return analysis.SampleSet{}, fmt.Errorf("set %q: unknown key %q (keys: %s)", spec, k, setKeys)
 		}
@@ -141,7 +143,7 @@ func ParseSetSpec(ctx context.Context, db DB, base storage.Query, spec string) (
 		q.PIDs = pids
 	}
 	if len(labels) > 0 {
-		if err := db.SelectLabels(ctx, labels, &q); err != nil {
+		if err := selectHosts(ctx, db, labels, &q); err != nil {
 			return analysis.SampleSet{}, fmt.Errorf("set %q: %w", spec, err)
 		}
 	}

@@ -55,7 +55,8 @@ func TestProfOptions(t *testing.T) {
 		o    ProfOptions
 		want string
 	}{
-		{ProfOptions{By: "host"}, `--by "host": want procedure or image`},
+		{ProfOptions{By: "x-y"}, `--by "x-y": want procedure, image, or a label to group by (service, host, ...)`},
+		{ProfOptions{By: "service", ByCaller: true}, "--by-caller: not with --by service (a label groups the flat profile)"},
 		{ProfOptions{By: "procedure", Limit: -1}, "--limit -1: want 0 (all) or more"},
 	} {
 		if err := tc.o.Check(); err == nil || err.Error() != tc.want {

@@ -20,6 +20,10 @@ type Config struct {
 	// ProfileMe programs the ProfileMe hardware when the node's driver
 	// has a ProfileMe table (Node.Driver.Me); zero: hwsim's default.
 	ProfileMe hwsim.ProfileMeConfig
+	// Labels are the host's own labels (service, version, zone, ...),
+	// checked by wire.CheckLabels; LocalSink.Register records them in a
+	// local database's node registry, as a cluster's coordinator does.
+	Labels map[string]string
 }
 
 // DefaultConfig is node's default, DCPI's counters, and a full drain every

@@ -2,6 +2,7 @@ package simhost
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"dcpi/hwsim"
@@ -40,14 +41,19 @@ func (s LocalSink) FirstSeq(host string, cpus int) ([]uint64, error) {
 // Register records the host in the database's node registry, as the
 // coordinator does for a cluster's nodes: its CPUs and how many events
 // each of its samples stands for under profile (EventsPerSample), which
-// the analysis tools read to estimate counts. A host registered before
-// keeps its first registration time; at is the latest.
-func (s LocalSink) Register(host string, cpus int, profile hwsim.ProfileConfig, at time.Time) error {
-	n := storage.Node{Host: host, CPUs: cpus, Periods: EventsPerSample(profile), Registered: at, Updated: at}
+// the analysis tools read to estimate counts, and its labels, which the
+// tools select by (replacing an earlier run's, as a cluster node's
+// registration does). A host registered before keeps its first
+// registration time; at is the latest.
+func (s LocalSink) Register(host string, cpus int, labels map[string]string, profile hwsim.ProfileConfig, at time.Time) error {
+	if err := wire.CheckLabels(labels); err != nil {
+		return fmt.Errorf("host %s: %w", host, err)
+	}
+	n := storage.Node{Host: host, CPUs: cpus, Labels: labels, Periods: EventsPerSample(profile), Registered: at, Updated: at}
 	old, err := s.DB.Node(host)
 	switch {
 	case err == nil:
-		n.Registered, n.Labels = old.Registered, old.Labels
+		n.Registered = old.Registered
 	case !errors.Is(err, storage.ErrNotFound):
 		return err
 	}

@@ -50,13 +50,13 @@ func TestLocalSinkRegister(t *testing.T) {
 	sink := LocalSink{DB: db}
 	t1 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	t2 := t1.Add(time.Hour)
-	if err := sink.Register("alpha1", 2, hwsim.MuxProfile(), t1); err != nil {
+	if err := sink.Register("alpha1", 2, nil, hwsim.MuxProfile(), t1); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := db.Node("alpha1"); err != nil || n.CPUs != 2 || n.Periods[uint8(alpha.EvDMiss)] != 16384 || !n.Registered.Equal(t1) {
 		t.Fatalf("after the mux run: %+v %v", n, err)
 	}
-	if err := sink.Register("alpha1", 2, hwsim.DefaultProfile(), t2); err != nil {
+	if err := sink.Register("alpha1", 2, nil, hwsim.DefaultProfile(), t2); err != nil {
 		t.Fatal(err)
 	}
 	n, err := db.Node("alpha1")

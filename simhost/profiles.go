@@ -8,6 +8,7 @@ import (
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/node"
+	"dcpi/wire"
 )
 
 // MachineInterrupts is every counter interrupt m's CPUs delivered.
@@ -79,6 +80,12 @@ type Features struct {
 	ProfileMe bool     // ProfileMe samples (node.DefaultMeConfig)
 	MePaired  bool     // in pairs; needs ProfileMe
 	Values    string   // value-sampling module ("": off)
+	// Labels are the host's labels (Config.Labels), checked here so that
+	// a bad one is refused before anything runs.
+	Labels map[string]string
+	// PerProcess are the images whose profiles are kept per process
+	// (node.Config.PerProcess: paths, base names or "all").
+	PerProcess []string
 }
 
 // ErrPairedNeedsProfileMe refuses pairs without ProfileMe.
@@ -90,6 +97,13 @@ var ErrPairedNeedsProfileMe = errors.New("--me-paired needs --profileme: pairs a
 func (f Features) NodeConfig(host string, flushEvery float64, clockHz uint64) (Config, error) {
 	c := DefaultConfig()
 	c.Node.Host = host
+	if err := wire.CheckLabels(f.Labels); err != nil {
+		return c, fmt.Errorf("--label: %w", err)
+	}
+	if err := node.CheckPerProcess(f.PerProcess); err != nil {
+		return c, fmt.Errorf("--per-process: %w", err)
+	}
+	c.Labels, c.Node.PerProcess = f.Labels, f.PerProcess
 	if f.Stacks {
 		if err := CheckStacks(); err != nil {
 			return c, err

@@ -29,10 +29,13 @@ import (
 
 // Filters are a page's filter parameters as given, before they are
 // checked: the command-line tools' shared flags, one URL parameter each
-// (host, label, epoch, epochs, since, from, to, image, event, pid),
-// repeatable but for the time range's three.
+// (host, select, label, epoch, epochs, since, from, to, image, event,
+// pid), repeatable but for the time range's three.
 type Filters struct {
-	Hosts       []string
+	Hosts []string
+	// Select are label selectors (select=service="db",zone!="eu"; dcpi
+	// prof --select), checked by the backend.
+	Select      []string
 	Labels      map[string]string // label=KEY=VALUE
 	Epochs      []string
 	EpochRanges []string

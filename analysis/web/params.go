@@ -9,7 +9,7 @@ import (
 
 // filterParams are the URL parameters of Filters, in the order links
 // write them.
-var filterParams = []string{"host", "label", "epoch", "epochs", "since", "from", "to", "image", "event", "pid"}
+var filterParams = []string{"host", "select", "label", "epoch", "epochs", "since", "from", "to", "image", "event", "pid"}
 
 // timeParams are the filters given once: a range has one start and one end.
 var timeParams = []string{"since", "from", "to"}
@@ -48,11 +48,16 @@ func parseRequest(rawQuery string, viewParams ...string) (request, error) {
 		}
 	}
 	// A filter's values may be repeated or comma-separated (the form's
-	// text boxes); an empty one (a box left blank) is no filter.
+	// text boxes); an empty one (a box left blank) is no filter. A
+	// selector's commas are its own: select is only repeated.
 	for _, name := range filterParams {
 		var list []string
 		for _, v := range vals[name] {
-			for _, item := range strings.Split(v, ",") {
+			items := strings.Split(v, ",")
+			if name == "select" {
+				items = []string{v}
+			}
+			for _, item := range items {
 				if item = strings.TrimSpace(item); item != "" {
 					list = append(list, item)
 				}
@@ -66,7 +71,7 @@ func parseRequest(rawQuery string, viewParams ...string) (request, error) {
 	}
 	f := &r.filters
 	f.Hosts, f.Epochs, f.EpochRanges = vals["host"], vals["epoch"], vals["epochs"]
-	f.Images, f.Events, f.PIDs = vals["image"], vals["event"], vals["pid"]
+	f.Images, f.Events, f.PIDs, f.Select = vals["image"], vals["event"], vals["pid"], vals["select"]
 	for _, name := range timeParams {
 		if n := len(vals[name]); n > 1 {
 			return r, badf("%s: given %d times; give it once", name, n)

@@ -116,7 +116,7 @@ type pageData struct {
 // formFilters are the filters as the form's text boxes show them
 // (repeated values joined by commas).
 type formFilters struct {
-	Host, Label, Epoch, Epochs, Since, From, To, Image, Event, PID, Search string
+	Host, Select, Label, Epoch, Epochs, Since, From, To, Image, Event, PID, Search string
 }
 
 func formOf(f Filters) formFilters {
@@ -125,7 +125,7 @@ func formOf(f Filters) formFilters {
 		labels = append(labels, k+"="+v)
 	}
 	j := func(s []string) string { return strings.Join(s, ", ") }
-	return formFilters{Host: j(f.Hosts), Label: j(labels), Epoch: j(f.Epochs), Epochs: j(f.EpochRanges), Since: f.Since, From: f.From, To: f.To,
+	return formFilters{Host: j(f.Hosts), Select: strings.Join(f.Select, ","), Label: j(labels), Epoch: j(f.Epochs), Epochs: j(f.EpochRanges), Since: f.Since, From: f.From, To: f.To,
 		Image: j(f.Images),
 		Event: j(f.Events), PID: j(f.PIDs)}
 }

@@ -330,6 +330,11 @@ func TestParseRequest(t *testing.T) {
 	if got := r.with("proc", "x y"); got != "?event=cycles&host=a&host=b&host=c&label=rack%3Dr1&proc=x+y" {
 		t.Errorf("link %q", got)
 	}
+	// A selector's commas are its own: select is repeated, never split.
+	r, err = parseRequest(`select=service="db",version=~"1\\..*"&select=zone!=eu`)
+	if err != nil || !slices.Equal(r.filters.Select, []string{`service="db",version=~"1\\..*"`, "zone!=eu"}) {
+		t.Errorf("select: %q, %v", r.filters.Select, err)
+	}
 	var bad badRequest
 	if _, err := parseRequest("q=1"); !errors.As(err, &bad) {
 		t.Errorf("a parameter the page does not take: %v", err)

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/coordinator"
-	"dcpi/storage"
 	"dcpi/transport/auth"
 )
 
@@ -94,7 +93,7 @@ empty there.`,
 				}
 				natsURLs = nil
 			}
-			db, closeConn, err := openDB(cmd, "dcpi-epoch", natsURLs, false, dbDir, nil, &storage.Query{})
+			db, closeConn, err := openDB(cmd, "dcpi-epoch", natsURLs, false, dbDir)
 			if err != nil {
 				return err
 			}

@@ -15,8 +15,8 @@ import (
 
 // queryFlags are the options every analysis tool shares:
 // where the profile comes from (--db or --nats) and which samples it
-// selects (--epoch, --epochs, --since, --from, --to, --host, --label,
-// --event, --image, --pid), and --json.
+// selects (--epoch, --epochs, --since, --from, --to, --host, --select,
+// --label, --event, --image, --pid), and --json.
 type queryFlags struct {
 	dbDir  string
 	epochs []string
@@ -29,6 +29,7 @@ type queryFlags struct {
 	json   bool
 
 	nats         []string
+	sel          []string
 	labels       map[string]string
 	linearizable bool
 }
@@ -46,15 +47,16 @@ func (qf *queryFlags) register(f *pflag.FlagSet, eventUsage string) {
 	f.StringArrayVar(&qf.events, "event", nil, eventUsage)
 	f.BoolVar(&qf.json, "json", false, "print JSON for machines")
 	f.StringSliceVar(&qf.nats, "nats", nil, "query the cluster through this NATS server instead of a local --db")
-	f.StringToStringVar(&qf.labels, "label", nil, "only hosts registered with label `key=value` (repeatable; all must match; cluster only)")
+	f.StringArrayVar(&qf.sel, "select", nil, "only hosts whose labels match `SELECTOR`: service=db,version=~\"1\\..*\" (=, !=, =~, !~; repeatable; all must match)")
+	f.StringToStringVar(&qf.labels, "label", nil, "only hosts registered with label `key=value` (repeatable; all must match)")
 	f.BoolVar(&qf.linearizable, "linearizable", false, "read from the Raft leader after it has applied every commit (cluster only)")
 }
 
 // selection turns the flags into a selection, with a clear error for each
-// bad one. Labels are applied later, by the opened database (they need the
-// cluster's node registry).
+// bad one. Labels are applied later, by open (they need the node registry).
 func (qf *queryFlags) selection() (profiledb.Selection, error) {
-	return profiledb.Filters{Epochs: qf.epochs, Ranges: qf.ranges, Time: qf.when, Hosts: qf.hosts, Images: qf.images, PIDs: qf.pids, Events: qf.events}.Selection()
+	return profiledb.Filters{Epochs: qf.epochs, Ranges: qf.ranges, Time: qf.when, Hosts: qf.hosts, Images: qf.images, PIDs: qf.pids, Events: qf.events,
+		Select: qf.sel, Labels: qf.labels}.Selection()
 }
 
 // openedSource is a profile database opened for a tool, with a symbol
@@ -69,14 +71,18 @@ func opened(db profiledb.DB, close func()) *openedSource {
 	return &openedSource{DB: db, src: symbolize.New(db), close: func() { db.Close(); close() }}
 }
 
-// open opens the database (--nats, else --db), applies --label and the
+// open opens the database (--nats, else --db), applies the labels and the
 // time range to sel (saying on stderr what it covered); the caller closes.
 func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *profiledb.Selection) (*openedSource, error) {
-	db, closeConn, err := openDB(cmd, name, qf.nats, qf.linearizable, qf.dbDir, qf.labels, &sel.Filter)
+	db, closeConn, err := openDB(cmd, name, qf.nats, qf.linearizable, qf.dbDir)
 	if err != nil {
 		return nil, err
 	}
 	o := opened(db, closeConn)
+	if err := profiledb.SelectHosts(cmd.Context(), db, sel); err != nil {
+		o.close()
+		return nil, err
+	}
 	if err := profiledb.SelectTime(cmd.Context(), db, sel, cmd.ErrOrStderr()); err != nil {
 		o.close()
 		return nil, err
@@ -85,15 +91,10 @@ func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *profiledb.Selec
 }
 
 // openDB opens the cluster through natsURLs, else the local database at
-// dir, and narrows q to the hosts labels select (a cluster's alone).
-// closeConn closes the cluster's connection (the database's Close does
-// not).
-func openDB(cmd *cobra.Command, name string, natsURLs []string, linearizable bool, dir string, labels map[string]string,
-	q *storage.Query) (db profiledb.DB, closeConn func(), err error) {
+// dir. closeConn closes the cluster's connection (the database's Close
+// does not).
+func openDB(cmd *cobra.Command, name string, natsURLs []string, linearizable bool, dir string) (db profiledb.DB, closeConn func(), err error) {
 	if len(natsURLs) == 0 {
-		if len(labels) > 0 {
-			return nil, nil, profiledb.ErrNoLabels
-		}
 		if err := refuseConfig(cmd, cmd.CommandPath()+" --db"); err != nil {
 			return nil, nil, err
 		}
@@ -107,12 +108,7 @@ func openDB(cmd *cobra.Command, name string, natsURLs []string, linearizable boo
 	if err != nil {
 		return nil, nil, err
 	}
-	cdb := profiledb.NewCluster(nc, linearizable)
-	if err := cdb.SelectLabels(cmd.Context(), labels, q); err != nil {
-		nc.Close()
-		return nil, nil, err
-	}
-	return cdb, nc.Close, nil
+	return profiledb.NewCluster(nc, linearizable), nc.Close, nil
 }
 
 // selectionHint says why sel matched nothing (profiledb.SelectionHint).

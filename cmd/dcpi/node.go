@@ -59,7 +59,7 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 			}
 			defer tel.Close()
 			if len(o.natsURLs) > 0 {
-				return runClusterNode(cmd, progs, o.events, o.mux, o.labels, tel)
+				return runClusterNode(cmd, progs, o.events, o.mux, tel)
 			}
 			cfg, err := loadRoleConfig(cmd)
 			if err != nil {
@@ -96,7 +96,6 @@ type nodeOptions struct {
 	mux      bool
 	keep     bool
 	natsURLs []string
-	labels   map[string]string
 }
 
 func (o *nodeOptions) register(f *pflag.FlagSet) {
@@ -108,7 +107,8 @@ func (o *nodeOptions) register(f *pflag.FlagSet) {
 	f.StringSliceVar(&o.names, "workloads", nil, "run these embedded workloads (comma-separated)")
 	f.Float64Var(&o.seconds, "seconds", 0, "stop after this much simulated time (0: when the programs finish)")
 	f.StringSliceVar(&o.natsURLs, "nats", nil, "join a cluster: publish to this NATS server and follow its coordinator's epochs (programs restart as they exit)")
-	f.StringToStringVar(&o.labels, "label", nil, "labels for the fleet queries, key=value (cluster mode)")
+	f.StringToString("label", nil, "the host's label `key=value` (service, version, zone, ...) the tools select by (config node.labels; docs/node.md)")
+	f.StringSlice("per-process", nil, "keep these images' profiles per process: `PATH|NAME|all` (config node.per_process; docs/node.md)")
 	f.String("host", "alpha0", "host name (unique in a fleet; a database can hold many)")
 	f.BoolVar(&o.keep, "keep-running", false, "start each program again when it exits, so the host stays loaded until --seconds")
 	f.StringVar(&o.dbDir, "db", "dcpi-db", "directory of the local Pebble profile database")

@@ -9,6 +9,7 @@ import (
 	"dcpi/analysis/fleetpaths"
 	"dcpi/analysis/pathupload"
 	"dcpi/cluster"
+	"dcpi/profiledb"
 	"dcpi/storage"
 	"dcpi/transport/auth"
 	"dcpi/wire"
@@ -97,6 +98,7 @@ func newPPFleetCommand() *cobra.Command {
 		dbDir    string
 		image    string
 		hosts    []string
+		sels     []string
 		labels   map[string]string
 		source   string
 		top      int
@@ -108,8 +110,8 @@ func newPPFleetCommand() *cobra.Command {
 uploaded (dcpi pp upload), merged: per image and source, the hot paths
 (top N by instructions, or by count when the profile has no instruction
 metric), the paths per procedure, and the calling context tree's top
-contexts. --host (repeatable) and --label (cluster only: the hosts
-registered with those labels) restrict the merge to those hosts' uploads.
+contexts. --host (repeatable), --select and --label (the hosts whose
+labels match, as in dcpi prof) restrict the merge to those hosts' uploads.
 --image selects images by path (full or base name) or key.
 
 Oracle data (the simulator's ground truth, from dcpi pp oracle --save) is
@@ -134,21 +136,28 @@ stored apart from instrumented profiles and printed under its own label;
 			if err != nil {
 				return err
 			}
-			q := storage.Query{Hosts: hosts}
-			db, closeConn, err := openDB(cmd, "dcpi-pp-fleet", natsURLs, false, dbDir, labels, &q)
+			sel, err := profiledb.Filters{Hosts: hosts, Select: sels, Labels: labels}.Selection()
+			if err != nil {
+				return err
+			}
+			db, closeConn, err := openDB(cmd, "dcpi-pp-fleet", natsURLs, false, dbDir)
 			if err != nil {
 				return err
 			}
 			defer closeConn()
 			defer db.Close()
-			return fleetpaths.WriteMerged(cmd.Context(), cmd.OutOrStdout(), db, fleetpaths.Options{Sources: srcs, Image: image, Hosts: q.Hosts, Top: top})
+			if err := profiledb.SelectHosts(cmd.Context(), db, &sel); err != nil {
+				return err
+			}
+			return fleetpaths.WriteMerged(cmd.Context(), cmd.OutOrStdout(), db, fleetpaths.Options{Sources: srcs, Image: image, Hosts: sel.Filter.Hosts, Top: top})
 		},
 	}
 	cmd.Flags().StringSliceVar(&natsURLs, "nats", nil, "query the cluster through this NATS server instead of a local --db")
 	cmd.Flags().StringVar(&dbDir, "db", "dcpi-db", "directory of a local profile database (opened read-only)")
 	cmd.Flags().StringVar(&image, "image", "", "only images with this path, base name or key")
 	cmd.Flags().StringSliceVar(&hosts, "host", nil, "only these hosts' uploads (repeatable)")
-	cmd.Flags().StringToStringVar(&labels, "label", nil, "only hosts registered with label `key=value` (repeatable; cluster only)")
+	cmd.Flags().StringArrayVar(&sels, "select", nil, "only hosts whose labels match `SELECTOR` (as dcpi prof's; repeatable)")
+	cmd.Flags().StringToStringVar(&labels, "label", nil, "only hosts registered with label `key=value` (repeatable)")
 	cmd.Flags().StringVar(&source, "source", "all", "instrumented, oracle or all")
 	cmd.Flags().IntVar(&top, "top", 10, "hot paths and contexts to print per image")
 	return cmd

@@ -23,8 +23,9 @@ func newProfCommand() *cobra.Command {
 		Use:   "prof",
 		Short: "Samples per procedure (or image), DCPI's dcpiprof: where the cycles went",
 		Long: `Print DCPI's dcpiprof table (Figure 1 of the paper): one row per procedure,
-or per image with --by image, and for each event a column group of samples,
-% of the event's total and cumulative %, sorted by the first event. Offsets
+per image with --by image, or per value of a host label with --by LABEL
+(--by service; --by host), and for each event a column group of samples, %
+of the event's total and cumulative %, sorted by the first event. Offsets
 are named with the symbol tables the nodes uploaded with their images;
 samples that no symbol covers show as the image's unknown_rtn row.
 
@@ -42,7 +43,9 @@ hosts. Filters narrow it:
                             or a content key ("buildid:<hex>"); repeatable
   --pid P                   processes, for images kept per process (PID 0:
                             samples not kept per process); repeatable
-  --label K=V               hosts registered with these labels (cluster)
+  --select SELECTOR         hosts whose labels match: service=db,version=~"1\\..*"
+                            (Prometheus matchers =, !=, =~, !~; quotes optional)
+  --label K=V               hosts registered with these labels
   --event NAME              events, as columns in this order; the first sorts
                             (default: every event present, cycles first)
 
@@ -68,7 +71,7 @@ samples; --limit N keeps the top N. --json prints {"event", "total",
   dcpi prof --db /tmp/prof --image hashdb --epochs 1-3 --host alpha0
   dcpi prof --db /tmp/fleet/c1      # a stopped coordinator replica's data directory
   dcpi prof --db /tmp/prof --json | jq '.rows[0]'
-  dcpi prof --nats nats://127.0.0.1:4222 --label rack=r1 --limit 20
+  dcpi prof --nats nats://127.0.0.1:4222 --select 'rack=~"r[01]"' --by rack
   dcpi prof --db /tmp/prof --by-caller --limit 10`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -101,7 +104,7 @@ samples; --limit N keeps the top N. --json prints {"event", "total",
 	}
 	f := cmd.Flags()
 	pf.register(f, "event column `NAME`, in order; the first sorts (repeatable)")
-	f.StringVar(&pf.by, "by", "procedure", "one row per `procedure` or per image")
+	f.StringVar(&pf.by, "by", "procedure", "one row per `procedure`, per image, or per value of a label (service, host, ...)")
 	f.IntVar(&pf.limit, "limit", 0, "print the top `N` rows and sum the rest (0: all)")
 	f.BoolVar(&pf.byCaller, "by-caller", false, "each procedure's callers and their shares, from the sampled call stacks")
 	return cmd

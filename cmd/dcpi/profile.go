@@ -90,6 +90,7 @@ writes the ground truth of all the hosts summed per instruction.`,
 			if !cmd.Flags().Changed("values") {
 				o.Features.Values = cfg.Node.Values
 			}
+			o.Features.Labels, o.Features.PerProcess = cfg.Node.Labels, cfg.Node.PerProcess
 			pc := o.ProfileConfig
 			pc.Programs, pc.Seconds, pc.Values = progs, cfg.Node.Seconds, o.Features.Values != ""
 			pc.Views = conservation.Views{Stacks: o.Stacks, ProfileMe: o.ProfileMe}
@@ -127,6 +128,8 @@ func registerProfileFlags(cmd *cobra.Command, o *profileOptions) {
 	f.String("model", "ev5", "CPU model: ev5 (21164), ev56, pca56, ev6, ev67")
 	f.Bool("timing", true, "run the timing model: the 21164's, or the 21264's out-of-order core with --model ev6 or ev67 (false: one cycle per instruction, several times faster)")
 	f.String("host", "alpha0", "host name recorded with the samples")
+	f.StringToString("label", nil, "the host's label `key=value` the tools select by (config node.labels; docs/node.md)")
+	f.StringSlice("per-process", nil, "keep these images' profiles per process: `PATH|NAME|all` (config node.per_process)")
 	f.Float64Var(&o.Seconds, "seconds", 0, "stop the programs after this much simulated time (0: when they exit)")
 	f.Float64("flush-every", 0.1, "simulated seconds between full drains of the driver tables")
 	f.StringSliceVar(&o.Events, "events", []string{"cycles", "imiss"}, "events to count: the first on its own counter (periods 60K-64K for cycles), the rest on a second")

@@ -53,9 +53,9 @@ func TestStatsCommand(t *testing.T) {
 		{[]string{"--set", "epoch=1", "--set", "colour=red"}, `unknown key "colour"`},
 		{[]string{"--set", "epoch=1", "--set", "epoch"}, "not KEY=VALUE"},
 		{[]string{"--set", "epoch=1", "--set", "epochs=3-1"}, "ends before it starts"},
-		{[]string{"--set", "epoch=1", "--set", "label=rack=r1"}, "--nats"},
+		{[]string{"--set", "epoch=1", "--set", "label=rack=r1"}, "no host in this database has labels"},
 		{[]string{"--by-host", "--event", "cycles", "--event", "imiss"}, "one event"},
-		{[]string{"--by-host", "--label", "rack=r1"}, "--nats"},
+		{[]string{"--by-host", "--label", "rack=r1"}, "no host in this database has labels"},
 		{[]string{"--by-host", "--limit", "-1"}, "--limit"},
 	} {
 		_, _, err := run(t, append([]string{"stats", "--db", db}, tc.args...)...)

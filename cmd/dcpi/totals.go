@@ -13,7 +13,8 @@ import (
 )
 
 func newTotalsCommand() *cobra.Command {
-	var natsURLs, hosts []string
+	var natsURLs, hosts, selectors []string
+	var labels map[string]string
 	var dbDir string
 	var epochs []string
 	var when timerange.Flags
@@ -33,14 +34,14 @@ With --db it reads a local profile database instead (dcpi node --db's,
 or a stopped replica's data directory, e.g. a demo's DIR/c1).
 
 Any replica answers, so a replica that has not yet applied the newest
-commits may answer with less; --host, --epoch, --since/--from/--to narrow
-the figures. --json: {"samples", "unknown", "drops": {name: count}, "total"}.`,
+commits may answer with less; --host, --select, --label, --epoch,
+--since/--from/--to narrow the figures. --json: {"samples", "unknown", "drops": {name: count}, "total"}.`,
 		Example: `  dcpi totals --nats nats://127.0.0.1:4222
   dcpi totals --nats nats://127.0.0.1:4222 --host alpha1 --json
   dcpi totals --db /tmp/fleet/c1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sel, err := profiledb.Filters{Hosts: hosts, Epochs: epochs, Time: when}.Selection()
+			sel, err := profiledb.Filters{Hosts: hosts, Epochs: epochs, Time: when, Select: selectors, Labels: labels}.Selection()
 			if err != nil {
 				return err
 			}
@@ -51,6 +52,9 @@ the figures. --json: {"samples", "unknown", "drops": {name: count}, "total"}.`,
 			defer o.close()
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
+			if err := profiledb.SelectHosts(ctx, o.DB, &sel); err != nil {
+				return err
+			}
 			if err := profiledb.SelectTime(ctx, o.DB, &sel, cmd.ErrOrStderr()); err != nil {
 				return err
 			}
@@ -72,6 +76,8 @@ the figures. --json: {"samples", "unknown", "drops": {name: count}, "total"}.`,
 	f.StringVar(&dbDir, "db", "", "read this local profile database (or a stopped replica's data directory) instead of the cluster")
 	cmd.MarkFlagsMutuallyExclusive("db", "nats")
 	f.StringArrayVar(&hosts, "host", nil, "only host `H` (repeatable)")
+	f.StringArrayVar(&selectors, "select", nil, "only hosts whose labels match `SELECTOR` (as dcpi prof's; repeatable)")
+	f.StringToStringVar(&labels, "label", nil, "only hosts registered with label `key=value` (repeatable)")
 	f.StringSliceVar(&epochs, "epoch", nil, "only epoch `N` (repeatable)")
 	when.Register(f)
 	f.BoolVar(&asJSON, "json", false, "print JSON for machines")

@@ -52,7 +52,7 @@ func (b *Backend) Where() string { return b.db.Where() }
 // profiledb.SelectTime, as the tools do once their database is open.
 func (b *Backend) Select(ctx context.Context, f web.Filters) (web.Selection, error) {
 	qf := profiledb.Filters{Epochs: f.Epochs, Ranges: f.EpochRanges, Hosts: f.Hosts, Images: f.Images, Events: f.Events,
-		Time: timerange.Flags{Since: f.Since, From: f.From, To: f.To}}
+		Time: timerange.Flags{Since: f.Since, From: f.From, To: f.To}, Select: f.Select, Labels: f.Labels}
 	for _, p := range f.PIDs {
 		n, err := strconv.ParseUint(p, 10, 64)
 		if err != nil {
@@ -63,7 +63,7 @@ func (b *Backend) Select(ctx context.Context, f web.Filters) (web.Selection, err
 	var covered strings.Builder
 	sel, err := qf.Selection()
 	if err == nil {
-		err = b.db.SelectLabels(ctx, f.Labels, &sel.Filter)
+		err = profiledb.SelectHosts(ctx, b.db, &sel)
 	}
 	if err == nil {
 		err = profiledb.SelectTime(ctx, b.db, &sel, &covered)

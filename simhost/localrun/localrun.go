@@ -137,7 +137,7 @@ func (r *Run) startHost(sink simhost.LocalSink, i int, name string) (Host, error
 	}
 	// The node record says how many events a sample stands for, for
 	// dcpi pprof's estimated counts.
-	if err := sink.Register(name, hc.CPUs, nc.Profile, time.Now()); err != nil {
+	if err := sink.Register(name, hc.CPUs, nc.Labels, nc.Profile, time.Now()); err != nil {
 		return h, err
 	}
 	if h.Sim, err = simhost.New(h.Machine, nc, sink); err != nil {
@@ -365,7 +365,7 @@ func ContinueHost(ctx context.Context, db *storage.DB, ncfg *simhost.Config, cpu
 			return b, err
 		}
 	}
-	if err := sink.Register(host, cpus, ncfg.Profile, time.Now()); err != nil {
+	if err := sink.Register(host, cpus, ncfg.Labels, ncfg.Profile, time.Now()); err != nil {
 		return b, err
 	}
 	b.Totals, err = Totals(db, storage.Query{})
