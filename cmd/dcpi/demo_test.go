@@ -30,7 +30,9 @@ func TestProfReadsAStoppedReplica(t *testing.T) {
 		t.Errorf("totals --db: %v\n%s", err, out)
 	}
 	out, _, err = run(t, "epoch", "list", "--db", filepath.Join(dir, "c1"))
-	if err != nil || !regexp.MustCompile(`(?m)^1\s+sealed\s.*alpha0`).MatchString(out) {
+	// Some sealed epoch alpha0 acknowledged: the schedule's first cut can
+	// come before alpha0 registers, leaving epoch 1 without it.
+	if err != nil || !regexp.MustCompile(`(?m)^\d+\s+sealed\s.*alpha0`).MatchString(out) {
 		t.Errorf("epoch list --db: %v\n%s", err, out)
 	}
 	// The demo's own directory is not a database: say which one is.
