@@ -109,7 +109,6 @@ func TestRegressionWatch(t *testing.T) {
 	if w.Ready() == nil {
 		t.Error("ready before a poll")
 	}
-	epochs := []regresstest.Epoch{}
 	for i, step := range []struct {
 		name      string
 		epochs    []regresstest.Epoch
@@ -128,8 +127,7 @@ func TestRegressionWatch(t *testing.T) {
 		{"two sealed at once: both, in order; nothing found", append(regresstest.Steady(3), jump, libcJump, libcJump, libcJump, opening(steady)),
 			[]uint64{6, 7}, nil, 0},
 	} {
-		epochs = step.epochs
-		src.set(epochs)
+		src.set(step.epochs)
 		evs, err := w.Poll(ctx)
 		if err != nil {
 			t.Fatalf("%s: %v", step.name, err)
