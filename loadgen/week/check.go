@@ -1,0 +1,121 @@
+package week
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Limits are what a run's series must stay within.
+type Limits struct {
+	// LevelFrom is the hour from which retention deletes as fast as
+	// ingest adds (the policy's Keep plus a MergeTo window): from there
+	// the largest settled size may be at most SizeFactor times the first.
+	LevelFrom  int
+	SizeFactor float64
+	// The "last hour" query's median time over the last Window hours may
+	// be at most QueryFactor times, plus QuerySlackMillis, its median over
+	// the first Window hours (after the first, which warms the caches);
+	// and it must cover the same epochs and samples throughout.
+	Window           int
+	QueryFactor      float64
+	QuerySlackMillis float64
+}
+
+// ErrCheck is wrapped by every failed check.
+var ErrCheck = errors.New("week: check failed")
+
+// Check holds the run to the criteria: conservation exact with
+// the expired count, one scheduled cut per simulated hour and none more,
+// the database's settled size level once retention keeps pace, and the
+// "last hour" query as cheap at the end as at the start. It returns every
+// failure, joined.
+func (r *Result) Check(l Limits) error {
+	var errs []error
+	fail := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: %s", ErrCheck, fmt.Sprintf(format, args...)))
+	}
+	if !r.Balanced {
+		fail("conservation: %s", r.Conservation)
+	}
+	if len(r.Series) != r.Hours {
+		fail("%d hours measured of %d", len(r.Series), r.Hours)
+		return errors.Join(errs...)
+	}
+	if int(r.Cuts) != r.Hours {
+		fail("%v scheduled cuts in %d simulated hours", r.Cuts, r.Hours)
+	}
+	if last := r.Series[len(r.Series)-1]; last.OpenEpoch != uint64(r.Hours+1) {
+		fail("epoch %d open after %d hourly cuts, want %d", last.OpenEpoch, r.Hours, r.Hours+1)
+	}
+	if err := CheckLevel(r.Series, l.LevelFrom, l.SizeFactor); err != nil {
+		errs = append(errs, err)
+	}
+	if err := CheckFlat(r.Series, l.Window, l.QueryFactor, l.QuerySlackMillis); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// CheckLevel fails if a settled size at or after hour from exceeds factor
+// times the first settled size there, or if there are fewer than two to
+// compare.
+func CheckLevel(series []Hour, from int, factor float64) error {
+	var first, most uint64
+	var n, at int
+	for _, h := range series {
+		if h.Hour < from || h.Settled == 0 {
+			continue
+		}
+		if n == 0 {
+			first = h.Settled
+		}
+		if h.Settled > most {
+			most, at = h.Settled, h.Hour
+		}
+		n++
+	}
+	switch {
+	case n < 2:
+		return fmt.Errorf("%w: %d settled sizes from hour %d: want at least 2", ErrCheck, n, from)
+	case float64(most) > factor*float64(first):
+		return fmt.Errorf("%w: database not level: %d bytes at hour %d, %.2f times the %d of hour %d (allowed %.2f)",
+			ErrCheck, most, at, float64(most)/float64(first), first, from, factor)
+	}
+	return nil
+}
+
+// CheckFlat fails if the "last hour" query covers a different number of
+// epochs over the run or samples that grow (an hour's samples vary with
+// the recorded window replayed, within a factor of 2), or if its median
+// time over the last window hours exceeds factor times its median over
+// the first window hours (hour 1, which warms the caches, left out) plus
+// slack milliseconds.
+func CheckFlat(series []Hour, window int, factor, slack float64) error {
+	if window < 1 || len(series) < 2*window+1 {
+		return fmt.Errorf("%w: %d hours: want at least %d to compare windows of %d", ErrCheck, len(series), 2*window+1, window)
+	}
+	ref := series[1].LastHour
+	for _, h := range series[1:] {
+		q := h.LastHour
+		if q.Epochs != ref.Epochs || q.Samples > 2*ref.Samples || 2*q.Samples < ref.Samples {
+			return fmt.Errorf("%w: hour %d's last-hour query covered %d epochs and %d samples, hour 2's %d and %d",
+				ErrCheck, h.Hour, q.Epochs, q.Samples, ref.Epochs, ref.Samples)
+		}
+	}
+	first, last := medianMillis(series[1:1+window]), medianMillis(series[len(series)-window:])
+	if last > factor*first+slack {
+		return fmt.Errorf("%w: the last-hour query grew from %.1f ms (median, hours 2-%d) to %.1f ms (last %d hours); allowed %.1f",
+			ErrCheck, first, window+1, last, window, factor*first+slack)
+	}
+	return nil
+}
+
+func medianMillis(hs []Hour) float64 {
+	ms := make([]float64, len(hs))
+	for i, h := range hs {
+		ms[i] = h.LastHour.Millis
+	}
+	slices.Sort(ms)
+	return ms[len(ms)/2]
+}

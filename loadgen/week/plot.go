@@ -1,0 +1,95 @@
+package week
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"dcpi/internal/svgchart"
+)
+
+// WriteJSON writes the run, series included.
+func (r *Result) WriteJSON(w io.Writer) error {
+	b, err := json.MarshalIndent(r, "", " ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// days is an x axis in simulated days.
+func (r *Result) days() svgchart.Axis {
+	return svgchart.Axis{Min: 0, Max: svgchart.NiceCeil(float64(r.Hours) / 24)}
+}
+
+// WriteSizeSVG plots the leader's database size over simulated time:
+// Pebble's files after each hour and, where measured, settled (compacted
+// whole), with the samples the fleet had published beside it as a count
+// of what an unbounded database would hold.
+func (r *Result) WriteSizeSVG(w io.Writer) error {
+	var disk, settled, gen []svgchart.XY
+	var most, mostGen float64
+	for _, h := range r.Series {
+		x := float64(h.Hour) / 24
+		disk = append(disk, svgchart.XY{X: x, Y: float64(h.DiskBytes) / 1e6})
+		most = max(most, float64(h.DiskBytes)/1e6)
+		if h.Settled != 0 {
+			settled = append(settled, svgchart.XY{X: x, Y: float64(h.Settled) / 1e6})
+		}
+		gen = append(gen, svgchart.XY{X: x, Y: float64(h.Generated) / 1e6})
+		mostGen = max(mostGen, float64(h.Generated)/1e6)
+	}
+	c := svgchart.New()
+	ya := svgchart.Axis{Min: 0, Max: svgchart.NiceCeil(most)}
+	p := c.Panel(0, "the leader's profile database", "simulated days", "MB on disk", r.days(), ya)
+	p.Line(disk, "#36c")
+	p.Line(settled, "#c33")
+	for _, s := range settled {
+		p.Dot(s, "#c33")
+	}
+	p.Label(svgchart.XY{X: 0, Y: 0.94 * ya.Max}, "after each hour", "#36c")
+	p.Label(svgchart.XY{X: 0, Y: 0.87 * ya.Max}, "settled (compacted)", "#c33")
+	ga := svgchart.Axis{Min: 0, Max: svgchart.NiceCeil(mostGen)}
+	g := c.Panel(1, "samples the fleet published", "simulated days", "millions of samples", r.days(), ga)
+	g.Line(gen, "#555")
+	return c.Write(w, fmt.Sprintf("dcpi: %d hosts for %d simulated hours, hourly epochs, retention %s", r.Hosts, r.Hours, r.Retention),
+		fmt.Sprintf("%d replica(s); %d samples per host-hour; conservation %s", r.Replicas, r.SamplesHostHour, balancedWord(r.Balanced)))
+}
+
+// WriteQuerySVG plots the time of the "last hour" and "last week"
+// dcpiprof queries after each simulated hour, and the epochs each
+// covered.
+func (r *Result) WriteQuerySVG(w io.Writer) error {
+	var hour, week, hourEps, weekEps []svgchart.XY
+	var most, mostEps float64
+	for _, h := range r.Series {
+		x := float64(h.Hour) / 24
+		hour = append(hour, svgchart.XY{X: x, Y: h.LastHour.Millis})
+		week = append(week, svgchart.XY{X: x, Y: h.LastWeek.Millis})
+		hourEps = append(hourEps, svgchart.XY{X: x, Y: float64(h.LastHour.Epochs)})
+		weekEps = append(weekEps, svgchart.XY{X: x, Y: float64(h.LastWeek.Epochs)})
+		most = max(most, h.LastHour.Millis, h.LastWeek.Millis)
+		mostEps = max(mostEps, float64(h.LastWeek.Epochs))
+	}
+	c := svgchart.New()
+	ya := svgchart.Axis{Min: 0, Max: svgchart.NiceCeil(most)}
+	p := c.Panel(0, "dcpi prof --limit 20 (median of runs)", "simulated days", "ms", r.days(), ya)
+	p.Line(hour, "#36c")
+	p.Line(week, "#c33")
+	p.Label(svgchart.XY{X: 0, Y: 0.94 * ya.Max}, "--since 1h", "#36c")
+	p.Label(svgchart.XY{X: 0, Y: 0.87 * ya.Max}, "--since 168h", "#c33")
+	ea := svgchart.Axis{Min: 0, Max: svgchart.NiceCeil(mostEps)}
+	e := c.Panel(1, "epochs the range covered", "simulated days", "epochs", r.days(), ea)
+	e.Line(hourEps, "#36c")
+	e.Line(weekEps, "#c33")
+	return c.Write(w, fmt.Sprintf("dcpi: query time as history grows (%d hosts, retention %s)", r.Hosts, r.Retention),
+		"through the cluster's query path (leader, linearizable), a fresh symbol cache per query")
+}
+
+func balancedWord(ok bool) string {
+	if ok {
+		return "exact"
+	}
+	return "NOT balanced"
+}
