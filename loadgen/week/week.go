@@ -55,12 +55,17 @@ type Config struct {
 // Hour is what was measured after a simulated hour: its cut made and
 // sealed and retention caught up.
 type Hour struct {
-	Hour       int    `json:"hour"`       // simulated hours since the start
-	OpenEpoch  uint64 `json:"open_epoch"` // the epoch the hour's cut opened
-	Epochs     int    `json:"epochs"`     // epochs in the database, the open one included
-	Merged     int    `json:"merged"`     // of them, merges of several hours
-	DiskBytes  uint64 `json:"disk_bytes"` // the leader's Pebble files (sstables, WAL, ...)
-	DirBytes   uint64 `json:"dir_bytes"`  // the leader's database directory, walked
+	Hour       int    `json:"hour"`        // simulated hours since the start
+	OpenEpoch  uint64 `json:"open_epoch"`  // the epoch the hour's cut opened
+	Epochs     int    `json:"epochs"`      // epochs in the database, the open one included
+	Merged     int    `json:"merged"`      // of them, merges of several hours
+	DiskBytes  uint64 `json:"disk_bytes"`  // the leader's Pebble files (sstables, WAL, ...)
+	TableBytes uint64 `json:"table_bytes"` // of them, the live sstables
+	DirBytes   uint64 `json:"dir_bytes"`   // the leader's database directory, walked
+	// Settled is TableBytes after compacting the database whole, which
+	// flushes the memtable and drops what range deletions covered: the
+	// data, measured every SettleEvery hours. The WAL (up to a memtable,
+	// 32 MiB) and files awaiting deletion come and go beside it.
 	Settled    uint64 `json:"settled_bytes,omitempty"`
 	Generated  uint64 `json:"generated"` // samples the hosts published so far
 	Stored     uint64 `json:"stored"`
@@ -370,9 +375,9 @@ func (r *run) waitFor(ctx context.Context, what string, ok func() (bool, error))
 	}
 }
 
-// measureSize reads the leader's database size: Pebble's own figure and
-// the directory's files; settled, after compacting it whole, which
-// flushes the memtable and drops what range deletions covered.
+// measureSize reads the leader's database size: Pebble's files, its live
+// sstables and the directory's files; settled, the sstables after
+// compacting it whole.
 func (r *run) measureSize(m *Hour, settle bool) error {
 	l := r.leader()
 	if l == nil {
@@ -387,9 +392,9 @@ func (r *run) measureSize(m *Hour, settle bool) error {
 	if err != nil {
 		return err
 	}
-	m.DiskBytes = st.DiskBytes
+	m.DiskBytes, m.TableBytes = st.DiskBytes, st.TableBytes
 	if settle {
-		m.Settled = st.DiskBytes
+		m.Settled = st.TableBytes
 	}
 	m.DirBytes, err = dirBytes(filepath.Join(r.cl.Dir(), l.ID(), "db"))
 	return err
