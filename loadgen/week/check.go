@@ -119,3 +119,36 @@ func medianMillis(hs []Hour) float64 {
 	slices.Sort(ms)
 	return ms[len(ms)/2]
 }
+
+// Day sums up one simulated day of a run's series.
+type Day struct {
+	Day          int     `json:"day"`
+	SettledBytes uint64  `json:"settled_bytes"` // at the day's end, if measured then
+	Epochs       int     `json:"epochs"`        // at the day's end
+	Merged       int     `json:"merged"`
+	LastHourMs   float64 `json:"last_hour_ms"` // median over the day's hours
+	LastWeekMs   float64 `json:"last_week_ms"`
+	WeekEpochs   int     `json:"last_week_epochs"` // at the day's end
+	Expired      uint64  `json:"expired"`          // samples, cumulative
+	WallSeconds  float64 `json:"wall_s"`           // the day's wall time
+}
+
+// Days sums up the series a day at a time (24 hours from the start).
+func (r *Result) Days() []Day {
+	var out []Day
+	for lo := 0; lo < len(r.Series); lo += 24 {
+		hs := r.Series[lo:min(lo+24, len(r.Series))]
+		end := hs[len(hs)-1]
+		d := Day{Day: lo/24 + 1, SettledBytes: end.Settled, Epochs: end.Epochs, Merged: end.Merged,
+			LastHourMs: medianMillis(hs), WeekEpochs: end.LastWeek.Epochs, Expired: end.Expired}
+		week := make([]float64, len(hs))
+		for i, h := range hs {
+			week[i] = h.LastWeek.Millis
+			d.WallSeconds += float64(h.WallMillis) / 1000
+		}
+		slices.Sort(week)
+		d.LastWeekMs = week[len(week)/2]
+		out = append(out, d)
+	}
+	return out
+}

@@ -11,8 +11,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -39,7 +41,20 @@ func run() error {
 	mergeTo := flag.Duration("merge-to", 24*time.Hour, "retention: merge older epochs into windows this long")
 	keep := flag.Duration("keep", 96*time.Hour, "retention: delete epochs older than this (the examples' 720h expires nothing in a week)")
 	out := flag.String("out", "docs", "directory for week.json, week-size.svg and week-queries.svg")
+	from := flag.String("from-json", "", "run nothing: redraw the plots and the summary from this week.json")
 	flag.Parse()
+
+	if *from != "" {
+		b, err := os.ReadFile(*from)
+		if err != nil {
+			return err
+		}
+		var res week.Result
+		if err := json.Unmarshal(b, &res); err != nil {
+			return fmt.Errorf("%s: %w", *from, err)
+		}
+		return report(&res, *out)
+	}
 
 	b, err := os.ReadFile(*rec)
 	if err != nil {
@@ -61,20 +76,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s\n%v scheduled cuts (%v superseded) in %d hours; %v epochs merged away, %v expired; %v wall\n",
-		res.Conservation, res.Cuts, res.Superseded, res.Hours, res.MergedAway, res.ExpiredEpochs, res.Wall.Round(time.Second))
-	for name, write := range map[string]func(*bytes.Buffer) error{
-		"week.json":        func(w *bytes.Buffer) error { return res.WriteJSON(w) },
-		"week-size.svg":    func(w *bytes.Buffer) error { return res.WriteSizeSVG(w) },
-		"week-queries.svg": func(w *bytes.Buffer) error { return res.WriteQuerySVG(w) },
-	} {
-		var buf bytes.Buffer
-		if err := write(&buf); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(*out, name), buf.Bytes(), 0o644); err != nil {
-			return err
-		}
+	if err := report(res, *out); err != nil {
+		return err
 	}
 	// Level from the policy's horizon plus a merge window on.
 	lim := week.Limits{LevelFrom: int((pol.Keep + pol.MergeTo) / time.Hour), SizeFactor: 1.25, Window: 24, QueryFactor: 2, QuerySlackMillis: 20}
@@ -82,5 +85,31 @@ func run() error {
 		return err
 	}
 	fmt.Println("checks passed: conservation exact, one cut per hour, size level, last-hour query flat")
+	return nil
+}
+
+// report prints the run's summary, a line a simulated day, and writes
+// its JSON and plots into dir.
+func report(res *week.Result, dir string) error {
+	fmt.Printf("%s\n%v scheduled cuts (%v superseded) in %d hours; %v epochs merged away, %v expired; %v wall\n",
+		res.Conservation, res.Cuts, res.Superseded, res.Hours, res.MergedAway, res.ExpiredEpochs, res.Wall.Round(time.Second))
+	fmt.Println("day | settled MB | epochs (merged) | last hour ms (median) | last week ms (median) | week's epochs | expired samples | wall s")
+	for _, d := range res.Days() {
+		fmt.Printf("%d | %.1f | %d (%d) | %.1f | %.1f | %d | %d | %.0f\n", d.Day, float64(d.SettledBytes)/1e6, d.Epochs, d.Merged,
+			d.LastHourMs, d.LastWeekMs, d.WeekEpochs, d.Expired, d.WallSeconds)
+	}
+	for name, write := range map[string]func(io.Writer) error{
+		"week.json":        res.WriteJSON,
+		"week-size.svg":    res.WriteSizeSVG,
+		"week-queries.svg": res.WriteQuerySVG,
+	} {
+		var buf bytes.Buffer
+		if err := write(&buf); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
 	return nil
 }
