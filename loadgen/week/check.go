@@ -25,11 +25,11 @@ type Limits struct {
 // ErrCheck is wrapped by every failed check.
 var ErrCheck = errors.New("week: check failed")
 
-// Check holds the run to the criteria: conservation exact with
-// the expired count, one scheduled cut per simulated hour and none more,
-// the database's settled size level once retention keeps pace, and the
-// "last hour" query as cheap at the end as at the start. It returns every
-// failure, joined.
+// Check holds the run to what continuous operation must keep:
+// conservation exact with the expired count, one scheduled cut per
+// simulated hour and none more, the database's settled size level once
+// retention keeps pace, and the "last hour" query as cheap at the end as
+// at the start. It returns every failure, joined.
 func (r *Result) Check(l Limits) error {
 	var errs []error
 	fail := func(format string, args ...any) {

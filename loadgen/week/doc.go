@@ -1,5 +1,5 @@
 // Package week operates a fleet for simulated days and measures what
-// continuous operation costs (issue 30, "a simulated week"): a cluster in
+// continuous operation costs (docs/week.md): a cluster in
 // this process whose coordinator replicas run on a clock the driver
 // advances an hour at a time, hosts that replay a loadgen recording into
 // each hour's epoch, the leader cutting an epoch on every hourly boundary

@@ -61,6 +61,8 @@ type Hour struct {
 	Merged     int    `json:"merged"`      // of them, merges of several hours
 	DiskBytes  uint64 `json:"disk_bytes"`  // the leader's Pebble files (sstables, WAL, ...)
 	TableBytes uint64 `json:"table_bytes"` // of them, the live sstables
+	WALBytes   uint64 `json:"wal_bytes"`   // the WAL
+	StaleBytes uint64 `json:"stale_bytes"` // sstables compacted away, not yet deleted (obsolete or held by a reader)
 	DirBytes   uint64 `json:"dir_bytes"`   // the leader's database directory, walked
 	// Settled is TableBytes after compacting the database whole, which
 	// flushes the memtable and drops what range deletions covered: the
@@ -392,7 +394,7 @@ func (r *run) measureSize(m *Hour, settle bool) error {
 	if err != nil {
 		return err
 	}
-	m.DiskBytes, m.TableBytes = st.DiskBytes, st.TableBytes
+	m.DiskBytes, m.TableBytes, m.WALBytes, m.StaleBytes = st.DiskBytes, st.TableBytes, st.WALBytes, st.ObsoleteBytes+st.ZombieBytes
 	if settle {
 		m.Settled = st.TableBytes
 	}

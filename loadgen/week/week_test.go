@@ -50,8 +50,9 @@ func TestSimulatedDay(t *testing.T) {
 	defer cancel()
 	res, err := Run(ctx, Config{Recording: testRecording(t), Hosts: 2, Hours: 24, Retention: pol, SettleEvery: 4,
 		Hour: func(h Hour) {
-			t.Logf("hour %2d: epoch %d open, %d epochs (%d merged), %d B settled %d B, last hour %.1f ms (%d epochs), last week %.1f ms (%d epochs), expired %d",
-				h.Hour, h.OpenEpoch, h.Epochs, h.Merged, h.DiskBytes, h.Settled, h.LastHour.Millis, h.LastHour.Epochs, h.LastWeek.Millis, h.LastWeek.Epochs, h.Expired)
+			t.Logf("hour %2d: epoch %d open, %d epochs (%d merged), %d B (sstables %d, WAL %d, stale %d), settled %d B, last hour %.1f ms (%d epochs), last week %.1f ms (%d epochs), expired %d",
+				h.Hour, h.OpenEpoch, h.Epochs, h.Merged, h.DiskBytes, h.TableBytes, h.WALBytes, h.StaleBytes, h.Settled,
+				h.LastHour.Millis, h.LastHour.Epochs, h.LastWeek.Millis, h.LastWeek.Epochs, h.Expired)
 		}})
 	if err != nil {
 		t.Fatal(err)

@@ -69,9 +69,9 @@ func run() error {
 	defer cancel()
 	res, err := week.Run(ctx, week.Config{Recording: r, Hosts: *hosts, WindowsPerHour: *windows, Hours: *hours, Replicas: *replicas,
 		Retention: pol, Hour: func(h week.Hour) {
-			fmt.Printf("hour %3d: %2d epochs (%d merged), %6.1f MB (settled %5.1f), last hour %6.1f ms, last week %7.1f ms (%3d epochs), expired %d, %d ms\n",
-				h.Hour, h.Epochs, h.Merged, float64(h.DiskBytes)/1e6, float64(h.Settled)/1e6, h.LastHour.Millis, h.LastWeek.Millis,
-				h.LastWeek.Epochs, h.Expired, h.WallMillis)
+			fmt.Printf("hour %3d: %2d epochs (%d merged), %6.1f MB (sstables %5.1f, WAL %5.1f, stale %5.1f; settled %5.1f), last hour %6.1f ms, last week %7.1f ms (%3d epochs), expired %d, %d ms\n",
+				h.Hour, h.Epochs, h.Merged, float64(h.DiskBytes)/1e6, float64(h.TableBytes)/1e6, float64(h.WALBytes)/1e6, float64(h.StaleBytes)/1e6,
+				float64(h.Settled)/1e6, h.LastHour.Millis, h.LastWeek.Millis, h.LastWeek.Epochs, h.Expired, h.WallMillis)
 		}})
 	if err != nil {
 		return err
