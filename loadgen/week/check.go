@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Limits are what a run's series must stay within.
@@ -42,11 +43,8 @@ func (r *Result) Check(l Limits) error {
 		fail("%d hours measured of %d", len(r.Series), r.Hours)
 		return errors.Join(errs...)
 	}
-	if int(r.Cuts) != r.Hours {
-		fail("%v scheduled cuts in %d simulated hours", r.Cuts, r.Hours)
-	}
-	if last := r.Series[len(r.Series)-1]; last.OpenEpoch != uint64(r.Hours+1) {
-		fail("epoch %d open after %d hourly cuts, want %d", last.OpenEpoch, r.Hours, r.Hours+1)
+	if err := CheckCuts(r.Epochs, r.Hours); err != nil {
+		errs = append(errs, err)
 	}
 	if err := CheckLevel(r.Series, l.LevelFrom, l.SizeFactor); err != nil {
 		errs = append(errs, err)
@@ -55,6 +53,31 @@ func (r *Result) Check(l Limits) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// CheckCuts fails unless the epochs left at the end of hours simulated
+// hours show one scheduled cut per hour and no other: epoch hours+1 open
+// and last, and every closed epoch starting on the hour and lasting one
+// hour per number it spans (a merge of N..M lasts M-N+1 hours). A doubled
+// cut would leave an epoch shorter than an hour or a number past
+// hours+1; a skipped one an epoch of two hours under one number.
+func CheckCuts(eps []Epoch, hours int) error {
+	if len(eps) == 0 {
+		return fmt.Errorf("%w: no epochs", ErrCheck)
+	}
+	if last := eps[len(eps)-1]; last.Number != uint64(hours+1) || !last.End.IsZero() {
+		return fmt.Errorf("%w: epoch %d last (ended %v) after %d hourly cuts, want epoch %d open", ErrCheck, last.Number, last.End, hours, hours+1)
+	}
+	for _, e := range eps[:len(eps)-1] {
+		parts := uint64(1)
+		if e.MergedThrough != 0 {
+			parts = e.MergedThrough - e.Number + 1
+		}
+		if !e.Start.Truncate(time.Hour).Equal(e.Start) || e.End.Sub(e.Start) != time.Duration(parts)*time.Hour {
+			return fmt.Errorf("%w: epoch %d (%d parts) spans %v..%v, want %d whole hours", ErrCheck, e.Number, parts, e.Start, e.End, parts)
+		}
+	}
+	return nil
 }
 
 // CheckLevel fails if a settled size at or after hour from exceeds factor

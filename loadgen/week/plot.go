@@ -23,38 +23,41 @@ func (r *Result) days() svgchart.Axis {
 	return svgchart.Axis{Min: 0, Max: svgchart.NiceCeil(float64(r.Hours) / 24)}
 }
 
-// WriteSizeSVG plots the leader's database size over simulated time:
-// Pebble's files after each hour and, where measured, settled (compacted
-// whole), with the samples the fleet had published beside it as a count
-// of what an unbounded database would hold.
+// WriteSizeSVG plots the leader's database size over simulated time: its
+// live sstables after each hour and, where measured, settled (compacted
+// whole); and beside them every file of Pebble's, the write-ahead log's
+// share apart.
 func (r *Result) WriteSizeSVG(w io.Writer) error {
-	var disk, settled, gen []svgchart.XY
-	var most, mostGen float64
+	var tables, settled, disk, wal []svgchart.XY
+	var mostTables, mostDisk float64
 	for _, h := range r.Series {
 		x := float64(h.Hour) / 24
-		disk = append(disk, svgchart.XY{X: x, Y: float64(h.DiskBytes) / 1e6})
-		most = max(most, float64(h.DiskBytes)/1e6)
+		tables = append(tables, svgchart.XY{X: x, Y: float64(h.TableBytes) / 1e6})
+		mostTables = max(mostTables, float64(h.TableBytes)/1e6)
 		if h.Settled != 0 {
 			settled = append(settled, svgchart.XY{X: x, Y: float64(h.Settled) / 1e6})
 		}
-		gen = append(gen, svgchart.XY{X: x, Y: float64(h.Generated) / 1e6})
-		mostGen = max(mostGen, float64(h.Generated)/1e6)
+		disk = append(disk, svgchart.XY{X: x, Y: float64(h.DiskBytes) / 1e6})
+		wal = append(wal, svgchart.XY{X: x, Y: float64(h.WALBytes) / 1e6})
+		mostDisk = max(mostDisk, float64(h.DiskBytes)/1e6)
 	}
 	c := svgchart.New()
-	ya := svgchart.Axis{Min: 0, Max: svgchart.NiceCeil(most)}
-	p := c.Panel(0, "the leader's profile database", "simulated days", "MB on disk", r.days(), ya)
-	p.Line(disk, "#36c")
-	p.Line(settled, "#c33")
+	ya := svgchart.Axis{Min: 0, Max: svgchart.NiceCeil(mostTables)}
+	p := c.Panel(0, "the profile data: live sstables", "simulated days", "MB", r.days(), ya)
+	p.Line(tables, "#36c")
 	for _, s := range settled {
 		p.Dot(s, "#c33")
 	}
 	p.Label(svgchart.XY{X: 0, Y: 0.94 * ya.Max}, "after each hour", "#36c")
-	p.Label(svgchart.XY{X: 0, Y: 0.87 * ya.Max}, "settled (compacted)", "#c33")
-	ga := svgchart.Axis{Min: 0, Max: svgchart.NiceCeil(mostGen)}
-	g := c.Panel(1, "samples the fleet published", "simulated days", "millions of samples", r.days(), ga)
-	g.Line(gen, "#555")
+	p.Label(svgchart.XY{X: 0, Y: 0.87 * ya.Max}, "settled (compacted whole)", "#c33")
+	da := svgchart.Axis{Min: 0, Max: svgchart.NiceCeil(mostDisk)}
+	d := c.Panel(1, "all of Pebble's files", "simulated days", "MB", r.days(), da)
+	d.Line(disk, "#555")
+	d.Line(wal, "#c90")
+	d.Label(svgchart.XY{X: 0, Y: 0.94 * da.Max}, "sstables, WAL and stale tables", "#555")
+	d.Label(svgchart.XY{X: 0, Y: 0.87 * da.Max}, "write-ahead log", "#c90")
 	return c.Write(w, fmt.Sprintf("dcpi: %d hosts for %d simulated hours, hourly epochs, retention %s", r.Hosts, r.Hours, r.Retention),
-		fmt.Sprintf("%d replica(s); %d samples per host-hour; conservation %s", r.Replicas, r.SamplesHostHour, balancedWord(r.Balanced)))
+		fmt.Sprintf("the leader of %d replicas; %d samples per host-hour; conservation %s", r.Replicas, r.SamplesHostHour, balancedWord(r.Balanced)))
 }
 
 // WriteQuerySVG plots the time of the "last hour" and "last week"

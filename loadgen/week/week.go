@@ -88,19 +88,34 @@ type Query struct {
 
 // Result is a run: its series and the totals its checks read.
 type Result struct {
-	Hosts           int           `json:"hosts"`
-	Hours           int           `json:"hours"`
-	Replicas        int           `json:"replicas"`
-	Retention       string        `json:"retention"`
-	SamplesHostHour uint64        `json:"samples_per_host_hour"`
-	Series          []Hour        `json:"series"`
-	Cuts            float64       `json:"scheduled_cuts"`            // dcpi_coordinator_scheduled_cuts_total{result="cut"}, all replicas
-	Superseded      float64       `json:"scheduled_cuts_superseded"` // {result="superseded"}
-	MergedAway      float64       `json:"epochs_merged_away"`        // dcpi_coordinator_retention_epochs_total{action="merged"}
-	ExpiredEpochs   float64       `json:"epochs_expired"`            // {action="expired"}
-	Conservation    string        `json:"conservation"`
-	Balanced        bool          `json:"balanced"`
-	Wall            time.Duration `json:"wall_ns"`
+	Hosts           int    `json:"hosts"`
+	Hours           int    `json:"hours"`
+	Replicas        int    `json:"replicas"`
+	Retention       string `json:"retention"`
+	SamplesHostHour uint64 `json:"samples_per_host_hour"`
+	Series          []Hour `json:"series"`
+	// Epochs are the leader's epochs at the end: what the cuts, merges
+	// and expiries left, each with its span.
+	Epochs []Epoch `json:"epochs"`
+	// The coordinator's counters, summed over the replicas: a leader
+	// counts a scheduled cut or a retention command when its apply
+	// returns, so one that outlives the request timeout (10 s) commits
+	// uncounted; the epochs, not these, say what happened.
+	Cuts          float64       `json:"scheduled_cuts_counted"`     // dcpi_coordinator_scheduled_cuts_total{result="cut"}
+	Superseded    float64       `json:"scheduled_cuts_superseded"`  // {result="superseded"}
+	MergedAway    float64       `json:"epochs_merged_away_counted"` // dcpi_coordinator_retention_epochs_total{action="merged"}
+	ExpiredEpochs float64       `json:"epochs_expired_counted"`     // {action="expired"}
+	Conservation  string        `json:"conservation"`
+	Balanced      bool          `json:"balanced"`
+	Wall          time.Duration `json:"wall_ns"`
+}
+
+// Epoch is one epoch of the leader's at the end of a run.
+type Epoch struct {
+	Number        uint64    `json:"number"`
+	MergedThrough uint64    `json:"merged_through,omitempty"` // a merge of Number..MergedThrough
+	Start         time.Time `json:"start"`
+	End           time.Time `json:"end,omitzero"` // zero: open
 }
 
 // DefaultStart is a run's simulated start: a Monday, 00:00 UTC.
@@ -434,6 +449,15 @@ func (r *run) finish(ctx context.Context, res *Result) error {
 	tot, err := r.cl.Totals(ctx)
 	if err != nil {
 		return err
+	}
+	if l := r.leader(); l != nil {
+		eps, err := l.DB().Epochs()
+		if err != nil {
+			return err
+		}
+		for _, e := range eps {
+			res.Epochs = append(res.Epochs, Epoch{Number: e.Number, MergedThrough: e.MergedThrough, Start: e.Start, End: e.End})
+		}
 	}
 	lines, ok := conservation.Lines(r.gen, r.gen, tot, conservation.Views{})
 	res.Conservation, res.Balanced = lines[0], ok

@@ -119,3 +119,21 @@ func TestCheckFlat(t *testing.T) {
 		t.Errorf("more epochs: %v", err)
 	}
 }
+
+// TestCheckCuts holds the cut check to epochs a correct schedule leaves
+// and ones a doubled or a skipped cut would.
+func TestCheckCuts(t *testing.T) {
+	h := func(n int) time.Time { return DefaultStart.Add(time.Duration(n) * time.Hour) }
+	good := []Epoch{{Number: 1, MergedThrough: 2, Start: h(0), End: h(2)}, {Number: 3, Start: h(2), End: h(3)}, {Number: 4, Start: h(3)}}
+	doubled := []Epoch{{Number: 1, Start: h(0), End: h(1)}, {Number: 2, Start: h(1), End: h(1).Add(time.Second)}, {Number: 3, Start: h(1).Add(time.Second)}}
+	skipped := []Epoch{{Number: 1, Start: h(0), End: h(2)}, {Number: 2, Start: h(2)}}
+	if err := CheckCuts(good, 3); err != nil {
+		t.Errorf("good: %v", err)
+	}
+	if err := CheckCuts(doubled, 2); !errors.Is(err, ErrCheck) {
+		t.Errorf("doubled: %v", err)
+	}
+	if err := CheckCuts(skipped, 2); !errors.Is(err, ErrCheck) {
+		t.Errorf("skipped: %v", err)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -42,6 +43,7 @@ func run() error {
 	keep := flag.Duration("keep", 96*time.Hour, "retention: delete epochs older than this (the examples' 720h expires nothing in a week)")
 	out := flag.String("out", "docs", "directory for week.json, week-size.svg and week-queries.svg")
 	from := flag.String("from-json", "", "run nothing: redraw the plots and the summary from this week.json")
+	logFile := flag.String("log", "", "write the cluster's log lines (cuts, merges, expiries) to this file")
 	flag.Parse()
 
 	if *from != "" {
@@ -65,10 +67,19 @@ func run() error {
 		return fmt.Errorf("%s: %w", *rec, err)
 	}
 	pol := coordinator.Retention{Full: *full, MergeTo: *mergeTo, Keep: *keep}
+	var logger *slog.Logger
+	if *logFile != "" {
+		f, err := os.Create(*logFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		logger = slog.New(slog.NewTextHandler(f, nil))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	res, err := week.Run(ctx, week.Config{Recording: r, Hosts: *hosts, WindowsPerHour: *windows, Hours: *hours, Replicas: *replicas,
-		Retention: pol, Hour: func(h week.Hour) {
+		Retention: pol, Logger: logger, Hour: func(h week.Hour) {
 			fmt.Printf("hour %3d: %2d epochs (%d merged), %6.1f MB (sstables %5.1f, WAL %5.1f, stale %5.1f; settled %5.1f), last hour %6.1f ms, last week %7.1f ms (%3d epochs), expired %d, %d ms\n",
 				h.Hour, h.Epochs, h.Merged, float64(h.DiskBytes)/1e6, float64(h.TableBytes)/1e6, float64(h.WALBytes)/1e6, float64(h.StaleBytes)/1e6,
 				float64(h.Settled)/1e6, h.LastHour.Millis, h.LastWeek.Millis, h.LastWeek.Epochs, h.Expired, h.WallMillis)
@@ -91,8 +102,8 @@ func run() error {
 // report prints the run's summary, a line a simulated day, and writes
 // its JSON and plots into dir.
 func report(res *week.Result, dir string) error {
-	fmt.Printf("%s\n%v scheduled cuts (%v superseded) in %d hours; %v epochs merged away, %v expired; %v wall\n",
-		res.Conservation, res.Cuts, res.Superseded, res.Hours, res.MergedAway, res.ExpiredEpochs, res.Wall.Round(time.Second))
+	fmt.Printf("%s\n%d hours: %d epochs left, the last %d; counted by the coordinator's metrics: %v scheduled cuts (%v superseded), %v epochs merged away, %v expired; %v wall\n",
+		res.Conservation, res.Hours, len(res.Epochs), lastEpoch(res), res.Cuts, res.Superseded, res.MergedAway, res.ExpiredEpochs, res.Wall.Round(time.Second))
 	fmt.Println("day | settled MB | epochs (merged) | last hour ms (median) | last week ms (median) | week's epochs | expired samples | wall s")
 	for _, d := range res.Days() {
 		fmt.Printf("%d | %.1f | %d (%d) | %.1f | %.1f | %d | %d | %.0f\n", d.Day, float64(d.SettledBytes)/1e6, d.Epochs, d.Merged,
@@ -112,4 +123,11 @@ func report(res *week.Result, dir string) error {
 		}
 	}
 	return nil
+}
+
+func lastEpoch(res *week.Result) uint64 {
+	if len(res.Epochs) == 0 {
+		return 0
+	}
+	return res.Epochs[len(res.Epochs)-1].Number
 }
