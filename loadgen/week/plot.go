@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 
 	"dcpi/internal/svgchart"
 )
@@ -18,9 +19,11 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	return err
 }
 
-// days is an x axis in simulated days.
-func (r *Result) days() svgchart.Axis {
-	return svgchart.Axis{Min: 0, Max: svgchart.NiceCeil(float64(r.Hours) / 24)}
+// hours is the x axis: simulated hours, in five steps of a multiple of
+// 12 (a week: 0, 36, 72, ..., 180, so that 72 and 144 fall on midnights).
+func (r *Result) hours() svgchart.Axis {
+	step := 12 * math.Ceil(float64(max(r.Hours, 1))/5/12)
+	return svgchart.Axis{Min: 0, Max: 5 * step}
 }
 
 // WriteSizeSVG plots the leader's database size over simulated time: its
@@ -31,7 +34,7 @@ func (r *Result) WriteSizeSVG(w io.Writer) error {
 	var tables, settled, disk, wal []svgchart.XY
 	var mostTables, mostDisk float64
 	for _, h := range r.Series {
-		x := float64(h.Hour) / 24
+		x := float64(h.Hour)
 		tables = append(tables, svgchart.XY{X: x, Y: float64(h.TableBytes) / 1e6})
 		mostTables = max(mostTables, float64(h.TableBytes)/1e6)
 		if h.Settled != 0 {
@@ -43,7 +46,7 @@ func (r *Result) WriteSizeSVG(w io.Writer) error {
 	}
 	c := svgchart.New()
 	ya := svgchart.Axis{Min: 0, Max: svgchart.NiceCeil(mostTables)}
-	p := c.Panel(0, "the profile data: live sstables", "simulated days", "MB", r.days(), ya)
+	p := c.Panel(0, "the profile data: live sstables", "simulated hours", "MB", r.hours(), ya)
 	p.Line(tables, "#36c")
 	for _, s := range settled {
 		p.Dot(s, "#c33")
@@ -51,7 +54,7 @@ func (r *Result) WriteSizeSVG(w io.Writer) error {
 	p.Label(svgchart.XY{X: 0, Y: 0.94 * ya.Max}, "after each hour", "#36c")
 	p.Label(svgchart.XY{X: 0, Y: 0.87 * ya.Max}, "settled (compacted whole)", "#c33")
 	da := svgchart.Axis{Min: 0, Max: svgchart.NiceCeil(mostDisk)}
-	d := c.Panel(1, "all of Pebble's files", "simulated days", "MB", r.days(), da)
+	d := c.Panel(1, "all of Pebble's files", "simulated hours", "MB", r.hours(), da)
 	d.Line(disk, "#555")
 	d.Line(wal, "#c90")
 	d.Label(svgchart.XY{X: 0, Y: 0.94 * da.Max}, "sstables, WAL and stale tables", "#555")
@@ -67,7 +70,7 @@ func (r *Result) WriteQuerySVG(w io.Writer) error {
 	var hour, week, hourEps, weekEps []svgchart.XY
 	var most, mostEps float64
 	for _, h := range r.Series {
-		x := float64(h.Hour) / 24
+		x := float64(h.Hour)
 		hour = append(hour, svgchart.XY{X: x, Y: h.LastHour.Millis})
 		week = append(week, svgchart.XY{X: x, Y: h.LastWeek.Millis})
 		hourEps = append(hourEps, svgchart.XY{X: x, Y: float64(h.LastHour.Epochs)})
@@ -77,13 +80,13 @@ func (r *Result) WriteQuerySVG(w io.Writer) error {
 	}
 	c := svgchart.New()
 	ya := svgchart.Axis{Min: 0, Max: svgchart.NiceCeil(most)}
-	p := c.Panel(0, "dcpi prof --limit 20 (median of runs)", "simulated days", "ms", r.days(), ya)
+	p := c.Panel(0, "dcpi prof --limit 20 (median of runs)", "simulated hours", "ms", r.hours(), ya)
 	p.Line(hour, "#36c")
 	p.Line(week, "#c33")
 	p.Label(svgchart.XY{X: 0, Y: 0.94 * ya.Max}, "--since 1h", "#36c")
 	p.Label(svgchart.XY{X: 0, Y: 0.87 * ya.Max}, "--since 168h", "#c33")
 	ea := svgchart.Axis{Min: 0, Max: svgchart.NiceCeil(mostEps)}
-	e := c.Panel(1, "epochs the range covered", "simulated days", "epochs", r.days(), ea)
+	e := c.Panel(1, "epochs the range covered", "simulated hours", "epochs", r.hours(), ea)
 	e.Line(hourEps, "#36c")
 	e.Line(weekEps, "#c33")
 	return c.Write(w, fmt.Sprintf("dcpi: query time as history grows (%d hosts, retention %s)", r.Hosts, r.Retention),
