@@ -12,7 +12,7 @@ BENCH ?= .
 PKG   ?= ./...
 COUNT ?= 6
 
-.PHONY: ci test race fuzz-short fuzz-long lint tidy-check vulncheck docs-tool docs-check bench bench-vs calc-accuracy flamegraph
+.PHONY: ci test race fuzz-short fuzz-long lint tidy-check vulncheck docs-tool docs-check bench bench-vs calc-accuracy flamegraph week
 
 # The docs' command tests (TestDocsCommands ...) run within test; ci adds
 # only the docs tool, not a second run of them.
@@ -77,6 +77,9 @@ bench-vs:
 # dcpicalc's accuracy figures: every workload profiled with ground truth on
 # one host and on 8, dcpi calc --truth over each; rewrites the table in
 # docs/dcpicalc.md ("Accuracy") and docs/calc-accuracy-fig8.svg (minutes).
+week:
+	$(GO) run ./internal/tools/weekrun
+
 calc-accuracy:
 	$(GO) run ./internal/tools/calcaccuracy
 

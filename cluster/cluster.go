@@ -37,6 +37,13 @@ type Config struct {
 	// EpochEvery is the period of the epochs the coordinator's leader
 	// cuts on its own (coordinator.Config.EpochEvery; 0: none).
 	EpochEvery time.Duration
+	// Retention is the policy the coordinator's leader applies to sealed
+	// epochs (coordinator.Config.Retention; the zero value keeps all).
+	Retention coordinator.Retention
+	// Now is the replicas' clock (coordinator.Config.Now; nil:
+	// time.Now): a run in simulated time, such as loadgen/week's, sets
+	// it to cut epochs and apply retention on simulated hours.
+	Now func() time.Time
 	// MetricsAddr serves the whole cluster's metrics, /healthz and
 	// /readyz (host:port, port 0: any; "": not served).
 	MetricsAddr string
@@ -171,7 +178,7 @@ func (cl *Cluster) startReplicas() error {
 		}
 		r, err := coordinator.Start(coordinator.Config{ID: p.ID, RaftAddr: p.Addr, RaftTLS: rt.Config, DataDir: filepath.Join(cl.dir, p.ID),
 			Bootstrap: cl.fleet.peers, NATS: rc, Tails: tails, HeartbeatTimeout: 3 * time.Second,
-			EpochEvery: cl.cfg.EpochEvery, Logger: cl.cfg.Logger})
+			EpochEvery: cl.cfg.EpochEvery, Retention: cl.cfg.Retention, Now: cl.cfg.Now, Logger: cl.cfg.Logger})
 		if err != nil {
 			return err
 		}
@@ -263,6 +270,9 @@ func (cl *Cluster) Conn() *nats.Conn { return cl.nc }
 
 // Coordinator is a client of the coordinator's service.
 func (cl *Cluster) Coordinator() *coordinator.Client { return cl.coord }
+
+// Replicas are the coordinator's running replicas, in Peers' order.
+func (cl *Cluster) Replicas() []*coordinator.Replica { return cl.replicas }
 
 // Peers are the coordinator's replicas: IDs and Raft addresses.
 func (cl *Cluster) Peers() []coordinator.Peer { return cl.fleet.peers }

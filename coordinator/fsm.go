@@ -245,6 +245,17 @@ func (f *FSM) compactRangeSoon(lo, hi uint64) {
 	}()
 }
 
+// Compacting reports whether a compaction compactSoon or
+// compactRangeSoon queued is queued or running. Nothing waits for one in
+// production; a run in simulated time (loadgen/week) waits for it to end
+// before it measures the database's size and times a query, so that both
+// see the epochs as they settle rather than mid-rewrite.
+func (f *FSM) Compacting() bool {
+	f.cmu.Lock()
+	defer f.cmu.Unlock()
+	return f.compacting
+}
+
 // DB is the current database. A Restore closes it; readers that must not
 // see ErrClosed use View.
 func (f *FSM) DB() *storage.DB {

@@ -12,6 +12,10 @@ import (
 // work.
 type EngineStats struct {
 	DiskBytes              uint64 // every file the database has on disk
+	TableBytes             uint64 // the LSM's live sstables: the data, without the WAL or files awaiting deletion
+	WALBytes               uint64 // the write-ahead log's files, live and obsolete
+	ObsoleteBytes          uint64 // sstables compacted away and not yet deleted
+	ZombieBytes            uint64 // sstables compacted away that an open reader (iterator, snapshot) still holds
 	ReadAmp                int    // sublevels a read may consult
 	Tables, L0Tables       int64  // sstables in the LSM, and in L0
 	L0Sublevels            int32
@@ -41,7 +45,8 @@ func (db *DB) EngineStats() (EngineStats, error) {
 	}
 	defer db.mu.RUnlock()
 	m := db.pdb.Metrics()
-	return EngineStats{DiskBytes: m.DiskSpaceUsage(), ReadAmp: m.ReadAmp(), Tables: m.Total().TablesCount,
+	return EngineStats{DiskBytes: m.DiskSpaceUsage(), TableBytes: uint64(m.Total().TablesSize),
+		WALBytes: m.WAL.PhysicalSize + m.WAL.ObsoletePhysicalSize, ObsoleteBytes: m.Table.Local.ObsoleteSize, ZombieBytes: m.Table.Local.ZombieSize, ReadAmp: m.ReadAmp(), Tables: m.Total().TablesCount,
 		L0Tables: m.Levels[0].TablesCount, L0Sublevels: m.Levels[0].Sublevels, Compactions: m.Compact.Count,
 		CompactionDebt: m.Compact.EstimatedDebt, Flushes: m.Flush.Count, MemTableBytes: m.MemTable.Size,
 		WALBytesWritten: m.WAL.BytesWritten, CacheHits: m.BlockCache.Hits, CacheMisses: m.BlockCache.Misses}, nil
