@@ -126,12 +126,7 @@ func windowStart(t time.Time, d time.Duration) time.Time {
 
 // DueRetention is RetentionDue on the FSM's database.
 func (f *FSM) DueRetention(p Retention, now time.Time) (Command, bool, error) {
-	var eps []storage.Epoch
-	err := f.View(func(db *storage.DB) error {
-		var err error
-		eps, err = db.Epochs()
-		return err
-	})
+	eps, err := f.epochs()
 	if err != nil {
 		return nil, false, fmt.Errorf("coordinator: retention: %w", err)
 	}

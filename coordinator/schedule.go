@@ -70,15 +70,21 @@ func ScheduledCutDue(eps []storage.Epoch, every time.Duration, now time.Time) (*
 
 // DueScheduledCut is ScheduledCutDue on the FSM's database.
 func (f *FSM) DueScheduledCut(every time.Duration, now time.Time) (*ScheduledCut, bool, error) {
+	eps, err := f.epochs()
+	if err != nil {
+		return nil, false, fmt.Errorf("coordinator: epoch schedule: %w", err)
+	}
+	c, ok := ScheduledCutDue(eps, every, now)
+	return c, ok, nil
+}
+
+// epochs reads the database's epoch records, for the leader's loops.
+func (f *FSM) epochs() ([]storage.Epoch, error) {
 	var eps []storage.Epoch
 	err := f.View(func(db *storage.DB) error {
 		var err error
 		eps, err = db.Epochs()
 		return err
 	})
-	if err != nil {
-		return nil, false, fmt.Errorf("coordinator: epoch schedule: %w", err)
-	}
-	c, ok := ScheduledCutDue(eps, every, now)
-	return c, ok, nil
+	return eps, err
 }
