@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"dcpi/storage"
 )
@@ -47,24 +48,44 @@ func (e EpochInfo) AckedBy() []string {
 
 // WriteEpochs writes an epoch table (dcpi epoch list): each epoch's
 // state, time span, the hosts that acknowledged its cut and those the
-// leader still waits for.
+// leader still waits for. An epoch retention merged shows the numbers it
+// holds ("25-48") and how many it merged; times carry their date when
+// the table spans more than one day, as a week of hourly epochs does.
 func WriteEpochs(w io.Writer, eps []EpochInfo) error {
 	fmt.Fprintf(w, "\nEpochs:\n")
 	if len(eps) == 0 {
 		_, err := fmt.Fprintln(w, "none recorded")
 		return err
 	}
+	layout := epochTimeLayout(eps)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "epoch\tstate\tstart\tend\tacknowledged by\twaiting for")
 	for _, e := range eps {
 		end := "-"
 		if !e.End.IsZero() {
-			end = e.End.Format("15:04:05.000")
+			end = e.End.Format(layout)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", e.Number, e.State, e.Start.Format("15:04:05.000"), end,
+		number, state := fmt.Sprint(e.Number), e.State.String()
+		if e.MergedThrough > e.Number {
+			number = fmt.Sprintf("%d-%d", e.Number, e.MergedThrough)
+			state += fmt.Sprintf(" (%d merged)", e.MergedThrough-e.Number+1)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", number, state, e.Start.Format(layout), end,
 			orDash(strings.Join(e.AckedBy(), " ")), orDash(strings.Join(e.Waiting, " ")))
 	}
 	return tw.Flush()
+}
+
+// epochTimeLayout is the clock alone when every epoch starts and ends on
+// one day, else the date and the clock.
+func epochTimeLayout(eps []EpochInfo) string {
+	day := eps[0].Start.Format(time.DateOnly)
+	for _, e := range eps {
+		if e.Start.Format(time.DateOnly) != day || (!e.End.IsZero() && e.End.Format(time.DateOnly) != day) {
+			return "2006-01-02 15:04:05"
+		}
+	}
+	return "15:04:05.000"
 }
 
 func orDash(s string) string {

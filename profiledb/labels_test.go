@@ -186,9 +186,18 @@ func TestLabelsKnownTotals(t *testing.T) {
 			t.Errorf("%+v by %s: %s, want %s", c.f, c.by, got, c.want)
 		}
 	}
+	// --limit with --by LABEL keeps the top values; the rest is one count.
+	s, _ := Filters{}.Selection()
+	r, err := Prof(t.Context(), db, db, s, ProfOptions{By: "service", Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := groups(r); got != "105: db=70(66.67%)[alpha0]" || r.Groups.Omitted != 2 || r.Groups.OmittedCounts[0] != 35 {
+		t.Errorf("--limit 1 --by service: %s, %d omitted of %v", got, r.Groups.Omitted, r.Groups.OmittedCounts)
+	}
 	// A selector no host matches says so, naming the values there are.
-	s, _ := Filters{Select: []string{`service=cache`}}.Selection()
-	err := SelectHosts(t.Context(), db, &s)
+	s, _ = Filters{Select: []string{`service=cache`}}.Selection()
+	err = SelectHosts(t.Context(), db, &s)
 	const want = `service="cache" selects no host; host labels in this database: service=db, web; version=1.10, 1.2`
 	if !errors.Is(err, ErrNoMatch) || err.Error() != want {
 		t.Errorf("no match: %v, want %q", err, want)

@@ -99,6 +99,7 @@ func Prof(ctx context.Context, db DB, src analysis.Source, sel Selection, o Prof
 		if err != nil {
 			return nil, err
 		}
+		g.Limit(o.Limit)
 		r := &ProfReport{Groups: g}
 		if len(g.Rows) == 0 {
 			r.Hint = SelectionHint(ctx, db, src, sel)

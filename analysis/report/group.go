@@ -21,6 +21,10 @@ type GroupTable struct {
 	Label   string       `json:"label"`
 	Columns []ProfColumn `json:"events"`
 	Rows    []GroupRow   `json:"rows"`
+	// Omitted is how many values Limit cut, and OmittedCounts their
+	// samples per column, so the table still sums to the selection.
+	Omitted       int      `json:"omitted_rows"`
+	OmittedCounts []uint64 `json:"omitted_counts,omitempty"`
 }
 
 // GroupRow is one value of the label.
@@ -77,6 +81,26 @@ func NewGroupTable(label string, columns []ProfColumn, rows []GroupRow) *GroupTa
 	return t
 }
 
+// Limit keeps the top n rows (0: all) and folds the rest into Omitted
+// and OmittedCounts, as dcpi prof --limit does for procedures. The
+// shares of the rows kept do not change: they are of the whole
+// selection.
+func (t *GroupTable) Limit(n int) {
+	if n <= 0 || len(t.Rows) <= n {
+		return
+	}
+	t.Omitted += len(t.Rows) - n
+	if t.OmittedCounts == nil {
+		t.OmittedCounts = make([]uint64, len(t.Columns))
+	}
+	for _, r := range t.Rows[n:] {
+		for i, v := range r.Counts {
+			t.OmittedCounts[i] += v
+		}
+	}
+	t.Rows = t.Rows[:n]
+}
+
 // WriteText prints t as dcpiprof's table, a row per value: the totals
 // line, then per event its count, % and cum%, then the value and the
 // hosts that carry it. A value of "" prints as "(no LABEL)".
@@ -111,6 +135,18 @@ func (t *GroupTable) WriteText(w io.Writer) error {
 			v = "(no " + t.Label + ")"
 		}
 		cells = append(cells, append(line, v, strings.Join(r.Hosts, ",")))
+	}
+	if t.Omitted > 0 {
+		line := make([]string, 0, len(header))
+		for i, c := range t.Columns {
+			// Every value is above or here, so cum% reaches 100.
+			p, cum := 0.0, 0.0
+			if c.Total > 0 {
+				p, cum = 100*float64(t.OmittedCounts[i])/float64(c.Total), 100
+			}
+			line = append(line, strconv.FormatUint(t.OmittedCounts[i], 10), pct(p), pct(cum))
+		}
+		cells = append(cells, append(line, fmt.Sprintf("[%d more values]", t.Omitted), ""))
 	}
 	lineWidth := 0
 	for i := range header {

@@ -23,6 +23,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"dcpi/analysis"
+	"dcpi/analysis/report"
 	"dcpi/analysis/symbolize"
 	"dcpi/storage"
 )
@@ -59,11 +60,14 @@ type Selection struct {
 
 // Epoch is one row of the epochs page.
 type Epoch struct {
-	Number     uint64
-	State      string
-	Start, End time.Time // End zero while open
-	Acked      []string  // hosts that acknowledged the cut ("(late)" marked)
-	Waiting    []string  // hosts the coordinator still waits for
+	Number uint64
+	// MergedThrough: retention merged epochs Number..MergedThrough into
+	// this one (0: not a merge).
+	MergedThrough uint64
+	State         string
+	Start, End    time.Time // End zero while open
+	Acked         []string  // hosts that acknowledged the cut ("(late)" marked)
+	Waiting       []string  // hosts the coordinator still waits for
 }
 
 // Host is one row of the hosts page.
@@ -103,6 +107,10 @@ type Backend interface {
 	// CalcPeriods are the sampling periods dcpi calc uses for the hosts
 	// (every host with nil).
 	CalcPeriods(ctx context.Context, hosts []string) (map[string]map[uint8]float64, error)
+	// Groups is dcpi prof --by LABEL over sel: its samples per value of
+	// the host label (host itself included), the top limit values (0:
+	// all) and the rest summed.
+	Groups(ctx context.Context, sel Selection, label string, limit int) (*report.GroupTable, error)
 	// Pprof is dcpi pprof's export of sel.
 	Pprof(ctx context.Context, sel Selection) (*profile.Profile, error)
 	Epochs(ctx context.Context) ([]Epoch, error)

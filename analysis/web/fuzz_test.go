@@ -85,7 +85,7 @@ func checkParse(t *testing.T, raw string, params ...string) {
 			}
 		}
 	}
-	if _, err := byParam(r); err != nil && !errors.As(err, new(badRequest)) {
+	if _, _, err := byParam(r); err != nil && !errors.As(err, new(badRequest)) {
 		t.Fatalf("%q: by: error %v is not a badRequest", raw, err)
 	}
 	_ = r.with("proc", "x", "view", "flame")

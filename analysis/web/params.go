@@ -116,6 +116,14 @@ func (r request) with(kv ...string) string {
 	return "?" + vals.Encode()
 }
 
+// withHosts is the filters' query string with the host filter replaced
+// by hosts, for a link to a group of them.
+func (r request) withHosts(hosts []string) string {
+	vals, _ := url.ParseQuery(r.filterQuery)
+	vals["host"] = hosts
+	return "?" + vals.Encode()
+}
+
 // one returns the view parameter name's single value ("" if absent),
 // refusing it given twice.
 func (r request) one(name string) (string, error) {

@@ -17,6 +17,7 @@ import (
 	"dcpi/analysis"
 	"dcpi/analysis/report"
 	"dcpi/analysis/trend"
+	"dcpi/wire"
 )
 
 //go:embed templates/*.html static/*
@@ -237,14 +238,16 @@ func floatParam(req request, name string, def, lo, hi float64) (float64, error) 
 	return x, nil
 }
 
-func byParam(req request) (report.By, error) {
+func byParam(req request) (report.By, string, error) {
 	v, err := req.one("by")
 	if err != nil || v == "" {
-		return report.ByProcedure, err
+		return report.ByProcedure, "", err
 	}
-	by, err := report.ParseBy(v)
-	if err != nil {
-		return 0, badf("by=%q: want procedure or image", v)
+	if by, err := report.ParseBy(v); err == nil {
+		return by, "", nil
 	}
-	return by, nil
+	if !wire.ValidLabelName(v) {
+		return 0, "", badf("by=%q: want procedure, image, or a label to group by (host, service, ...)", v)
+	}
+	return report.ByProcedure, v, nil
 }

@@ -16,8 +16,16 @@ import (
 
 // topView is the hot procedures page: dcpiprof's table.
 type topView struct {
-	Table  *report.ProfTable
-	Search string
+	Table *report.ProfTable
+	// Groups replaces Table with by=LABEL: the samples per label value.
+	Groups *report.GroupTable
+	// GroupQuery is each group's link to the hot procedures of its hosts,
+	// parallel to Groups.Rows.
+	GroupQuery []string
+	// ByLinks are the groupings the page offers, the current one's Query
+	// empty.
+	ByLinks []byLink
+	Search  string
 	// Matched is how many rows the search matched before the limit.
 	Matched int
 	Limit   int
@@ -31,7 +39,7 @@ func (s *Server) top(ctx context.Context, req request, pd *pageData) error {
 	if err != nil {
 		return err
 	}
-	by, err := byParam(req)
+	by, label, err := byParam(req)
 	if err != nil {
 		return err
 	}
@@ -51,6 +59,9 @@ func (s *Server) top(ctx context.Context, req request, pd *pageData) error {
 	if v, _ := req.one("limit"); v != "" {
 		pd.Keep["limit"] = v
 	}
+	if label != "" {
+		return s.groups(ctx, req, pd, sel, label, limit, search)
+	}
 	q := report.ProfQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths, By: by, Limit: limit}
 	if search != "" {
 		q.Limit = 0 // the search applies to every row; the limit after it
@@ -64,7 +75,8 @@ func (s *Server) top(ctx context.Context, req request, pd *pageData) error {
 			return err
 		}
 	}
-	v := &topView{Table: t, Search: search, Limit: limit, ByImage: by == report.ByImage, Matched: len(t.Rows) + t.Omitted}
+	v := &topView{Table: t, Search: search, Limit: limit, ByImage: by == report.ByImage, Matched: len(t.Rows) + t.Omitted,
+		ByLinks: byLinks(req, map[bool]string{true: "image", false: "procedure"}[by == report.ByImage])}
 	if search != "" {
 		needle := strings.ToLower(search)
 		rows := t.Rows[:0]
@@ -83,6 +95,55 @@ func (s *Server) top(ctx context.Context, req request, pd *pageData) error {
 		v.RowQuery = append(v.RowQuery, req.with("proc", r.Procedure))
 	}
 	pd.Title, pd.View = "hot procedures", v
+	return nil
+}
+
+// byLink is one grouping of the hot procedures page.
+type byLink struct{ Name, Query string }
+
+// byLinks offers procedure, image and host (any label works in the URL;
+// host is the one every source has), linking all but the current.
+func byLinks(req request, current string) []byLink {
+	var links []byLink
+	for _, name := range []string{"procedure", "image", "host"} {
+		l := byLink{Name: name}
+		if name != current {
+			by := name
+			if by == "procedure" {
+				by = ""
+			}
+			l.Query = "/" + req.with("by", by)
+			if l.Query == "/" {
+				l.Query = "/?"
+			}
+		}
+		links = append(links, l)
+	}
+	return links
+}
+
+// groups is the hot procedures page with by=LABEL: dcpi prof --by
+// LABEL's table, each value a link to its own hot procedures.
+func (s *Server) groups(ctx context.Context, req request, pd *pageData, sel Selection, label string, limit int, search string) error {
+	if search != "" {
+		return badf("q: searches procedures; not with by=%s", label)
+	}
+	g, err := s.b.Groups(ctx, sel, label, limit)
+	if err != nil {
+		return err
+	}
+	if len(g.Rows) == 0 {
+		if err := s.emptyError(ctx, sel); err != nil {
+			return err
+		}
+	}
+	v := &topView{Groups: g, Limit: limit, ByLinks: byLinks(req, label)}
+	for _, r := range g.Rows {
+		// The group's hosts, as the table names them: the link selects
+		// them by name, which every backend takes.
+		v.GroupQuery = append(v.GroupQuery, req.withHosts(r.Hosts))
+	}
+	pd.Title, pd.View = "samples by "+label, v
 	return nil
 }
 
@@ -276,9 +337,12 @@ func (s *Server) diff(ctx context.Context, req request, pd *pageData) error {
 	if err != nil {
 		return err
 	}
-	by, err := byParam(req)
+	by, label, err := byParam(req)
 	if err != nil {
 		return err
+	}
+	if label != "" {
+		return badf("by=%q: the diff compares procedures or images, not labels", label)
 	}
 	limit, err := intParam(req, "limit", 0, 0)
 	if err != nil {

@@ -84,6 +84,39 @@ func (b *testBackend) SourceFile(string) ([]byte, error) {
 func (b *testBackend) CalcPeriods(context.Context, []string) (map[string]map[uint8]float64, error) {
 	return nil, errors.New("no periods")
 }
+
+// Groups groups by host only: the test backend has no labels.
+func (b *testBackend) Groups(ctx context.Context, sel Selection, label string, limit int) (*report.GroupTable, error) {
+	if label != "host" {
+		return nil, fmt.Errorf("--by %s: the test backend groups by host only", label)
+	}
+	all, err := report.Prof(ctx, b.src, report.ProfQuery{Filter: sel.Filter, Events: sel.Events, By: report.ByImage})
+	if err != nil {
+		return nil, err
+	}
+	var rows []report.GroupRow
+	for _, h := range b.hosts {
+		q := report.ProfQuery{Filter: sel.Filter, Events: sel.Events, By: report.ByImage}
+		q.Filter.Hosts = []string{h}
+		t, err := report.Prof(ctx, b.src, q)
+		if err != nil {
+			return nil, err
+		}
+		row := report.GroupRow{Value: h, Hosts: []string{h}, Counts: make([]uint64, len(all.Columns))}
+		for i, c := range all.Columns {
+			for _, tc := range t.Columns {
+				if tc.Event == c.Event {
+					row.Counts[i] = tc.Total
+				}
+			}
+		}
+		rows = append(rows, row)
+	}
+	g := report.NewGroupTable(label, all.Columns, rows)
+	g.Limit(limit)
+	return g, nil
+}
+
 func (b *testBackend) Pprof(ctx context.Context, sel Selection) (*profile.Profile, error) {
 	return pprofexport.Pprof(ctx, b.src, pprofexport.PprofQuery{Filter: sel.Filter, Events: sel.Events, Flat: true})
 }
@@ -210,7 +243,9 @@ func TestBadInput(t *testing.T) {
 		{"/?%zz", 400, "malformed query string"},
 		{"/?label=rack", 400, `label &#34;rack&#34;: want KEY=VALUE`},
 		{"/?limit=-1", 400, "limit=&#34;-1&#34;: want a whole number &gt;= 0"},
-		{"/?by=host", 400, "by=&#34;host&#34;: want procedure or image"},
+		{"/?by=x-y", 400, "by=&#34;x-y&#34;: want procedure, image, or a label"},
+		{"/?by=host&q=hot", 400, "q: searches procedures; not with by=host"},
+		{"/diff?a=host=alpha0&b=host=alpha1&by=host", 400, "the diff compares procedures or images, not labels"},
 		{"/list", 400, "give a procedure"},
 		{"/flame?view=up", 400, `view=&#34;up&#34;: want flame or icicle`},
 		{"/flame?min=200", 400, "min=&#34;200&#34;: want a number from 0 to 100"},
@@ -392,10 +427,68 @@ func TestPages(t *testing.T) {
 	if code, body := get(t, s, "/epochs"); code != 200 || !strings.Contains(body, `data-epoch="1" data-state="sealed"`) || !strings.Contains(body, "alpha0 alpha1") {
 		t.Errorf("epochs page: %d\n%s", code, body)
 	}
+	merged := New(&testBackend{src: fleet(false), epochs: []Epoch{{Number: 3, MergedThrough: 26, State: "sealed"}}}, t.Logf)
+	if code, body := get(t, merged, "/epochs"); code != 200 || !strings.Contains(body, `<a href="/?epoch=3">3-26</a></td><td>sealed (merged)</td>`) {
+		t.Errorf("epochs page with a merged epoch: %d\n%s", code, body)
+	}
 	if code, body := get(t, s, "/hosts"); code != 200 || !strings.Contains(body, `data-host="alpha1"`) {
 		t.Errorf("hosts page: %d\n%s", code, body)
 	}
 	if code, body := get(t, s, "/static/style.css"); code != 200 || !strings.Contains(body, ".flame") {
 		t.Errorf("stylesheet: %d", code)
+	}
+}
+
+var groupRE = regexp.MustCompile(`(?s)<tr class="group" data-value="([^"]*)">(.*?)</tr>`)
+
+// TestTopPageByLabel: by=LABEL shows dcpi prof --by LABEL's table — the
+// backend's groups, counts per event, each value a link to its hosts'
+// hot procedures — and limit folds the rest into one row.
+func TestTopPageByLabel(t *testing.T) {
+	b := &testBackend{src: fleet(false), hosts: []string{"alpha0", "alpha1"}}
+	s := New(b, t.Logf)
+	code, body := get(t, s, "/?by=host&event=cycles")
+	if code != http.StatusOK {
+		t.Fatalf("status %d\n%s", code, body)
+	}
+	want, err := b.Groups(t.Context(), Selection{Events: []uint8{0}}, "host", DefaultTopRows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := groupRE.FindAllStringSubmatch(body, -1)
+	if len(rows) != 2 || len(want.Rows) != 2 {
+		t.Fatalf("%d group rows, backend %d:\n%s", len(rows), len(want.Rows), body)
+	}
+	for i, r := range rows {
+		w := want.Rows[i]
+		counts := countRE.FindAllStringSubmatch(r[2], -1)
+		if r[1] != w.Value || len(counts) != 1 || counts[0][1] != strconv.FormatUint(w.Counts[0], 10) {
+			t.Errorf("row %d: %s %v; backend %s %v", i, r[1], counts, w.Value, w.Counts)
+		}
+		if link := `href="/?event=cycles&amp;host=` + w.Value + `"`; !strings.Contains(r[2], link) {
+			t.Errorf("row %d: no link %s in %s", i, link, r[2])
+		}
+	}
+	if !strings.Contains(body, "<h1>Samples by host</h1>") {
+		t.Error("no heading naming the label")
+	}
+	_, body = get(t, s, "/?by=host&limit=1")
+	if n := len(groupRE.FindAllStringSubmatch(body, -1)); n != 1 || !strings.Contains(body, "[1 more values]") {
+		t.Errorf("limit=1: %d rows, and the rest:\n%s", n, body)
+	}
+}
+
+// TestGroupByLinks: the hot procedures page links the other groupings,
+// keeping the filters, and marks the current one.
+func TestGroupByLinks(t *testing.T) {
+	s := New(&testBackend{src: fleet(false), hosts: []string{"alpha0", "alpha1"}}, t.Logf)
+	for url, want := range map[string]string{
+		"/?event=cycles":        `group by: <b>procedure</b> · <a href="/?by=image&amp;event=cycles">image</a> · <a href="/?by=host&amp;event=cycles">host</a>`,
+		"/?by=image":            `group by: <a href="/?">procedure</a> · <b>image</b> · <a href="/?by=host">host</a>`,
+		"/?by=host&host=alpha0": `group by: <a href="/?host=alpha0">procedure</a> · <a href="/?by=image&amp;host=alpha0">image</a> · <b>host</b>`,
+	} {
+		if _, body := get(t, s, url); !strings.Contains(body, want) {
+			t.Errorf("%s: want %s in\n%s", url, want, body)
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"dcpi/analysis"
 	"dcpi/analysis/imagefind"
+	"dcpi/analysis/report"
 	"dcpi/analysis/symbolize"
 	"dcpi/analysis/web"
 	"dcpi/profiledb"
@@ -107,6 +108,15 @@ func (b *Backend) CalcPeriods(ctx context.Context, hosts []string) (map[string]m
 	return profiledb.CalcPeriods(ctx, b.db, hosts, nil, io.Discard)
 }
 
+// Groups is dcpi prof --by label --limit limit over sel.
+func (b *Backend) Groups(ctx context.Context, sel web.Selection, label string, limit int) (*report.GroupTable, error) {
+	r, err := profiledb.Prof(ctx, b.db, b.sym, selection(sel), profiledb.ProfOptions{By: label, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	return r.Groups, nil
+}
+
 // Pprof exports sel as dcpi pprof does without flags: the hosts'
 // registered periods, the images' DWARF where found, call stacks where
 // recorded.
@@ -125,7 +135,7 @@ func (b *Backend) Epochs(ctx context.Context) ([]web.Epoch, error) {
 	}
 	eps := make([]web.Epoch, len(infos))
 	for i, e := range infos {
-		eps[i] = web.Epoch{Number: e.Number, State: e.State.String(), Start: e.Start, End: e.End, Acked: e.AckedBy(), Waiting: e.Waiting}
+		eps[i] = web.Epoch{Number: e.Number, MergedThrough: e.MergedThrough, State: e.State.String(), Start: e.Start, End: e.End, Acked: e.AckedBy(), Waiting: e.Waiting}
 	}
 	return eps, nil
 }
