@@ -64,7 +64,11 @@ func New(b Backend, logf func(string, ...any)) *Server {
 		},
 	}
 	for _, name := range []string{"top", "list", "flame", "diff", "diffflame", "trend", "regressions", "epochs", "hosts", "error"} {
-		s.pages[name] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+name+".html"))
+		files := []string{"templates/layout.html", "templates/" + name + ".html"}
+		if name == "flame" || name == "diffflame" {
+			files = append(files, "templates/flamegraph.html")
+		}
+		s.pages[name] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(assets, files...))
 	}
 	static, _ := fs.Sub(assets, "static")
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
@@ -109,6 +113,8 @@ type pageData struct {
 	Status int
 	Error  string
 	Notice string
+	// Empty: the source holds no samples at all (emptyError).
+	Empty bool
 	// Covered is the line that says what a time range selected.
 	Covered string
 	View    any
@@ -139,9 +145,9 @@ type view func(ctx context.Context, req request, pd *pageData) error
 var viewParams = map[string][]string{
 	"top":         {"q", "by", "limit"},
 	"list":        {"proc"},
-	"flame":       {"view", "min"},
+	"flame":       {"view", "min", "focus", "q", "color"},
 	"diff":        {"a", "b", "z", "by", "limit"},
-	"diffflame":   {"a", "b", "min"},
+	"diffflame":   {"a", "b", "min", "focus", "q", "view"},
 	"trend":       {"top", "plot", "measure"},
 	"regressions": {"baseline", "top", "z", "min"},
 	"epochs":      nil,
@@ -204,11 +210,16 @@ func (s *Server) selection(ctx context.Context, req request, pd *pageData) (Sele
 }
 
 // emptyError is the 400 of a selection that matched nothing because a
-// filter names a host, epoch, image or event the source does not hold,
-// or nil when none does (an empty selection of known values is no error).
-func (s *Server) emptyError(ctx context.Context, sel Selection) error {
+// filter names what the source lacks (Backend.Hint). When the source
+// holds no samples at all, nothing is wrong with the filters: the page
+// says so in its notice (pd), not as "no sample matches the filters".
+func (s *Server) emptyError(ctx context.Context, sel Selection, pd *pageData) error {
 	if h := s.b.Hint(ctx, sel); h != "" {
 		return badf("nothing matches the filters: %s", h)
+	}
+	if t, err := report.Prof(ctx, s.b.Source(), report.ProfQuery{By: report.ByImage, Limit: 1}); err == nil && len(t.Rows) == 0 {
+		pd.Empty = true
+		pd.Notice = fmt.Sprintf("Nothing is stored in %s yet: no host has delivered samples. A node's samples arrive with its first flush; reload then.", s.b.Where())
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -89,7 +90,7 @@ func (s *Server) trend(ctx context.Context, req request, pd *pageData) error {
 		return err
 	}
 	if t.Total.Samples == 0 {
-		if err := s.emptyError(ctx, sel); err != nil {
+		if err := s.emptyError(ctx, sel, pd); err != nil {
 			return err
 		}
 	}
@@ -117,22 +118,15 @@ type diffFlameView struct {
 	Event          string
 	TotalA, TotalB uint64
 	Flat           bool // no call stacks: the flat profiles' shares
-	Boxes          []diffBox
-	Height         int
 	Min            float64
+	// Graph is B's tree drawn; each box's Fill is its change (red grew,
+	// blue shrank, pale grey unchanged) and Deltas[i] Graph.Boxes[i]'s
+	// change in share from A to B, percentage points.
+	Graph  *flameGraph
+	Deltas []float64
 	// MaxDelta is the largest change in a box's share, in percentage
 	// points: the deepest colour.
 	MaxDelta float64
-}
-
-// diffBox is a box of the differential flame graph.
-type diffBox struct {
-	flameBox
-	PctA  float64 // the path's share of A's samples, percent
-	Delta float64 // PctB - PctA, percentage points
-	// Color is the box's colour as HSL (red grew, blue shrank, pale grey
-	// unchanged), numbers so the template writes them into its style.
-	Color hsl
 }
 
 // hsl is a CSS colour: hue in degrees, saturation and lightness in
@@ -152,16 +146,16 @@ func (s *Server) diffFlame(ctx context.Context, req request, pd *pageData) error
 	if err != nil {
 		return err
 	}
-	minPct, err := floatParam(req, "min", 0.2, 0, 100)
-	if err != nil {
-		return err
-	}
 	if len(sel.Events) > 1 {
 		return badf("event: a flame graph counts one event; give one")
 	}
 	pd.Keep = map[string]string{"a": a, "b": b}
-	if v, _ := req.one("min"); v != "" {
-		pd.Keep["min"] = v
+	p, err := flameParams(req, pd)
+	if err != nil {
+		return err
+	}
+	if p.icicle {
+		return badf("view=icicle: the differential flame graph is drawn as a flame graph")
 	}
 	q := report.StackQuery{ImagePaths: sel.ImagePaths}
 	if len(sel.Events) == 1 {
@@ -193,22 +187,20 @@ func (s *Server) diffFlame(ctx context.Context, req request, pd *pageData) error
 		}
 	}
 	v := &diffFlameView{A: setA.Name, B: setB.Name, Event: analysis.EventName(q.Event), TotalA: treeA.Total, TotalB: treeB.Total,
-		Flat: flatA || flatB, Min: minPct}
+		Flat: flatA || flatB, Min: p.minPct}
 	sharesA := map[string]float64{}
 	pathShares(treeA, "", float64(treeA.Total), sharesA)
-	boxes, depth := flameLayout(treeB, minPct/100, 64)
-	v.Height = (depth + 1) * flameRow
-	for _, bx := range boxes {
-		d := diffBox{flameBox: flameBox{box: bx, Top: (depth - bx.Depth) * flameRow, Left: 100 * bx.X, Width: 100 * bx.W}, PctA: sharesA[bx.Key]}
-		d.Delta = bx.Pct - d.PctA
-		if bx.Depth > 0 && !strings.HasPrefix(bx.Proc.Procedure, "[") {
-			d.Query = req.with("proc", bx.Proc.Procedure)
-		}
-		v.MaxDelta = max(v.MaxDelta, math.Abs(d.Delta))
-		v.Boxes = append(v.Boxes, d)
+	v.Graph = layoutGraph(req, pd, "diffflame", treeB, p)
+	for _, bx := range v.Graph.Boxes {
+		d := bx.Pct - sharesA[bx.Key]
+		v.Deltas = append(v.Deltas, d)
+		v.MaxDelta = max(v.MaxDelta, math.Abs(d))
 	}
-	for i := range v.Boxes {
-		v.Boxes[i].Color = deltaColor(v.Boxes[i].Delta, v.MaxDelta)
+	for i := range v.Graph.Boxes {
+		b := &v.Graph.Boxes[i]
+		b.Fill = deltaColor(v.Deltas[i], v.MaxDelta)
+		b.Delta = strconv.FormatFloat(v.Deltas[i], 'f', 2, 64)
+		b.Title = fmt.Sprintf("%s: B %.2f%%, A %.2f%%, change %+.2f pp", b.Proc, b.Pct, sharesA[b.Key], v.Deltas[i])
 	}
 	pd.Title, pd.View = "differential flame graph", v
 	return nil

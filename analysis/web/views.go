@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"dcpi/analysis"
@@ -71,7 +73,7 @@ func (s *Server) top(ctx context.Context, req request, pd *pageData) error {
 		return err
 	}
 	if len(t.Rows) == 0 {
-		if err := s.emptyError(ctx, sel); err != nil {
+		if err := s.emptyError(ctx, sel, pd); err != nil {
 			return err
 		}
 	}
@@ -92,7 +94,8 @@ func (s *Server) top(ctx context.Context, req request, pd *pageData) error {
 		t.Rows, t.Omitted, t.OmittedCounts = rows, 0, nil
 	}
 	for _, r := range t.Rows {
-		v.RowQuery = append(v.RowQuery, req.with("proc", r.Procedure))
+		// The row's image too: a name two images share lists only this one.
+		v.RowQuery = append(v.RowQuery, req.with("proc", r.Procedure, "image", r.Image))
 	}
 	pd.Title, pd.View = "hot procedures", v
 	return nil
@@ -133,7 +136,7 @@ func (s *Server) groups(ctx context.Context, req request, pd *pageData, sel Sele
 		return err
 	}
 	if len(g.Rows) == 0 {
-		if err := s.emptyError(ctx, sel); err != nil {
+		if err := s.emptyError(ctx, sel, pd); err != nil {
 			return err
 		}
 	}
@@ -225,15 +228,36 @@ func (s *Server) hotNames(ctx context.Context, sel Selection) string {
 
 // flameView is the flame graph (or icicle) page.
 type flameView struct {
+	Flat  bool // no call stacks: the flat profile's shares
+	Event string
+	Total uint64
+	Min   float64
+	Graph *flameGraph
+	// ByImage: boxes coloured by image, Legend the images' colours.
+	ByImage bool
+	Legend  []legendEntry
+	// Other is the query string of the other orientation, ColorOther of
+	// the other colouring.
+	Other, ColorOther string
+}
+
+// flameGraph is the drawn graph both flame pages share: boxes placed,
+// the zoom and the search.
+type flameGraph struct {
+	ID     string // the element's id: flame or diffflame
 	Icicle bool
-	Flat   bool // no call stacks: the flat profile's shares
-	Event  string
-	Total  uint64
 	Boxes  []flameBox
+	Levels int
 	Height int // pixels
-	Min    float64
-	// Other is the query string of the other orientation.
-	Other string
+	// Search is the q= the boxes were matched against, Matched the share
+	// of the root's samples it matched (matchedSamples), percent.
+	Search  string
+	Matched float64
+	// Focused is the box zoomed on (nil: the whole graph), Reset the
+	// link back to the whole graph, Note what a stale focus became.
+	Focused *flameBox
+	Reset   string
+	Note    string
 }
 
 // flameBox is a box placed for the page.
@@ -241,35 +265,125 @@ type flameBox struct {
 	box
 	Top         int     // pixels
 	Left, Width float64 // percent of the graph's width
-	Query       string
+	Query       string  // the procedure's listing ("" for the root and [..] boxes)
+	Zoom        string  // this page zoomed on the box
+	Fill        hsl
+	Match       bool // the procedure contains the search
+	Title       string
+	// Delta is the differential graph's change in share, percentage
+	// points with two decimals ("" on the plain graph).
+	Delta string
 }
 
 const flameRow = 18 // pixels per level
+
+// graphParams are a flame page's own parameters: orientation, the zoom,
+// the search, and the smallest box.
+type graphParams struct {
+	icicle bool
+	focus  []string
+	search string
+	minPct float64
+}
+
+func flameParams(req request, pd *pageData) (graphParams, error) {
+	var g graphParams
+	orient, err := req.one("view")
+	if err != nil {
+		return g, err
+	}
+	if orient != "" && orient != "flame" && orient != "icicle" {
+		return g, badf("view=%q: want flame or icicle", orient)
+	}
+	g.icicle = orient == "icicle"
+	if g.minPct, err = floatParam(req, "min", 0.2, 0, 100); err != nil {
+		return g, err
+	}
+	if g.focus, err = focusParam(req); err != nil {
+		return g, err
+	}
+	if g.search, err = req.one("q"); err != nil {
+		return g, err
+	}
+	pd.Form.Search = g.search
+	for _, name := range []string{"view", "min", "focus", "color"} {
+		if v, _ := req.one(name); v != "" {
+			pd.Keep[name] = v
+		}
+	}
+	return g, nil
+}
+
+// layoutGraph lays tree out for the page at path (flame or diffflame):
+// zoomed on p.focus, boxes matched against p.search, each box linking to
+// the page zoomed on it and to its listing.
+func layoutGraph(req request, pd *pageData, id string, tree *report.TreeNode, p graphParams) *flameGraph {
+	g := &flameGraph{ID: id, Icicle: p.icicle, Search: p.search}
+	chain, ok := flameFocus(tree, p.focus)
+	if len(p.focus) > 0 {
+		g.Note = focusNote(chain, ok, p.focus)
+	}
+	boxes, depth := flameLayoutChain(chain, p.minPct/100, 64)
+	g.Levels, g.Height = depth+1, (depth+1)*flameRow
+	needle := strings.ToLower(p.search)
+	if needle != "" && tree.Total > 0 {
+		g.Matched = 100 * float64(matchedSamples(tree, needle)) / float64(tree.Total)
+	}
+	g.Reset = "/" + id + keepWith(req, pd.Keep, "focus", "")
+	for _, b := range boxes {
+		fb := flameBox{box: b, Top: b.Depth * flameRow, Left: 100 * b.X, Width: 100 * b.W}
+		if !g.Icicle {
+			fb.Top = (depth - b.Depth) * flameRow
+		}
+		if b.Depth > 0 && !strings.HasPrefix(b.Proc.Procedure, "[") {
+			fb.Query = req.with("proc", b.Proc.Procedure, "image", b.Proc.Image)
+		}
+		fb.Zoom = "/" + id + keepWith(req, pd.Keep, "focus", strings.Join(b.Path, focusSep))
+		fb.Match = needle != "" && strings.Contains(strings.ToLower(b.Proc.Procedure), needle)
+		fb.Title = fmt.Sprintf("%s: %d samples (%s%% of all), %d self", b.Proc, b.Total, strconv.FormatFloat(b.Pct, 'f', 2, 64), b.Self)
+		g.Boxes = append(g.Boxes, fb)
+	}
+	if len(chain) > 1 {
+		for i := range g.Boxes {
+			if !g.Boxes[i].Ancestor {
+				g.Focused = &g.Boxes[i]
+				break
+			}
+		}
+	}
+	return g
+}
+
+// keepWith is the filters and the page's kept view parameters with
+// name set to value ("" removes it), for a link.
+func keepWith(req request, keep map[string]string, name, value string) string {
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(keep)) {
+		if k != name {
+			kv = append(kv, k, keep[k])
+		}
+	}
+	return req.with(append(kv, name, value)...)
+}
 
 func (s *Server) flame(ctx context.Context, req request, pd *pageData) error {
 	sel, err := s.selection(ctx, req, pd)
 	if err != nil {
 		return err
 	}
-	orient, err := req.one("view")
+	pd.Keep = map[string]string{}
+	p, err := flameParams(req, pd)
 	if err != nil {
 		return err
 	}
-	if orient != "" && orient != "flame" && orient != "icicle" {
-		return badf("view=%q: want flame or icicle", orient)
-	}
-	minPct, err := floatParam(req, "min", 0.2, 0, 100)
+	byImage, err := colorParam(req)
 	if err != nil {
 		return err
 	}
 	if len(sel.Events) > 1 {
 		return badf("event: a flame graph counts one event; give one")
 	}
-	pd.Keep = map[string]string{"view": orient}
-	if v, _ := req.one("min"); v != "" {
-		pd.Keep["min"] = v
-	}
-	v := &flameView{Icicle: orient == "icicle", Min: minPct}
+	v := &flameView{Min: p.minPct, ByImage: byImage}
 	q := report.StackQuery{Filter: sel.Filter, ImagePaths: sel.ImagePaths}
 	if len(sel.Events) > 0 {
 		q.Event = sel.Events[0]
@@ -287,7 +401,7 @@ func (s *Server) flame(ctx context.Context, req request, pd *pageData) error {
 			return err
 		}
 		if len(t.Rows) == 0 {
-			if err := s.emptyError(ctx, sel); err != nil {
+			if err := s.emptyError(ctx, sel, pd); err != nil {
 				return err
 			}
 		}
@@ -296,25 +410,24 @@ func (s *Server) flame(ctx context.Context, req request, pd *pageData) error {
 		return err
 	}
 	v.Total = tree.Total
-	boxes, depth := flameLayout(tree, minPct/100, 64)
-	v.Height = (depth + 1) * flameRow
-	for _, b := range boxes {
-		fb := flameBox{box: b, Top: b.Depth * flameRow, Left: 100 * b.X, Width: 100 * b.W}
-		if !v.Icicle {
-			fb.Top = (depth - b.Depth) * flameRow
-		}
-		if b.Depth > 0 && !strings.HasPrefix(b.Proc.Procedure, "[") {
-			fb.Query = req.with("proc", b.Proc.Procedure)
-		}
-		v.Boxes = append(v.Boxes, fb)
+	v.Graph = layoutGraph(req, pd, "flame", tree, p)
+	boxes := make([]box, len(v.Graph.Boxes))
+	for i, b := range v.Graph.Boxes {
+		boxes[i] = b.box
 	}
-	other := "icicle"
-	if v.Icicle {
-		other = "flame"
+	hues, legend := imagePalette(boxes)
+	if byImage {
+		v.Legend = legend
 	}
-	v.Other = req.with("view", other, "min", pd.Keep["min"])
+	for i := range v.Graph.Boxes {
+		b := &v.Graph.Boxes[i]
+		b.Fill = boxFill(b.box, byImage, hues)
+	}
+	other := map[bool]string{true: "flame", false: "icicle"}[p.icicle]
+	v.Other = "/flame" + keepWith(req, pd.Keep, "view", other)
+	v.ColorOther = "/flame" + keepWith(req, pd.Keep, "color", map[bool]string{true: "procedure", false: "image"}[byImage])
 	pd.Title, pd.View = "flame graph", v
-	if v.Icicle {
+	if p.icicle {
 		pd.Title = "icicle"
 	}
 	return nil
@@ -435,7 +548,7 @@ func (s *Server) pprof(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(p.Sample) == 0 {
-		if err := s.emptyError(ctx, sel); err != nil {
+		if err := s.emptyError(ctx, sel, pd); err != nil {
 			fail(err)
 			return
 		}

@@ -492,3 +492,92 @@ func TestGroupByLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestFlameZoomAndSearch: focus= draws the focused box's subtree the
+// full width, its ancestors above it, its share still of the whole; a
+// stale focus says so and zooms on what remains; q= marks the matching
+// boxes and says what share of the samples they hold, counted over the
+// whole call tree; every box links to the graph zoomed on it, and its
+// listing keeps its image.
+func TestFlameZoomAndSearch(t *testing.T) {
+	src := fleet(true)
+	s := New(&testBackend{src: src, hosts: []string{"alpha0", "alpha1"}}, t.Logf)
+	ct, err := report.Tree(t.Context(), src, report.TreeQuery{TopDown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := ct.Root
+	main := root.Children[0]
+	var hot *report.TreeNode
+	for _, c := range main.Children {
+		if c.Proc.Procedure == "hot" {
+			hot = c
+		}
+	}
+	if hot == nil {
+		t.Fatal("the fixture has no main → hot")
+	}
+	box := regexp.MustCompile(`<a class="fb([^"]*)" href="([^"]*)" data-list="([^"]*)" data-proc="([^"]*)" data-total="(\d+)" data-depth="(\d+)" data-image="[^"]*" data-pct="[^"]*" data-l="([^"]*)" data-w="([^"]*)"`)
+	code, body := get(t, s, "/flame?focus=main%3Bhot&min=0")
+	if code != 200 {
+		t.Fatalf("status %d\n%s", code, body)
+	}
+	var drawn []string
+	for _, m := range box.FindAllStringSubmatch(body, -1) {
+		drawn = append(drawn, fmt.Sprintf("%s%s@%s:%s+%s", m[4], m[1], m[6], m[7], m[8]))
+		if m[4] == "hot" && !strings.Contains(m[3], "image=%2Fbin%2Fa") {
+			t.Errorf("hot's listing link %q does not keep its image", m[3])
+		}
+		if m[4] == "hot" && m[2] != "/flame?focus=main%3Bhot&amp;min=0" {
+			t.Errorf("hot's zoom link %q", m[2])
+		}
+	}
+	// The fixture's hot has no callees: main above it, hot the full width.
+	if want := []string{"main anc@1:0+100", "hot@2:0+100"}; !slices.Equal(drawn, want) {
+		t.Errorf("zoomed on main;hot: %v, want %v", drawn, want)
+	}
+	wantPct := fmt.Sprintf("%d samples, %.2f%% of all", hot.Total, 100*float64(hot.Total)/float64(root.Total))
+	if !strings.Contains(body, `<span id="focused">Zoomed on <b>hot</b> (`+wantPct+`)`) || !strings.Contains(body, `id="unzoom" href="/flame?min=0"`) {
+		t.Errorf("no zoom line %q with a way back:\n%s", wantPct, body)
+	}
+	_, body = get(t, s, "/flame?focus=main%3Bgone")
+	if !strings.Contains(body, "No call path main → gone in this selection; zoomed on the nearest, main.") {
+		t.Errorf("a stale focus is not explained:\n%s", body)
+	}
+	_, body = get(t, s, "/flame?q=HO&min=0")
+	wantMatch := fmt.Sprintf(`data-pct="%.2f"`, 100*float64(hot.Total)/float64(root.Total))
+	if !strings.Contains(body, `<span id="matched" `+wantMatch) || strings.Count(body, `class="fb match"`) != 1 {
+		t.Errorf("q=HO: want one match holding %s:\n%s", wantMatch, body)
+	}
+	for url, want := range map[string]string{
+		"/flame?color=blue": `color=&#34;blue&#34;: want image or procedure`,
+		"/diffflame?a=host=alpha0&b=host=alpha1&view=icicle": "the differential flame graph is drawn as a flame graph",
+	} {
+		if code, body := get(t, s, url); code != 400 || !strings.Contains(body, want) {
+			t.Errorf("%s: %d, want 400 with %q", url, code, want)
+		}
+	}
+	// Coloured by image, a legend names each image; by procedure, none.
+	_, body = get(t, s, "/flame")
+	if !strings.Contains(body, `id="legend"`) || !strings.Contains(body, `data-image="/bin/a"`) {
+		t.Errorf("no image legend:\n%s", body)
+	}
+	if _, body = get(t, s, "/flame?color=procedure"); strings.Contains(body, `id="legend"`) {
+		t.Error("color=procedure still draws the image legend")
+	}
+}
+
+// TestEmptySource: a source with no samples yet says so, instead of
+// blaming the filters.
+func TestEmptySource(t *testing.T) {
+	s := New(&testBackend{src: analysis.NewMemSource()}, t.Logf)
+	for _, page := range []string{"/", "/flame", "/?by=host"} {
+		code, body := get(t, s, page)
+		if code != 200 || !strings.Contains(body, "Nothing is stored in the test source yet: no host has delivered samples.") {
+			t.Errorf("%s: %d, want the empty-source notice:\n%s", page, code, body)
+		}
+		if strings.Contains(body, "no sample matches the filters") {
+			t.Errorf("%s: an empty source blamed on the filters", page)
+		}
+	}
+}
