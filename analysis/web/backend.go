@@ -117,4 +117,7 @@ type Backend interface {
 	Hosts(ctx context.Context) ([]Host, error)
 	// Where names the source on the pages ("the cluster", a directory).
 	Where() string
+	// Live: the source is still collecting (a cluster), so the pages
+	// offer to refresh themselves when its samples change.
+	Live() bool
 }

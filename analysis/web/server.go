@@ -115,6 +115,9 @@ type pageData struct {
 	Notice string
 	// Empty: the source holds no samples at all (emptyError).
 	Empty bool
+	// Live: the source is collecting; the page refreshes itself when
+	// what it shows changes (static/live.js), unless the reader says not.
+	Live bool
 	// Covered is the line that says what a time range selected.
 	Covered string
 	View    any
@@ -156,7 +159,7 @@ var viewParams = map[string][]string{
 
 func (s *Server) page(name string, v view) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		pd := &pageData{Nav: name, Title: name, Path: r.URL.Path, Where: s.b.Where(), Status: http.StatusOK}
+		pd := &pageData{Nav: name, Title: name, Path: r.URL.Path, Where: s.b.Where(), Status: http.StatusOK, Live: s.b.Live()}
 		req, err := parseRequest(r.URL.RawQuery, viewParams[name]...)
 		if err == nil {
 			pd.Query, pd.Form = req.with(), formOf(req.filters)

@@ -31,10 +31,12 @@ type testBackend struct {
 	hosts  []string
 	epochs []Epoch // nil: epoch 1, sealed, without times
 	panic  bool
+	live   bool
 }
 
 func (b *testBackend) Source() analysis.Source { return b.src }
 func (b *testBackend) Where() string           { return "the test source" }
+func (b *testBackend) Live() bool              { return b.live }
 
 func (b *testBackend) Select(ctx context.Context, f Filters) (Selection, error) {
 	if b.panic {
@@ -579,5 +581,26 @@ func TestEmptySource(t *testing.T) {
 		if strings.Contains(body, "no sample matches the filters") {
 			t.Errorf("%s: an empty source blamed on the filters", page)
 		}
+	}
+}
+
+// TestLivePages: a live source's pages carry the refresh script and the
+// box that turns it off; a closed one's do not, and neither does an
+// error page.
+func TestLivePages(t *testing.T) {
+	live := New(&testBackend{src: fleet(false), hosts: []string{"alpha0"}, live: true}, t.Logf)
+	_, body := get(t, live, "/")
+	if !strings.Contains(body, `<body data-live="5">`) || !strings.Contains(body, `id="live" checked`) || !strings.Contains(body, `src="/static/live.js"`) {
+		t.Errorf("a live source's page has no refresh:\n%s", body)
+	}
+	if _, body := get(t, live, "/?event=bogus"); strings.Contains(body, "data-live") {
+		t.Error("an error page refreshes itself")
+	}
+	closed := New(&testBackend{src: fleet(false), hosts: []string{"alpha0"}}, t.Logf)
+	if _, body := get(t, closed, "/"); strings.Contains(body, "live.js") {
+		t.Error("a closed source's page refreshes itself")
+	}
+	if code, body := get(t, live, "/static/live.js"); code != 200 || !strings.Contains(body, "location.reload()") {
+		t.Errorf("live.js: %d", code)
 	}
 }

@@ -47,6 +47,12 @@ func (b *Backend) Source() analysis.Source { return b.sym }
 
 func (b *Backend) Where() string { return b.db.Where() }
 
+// Live: a cluster keeps collecting; a database on disk is a closed run's.
+func (b *Backend) Live() bool {
+	_, cluster := b.db.(*profiledb.Cluster)
+	return cluster
+}
+
 // Select checks the filters with profiledb.Filters.Selection, as the tools check
 // their flags (the messages name the flags; the pages' parameters have the
 // same names), and maps a time range to its epochs with
