@@ -186,7 +186,10 @@ func imagePalette(boxes []box) (map[string]int, []legendEntry) {
 	var legend []legendEntry
 	for i, im := range images {
 		hues[im] = imageHues[i%len(imageHues)]
-		e := legendEntry{Image: im, Color: hsl{hues[im], 70, 62}.String()}
+		if self[im] == 0 {
+			continue // the root, [truncated]: no samples of their own
+		}
+		e := legendEntry{Image: im, Color: hsl{hues[im], 70, 62}}
 		if total > 0 {
 			e.Pct = 100 * float64(self[im]) / float64(total)
 		}
@@ -202,7 +205,7 @@ func imagePalette(boxes []box) (map[string]int, []legendEntry) {
 // share of the drawn boxes' own samples.
 type legendEntry struct {
 	Image string
-	Color string
+	Color hsl
 	Pct   float64
 }
 

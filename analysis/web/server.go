@@ -147,7 +147,7 @@ type view func(ctx context.Context, req request, pd *pageData) error
 // viewParams are the parameters each view takes beyond the filters.
 var viewParams = map[string][]string{
 	"top":         {"q", "by", "limit"},
-	"list":        {"proc"},
+	"list":        {"proc", "in"},
 	"flame":       {"view", "min", "focus", "q", "color"},
 	"diff":        {"a", "b", "z", "by", "limit"},
 	"diffflame":   {"a", "b", "min", "focus", "q", "view"},

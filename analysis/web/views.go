@@ -95,7 +95,7 @@ func (s *Server) top(ctx context.Context, req request, pd *pageData) error {
 	}
 	for _, r := range t.Rows {
 		// The row's image too: a name two images share lists only this one.
-		v.RowQuery = append(v.RowQuery, req.with("proc", r.Procedure, "image", r.Image))
+		v.RowQuery = append(v.RowQuery, req.with("proc", r.Procedure, "in", r.Image))
 	}
 	pd.Title, pd.View = "hot procedures", v
 	return nil
@@ -169,10 +169,20 @@ func (s *Server) list(ctx context.Context, req request, pd *pageData) error {
 	if proc == "" {
 		return badf("give a procedure: /list?proc=NAME (the hot procedures page links each to its listing)")
 	}
-	pd.Keep = map[string]string{"proc": proc}
+	in, err := req.one("in")
+	if err != nil {
+		return err
+	}
+	pd.Keep = map[string]string{"proc": proc, "in": in}
 	sel, err := s.selection(ctx, req, pd)
 	if err != nil {
 		return err
+	}
+	if in != "" {
+		// The image the link came from: of the images with a procedure
+		// of that name, list this one. A view parameter, not the image
+		// filter, so the other pages' links do not narrow to it.
+		sel.ImagePaths, sel.Filter.Images = []string{in}, nil
 	}
 	l, err := report.List(ctx, s.b.Source(), report.ListQuery{Filter: sel.Filter, Events: sel.Events, ImagePaths: sel.ImagePaths,
 		Procedures: []string{proc}, Files: s.b.Files(), Source: s.b.SourceFile})
@@ -336,7 +346,7 @@ func layoutGraph(req request, pd *pageData, id string, tree *report.TreeNode, p 
 			fb.Top = (depth - b.Depth) * flameRow
 		}
 		if b.Depth > 0 && !strings.HasPrefix(b.Proc.Procedure, "[") {
-			fb.Query = req.with("proc", b.Proc.Procedure, "image", b.Proc.Image)
+			fb.Query = req.with("proc", b.Proc.Procedure, "in", b.Proc.Image)
 		}
 		fb.Zoom = "/" + id + keepWith(req, pd.Keep, "focus", strings.Join(b.Path, focusSep))
 		fb.Match = needle != "" && strings.Contains(strings.ToLower(b.Proc.Procedure), needle)

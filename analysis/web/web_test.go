@@ -527,7 +527,7 @@ func TestFlameZoomAndSearch(t *testing.T) {
 	var drawn []string
 	for _, m := range box.FindAllStringSubmatch(body, -1) {
 		drawn = append(drawn, fmt.Sprintf("%s%s@%s:%s+%s", m[4], m[1], m[6], m[7], m[8]))
-		if m[4] == "hot" && !strings.Contains(m[3], "image=%2Fbin%2Fa") {
+		if m[4] == "hot" && !strings.Contains(m[3], "in=%2Fbin%2Fa") {
 			t.Errorf("hot's listing link %q does not keep its image", m[3])
 		}
 		if m[4] == "hot" && m[2] != "/flame?focus=main%3Bhot&amp;min=0" {
@@ -602,5 +602,23 @@ func TestLivePages(t *testing.T) {
 	}
 	if code, body := get(t, live, "/static/live.js"); code != 200 || !strings.Contains(body, "location.reload()") {
 		t.Errorf("live.js: %d", code)
+	}
+}
+
+// TestListingKeepsItsImage: the hot procedures' rows name the image
+// each came from (in=, a view parameter: of the images with a procedure
+// of that name, the listing shows that one), and the navigation's links,
+// which carry the filters, do not carry it.
+func TestListingKeepsItsImage(t *testing.T) {
+	s := New(&testBackend{src: fleet(false), hosts: []string{"alpha0", "alpha1"}}, t.Logf)
+	_, body := get(t, s, "/?limit=0")
+	for _, im := range []string{"a", "b"} {
+		if !strings.Contains(body, `href="/list?in=%2Fbin%2F`+im+`&amp;proc=main"`) {
+			t.Errorf("the hot procedures' row for main in /bin/%s does not name its image:\n%s", im, body)
+		}
+	}
+	_, body = get(t, s, "/list?proc=main&in=/bin/b")
+	if strings.Contains(body, `id="nav-flame" href="/flame?in=`) || !strings.Contains(body, `<input type="hidden" name="in" value="/bin/b">`) {
+		t.Errorf("in= should stay with the listing's form, not the navigation:\n%s", body)
 	}
 }

@@ -217,6 +217,8 @@ func TestWebInBrowser(t *testing.T) {
 		t.Errorf("flame graph has no box for %s", hot.Procedure)
 	}
 	shot("flame")
+	flameInteractions(t, base, natsURL, hot.Procedure, do, eval, shot)
+	do("icicle", chromedp.Navigate(base+"flame"), chromedp.WaitVisible(chromedp.CSS("#flame")))
 	do("icicle", chromedp.Click(chromedp.CSS("#orient")), chromedp.WaitVisible(chromedp.CSS("#flame")))
 	if loc := eval(`location.search`); !strings.Contains(loc, "view=icicle") {
 		t.Errorf("icicle URL %s", loc)
@@ -246,6 +248,8 @@ func TestWebInBrowser(t *testing.T) {
 	}
 	shot("diff")
 
+	diffFlameInteractions(t, base, diff, do, eval, shot)
+
 	// Epochs: epoch 1 sealed with both hosts' acknowledgements.
 	do("epochs", chromedp.Click(chromedp.CSS("#nav-epochs")), chromedp.WaitVisible(chromedp.CSS("#epochs")))
 	if st := eval(`document.querySelector('#epochs tr[data-epoch="1"]').dataset.state`); st != "sealed" {
@@ -255,6 +259,7 @@ func TestWebInBrowser(t *testing.T) {
 		t.Errorf("epoch 1 acknowledged by %q on the page", acks)
 	}
 	shot("epochs")
+	liveRefresh(t, bctx, natsURL, eval)
 
 	// Trend: the chart inline (the total and a path per top procedure),
 	// and the epochs' samples summing to dcpi prof's cycles total.

@@ -86,7 +86,7 @@
     detail.append(zoomed ? "Zoomed on " : "");
     const name = document.createElement("b");
     name.textContent = b.proc;
-    detail.append(name, " " + b.el.title.slice(b.el.title.indexOf(":")));
+    detail.append(name, b.el.title.slice(b.el.title.indexOf(":")));
     const list = b.el.dataset.list;
     if (zoomed && list) {
       const a = document.createElement("a");
