@@ -45,6 +45,8 @@ type FSM struct {
 	// before it). onStoreError hears of it once: the replica stops.
 	storeErr     atomic.Pointer[error]
 	onStoreError func(error)
+	// onApplied hears of every command applied (OnApplied).
+	onApplied func(Command, any)
 
 	// metaVersion counts the applied changes to nodes, epochs and epoch
 	// acknowledgements (and restores), so that readers of only those
@@ -333,8 +335,18 @@ func (f *FSM) applyDecoded(index uint64, c Command) any {
 	if index != 0 {
 		f.setApplied(index)
 	}
+	if f.onApplied != nil {
+		f.onApplied(c, res)
+	}
 	return res
 }
+
+// OnApplied sets what hears of each command this replica applied, with
+// its result, on the applying goroutine: the replica's counters of what
+// its database did (scheduled cuts, retention), which then hold however
+// long the leader waited for the apply. Set it before the FSM applies
+// anything; fn must not block.
+func (f *FSM) OnApplied(fn func(Command, any)) { f.onApplied = fn }
 
 // StoreFailed is the storage failure that stopped the FSM applying, nil
 // while it applies.
@@ -348,6 +360,7 @@ func (f *FSM) StoreFailed() error {
 // OnStoreError sets what hears of the FSM's first storage failure (the
 // replica stops). Set it before the FSM applies anything.
 func (f *FSM) OnStoreError(fn func(error)) { f.onStoreError = fn }
+
 
 // MetaVersion changes whenever an applied entry or a restore has changed
 // the nodes, the epochs or their acknowledgements: what a reader of only

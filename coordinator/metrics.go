@@ -54,15 +54,16 @@ func newReplicaMetrics() *replicaMetrics {
 				"credentials, where the requester chose (a cut, a stream's deletion, another host's batches). By kind and request."},
 			[]string{"kind", "request"}),
 		scheduledCuts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcpi_coordinator_scheduled_cuts_total",
-			Help: "Epoch cuts this replica proposed as leader because the epoch's period (epoch_every) was up, by result: cut, or " +
-				"superseded (the epoch was cut already, by hand or by an earlier proposal, and nothing changed)."},
+			Help: "Scheduled epoch cuts (the epoch's period, epoch_every, was up) this replica applied, by result: cut, or " +
+				"superseded (the epoch was cut already, by hand or by an earlier proposal, and nothing changed). Every replica " +
+				"counts the same."},
 			[]string{"result"}),
 		raftRefused: prometheus.NewCounter(prometheus.CounterOpts{Name: "dcpi_coordinator_raft_handshakes_refused_total",
 			Help: "Connections to the Raft port refused at the TLS handshake: no certificate, or one the Raft CA did not sign " +
 				"for a replica. Always 0 with plain TCP Raft."}),
 		retention: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dcpi_coordinator_retention_epochs_total",
-			Help: "Epochs this replica's retention commands, as leader, removed, by action: merged (folded into an earlier " +
-				"epoch of their window) or expired (deleted, what they held counted as expired)."},
+			Help: "Epochs the retention commands this replica applied removed, by action: merged (folded into an earlier " +
+				"epoch of their window) or expired (deleted, what they held counted as expired). Every replica counts the same."},
 			[]string{"action"}),
 	}
 	for _, a := range []string{"merged", "expired"} {
@@ -256,4 +257,30 @@ func (r *Replica) Ready() error {
 		return fmt.Errorf("catching up: log applied to %d of %d committed", applied, commit)
 	}
 	return nil
+}
+
+// countApplied counts what the scheduled cuts and retention commands this
+// replica applied did (FSM.OnApplied). Counted at the apply, not where
+// the leader proposed, so a day's merge that outlives the leader's wait
+// is counted all the same, and every replica's count agrees.
+func (r *Replica) countApplied(_ Command, res any) {
+	if r.metrics == nil {
+		return
+	}
+	switch out := res.(type) {
+	case ScheduledCutResult:
+		if out.Opened != 0 {
+			r.metrics.scheduledCuts.WithLabelValues("cut").Inc()
+		} else {
+			r.metrics.scheduledCuts.WithLabelValues("superseded").Inc()
+		}
+	case MergeResult:
+		if out.Parts > 1 {
+			r.metrics.retention.WithLabelValues("merged").Add(float64(out.Parts - 1))
+		}
+	case ExpireResult:
+		if out.Epochs > 0 {
+			r.metrics.retention.WithLabelValues("expired").Add(float64(out.Epochs))
+		}
+	}
 }

@@ -195,6 +195,7 @@ func (r *Replica) open() error {
 		return err
 	}
 	r.fsm.OnStoreError(r.applyFailed)
+	r.fsm.OnApplied(r.countApplied)
 	// Raft is told not to restore the newest snapshot on start (the
 	// database outlives the process), so restore it here if the database
 	// is behind it: a crash lost unsynced writes, or the db was removed.

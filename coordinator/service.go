@@ -478,13 +478,11 @@ func (l *leaderTerm) retain() {
 	switch out := res.(type) {
 	case MergeResult:
 		if out.Parts > 1 {
-			r.metrics.retention.WithLabelValues("merged").Add(float64(out.Parts - 1))
 			r.logf("coordinator: %s: merged epochs %d..%d into %d (%s..%s)", r.cfg.ID, out.Epoch.Number, out.Epoch.MergedThrough,
 				out.Epoch.Number, out.Epoch.Start.Format(time.RFC3339), out.Epoch.End.Format(time.RFC3339))
 		}
 	case ExpireResult:
 		if out.Epochs > 0 {
-			r.metrics.retention.WithLabelValues("expired").Add(float64(out.Epochs))
 			r.logf("coordinator: %s: expired %d epochs through %d (%d samples)", r.cfg.ID, out.Epochs, c.(*ExpireEpochs).Through, out.Expired.Samples)
 		}
 	}
@@ -514,10 +512,7 @@ func (l *leaderTerm) cutOnSchedule() {
 		return
 	}
 	if out, _ := res.(ScheduledCutResult); out.Opened != 0 {
-		r.metrics.scheduledCuts.WithLabelValues("cut").Inc()
 		r.logf("coordinator: %s: cut epoch %d on schedule (every %v), opened %d", r.cfg.ID, c.Epoch, r.cfg.EpochEvery, out.Opened)
-	} else {
-		r.metrics.scheduledCuts.WithLabelValues("superseded").Inc()
 	}
 }
 

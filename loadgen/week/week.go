@@ -97,10 +97,9 @@ type Result struct {
 	// Epochs are the leader's epochs at the end: what the cuts, merges
 	// and expiries left, each with its span.
 	Epochs []Epoch `json:"epochs"`
-	// The coordinator's counters, summed over the replicas: a leader
-	// counts a scheduled cut or a retention command when its apply
-	// returns, so one that outlives the request timeout (10 s) commits
-	// uncounted; the epochs, not these, say what happened.
+	// The coordinator's counters, as the replicas count what they apply
+	// (each the same; the largest, should one have restarted and lost
+	// its counts).
 	Cuts          float64       `json:"scheduled_cuts_counted"`     // dcpi_coordinator_scheduled_cuts_total{result="cut"}
 	Superseded    float64       `json:"scheduled_cuts_superseded"`  // {result="superseded"}
 	MergedAway    float64       `json:"epochs_merged_away_counted"` // dcpi_coordinator_retention_epochs_total{action="merged"}
@@ -466,10 +465,10 @@ func (r *run) finish(ctx context.Context, res *Result) error {
 		if err != nil {
 			return err
 		}
-		res.Cuts += c[`dcpi_coordinator_scheduled_cuts_total{result="cut"}`]
-		res.Superseded += c[`dcpi_coordinator_scheduled_cuts_total{result="superseded"}`]
-		res.MergedAway += c[`dcpi_coordinator_retention_epochs_total{action="merged"}`]
-		res.ExpiredEpochs += c[`dcpi_coordinator_retention_epochs_total{action="expired"}`]
+		res.Cuts = max(res.Cuts, c[`dcpi_coordinator_scheduled_cuts_total{result="cut"}`])
+		res.Superseded = max(res.Superseded, c[`dcpi_coordinator_scheduled_cuts_total{result="superseded"}`])
+		res.MergedAway = max(res.MergedAway, c[`dcpi_coordinator_retention_epochs_total{action="merged"}`])
+		res.ExpiredEpochs = max(res.ExpiredEpochs, c[`dcpi_coordinator_retention_epochs_total{action="expired"}`])
 	}
 	return nil
 }
