@@ -361,7 +361,6 @@ func (f *FSM) StoreFailed() error {
 // replica stops). Set it before the FSM applies anything.
 func (f *FSM) OnStoreError(fn func(error)) { f.onStoreError = fn }
 
-
 // MetaVersion changes whenever an applied entry or a restore has changed
 // the nodes, the epochs or their acknowledgements: what a reader of only
 // those read at one version holds until the next. Read it before reading
