@@ -155,8 +155,9 @@ func (s *Server) groups(ctx context.Context, req request, pd *pageData, sel Sele
 type listView struct {
 	Proc    string
 	Listing *report.Listing
-	// Calc is dcpi calc's text for the procedure; CalcError says why
-	// there is none.
+	// CalcPage is dcpi calc's report for the procedure as tables, Calc
+	// as the tool's text; CalcError says why there is none.
+	CalcPage  *calcPage
 	Calc      string
 	CalcError string
 }
@@ -198,27 +199,32 @@ func (s *Server) list(ctx context.Context, req request, pd *pageData) error {
 		return err
 	}
 	v := &listView{Proc: proc, Listing: l}
-	v.Calc, v.CalcError = s.calc(ctx, sel, proc)
+	v.CalcPage, v.Calc, v.CalcError = s.calc(ctx, sel, proc)
 	pd.Title, pd.View = proc, v
 	return nil
 }
 
-// calc runs dcpi calc on one procedure: its text, or why there is none.
-func (s *Server) calc(ctx context.Context, sel Selection, proc string) (string, string) {
+// calc runs dcpi calc on one procedure: its report as tables and as
+// text, or why there is none.
+func (s *Server) calc(ctx context.Context, sel Selection, proc string) (*calcPage, string, string) {
 	periods, err := s.b.CalcPeriods(ctx, sel.Filter.Hosts)
 	if err != nil {
-		return "", err.Error()
+		return nil, "", err.Error()
 	}
 	r, err := calc.Run(ctx, s.b.Source(), calc.Query{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Procedures: []string{proc},
 		Periods: periods, Files: s.b.Files(), Source: s.b.SourceFile})
 	if err != nil {
-		return "", err.Error()
+		return nil, "", err.Error()
 	}
 	var buf bytes.Buffer
 	if err := r.WriteText(&buf, false); err != nil {
-		return "", err.Error()
+		return nil, "", err.Error()
 	}
-	return buf.String(), ""
+	page, err := newCalcPage(r)
+	if err != nil {
+		return nil, "", err.Error()
+	}
+	return page, buf.String(), ""
 }
 
 // hotNames names the selection's ten hottest procedures.

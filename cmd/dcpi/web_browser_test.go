@@ -201,6 +201,7 @@ func TestWebInBrowser(t *testing.T) {
 	if calc := eval(`(document.querySelector('#calc-text') || document.querySelector('#calc-error')).textContent`); !strings.Contains(calc, "CPI") {
 		t.Errorf("listing of %s: no dcpicalc CPI: %q", hot.Procedure, calc)
 	}
+	calcTables(t, natsURL, hot, eval, shot)
 	shot("list")
 
 	// Flame graph and icicle: every sample's stack (the demo's stacks

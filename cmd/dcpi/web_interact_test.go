@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -117,4 +118,45 @@ func liveRefresh(t *testing.T, bctx context.Context, natsURL string, eval evalFu
 			t.Fatalf("the epochs page did not show epoch %d within a minute of its cut", n+1)
 		}
 	}
+}
+
+// calcTables holds the listing's dcpicalc tables to dcpi calc --json on
+// the same procedure: the actual CPI of the summary, a row per
+// instruction, and the key to the letters on the page.
+func calcTables(t *testing.T, natsURL string, hot report.ProfRow, eval evalFunc, shot shotFunc) {
+	t.Helper()
+	if eval(`String(!!document.querySelector('#calc-error'))`) == "true" {
+		return // no analysis: the page said why, checked above
+	}
+	var out struct {
+		Procedures []struct {
+			Image   string            `json:"image"`
+			Insns   []json.RawMessage `json:"instructions"`
+			Summary struct {
+				ActualCPI *float64 `json:"actual_cpi"`
+			} `json:"summary"`
+		} `json:"procedures"`
+	}
+	toolJSON(t, &out, "calc", "--nats", natsURL, "--json", hot.Procedure)
+	for _, p := range out.Procedures {
+		if p.Image != hot.Image {
+			continue
+		}
+		sel := fmt.Sprintf(`.calc-proc[data-image=%q]`, p.Image)
+		if n := eval(fmt.Sprintf(`String(document.querySelectorAll('%s .calc-insns tbody tr').length)`, sel)); n != strconv.Itoa(len(p.Insns)) {
+			t.Errorf("dcpicalc's table of %s has %s rows, dcpi calc %d instructions", hot.Procedure, n, len(p.Insns))
+		}
+		if p.Summary.ActualCPI != nil {
+			got := eval(fmt.Sprintf(`document.querySelector('%s td[data-cpi="actual"]').textContent`, sel))
+			if want := strconv.FormatFloat(*p.Summary.ActualCPI, 'f', 2, 64); got != want {
+				t.Errorf("dcpicalc's actual CPI of %s on the page %s, dcpi calc %s", hot.Procedure, got, want)
+			}
+		}
+	}
+	if n := eval(`String(document.querySelectorAll('#calc-legend .tag').length)`); n == "0" {
+		t.Error("the listing's dcpicalc tables have no key to the letters")
+	}
+	eval(`document.querySelector('#calc').scrollIntoView(), ''`)
+	shot("calc")
+	eval(`window.scrollTo(0, 0), ''`)
 }
