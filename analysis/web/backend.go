@@ -18,6 +18,7 @@ package web
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -56,6 +57,14 @@ type Selection struct {
 	// Covered says which epochs and what span a time range selected
 	// ("" without one); the pages show it under the filters.
 	Covered string
+}
+
+// ToolReport names a tool's report for Backend.Report.
+type ToolReport struct {
+	Tool      string // "me", "values" or "paths"
+	Procedure string // me: one procedure's instructions ("": the summary)
+	View      string // values: latency, frequent or semiinv
+	Image     string // paths: images with this path, base name or key ("": all)
 }
 
 // Epoch is one row of the epochs page.
@@ -111,6 +120,11 @@ type Backend interface {
 	// the host label (host itself included), the top limit values (0:
 	// all) and the rest summed.
 	Groups(ctx context.Context, sel Selection, label string, limit int) (*report.GroupTable, error)
+	// Report writes to w, as the tool prints it, the report of one of
+	// the tools whose data is more than the samples: dcpi me (ProfileMe),
+	// dcpi values (value sampling) or dcpi pp fleet (path profiles), over
+	// sel. Its error is the tool's, which says what the source lacks.
+	Report(ctx context.Context, r ToolReport, sel Selection, w io.Writer) error
 	// Pprof is dcpi pprof's export of sel.
 	Pprof(ctx context.Context, sel Selection) (*profile.Profile, error)
 	Epochs(ctx context.Context) ([]Epoch, error)

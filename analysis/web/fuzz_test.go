@@ -12,7 +12,7 @@ import (
 )
 
 // fuzzPages are the pages FuzzParseRequest requests, by its first input.
-var fuzzPages = []string{"top", "list", "flame", "diff", "epochs", "hosts", "regressions", "trend", "diffflame"}
+var fuzzPages = []string{"top", "list", "flame", "diff", "epochs", "hosts", "regressions", "trend", "diffflame", "me", "values", "paths"}
 
 // FuzzParseRequest feeds a page's URL query string (anything a browser
 // may send) to the query parsing, the view parameters' parsers and the

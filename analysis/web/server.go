@@ -63,7 +63,7 @@ func New(b Backend, logf func(string, ...any)) *Server {
 			return strconv.FormatFloat(float64(r), 'f', 1, 64)
 		},
 	}
-	for _, name := range []string{"top", "list", "flame", "diff", "diffflame", "trend", "regressions", "epochs", "hosts", "error"} {
+	for _, name := range []string{"top", "list", "flame", "diff", "diffflame", "trend", "regressions", "epochs", "hosts", "tool", "error"} {
 		files := []string{"templates/layout.html", "templates/" + name + ".html"}
 		if name == "flame" || name == "diffflame" {
 			files = append(files, "templates/flamegraph.html")
@@ -81,10 +81,13 @@ func New(b Backend, logf func(string, ...any)) *Server {
 	s.mux.HandleFunc("GET /trend", s.page("trend", s.trend))
 	s.mux.HandleFunc("GET /epochs", s.page("epochs", s.epochs))
 	s.mux.HandleFunc("GET /hosts", s.page("hosts", s.hosts))
+	s.mux.HandleFunc("GET /me", s.toolHandler("me", s.mePage))
+	s.mux.HandleFunc("GET /values", s.toolHandler("values", s.valuesPage))
+	s.mux.HandleFunc("GET /paths", s.toolHandler("paths", s.pathsPage))
 	s.mux.HandleFunc("GET /pprof", s.pprof)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.render(w, "error", &pageData{Nav: "", Title: "not found", Status: http.StatusNotFound,
-			Error: fmt.Sprintf("no page %s (pages: /, /list, /flame, /diff, /diffflame, /trend, /regressions, /epochs, /hosts, /pprof)", r.URL.Path)})
+			Error: fmt.Sprintf("no page %s (pages: /, /list, /flame, /diff, /diffflame, /trend, /regressions, /me, /values, /paths, /epochs, /hosts, /pprof)", r.URL.Path)})
 	})
 	return s
 }
@@ -148,6 +151,9 @@ type view func(ctx context.Context, req request, pd *pageData) error
 var viewParams = map[string][]string{
 	"top":         {"q", "by", "limit"},
 	"list":        {"proc", "in"},
+	"me":          {"proc"},
+	"values":      {"view"},
+	"paths":       {"in"},
 	"flame":       {"view", "min", "focus", "q", "color"},
 	"diff":        {"a", "b", "z", "by", "limit"},
 	"diffflame":   {"a", "b", "min", "focus", "q", "view"},
@@ -157,7 +163,15 @@ var viewParams = map[string][]string{
 	"hosts":       nil,
 }
 
-func (s *Server) page(name string, v view) http.HandlerFunc {
+// toolHandler is page for the tools' pages, which share one template
+// (tool.html) and each have a name of their own in the navigation.
+func (s *Server) toolHandler(name string, v view) http.HandlerFunc {
+	return s.pageWith(name, "tool", v)
+}
+
+func (s *Server) page(name string, v view) http.HandlerFunc { return s.pageWith(name, name, v) }
+
+func (s *Server) pageWith(name, tmpl string, v view) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		pd := &pageData{Nav: name, Title: name, Path: r.URL.Path, Where: s.b.Where(), Status: http.StatusOK, Live: s.b.Live()}
 		req, err := parseRequest(r.URL.RawQuery, viewParams[name]...)
@@ -171,7 +185,7 @@ func (s *Server) page(name string, v view) http.HandlerFunc {
 			pd.Status, pd.Error = s.status(r, err), err.Error()
 			pd.View = nil
 		}
-		s.render(w, name, pd)
+		s.render(w, tmpl, pd)
 	}
 }
 

@@ -160,6 +160,8 @@ type listView struct {
 	CalcPage  *calcPage
 	Calc      string
 	CalcError string
+	// MeQuery links the procedure's ProfileMe page.
+	MeQuery string
 }
 
 func (s *Server) list(ctx context.Context, req request, pd *pageData) error {
@@ -198,7 +200,7 @@ func (s *Server) list(ctx context.Context, req request, pd *pageData) error {
 		}
 		return err
 	}
-	v := &listView{Proc: proc, Listing: l}
+	v := &listView{Proc: proc, Listing: l, MeQuery: req.with("proc", proc)}
 	v.CalcPage, v.Calc, v.CalcError = s.calc(ctx, sel, proc)
 	pd.Title, pd.View = proc, v
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -117,6 +118,19 @@ func (b *testBackend) Groups(ctx context.Context, sel Selection, label string, l
 	g := report.NewGroupTable(label, all.Columns, rows)
 	g.Limit(limit)
 	return g, nil
+}
+
+// Report: the test backend has value samples, and neither ProfileMe
+// samples nor path profiles.
+func (b *testBackend) Report(ctx context.Context, r ToolReport, sel Selection, w io.Writer) error {
+	switch r.Tool {
+	case "values":
+		fmt.Fprintf(w, "hot loads (%s view) of hosts %v\n", r.View, sel.Filter.Hosts)
+		return nil
+	case "me":
+		return errors.New("no ProfileMe samples selected (were the nodes run with --profileme?)")
+	}
+	return errors.New("the test source holds no path profiles")
 }
 
 func (b *testBackend) Pprof(ctx context.Context, sel Selection) (*profile.Profile, error) {
@@ -620,5 +634,30 @@ func TestListingKeepsItsImage(t *testing.T) {
 	_, body = get(t, s, "/list?proc=main&in=/bin/b")
 	if strings.Contains(body, `id="nav-flame" href="/flame?in=`) || !strings.Contains(body, `<input type="hidden" name="in" value="/bin/b">`) {
 		t.Errorf("in= should stay with the listing's form, not the navigation:\n%s", body)
+	}
+}
+
+// TestToolPages: the ProfileMe, values and paths pages show the tool's
+// report over the page's selection, or the tool's words on what is
+// missing with the command that records it; a bad view is a 400.
+func TestToolPages(t *testing.T) {
+	s := New(&testBackend{src: fleet(false), hosts: []string{"alpha0", "alpha1"}}, t.Logf)
+	code, body := get(t, s, "/values?host=alpha1&view=frequent")
+	if code != 200 || !strings.Contains(body, `<pre class="report" id="report">hot loads (frequent view) of hosts [alpha1]`) {
+		t.Errorf("/values: %d\n%s", code, body)
+	}
+	if !strings.Contains(body, `<a href="/values?host=alpha1&amp;view=latency">latency</a> · <b>frequent</b>`) {
+		t.Errorf("/values: no links to the other views, keeping the filters:\n%s", body)
+	}
+	code, body = get(t, s, "/me?proc=hot")
+	if code != 200 || !strings.Contains(body, `id="missing" role="status">no ProfileMe samples selected`) ||
+		!strings.Contains(body, "dcpi profile --model ev6 --profileme") || strings.Contains(body, `id="report"`) {
+		t.Errorf("/me without ProfileMe samples: %d\n%s", code, body)
+	}
+	if code, body := get(t, s, "/values?view=bogus"); code != 400 || !strings.Contains(body, `view=&#34;bogus&#34;: want latency, frequent, semiinv`) {
+		t.Errorf("/values?view=bogus: %d", code)
+	}
+	if code, body := get(t, s, "/paths"); code != 200 || !strings.Contains(body, "dcpi pp upload") {
+		t.Errorf("/paths: %d\n%s", code, body)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,11 +16,14 @@ import (
 
 	"dcpi/analysis/profileme"
 	"dcpi/analysis/symbolize"
+	"dcpi/analysis/web"
 	"dcpi/cluster/clustertest"
 	"dcpi/cluster/demo"
 	"dcpi/conservation"
 	"dcpi/coordinator"
 	"dcpi/hwsim"
+	"dcpi/profiledb"
+	"dcpi/profiledb/webdb"
 	"dcpi/simhost"
 	"dcpi/storage"
 	"dcpi/workloads"
@@ -91,6 +96,14 @@ func TestProfileMeEndToEnd(t *testing.T) {
 	text, _, err := run(t, "me", "--db", db, "--image", top.Image, top.Procedure)
 	if err != nil || !strings.Contains(text, "abort intr") || !strings.Contains(text, "±") {
 		t.Fatalf("listing: %v\n%s", err, text)
+	}
+	// The web's ProfileMe page shows what dcpi me prints.
+	summary, _, err := run(t, "me", "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page := webReport(t, db, "/me"); page != summary {
+		t.Errorf("the web's /me shows\n%s\ndcpi me prints\n%s", page, summary)
 	}
 	checkMePprof(t, db, stored)
 	// --paths: the (PC, history) counts the pipeline carried cover every
@@ -256,4 +269,23 @@ func TestDemoProfileMeEV6Paired(t *testing.T) {
 	if m == nil || m[4] != "balanced" || m[1] == "0" || m[2] == "0" {
 		t.Fatalf("no balanced ProfileMe conservation line with samples:\n%s", out)
 	}
+}
+
+// webReport is the report on the web page path serves over the local
+// database at dir: what its <pre id="report"> holds, unescaped.
+func webReport(t *testing.T, dir, path string) string {
+	t.Helper()
+	sdb, err := storage.Open(dir, storage.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	s := web.New(webdb.New(profiledb.NewLocal(sdb), nil, nil), t.Logf)
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
+	m := regexp.MustCompile(`(?s)<pre class="report" id="report">(.*?)</pre>`).FindStringSubmatch(w.Body.String())
+	if w.Code != 200 || m == nil {
+		t.Fatalf("%s: status %d, no report:\n%s", path, w.Code, w.Body.String())
+	}
+	return html.UnescapeString(m[1])
 }

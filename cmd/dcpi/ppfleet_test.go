@@ -65,6 +65,10 @@ func TestPPUploadFleetLocal(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, all)
 		}
 	}
+	// The web's paths page shows what dcpi pp fleet prints.
+	if page := webReport(t, db, "/paths?in=tiny"); page != all {
+		t.Errorf("the web's /paths shows\n%s\ndcpi pp fleet prints\n%s", page, all)
+	}
 	if !strings.Contains(one, "hosts alpha1\n") {
 		t.Errorf("--host alpha1 lists other hosts:\n%s", one)
 	}

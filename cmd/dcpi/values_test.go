@@ -52,6 +52,10 @@ func TestValuesCommand(t *testing.T) {
 			t.Errorf("values: no %q in\n%s", want, out)
 		}
 	}
+	// The web's values page shows what dcpi values prints.
+	if page := webReport(t, dir, "/values"); page != out {
+		t.Errorf("the web's /values shows\n%s\ndcpi values prints\n%s", page, out)
+	}
 	out, _, err = run(t, "values", "--db", dir, "--view", "frequent", "--json")
 	if err != nil {
 		t.Fatal(err)

@@ -16,10 +16,14 @@ import (
 	"github.com/google/pprof/profile"
 
 	"dcpi/analysis"
+	"dcpi/analysis/fleetpaths"
 	"dcpi/analysis/imagefind"
+	"dcpi/analysis/profileme"
 	"dcpi/analysis/report"
 	"dcpi/analysis/symbolize"
+	valuesa "dcpi/analysis/values"
 	"dcpi/analysis/web"
+	"dcpi/hwsim"
 	"dcpi/profiledb"
 	"dcpi/profiledb/pprofout"
 	"dcpi/profiledb/timerange"
@@ -121,6 +125,43 @@ func (b *Backend) Groups(ctx context.Context, sel web.Selection, label string, l
 		return nil, err
 	}
 	return r.Groups, nil
+}
+
+// Report runs dcpi me, dcpi values or dcpi pp fleet over sel with the
+// commands' defaults, writing the report as the command prints it.
+func (b *Backend) Report(ctx context.Context, r web.ToolReport, sel web.Selection, w io.Writer) error {
+	ps := selection(sel)
+	hint := func() string { return profiledb.SelectionHint(ctx, b.db, b.sym, ps) }
+	switch r.Tool {
+	case "me":
+		out, err := profileme.Run(ctx, b.sym, b.db, profileme.Options{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Procedure: r.Procedure,
+			Interval: hwsim.DefaultProfileMe().MeanInterval(), Limit: 20, PairWindow: float64(hwsim.DefaultPairWindow(true)), IssueWidth: 4,
+			Files: b.Files(), Where: b.db.Where(), Hint: hint})
+		if err != nil {
+			return err
+		}
+		return out.WriteText(w)
+	case "values":
+		view, err := valuesa.ParseView(r.View)
+		if err != nil {
+			return err
+		}
+		res, err := valuesa.Run(ctx, b.db, b.sym, valuesa.Options{Query: valuesa.Query{View: view, Epochs: sel.Filter.Epochs,
+			Hosts: sel.Filter.Hosts, Images: sel.Filter.Images, Limit: 30, MinSamples: 1, Files: b.Files()},
+			Where: b.db.Where(), Note: io.Discard,
+			ReadPeriods: func(ctx context.Context) (map[string]map[uint8]float64, error) {
+				return profiledb.CalcPeriods(ctx, b.db, sel.Filter.Hosts, nil, io.Discard)
+			},
+			Hint: func() string { return profiledb.EmptyHint(ctx, b.db, sel.Filter) }})
+		if err != nil {
+			return err
+		}
+		return res.WriteText(w)
+	case "paths":
+		srcs, _ := fleetpaths.ParseSources("all")
+		return fleetpaths.WriteMerged(ctx, w, b.db, fleetpaths.Options{Sources: srcs, Image: r.Image, Hosts: sel.Filter.Hosts, Top: 10})
+	}
+	return fmt.Errorf("no report %q (want me, values or paths)", r.Tool)
 }
 
 // Pprof exports sel as dcpi pprof does without flags: the hosts'
