@@ -67,31 +67,33 @@ type ToolReport struct {
 	Image     string // paths: images with this path, base name or key ("": all)
 }
 
-// Epoch is one row of the epochs page.
+// Epoch is one row of the epochs page (and of the API's epochs).
 type Epoch struct {
-	Number uint64
+	Number uint64 `json:"number"`
 	// MergedThrough: retention merged epochs Number..MergedThrough into
 	// this one (0: not a merge).
-	MergedThrough uint64
-	State         string
-	Start, End    time.Time // End zero while open
-	Acked         []string  // hosts that acknowledged the cut ("(late)" marked)
-	Waiting       []string  // hosts the coordinator still waits for
+	MergedThrough uint64    `json:"merged_through,omitempty"`
+	State         string    `json:"state"`
+	Start         time.Time `json:"start"`
+	End           time.Time `json:"end"`     // zero while open
+	Acked         []string  `json:"acked"`   // hosts that acknowledged the cut ("(late)" marked)
+	Waiting       []string  `json:"waiting"` // hosts the coordinator still waits for
 }
 
-// Host is one row of the hosts page.
+// Host is one row of the hosts page (and of the API's hosts).
 type Host struct {
-	Name   string
-	Labels map[string]string
-	CPUs   int
+	Name   string            `json:"name"`
+	Labels map[string]string `json:"labels"`
+	CPUs   int               `json:"cpus"`
 	// Registered and Updated are the node registry's first and latest
 	// registration.
-	Registered, Updated time.Time
+	Registered time.Time `json:"registered"`
+	Updated    time.Time `json:"updated"`
 	// Liveness is "live", "down", or "" when the source cannot say (a
 	// local database, or a follower replica).
-	Liveness      string
-	LastHeartbeat time.Time // zero if unknown
-	Samples       uint64    // stored samples of every event, every epoch
+	Liveness      string    `json:"liveness,omitempty"`
+	LastHeartbeat time.Time `json:"last_heartbeat"` // zero if unknown
+	Samples       uint64    `json:"samples"`        // stored samples of every event, every epoch
 }
 
 // Backend is the data behind the pages.

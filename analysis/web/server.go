@@ -85,6 +85,7 @@ func New(b Backend, logf func(string, ...any)) *Server {
 	s.mux.HandleFunc("GET /values", s.toolHandler("values", s.valuesPage))
 	s.mux.HandleFunc("GET /paths", s.toolHandler("paths", s.pathsPage))
 	s.mux.HandleFunc("GET /pprof", s.pprof)
+	s.registerAPI()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.render(w, "error", &pageData{Nav: "", Title: "not found", Status: http.StatusNotFound,
 			Error: fmt.Sprintf("no page %s (pages: /, /list, /flame, /diff, /diffflame, /trend, /regressions, /me, /values, /paths, /epochs, /hosts, /pprof)", r.URL.Path)})

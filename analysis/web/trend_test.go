@@ -19,7 +19,7 @@ import (
 // last open.
 func trendFleet() (*analysis.MemSource, []Epoch) {
 	m := fleet(false)
-	a := wire.ImageKey{1}
+	a := wire.MustParseImageKey("sha256:" + strings.Repeat("01", 32)) // fleet's /bin/a
 	for off := uint64(0x100); off < 0x200; off += 4 {
 		m.Add(storage.Record{Epoch: 3, Image: a, Offset: off, Host: "alpha0", Count: 3})
 	}

@@ -154,7 +154,9 @@ func (b *testBackend) Hosts(context.Context) ([]Host, error) {
 // set.
 func fleet(stacks bool) *analysis.MemSource {
 	m := analysis.NewMemSource()
-	a, b := wire.ImageKey{1}, wire.ImageKey{2}
+	// Well-formed keys: the JSON of the reports (the API) writes them.
+	a := wire.MustParseImageKey("sha256:" + strings.Repeat("01", 32))
+	b := wire.MustParseImageKey("sha256:" + strings.Repeat("02", 32))
 	m.PutImage(&wire.ImageRecord{Version: wire.Version, Key: a, Path: "/bin/a",
 		Symbols: []wire.Symbol{{Name: "main", Addr: 0, Size: 0x100}, {Name: "hot", Addr: 0x100, Size: 0x100}}})
 	m.PutImage(&wire.ImageRecord{Version: wire.Version, Key: b, Path: "/bin/b",

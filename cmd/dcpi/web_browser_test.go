@@ -260,6 +260,7 @@ func TestWebInBrowser(t *testing.T) {
 		t.Errorf("epoch 1 acknowledged by %q on the page", acks)
 	}
 	shot("epochs")
+	apiOverCluster(t, base, prof)
 	liveRefresh(t, bctx, natsURL, eval)
 
 	// Trend: the chart inline (the total and a path per top procedure),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"dcpi/analysis/report"
+	"dcpi/analysis/web"
 )
 
 // The browser test's steps for the interactive pages, each checked
@@ -159,4 +161,40 @@ func calcTables(t *testing.T, natsURL string, hot report.ProfRow, eval evalFunc,
 	eval(`document.querySelector('#calc').scrollIntoView(), ''`)
 	shot("calc")
 	eval(`window.scrollTo(0, 0), ''`)
+}
+
+// apiOverCluster reads the JSON API of the demo's server as a dashboard
+// would: epoch 1 sealed with both hosts' acknowledgements, the hosts
+// registered, and the hot procedures' total dcpi prof's.
+func apiOverCluster(t *testing.T, base string, prof report.ProfTable) {
+	t.Helper()
+	get := func(path string, v any) {
+		t.Helper()
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
+			t.Fatalf("%s: %s, %s", path, resp.Status, resp.Header.Get("Content-Type"))
+		}
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	var eps []web.Epoch
+	get("api/v1/epochs", &eps)
+	if len(eps) == 0 || eps[0].Number != 1 || eps[0].State != "sealed" || strings.Join(eps[0].Acked, " ") != "alpha0 alpha1" {
+		t.Errorf("api/v1/epochs: %+v", eps)
+	}
+	var hosts []web.Host
+	get("api/v1/hosts", &hosts)
+	if len(hosts) != 2 || hosts[0].Name != "alpha0" || hosts[0].Liveness != "live" {
+		t.Errorf("api/v1/hosts: %+v", hosts)
+	}
+	var top report.ProfTable
+	get("api/v1/prof?event=cycles", &top)
+	if len(top.Columns) != 1 || top.Columns[0].Total != prof.Columns[0].Total || len(top.Rows) != len(prof.Rows) {
+		t.Errorf("api/v1/prof: %d rows, total %v; dcpi prof %d rows, %d", len(top.Rows), top.Columns, len(prof.Rows), prof.Columns[0].Total)
+	}
 }
