@@ -96,7 +96,8 @@ func (m *MemSource) Profile(_ context.Context, q storage.Query, fn func(image wi
 			q.Events != nil && !slices.Contains(q.Events, r.Event) ||
 			q.Hosts != nil && !slices.Contains(q.Hosts, r.Host) ||
 			q.Images != nil && !slices.Contains(q.Images, r.Image) ||
-			q.PIDs != nil && !slices.Contains(q.PIDs, r.PID) {
+			q.PIDs != nil && !slices.Contains(q.PIDs, r.PID) ||
+			q.HostPIDs != nil && !slices.Contains(q.HostPIDs[r.Host], r.PID) {
 			continue
 		}
 		k := memKey{r.Event, r.Image, r.Offset, r.Host}

@@ -85,7 +85,8 @@ func (m *MemSource) Stacks(_ context.Context, q storage.Query, fn func(st *stora
 			q.Events != nil && !slices.Contains(q.Events, k.event) ||
 			q.Hosts != nil && !slices.Contains(q.Hosts, k.host) ||
 			q.Images != nil && !slices.Contains(q.Images, st.Leaf().Image) ||
-			q.PIDs != nil && !slices.Contains(q.PIDs, k.pid) {
+			q.PIDs != nil && !slices.Contains(q.PIDs, k.pid) ||
+			q.HostPIDs != nil && !slices.Contains(q.HostPIDs[k.host], k.pid) {
 			continue
 		}
 		r := row{k.event, k.id, k.host}

@@ -39,6 +39,7 @@ func TestClusterConserves(t *testing.T) {
 		h.Stacks = true
 		h.Labels = map[string]string{"service": []string{"db", "web"}[i]}
 		h.PerProcess = [][]string{{"matmul"}, {"all"}}[i]
+		h.ProcessLabels = map[string]map[string]string{"matmul": {"role": "compute"}}
 		hosts = append(hosts, h)
 	}
 	run, cut := clustertest.Run(t, cl, 0.1, 0.5, hosts...)
@@ -103,6 +104,55 @@ func checkLabelsAndPerProcess(ctx context.Context, t *testing.T, cl *cluster.Clu
 		if all.Samples == 0 || merged.Samples >= all.Samples {
 			t.Errorf("%s: %d samples, %d of them merged over processes: none kept per process", host, all.Samples, merged.Samples)
 		}
+		checkProcesses(ctx, t, cl, host, all.Samples)
+	}
+}
+
+// checkProcesses: host's node sent a process record for matmul, with its
+// process label, bound to host by its credentials; the samples of those
+// processes, selected per host by PID (Query.HostPIDs), are some of the
+// host's and none of another's.
+func checkProcesses(ctx context.Context, t *testing.T, cl *cluster.Cluster, host string, all uint64) {
+	t.Helper()
+	var pids []uint32
+	deadline := time.Now().Add(20 * time.Second)
+	for len(pids) == 0 && time.Now().Before(deadline) {
+		ps, err := cl.Coordinator().Processes(ctx, []string{host}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if p.Host != host {
+				t.Fatalf("asked for %s's processes, got %+v", host, p)
+			}
+			if p.Binary == "/bin/matmul" {
+				if p.Labels["role"] != "compute" {
+					t.Errorf("%s: matmul's record %+v lacks role=compute", host, p)
+				}
+				pids = append(pids, p.PID)
+			}
+		}
+		if len(pids) == 0 {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	if len(pids) == 0 {
+		t.Fatalf("%s: no process record of /bin/matmul", host)
+	}
+	mine, err := cl.Coordinator().Totals(ctx, storage.Query{HostPIDs: map[string][]uint32{host: pids}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mine.Samples == 0 || mine.Samples >= all {
+		t.Errorf("%s: matmul's processes %v have %d of the host's %d samples", host, pids, mine.Samples, all)
+	}
+	other := "alpha0"
+	if host == other {
+		other = "alpha1"
+	}
+	none, err := cl.Coordinator().Totals(ctx, storage.Query{Hosts: []string{other}, HostPIDs: map[string][]uint32{host: pids}}, true)
+	if err != nil || none.Samples != 0 {
+		t.Errorf("%s's PIDs on %s: %d samples, %v; want none", host, other, none.Samples, err)
 	}
 }
 

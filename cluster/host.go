@@ -44,6 +44,9 @@ type HostConfig struct {
 	// PerProcess are the images whose profiles the node keeps per
 	// process (node.Config.PerProcess).
 	PerProcess []string
+	// ProcessLabels are the user's process labels by binary
+	// (node.Config.ProcessLabels), sent with the node's process records.
+	ProcessLabels map[string]map[string]string
 	// GroundTruth records the machine's per-instruction truth, for
 	// checks of the estimates against it.
 	GroundTruth bool
@@ -63,6 +66,7 @@ type Host struct {
 	name     string
 	sim      *simhost.Host
 	pub      *transport.Publisher
+	procs    *processSender
 	clock    uint64 // Hz
 	ran      chan error
 	finished chan struct{} // closed when the run has ended
@@ -102,18 +106,20 @@ func StartHost(ctx, startCtx context.Context, nc *nats.Conn, c HostConfig) (*Hos
 	if err != nil {
 		return nil, err
 	}
-	sh, err := simhost.New(m, ncfg, pub)
+	procs := newProcessSender(coord, name, lf)
+	sh, err := simhost.New(m, ncfg, hostPublisher{pub, procs})
 	if err != nil {
 		pub.Close(ctx)
 		return nil, err
 	}
+	go procs.run(ctx)
 	for _, prog := range c.Programs {
 		if err := sh.KeepRunning(prog.Path, prog.Argv); err != nil {
 			pub.Close(ctx)
 			return nil, err
 		}
 	}
-	h := &Host{name: name, sim: sh, pub: pub, clock: hc.ClockHz, ran: make(chan error, 1), finished: make(chan struct{}), follow: make(chan node.FollowStats, 1), resumed: rp}
+	h := &Host{name: name, sim: sh, pub: pub, procs: procs, clock: hc.ClockHz, ran: make(chan error, 1), finished: make(chan struct{}), follow: make(chan node.FollowStats, 1), resumed: rp}
 	limit := uint64(c.Seconds * float64(hc.ClockHz))
 	go func() { h.ran <- sh.Run(limit); close(h.finished) }()
 	ctl := control{c: coord, labels: c.Labels, cpus: hc.CPUs, periods: simhost.EventsPerSample(ncfg.Profile)}
@@ -131,7 +137,7 @@ func hostMachine(c HostConfig) (hwsim.Config, simhost.Config, error) {
 	hc.GroundTruth = c.GroundTruth
 	simhost.InstallPrograms(&hc, c.Programs)
 	ncfg, err := simhost.Features{Events: c.Events, Mux: c.Mux, Stacks: c.Stacks, ProfileMe: c.ProfileMe, MePaired: c.MePaired,
-		Values: c.Values, Labels: c.Labels, PerProcess: c.PerProcess}.NodeConfig(c.Sim.Hostname, c.FlushEvery, hc.ClockHz)
+		Values: c.Values, Labels: c.Labels, PerProcess: c.PerProcess, ProcessLabels: c.ProcessLabels}.NodeConfig(c.Sim.Hostname, c.FlushEvery, hc.ClockHz)
 	if err != nil {
 		return hc, ncfg, err
 	}
@@ -239,6 +245,10 @@ func (h *Host) Wait(ctx context.Context, every time.Duration, lf func(string, ..
 		}
 	}
 }
+
+// FlushProcesses sends the process records still queued for the
+// coordinator, before the host's publisher closes.
+func (h *Host) FlushProcesses(ctx context.Context) error { return h.procs.flush(ctx) }
 
 // Name is the host's name.
 func (h *Host) Name() string { return h.name }

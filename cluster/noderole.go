@@ -91,7 +91,8 @@ func (c NodeRoleConfig) hostConfig(logger *slog.Logger) HostConfig {
 	return HostConfig{Sim: cfg.Sim, Programs: c.Programs, Seconds: cfg.Node.Seconds, FlushEvery: cfg.Node.FlushEvery,
 		PublishEvery: cfg.Node.PublishEvery, Labels: labels, Heartbeat: cfg.Node.Heartbeat, MaxBuffer: cfg.Node.MaxBufferedMB << 20,
 		Retain: cfg.Node.RetainMB << 20, Events: c.Events, Mux: c.Mux, Logger: logger, Stacks: cfg.Node.Stacks,
-		ProfileMe: cfg.Node.ProfileMe, MePaired: cfg.Node.MePaired, Values: cfg.Node.Values, PerProcess: cfg.Node.PerProcess, Stdout: c.Stdout, Stderr: c.Stderr}
+		ProfileMe: cfg.Node.ProfileMe, MePaired: cfg.Node.MePaired, Values: cfg.Node.Values, PerProcess: cfg.Node.PerProcess,
+		ProcessLabels: cfg.Node.ProcessLabelMap(), Stdout: c.Stdout, Stderr: c.Stderr}
 }
 
 // finish publishes the last batches and reports.
@@ -99,6 +100,9 @@ func (c NodeRoleConfig) finish(h *Host, spec HostConfig) error {
 	host := spec.Sim.Hostname
 	flushCtx, cancelFlush := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancelFlush()
+	if err := h.FlushProcesses(flushCtx); err != nil {
+		return fmt.Errorf("sending the last process records: %w", err)
+	}
 	if err := h.Publisher().Close(flushCtx); err != nil {
 		return fmt.Errorf("publishing the last batches: %w", err)
 	}

@@ -157,6 +157,36 @@ type Node struct {
 	// process (DCPI sec. 4.3): paths, file names, or "all"
 	// (node.Config.PerProcess).
 	PerProcess []string `mapstructure:"per_process"`
+	// ProcessLabels are the user's process labels: the processes running
+	// Binary (a path or a file name, as per_process names images) carry
+	// Labels, and their children inherit them (node.Config.ProcessLabels;
+	// docs/node.md).
+	ProcessLabels []ProcessLabels `mapstructure:"process_labels"`
+}
+
+// ProcessLabels are one entry of node.process_labels.
+type ProcessLabels struct {
+	Binary string            `mapstructure:"binary"`
+	Labels map[string]string `mapstructure:"labels"`
+}
+
+// ProcessLabelMap is node.process_labels by binary (node.Config's form);
+// entries for one binary merge, a later one's labels over an earlier's.
+// nil when there are none.
+func (n Node) ProcessLabelMap() map[string]map[string]string {
+	if len(n.ProcessLabels) == 0 {
+		return nil
+	}
+	out := map[string]map[string]string{}
+	for _, e := range n.ProcessLabels {
+		if out[e.Binary] == nil {
+			out[e.Binary] = map[string]string{}
+		}
+		for k, v := range e.Labels {
+			out[e.Binary][k] = v
+		}
+	}
+	return out
 }
 
 // DefaultPublishEvery is node.publish_every's default, in simulated
@@ -180,7 +210,7 @@ var clusterKeys = []string{
 	"coordinator.retention.full", "coordinator.retention.merge_to", "coordinator.retention.keep",
 	"aggregator.fetch_max", "aggregator.fetch_wait", "aggregator.max_proposal_entries", "aggregator.in_flight", "aggregator.max_pending_entries", "aggregator.fold_hosts",
 	"node.labels", "node.mix", "node.workloads", "node.seconds", "node.flush_every", "node.publish_every", "node.heartbeat", "node.max_buffered_mb", "node.stacks", "node.values", "node.retain_mb",
-	"node.profileme", "node.me_paired", "node.per_process",
+	"node.profileme", "node.me_paired", "node.per_process", "node.process_labels",
 }
 
 // ParsePeers parses "id=host:port" peers.

@@ -224,3 +224,23 @@ func TestLabelsAndPerProcess(t *testing.T) {
 		t.Errorf("with the flags: labels %v, per_process %v", c.Node.Labels, c.Node.PerProcess)
 	}
 }
+
+// TestProcessLabels: node.process_labels is a list of binaries and their
+// labels; entries for one binary merge. A label key comes lowercased, as
+// every key of a configuration file does (viper): Role is role.
+func TestProcessLabels(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "node.yaml")
+	body := "node:\n  per_process: [db]\n  process_labels:\n    - binary: db\n      labels: {Role: primary, shard: \"7\"}\n    - binary: /usr/bin/web.v2\n      labels: {tier: front}\n    - binary: db\n      labels: {shard: \"8\"}\n"
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewLoader().Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.Node.ProcessLabelMap()
+	want := map[string]map[string]string{"db": {"role": "primary", "shard": "8"}, "/usr/bin/web.v2": {"tier": "front"}}
+	if len(got) != len(want) || !maps.Equal(got["db"], want["db"]) || !maps.Equal(got["/usr/bin/web.v2"], want["/usr/bin/web.v2"]) {
+		t.Errorf("ProcessLabelMap = %v, want %v", got, want)
+	}
+}

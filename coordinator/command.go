@@ -38,6 +38,15 @@ type RegisterNode struct {
 	At      time.Time
 }
 
+// PutProcesses stores process records (wire.ProcessRecord) of Host. Host
+// is the subject's host of the request that carried them (the service's
+// per-host check), never a field of the records, so a host's credentials
+// store processes of that host only.
+type PutProcesses struct {
+	Host    string
+	Records []*wire.ProcessRecord
+}
+
 // CutEpoch closes the open epoch at At and opens the next (DCPI sec. 4.3.3:
 // epochs are non-overlapping intervals; here a cut is one log entry, so
 // every replica cuts at the same point of the sample stream).
@@ -145,12 +154,18 @@ const (
 	// configured.
 	kindMergeEpochs  = 12
 	kindExpireEpochs = 13
+	// kindPutProcesses is PutProcesses: the host, then each record's
+	// wire encoding.
+	kindPutProcesses = 14
 )
 
 // Caps on commands from outside input, beyond those of wire and storage.
 const (
 	maxDeltas = 1 << 16
 	maxImages = 1 << 12
+	// MaxProcesses caps the records of one PutProcesses, so a request
+	// stays far below a log entry's size.
+	MaxProcesses = 1 << 12
 )
 
 func (c *Ingest) kind() byte {
@@ -179,6 +194,7 @@ func (*UploadPaths) kind() byte  { return kindUploadPaths }
 func (*IngestValues) kind() byte { return kindIngestValues }
 func (*MergeEpochs) kind() byte  { return kindMergeEpochs }
 func (*ExpireEpochs) kind() byte { return kindExpireEpochs }
+func (*PutProcesses) kind() byte { return kindPutProcesses }
 
 // ErrBadCommand is wrapped by every error about a command's content: the
 // command changed nothing.
@@ -220,6 +236,38 @@ func (c *Ingest) encode(e *bincodec.Encoder) error {
 		e.Bytes(b)
 	}
 	return nil
+}
+
+func (c *PutProcesses) encode(e *bincodec.Encoder) error {
+	e.String(c.Host)
+	e.Uvarint(uint64(len(c.Records)))
+	for i, r := range c.Records {
+		b, err := r.MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("process %d: %w", i, err)
+		}
+		e.Bytes(b)
+	}
+	return nil
+}
+
+// decodePutProcesses decodes a PutProcesses' body; DecodeCommand Checks it.
+func decodePutProcesses(d *bincodec.Decoder) *PutProcesses {
+	c := &PutProcesses{Host: d.String("host", wire.MaxHostLen)}
+	n := d.Count("processes", MaxProcesses, 1)
+	for i := 0; i < n && d.Err() == nil; i++ {
+		p := d.LenBytes("process", wire.MaxMessageBytes)
+		if d.Err() != nil {
+			break
+		}
+		r := new(wire.ProcessRecord)
+		if err := r.UnmarshalBinary(p); err != nil {
+			d.Fail(bincodec.ErrMalformed, "process %d: %v", i, err)
+			break
+		}
+		c.Records = append(c.Records, r)
+	}
+	return c
 }
 
 // encodeFolded writes a delta's folded runs (kindIngestFolds).
@@ -342,6 +390,8 @@ func DecodeCommand(b []byte) (Command, error) {
 		c = &MergeEpochs{First: d.Uvarint("first"), Last: d.Uvarint("last")}
 	case kindExpireEpochs:
 		c = &ExpireEpochs{Through: d.Uvarint("through")}
+	case kindPutProcesses:
+		c = decodePutProcesses(d)
 	case kindAck:
 		a := &AckEpoch{Host: d.String("host", wire.MaxHostLen), Epoch: d.Uvarint("epoch")}
 		n := d.Count("last seqs", storage.MaxCPUs+1, 1)
@@ -511,6 +561,8 @@ func Check(c Command) error {
 		if c.Through == 0 {
 			err = errors.New("expire epochs: through epoch 0")
 		}
+	case *PutProcesses:
+		err = checkProcesses(c)
 	case *AckEpoch:
 		err = storage.CheckEpochAck(&storage.EpochAck{Host: c.Host, Epoch: c.Epoch, LastSeq: c.LastSeq, At: c.At})
 		if err == nil && c.Epoch == 0 {
@@ -548,6 +600,26 @@ func Check(c Command) error {
 	}
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBadCommand, err)
+	}
+	return nil
+}
+
+// checkProcesses: a valid host, at least one record and at most
+// MaxProcesses, each valid.
+func checkProcesses(c *PutProcesses) error {
+	if err := wire.CheckHost(c.Host); err != nil {
+		return fmt.Errorf("put processes: %w", err)
+	}
+	if len(c.Records) == 0 || len(c.Records) > MaxProcesses {
+		return fmt.Errorf("put processes: %d records (want 1 to %d)", len(c.Records), MaxProcesses)
+	}
+	for i, r := range c.Records {
+		if r == nil {
+			return fmt.Errorf("put processes: record %d: nil", i)
+		}
+		if err := r.Validate(); err != nil {
+			return fmt.Errorf("put processes: record %d: %w", i, err)
+		}
 	}
 	return nil
 }

@@ -32,6 +32,9 @@ func sampleCommands(t testing.TB) []Command {
 		&AckEpoch{Host: "alpha1", Epoch: 3, At: at},
 		&SealEpoch{Epoch: 3, At: at},
 		&StartEpochs{At: at},
+		&PutProcesses{Host: "alpha1", Records: []*wire.ProcessRecord{
+			{Version: wire.ProcessVersion, PID: 42, Epoch: 3, Start: at.UnixNano(), Binary: "/usr/bin/db", Labels: map[string]string{"role": "primary"}},
+			{Version: wire.ProcessVersion, PID: 7, Epoch: 1, Binary: "/bin/sh"}}},
 	}
 }
 
@@ -85,6 +88,10 @@ func TestCommandRejects(t *testing.T) {
 		&ExpireEpochs{Through: 0},
 		&AckEpoch{Host: "h", Epoch: 0, At: at},
 		&SealEpoch{Epoch: 0, At: at},
+		&PutProcesses{Host: "h"},
+		&PutProcesses{Host: "", Records: []*wire.ProcessRecord{{Version: wire.ProcessVersion, PID: 1, Binary: "/bin/sh"}}},
+		&PutProcesses{Host: "h", Records: []*wire.ProcessRecord{nil}},
+		&PutProcesses{Host: "h", Records: []*wire.ProcessRecord{{Version: wire.ProcessVersion, PID: 0, Binary: "/bin/sh"}}},
 	} {
 		if _, err := EncodeCommand(c); !errors.Is(err, ErrBadCommand) {
 			t.Errorf("EncodeCommand(%+v) = %v, want ErrBadCommand", c, err)

@@ -79,8 +79,9 @@ type MergeResult struct {
 // ExpireResult is the FSM's answer to an ExpireEpochs: the epoch records
 // deleted (0: none was left, nothing changed) and what they held.
 type ExpireResult struct {
-	Epochs  int
-	Expired storage.Expired
+	Epochs    int
+	Expired   storage.Expired
+	Processes int // process records deleted
 }
 
 // AckResult is the FSM's answer to an AckEpoch.
@@ -446,7 +447,7 @@ func (f *FSM) retain(e effect, m *storage.Meta) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("coordinator: expire epochs through %d: %w", e.expire, err)
 		}
-		res, lo, hi = ExpireResult{Epochs: out.Epochs, Expired: out.Expired}, 0, e.expire
+		res, lo, hi = ExpireResult{Epochs: out.Epochs, Expired: out.Expired, Processes: out.Processes}, 0, e.expire
 	}
 	f.metaVersion.Add(1)
 	f.compactRangeSoon(lo, hi)
@@ -470,6 +471,11 @@ func (e *effect) meta(index uint64) (storage.Meta, error) {
 	var m storage.Meta
 	for _, r := range e.images {
 		if err := m.PutImage(r); err != nil {
+			return m, fmt.Errorf("%w: %w", ErrBadCommand, err)
+		}
+	}
+	for _, r := range e.processes {
+		if err := m.PutProcess(e.processesHost, r); err != nil {
 			return m, fmt.Errorf("%w: %w", ErrBadCommand, err)
 		}
 	}

@@ -69,6 +69,8 @@ func TestEncodingGolden(t *testing.T) {
 		&ScheduledCut{Epoch: 1 << 40, At: at},
 		&MergeEpochs{First: 3, Last: 1 << 40},
 		&ExpireEpochs{Through: 200},
+		&PutProcesses{Host: "alpha1", Records: []*wire.ProcessRecord{{Version: wire.ProcessVersion, PID: 4242, Epoch: 3, Start: at.UnixNano(),
+			Binary: "/usr/bin/db", Labels: map[string]string{"role": "primary", "shard": "7"}}}},
 	} {
 		name := fmt.Sprintf("command-%d-%s", i, strings.TrimPrefix(fmt.Sprintf("%T", c), "*coordinator."))
 		messages = append(messages, golden.Value{Name: name, Value: c,

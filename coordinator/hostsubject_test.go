@@ -54,7 +54,7 @@ func TestHostRequestSubjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"dcpi.coord.register.alpha1", "dcpi.coord.heartbeat.alpha1", "dcpi.coord.ack.alpha1",
+		"dcpi.coord.register.alpha1", "dcpi.coord.heartbeat.alpha1", "dcpi.coord.ack.alpha1", "dcpi.coord.processes.alpha1",
 		"dcpi.coord.query.applied.alpha1", "dcpi.coord.lquery.applied.alpha1",
 		"dcpi.coord.query.valuesapplied.alpha1", "dcpi.coord.lquery.valuesapplied.alpha1",
 		"dcpi.coord.query.streamtail.alpha1", "dcpi.coord.query.valuestail.alpha1",
@@ -71,7 +71,7 @@ func TestHostRequestSubjects(t *testing.T) {
 		}
 	}
 	// The bodies the checked subjects carry name the host as Host.
-	for _, req := range []any{RegisterRequest{}, HeartbeatRequest{}, AckRequest{}, AppliedRequest{}, ValuesAppliedRequest{}} {
+	for _, req := range []any{RegisterRequest{}, HeartbeatRequest{}, AckRequest{}, AppliedRequest{}, ValuesAppliedRequest{}, ProcessesRequest{}} {
 		f, ok := reflect.TypeOf(req).FieldByName("Host")
 		if !ok || f.Type.Kind() != reflect.String || f.Tag.Get("json") != "" {
 			t.Errorf("%T has no plain string field Host", req)

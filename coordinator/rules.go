@@ -32,6 +32,10 @@ type effect struct {
 	epochs []storage.Epoch
 	acks   []storage.EpochAck
 	images []*wire.ImageRecord // content-addressed: storing one again is harmless
+	// processes are host's process records (PutProcesses); storing one
+	// again replaces it with the same record.
+	processes     []*wire.ProcessRecord
+	processesHost string
 
 	// ingest applies deltas (possibly none) in the batch, and Apply's
 	// result is their outcomes, which storage decides against the
@@ -93,6 +97,10 @@ func decide(reg registry, c Command) (effect, error) {
 		return mergeEffect(reg, c)
 	case *ExpireEpochs:
 		return expireEffect(reg, c)
+	case *PutProcesses:
+		// Reads nothing: a process record is stored whatever the
+		// epochs, as a late batch lands in its epoch.
+		return effect{processes: c.Records, processesHost: c.Host}, nil
 	}
 	return effect{}, badCommand("unknown command %T", c)
 }

@@ -290,6 +290,7 @@ func (s *service) queries() map[string]query {
 		coordproto.QueryMeAddrs:       s.queryMeAddrs,
 		coordproto.QueryStreamTail:    s.queryStreamTail,
 		coordproto.QueryValuesTail:    s.queryValuesTail,
+		coordproto.QueryProcesses:     s.queryProcesses,
 	}
 }
 
@@ -354,6 +355,7 @@ func (s *service) lead() (*leaderTerm, error) {
 		coordproto.SubjectMembersRemove: l.membersRemove,
 		coordproto.SubjectUploadPaths:   l.uploadPaths,
 		coordproto.SubjectIngestValues:  l.ingestValues,
+		coordproto.SubjectProcesses:     l.putProcesses,
 	}
 	for kind, q := range s.queries() {
 		handlers[coordproto.SubjectLinearQuery+kind] = func(ctx context.Context, m *nats.Msg) ([]byte, error) {

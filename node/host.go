@@ -144,6 +144,8 @@ type MemPublisher struct {
 	batches []*wire.Batch
 	images  map[wire.ImageKey]*wire.ImageRecord
 	values  []*wire.ValuesRecord // values_daemon.go
+	// processes are the process records (processes.go).
+	processes []*wire.ProcessRecord
 }
 
 // PublishImage keeps r.

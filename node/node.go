@@ -21,6 +21,12 @@ type Config struct {
 	// per-process profiles): paths, base names, or PerProcessAll
 	// (CheckPerProcess).
 	PerProcess []string
+	// ProcessLabels are the user's process labels, by binary: a path or
+	// a base name (as PerProcess names images) → labels, which every
+	// process running that binary carries, and its children inherit
+	// (processes.go; CheckProcessLabels). They reach the database in the
+	// node's process records, if its Publisher is a ProcessPublisher.
+	ProcessLabels map[string]map[string]string
 	// FirstSeq is, per CPU, the sequence number of the first batch (0 or
 	// missing: 1). A restarted agent continues its streams after what the
 	// profile database has applied, so its batches are not taken for
@@ -59,6 +65,10 @@ type Node struct {
 	maps    *ImageMaps
 	images  ImageSource
 	pub     Publisher
+	// procs follows the processes for their records, procPub takes them
+	// (both nil when pub is no ProcessPublisher).
+	procs   *processBook
+	procPub ProcessPublisher
 
 	// steps runs the daemon in lockstep with the host (lockstep.go): it
 	// carries buffer-full wake-ups, flush requests and IPI completions.
@@ -106,7 +116,11 @@ type DaemonStats struct {
 	// (ProfileMe on).
 	MeEntries, MeSamples, MeUnknown uint64
 	Images                          int
-	FullDrains, BufferDrains        uint64
+	// Processes counts the process records published; ProcessesRefused
+	// those not published because the binary's path cannot be one
+	// (wire.ProcessRecord.Validate).
+	Processes, ProcessesRefused uint64
+	FullDrains, BufferDrains    uint64
 	// HostNanos is host time spent attributing and publishing.
 	HostNanos uint64
 }
@@ -142,12 +156,23 @@ func New(host Host, cfg Config, pub Publisher, images ImageSource) (*Node, error
 	if n.values, err = newValuesDaemon(cfg.Values, cpus, pub); err != nil {
 		return nil, err
 	}
+	sinks := loaderSinks{maps}
 	if cfg.Driver.Stacks.Entries > 0 {
 		src, _ := images.(UnwindSource)
 		n.stacks = newStackSpaces(src)
-		host.Subscribe(loaderSinks{maps, n.stacks})
-	} else {
+		sinks = append(sinks, n.stacks)
+	}
+	if pp, ok := pub.(ProcessPublisher); ok {
+		if err := CheckProcessLabels(cfg.ProcessLabels); err != nil {
+			return nil, err
+		}
+		n.procs, n.procPub = newProcessBook(cfg.ProcessLabels), pp
+		sinks = append(sinks, n.procs)
+	}
+	if len(sinks) == 1 {
 		host.Subscribe(maps)
+	} else {
+		host.Subscribe(sinks)
 	}
 	host.SetIPISync(n.steps.sync)
 	if err := host.StartProfiling(n); err != nil {
@@ -426,6 +451,9 @@ func (n *Node) publish(cpu int, entries []Entry, stacks []StackSample, me []MeSa
 	}
 	n.mu.Unlock()
 	if err != nil {
+		return err
+	}
+	if err := n.publishProcesses(); err != nil {
 		return err
 	}
 	for _, m := range newImages {

@@ -21,10 +21,16 @@ var ErrNoMatch = errors.New("selects no host")
 
 // SelectHosts narrows sel's hosts to those whose node-registry labels
 // match sel.Labels (intersected with the hosts it already names), for a
-// local database and a cluster alike. A selector that matches no host is
-// ErrNoMatch, in one line naming the label values that exist.
+// local database and a cluster alike, setting the process matchers aside
+// in sel.Procs for SelectProcesses (processes.go). A selector that
+// matches no host is ErrNoMatch, in one line naming the label values
+// that exist.
 func SelectHosts(ctx context.Context, db DB, sel *Selection) error {
-	return selectHosts(ctx, db, sel.Labels, &sel.Filter)
+	hosts, err := splitProcesses(ctx, db, sel)
+	if err != nil {
+		return err
+	}
+	return selectHosts(ctx, db, hosts, &sel.Filter)
 }
 
 func selectHosts(ctx context.Context, db DB, ls selector.Selector, q *storage.Query) error {

@@ -95,7 +95,7 @@ func Prof(ctx context.Context, db DB, src analysis.Source, sel Selection, o Prof
 		return &ProfReport{Callers: t}, nil
 	}
 	if label := o.GroupLabel(); label != "" {
-		g, err := profGroups(ctx, db, src, sel, label)
+		g, err := groupBy(ctx, db, src, sel, label)
 		if err != nil {
 			return nil, err
 		}

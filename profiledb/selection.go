@@ -27,6 +27,10 @@ type Selection struct {
 	// Labels is --select and --label: SelectHosts turns it into
 	// Filter.Hosts once the database's node registry is known.
 	Labels selector.Selector
+	// Procs are the matchers of Labels on the process dimension (binary,
+	// pid, process labels: processes.go), which SelectHosts sets aside
+	// and SelectProcesses turns into Filter.HostPIDs.
+	Procs selector.Selector
 }
 
 // Filters are the tools' shared filters as given (the flags --epoch,

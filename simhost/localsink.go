@@ -14,6 +14,27 @@ import (
 // package storage, so one host can be profiled with no cluster at all.
 type LocalSink struct{ DB *storage.DB }
 
+// ForHost is s storing host's process records too: a node.ProcessPublisher
+// for the node on host.
+func (s LocalSink) ForHost(host string) HostSink { return HostSink{LocalSink: s, Host: host} }
+
+// HostSink is a LocalSink for one host's node: it also stores the node's
+// process records, under Host (a local database has no credentials to
+// take the host from; the cluster's coordinator does).
+type HostSink struct {
+	LocalSink
+	Host string
+}
+
+// PublishProcess stores the process record of s.Host.
+func (s HostSink) PublishProcess(r *wire.ProcessRecord) error {
+	var m storage.Meta
+	if err := m.PutProcess(s.Host, r); err != nil {
+		return err
+	}
+	return s.DB.CommitMeta(&m)
+}
+
 // PublishImage stores the image record.
 func (s LocalSink) PublishImage(r *wire.ImageRecord) error { return s.DB.PutImage(r) }
 

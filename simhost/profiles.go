@@ -3,6 +3,7 @@ package simhost
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"dcpi/hwsim"
@@ -86,6 +87,32 @@ type Features struct {
 	// PerProcess are the images whose profiles are kept per process
 	// (node.Config.PerProcess: paths, base names or "all").
 	PerProcess []string
+	// ProcessLabels are the user's process labels by binary
+	// (node.Config.ProcessLabels; ProgramLabels adds the programs').
+	ProcessLabels map[string]map[string]string
+}
+
+// ProgramLabels is configured (node.process_labels, by binary) with
+// labels for the binary of each of progs over it: dcpi profile
+// --proc-label gives the processes of the programs it runs, and their
+// children, labels.
+func ProgramLabels(configured map[string]map[string]string, progs []Program, labels map[string]string) map[string]map[string]string {
+	if len(labels) == 0 {
+		return configured
+	}
+	out := maps.Clone(configured)
+	if out == nil {
+		out = map[string]map[string]string{}
+	}
+	for _, p := range progs {
+		l := maps.Clone(out[p.Path])
+		if l == nil {
+			l = map[string]string{}
+		}
+		maps.Copy(l, labels)
+		out[p.Path] = l
+	}
+	return out
 }
 
 // ErrPairedNeedsProfileMe refuses pairs without ProfileMe.
@@ -103,7 +130,10 @@ func (f Features) NodeConfig(host string, flushEvery float64, clockHz uint64) (C
 	if err := node.CheckPerProcess(f.PerProcess); err != nil {
 		return c, fmt.Errorf("--per-process: %w", err)
 	}
-	c.Labels, c.Node.PerProcess = f.Labels, f.PerProcess
+	if err := node.CheckProcessLabels(f.ProcessLabels); err != nil {
+		return c, fmt.Errorf("--proc-label or node.process_labels: %w", err)
+	}
+	c.Labels, c.Node.PerProcess, c.Node.ProcessLabels = f.Labels, f.PerProcess, f.ProcessLabels
 	if f.Stacks {
 		if err := CheckStacks(); err != nil {
 			return c, err

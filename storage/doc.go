@@ -49,6 +49,7 @@
 //	'A' epoch:8 host\0 image:34 offset:8                → ProfileMe effective-address hot list (hotlist encoding, Set)
 //	'B' epoch:8 image:34 offset:8                       → the same over all hosts (hotlist encoding, Set)
 //	'r' host\0 view:1                                   → samples stored or dropped in epochs retention deleted, view 'f' flat, 's' stacks, 'm' ProfileMe (merged)
+//	'P' host\0 pid:4 epoch:8                            → process record: wire.ProcessRecord encoding, epoch the first the node saw it in (Set)
 //	'm' "schema"                                        → "dcpi-profile-db/2" (Set once)
 //	'm' "logindex"                                      → the Raft log index the database reflects (8 bytes, Set)
 //
@@ -121,6 +122,15 @@
 // a path profile covers one run, whenever it ended. These tables were
 // added to schema version 2 as the stack tables were.
 //
+// Process records (wire.ProcessRecord: a process's binary and the user's
+// process labels) are keyed by the host that published them — taken from
+// its credentials by the coordinator, never from the record — then PID and
+// the first epoch the node saw the process in, so a reused PID is a new
+// key and a host's processes are one range. Samples carry a PID only for
+// images kept per process (node.per_process); Query.HostPIDs, the
+// process selectors' (host, PID) pairs, narrows a query's PIDs per host.
+// The table was added to schema version 2 as the stack tables were.
+//
 // Schema versions: a database of another version is refused at Open and
 // must be rebuilt (version 2 added 'h').
 //
@@ -167,7 +177,11 @@
 // way, after adding what each host's deleted epochs held — per view, the
 // samples stored and the samples dropped, read from the conservation
 // counters — to 'r', so that generated = stored + dropped + expired stays
-// exact (ExpiredTotals). Both refuse an epoch that is not sealed
+// exact (ExpiredTotals); it also deletes the process records first seen in
+// those epochs whose processes have no sample left in the flat profile of
+// the epochs they own after them (until the PID's next record, if any),
+// which costs a scan of those hosts' remaining 'h' rows, and only when
+// such records exist. Both refuse an epoch that is not sealed
 // (ErrUnsealed) and change nothing then. A range deletion only hides keys;
 // CompactEpochs over the range is what gives the space back.
 //

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"dcpi/internal/testrand"
@@ -114,7 +115,7 @@ type stackView struct {
 func (m *model) stackProfile(q Query) map[stackView]uint64 {
 	out := map[stackView]uint64{}
 	for k, n := range m.stacks {
-		if !in(q.Epochs, k.epoch) || !in(q.Events, k.event) || !in(q.Hosts, k.host) || !in(q.Images, k.leaf) || !in(q.PIDs, k.pid) {
+		if !in(q.Epochs, k.epoch) || !in(q.Events, k.event) || !in(q.Hosts, k.host) || !in(q.Images, k.leaf) || !in(q.PIDs, k.pid) || !hpin(q, k.host, k.pid) {
 			continue
 		}
 		v := stackView{k.event, k.stack, k.host}
@@ -131,7 +132,7 @@ func (m *model) stackProfile(q Query) map[stackView]uint64 {
 func (m *model) stackTotals(q Query) (samples uint64, drops map[string]uint64) {
 	drops = map[string]uint64{}
 	for _, empty := range []bool{q.Epochs != nil && len(q.Epochs) == 0, q.Events != nil && len(q.Events) == 0, q.Hosts != nil && len(q.Hosts) == 0,
-		q.Images != nil && len(q.Images) == 0, q.PIDs != nil && len(q.PIDs) == 0} {
+		q.Images != nil && len(q.Images) == 0, q.PIDs != nil && len(q.PIDs) == 0, noHostPID(q)} {
 		if empty {
 			return 0, drops // an empty list selects nothing
 		}
@@ -180,6 +181,27 @@ func in[T comparable](list []T, v T) bool {
 	return false
 }
 
+// hpin is the per-host PID rule of Query.HostPIDs.
+func hpin(q Query, host string, pid uint32) bool {
+	return q.HostPIDs == nil || slices.Contains(q.HostPIDs[host], pid)
+}
+
+// noHostPID: HostPIDs names no PID that PIDs allows, so the query
+// selects nothing.
+func noHostPID(q Query) bool {
+	if q.HostPIDs == nil {
+		return false
+	}
+	for _, ps := range q.HostPIDs {
+		for _, p := range ps {
+			if in(q.PIDs, p) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 type profKey struct {
 	image  wire.ImageKey
 	offset uint64
@@ -191,7 +213,7 @@ type profKey struct {
 func (m *model) profile(q Query) map[profKey]uint64 {
 	out := map[profKey]uint64{}
 	for r, n := range m.counts {
-		if !in(q.Epochs, r.Epoch) || !in(q.Events, r.Event) || !in(q.Hosts, r.Host) || !in(q.Images, r.Image) || !in(q.PIDs, r.PID) {
+		if !in(q.Epochs, r.Epoch) || !in(q.Events, r.Event) || !in(q.Hosts, r.Host) || !in(q.Images, r.Image) || !in(q.PIDs, r.PID) || !hpin(q, r.Host, r.PID) {
 			continue
 		}
 		k := profKey{r.Image, r.Offset, r.Event, r.Host}
@@ -209,7 +231,7 @@ func (m *model) totals(q Query) (samples, unknown uint64, drops map[string]uint6
 	}
 	if q.Images == nil {
 		for r, n := range m.unknown {
-			if in(q.Epochs, r.Epoch) && in(q.Events, r.Event) && in(q.Hosts, r.Host) && in(q.PIDs, r.PID) {
+			if in(q.Epochs, r.Epoch) && in(q.Events, r.Event) && in(q.Hosts, r.Host) && in(q.PIDs, r.PID) && hpin(q, r.Host, r.PID) {
 				unknown += n
 			}
 		}

@@ -56,7 +56,7 @@ func checkAgainstModel(t *testing.T, db *DB, m *model, q Query) {
 	}
 	want := map[Record]uint64{}
 	for r, n := range m.counts {
-		if in(q.Epochs, r.Epoch) && in(q.Events, r.Event) && in(q.Hosts, r.Host) && in(q.Images, r.Image) && in(q.PIDs, r.PID) {
+		if in(q.Epochs, r.Epoch) && in(q.Events, r.Event) && in(q.Hosts, r.Host) && in(q.Images, r.Image) && in(q.PIDs, r.PID) && hpin(q, r.Host, r.PID) {
 			want[r] = n
 		}
 	}
@@ -118,6 +118,14 @@ func randQuery(r *rand.Rand) Query {
 		q.PIDs = []uint32{}
 	case 5:
 		q.PIDs = []uint32{uint32(r.IntN(4))}
+	}
+	if r.IntN(5) == 0 {
+		// The process selectors' per-host PIDs.
+		q.HostPIDs = map[string][]uint32{}
+		for range r.IntN(4) {
+			h := fmt.Sprintf("h%d", r.IntN(3))
+			q.HostPIDs[h] = append(q.HostPIDs[h], uint32(r.IntN(4)))
+		}
 	}
 	return q
 }

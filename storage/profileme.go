@@ -177,7 +177,7 @@ func (db *DB) meRows(q Query) (map[meRowKey]*wire.MeCounts, error) {
 		return rows, err
 	}
 	err := db.scanHostRows(tMe, "ProfileMe", len(wire.ImageKey{})+8+4+1, f, func(host string, rest, k []byte, value func() ([]byte, error)) error {
-		if !f.host(host) || !f.pid(binary.BigEndian.Uint32(rest[len(rest)-5:])) {
+		if !f.host(host) || !f.pidOn(host, binary.BigEndian.Uint32(rest[len(rest)-5:])) {
 			return nil
 		}
 		var rk meRowKey

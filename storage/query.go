@@ -24,6 +24,12 @@ type Query struct {
 	// images its configuration names); PID 0 is every sample not kept per
 	// process.
 	PIDs []uint32
+	// HostPIDs, when not nil, narrows the PIDs per host: a sample of
+	// host h is selected only if its PID is among HostPIDs[h] (none for
+	// a host it does not name), as well as by PIDs. The process
+	// selectors (binary=, pid=, process labels) resolve to it, since a
+	// PID means a process only on its own host.
+	HostPIDs map[string][]uint32 `json:",omitempty"`
 }
 
 // Record is one stored count: the finest grain of the database.
@@ -59,7 +65,11 @@ type filter struct {
 	hosts  map[string]bool // nil: all
 	hostl  []string        // hosts, sorted
 	pids   map[uint32]bool // nil: all
-	none   bool            // some list is empty: nothing matches
+	// hostPIDs is Query.HostPIDs as sets (nil: no per-host narrowing);
+	// pids then holds at most their union, so the roll-ups that have no
+	// PID are never read.
+	hostPIDs map[string]map[uint32]bool
+	none     bool // some list is empty: nothing matches
 }
 
 func newFilter(q *Query) *filter {
@@ -99,7 +109,31 @@ func newFilter(q *Query) *filter {
 		}
 		f.none = f.none || len(f.pids) == 0
 	}
+	if q.HostPIDs != nil {
+		union := map[uint32]bool{}
+		f.hostPIDs = map[string]map[uint32]bool{}
+		for h, ps := range q.HostPIDs {
+			set := map[uint32]bool{}
+			for _, p := range ps {
+				if f.pids == nil || f.pids[p] {
+					set[p], union[p] = true, true
+				}
+			}
+			f.hostPIDs[h] = set
+		}
+		f.pids = union
+		f.none = f.none || len(union) == 0
+	}
 	return f
+}
+
+// pidOn says whether a sample of host with PID p is selected by the
+// query's PIDs and per-host PIDs (not by its hosts: see host).
+func (f *filter) pidOn(host string, p uint32) bool {
+	if f.hostPIDs != nil {
+		return f.hostPIDs[host][p]
+	}
+	return f.pid(p)
 }
 
 func (f *filter) event(e uint8) bool { return f.events == nil || f.evset[e] }
@@ -265,7 +299,7 @@ func (c *cursor) settle() bool {
 				}
 				continue
 			}
-			if !f.pid(binary.BigEndian.Uint32(pid)) {
+			if !f.pidOn(host, binary.BigEndian.Uint32(pid)) {
 				c.it.Next()
 				continue
 			}
@@ -278,7 +312,7 @@ func (c *cursor) settle() bool {
 				c.err = fmt.Errorf("%w: hosts key %x: %d bytes, want %d", ErrCorrupt, k, len(k), p+rowLen+4)
 				return false
 			}
-			if !f.pid(binary.BigEndian.Uint32(rest)) {
+			if !f.pid(binary.BigEndian.Uint32(rest)) || (f.hostPIDs != nil && !f.hostPIDs[string(c.host[:len(c.host)-1])][binary.BigEndian.Uint32(rest)]) {
 				c.it.Next()
 				continue
 			}
@@ -615,7 +649,7 @@ func (db *DB) Unknown(q Query, fn func(UnknownRecord) error) error {
 			return fmt.Errorf("%w: unknown key %x: bad host, pid or pc", ErrCorrupt, k)
 		}
 		r.Host, r.PID, r.PC = host, binary.BigEndian.Uint32(rest), binary.BigEndian.Uint64(rest[4:])
-		if !f.event(r.Event) || !f.host(r.Host) || !f.pid(r.PID) {
+		if !f.event(r.Event) || !f.host(r.Host) || !f.pidOn(r.Host, r.PID) {
 			return nil
 		}
 		n, err := decodeCount(k, v)

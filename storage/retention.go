@@ -372,16 +372,18 @@ type Expired struct {
 
 // ExpireResult says what ExpireEpochs did.
 type ExpireResult struct {
-	Epochs  int     // epoch records deleted
-	Expired Expired // what they held, over every host
+	Epochs    int     // epoch records deleted
+	Expired   Expired // what they held, over every host
+	Processes int     // process records deleted (expiredProcesses)
 }
 
 // ExpireEpochs deletes every epoch through through, every one of which
 // must be sealed (ErrUnsealed otherwise, changing nothing), with m's
 // writes, in one Pebble batch: a range deletion per table keyed by epoch,
 // and what the epochs held (per host and view, samples stored and
-// dropped) added to the expired counts Expired reads. CompactEpochs(0,
-// through) then reclaims the space.
+// dropped) added to the expired counts Expired reads, and the process
+// records first seen in them whose processes have no sample left
+// (expiredProcesses). CompactEpochs(0, through) then reclaims the space.
 func (db *DB) ExpireEpochs(through uint64, m *Meta) (ExpireResult, error) {
 	if err := db.use(true); err != nil {
 		return ExpireResult{}, err
@@ -461,6 +463,16 @@ func (db *DB) ExpireEpochs(through uint64, m *Meta) (ExpireResult, error) {
 			return ExpireResult{}, fmt.Errorf("storage: expire epochs: %w", err)
 		}
 	}
+	procs, err := db.expiredProcesses(through)
+	if err != nil {
+		return ExpireResult{}, fmt.Errorf("storage: expire epochs through %d: processes: %w", through, err)
+	}
+	for _, k := range procs {
+		if err := pb.Delete(k, nil); err != nil {
+			return ExpireResult{}, fmt.Errorf("storage: expire epochs: %w", err)
+		}
+	}
+	res.Processes = len(procs)
 	for _, op := range m.opsOrNil() {
 		if err := pb.Set(op.key, op.val, nil); err != nil {
 			return ExpireResult{}, fmt.Errorf("storage: expire epochs: %w", err)

@@ -96,7 +96,7 @@ func (db *DB) stackRows(q Query) (map[stackRow]uint64, error) {
 		return rows, err
 	}
 	err := db.scanHostRows(tStackHosts, "stack", 1+8+4, f, func(host string, rest, k []byte, value func() ([]byte, error)) error {
-		if !f.host(host) || !f.event(rest[0]) || !f.pid(binary.BigEndian.Uint32(rest[9:])) {
+		if !f.host(host) || !f.event(rest[0]) || !f.pidOn(host, binary.BigEndian.Uint32(rest[9:])) {
 			return nil
 		}
 		v, err := value()

@@ -71,19 +71,16 @@ func opened(db profiledb.DB, close func()) *openedSource {
 	return &openedSource{DB: db, src: symbolize.New(db), close: func() { db.Close(); close() }}
 }
 
-// open opens the database (--nats, else --db), applies the labels and the
-// time range to sel (saying on stderr what it covered); the caller closes.
+// open opens the database (--nats, else --db), applies the labels, the
+// time range and the processes to sel (saying on stderr what it covered);
+// the caller closes.
 func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *profiledb.Selection) (*openedSource, error) {
 	db, closeConn, err := openDB(cmd, name, qf.nats, qf.linearizable, qf.dbDir)
 	if err != nil {
 		return nil, err
 	}
 	o := opened(db, closeConn)
-	if err := profiledb.SelectHosts(cmd.Context(), db, sel); err != nil {
-		o.close()
-		return nil, err
-	}
-	if err := profiledb.SelectTime(cmd.Context(), db, sel, cmd.ErrOrStderr()); err != nil {
+	if err := profiledb.Select(cmd.Context(), db, sel, cmd.ErrOrStderr()); err != nil {
 		o.close()
 		return nil, err
 	}

@@ -146,7 +146,7 @@ stored apart from instrumented profiles and printed under its own label;
 			}
 			defer closeConn()
 			defer db.Close()
-			if err := profiledb.SelectHosts(cmd.Context(), db, &sel); err != nil {
+			if err := profiledb.SelectPathHosts(cmd.Context(), db, &sel); err != nil {
 				return err
 			}
 			return fleetpaths.WriteMerged(cmd.Context(), cmd.OutOrStdout(), db, fleetpaths.Options{Sources: srcs, Image: image, Hosts: sel.Filter.Hosts, Top: top})

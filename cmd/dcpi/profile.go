@@ -17,6 +17,7 @@ import (
 type profileOptions struct {
 	localrun.ProfileConfig
 	simhost.Features
+	ProcLabels map[string]string // --proc-label
 }
 
 func newProfileCommand() *cobra.Command {
@@ -90,7 +91,7 @@ writes the ground truth of all the hosts summed per instruction.`,
 			if !cmd.Flags().Changed("values") {
 				o.Features.Values = cfg.Node.Values
 			}
-			o.Features.Labels, o.Features.PerProcess = cfg.Node.Labels, cfg.Node.PerProcess
+			o.Features.Labels, o.Features.PerProcess, o.Features.ProcessLabels = cfg.Node.Labels, cfg.Node.PerProcess, simhost.ProgramLabels(cfg.Node.ProcessLabelMap(), progs, o.ProcLabels)
 			pc := o.ProfileConfig
 			pc.Programs, pc.Seconds, pc.Values = progs, cfg.Node.Seconds, o.Features.Values != ""
 			pc.Views = conservation.Views{Stacks: o.Stacks, ProfileMe: o.ProfileMe}
@@ -130,6 +131,7 @@ func registerProfileFlags(cmd *cobra.Command, o *profileOptions) {
 	f.String("host", "alpha0", "host name recorded with the samples")
 	f.StringToString("label", nil, "the host's label `key=value` the tools select by (config node.labels; docs/node.md)")
 	f.StringSlice("per-process", nil, "keep these images' profiles per process: `PATH|NAME|all` (config node.per_process)")
+	f.StringToStringVar(&o.ProcLabels, "proc-label", nil, "label `key=value` of the programs' processes and their children, selected by --select, grouped by --by (config node.process_labels; docs/node.md)")
 	f.Float64Var(&o.Seconds, "seconds", 0, "stop the programs after this much simulated time (0: when they exit)")
 	f.Float64("flush-every", 0.1, "simulated seconds between full drains of the driver tables")
 	f.StringSliceVar(&o.Events, "events", []string{"cycles", "imiss"}, "events to count: the first on its own counter (periods 60K-64K for cycles), the rest on a second")

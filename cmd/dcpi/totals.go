@@ -52,10 +52,7 @@ commits may answer with less; --host, --select, --label, --epoch,
 			defer o.close()
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
-			if err := profiledb.SelectHosts(ctx, o.DB, &sel); err != nil {
-				return err
-			}
-			if err := profiledb.SelectTime(ctx, o.DB, &sel, cmd.ErrOrStderr()); err != nil {
+			if err := profiledb.Select(ctx, o.DB, &sel, cmd.ErrOrStderr()); err != nil {
 				return err
 			}
 			tot, err := profiledb.ReadTotals(ctx, o.DB, sel.Filter)

@@ -74,10 +74,7 @@ func (b *Backend) Select(ctx context.Context, f web.Filters) (web.Selection, err
 	var covered strings.Builder
 	sel, err := qf.Selection()
 	if err == nil {
-		err = profiledb.SelectHosts(ctx, b.db, &sel)
-	}
-	if err == nil {
-		err = profiledb.SelectTime(ctx, b.db, &sel, &covered)
+		err = profiledb.Select(ctx, b.db, &sel, &covered)
 	}
 	if err != nil {
 		return web.Selection{}, paramError{err}

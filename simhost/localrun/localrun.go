@@ -140,7 +140,7 @@ func (r *Run) startHost(sink simhost.LocalSink, i int, name string) (Host, error
 	if err := sink.Register(name, hc.CPUs, nc.Labels, nc.Profile, time.Now()); err != nil {
 		return h, err
 	}
-	if h.Sim, err = simhost.New(h.Machine, nc, sink); err != nil {
+	if h.Sim, err = simhost.New(h.Machine, nc, sink.ForHost(name)); err != nil {
 		return h, err
 	}
 	env := []string{"PATH=/bin", "HOME=/", "TERM=dumb", "LANG=C"}

@@ -76,7 +76,7 @@ func RunNode(ctx context.Context, c NodeConfig) error {
 	if err != nil {
 		return err
 	}
-	sh, err := simhost.New(m, ncfg, simhost.LocalSink{DB: db})
+	sh, err := simhost.New(m, ncfg, simhost.LocalSink{DB: db}.ForHost(ncfg.Node.Host))
 	if err != nil {
 		return err
 	}

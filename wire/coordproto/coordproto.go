@@ -30,6 +30,8 @@ const (
 	SubjectMembersRemove = "dcpi.coord.members.remove"
 	SubjectUploadPaths   = "dcpi.coord.paths.upload"
 	SubjectIngestValues  = "dcpi.coord.values.ingest"
+	// SubjectProcesses: a host's process records (a host request).
+	SubjectProcesses = "dcpi.coord.processes"
 	// SubjectQuery + kind: served by any replica from its own database.
 	SubjectQuery = "dcpi.coord.query."
 	// SubjectLinearQuery + kind: served by the leader after it has
@@ -61,6 +63,7 @@ const (
 	QueryValues        = "values"        // storage.ValueLists, skip-paged ValueListRow
 	QueryValueTotals   = "valuetotals"   // storage.ValueTotals, as ValueTotalsReply
 	QueryValuesApplied = "valuesapplied" // storage.ValuesApplied, as ValuesAppliedReply
+	QueryProcesses     = "processes"     // storage.Processes, skip-paged
 	// QueryStreamTail and QueryValuesTail: what the batch and value
 	// streams still hold of a host (the newest message of each of its
 	// subjects), read by the coordinator for a resuming agent, whose
@@ -79,7 +82,7 @@ const (
 // field Host. A request a host makes about itself belongs here, so that it
 // is confined the same way.
 var hostRequests = []string{
-	SubjectRegister, SubjectHeartbeat, SubjectAck,
+	SubjectRegister, SubjectHeartbeat, SubjectAck, SubjectProcesses,
 	SubjectQuery + QueryApplied, SubjectLinearQuery + QueryApplied,
 	SubjectQuery + QueryValuesApplied, SubjectLinearQuery + QueryValuesApplied,
 	SubjectQuery + QueryStreamTail, SubjectQuery + QueryValuesTail,
