@@ -1,0 +1,187 @@
+package hwsim_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dcpi/hwsim"
+	"dcpi/hwsim/alpha"
+)
+
+// needSysroot skips a test on a machine without the Alpha cross
+// toolchain's loader and C library.
+func needSysroot(t testing.TB) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(hwsim.DefaultSysroot, "lib", "ld-linux.so.2")); err != nil {
+		t.Skipf("no Alpha sysroot: %v", err)
+	}
+}
+
+// buildDynamic compiles src with the cross compiler's defaults (dynamic,
+// no -static) and returns the executable.
+func buildDynamic(t testing.TB, name, src string, libs ...string) []byte {
+	t.Helper()
+	needSysroot(t)
+	cc, err := exec.LookPath("alpha-linux-gnu-gcc")
+	if err != nil {
+		t.Skip("alpha-linux-gnu-gcc not installed")
+	}
+	dir := t.TempDir()
+	c := filepath.Join(dir, name+".c")
+	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, name)
+	if out, err := exec.Command(cc, append([]string{"-O2", "-o", bin, c}, libs...)...).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+const dynHello = `#include <stdio.h>
+#include <math.h>
+#include <dlfcn.h>
+int main(int argc, char **argv) {
+	double s = 0;
+	for (int i = 1; i < 20000; i++) s += sqrt((double)i) * sin(i);
+	printf("hello %d %.6f\n", argc, s);
+	void *h = dlopen("libm.so.6.1", RTLD_NOW);
+	double (*f)(double) = h ? (double (*)(double))dlsym(h, "cos") : 0;
+	printf("dlopen %s %.6f\n", h ? "ok" : dlerror(), f ? f(1.0) : 0.0);
+	return 3;
+}
+`
+
+// TestDynamicProgram runs a dynamically linked program (the interpreter,
+// libc and libm from the sysroot, libm dlopen'ed again) on both timing
+// models and checks its output, exit status and loader map events: the
+// program, ld.so, libc and libm, each with its build ID.
+func TestDynamicProgram(t *testing.T) {
+	data := buildDynamic(t, "dynhello", dynHello, "-lm")
+	for _, model := range []alpha.Model{alpha.EV5, alpha.EV6} {
+		t.Run(model.Name, func(t *testing.T) {
+			cfg := hwsim.DefaultConfig()
+			cfg.CPUs, cfg.Model = 1, model
+			cfg.Files = map[string][]byte{"/bin/dynhello": data}
+			if os.Getenv("DYNTRACE") != "" {
+				cfg.Trace = os.Stderr
+			}
+			r := runWorkload(t, cfg, "dynhello", "a")
+			const want = "hello 2 -145.806415\ndlopen ok 0.540302\n"
+			if r.stdout != want || r.status != 3<<8 {
+				t.Fatalf("status %#x, stdout %q, stderr %q, faults %v; want %q", r.status, r.stdout, r.stderr, r.m.Faults(), want)
+			}
+			maps := map[string]hwsim.Event{}
+			for _, e := range r.events {
+				if e.Kind == hwsim.EventMap && e.PID != 0 {
+					maps[filepath.Base(e.Path)] = e
+				}
+			}
+			for _, lib := range []string{"dynhello", "ld-linux.so.2", "libc.so.6.1", "libm.so.6.1"} {
+				e, ok := maps[lib]
+				if !ok {
+					t.Errorf("no map event for %s (have %v)", lib, maps)
+					continue
+				}
+				if !strings.HasPrefix(e.ImageID, "buildid:") || e.Size == 0 {
+					t.Errorf("%s: %v", lib, e)
+				}
+				if lib != "dynhello" && (e.Bias == 0 || e.Bias&(alpha.PageSize-1) != 0) {
+					t.Errorf("%s: bias %#x", lib, e.Bias)
+				}
+			}
+		})
+	}
+}
+
+// TestDynamicBadInterpreter: a missing or unrunnable interpreter is a
+// one-line error naming the file, at spawn.
+func TestDynamicBadInterpreter(t *testing.T) {
+	data := buildDynamic(t, "dynhello", dynHello, "-lm")
+	x86, _ := os.ReadFile("/bin/true")
+	for _, tc := range []struct {
+		name    string
+		sysroot string
+		files   map[string][]byte
+		want    string
+	}{
+		{"no sysroot", "", nil, "/lib/ld-linux.so.2"},
+		{"missing", t.TempDir(), nil, "/lib/ld-linux.so.2"},
+		{"x86", "", map[string][]byte{"/lib/ld-linux.so.2": x86}, "ld-linux.so.2"},
+		{"truncated", "", map[string][]byte{"/lib/ld-linux.so.2": []byte("\x7fELF\x02\x01")}, "ld-linux.so.2"},
+		{"an executable", "", map[string][]byte{"/lib/ld-linux.so.2": data}, "not a shared object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := hwsim.DefaultConfig()
+			cfg.Sysroot = tc.sysroot
+			cfg.Files = map[string][]byte{"/bin/dynhello": data}
+			for k, v := range tc.files {
+				cfg.Files[k] = v
+			}
+			m, err := hwsim.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = m.Spawn("/bin/dynhello", nil, nil)
+			if !errors.Is(err, hwsim.ErrInterpreter) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("Spawn = %v; want ErrInterpreter naming %s, one line", err, tc.want)
+			}
+			if m.Live() != 0 {
+				t.Errorf("%d processes left behind", m.Live())
+			}
+			t.Log(err)
+		})
+	}
+}
+
+// TestSysrootConfined: ".." and symbolic links, relative or absolute, stay
+// inside the sysroot, which is the simulated root directory.
+func TestSysrootConfined(t *testing.T) {
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(root, "lib"), 0o755))
+	must(os.WriteFile(filepath.Join(root, "lib", "libc.so"), []byte("inside"), 0o644))
+	must(os.WriteFile(filepath.Join(root, "secret"), []byte("root's own"), 0o644))
+	must(os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "lib", "abs")))
+	must(os.Symlink("../../../../../../.."+outside+"/secret", filepath.Join(root, "lib", "rel")))
+	must(os.Symlink("/lib/libc.so", filepath.Join(root, "lib", "good")))
+	must(os.Symlink("loop", filepath.Join(root, "lib", "loop")))
+	s := hwsim.Sysroot{Dir: root}
+	for _, tc := range []struct{ path, want string }{
+		{"/lib/libc.so", "inside"},
+		{"/lib/good", "inside"},
+		{"/../../../../lib/libc.so", "inside"},
+		{"/lib/../../secret", "root's own"},
+		{"/../../../../../../.." + outside + "/secret", ""},
+		{"/lib/abs", ""},
+		{"/lib/rel", ""},
+		{"/lib/loop", ""},
+		{"/lib/libc.so/x", ""},
+	} {
+		data, _, err := s.ReadFile(tc.path)
+		if string(data) != tc.want || (tc.want == "") != (err != nil) {
+			t.Errorf("ReadFile(%s) = %q, %v; want %q", tc.path, data, err, tc.want)
+		}
+		if bytes.Contains(data, []byte("secret")) && string(data) == "secret" {
+			t.Errorf("ReadFile(%s) read outside the sysroot", tc.path)
+		}
+	}
+}
