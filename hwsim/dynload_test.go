@@ -10,6 +10,7 @@ import (
 
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
+	"dcpi/workloads"
 )
 
 // needSysroot skips a test on a machine without the Alpha cross
@@ -139,5 +140,41 @@ func TestDynamicBadInterpreter(t *testing.T) {
 			}
 			t.Log(err)
 		})
+	}
+}
+
+// TestDynamicWorkloads runs the dynamically linked build of every
+// workload (workloads/dyn) with its default arguments on a 21164 and on a
+// 21264 and compares its output and exit status with the expected files,
+// which qemu-alpha -L reproduces (workloads' TestQemuDynamicOutputsMatchExpected).
+// Functional runs: what the instructions compute does not depend on the
+// timing model, which TestDynamicProgram runs.
+func TestDynamicWorkloads(t *testing.T) {
+	needSysroot(t)
+	if testing.Short() {
+		t.Skip("slow: 26 runs of 5-40 M instructions")
+	}
+	for _, model := range []alpha.Model{alpha.EV5, alpha.EV6} {
+		for _, w := range workloads.All() {
+			data, err := workloads.DynamicBinary(w.Name)
+			if err != nil {
+				continue // tiny: no C library
+			}
+			t.Run(model.Name+"/"+w.Name, func(t *testing.T) {
+				t.Parallel()
+				want, wantExit, err := workloads.Expected(w.Name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg := hwsim.DefaultConfig()
+				cfg.CPUs, cfg.Model, cfg.Timing = 2, model, false
+				cfg.Files = map[string][]byte{"/bin/" + w.Name: data}
+				r := runWorkload(t, cfg, w.Name, w.DefaultArgs...)
+				if r.stdout != string(want) || r.status != wantExit<<8 {
+					t.Fatalf("status %#x (want exit %d), faults %v, stderr %q, output:\n%s",
+						r.status, wantExit, r.m.Faults(), r.stderr, firstDiff(r.stdout, string(want)))
+				}
+			})
+		}
 	}
 }
