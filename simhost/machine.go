@@ -103,7 +103,7 @@ type Images struct {
 	files   map[string][]byte
 	sysroot hwsim.Sysroot
 	mu      sync.Mutex
-	facts map[string]node.ImageFacts // by path
+	facts   map[string]node.ImageFacts // by path
 }
 
 var _ node.UnwindSource = (*Images)(nil)
