@@ -178,3 +178,53 @@ func TestDynamicWorkloads(t *testing.T) {
 		}
 	}
 }
+
+// TestDynamicBadLibrary: a library missing from the sysroot or of another
+// architecture is ld.so's own one-line error naming it, exit status 127,
+// as on Linux; nothing is mapped of it.
+func TestDynamicBadLibrary(t *testing.T) {
+	data := buildDynamic(t, "dynhello", dynHello, "-lm")
+	x86, err := os.ReadFile("/bin/true")
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, tc := range []struct {
+		name string
+		libm []byte // nil: absent
+	}{{"missing", nil}, {"x86", x86}, {"truncated", []byte("\x7fELF\x02\x01\x01")}} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			for _, lib := range []string{"ld-linux.so.2", "libc.so.6.1"} {
+				b, err := os.ReadFile(filepath.Join(hwsim.DefaultSysroot, "lib", lib))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.MkdirAll(filepath.Join(root, "lib"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(root, "lib", lib), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.libm != nil {
+				if err := os.WriteFile(filepath.Join(root, "lib", "libm.so.6.1"), tc.libm, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg := hwsim.DefaultConfig()
+			cfg.CPUs, cfg.Timing, cfg.Sysroot = 1, false, root
+			cfg.Files = map[string][]byte{"/bin/dynhello": data}
+			r := runWorkload(t, cfg, "dynhello")
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			if r.status != 127<<8 || len(lines) != 1 || !strings.Contains(r.stderr, "libm.so.6.1") || len(r.m.Faults()) != 0 {
+				t.Fatalf("status %#x, faults %v, stderr %q", r.status, r.m.Faults(), r.stderr)
+			}
+			for _, e := range r.events {
+				if e.Kind == hwsim.EventMap && strings.Contains(e.Path, "libm") {
+					t.Errorf("map event for a library that failed to load: %v", e)
+				}
+			}
+			t.Log(r.stderr)
+		})
+	}
+}
