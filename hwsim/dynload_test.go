@@ -228,3 +228,68 @@ func TestDynamicBadLibrary(t *testing.T) {
 		})
 	}
 }
+
+const fileCalls = `#include <stdio.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+int main(void) {
+	const char *lib = "/lib/../lib/./libm.so.6.1";
+	int fd = open(lib, O_RDONLY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) { printf("open %d errno %d\n", fd, errno); return 1; }
+	char h[4], t[8], a[2], b[3];
+	ssize_t n = read(fd, h, 4);
+	pread(fd, t, 8, 0x1000);
+	struct iovec iov[2] = {{a, 2}, {b, 3}};
+	ssize_t v = readv(fd, iov, 2);
+	off_t end = lseek(fd, 0, SEEK_END);
+	unsigned char *p = mmap(0, 16384, PROT_READ, MAP_PRIVATE, fd, 8192);
+	unsigned sum = 0;
+	for (int i = 0; i < 16384; i++) sum = sum * 31 + p[i];
+	printf("n %zd magic %.3s size %lld end %lld v %zd %02x%02x sum %08x\n", n, h + 1,
+		(long long)st.st_size, (long long)end, v, (unsigned char)a[0], (unsigned char)b[2], sum);
+	printf("eacces %d\n", mmap(0, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED && errno == EACCES);
+	printf("rofs %d\n", access(lib, W_OK) != 0 && errno == EROFS);
+	printf("enoent %d\n", open("/lib/no-such.so", O_RDONLY) < 0 && errno == ENOENT);
+	printf("close %d %d\n", close(fd), close(fd) != 0 && errno == EBADF);
+	return 0;
+}
+`
+
+// TestFileCalls: what a program reads of the simulated file system through
+// open, read, pread64, readv, lseek, fstat and mmap matches qemu-alpha -L;
+// the file system is read-only.
+func TestFileCalls(t *testing.T) {
+	data := buildDynamic(t, "filecalls", fileCalls)
+	cfg := hwsim.DefaultConfig()
+	cfg.CPUs, cfg.Timing = 1, false
+	cfg.Files = map[string][]byte{"/bin/filecalls": data}
+	r := runWorkload(t, cfg, "filecalls")
+	if r.status != 0 || !strings.Contains(r.stdout, "magic ELF") {
+		t.Fatalf("status %#x, stdout %q, stderr %q", r.status, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"eacces 1", "rofs 1", "enoent 1", "close 0 1"} {
+		if !strings.Contains(r.stdout, want+"\n") {
+			t.Errorf("no %q in %q", want, r.stdout)
+		}
+	}
+	qemu, err := exec.LookPath("qemu-alpha")
+	if err != nil {
+		t.Skip("no qemu-alpha to compare with")
+	}
+	bin := filepath.Join(t.TempDir(), "filecalls")
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(qemu, "-L", hwsim.DefaultSysroot, bin).Output()
+	// qemu's file system is the host's, writable: compare the reads.
+	first := func(s string) string { return strings.SplitN(s, "\n", 2)[0] }
+	if err != nil || first(string(out)) != first(r.stdout) {
+		t.Errorf("qemu-alpha: %q, %v\nhwsim:      %q", out, err, r.stdout)
+	}
+}

@@ -50,6 +50,13 @@ func (m *Machine) fileSyscall(c *cpuState, p *Process, num uint64, a [6]uint64) 
 		}
 		k, e := m.readFile(p, of, a[1], a[2], a[3])
 		return k, e, true
+	case 120: // readv
+		of := p.rfiles[a[0]]
+		if of == nil {
+			return 0, 0, false
+		}
+		v, e := m.readvFile(p, of, a[1], a[2])
+		return v, e, true
 	case 19: // lseek
 		of := p.rfiles[a[0]]
 		if of == nil {
@@ -188,6 +195,35 @@ func (m *Machine) readFile(p *Process, of *openFile, buf, n, off uint64) (uint64
 	return uint64(len(b)), m.userWrite(p, buf, b)
 }
 
+// readvFile is readv(2) of an open file: each buffer in turn, from the
+// file's offset, until one is not filled.
+func (m *Machine) readvFile(p *Process, of *openFile, iov, cnt uint64) (uint64, errno) {
+	if cnt > 1024 {
+		return 0, eINVAL
+	}
+	raw, err := m.userRead(p, iov, 16*cnt)
+	if err != 0 {
+		return 0, err
+	}
+	var total uint64
+	for i := range cnt {
+		base, n := binary.LittleEndian.Uint64(raw[16*i:]), binary.LittleEndian.Uint64(raw[16*i+8:])
+		k, err := m.readFile(p, of, base, n, of.off)
+		if err != 0 {
+			if total > 0 {
+				return total, 0
+			}
+			return 0, err
+		}
+		of.off += k
+		total += k
+		if k < n {
+			break
+		}
+	}
+	return total, 0
+}
+
 // kernelFileRead is read(2) of an open file into vmunix's bounce buffer at
 // buf (vmunix serves read itself and asks the simulator for the bytes).
 func (m *Machine) kernelFileRead(of *openFile, buf, n uint64) uint64 {
@@ -242,9 +278,12 @@ func (m *Machine) putStat(p *Process, buf uint64, f *simFile, old bool) errno {
 // map event (sec. 4.3.2), so samples in a shared library are attributed to
 // it.
 func (m *Machine) mmapFile(c *cpuState, p *Process, of *openFile, addr, length, prot, flags, off uint64) (uint64, errno) {
-	const mapFixed = 0x100
+	const mapShared, mapFixed = 0x01, 0x100
 	if of.f.dir {
 		return 0, eNODEV
+	}
+	if flags&mapShared != 0 && prot&2 != 0 {
+		return 0, eACCES // a shared writable mapping of a file opened read-only
 	}
 	if length == 0 || length > m.cfg.MaxMemory || off&pageMask != 0 {
 		return 0, eINVAL
