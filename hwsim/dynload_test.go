@@ -144,17 +144,18 @@ func TestDynamicBadInterpreter(t *testing.T) {
 }
 
 // TestDynamicWorkloads runs the dynamically linked build of every
-// workload (workloads/dyn) with its default arguments on a 21164 and on a
-// 21264 and compares its output and exit status with the expected files,
+// workload (workloads/dyn) with its default arguments on every model (the
+// 21164, 21164A, 21164PC, 21264 and 21264A: the sysroot's glibc picks its
+// routines by AT_HWCAP and amask) and compares its output and exit status with the expected files,
 // which qemu-alpha -L reproduces (workloads' TestQemuDynamicOutputsMatchExpected).
 // Functional runs: what the instructions compute does not depend on the
 // timing model, which TestDynamicProgram runs.
 func TestDynamicWorkloads(t *testing.T) {
 	needSysroot(t)
 	if testing.Short() {
-		t.Skip("slow: 26 runs of 5-40 M instructions")
+		t.Skip("slow: 65 runs of 5-40 M instructions")
 	}
-	for _, model := range []alpha.Model{alpha.EV5, alpha.EV6} {
+	for _, model := range alpha.Models {
 		for _, w := range workloads.All() {
 			data, err := workloads.DynamicBinary(w.Name)
 			if err != nil {
