@@ -4,6 +4,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"dcpi/hwsim"
@@ -11,13 +12,15 @@ import (
 	"dcpi/hwsim/elfimage"
 	"dcpi/hwsim/vmunix"
 	"dcpi/node"
+	"dcpi/wire"
 	"dcpi/workloads"
 )
 
 // TestDynamicImages profiles the dynamically linked strproc (qsort,
 // strcmp, memcpy: much of its time is in libc) on both timing models: the
 // loader's map events make ld.so, libc and libm images of their own, whose
-// records carry the file's size and symbols and Base 0 (the image's own
+// records carry the file's size and symbols (with its unnamed procedures,
+// from .eh_frame) and Base 0 (the image's own
 // address, so offsets are the library's addresses wherever it was
 // loaded); samples land in libc on procedures its symbol table names, and
 // the unknown profile stays under 1%.
@@ -53,6 +56,7 @@ func TestDynamicImages(t *testing.T) {
 			}
 			recs := map[string]bool{}
 			var libc *elfimage.Image
+			var libcSyms []wire.Symbol
 			for _, r := range pub.Images() {
 				recs[path.Base(r.Path)] = true
 				if r.Path == vmunix.Path || r.Path == "/bin/strproc" {
@@ -69,6 +73,7 @@ func TestDynamicImages(t *testing.T) {
 					if libc, err = elfimage.ParseObject(data, r.Path); err != nil {
 						t.Fatal(err)
 					}
+					libcSyms = r.Symbols
 					if r.Key.String() != libc.ID.String() {
 						t.Errorf("libc record key %v, file %v", r.Key, libc.ID)
 					}
@@ -94,15 +99,17 @@ func TestDynamicImages(t *testing.T) {
 						continue
 					}
 					inLibc += e.Count
-					if _, _, ok := libc.Lookup(e.Offset); ok {
+					if slices.ContainsFunc(libcSyms, func(s wire.Symbol) bool { return e.Offset-s.Addr < max(s.Size, 1) }) {
 						named += e.Count
 					}
 				}
 			}
 			t.Logf("%d samples: %d in libc (%d on a named procedure), %d unknown; by image %+v",
 				total, inLibc, named, unknown, h.Node().ImageFigures())
-			if total == 0 || inLibc < total/10 || named == 0 {
-				t.Errorf("%d samples, %d in libc, %d on libc's symbols: want libc's share", total, inLibc, named)
+			// Procedures .dynsym does not name are named from .eh_frame
+			// (elfimage.ProcedureSymbols): nearly every libc sample is on one.
+			if total == 0 || inLibc < total/10 || named < inLibc*95/100 {
+				t.Errorf("%d samples, %d in libc, %d on the record's procedures: want libc's share, nearly all named", total, inLibc, named)
 			}
 			if unknown*100 >= total {
 				t.Errorf("%d of %d samples unknown, want under 1%%", unknown, total)

@@ -149,7 +149,7 @@ func (s *Images) DescribeImage(m node.Mapping) (node.ImageFacts, bool, error) {
 		return node.ImageFacts{}, false, fmt.Errorf("simhost: image %s: %w", m.Path, err)
 	}
 	f := node.ImageFacts{Size: uint64(len(data)), TextStart: im.TextStart, TextEnd: im.TextEnd}
-	for _, sym := range im.Symbols {
+	for _, sym := range im.ProcedureSymbols() { // a stripped library's unnamed procedures too
 		f.Symbols = append(f.Symbols, wire.Symbol{Name: sym.Name, Addr: sym.Addr, Size: sym.Size})
 	}
 	s.facts[m.Path] = f

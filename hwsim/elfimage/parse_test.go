@@ -1,6 +1,7 @@
 package elfimage
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -442,6 +443,16 @@ func TestParsesDynamic(t *testing.T) {
 	}
 	if !slices.ContainsFunc(lib.Symbols, func(s Symbol) bool { return s.Name == "printf" && s.Addr != 0 }) {
 		t.Errorf("libc: no printf in .dynsym (%d symbols)", len(lib.Symbols))
+	}
+	// Its static functions are named from .eh_frame; a program's symbols
+	// are its own.
+	procs := lib.ProcedureSymbols()
+	if len(procs) <= len(lib.Symbols) || !slices.IsSortedFunc(procs, func(a, b Symbol) int { return cmp.Compare(a.Addr, b.Addr) }) ||
+		!slices.ContainsFunc(procs, func(s Symbol) bool { return strings.HasPrefix(s.Name, "libc.so.6.1+0x") && s.Size > 0 }) {
+		t.Errorf("libc: %d procedures, %d symbols", len(procs), len(lib.Symbols))
+	}
+	if len(im.ProcedureSymbols()) != len(im.Symbols) {
+		t.Errorf("a program's procedures are not its symbols")
 	}
 }
 
