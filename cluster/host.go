@@ -99,7 +99,7 @@ func StartHost(ctx, startCtx context.Context, nc *nats.Conn, c HostConfig) (*Hos
 		return nil, fmt.Errorf("host %s: %w", name, err)
 	}
 	lf := logf(c.Logger)
-	if err := uploadPrograms(startCtx, nc, c.Programs, lf); err != nil {
+	if err := uploadPrograms(startCtx, nc, c.Programs, c.Sim.Sysroot, lf); err != nil {
 		return nil, fmt.Errorf("host %s: %w", name, err)
 	}
 	pub, err := transport.NewPublisher(nc, publisherConfig(c, coord))
@@ -186,13 +186,24 @@ func publisherConfig(c HostConfig, coord *coordinator.Client) transport.Publishe
 
 // uploadPrograms uploads the files of the user's programs to the
 // cluster's image file bucket, so that dcpi list and pprof can read them
-// on any machine (the embedded workloads are in every dcpi binary).
-func uploadPrograms(ctx context.Context, nc *nats.Conn, progs []simhost.Program, lf func(string, ...any)) error {
+// on any machine (the embedded workloads are in every dcpi binary), and,
+// for a dynamically linked program, the interpreter and libraries it
+// loads from the sysroot (by content key, like any image: a library every
+// host loads is stored once).
+func uploadPrograms(ctx context.Context, nc *nats.Conn, progs []simhost.Program, sysroot string, lf func(string, ...any)) error {
 	var js jetstream.JetStream
+	var files []simhost.Program
 	for _, p := range progs {
 		if !p.User() {
 			continue
 		}
+		libs, err := simhost.SharedObjects(sysroot, p.Data, p.Given)
+		if err != nil {
+			return err
+		}
+		files = append(append(files, p), libs...)
+	}
+	for _, p := range files {
 		if js == nil {
 			var err error
 			if js, err = jetstream.New(nc); err != nil {

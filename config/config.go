@@ -27,6 +27,10 @@ type Sim struct {
 	Hostname  string `mapstructure:"hostname"`
 	MaxMemMB  uint64 `mapstructure:"max_memory_mb"`
 	Timing    bool   `mapstructure:"timing"`
+	// Sysroot is the host directory dynamically linked programs find their
+	// interpreter and shared libraries in (hwsim.Config.Sysroot): by
+	// default the Alpha cross toolchain's.
+	Sysroot string `mapstructure:"sysroot"`
 	// Memory overrides fields of the 21164 memory-system parameters
 	// (hwsim/timing.Params, e.g. bcache_size: 2097152, mispredict_penalty:
 	// 6); keys are the field names in snake case.
@@ -47,6 +51,7 @@ func Defaults() Config {
 	c := Config{Sim: Sim{
 		CPUs: 4, Model: "ev5", ClockMHz: 333, Seed: 1, Quantum: 20_000,
 		TimeSlice: 3_330_000, PIDMax: 32768, Hostname: "alpha0", MaxMemMB: 4096, Timing: true,
+		Sysroot: "/usr/alpha-linux-gnu", // hwsim.DefaultSysroot
 	}}
 	c.NATS, c.Coordinator, c.Aggregator, c.Node = clusterDefaults()
 	return c
@@ -73,6 +78,7 @@ func NewLoader() *Loader {
 	v.SetDefault("sim.hostname", d.Sim.Hostname)
 	v.SetDefault("sim.max_memory_mb", d.Sim.MaxMemMB)
 	v.SetDefault("sim.timing", d.Sim.Timing)
+	v.SetDefault("sim.sysroot", d.Sim.Sysroot)
 	for key, val := range map[string]any{
 		// Empty defaults make DCPI_NATS_CREDS and the others reach
 		// Unmarshal: viper's environment covers only keys it knows.
@@ -111,7 +117,7 @@ var FlagKeys = map[string]string{
 	"coordinator.id": "id", "coordinator.raft_addr": "raft-addr", "coordinator.data_dir": "data-dir",
 	"coordinator.raft_tls": "raft-tls", "coordinator.raft_insecure": "raft-insecure",
 	"coordinator.peers": "peers", "coordinator.epoch_every": "epoch-every", "nats.urls": "nats", "nats.embed_port": "nats-port",
-	"sim.cpus": "cpus", "sim.seed": "seed", "sim.model": "model", "sim.timing": "timing", "sim.hostname": "host",
+	"sim.cpus": "cpus", "sim.seed": "seed", "sim.model": "model", "sim.timing": "timing", "sim.hostname": "host", "sim.sysroot": "sysroot",
 	"node.mix": "mix", "node.workloads": "workloads", "node.seconds": "seconds", "node.flush_every": "flush-every", "node.publish_every": "publish-every",
 	"node.stacks": "stacks", "node.values": "values", "node.profileme": "profileme", "node.me_paired": "me-paired",
 	"node.labels": "label", "node.per_process": "per-process",
@@ -120,7 +126,7 @@ var FlagKeys = map[string]string{
 // MachineFlagKeys are the FlagKeys of the simulated machine alone: what
 // the commands that run a machine but play no role in a cluster bind (a
 // query tool's --host is a filter, not sim.hostname).
-var MachineFlagKeys = map[string]string{"sim.cpus": "cpus", "sim.seed": "seed", "sim.model": "model", "sim.timing": "timing"}
+var MachineFlagKeys = map[string]string{"sim.cpus": "cpus", "sim.seed": "seed", "sim.model": "model", "sim.timing": "timing", "sim.sysroot": "sysroot"}
 
 // LoadFlags loads file (if not empty) and the environment, with every
 // flag of fs that keys (FlagKeys or MachineFlagKeys) names bound to its
@@ -201,7 +207,7 @@ func durationKeys(t reflect.Type, prefix string) []string {
 var known = map[string]bool{
 	"sim.cpus": true, "sim.model": true, "sim.clock_mhz": true, "sim.seed": true,
 	"sim.quantum": true, "sim.time_slice": true, "sim.pid_max": true,
-	"sim.hostname": true, "sim.max_memory_mb": true, "sim.timing": true,
+	"sim.hostname": true, "sim.max_memory_mb": true, "sim.timing": true, "sim.sysroot": true,
 }
 
 func init() {

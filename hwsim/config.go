@@ -43,6 +43,12 @@ type Config struct {
 	// Files is the simulated file system: absolute path to contents. exec
 	// finds programs here.
 	Files map[string][]byte
+	// Sysroot is a host directory the simulated file system shows, read-
+	// only, beneath Files (a path of Files wins): a dynamically linked
+	// program's interpreter and libraries are read from it, and paths are
+	// confined to it ("..", symbolic links). DefaultConfig sets
+	// DefaultSysroot, the Alpha cross toolchain's; empty means none.
+	Sysroot string
 	// OpenAppend, if set, lets a simulated program create or append to an
 	// output file: open/openat with O_WRONLY|O_CREAT|O_APPEND calls it with
 	// the path the program gave and writes go to the writer it returns (the
@@ -95,6 +101,7 @@ func DefaultConfig() Config {
 		PIDMax:       32768,
 		BootTime:     1_767_225_600, // 2026-01-01T00:00:00Z
 		MaxMemory:    4 << 30,
+		Sysroot:      DefaultSysroot,
 		Timing:       true,
 		MemoryParams: timing.DefaultParams(),
 	}

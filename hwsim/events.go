@@ -9,8 +9,9 @@ type EventKind uint8
 const (
 	// EventFork: PID was created by PPID and inherits its image mappings.
 	EventFork EventKind = iota + 1
-	// EventMap: an image was mapped into PID (at exec, for the executable;
-	// DCPI's modified loader reported shared libraries the same way).
+	// EventMap: an image was mapped into PID: at exec, the executable and
+	// its interpreter; later, every executable mapping of a file (a shared
+	// library ld.so maps, a dlopen), as DCPI's modified loader reported them.
 	EventMap
 	// EventExec: PID replaced its address space; earlier mappings are gone.
 	EventExec
@@ -53,6 +54,10 @@ type Event struct {
 	Path    string
 	Base    uint64 // lowest mapped address of the image
 	Size    uint64 // bytes from Base to the end of its last segment
+	// Bias is the load bias of a shared object, Base less the image's own
+	// address of Base (its symbol table's): 0 for an executable, which is
+	// mapped where it was linked.
+	Bias uint64
 	// Status is the wait status for EventExit.
 	Status int
 }

@@ -51,7 +51,7 @@ func loadKernel(frames *alpha.Frames) (*kernel, error) {
 		return nil, fmt.Errorf("vmunix: %w", err)
 	}
 	k := &kernel{im: im, as: alpha.NewAddressSpaceIn(frames)}
-	if _, _, _, err := loadSegments(k.as, im); err != nil {
+	if _, _, _, err := loadSegments(k.as, im, 0); err != nil {
 		return nil, fmt.Errorf("vmunix: %w", err)
 	}
 	lo, hi := ^uint64(0), uint64(0)
@@ -185,7 +185,7 @@ func (m *Machine) simcall(c *cpuState) {
 	case simConsoleWrite:
 		v0 = m.consoleWrite(p, a1, a2, a3)
 	case simConsoleRead:
-		v0 = m.consoleRead(a1, a2, a3)
+		v0 = m.consoleRead(p, a1, a2, a3)
 	case simSetRet:
 		if p != nil {
 			p.ctx.R[0], p.ctx.R[19] = a1, a2
@@ -244,9 +244,12 @@ func (m *Machine) consoleWrite(p *Process, fd, buf, n uint64) uint64 {
 	return uint64(len(b))
 }
 
-// consoleRead reads from stdin into kernel memory; fds 1 and 2 are
-// write-only.
-func (m *Machine) consoleRead(fd, buf, n uint64) uint64 {
+// consoleRead reads from stdin, or a file p opened (vfscalls.go), into
+// kernel memory; fds 1 and 2 are write-only.
+func (m *Machine) consoleRead(p *Process, fd, buf, n uint64) uint64 {
+	if p != nil && p.rfiles[fd] != nil {
+		return m.kernelFileRead(p.rfiles[fd], buf, n)
+	}
 	if fd != 0 {
 		return negErrno(eBADF)
 	}

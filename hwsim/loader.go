@@ -27,6 +27,17 @@ func (m *Machine) exec(p *Process, c *cpuState, path string, im *elfimage.Image,
 	ap.HWCap = uint64(m.cfg.Model.Ext)
 	ap.UID, ap.EUID, ap.GID, ap.EGID = 1000, 1000, 1000, 1000
 	auxv := elfimage.AuxVector(im, ap)
+	entry := im.Entry
+	if tmpl.interp != nil {
+		// The kernel starts the interpreter, which finds the program
+		// through AT_PHDR and AT_ENTRY and itself through AT_BASE.
+		entry = tmpl.interp.Entry + interpBase
+		for i := range auxv {
+			if auxv[i].Type == elfimage.AtBase {
+				auxv[i].Value = interpBase
+			}
+		}
+	}
 	mem, sp, err := elfimage.BuildStack(stackTop, argv, envp, auxv, m.cfg.Model.Name, random, path)
 	if err == nil && stackTop-sp > stackMax/2 {
 		err = fmt.Errorf("arguments and environment too large (%d bytes)", stackTop-sp)
@@ -55,9 +66,10 @@ func (m *Machine) exec(p *Process, c *cpuState, path string, im *elfimage.Image,
 	p.brkLo, p.brk = heap, heap
 	p.Path, p.Argv, p.Image = path, append([]string(nil), argv...), im
 	p.execCount++
-	p.ctx = alpha.Context{PC: im.Entry, FPCR: initialFPCR}
+	p.ctx = alpha.Context{PC: entry, FPCR: initialFPCR}
 	p.ctx.R[30] = sp
-	p.ctx.R[27] = im.Entry // pv holds the procedure's address at entry
+	p.ctx.R[27] = entry // pv holds the procedure's address at entry
+	p.closeOnExec()
 	p.clearTID = 0
 	m.freshASN(p)
 
@@ -69,6 +81,11 @@ func (m *Machine) exec(p *Process, c *cpuState, path string, im *elfimage.Image,
 		Incarnation: p.Incarnation, ParentIncarnation: prev})
 	m.emit(Event{Kind: EventMap, Cycle: cyc, CPU: c.id, PID: p.PID, ImageID: im.ID.String(),
 		Path: path, Base: lo, Size: hi - lo, Incarnation: p.Incarnation})
+	if in := tmpl.interp; in != nil {
+		m.emit(Event{Kind: EventMap, Cycle: cyc, CPU: c.id, PID: p.PID, ImageID: in.ID.String(),
+			Path: tmpl.interpPath, Base: tmpl.interpLo, Size: tmpl.interpHi - tmpl.interpLo, Bias: interpBase,
+			Incarnation: p.Incarnation})
+	}
 	return nil
 }
 
@@ -97,6 +114,12 @@ type loadedImage struct {
 	as     *alpha.AddressSpace
 	vmas   []vma
 	lo, hi uint64 // lowest mapped address; end of the last segment
+
+	// interp is a dynamically linked program's interpreter, loaded at
+	// interpBase (its vmas are among vmas), at [interpLo, interpHi).
+	interp             *elfimage.Image
+	interpPath         string
+	interpLo, interpHi uint64
 }
 
 // template returns the loaded form of im, building it on first use.
@@ -106,27 +129,44 @@ func (m *Machine) template(path string, im *elfimage.Image) (*loadedImage, error
 	}
 	t := &loadedImage{im: im, as: alpha.NewAddressSpaceIn(&m.frames)}
 	var err error
-	if t.vmas, t.lo, t.hi, err = loadSegments(t.as, im); err != nil {
+	if t.vmas, t.lo, t.hi, err = loadSegments(t.as, im, 0); err != nil {
+		t.as.Release()
 		return nil, fmt.Errorf("exec %s: %w", path, err)
+	}
+	if im.Interp != "" {
+		f, in, err := m.interpreter(im)
+		if err != nil {
+			t.as.Release()
+			return nil, fmt.Errorf("exec %s: %w", path, err)
+		}
+		iv, lo, hi, err := loadSegments(t.as, in, interpBase)
+		if err != nil {
+			t.as.Release()
+			return nil, fmt.Errorf("exec %s: interpreter %s: %w", path, f.path, err)
+		}
+		t.vmas = append(t.vmas, iv...)
+		t.interp, t.interpPath, t.interpLo, t.interpHi = in, f.path, lo, hi
 	}
 	m.templates[path] = t
 	return t, nil
 }
 
-// loadSegments maps im's PT_LOAD segments into as with their contents and
-// returns the areas they occupy, the lowest mapped address and the end of
-// the last segment.
-func loadSegments(as *alpha.AddressSpace, im *elfimage.Image) (vmas []vma, lo, hi uint64, err error) {
+// loadSegments maps im's PT_LOAD segments into as, bias bytes above their
+// addresses (0 for an executable), with their contents and returns the
+// areas they occupy, the lowest mapped address and the end of the last
+// segment.
+func loadSegments(as *alpha.AddressSpace, im *elfimage.Image, bias uint64) (vmas []vma, lo, hi uint64, err error) {
 	lo = ^uint64(0)
 	for _, s := range im.Segments {
 		perm := segPerm(s.Flags)
-		start, end := s.Vaddr&^pageMask, (s.Vaddr+s.Memsz+pageMask)&^pageMask
+		va := s.Vaddr + bias
+		start, end := va&^pageMask, (va+s.Memsz+pageMask)&^pageMask
 		as.Map(start, end-start, perm)
-		if err := as.WriteBytes(s.Vaddr, s.Data); err != nil {
-			return nil, 0, 0, fmt.Errorf("segment at %#x: %w", s.Vaddr, err)
+		if err := as.WriteBytes(va, s.Data); err != nil {
+			return nil, 0, 0, fmt.Errorf("segment at %#x: %w", va, err)
 		}
 		vmas = append(vmas, vma{start: start, end: end, perm: perm, kind: vmaImage})
-		lo, hi = min(lo, start), max(hi, s.Vaddr+s.Memsz)
+		lo, hi = min(lo, start), max(hi, va+s.Memsz)
 	}
 	// Pages of adjacent segments may coincide; Map kept the last perm, so
 	// give shared pages the union.

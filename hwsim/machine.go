@@ -29,6 +29,7 @@ type Machine struct {
 	sinks     []EventSink
 	images    map[string]*elfimage.Image // parsed programs, by path
 	templates map[string]*loadedImage    // loaded programs, by path
+	vfs       *vfs                       // Config.Files over Config.Sysroot (vfs.go)
 	rand      *rand.ChaCha8
 
 	frames     alpha.Frames // physical page frames of every address space

@@ -77,7 +77,9 @@ type Process struct {
 	clearTID uint64 // CLONE_CHILD_CLEARTID / set_tid_address pointer
 	// outFiles are the output files Config.OpenAppend opened, by fd (>= 3).
 	outFiles map[uint64]io.Writer
-	ieeeFP   uint64 // osf_setsysinfo's software FP control word
+	// rfiles are the files opened for reading, by fd (vfscalls.go).
+	rfiles map[uint64]*openFile
+	ieeeFP uint64 // osf_setsysinfo's software FP control word
 
 	// Accounting, in instructions and cycles; Cycles includes KernelCycles,
 	// the time vmunix spent on the process's behalf.

@@ -90,6 +90,9 @@ func (m *Machine) trace(c *cpuState, p *Process, num uint64, a [6]uint64, val ui
 }
 
 func (m *Machine) dispatchSyscall(c *cpuState, p *Process, num uint64, a [6]uint64) (uint64, errno) {
+	if v, err, ok := m.fileSyscall(c, p, num, a); ok {
+		return v, err // the simulated file system's calls (vfscalls.go)
+	}
 	switch num {
 	case 1, 405: // exit, exit_group: one thread, so the same
 		m.exit(c, p, int(a[0]&0xff)<<8)
@@ -575,7 +578,7 @@ func (m *Machine) sysClone(c *cpuState, p *Process, flags, newsp, ptid, ctid, tl
 		PID: pid, parent: p, Path: p.Path, Argv: p.Argv, Image: p.Image,
 		as: p.as.Fork(), vmas: append([]vma(nil), p.vmas...),
 		brkLo: p.brkLo, brk: p.brk, ieeeFP: p.ieeeFP, rlimitStack: p.rlimitStack,
-		StartCycle: c.cpu.Cycle, forkedFrom: p.PID,
+		StartCycle: c.cpu.Cycle, forkedFrom: p.PID, rfiles: p.forkFiles(),
 	}
 	m.chargeEvents(c, p)
 	child.picInherited = m.picCounts(p)

@@ -69,7 +69,9 @@ type EventKind uint8
 const (
 	// EventFork: PID was created and inherits its parent's mappings.
 	EventFork EventKind = iota + 1
-	// EventMap: an image was mapped (at exec, and vmunix at boot).
+	// EventMap: an image was mapped: at exec, the program and its
+	// interpreter; every executable mapping of a file after that (shared
+	// libraries, dlopen); vmunix at boot.
 	EventMap
 	// EventExec: PID replaced its address space; earlier mappings are gone.
 	EventExec
@@ -94,6 +96,9 @@ type Event struct {
 	ImageID    string // content identity ("buildid:..." or "sha256:...")
 	Path       string
 	Base, Size uint64
+	// Bias is a shared object's load bias: Base less the image's own
+	// address of Base (0 for an executable, mapped where it was linked).
+	Bias uint64
 }
 
 // LoaderSink receives loader events, on the host's goroutine.

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -15,7 +16,14 @@ type Mapping struct {
 	Base, Size uint64
 	Image      string // content identity: "buildid:..." or "sha256:..."
 	Path       string
+	// Bias is a shared object's load bias (Event.Bias): the image's own
+	// address of Base is Base-Bias, which is the image record's Base, so
+	// an offset means the same address in the file wherever it was loaded.
+	Bias uint64
 }
+
+// ImageBase is the image's own address (its symbol table's) of Base.
+func (m Mapping) ImageBase() uint64 { return m.Base - m.Bias }
 
 // procImages is what one process incarnation had mapped, and whether it
 // has ended (exec or exit): an ended incarnation's map is kept until every
@@ -76,7 +84,10 @@ func (im *ImageMaps) ProcessEvent(e Event) {
 			p = &procImages{pid: e.PID}
 			im.procs[e.Incarnation] = p
 		}
-		m := Mapping{Base: e.Base, Size: e.Size, Image: e.ImageID, Path: e.Path}
+		m := Mapping{Base: e.Base, Size: e.Size, Image: e.ImageID, Path: e.Path, Bias: e.Bias}
+		// A new mapping replaces whatever it overlaps (a library mapped
+		// where a dlclose'd one was), as mmap with MAP_FIXED does.
+		p.maps = slices.DeleteFunc(p.maps, func(o Mapping) bool { return o.Base < m.Base+m.Size && m.Base < o.Base+o.Size })
 		i := sort.Search(len(p.maps), func(i int) bool { return p.maps[i].Base >= m.Base })
 		p.maps = append(p.maps, Mapping{})
 		copy(p.maps[i+1:], p.maps[i:])

@@ -88,3 +88,31 @@ func TestKernelFromBootEvent(t *testing.T) {
 		t.Errorf("the kernel's mapping made %d process entries", im.Len())
 	}
 }
+
+// TestImageMapsSharedObjects: a library's map event carries its load
+// bias; offsets count from the mapping's base, the image's own address of
+// that base is Base-Bias, and a new executable mapping replaces one it
+// overlaps (a library dlopen'ed where a dlclose'd one was).
+func TestImageMapsSharedObjects(t *testing.T) {
+	im := NewImageMaps()
+	ev := im.ProcessEvent
+	ev(Event{Kind: EventExec, PID: 7, Incarnation: 1})
+	ev(Event{Kind: EventMap, PID: 7, Incarnation: 1, Base: 0x120000000, Size: 0x10000, ImageID: "a", Path: "/bin/a"})
+	ev(Event{Kind: EventMap, PID: 7, Incarnation: 1, Base: 0x20000000000, Size: 0x30000, Bias: 0x20000000000, ImageID: "ld", Path: "/lib/ld-linux.so.2"})
+	ev(Event{Kind: EventMap, PID: 7, Incarnation: 1, Base: 0x20000040000, Size: 0x200000, Bias: 0x20000040000, ImageID: "libc", Path: "/lib/libc.so.6.1"})
+	m, off, _, ok := im.Resolve(1, 0x200000bc6a8)
+	if !ok || m.Image != "libc" || off != 0xbc6a8-0x40000 || m.ImageBase() != 0 {
+		t.Fatalf("libc sample: %+v +%#x %v", m, off, ok)
+	}
+	if m, _, _, _ := im.Resolve(1, 0x120000040); m.ImageBase() != 0x120000000 {
+		t.Errorf("the program's image base %#x, want where it was linked", m.ImageBase())
+	}
+	// dlopen maps another library over the end of libc's range.
+	ev(Event{Kind: EventMap, PID: 7, Incarnation: 1, Base: 0x20000200000, Size: 0x10000, Bias: 0x20000200000, ImageID: "libx", Path: "/lib/libx.so"})
+	if m, _, _, ok := im.Resolve(1, 0x200000bc6a8); ok && m.Image == "libc" {
+		t.Errorf("libc's mapping survived an overlapping map event")
+	}
+	if m, off, _, ok := im.Resolve(1, 0x20000200010); !ok || m.Image != "libx" || off != 0x10 {
+		t.Errorf("libx sample: %+v +%#x %v", m, off, ok)
+	}
+}

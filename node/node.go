@@ -477,7 +477,7 @@ func (n *Node) imageRecord(m Mapping) (*wire.ImageRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &wire.ImageRecord{Version: wire.StackVersion, Key: key, Path: m.Path, Base: m.Base}
+	r := &wire.ImageRecord{Version: wire.StackVersion, Key: key, Path: m.Path, Base: m.ImageBase()}
 	if n.images == nil {
 		return r, nil
 	}

@@ -52,7 +52,7 @@ func (s *stackSpaces) ProcessEvent(e Event) {
 		delete(next, e.ParentIncarnation)
 		next[e.Incarnation] = nil
 	case EventMap:
-		m := Mapping{Base: e.Base, Size: e.Size, Image: e.ImageID, Path: e.Path}
+		m := Mapping{Base: e.Base, Size: e.Size, Image: e.ImageID, Path: e.Path, Bias: e.Bias}
 		next[e.Incarnation] = next[e.Incarnation].With(unwind.Image{Base: e.Base, Size: e.Size, Table: s.table(m)})
 	case EventExit:
 		delete(next, e.Incarnation)

@@ -64,7 +64,7 @@ func New(m *hwsim.Machine, cfg Config, pub node.Publisher) (*Host, error) {
 			return nil, err
 		}
 	}
-	n, err := node.New(machine{m: m, profile: cfg.Profile, me: cfg.ProfileMe}, cfg.Node, pub, NewImages(m.Config().Files))
+	n, err := node.New(machine{m: m, profile: cfg.Profile, me: cfg.ProfileMe}, cfg.Node, pub, NewImages(m.Config().Files, m.Config().Sysroot))
 	if err != nil {
 		return nil, err
 	}

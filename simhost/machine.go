@@ -92,24 +92,37 @@ func (l loaderEvents) ProcessEvent(e hwsim.Event) {
 		return // nothing a profiler follows
 	}
 	l.s.ProcessEvent(node.Event{Kind: k, PID: e.PID, Incarnation: e.Incarnation, ParentIncarnation: e.ParentIncarnation,
-		ImageID: e.ImageID, Path: e.Path, Base: e.Base, Size: e.Size})
+		ImageID: e.ImageID, Path: e.Path, Base: e.Base, Size: e.Size, Bias: e.Bias})
 }
 
 // Images describes the images of a simulated host for the daemon's image
-// records: the programs in its file system and vmunix. It parses each file
-// with elfimage the first time the daemon asks; it is safe for concurrent
-// use.
+// records: the programs in its file system, the shared objects of its
+// sysroot (hwsim.Config.Sysroot) and vmunix. It parses each file with
+// elfimage the first time the daemon asks; it is safe for concurrent use.
 type Images struct {
-	files map[string][]byte
-	mu    sync.Mutex
-	facts map[string]node.ImageFacts // by path
+	files   map[string][]byte
+	sysroot hwsim.Sysroot
+	mu      sync.Mutex
+	facts   map[string]node.ImageFacts // by path
 }
 
 var _ node.UnwindSource = (*Images)(nil)
 
-// NewImages describes files, by path (hwsim.Config.Files), and vmunix.
-func NewImages(files map[string][]byte) *Images {
-	return &Images{files: files, facts: map[string]node.ImageFacts{}}
+// NewImages describes files, by path (hwsim.Config.Files), the files of
+// the host directory sysroot (hwsim.Config.Sysroot; "" for none) and
+// vmunix.
+func NewImages(files map[string][]byte, sysroot string) *Images {
+	return &Images{files: files, sysroot: hwsim.Sysroot{Dir: sysroot}, facts: map[string]node.ImageFacts{}}
+}
+
+// file returns the bytes of the simulated path name: a program of the
+// host's file system, else a file of its sysroot (a shared object).
+func (s *Images) file(name string) ([]byte, bool) {
+	if d, ok := s.files[name]; ok {
+		return d, true
+	}
+	d, _, err := s.sysroot.ReadFile(name)
+	return d, err == nil
 }
 
 // DescribeImage returns the size, text range and symbols of the file m
@@ -126,9 +139,9 @@ func (s *Images) DescribeImage(m node.Mapping) (node.ImageFacts, bool, error) {
 	if m.Path == vmunix.Path {
 		data = vmunix.Image()
 		im, err = elfimage.ParseKernel(data, vmunix.Path)
-	} else if d, ok := s.files[m.Path]; ok {
+	} else if d, ok := s.file(m.Path); ok {
 		data = d
-		im, err = elfimage.Parse(data, m.Path)
+		im, err = elfimage.ParseObject(data, m.Path)
 	} else {
 		return node.ImageFacts{}, false, nil
 	}
@@ -136,7 +149,7 @@ func (s *Images) DescribeImage(m node.Mapping) (node.ImageFacts, bool, error) {
 		return node.ImageFacts{}, false, fmt.Errorf("simhost: image %s: %w", m.Path, err)
 	}
 	f := node.ImageFacts{Size: uint64(len(data)), TextStart: im.TextStart, TextEnd: im.TextEnd}
-	for _, sym := range im.Symbols {
+	for _, sym := range im.ProcedureSymbols() { // a stripped library's unnamed procedures too
 		f.Symbols = append(f.Symbols, wire.Symbol{Name: sym.Name, Addr: sym.Addr, Size: sym.Size})
 	}
 	s.facts[m.Path] = f

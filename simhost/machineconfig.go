@@ -20,7 +20,7 @@ func MachineConfig(s config.Sim) (hwsim.Config, error) {
 	hc.ClockHz = uint64(s.ClockMHz) * 1_000_000
 	hc.Quantum, hc.TimeSlice, hc.PIDMax = s.Quantum, s.TimeSlice, s.PIDMax
 	hc.Hostname, hc.MaxMemory = s.Hostname, s.MaxMemMB<<20
-	hc.Timing = s.Timing
+	hc.Timing, hc.Sysroot = s.Timing, s.Sysroot
 	hc.OpenAppend = (&DumpFiles{}).Open // dcpi pp instrument's counter dumps
 	if err := ApplyMemoryParams(&hc.MemoryParams, s.Memory); err != nil {
 		return hwsim.Config{}, err

@@ -13,15 +13,17 @@ import (
 // files the host does not have get none (nil, nil), as do images without
 // call frame information: the walk scans their prologues.
 func (s *Images) UnwindTable(m node.Mapping) (*unwind.Table, error) {
-	data, ok := s.files[m.Path]
+	data, ok := s.file(m.Path)
 	if !ok {
 		return nil, nil
 	}
-	im, err := elfimage.Parse(data, m.Path)
+	im, err := elfimage.ParseObject(data, m.Path)
 	if err != nil {
 		return nil, fmt.Errorf("simhost: image %s: %w", m.Path, err)
 	}
-	return UnwindTableOf(im, m.Base)
+	// Offsets from the image's own address of Base: a shared object's
+	// table serves it wherever it is loaded.
+	return UnwindTableOf(im, m.ImageBase())
 }
 
 // UnwindTableOf compiles im's call frame information for an image loaded

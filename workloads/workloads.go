@@ -1,6 +1,7 @@
 // Package workloads owns the project's own Alpha Linux test programs: their
 // C sources (src/), the Makefile that builds them, the committed static
-// 21164 ELF binaries (bin/) and the expected output of each (expected/),
+// 21164 ELF binaries (bin/), dynamically linked builds of the same sources
+// (dyn/) and the expected output of each (expected/),
 // all embedded here so that the simulator, the tests and `dcpi demo` can run
 // them with nothing installed. It does not run them: that is hwsim's job.
 //
@@ -20,7 +21,7 @@ import (
 	"strings"
 )
 
-//go:embed bin expected
+//go:embed bin dyn expected
 var files embed.FS
 
 // ErrUnknown is returned (wrapped) for a program name that is not embedded.
@@ -142,6 +143,21 @@ func Binary(name string) ([]byte, error) {
 	b, err := files.ReadFile(path.Join("bin", name))
 	if err != nil {
 		return nil, fmt.Errorf("workload %q: %w", name, err)
+	}
+	return b, nil
+}
+
+// DynamicBinary returns the dynamically linked build of the named program
+// (dyn/NAME: the cross compiler's defaults, which need the sysroot's
+// ld-linux.so.2 and libc.so.6.1 to run). It prints what Binary's does.
+// tiny, which has no C library, has none (ErrUnknown).
+func DynamicBinary(name string) ([]byte, error) {
+	if !known(name) {
+		return nil, fmt.Errorf("workload %q: %w", name, ErrUnknown)
+	}
+	b, err := files.ReadFile(path.Join("dyn", name))
+	if err != nil {
+		return nil, fmt.Errorf("workload %q: no dynamic build: %w", name, ErrUnknown)
 	}
 	return b, nil
 }

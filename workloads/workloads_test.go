@@ -201,6 +201,104 @@ func TestCommittedBinariesMatchSources(t *testing.T) {
 	}
 }
 
+// TestCommittedDynamicBinariesMatchSources is the same for dyn/.
+func TestCommittedDynamicBinariesMatchSources(t *testing.T) {
+	need(t, "alpha-linux-gnu-gcc", "make")
+	dir := t.TempDir()
+	runMake(t, "DYN="+dir, "dynamic")
+	built, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(built) != len(names())-1 {
+		t.Errorf("make dynamic builds %d programs, want every one but tiny (%d)", len(built), len(names())-1)
+	}
+	for _, e := range built {
+		fresh, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		committed, err := DynamicBinary(e.Name())
+		if err != nil {
+			t.Errorf("%s: built but not committed: %v", e.Name(), err)
+			continue
+		}
+		if !bytes.Equal(fresh, committed) {
+			t.Errorf("%s: rebuilt binary differs from dyn/%s (run `make dynamic` in workloads/ and commit)", e.Name(), e.Name())
+		}
+	}
+}
+
+// TestDynamicBinaries: every glibc program has a dynamically linked Alpha
+// build naming /lib/ld-linux.so.2, with symbols, line information and a
+// build ID.
+func TestDynamicBinaries(t *testing.T) {
+	for _, w := range All() {
+		b, err := DynamicBinary(w.Name)
+		if w.Name == "tiny" {
+			if !errors.Is(err, ErrUnknown) {
+				t.Errorf("tiny: DynamicBinary error %v, want ErrUnknown", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := elf.NewFile(bytes.NewReader(b))
+		if err != nil {
+			t.Errorf("%s: %v", w.Name, err)
+			continue
+		}
+		interp := ""
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP {
+				d := make([]byte, p.Filesz)
+				p.ReadAt(d, 0)
+				interp = string(bytes.TrimRight(d, "\x00"))
+			}
+		}
+		if f.Machine != elf.EM_ALPHA || f.Type != elf.ET_EXEC || interp != "/lib/ld-linux.so.2" {
+			t.Errorf("%s: %v %v interpreter %q, want an Alpha ET_EXEC with /lib/ld-linux.so.2", w.Name, f.Machine, f.Type, interp)
+		}
+		for _, sec := range []string{".symtab", ".debug_line", ".note.gnu.build-id", ".dynamic"} {
+			if f.Section(sec) == nil {
+				t.Errorf("%s: no %s section", w.Name, sec)
+			}
+		}
+		f.Close()
+	}
+}
+
+// TestQemuDynamicOutputsMatchExpected runs each dynamic build under
+// qemu-alpha -L with the cross toolchain's sysroot.
+func TestQemuDynamicOutputsMatchExpected(t *testing.T) {
+	need(t, "qemu-alpha")
+	const sysroot = "/usr/alpha-linux-gnu"
+	if _, err := os.Stat(sysroot + "/lib/ld-linux.so.2"); err != nil {
+		t.Skipf("no Alpha sysroot: %v", err)
+	}
+	dir := t.TempDir()
+	for _, w := range All() {
+		if w.Name == "tiny" {
+			continue
+		}
+		t.Run(w.Name, func(t *testing.T) {
+			t.Parallel()
+			b, err := DynamicBinary(w.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prog := filepath.Join(dir, w.Name)
+			if err := os.WriteFile(prog, b, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("qemu-alpha", append([]string{"-cpu", "ev5", "-L", sysroot, prog}, w.DefaultArgs...)...)
+			cmd.Env = append(os.Environ(), "CCDRIVER_EXEC_FALLBACK=1")
+			checkRun(t, w.Name, cmd)
+		})
+	}
+}
+
 // TestNativeOutputsMatchExpected builds the sources for the host and checks
 // that each prints its expected output, run both with no arguments and with
 // its DefaultArgs.

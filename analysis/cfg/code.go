@@ -94,8 +94,8 @@ func (c *Code) execSection(addr uint64) (lo, hi uint64, ok bool) {
 }
 
 func (c *Code) findProcs() {
-	syms := c.im.Symbols // sorted by address, best name first
-	var sizedEnd uint64  // end of the last sized function seen
+	syms := c.im.ProcedureSymbols() // sorted by address, best name first; a stripped library's unnamed procedures too
+	var sizedEnd uint64             // end of the last sized function seen
 	for _, s := range syms {
 		if s.Kind == elfimage.SymObject || s.Kind == elfimage.SymTLS || s.Addr%4 != 0 {
 			continue

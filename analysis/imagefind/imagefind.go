@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"dcpi/analysis/symbolize"
+	"dcpi/hwsim/sysroot"
 	"dcpi/hwsim/vmunix"
 	"dcpi/wire"
 	"dcpi/workloads"
@@ -134,6 +135,14 @@ func (f Finder) FindImage(ctx context.Context, rec *wire.ImageRecord) ([]byte, s
 		seen[p] = true
 		if b, ok := readFile(p); ok && try(b, p) {
 			return found(b, p)
+		}
+	}
+	// A shared object of a dynamically linked program: where the
+	// simulated host read it, the cross toolchain's sysroot.
+	if b, host, err := (sysroot.Root{Dir: sysroot.Default}).ReadFile(rec.Path); err == nil {
+		where := filepath.Join(sysroot.Default, filepath.FromSlash(host))
+		if !seen[where] && try(b, where) {
+			return found(b, where)
 		}
 	}
 	for _, d := range f.dirs {

@@ -45,7 +45,7 @@ type ImageFinder interface {
 // It parses data as a user program, else as a kernel (vmunix's segments lie
 // above user space), and returns the parsed image.
 func ImageKeyOf(data []byte, path string) (wire.ImageKey, *elfimage.Image, error) {
-	im, err := elfimage.Parse(data, path)
+	im, err := elfimage.ParseObject(data, path) // a program or a shared object
 	if err != nil {
 		var kerr error
 		if im, kerr = elfimage.ParseKernel(data, path); kerr != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/conservation"
+	"dcpi/hwsim"
 	"dcpi/simhost"
 	"dcpi/simhost/localrun"
 )
@@ -127,6 +128,7 @@ func registerProfileFlags(cmd *cobra.Command, o *profileOptions) {
 	f.Int("cpus", 0, "number of simulated CPUs (default: one per simhost.Program)")
 	f.Uint64("seed", 1, "seed for everything random on the machine")
 	f.String("model", "ev5", "CPU model: ev5 (21164), ev56, pca56, ev6, ev67")
+	f.String("sysroot", hwsim.DefaultSysroot, "host `DIR` a dynamically linked program's loader and shared libraries are read from (\"\": none)")
 	f.Bool("timing", true, "run the timing model: the 21164's, or the 21264's out-of-order core with --model ev6 or ev67 (false: one cycle per instruction, several times faster)")
 	f.String("host", "alpha0", "host name recorded with the samples")
 	f.StringToString("label", nil, "the host's label `key=value` the tools select by (config node.labels; docs/node.md)")

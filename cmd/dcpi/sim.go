@@ -92,6 +92,7 @@ CPUs (mixes: ` + strings.Join(workloads.MixNames(), ", ") + `).`,
 	f.Int("cpus", 4, "number of simulated CPUs")
 	f.Uint64("seed", 1, "seed for everything random on the machine")
 	f.String("model", "ev5", "CPU model: ev5 (21164), ev56, pca56, ev6, ev67")
+	f.String("sysroot", hwsim.DefaultSysroot, "host `DIR` a dynamically linked program's loader and shared libraries are read from (\"\": none)")
 	f.BoolVar(&stats, "stats", false, "print instructions, simulated time and host speed on stderr")
 	f.StringVar(&mix, "mix", "", "run the named mix of embedded workloads")
 	f.BoolVar(&trace, "strace", false, "trace system calls on stderr")

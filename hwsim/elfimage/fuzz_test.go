@@ -48,6 +48,43 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
+// FuzzParseObject is FuzzParse for ParseObject, the loader's parser, which
+// accepts shared objects (ET_DYN) and reads PT_INTERP: the same promises,
+// and Shared only for ET_DYN.
+func FuzzParseObject(f *testing.F) {
+	data, err := os.ReadFile("testdata/free")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	for _, c := range corruptions(data) {
+		f.Add(mutate(data, c.fn))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		im, err := ParseObject(b, "fuzz")
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || !(e.Kind == ErrNotELF || e.Kind == ErrUnsupported || e.Kind == ErrMalformed) {
+				t.Fatalf("error %v (%T) is not an *Error with a Parse sentinel", err, err)
+			}
+			if strings.Contains(err.Error(), "internal error") {
+				t.Fatalf("ParseObject recovered from a panic: %v", err)
+			}
+			if im != nil {
+				t.Fatalf("image and error both returned")
+			}
+			return
+		}
+		if im.Shared != (len(b) > 17 && b[16] == 3 && b[17] == 0) {
+			t.Fatalf("Shared = %v for e_type %d", im.Shared, b[16])
+		}
+		if strings.IndexByte(im.Interp, 0) >= 0 {
+			t.Fatalf("Interp %q holds a NUL", im.Interp)
+		}
+		checkImage(t, b, im)
+	})
+}
+
 // checkImage checks the promises Parse makes about an Image it accepted.
 func checkImage(t *testing.T, data []byte, im *Image) {
 	t.Helper()

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Image is a parsed static ELF64 Alpha executable. Build one with Parse and
+// Image is a parsed ELF64 Alpha executable or (ParseObject) shared object. Build one with Parse and
 // treat it as read-only: Lookup and SymbolFor use an index Parse builds and
 // are then safe for concurrent use. (An Image assembled by hand still
 // answers them, from a temporary index built on each call.)
@@ -43,6 +43,14 @@ type Image struct {
 	Sections []Section
 
 	Size int64 // file size in bytes
+
+	// Interp is the PT_INTERP path of a dynamically linked executable
+	// ("/lib/ld-linux.so.2"), empty for a static one.
+	Interp string
+	// Shared is true for an ET_DYN file (a shared object or the dynamic
+	// loader), whose addresses are offsets from a load bias; only
+	// ParseObject accepts one.
+	Shared bool
 
 	idx *symIndex // built by Parse; see symbols.go
 }

@@ -13,6 +13,7 @@ package elfimage
 // "EM_X86_64"). A recover in Parse remains as the last line of defence.
 
 import (
+	"bytes"
 	"cmp"
 	"debug/elf"
 	"encoding/binary"
@@ -28,6 +29,7 @@ const (
 	eiNident  = 16
 	emAlpha   = 0x9026 // EM_ALPHA (Linux); 41 is the old EM_ALPHA_STD
 	etExec    = 2
+	etDyn     = 3
 	pnXnum    = 0xffff
 	shnUndef  = 0
 	shnLoRes  = 0xff00
@@ -38,10 +40,14 @@ const (
 	ptLoad    = 1
 	ptDynamic = 2
 	ptInterp  = 3
-	ptNote    = 4
-	ptTLS     = 7
+
+	// maxInterpLen bounds PT_INTERP's path (Linux: PATH_MAX).
+	maxInterpLen = 4096
+	ptNote       = 4
+	ptTLS        = 7
 
 	shtSymtab = 2
+	shtDynsym = 11
 	shtStrtab = 3
 	shtNote   = 7
 	shtNobits = 8
@@ -89,6 +95,21 @@ func Parse(data []byte, path string) (im *Image, err error) {
 	return p.parse()
 }
 
+// ParseObject is Parse for what a dynamic loader maps: an executable
+// (ET_EXEC) or a shared object (ET_DYN: a library or the interpreter,
+// ld-linux.so.2), whose addresses are relative to the load bias the
+// loader chooses. Image.Shared says which it was.
+func ParseObject(data []byte, path string) (im *Image, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			im = nil
+			err = newErr(path, ErrMalformed, "internal error while parsing: %v", r)
+		}
+	}()
+	p := &parser{data: data, path: path, lo: 0, hi: UserAddrLimit, space: "Linux/Alpha user address space", shared: true}
+	return p.parse()
+}
+
 // ParseKernel is Parse for a kernel image, whose segments lie above user
 // space, in [UserAddrLimit, KernelAddrLimit).
 func ParseKernel(data []byte, path string) (im *Image, err error) {
@@ -116,6 +137,8 @@ type parser struct {
 	// anyType accepts every e_type and no program headers (CheckFile:
 	// objects and shared objects are disassembled, not run).
 	anyType bool
+	// shared accepts ET_DYN too (ParseObject).
+	shared bool
 }
 
 type rawSection struct {
@@ -239,7 +262,8 @@ func (p *parser) header() (phoff, shoff uint64, phnum, shnum, shstrndx int, err 
 	if machine != emAlpha {
 		return fail(ErrUnsupported, "machine %v (want EM_ALPHA 0x9026)", elf.Machine(machine))
 	}
-	if etype != etExec && !p.anyType {
+	p.im.Shared = etype == etDyn
+	if etype != etExec && !p.anyType && !(p.shared && etype == etDyn) {
 		t := elf.Type(etype)
 		if t == elf.ET_DYN {
 			return fail(ErrUnsupported, "file type ET_DYN (a shared object or PIE); want ET_EXEC: link with -static -no-pie")
@@ -303,13 +327,22 @@ func (p *parser) programHeaders(phoff uint64, phnum int) ([]rawPhdr, error) {
 			align:  p.u64(o + 48),
 		}
 	}
-	// Reject dynamic executables first: that is the most useful thing to
-	// say about them, whatever else is wrong.
+	// A dynamically linked executable names its interpreter (sec. 4.3.2's
+	// loader); exec maps it beside the program.
 	for i, ph := range phdrs {
-		if ph.typ == ptInterp || ph.typ == ptDynamic {
-			return nil, p.errf(ErrUnsupported, "program header %d is %v: dynamically linked executables are not supported; link with -static",
-				i, elf.ProgType(ph.typ))
+		if ph.typ != ptInterp || p.im.Interp != "" {
+			continue
 		}
+		if !p.inFile(ph.off, ph.filesz) || ph.filesz == 0 || ph.filesz > maxInterpLen {
+			return nil, p.errf(ErrMalformed, "program header %d (PT_INTERP): [%#x, %#x+%#x) is not a path inside the file",
+				i, ph.off, ph.off, ph.filesz)
+		}
+		b := p.data[ph.off : ph.off+ph.filesz]
+		n := bytes.IndexByte(b, 0)
+		if n <= 0 {
+			return nil, p.errf(ErrMalformed, "program header %d (PT_INTERP): interpreter path is empty or not NUL-terminated", i)
+		}
+		p.im.Interp = string(b[:n])
 	}
 	return phdrs, nil
 }

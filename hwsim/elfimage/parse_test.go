@@ -1,6 +1,7 @@
 package elfimage
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -403,7 +405,10 @@ func TestFreshFreestanding(t *testing.T) {
 
 // TestRejectsDynamic links a dynamic executable (if the cross libc has the
 // shared objects) and checks the error.
-func TestRejectsDynamic(t *testing.T) {
+// TestParsesDynamic: a dynamically linked executable parses with its
+// interpreter named; a shared object (the C library) only through
+// ParseObject, with its exported functions from .dynsym.
+func TestParsesDynamic(t *testing.T) {
 	needTool(t, crossGCC)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "dyn.c")
@@ -411,19 +416,43 @@ func TestRejectsDynamic(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "dyn")
-	for _, flags := range [][]string{{"-no-pie"}, {}} {
-		out, err := runErr(crossGCC, append(flags, "-o", bin, src)...)
-		if err != nil {
-			t.Skipf("cannot link a dynamic executable: %v\n%s", err, out)
-		}
-		_, err = Parse(readFile(t, bin), bin)
-		if !errors.Is(err, ErrUnsupported) {
-			t.Fatalf("Parse(dynamic %v) = %v, want ErrUnsupported", flags, err)
-		}
-		if !strings.Contains(err.Error(), "link with -static") {
-			t.Errorf("error %q does not say to link with -static", err)
-		}
-		t.Logf("%v: %v", flags, err)
+	if out, err := runErr(crossGCC, "-no-pie", "-o", bin, src); err != nil {
+		t.Skipf("cannot link a dynamic executable: %v\n%s", err, out)
+	}
+	im, err := Parse(readFile(t, bin), bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if im.Interp != "/lib/ld-linux.so.2" || im.Shared {
+		t.Errorf("Interp = %q, Shared = %v; want /lib/ld-linux.so.2, false", im.Interp, im.Shared)
+	}
+	const libc = "/usr/alpha-linux-gnu/lib/libc.so.6.1"
+	data, err := os.ReadFile(libc)
+	if err != nil {
+		t.Skip(err)
+	}
+	if _, err := Parse(data, libc); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("Parse(libc) = %v, want ErrUnsupported", err)
+	}
+	lib, err := ParseObject(data, libc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !lib.Shared || lib.ID.String()[:8] != "buildid:" {
+		t.Errorf("libc: Shared %v, ID %v", lib.Shared, lib.ID)
+	}
+	if !slices.ContainsFunc(lib.Symbols, func(s Symbol) bool { return s.Name == "printf" && s.Addr != 0 }) {
+		t.Errorf("libc: no printf in .dynsym (%d symbols)", len(lib.Symbols))
+	}
+	// Its static functions are named from .eh_frame; a program's symbols
+	// are its own.
+	procs := lib.ProcedureSymbols()
+	if len(procs) <= len(lib.Symbols) || !slices.IsSortedFunc(procs, func(a, b Symbol) int { return cmp.Compare(a.Addr, b.Addr) }) ||
+		!slices.ContainsFunc(procs, func(s Symbol) bool { return strings.HasPrefix(s.Name, "libc.so.6.1+0x") && s.Size > 0 }) {
+		t.Errorf("libc: %d procedures, %d symbols", len(procs), len(lib.Symbols))
+	}
+	if len(im.ProcedureSymbols()) != len(im.Symbols) {
+		t.Errorf("a program's procedures are not its symbols")
 	}
 }
 

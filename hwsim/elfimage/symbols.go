@@ -3,6 +3,7 @@ package elfimage
 import (
 	"debug/elf"
 	"encoding/binary"
+	"slices"
 	"sort"
 )
 
@@ -44,15 +45,21 @@ type secRange struct {
 const shfTLS = 0x400
 
 // symbols reads the first SHT_SYMTAB, fills Image.Symbols and builds the
-// index. A file without a symbol table (stripped) gets an empty index.
+// index. A stripped file falls back to its SHT_DYNSYM (a shared library's
+// exported functions, which is what objdump shows for it too); a file with
+// neither gets an empty index.
 func (p *parser) symbols() error {
+	want := uint32(shtSymtab)
+	if !slices.ContainsFunc(p.sections, func(s rawSection) bool { return s.Type == shtSymtab }) {
+		want = shtDynsym
+	}
 	im := p.im
 	var entries []SymtabEntry // for objdump's table
 	var named []Symbol        // parallel to entries
 	code := map[int]bool{}    // entries that are code symbols, for Lookup
 	for si := 1; si < len(p.sections); si++ {
 		st := &p.sections[si]
-		if st.Type != shtSymtab {
+		if st.Type != want {
 			continue
 		}
 		if st.entsize != symSize {
