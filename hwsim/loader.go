@@ -59,6 +59,7 @@ func (m *Machine) exec(p *Process, c *cpuState, path string, im *elfimage.Image,
 	p.ctx.R[30] = sp
 	p.ctx.R[27] = im.Entry // pv holds the procedure's address at entry
 	p.clearTID = 0
+	p.execSignals()
 	m.freshASN(p)
 
 	cyc := m.cycleOf(c)

@@ -21,7 +21,7 @@ type Machine struct {
 	cfg  Config
 	cpus []*cpuState
 
-	procs   map[int]*Process // every process not yet reaped, by PID
+	procs   map[int]*Process // every task (process or thread) not yet reaped, by TID
 	lastPID int
 	lastInc uint32 // the last process incarnation handed out
 	now     uint64 // machine time at the last quantum boundary, in cycles
@@ -48,6 +48,7 @@ type Machine struct {
 	// beforeIPIs runs before each round takes queued IPIs (SetIPISync).
 	beforeIPIs func()
 	faults     []Fault
+	unimpl     []Unimplemented // unimplemented.go
 	stdout     io.Writer
 	stderr     io.Writer
 	stdin      io.Reader
@@ -203,7 +204,7 @@ func (m *Machine) Spawn(path string, argv, envp []string) (*Process, error) {
 	if !ok {
 		return nil, fmt.Errorf("spawn %s: no free PID", path)
 	}
-	p := &Process{PID: pid, rlimitStack: stackMax, StartCycle: m.now}
+	p := &Process{PID: pid, TID: pid, rlimitStack: stackMax, StartCycle: m.now}
 	c := m.leastLoaded()
 	if err := m.exec(p, c, path, im, argv, envp); err != nil {
 		return nil, err
@@ -292,6 +293,7 @@ func (m *Machine) round() {
 	m.wakeSleepers()
 	for _, c := range m.cpus {
 		m.runCPU(c, end)
+		m.endQuantumLocks(c) // threads.go
 	}
 	m.now = end
 	m.balance()
@@ -442,6 +444,7 @@ func (m *Machine) wakeSleepers() {
 	for _, pid := range pids {
 		p := m.procs[pid]
 		p.sleeping = false
+		m.futexTimedOut(p) // futex.go: a FUTEX_WAIT's timeout
 		m.wake(p)
 	}
 }

@@ -14,12 +14,18 @@
 #include <time.h>
 #include <unistd.h>
 
-static int syscalls(void) {
-	long r = syscall(9999);
-	printf("enosys %ld %d\n", r, errno);
-	r = syscall(SYS_socket, 2, 1, 0);
+/* unimplemented calls a system call the simulated kernel lacks: the
+ * program must stop there, never see an errno the real kernel would not
+ * give. */
+static int unimplemented(void) {
+	printf("before\n");
+	fflush(stdout);
+	long r = syscall(SYS_socket, 2, 1, 0);
 	printf("socket %ld %d\n", r, errno);
+	return 0;
+}
 
+static int syscalls(void) {
 	struct utsname u;
 	uname(&u);
 	printf("uname %s %s %s\n", u.sysname, u.nodename, u.machine);
@@ -71,6 +77,7 @@ static int forkwait(void) {
 
 int main(int argc, char **argv) {
 	const char *mode = argc > 1 ? argv[1] : "syscalls";
+	if (!strcmp(mode, "unimplemented")) return unimplemented();
 	if (!strcmp(mode, "syscalls")) return syscalls();
 	if (!strcmp(mode, "fork")) return forkwait();
 	if (!strcmp(mode, "segv")) { volatile int *p = (int *)16; return *p; }
