@@ -3,9 +3,9 @@ package hwsim_test
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
-	"math"
 	"testing"
 
 	"dcpi/hwsim"
@@ -98,7 +98,6 @@ func TestThreadsQemuReference(t *testing.T) {
 		t.Fatalf("qemu-alpha's output differs from testdata/pthreads.out:\n%s", firstDiff(string(out), string(want)))
 	}
 }
-
 
 // threadedArgs keep the threaded program's runs short: 4 threads, 3000
 // iterations of libm work each round (testdata/pthreads.out is qemu-alpha's
