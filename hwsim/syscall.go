@@ -184,12 +184,10 @@ func (m *Machine) dispatchSyscall(c *cpuState, p *Process, num uint64, a [6]uint
 			return 0, m.putU64s(p, a[0], uint64(ns/1e9), uint64(ns%1e9/1e3))
 		}
 		return 0, 0
-	case 340, 422: // nanosleep, clock_nanosleep
-		req := a[0]
-		if num == 422 {
-			req = a[2]
-		}
-		return m.sysNanosleep(c, p, req)
+	case 340: // nanosleep
+		return m.sysNanosleep(c, p, a[0])
+	case 422: // clock_nanosleep
+		return m.sysClockNanosleep(c, p, a[0], a[1], a[2])
 	case 334: // sched_yield
 		if len(c.runq) > 0 {
 			m.setNeedResched(c, true)

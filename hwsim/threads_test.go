@@ -205,3 +205,47 @@ func checkThreadedTruth(t *testing.T, truth *alpha.GroundTruth, samples []hwsim.
 	}
 	t.Logf("%d samples, %d instructions checked, %d outside 5 sigma, ratio %.4f", int(totalObs), checked, bad, totalObs*mean/totalHead)
 }
+
+// TestFutexAndSignalAnswers runs sysprobe's futex mode — futex's answers
+// that need no second thread (EAGAIN, ETIMEDOUT, EINVAL, WAKE_OP,
+// CMP_REQUEUE), gettid, tgkill, a blocked signal left pending and an
+// ignored one — on both cores: its output must be qemu-alpha's, and the
+// pending SIGUSR1 must end it when unblocked.
+func TestFutexAndSignalAnswers(t *testing.T) {
+	want := `wait changed -1 35
+wait timeout -1 60
+misaligned -1 22
+wake none 0
+cmp_requeue changed -1 35
+cmp_requeue 0
+wake_op 0 w2 10
+bitset zero -1 22
+bitset past -1 60
+tid is pid 1
+tgkill 0 0 0
+tgkill none -1 3
+blocked before 0
+pending 1
+ignored
+`
+	if q, err := exec.LookPath("qemu-alpha"); err == nil {
+		out, _ := exec.Command(q, "testdata/sysprobe", "futex").Output()
+		if string(out) != want {
+			t.Fatalf("qemu-alpha printed:\n%s\nwant:\n%s", out, want)
+		}
+	}
+	for _, model := range []alpha.Model{alpha.EV5, alpha.EV6} {
+		t.Run(model.Name, func(t *testing.T) {
+			cfg := hwsim.DefaultConfig()
+			cfg.CPUs, cfg.Model = 2, model
+			r := runFile(t, cfg, "sysprobe", "futex")
+			if r.stdout != want {
+				t.Errorf("printed:\n%s\nwant:\n%s", r.stdout, want)
+			}
+			if r.status&0x7f != 30 {
+				t.Errorf("status %#x, want killed by SIGUSR1 (30); stderr %q", r.status, r.stderr)
+			}
+			checkImplemented(t, r)
+		})
+	}
+}

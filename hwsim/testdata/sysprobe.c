@@ -25,6 +25,62 @@ static int unimplemented(void) {
 	return 0;
 }
 
+/* futexes exercises futex(2)'s answers that need no second thread, the
+ * signal mask and pending set, and tgkill; its output must be qemu-alpha's. */
+static int futexes(void) {
+	static unsigned int w[4] __attribute__((aligned(8))) = {5, 0, 7, 0};
+	struct timespec ms = {0, 1000000};
+	errno = 0;
+	long r = syscall(SYS_futex, &w[0], 0 /* WAIT */, 4, NULL, NULL, 0);
+	printf("wait changed %ld %d\n", r, errno);
+	errno = 0;
+	r = syscall(SYS_futex, &w[0], 128 /* WAIT|PRIVATE */, 5, &ms, NULL, 0);
+	printf("wait timeout %ld %d\n", r, errno);
+	errno = 0;
+	r = syscall(SYS_futex, (char *)&w[0] + 1, 1 /* WAKE */, 1, NULL, NULL, 0);
+	printf("misaligned %ld %d\n", r, errno);
+	printf("wake none %ld\n", syscall(SYS_futex, &w[0], 129, 1, NULL, NULL, 0));
+	errno = 0;
+	r = syscall(SYS_futex, &w[0], 4 /* CMP_REQUEUE */, 1, 1, &w[2], 6);
+	printf("cmp_requeue changed %ld %d\n", r, errno);
+	printf("cmp_requeue %ld\n", syscall(SYS_futex, &w[0], 4, 1, 1, &w[2], 5));
+	/* WAKE_OP: *w[2] += 3, wake on w[0], and on w[2] if old == 7 */
+	unsigned int op = (1u << 28) | (0u << 24) | (3u << 12) | 7u;
+	printf("wake_op %ld w2 %u\n", syscall(SYS_futex, &w[0], 5, 1, 1, &w[2], op), w[2]);
+	errno = 0;
+	r = syscall(SYS_futex, &w[0], 9 /* WAIT_BITSET */, 5, NULL, NULL, 0);
+	printf("bitset zero %ld %d\n", r, errno);
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	errno = 0;
+	r = syscall(SYS_futex, &w[0], 9, 5, &now, NULL, ~0u);
+	printf("bitset past %ld %d\n", r, errno);
+
+	printf("tid is pid %d\n", (int)syscall(SYS_gettid) == (int)getpid());
+	errno = 0;
+	r = syscall(SYS_tgkill, getpid(), (int)syscall(SYS_gettid), 0);
+	printf("tgkill 0 %ld %d\n", r, errno);
+	errno = 0;
+	r = syscall(SYS_tgkill, getpid(), 999999, SIGUSR1);
+	printf("tgkill none %ld %d\n", r, errno);
+
+	sigset_t s, old, pend;
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &s, &old);
+	printf("blocked before %d\n", sigismember(&old, SIGUSR1));
+	raise(SIGUSR1);
+	sigpending(&pend);
+	printf("pending %d\n", sigismember(&pend, SIGUSR1));
+	signal(SIGUSR2, SIG_IGN);
+	raise(SIGUSR2);
+	printf("ignored\n");
+	fflush(stdout);
+	sigprocmask(SIG_UNBLOCK, &s, NULL); /* SIGUSR1's default action ends us */
+	printf("not reached\n");
+	return 0;
+}
+
 static int syscalls(void) {
 	struct utsname u;
 	uname(&u);
@@ -78,6 +134,7 @@ static int forkwait(void) {
 int main(int argc, char **argv) {
 	const char *mode = argc > 1 ? argv[1] : "syscalls";
 	if (!strcmp(mode, "unimplemented")) return unimplemented();
+	if (!strcmp(mode, "futex")) return futexes();
 	if (!strcmp(mode, "syscalls")) return syscalls();
 	if (!strcmp(mode, "fork")) return forkwait();
 	if (!strcmp(mode, "segv")) { volatile int *p = (int *)16; return *p; }
