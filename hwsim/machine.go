@@ -251,7 +251,8 @@ func (m *Machine) allocPID() (int, bool) {
 // Process returns the live or zombie process with pid, or nil.
 func (m *Machine) Process(pid int) *Process { return m.procs[pid] }
 
-// Live reports how many processes have not been reaped.
+// Live reports how many tasks (processes and their threads) have not been
+// reaped.
 func (m *Machine) Live() int { return len(m.procs) }
 
 // Run runs the machine until every process has exited, or until limit
@@ -452,6 +453,12 @@ func (m *Machine) wakeSleepers() {
 // wake makes a waiting process runnable on the CPU it last ran on.
 func (m *Machine) wake(p *Process) {
 	p.state = ProcRunnable
+	if m.cpus[p.cpu].cur == p {
+		// Still on its CPU, in vmunix between the call that blocked it
+		// and SIM_SCHEDULE (a quantum boundary fell in between, and
+		// another CPU woke it): schedule finds it runnable and keeps it.
+		return
+	}
 	m.enqueue(m.cpus[p.cpu], p)
 }
 

@@ -197,6 +197,9 @@ func (m *Machine) endThread(c *cpuState, t *Process) {
 	lead.KernelCycles += t.KernelCycles
 	lead.PageFaults += t.PageFaults
 	lead.Syscalls += t.Syscalls
+	for i, v := range t.Events {
+		lead.Events[i] += v
+	}
 	t.state = ProcDead
 	delete(m.procs, t.TID)
 }
