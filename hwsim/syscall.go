@@ -126,7 +126,7 @@ func (m *Machine) dispatchSyscall(c *cpuState, p *Process, num uint64, a [6]uint
 	case 532: // getppid
 		return uint64(p.ppid()), 0
 	case 54: // ioctl: no terminals here
-		if a[0] <= 2 {
+		if a[0] <= 2 || p.outFiles[a[0]] != nil {
 			return 0, eNOTTY
 		}
 		return 0, eBADF
@@ -228,6 +228,9 @@ func (m *Machine) dispatchSyscall(c *cpuState, p *Process, num uint64, a [6]uint
 	case 19: // lseek
 		if a[0] <= 2 {
 			return 0, eSPIPE
+		}
+		if p.outFiles[a[0]] != nil {
+			return m.unimplemented(c, p, "lseek of an output file")
 		}
 		return 0, eBADF
 	case 92: // fcntl
