@@ -233,7 +233,11 @@ func (m *Machine) deliver(c *cpuState, p, target *Process, sig int) (uint64, err
 		return 0, 0
 	}
 	if sig != sigKILL {
-		if h := target.action(sig).handler; h != sigDFL && h != sigIGN {
+		h := target.action(sig).handler
+		if h == sigIGN || h == sigDFL && defaultIgnored(sig) {
+			return 0, 0 // discarded (a pending signal whose action changed)
+		}
+		if h != sigDFL {
 			return stop("delivery of signal %d to a handler", sig)
 		}
 		switch sig {
@@ -253,18 +257,22 @@ func (m *Machine) deliver(c *cpuState, p, target *Process, sig int) (uint64, err
 // a mask change that returns val.
 func (m *Machine) deliverPending(c *cpuState, p *Process, val uint64) (uint64, errno) {
 	lead := p.mm()
-	ready := (p.thread.pending | lead.thread.sharedPending) &^ p.thread.sigMask
-	if ready == 0 {
-		return val, 0
+	for {
+		ready := (p.thread.pending | lead.thread.sharedPending) &^ p.thread.sigMask
+		if ready == 0 {
+			return val, 0
+		}
+		sig := 1
+		for ready&1 == 0 {
+			ready >>= 1
+			sig++
+		}
+		p.thread.pending &^= sigBit(sig)
+		lead.thread.sharedPending &^= sigBit(sig)
+		if _, err := m.deliver(c, p, p, sig); err != 0 {
+			return 0, err // the process ended
+		}
 	}
-	sig := 1
-	for ready&1 == 0 {
-		ready >>= 1
-		sig++
-	}
-	p.thread.pending &^= sigBit(sig)
-	lead.thread.sharedPending &^= sigBit(sig)
-	return m.deliver(c, p, p, sig)
 }
 
 func defaultIgnored(sig int) bool {
