@@ -249,3 +249,36 @@ ignored
 		})
 	}
 }
+
+// TestLeaderExitsFirst: the main thread leaves with pthread_exit while a
+// worker runs on; the worker's end ends the process with status 0, with a
+// single exit event, as under qemu-alpha.
+func TestLeaderExitsFirst(t *testing.T) {
+	want := "main starts a worker\nworker runs after the main thread, tid differs 1\n"
+	if q, err := exec.LookPath("qemu-alpha"); err == nil {
+		out, err := exec.Command(q, "testdata/sysprobe", "leaderexit").Output()
+		if err != nil || string(out) != want {
+			t.Fatalf("qemu-alpha: %v, printed:\n%s", err, out)
+		}
+	}
+	for _, cpus := range []int{1, 2} {
+		t.Run(fmt.Sprintf("cpus=%d", cpus), func(t *testing.T) {
+			cfg := hwsim.DefaultConfig()
+			cfg.CPUs = cpus
+			r := runFile(t, cfg, "sysprobe", "leaderexit")
+			if r.stdout != want || r.status != 0 {
+				t.Errorf("status %#x, stderr %q, printed:\n%s", r.status, r.stderr, r.stdout)
+			}
+			checkImplemented(t, r)
+			exits := 0
+			for _, e := range r.events {
+				if e.Kind == hwsim.EventExit {
+					exits++
+				}
+			}
+			if exits != 1 || r.m.Live() != 0 {
+				t.Errorf("%d exit events, %d tasks left", exits, r.m.Live())
+			}
+		})
+	}
+}

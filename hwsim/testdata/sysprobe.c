@@ -2,6 +2,7 @@
  * glibc program; hwsim's tests run it and check what it prints. Each mode
  * is selected by argv[1]. Build: see Makefile in this directory. */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -81,6 +82,25 @@ static int futexes(void) {
 	return 0;
 }
 
+/* leaderexit: the main thread leaves with pthread_exit while a worker
+ * runs on; the worker's end (the last thread's) ends the process with 0. */
+static void *late_worker(void *arg) {
+	struct timespec d = {0, 2000000};
+	nanosleep(&d, 0);
+	printf("worker %s after the main thread, tid differs %d\n", (char *)arg,
+	       (int)syscall(SYS_gettid) != (int)getpid());
+	return 0;
+}
+
+static int leaderexit(void) {
+	pthread_t t;
+	printf("main starts a worker\n");
+	fflush(stdout);
+	if (pthread_create(&t, 0, late_worker, "runs") != 0)
+		return 1;
+	pthread_exit(0);
+}
+
 static int syscalls(void) {
 	struct utsname u;
 	uname(&u);
@@ -135,6 +155,7 @@ int main(int argc, char **argv) {
 	const char *mode = argc > 1 ? argv[1] : "syscalls";
 	if (!strcmp(mode, "unimplemented")) return unimplemented();
 	if (!strcmp(mode, "futex")) return futexes();
+	if (!strcmp(mode, "leaderexit")) return leaderexit();
 	if (!strcmp(mode, "syscalls")) return syscalls();
 	if (!strcmp(mode, "fork")) return forkwait();
 	if (!strcmp(mode, "segv")) { volatile int *p = (int *)16; return *p; }
