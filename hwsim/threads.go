@@ -308,7 +308,7 @@ func (m *Machine) taskSyscall(c *cpuState, p *Process, num uint64, a [6]uint64) 
 			val, err = m.sysClone(c, p, flags, a[1], a[2], a[3], a[4])
 		}
 	case 59: // execve: de_thread is not implemented
-		if p.threads() > 1 {
+		if p.threads() > 1 || p != p.mm() {
 			val, err = m.unimplemented(c, p, "execve in a multi-threaded process")
 			return val, err, true
 		}
