@@ -43,6 +43,7 @@ func TestEV6WorkloadsMatchNativeOutput(t *testing.T) {
 			if got := r.status >> 8; got != wantExit || r.status&0x7f != 0 {
 				t.Errorf("exit status %#x, want exit %d; stderr:\n%s", r.status, wantExit, r.stderr)
 			}
+			checkImplemented(t, r)
 		})
 	}
 }

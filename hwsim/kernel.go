@@ -247,8 +247,8 @@ func (m *Machine) consoleWrite(p *Process, fd, buf, n uint64) uint64 {
 // consoleRead reads from stdin, or a file p opened (vfscalls.go), into
 // kernel memory; fds 1 and 2 are write-only.
 func (m *Machine) consoleRead(p *Process, fd, buf, n uint64) uint64 {
-	if p != nil && p.rfiles[fd] != nil {
-		return m.kernelFileRead(p.rfiles[fd], buf, n)
+	if p != nil && p.mm().rfiles[fd] != nil {
+		return m.kernelFileRead(p.mm().rfiles[fd], buf, n)
 	}
 	if fd != 0 {
 		return negErrno(eBADF)

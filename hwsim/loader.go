@@ -71,6 +71,7 @@ func (m *Machine) exec(p *Process, c *cpuState, path string, im *elfimage.Image,
 	p.ctx.R[27] = entry // pv holds the procedure's address at entry
 	p.closeOnExec()
 	p.clearTID = 0
+	p.execSignals()
 	m.freshASN(p)
 
 	cyc := m.cycleOf(c)

@@ -21,7 +21,7 @@ type Machine struct {
 	cfg  Config
 	cpus []*cpuState
 
-	procs   map[int]*Process // every process not yet reaped, by PID
+	procs   map[int]*Process // every task (process or thread) not yet reaped, by TID
 	lastPID int
 	lastInc uint32 // the last process incarnation handed out
 	now     uint64 // machine time at the last quantum boundary, in cycles
@@ -49,6 +49,7 @@ type Machine struct {
 	// beforeIPIs runs before each round takes queued IPIs (SetIPISync).
 	beforeIPIs func()
 	faults     []Fault
+	unimpl     []Unimplemented // unimplemented.go
 	stdout     io.Writer
 	stderr     io.Writer
 	stdin      io.Reader
@@ -204,7 +205,7 @@ func (m *Machine) Spawn(path string, argv, envp []string) (*Process, error) {
 	if !ok {
 		return nil, fmt.Errorf("spawn %s: no free PID", path)
 	}
-	p := &Process{PID: pid, rlimitStack: stackMax, StartCycle: m.now}
+	p := &Process{PID: pid, TID: pid, rlimitStack: stackMax, StartCycle: m.now}
 	c := m.leastLoaded()
 	if err := m.exec(p, c, path, im, argv, envp); err != nil {
 		return nil, err
@@ -251,7 +252,8 @@ func (m *Machine) allocPID() (int, bool) {
 // Process returns the live or zombie process with pid, or nil.
 func (m *Machine) Process(pid int) *Process { return m.procs[pid] }
 
-// Live reports how many processes have not been reaped.
+// Live reports how many tasks (processes and their threads) have not been
+// reaped.
 func (m *Machine) Live() int { return len(m.procs) }
 
 // Run runs the machine until every process has exited, or until limit
@@ -293,6 +295,7 @@ func (m *Machine) round() {
 	m.wakeSleepers()
 	for _, c := range m.cpus {
 		m.runCPU(c, end)
+		m.endQuantumLocks(c) // threads.go
 	}
 	m.now = end
 	m.balance()
@@ -443,6 +446,7 @@ func (m *Machine) wakeSleepers() {
 	for _, pid := range pids {
 		p := m.procs[pid]
 		p.sleeping = false
+		m.futexTimedOut(p) // futex.go: a FUTEX_WAIT's timeout
 		m.wake(p)
 	}
 }
@@ -450,6 +454,12 @@ func (m *Machine) wakeSleepers() {
 // wake makes a waiting process runnable on the CPU it last ran on.
 func (m *Machine) wake(p *Process) {
 	p.state = ProcRunnable
+	if m.cpus[p.cpu].cur == p {
+		// Still on its CPU, in vmunix between the call that blocked it
+		// and SIM_SCHEDULE (a quantum boundary fell in between, and
+		// another CPU woke it): schedule finds it runnable and keeps it.
+		return
+	}
 	m.enqueue(m.cpus[p.cpu], p)
 }
 

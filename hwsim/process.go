@@ -48,9 +48,14 @@ const (
 	vmaAnon
 )
 
-// Process is a simulated Linux process: one thread, one address space.
+// Process is a simulated Linux task: a process, or one thread of one.
+// PID is the process's ID (the thread group's, as getpid reports it), TID
+// the task's own; they are equal for a process's first thread. Threads of
+// one process share the address space and everything threads.go calls
+// per-process state, which lives on the group's leader (mm).
 type Process struct {
 	PID, PPID int
+	TID       int
 	// Incarnation changes at fork and exec (see Event.Incarnation).
 	Incarnation uint32
 	Path        string
@@ -75,6 +80,7 @@ type Process struct {
 	parent   *Process
 
 	clearTID uint64 // CLONE_CHILD_CLEARTID / set_tid_address pointer
+	thread   threadState
 	// outFiles are the output files Config.OpenAppend opened, by fd (>= 3).
 	outFiles map[uint64]io.Writer
 	// rfiles are the files opened for reading, by fd (vfscalls.go).
@@ -117,6 +123,7 @@ func ExitCode(status int) int {
 
 // findVMA returns the area containing addr.
 func (p *Process) findVMA(addr uint64) *vma {
+	p = p.mm()
 	i := sort.Search(len(p.vmas), func(i int) bool { return p.vmas[i].end > addr })
 	if i < len(p.vmas) && p.vmas[i].start <= addr {
 		return &p.vmas[i]
@@ -126,6 +133,7 @@ func (p *Process) findVMA(addr uint64) *vma {
 
 // addVMA inserts an area, replacing whatever overlapped it.
 func (p *Process) addVMA(v vma) {
+	p = p.mm()
 	p.removeVMA(v.start, v.end)
 	i := sort.Search(len(p.vmas), func(i int) bool { return p.vmas[i].start >= v.start })
 	p.vmas = append(p.vmas, vma{})
@@ -135,6 +143,7 @@ func (p *Process) addVMA(v vma) {
 
 // removeVMA removes [start, end) from the areas, splitting as needed.
 func (p *Process) removeVMA(start, end uint64) {
+	p = p.mm()
 	out := p.vmas[:0:0]
 	for _, v := range p.vmas {
 		if v.end <= start || v.start >= end {
@@ -154,6 +163,7 @@ func (p *Process) removeVMA(start, end uint64) {
 // protectVMA sets the permission of [start, end), splitting areas, and
 // reports whether the whole range was mapped.
 func (p *Process) protectVMA(start, end uint64, perm alpha.Perm) bool {
+	p = p.mm()
 	covered := uint64(0)
 	var add []vma
 	for _, v := range p.vmas {
@@ -175,6 +185,7 @@ func (p *Process) protectVMA(start, end uint64, perm alpha.Perm) bool {
 // findFree finds a free, page-aligned range of length n at or above hint,
 // searching up from the mmap base as Linux's bottom-up allocator does.
 func (p *Process) findFree(hint, n uint64) (uint64, bool) {
+	p = p.mm()
 	addr := max(hint, mmapBase)
 	for _, v := range p.vmas {
 		if v.end <= addr {

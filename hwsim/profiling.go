@@ -14,6 +14,8 @@ import (
 type Sample struct {
 	CPU int
 	PID int // 0 when the CPU was idle
+	// TID is the thread's (Process.TID); PID for a single-threaded process.
+	TID int
 	// Incarnation is the process image's (Event.Incarnation); 0 when idle.
 	Incarnation uint32
 	PC          uint64
@@ -218,7 +220,7 @@ func (m *Machine) counterInterrupt(c *cpuState) {
 	start := max(c.cpu.Cycle, deliver)
 	s := Sample{CPU: c.id, PC: c.cpu.PC, Event: ev, Kernel: c.cpu.Kernel, Cycle: start}
 	if c.cur != nil {
-		s.PID, s.Incarnation = c.cur.PID, c.cur.Incarnation
+		s.PID, s.TID, s.Incarnation = c.cur.PID, c.cur.TID, c.cur.Incarnation
 		if !c.cpu.Kernel && c.cpu.AS != nil {
 			s.SP, s.FP, s.RA, s.T9, s.Mem = c.cpu.R[30], c.cpu.R[15], c.cpu.R[26], c.cpu.R[23], c.cpu.AS
 			c.interrupted = Interrupted{m: m, c: c, start: start, live: true}

@@ -86,17 +86,21 @@ func (m *Machine) trace(c *cpuState, p *Process, num uint64, a [6]uint64, val ui
 	default:
 		res = fmt.Sprintf("-1 errno %d", err)
 	}
-	fmt.Fprintf(m.cfg.Trace, "[cpu%d %d pid %d] %s(%#x, %#x, %#x, %#x) = %s\n", c.id, c.cpu.Cycle, p.PID, name, a[0], a[1], a[2], a[3], res)
+	who := fmt.Sprintf("pid %d", p.PID)
+	if p.TID != p.PID {
+		who += fmt.Sprintf(" tid %d", p.TID)
+	}
+	fmt.Fprintf(m.cfg.Trace, "[cpu%d %d %s] %s(%#x, %#x, %#x, %#x) = %s\n", c.id, c.cpu.Cycle, who, name, a[0], a[1], a[2], a[3], res)
 }
 
 func (m *Machine) dispatchSyscall(c *cpuState, p *Process, num uint64, a [6]uint64) (uint64, errno) {
+	if val, err, ok := m.taskSyscall(c, p, num, a); ok { // threads.go
+		return val, err
+	}
 	if v, err, ok := m.fileSyscall(c, p, num, a); ok {
 		return v, err // the simulated file system's calls (vfscalls.go)
 	}
 	switch num {
-	case 1, 405: // exit, exit_group: one thread, so the same
-		m.exit(c, p, int(a[0]&0xff)<<8)
-		return 0, sysNoReturn
 	case 3: // read
 		return m.sysRead(p, a[0], a[1], a[2])
 	case 4: // write
@@ -113,7 +117,7 @@ func (m *Machine) dispatchSyscall(c *cpuState, p *Process, num uint64, a [6]uint
 		}
 		return 0, eBADF
 	case 17: // brk (osf_brk: ENOMEM on failure rather than the old break)
-		return m.sysBrk(p, a[0])
+		return m.sysBrk(p.mm(), a[0])
 	case 20: // getxpid: pid in v0, parent's in a4
 		p.ctx.R[0], p.ctx.R[19], p.ctx.R[20] = uint64(p.PID), 0, uint64(p.ppid())
 		return 0, sysDone
@@ -124,10 +128,8 @@ func (m *Machine) dispatchSyscall(c *cpuState, p *Process, num uint64, a [6]uint
 		return 1000, 0
 	case 532: // getppid
 		return uint64(p.ppid()), 0
-	case 378: // gettid
-		return uint64(p.PID), 0
 	case 54: // ioctl: no terminals here
-		if a[0] <= 2 {
+		if a[0] <= 2 || p.outFiles[a[0]] != nil {
 			return 0, eNOTTY
 		}
 		return 0, eBADF
@@ -135,12 +137,6 @@ func (m *Machine) dispatchSyscall(c *cpuState, p *Process, num uint64, a [6]uint
 		return m.sysReadlink(p, a[0], a[1], a[2])
 	case 59: // execve
 		return m.sysExecve(c, p, a[0], a[1], a[2])
-	case 2, 66, 312: // fork, vfork, clone
-		flags := a[0]
-		if num != 312 {
-			flags = 20 // SIGCHLD on Alpha
-		}
-		return m.sysClone(c, p, flags, a[1], a[2], a[3], a[4])
 	case 7, 365: // osf_wait4, wait4
 		return m.sysWait4(p, a[0], a[1], a[2], a[3])
 	case 71: // mmap
@@ -151,34 +147,25 @@ func (m *Machine) dispatchSyscall(c *cpuState, p *Process, num uint64, a [6]uint
 		return m.sysMprotect(p, a[0], a[1], a[2])
 	case 341: // mremap
 		return m.sysMremap(p, a[0], a[1], a[2], a[3])
-	case 75: // madvise: advice only
-		return 0, 0
+	case 75: // madvise
+		return m.sysMadvise(c, p, a[0], a[1], a[2])
 	case 256: // osf_getsysinfo
 		if a[0] == 45 { // GSI_IEEE_FP_CONTROL
 			return 0, m.putU64(p, a[1], p.ieeeFP)
 		}
-		return 0, eOPNOTSUPP
+		return m.unimplemented(c, p, "osf_getsysinfo operation %d", a[0])
 	case 257: // osf_setsysinfo
-		if a[0] == 14 { // SSI_IEEE_FP_CONTROL
-			v, err := m.getU64(p, a[1])
-			if err != 0 {
-				return 0, err
-			}
-			p.ieeeFP = v
+		if a[0] != 14 { // SSI_IEEE_FP_CONTROL
+			return m.unimplemented(c, p, "osf_setsysinfo operation %d", a[0])
 		}
+		v, err := m.getU64(p, a[1])
+		if err != 0 {
+			return 0, err
+		}
+		p.ieeeFP = v
 		return 0, 0
 	case 339: // uname
 		return m.sysUname(p, a[0])
-	case 352, 353, 48, 354: // rt_sigaction, rt_sigprocmask, osf_sigprocmask, rt_sigpending
-		if num == 353 && a[2] != 0 {
-			return 0, m.userWrite(p, a[2], make([]byte, 8))
-		}
-		return 0, 0
-	case 235: // sigaltstack
-		return 0, 0
-	case 411: // set_tid_address
-		p.clearTID = a[0]
-		return uint64(p.PID), 0
 	case 496, 144: // prlimit64, getrlimit
 		res, old := a[1], a[3]
 		if num == 144 {
@@ -200,12 +187,10 @@ func (m *Machine) dispatchSyscall(c *cpuState, p *Process, num uint64, a [6]uint
 			return 0, m.putU64s(p, a[0], uint64(ns/1e9), uint64(ns%1e9/1e3))
 		}
 		return 0, 0
-	case 340, 422: // nanosleep, clock_nanosleep
-		req := a[0]
-		if num == 422 {
-			req = a[2]
-		}
-		return m.sysNanosleep(c, p, req)
+	case 340: // nanosleep
+		return m.sysNanosleep(c, p, a[0])
+	case 422: // clock_nanosleep
+		return m.sysClockNanosleep(c, p, a[0], a[1], a[2])
 	case 334: // sched_yield
 		if len(c.runq) > 0 {
 			m.setNeedResched(c, true)
@@ -221,12 +206,6 @@ func (m *Machine) dispatchSyscall(c *cpuState, p *Process, num uint64, a [6]uint
 			}
 		}
 		return m.cycleOf(c) * 1024 / m.cfg.ClockHz, 0
-	case 37, 424, 381: // kill, tgkill, tkill
-		pid, sig := a[0], a[1]
-		if num == 424 {
-			pid, sig = a[1], a[2]
-		}
-		return m.sysKill(c, p, int(int64(pid)), int(sig))
 	case 91: // fstat (old struct stat)
 		return m.sysFstat(p, a[0], a[1])
 	case 455: // fstatat64
@@ -253,18 +232,27 @@ func (m *Machine) dispatchSyscall(c *cpuState, p *Process, num uint64, a [6]uint
 		if a[0] <= 2 {
 			return 0, eSPIPE
 		}
+		if p.outFiles[a[0]] != nil {
+			return m.unimplemented(c, p, "lseek of an output file")
+		}
 		return 0, eBADF
 	case 92: // fcntl
-		if a[0] > 2 {
+		if a[0] > 2 && p.outFiles[a[0]] == nil {
 			return 0, eBADF
 		}
-		if a[1] == 3 { // F_GETFL
+		switch a[1] {
+		case 3: // F_GETFL
+			if a[0] > 2 {
+				return oWronly | oAppend, 0
+			}
 			return 2, 0 // O_RDWR
+		case 1, 2: // F_GETFD, F_SETFD: no close-on-exec is kept
+			return 0, 0
 		}
-		return 0, 0
+		return m.unimplemented(c, p, "fcntl command %d", a[1])
 	case 367: // getcwd
 		if a[1] < 2 {
-			return 0, eINVAL
+			return 0, 34 // ERANGE
 		}
 		return 2, m.userWrite(p, a[0], []byte("/\x00"))
 	case 318: // sysinfo
@@ -272,19 +260,19 @@ func (m *Machine) dispatchSyscall(c *cpuState, p *Process, num uint64, a [6]uint
 	case 324: // personality
 		return 0, 0
 	case 396: // sched_getaffinity
-		if a[1] < 8 {
+		if a[1] < 8 || a[1]&7 != 0 {
 			return 0, eINVAL
 		}
 		return 8, m.putU64(p, a[2], 1<<len(m.cpus)-1)
 	}
-	return 0, eNOSYS
+	return m.unimplementedSyscall(c, p, num)
 }
 
 func (p *Process) ppid() int {
-	if p.parent == nil {
+	if p.mm().parent == nil {
 		return 1
 	}
-	return p.parent.PID
+	return p.mm().parent.PID
 }
 
 // userRead copies n bytes from user memory, faulting pages of p's areas in
@@ -567,18 +555,25 @@ const (
 )
 
 func (m *Machine) sysClone(c *cpuState, p *Process, flags, newsp, ptid, ctid, tls uint64) (uint64, errno) {
-	if flags&cloneThread != 0 || flags&cloneVM != 0 && flags&cloneVFork == 0 {
-		return 0, eINVAL // processes only: the simulated kernel has no threads
-	}
+	// A new process (threads are sysCloneThread's): a copy-on-write copy
+	// of the address space, one thread, a copy of the calling one.
 	pid, ok := m.allocPID()
 	if !ok {
 		return 0, errno(35) // EAGAIN
 	}
+	lead := p.mm()
 	child := &Process{
-		PID: pid, parent: p, Path: p.Path, Argv: p.Argv, Image: p.Image,
-		as: p.as.Fork(), vmas: append([]vma(nil), p.vmas...),
-		brkLo: p.brkLo, brk: p.brk, ieeeFP: p.ieeeFP, rlimitStack: p.rlimitStack,
-		StartCycle: c.cpu.Cycle, forkedFrom: p.PID, rfiles: p.forkFiles(),
+		PID: pid, TID: pid, parent: lead, Path: p.Path, Argv: p.Argv, Image: p.Image,
+		as: p.as.Fork(), vmas: append([]vma(nil), lead.vmas...),
+		brkLo: lead.brkLo, brk: lead.brk, ieeeFP: p.ieeeFP, rlimitStack: p.rlimitStack,
+		StartCycle: c.cpu.Cycle, forkedFrom: p.PID, rfiles: lead.forkFiles(),
+	}
+	child.thread.sigMask = p.thread.sigMask
+	if len(lead.thread.actions) > 0 {
+		child.thread.actions = make(map[int]sigAction, len(lead.thread.actions))
+		for s, a := range lead.thread.actions {
+			child.thread.actions[s] = a
+		}
 	}
 	m.chargeEvents(c, p)
 	child.picInherited = m.picCounts(p)
@@ -607,7 +602,7 @@ func (m *Machine) sysClone(c *cpuState, p *Process, flags, newsp, ptid, ctid, tl
 	if flags&cloneParentSetTID != 0 {
 		m.userWrite(p, ptid, pidBytes)
 	}
-	p.children = append(p.children, child)
+	lead.children = append(lead.children, child)
 	m.procs[pid] = child
 	m.freshASN(child)
 	target := m.leastLoaded()
@@ -626,7 +621,7 @@ func (m *Machine) sysWait4(p *Process, pidArg, statusp, options, rusagep uint64)
 		want = -1 // process groups: every child is in ours
 	}
 	var found bool
-	for _, ch := range p.children {
+	for _, ch := range p.mm().children {
 		if want != -1 && ch.PID != want {
 			continue
 		}
@@ -843,28 +838,6 @@ func (m *Machine) sysNanosleep(c *cpuState, p *Process, req uint64) (uint64, err
 	p.state = ProcWaiting
 	m.setNeedResched(c, true)
 	return 0, sysDone
-}
-
-func (m *Machine) sysKill(c *cpuState, p *Process, pid, sig int) (uint64, errno) {
-	target := m.procs[pid]
-	if pid <= 0 {
-		target = p
-	}
-	if target == nil || target.state == ProcZombie {
-		return 0, eSRCH
-	}
-	if sig < 0 || sig > 64 {
-		return 0, eINVAL
-	}
-	if sig == 0 {
-		return 0, 0
-	}
-	if target == p {
-		m.exit(c, p, sig)
-		return 0, sysNoReturn
-	}
-	m.exit(nil, target, sig)
-	return 0, 0
 }
 
 // unqueue removes p from whichever run queue holds it.

@@ -51,7 +51,16 @@ func (m *Machine) trap(c *cpuState, p *Process, kernel bool) {
 			return
 		}
 		m.fatal(c, p, sigSEGV, t)
-	case alpha.TrapIllegal, alpha.TrapHalt, alpha.TrapUnimpl:
+	case alpha.TrapUnimpl:
+		m.unimplemented(c, p, "instruction %#08x at pc %#x", t.Word, t.PC)
+	case alpha.TrapHalt:
+		if name := userPALNames[t.Code]; name != "" {
+			// A PAL call Linux/Alpha's PALcode provides to user mode.
+			m.unimplemented(c, p, "PAL call %s (%#x) at pc %#x", name, t.Code, t.PC)
+			return
+		}
+		m.fatal(c, p, sigILL, t) // OPDEC, as on the real machine
+	case alpha.TrapIllegal:
 		m.fatal(c, p, sigILL, t)
 	case alpha.TrapBreakpoint:
 		m.fatal(c, p, sigTRAP, t)
@@ -81,6 +90,10 @@ func (m *Machine) demandPage(p *Process, addr uint64) bool {
 // fatal kills p with sig for trap t: the default action of SIGSEGV, SIGILL,
 // SIGFPE and SIGTRAP, which no simulated program handles.
 func (m *Machine) fatal(c *cpuState, p *Process, sig int, t alpha.Trap) {
+	if h := p.action(sig).handler; h != sigDFL && h != sigIGN {
+		m.unimplemented(c, p, "delivery of signal %d to a handler (%s)", sig, t)
+		return
+	}
 	m.faults = append(m.faults, Fault{PID: p.PID, Path: p.Path, Trap: t})
 	fmt.Fprintf(m.stderr, "hwsim: pid %d (%s) killed by signal %d: %s\n", p.PID, p.Path, sig, t)
 	m.exit(c, p, sig)
@@ -89,6 +102,8 @@ func (m *Machine) fatal(c *cpuState, p *Process, sig int, t alpha.Trap) {
 // exit ends p with wait status status. c is the CPU p made the call on,
 // or nil if another process or the simulator ended it.
 func (m *Machine) exit(c *cpuState, p *Process, status int) {
+	p = m.endOtherThreads(c, p) // the whole process ends (threads.go)
+	m.futexCancel(p)
 	m.unqueue(p)
 	if pc := m.cpus[p.cpu]; pc.cur == p {
 		pc.cur = nil
@@ -120,15 +135,13 @@ func (m *Machine) exit(c *cpuState, p *Process, status int) {
 		m.reap(p)
 		return
 	}
-	if w := p.parent; w.state == ProcWaiting && !w.sleeping && (w.waitingFor == -1 || w.waitingFor == p.PID) {
-		m.wake(w) // it re-executes wait4 and finds p
-	}
+	m.wakeWaiters(p.parent, p.PID)
 }
 
 // reap frees a zombie's PID.
 func (m *Machine) reap(p *Process) {
 	p.state = ProcDead
-	delete(m.procs, p.PID)
+	delete(m.procs, p.TID)
 	if par := p.parent; par != nil {
 		for i, ch := range par.children {
 			if ch == p {
@@ -146,3 +159,7 @@ func (m *Machine) cycleOf(c *cpuState) uint64 {
 	}
 	return c.cpu.Cycle
 }
+
+// userPALNames are the unprivileged PAL calls of Linux/Alpha's PALcode
+// (asm/pal.h) that the CPU model does not carry out.
+var userPALNames = map[uint64]string{0x92: "urti", 0xbe: "nphalt"}

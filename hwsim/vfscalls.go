@@ -44,21 +44,21 @@ func (m *Machine) fileSyscall(c *cpuState, p *Process, num uint64, a [6]uint64) 
 		v, e := m.sysOpenRead(p, dirfd, pathp, flags)
 		return v, e, true
 	case 349: // pread64 (read itself vmunix serves: kernelFileRead)
-		of := p.rfiles[a[0]]
+		of := p.mm().rfiles[a[0]]
 		if of == nil {
 			return 0, 0, false
 		}
 		k, e := m.readFile(p, of, a[1], a[2], a[3])
 		return k, e, true
 	case 120: // readv
-		of := p.rfiles[a[0]]
+		of := p.mm().rfiles[a[0]]
 		if of == nil {
 			return 0, 0, false
 		}
 		v, e := m.readvFile(p, of, a[1], a[2])
 		return v, e, true
 	case 19: // lseek
-		of := p.rfiles[a[0]]
+		of := p.mm().rfiles[a[0]]
 		if of == nil {
 			return 0, 0, false
 		}
@@ -79,13 +79,13 @@ func (m *Machine) fileSyscall(c *cpuState, p *Process, num uint64, a [6]uint64) 
 		of.off = off
 		return off, 0, true
 	case 6: // close
-		if p.rfiles[a[0]] == nil {
+		if p.mm().rfiles[a[0]] == nil {
 			return 0, 0, false
 		}
-		delete(p.rfiles, a[0])
+		delete(p.mm().rfiles, a[0])
 		return 0, 0, true
 	case 91, 427: // fstat (old struct stat), fstat64
-		of := p.rfiles[a[0]]
+		of := p.mm().rfiles[a[0]]
 		if of == nil {
 			return 0, 0, false
 		}
@@ -100,7 +100,7 @@ func (m *Machine) fileSyscall(c *cpuState, p *Process, num uint64, a [6]uint64) 
 			return 0, eFAULT, true
 		}
 		if name == "" && flags&atEmpty != 0 {
-			of := p.rfiles[dirfd]
+			of := p.mm().rfiles[dirfd]
 			if of == nil {
 				return 0, 0, false // fds 0-2: dispatchSyscall's pipes
 			}
@@ -129,7 +129,7 @@ func (m *Machine) fileSyscall(c *cpuState, p *Process, num uint64, a [6]uint64) 
 		return 0, 0, true
 	case 71: // mmap of an open file
 		const mapAnon = 0x10
-		of := p.rfiles[a[4]]
+		of := p.mm().rfiles[a[4]]
 		if a[3]&mapAnon != 0 || of == nil {
 			return 0, 0, false
 		}
@@ -142,7 +142,7 @@ func (m *Machine) fileSyscall(c *cpuState, p *Process, num uint64, a [6]uint64) 
 // lookupAt resolves name against dirfd as openat does.
 func (m *Machine) lookupAt(p *Process, dirfd uint64, name string) (*simFile, errno) {
 	if name != "" && name[0] != '/' && dirfd != atFDCWD {
-		of := p.rfiles[dirfd]
+		of := p.mm().rfiles[dirfd]
 		if of == nil {
 			return nil, eBADF
 		}
@@ -170,16 +170,16 @@ func (m *Machine) sysOpenRead(p *Process, dirfd, pathp, flags uint64) (uint64, e
 		return 0, eNOTDIR
 	}
 	fd := uint64(3)
-	for p.rfiles[fd] != nil || p.outFiles[fd] != nil {
+	for p.mm().rfiles[fd] != nil || p.outFiles[fd] != nil {
 		fd++
 	}
 	if fd >= 1024 { // RLIMIT_NOFILE
 		return 0, errno(24) // EMFILE
 	}
-	if p.rfiles == nil {
-		p.rfiles = map[uint64]*openFile{}
+	if p.mm().rfiles == nil {
+		p.mm().rfiles = map[uint64]*openFile{}
 	}
-	p.rfiles[fd] = &openFile{f: f, cloexec: flags&oCloexec != 0}
+	p.mm().rfiles[fd] = &openFile{f: f, cloexec: flags&oCloexec != 0}
 	return fd, 0
 }
 
@@ -320,16 +320,16 @@ func (m *Machine) mmapFile(c *cpuState, p *Process, of *openFile, addr, length, 
 
 // closeOnExec drops the files opened with O_CLOEXEC, at exec.
 func (p *Process) closeOnExec() {
-	maps.DeleteFunc(p.rfiles, func(_ uint64, of *openFile) bool { return of.cloexec })
+	maps.DeleteFunc(p.mm().rfiles, func(_ uint64, of *openFile) bool { return of.cloexec })
 }
 
 // forkFiles gives a forked child its own descriptors of the same files.
 func (p *Process) forkFiles() map[uint64]*openFile {
-	if len(p.rfiles) == 0 {
+	if len(p.mm().rfiles) == 0 {
 		return nil
 	}
-	out := make(map[uint64]*openFile, len(p.rfiles))
-	for fd, of := range p.rfiles {
+	out := make(map[uint64]*openFile, len(p.mm().rfiles))
+	for fd, of := range p.mm().rfiles {
 		cp := *of
 		out[fd] = &cp
 	}

@@ -77,6 +77,7 @@ func TestWorkloadsMatchNativeOutput(t *testing.T) {
 				if faults := r.m.Faults(); len(faults) > 0 {
 					t.Errorf("faults: %v", faults)
 				}
+				checkImplemented(t, r)
 			})
 		}
 	}

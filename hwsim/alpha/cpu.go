@@ -214,6 +214,10 @@ func (c *CPU) Load(ctx *Context, as *AddressSpace) {
 	c.flushTLB()
 }
 
+// ClearLock clears the LDx_L/STx_C lock flag, so the next STx_C fails: what
+// another processor's store to the locked block does on the real machine.
+func (c *CPU) ClearLock() { c.lockValid = false }
+
 // Save stores the CPU's architectural state into ctx.
 func (c *CPU) Save(ctx *Context) {
 	copy(ctx.R[:], c.R[:32])

@@ -2,6 +2,7 @@
  * glibc program; hwsim's tests run it and check what it prints. Each mode
  * is selected by argv[1]. Build: see Makefile in this directory. */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,12 +15,93 @@
 #include <time.h>
 #include <unistd.h>
 
-static int syscalls(void) {
-	long r = syscall(9999);
-	printf("enosys %ld %d\n", r, errno);
-	r = syscall(SYS_socket, 2, 1, 0);
+/* unimplemented calls a system call the simulated kernel lacks: the
+ * program must stop there, never see an errno the real kernel would not
+ * give. */
+static int unimplemented(void) {
+	printf("before\n");
+	fflush(stdout);
+	long r = syscall(SYS_socket, 2, 1, 0);
 	printf("socket %ld %d\n", r, errno);
+	return 0;
+}
 
+/* futexes exercises futex(2)'s answers that need no second thread, the
+ * signal mask and pending set, and tgkill; its output must be qemu-alpha's. */
+static int futexes(void) {
+	static unsigned int w[4] __attribute__((aligned(8))) = {5, 0, 7, 0};
+	struct timespec ms = {0, 1000000};
+	errno = 0;
+	long r = syscall(SYS_futex, &w[0], 0 /* WAIT */, 4, NULL, NULL, 0);
+	printf("wait changed %ld %d\n", r, errno);
+	errno = 0;
+	r = syscall(SYS_futex, &w[0], 128 /* WAIT|PRIVATE */, 5, &ms, NULL, 0);
+	printf("wait timeout %ld %d\n", r, errno);
+	errno = 0;
+	r = syscall(SYS_futex, (char *)&w[0] + 1, 1 /* WAKE */, 1, NULL, NULL, 0);
+	printf("misaligned %ld %d\n", r, errno);
+	printf("wake none %ld\n", syscall(SYS_futex, &w[0], 129, 1, NULL, NULL, 0));
+	errno = 0;
+	r = syscall(SYS_futex, &w[0], 4 /* CMP_REQUEUE */, 1, 1, &w[2], 6);
+	printf("cmp_requeue changed %ld %d\n", r, errno);
+	printf("cmp_requeue %ld\n", syscall(SYS_futex, &w[0], 4, 1, 1, &w[2], 5));
+	/* WAKE_OP: *w[2] += 3, wake on w[0], and on w[2] if old == 7 */
+	unsigned int op = (1u << 28) | (0u << 24) | (3u << 12) | 7u;
+	printf("wake_op %ld w2 %u\n", syscall(SYS_futex, &w[0], 5, 1, 1, &w[2], op), w[2]);
+	errno = 0;
+	r = syscall(SYS_futex, &w[0], 9 /* WAIT_BITSET */, 5, NULL, NULL, 0);
+	printf("bitset zero %ld %d\n", r, errno);
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	errno = 0;
+	r = syscall(SYS_futex, &w[0], 9, 5, &now, NULL, ~0u);
+	printf("bitset past %ld %d\n", r, errno);
+
+	printf("tid is pid %d\n", (int)syscall(SYS_gettid) == (int)getpid());
+	errno = 0;
+	r = syscall(SYS_tgkill, getpid(), (int)syscall(SYS_gettid), 0);
+	printf("tgkill 0 %ld %d\n", r, errno);
+	errno = 0;
+	r = syscall(SYS_tgkill, getpid(), 999999, SIGUSR1);
+	printf("tgkill none %ld %d\n", r, errno);
+
+	sigset_t s, old, pend;
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &s, &old);
+	printf("blocked before %d\n", sigismember(&old, SIGUSR1));
+	raise(SIGUSR1);
+	sigpending(&pend);
+	printf("pending %d\n", sigismember(&pend, SIGUSR1));
+	signal(SIGUSR2, SIG_IGN);
+	raise(SIGUSR2);
+	printf("ignored\n");
+	fflush(stdout);
+	sigprocmask(SIG_UNBLOCK, &s, NULL); /* SIGUSR1's default action ends us */
+	printf("not reached\n");
+	return 0;
+}
+
+/* leaderexit: the main thread leaves with pthread_exit while a worker
+ * runs on; the worker's end (the last thread's) ends the process with 0. */
+static void *late_worker(void *arg) {
+	struct timespec d = {0, 2000000};
+	nanosleep(&d, 0);
+	printf("worker %s after the main thread, tid differs %d\n", (char *)arg,
+	       (int)syscall(SYS_gettid) != (int)getpid());
+	return 0;
+}
+
+static int leaderexit(void) {
+	pthread_t t;
+	printf("main starts a worker\n");
+	fflush(stdout);
+	if (pthread_create(&t, 0, late_worker, "runs") != 0)
+		return 1;
+	pthread_exit(0);
+}
+
+static int syscalls(void) {
 	struct utsname u;
 	uname(&u);
 	printf("uname %s %s %s\n", u.sysname, u.nodename, u.machine);
@@ -71,6 +153,9 @@ static int forkwait(void) {
 
 int main(int argc, char **argv) {
 	const char *mode = argc > 1 ? argv[1] : "syscalls";
+	if (!strcmp(mode, "unimplemented")) return unimplemented();
+	if (!strcmp(mode, "futex")) return futexes();
+	if (!strcmp(mode, "leaderexit")) return leaderexit();
 	if (!strcmp(mode, "syscalls")) return syscalls();
 	if (!strcmp(mode, "fork")) return forkwait();
 	if (!strcmp(mode, "segv")) { volatile int *p = (int *)16; return *p; }
