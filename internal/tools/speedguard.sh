@@ -17,7 +17,7 @@ root=$(git rev-parse --show-toplevel)
 tmp=$(mktemp -d)
 trap 'git -C "$root" worktree remove --force "$tmp/base" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 command -v valgrind >/dev/null || { echo "speedguard: needs valgrind (apt-get install valgrind)"; exit 2; }
-git -C "$root" worktree add --detach "$tmp/base" "$base" >/dev/null
+git -C "$root" worktree add --detach "$tmp/base" "$base" >/dev/null 2>&1
 (cd "$tmp/base" && CGO_ENABLED=0 go build -o "$tmp/dcpi-base" ./cmd/dcpi)
 (cd "$root" && CGO_ENABLED=0 go build -tags "${SPEEDGUARD_TAGS:-}" -o "$tmp/dcpi-new" ./cmd/dcpi)
 
