@@ -9,7 +9,8 @@
 # model and the 21264's core, over a mix of workloads, and dcpi profile
 # (driver and daemon). Each case runs on BASE and on the work tree side by
 # side. SPEEDGUARD_TAGS builds the work tree with those build tags
-# (speedguard_slow: a deliberately slowed run loop, to see the guard fail).
+# (speedguard_slow: a deliberately slowed run loop, to see the guard fail);
+# SPEEDGUARD_CASES, a regular expression, runs only the cases it matches.
 # docs/hwsim.md, "Simulator speed", says why counts and not seconds.
 set -euo pipefail
 base=$1 thr=${2:-1}
@@ -22,14 +23,14 @@ git -C "$root" worktree add --detach "$tmp/base" "$base" >/dev/null 2>&1
 (cd "$root" && CGO_ENABLED=0 go build -tags "${SPEEDGUARD_TAGS:-}" -o "$tmp/dcpi-new" ./cmd/dcpi)
 
 cases=(
-  "func-matmul|sim run --cpus 1 --timing=false matmul 40"
-  "func-sort|sim run --cpus 1 --timing=false sort 4000"
-  "func-hashdb|sim run --cpus 1 --timing=false hashdb 3000 15000"
-  "ev5-matmul|sim run --cpus 1 matmul 40"
-  "ev5-hashdb|sim run --cpus 1 hashdb 3000 15000"
-  "ev6-sort|sim run --cpus 1 --model ev6 sort 1000"
-  "ev6-hashdb|sim run --cpus 1 --model ev6 hashdb 1000 5000"
-  "profile-matmul|profile --cpus 1 -o DB matmul 40"
+  "func-matmul|sim run --cpus 1 --timing=false matmul 30"
+  "func-sort|sim run --cpus 1 --timing=false sort 2000"
+  "func-hashdb|sim run --cpus 1 --timing=false hashdb 1000 5000"
+  "ev5-matmul|sim run --cpus 1 matmul 30"
+  "ev5-hashdb|sim run --cpus 1 hashdb 1000 5000"
+  "ev6-sort|sim run --cpus 1 --model ev6 sort 500"
+  "ev6-hashdb|sim run --cpus 1 --model ev6 hashdb 500 2000"
+  "profile-matmul|profile --cpus 1 -o DB matmul 30"
 )
 
 # count BIN NAME ARGS: the host instructions of one run, all threads.
@@ -45,6 +46,7 @@ fail=0
 printf '%-16s %16s %16s %8s\n' case base work 'delta%'
 for c in "${cases[@]}"; do
   name=${c%%|*} args=${c#*|}
+  [[ $name =~ ${SPEEDGUARD_CASES:-.} ]] || continue
   count "$tmp/dcpi-base" "$name" "$args" >"$tmp/$name.base" &
   count "$tmp/dcpi-new" "$name" "$args" >"$tmp/$name.new" &
   wait
