@@ -80,7 +80,7 @@ bench-vs:
 # case costs more than SPEED_THRESHOLD percent more. Run it before
 # resolving an issue that touches hwsim or node (a few minutes; not in ci):
 # make speed-guard BASE=main
-SPEED_THRESHOLD ?= 1
+SPEED_THRESHOLD ?= 2
 speed-guard:
 	@test -n "$(BASE)" || (echo "make speed-guard needs BASE=<commit>"; exit 2)
 	./internal/tools/speedguard.sh '$(BASE)' '$(SPEED_THRESHOLD)'
