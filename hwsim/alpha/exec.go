@@ -57,11 +57,11 @@ func (c *CPU) Run(until uint64) uint64 {
 
 // run is Run without ProfileMe's end of run. It runs the loop specialized
 // for the features on, so that a feature that is off costs nothing per
-// instruction: each check of the 21264 core, of ProfileMe and of
-// OnTransfer inside the loop, even one that always fails, cost matmul
-// 3-8% of the functional run's host instructions (the checks together
-// took it from 111 host instructions a simulated one in the loop to 84
-// without them; docs/hwsim.md, "Simulator speed").
+// instruction: the checks of the 21264 core, of ProfileMe and of
+// OnTransfer inside one loop, though they always fail when the features
+// are off, cost the functional loop on matmul 112.5 host instructions a
+// simulated one against 81.0 without them (callgrind; docs/hwsim.md,
+// "Simulator speed").
 //
 // The loops are one source: runAll, below, whose feature checks are each
 // guarded by one of four constants; runloops.go holds its copies with the
