@@ -12,7 +12,7 @@ BENCH ?= .
 PKG   ?= ./...
 COUNT ?= 6
 
-.PHONY: ci test race fuzz-short fuzz-long lint tidy-check vulncheck docs-tool docs-check bench bench-vs calc-accuracy flamegraph week
+.PHONY: ci test race fuzz-short fuzz-long lint tidy-check vulncheck docs-tool docs-check bench bench-vs speed-guard calc-accuracy flamegraph week
 
 # The docs' command tests (TestDocsCommands ...) run within test; ci adds
 # only the docs tool, not a second run of them.
@@ -73,6 +73,17 @@ bench:
 bench-vs:
 	@test -n "$(BASE)" || (echo "make bench-vs needs BASE=<commit>"; exit 2)
 	./internal/tools/benchvs.sh '$(BASE)' '$(BENCH)' '$(PKG)' '$(COUNT)'
+
+# The simulator's regression guard (docs/hwsim.md, "Simulator speed"): the
+# whole machine (functional, 21164, 21264 core, dcpi profile) on BASE and
+# on the work tree, counted in host instructions by callgrind; fails if a
+# case costs more than SPEED_THRESHOLD percent more. Run it before
+# resolving an issue that touches hwsim or node (a few minutes; not in ci):
+# make speed-guard BASE=main
+SPEED_THRESHOLD ?= 2
+speed-guard:
+	@test -n "$(BASE)" || (echo "make speed-guard needs BASE=<commit>"; exit 2)
+	./internal/tools/speedguard.sh '$(BASE)' '$(SPEED_THRESHOLD)'
 
 # dcpicalc's accuracy figures: every workload profiled with ground truth on
 # one host and on 8, dcpi calc --truth over each; rewrites the table in

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"dcpi/hwsim"
+	"dcpi/hwsim/alpha"
 	"dcpi/workloads"
 )
 
@@ -102,14 +103,18 @@ func firstDiff(got, want string) string {
 
 // BenchmarkMachine runs whole workloads through the machine — interpreter,
 // vmunix, page faults, scheduling — functionally (one cycle per
-// instruction) and with the 21164 timing model, and reports simulated
-// instructions per second of host time.
+// instruction), with the 21164 timing model and with the 21264's
+// out-of-order core (core=ev6), and reports simulated instructions per
+// second of host time. README's whole-machine rows are these.
 func BenchmarkMachine(b *testing.B) {
-	for _, timed := range []bool{false, true} {
+	for _, mode := range []string{"timing=false", "timing=true", "core=ev6"} {
 		for _, name := range []string{"matmul", "hashdb", "ccdriver"} {
-			b.Run(fmt.Sprintf("%s/timing=%v", name, timed), func(b *testing.B) {
+			b.Run(name+"/"+mode, func(b *testing.B) {
 				cfg := machineWithWorkloads(b, 1)
-				cfg.Timing = timed
+				cfg.Timing = mode != "timing=false"
+				if mode == "core=ev6" {
+					cfg.Model = alpha.EV6
+				}
 				args, _ := workloadDefaults(name)
 				b.ReportAllocs()
 				var insns uint64

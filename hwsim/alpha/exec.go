@@ -55,7 +55,46 @@ func (c *CPU) Run(until uint64) uint64 {
 	return n
 }
 
+// run is Run without ProfileMe's end of run. It runs the loop specialized
+// for the features on, so that a feature that is off costs nothing per
+// instruction: the checks of the 21264 core, of ProfileMe and of
+// OnTransfer inside one loop, though they always fail when the features
+// are off, cost the functional loop on matmul 112.5 host instructions a
+// simulated one against 81.0 without them (callgrind; docs/hwsim.md,
+// "Simulator speed").
+//
+// The loops are one source: runAll, below, whose feature checks are each
+// guarded by one of four constants; runloops.go holds its copies with the
+// constants of each form, which the compiler folds (go test ./hwsim/alpha
+// -run TestRunLoopsGenerated -update-runloops rewrites it).
 func (c *CPU) run(until uint64) uint64 {
+	switch {
+	case c.OnTransfer != nil:
+		return c.runAll(until)
+	case c.Core != nil && c.Timing == nil:
+		// The core counts ProfileMe's fetches itself, through its observer.
+		return c.runCore(until)
+	case c.Core != nil:
+		return c.runAll(until)
+	case c.Timing != nil && c.Me != nil:
+		return c.runTimingMe(until)
+	case c.Timing != nil:
+		return c.runTiming(until)
+	case c.Me != nil:
+		return c.runAll(until)
+	default:
+		return c.runPlain(until)
+	}
+}
+
+// runAll is the run loop with every feature's check: the template of the
+// specialized loops (runloops.go), and the loop for the rare cases they
+// leave out (an OnTransfer hook, ProfileMe without a timing model).
+func (c *CPU) runAll(until uint64) uint64 {
+	// The features this form of the loop checks for: the 21164's issue
+	// model (Timing), the 21264's core (Core), ProfileMe on the 21164 or
+	// without a timing model (Me), and the OnTransfer hook.
+	const timed, cored, profileMe, hooks = true, true, true, true
 	c.Trap = Trap{}
 	if c.AS != nil && c.asGen != c.AS.gen {
 		c.flushTLB()
@@ -88,10 +127,10 @@ func (c *CPU) run(until uint64) uint64 {
 		d := &code.insn[(pc&pageMask)>>2]
 
 		at := c.Cycle + 1
-		if tm != nil {
+		if timed && tm != nil {
 			ea := uint64(d.Imm) + r[d.Rb&63] // meaningful for the memory format only
 			at = tm.issue(d, pc, ea)
-		} else if core != nil {
+		} else if cored && core != nil {
 			ea := uint64(d.Imm) + r[d.Rb&63]
 			at = core.Retire(d, pc, ea)
 		}
@@ -102,10 +141,10 @@ func (c *CPU) run(until uint64) uint64 {
 			break
 		}
 		start := c.Cycle
-		if tm != nil {
+		if timed && tm != nil {
 			start = tm.last
 		}
-		if c.Me != nil && core == nil {
+		if profileMe && c.Me != nil && core == nil {
 			// The 21264 core counts its own fetches, wrong path
 			// included, through its observer (hwsim's ProfileMe).
 			c.meStart(d, at)
@@ -119,7 +158,7 @@ func (c *CPU) run(until uint64) uint64 {
 			b = r[d.Rb&63]
 		}
 		a := r[d.Ra&63]
-		if tm != nil && tm.Values != nil {
+		if timed && tm != nil && tm.Values != nil {
 			tm.Values.operands(d, r, f)
 		}
 
@@ -534,7 +573,7 @@ func (c *CPU) run(until uint64) uint64 {
 			c.PC = pc
 			return done
 		}
-		if tm != nil {
+		if timed && tm != nil {
 			tm.commit(d, pc, at, c.PC)
 			if tm.events != 1<<EvIssues {
 				c.PMU.record(tm.events, at, pc, c.Retired)
@@ -547,19 +586,22 @@ func (c *CPU) run(until uint64) uint64 {
 				tm.Values.recordValues(c, tm, d, pc)
 			}
 		}
-		if c.meTag.on {
+		if profileMe && c.meTag.on {
 			c.meRetire(d, pc, at, at-start)
 		}
-		if c.Me != nil && core == nil {
+		if profileMe && c.Me != nil && core == nil {
 			c.meBranch(d, pc, c.PC)
 		}
-		if core != nil {
+		if cored && core != nil {
 			if ev := core.Commit(d, pc, c.PC); ev != 1<<EvIssues {
 				c.PMU.record(ev, at, pc, c.Retired)
 			}
 		}
-		if c.OnTransfer != nil && c.PC != pc+4 {
+		if hooks && c.OnTransfer != nil && c.PC != pc+4 {
 			c.OnTransfer(pc, c.PC)
+		}
+		if slowLoop {
+			slowNop() // speedguard_slow builds only (slowloop.go)
 		}
 		done++
 		c.Retired++
