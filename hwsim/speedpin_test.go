@@ -54,7 +54,7 @@ func TestRunLoopPins(t *testing.T) {
 		{"hashdb", []string{"3000", "15000"}, ev5, true, true, true, "cfdb309ff3f1892b 7b4ed614013f9a99 8d2855dae4bdf544 98a783b91a5f09c4 cpu0 6188158+46977+6910+1957955/3788830"},
 		{"hashdb", []string{"3000", "15000"}, ev6, true, false, true, "5283f503aa9cdafe cbf29ce484222325 cbf29ce484222325 a2effec08343ff67 cpu0 2818890+20875+9535+230700/3787140"},
 		{"ccdriver", []string{"1"}, ev5, false, true, false, "cbf29ce484222325 cbf29ce484222325 37ca1652be7a18f9 cbf29ce484222325 cpu0 2796733+62329+2354+318584/2858847"},
-		{"ccdriver", []string{"1"}, ev5, true, true, false, "a7645156e71b7f64 cd3e97536283d1ae 6209e6d62255ed11 cbf29ce484222325 cpu0 3616374+55968+14380+513278/2859156"},
+		{"ccdriver", []string{"1"}, ev5, true, true, false, "a7645156e71b7f64 d850907b68c24d4a 6209e6d62255ed11 cbf29ce484222325 cpu0 3616374+55968+14380+513278/2859156"},
 		{"ccdriver", []string{"1"}, ev6, true, true, true, "49660a881087fda0 cbf29ce484222325 2aeb2d3308b89b37 c8e91d3eeba3daf0 cpu0 1554410+20951+10643+973996/2858641"},
 		{"missloop", []string{"1024", "2000"}, ev5, true, true, true, "34f23a1cd26a98d0 189363bf01ed60f3 2710ed2fb7eaa17b a2d7282c3d2a076c cpu0 360238+18715+9726+131579/464427"},
 		{"missloop", []string{"1024", "2000"}, ev6, true, true, false, "1ebc986ea6136f8f cbf29ce484222325 8a43a456417315fb cbf29ce484222325 cpu0 170440+10030+13419+26388/464324"},
