@@ -22,6 +22,12 @@ type Profile struct {
 	// Periods are each event's mean sampling period (events per sample);
 	// 0 for an event that was not sampled.
 	Periods [alpha.NumEvents]float64
+	// MeRetired are ProfileMe's retire samples per instruction address
+	// (nil without ProfileMe), and MeInterval S, the mean fetched
+	// instructions per ProfileMe sample: k retire samples estimate k·S
+	// executions (the ProfileMe paper, sec. 5.1).
+	MeRetired  map[uint64]float64
+	MeInterval float64
 }
 
 // At returns pc's samples of event e (0 when none).
