@@ -49,9 +49,13 @@ const (
 	// (see EstimateFrequencies): samples never sit on code estimated not
 	// to run.
 	SampleBound
+	// LoadLatency: the heuristic's F lowered to the bound the measured
+	// latency of a load its class waits for allows (value sampling; see
+	// EstimateFrequencies).
+	LoadLatency
 )
 
-var methodNames = [...]string{"none", "ratios", "few-samples", "propagated", "no-samples", "profileme", "sample-bound"}
+var methodNames = [...]string{"none", "ratios", "few-samples", "propagated", "no-samples", "profileme", "sample-bound", "load-latency"}
 
 func (m Method) String() string {
 	if int(m) < len(methodNames) {

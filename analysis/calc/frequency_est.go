@@ -170,6 +170,7 @@ func EstimateFrequencies(p *Procedure, prof *Profile, opt FreqOptions) (*Frequen
 		}
 	}
 	useProfileMe(p, prof, f, byClass, opt)
+	boundByLatency(p, prof, f, byClass, opt)
 	propagate(p, f)
 	boundBySamples(p, prof, f, byClass, opt)
 	return f, nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"dcpi/analysis/sched"
 	"dcpi/hwsim/alpha"
 )
 
@@ -108,5 +109,67 @@ func boundBySamples(p *Procedure, prof *Profile, f *Frequencies, byClass [][]int
 		}
 		*e = ClassEstimate{F: lb, Method: SampleBound, Confidence: Low, IssuePoints: e.IssuePoints, MeSamples: e.MeSamples,
 			Reason: fmt.Sprintf("a lower bound: %.0f samples at %#x need F ≥ %s (at most %.0f stall cycles an execution); the estimate was %s", s, at, num(lb), opt.MaxStallCycles, was)}
+	}
+}
+
+// boundByLatency holds each heuristic estimate to the load latencies
+// value sampling measured: an issue point i that waits for a load j of
+// its block cannot issue until j's data is back, so the instructions
+// from j up to i spend at least j's latency L at the head of the queue
+// per execution, on average over executions: ΣS ≥ F·L, F ≤ ΣS/L (j
+// included: the latency is measured from the load's own head of queue,
+// its DTB refill within it). A class
+// whose F is significantly above the least such bound (a loop whose every
+// issue point stalls on misses, where the ratios of sec. 6.1.3 see a
+// D-cache hit's schedule) takes the bound: Method LoadLatency, medium
+// confidence when the span holds MediumSamples samples and the latency
+// rests on MinMeSamples value samples, else low. ProfileMe's counts,
+// when they replaced the estimate, are not bounded: they are measured.
+func boundByLatency(p *Procedure, prof *Profile, f *Frequencies, byClass [][]int, opt FreqOptions) {
+	if len(prof.LoadLatency) == 0 {
+		return
+	}
+	for c, blocks := range byClass {
+		e := &f.Class[c]
+		if !e.Known() || e.Method == ProfileMe || e.F <= 0 {
+			continue
+		}
+		best, bestS := math.Inf(1), 0.0
+		var at, load uint64
+		var lat Latency
+		for _, b := range blocks {
+			ins := p.Sched[b].Insns
+			for i := range ins {
+				for _, st := range ins[i].Stalls {
+					if st.Reason != sched.DepRa && st.Reason != sched.DepRb || st.Culprit < ins[0].PC || st.Culprit >= ins[i].PC {
+						continue
+					}
+					l, ok := prof.LoadLatency[st.Culprit]
+					if !ok || l.Mean <= 0 {
+						continue
+					}
+					j := int((st.Culprit - ins[0].PC) / 4)
+					s := 0.0
+					for k := j; k <= i; k++ {
+						s += prof.At(ins[k].PC, alpha.EvCycles)
+					}
+					if v := s / l.Mean; v < best {
+						best, bestS, at, load, lat = v, s, ins[i].PC, st.Culprit, l
+					}
+				}
+			}
+		}
+		if math.IsInf(best, 1) || bestS <= 0 || e.F <= best*(1+opt.Sigmas/math.Sqrt(bestS)) {
+			continue
+		}
+		was := fmt.Sprintf("%s (%s, %s confidence)", num(e.F), e.Method, e.Confidence)
+		*e = ClassEstimate{F: best, Method: LoadLatency, Confidence: Low, IssuePoints: e.IssuePoints, MeSamples: e.MeSamples,
+			Check: fmt.Sprintf("the load at %#x measured %.0f cycles mean latency (%.0f value samples), so its and %#x's %.0f samples allow F ≤ %s; the CYCLES heuristic gave %s",
+				load, lat.Mean, lat.Samples, at, bestS, num(best), was)}
+		if bestS >= opt.MediumSamples && lat.Samples >= opt.MinMeSamples {
+			e.Confidence = Medium
+		} else {
+			e.Reason = "an upper bound from a measured load latency, on few samples: " + e.Check
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"dcpi/analysis/symbolize"
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/alpha/disasm"
+	"dcpi/node/valuemod"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -55,6 +56,10 @@ type Query struct {
 	// MeInterval of 0: CYCLES samples alone.
 	Me         MeSource
 	MeInterval float64
+	// Values, when set, reads value sampling's hot lists of the same
+	// selection: the load-latency lists (dcpi profile --values loadlat)
+	// bound the heuristic's frequencies (EstimateFrequencies).
+	Values ValueSource
 	// Static, Freq and Explain are passed to the estimator.
 	Static  StaticOptions
 	Freq    FreqOptions
@@ -65,6 +70,12 @@ type Query struct {
 // query service), as profileme.Source.
 type MeSource interface {
 	MeProfile(ctx context.Context, q storage.Query, fn func(r *storage.MeRow) error) error
+}
+
+// ValueSource reads stored value-sampling hot lists (storage.DB), as
+// values.Source.
+type ValueSource interface {
+	ValueLists(ctx context.Context, q storage.ValueQuery) ([]wire.ValueList, error)
 }
 
 // Report is dcpicalc's output as data: each procedure's analysis, in
@@ -379,6 +390,8 @@ type calcImage struct {
 	// the selected hosts (nil without ProfileMe).
 	meRetired  map[uint64]float64
 	meInterval float64
+	// latency is value sampling's mean load latency per address.
+	latency map[uint64]Latency
 }
 
 // openCalcImage finds and checks row's image, prepares its code and reads
@@ -480,6 +493,28 @@ func openCalcImage(ctx context.Context, syms *symbolize.Symbolizer, q Query, row
 			return nil, fmt.Errorf("analysis: calc: %s: ProfileMe samples: %w", rec.Path, err)
 		}
 		im.meInterval = q.MeInterval
+	}
+	if q.Values != nil {
+		lists, err := q.Values.ValueLists(ctx, storage.ValueQuery{Epochs: q.Filter.Epochs, Hosts: q.Filter.Hosts})
+		if err != nil {
+			return nil, fmt.Errorf("analysis: calc: %s: value samples: %w", rec.Path, err)
+		}
+		for _, l := range lists {
+			if l.Image != row.ImageKey || valuemod.Kind(l.Kind) != valuemod.KindLatency {
+				continue
+			}
+			var n, sum float64
+			for _, e := range l.List.Entries {
+				c := float64(e.Count << l.List.Shift)
+				n, sum = n+c, sum+c*float64(e.Value)
+			}
+			if n > 0 {
+				if im.latency == nil {
+					im.latency = map[uint64]Latency{}
+				}
+				im.latency[table.Base+l.Offset] = Latency{Mean: sum / n, Samples: float64(l.List.N)}
+			}
+		}
 	}
 	return im, nil
 }
@@ -630,6 +665,14 @@ func (im *calcImage) profile(r cfg.Range) (*Profile, error) {
 			}
 		}
 		prof.Samples[addr] = c
+	}
+	for addr, l := range im.latency {
+		if addr >= r.Start && addr < r.End {
+			if prof.LoadLatency == nil {
+				prof.LoadLatency = map[uint64]Latency{}
+			}
+			prof.LoadLatency[addr] = l
+		}
 	}
 	for addr, k := range im.meRetired {
 		if addr >= r.Start && addr < r.End {

@@ -28,6 +28,9 @@ type Trust struct {
 	// Measured is the share of the tallied samples whose frequency came
 	// from ProfileMe's retire counts rather than the CYCLES heuristic.
 	Measured float64
+	// Latency is the share whose frequency a measured load latency
+	// bounded (Method LoadLatency).
+	Latency float64
 	// Checks are what measured counts said of heuristic estimates they
 	// checked without replacing, one per class (at most a few).
 	Checks []string
@@ -40,7 +43,7 @@ func trust(p *Procedure, f *Frequencies, insns []InsnExplanation) Trust {
 	if f == nil || p == nil {
 		return t
 	}
-	var actual, low, measured float64
+	var actual, low, measured, latency float64
 	lowBy := map[int]float64{} // class → low samples
 	first := map[int]uint64{}  // class → its first instruction's PC
 	seen := map[int]bool{}
@@ -55,14 +58,17 @@ func trust(p *Procedure, f *Frequencies, insns []InsnExplanation) Trust {
 		if _, ok := first[c]; !ok {
 			first[c] = in.PC
 		}
-		if e.Method == ProfileMe {
+		switch e.Method {
+		case ProfileMe:
 			measured += in.S
+		case LoadLatency:
+			latency += in.S
 		}
 		if e.Confidence <= Low {
 			low += in.S
 			lowBy[c] += in.S
 		}
-		if e.Check != "" && e.Method != ProfileMe && !seen[c] && len(t.Checks) < 3 {
+		if e.Check != "" && e.Method != ProfileMe && e.Method != LoadLatency && !seen[c] && len(t.Checks) < 3 {
 			seen[c] = true
 			t.Checks = append(t.Checks, fmt.Sprintf("%#x: %s", first[c], e.Check))
 		}
@@ -70,7 +76,7 @@ func trust(p *Procedure, f *Frequencies, insns []InsnExplanation) Trust {
 	if actual <= 0 {
 		return t
 	}
-	t.LowShare, t.Measured = low/actual, measured/actual
+	t.LowShare, t.Measured, t.Latency = low/actual, measured/actual, latency/actual
 	var classes []int
 	for c, s := range lowBy {
 		if s > 0 {
@@ -100,13 +106,20 @@ func trust(p *Procedure, f *Frequencies, insns []InsnExplanation) Trust {
 
 // freqSource names what a summary's frequencies came from.
 func (t *Trust) freqSource() string {
-	switch {
-	case t.Measured >= 0.995:
-		return "frequencies measured: ProfileMe retire counts"
-	case t.Measured > 0:
-		return fmt.Sprintf("frequencies: ProfileMe retire counts for %.0f%% of the samples, the CYCLES heuristic for the rest", 100*t.Measured)
+	if t.Measured == 0 && t.Latency == 0 {
+		return "frequencies estimated from CYCLES samples (sec. 6.1.3)"
 	}
-	return "frequencies estimated from CYCLES samples (sec. 6.1.3)"
+	var parts []string
+	if t.Measured > 0 {
+		parts = append(parts, fmt.Sprintf("ProfileMe retire counts for %.0f%% of the samples", 100*t.Measured))
+	}
+	if t.Latency > 0 {
+		parts = append(parts, fmt.Sprintf("bounds from measured load latencies (value sampling) for %.0f%% of the samples", 100*t.Latency))
+	}
+	if rest := 1 - t.Measured - t.Latency; rest > 0.005 {
+		parts = append(parts, fmt.Sprintf("the CYCLES heuristic for %.0f%% of the samples", 100*rest))
+	}
+	return "frequencies: " + strings.Join(parts, ", ")
 }
 
 // lines are the summary's lines about its own trust, before the rows.
