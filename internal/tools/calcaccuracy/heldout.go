@@ -142,7 +142,7 @@ func renderHeldout(res []heldResult, took time.Duration) string {
 		if len(r.misCycles) > 0 {
 			mis = fmt.Sprintf("%d: %s", len(r.misCycles), strings.Join(r.misCycles, "; "))
 		}
-		name := r.Name + " " + strings.Join(r.Args, " ")
+		name := strings.TrimSpace(r.Name + " " + strings.Join(r.Args, " "))
 		if !r.HeldOut {
 			name += " (not held out)"
 		} else {
