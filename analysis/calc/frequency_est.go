@@ -117,7 +117,15 @@ func (o FreqOptions) check() error {
 //     included, are never overridden: zero samples over a class's
 //     instructions bound its F·ΣM to a few samples, tighter than a
 //     difference of other estimates.
-//  3. Every estimate gets a confidence (see Confidence's rules below).
+//  3. Every estimate gets a confidence (see Confidence's rules below), and
+//     a low one its Reason.
+//
+// Around the heuristic, measurements in prof replace or bound it
+// (measured_freq.go): ProfileMe's retire counts (useProfileMe, before
+// propagation), value sampling's load latencies (boundByLatency), and,
+// after propagation, the least F a class's own samples allow
+// (boundBySamples), so that samples never sit on code estimated not to
+// run. Each says what it did in the class's Method, Check and Reason.
 //
 // Confidence rules (sec. 6.1.5: issue points used, tightness, propagation,
 // magnitude):
