@@ -210,3 +210,31 @@ func registry(ctx context.Context, db DB) ([]storage.Node, error) {
 	}
 	return nodes, err
 }
+
+// ErrOutOfOrderCore is wrapped when dcpi calc is asked to analyze a host
+// that ran an out-of-order core: its static schedules are the 21164's
+// in-order pipeline (DCPI sec. 6: "designed for processors that execute
+// instructions in order").
+var ErrOutOfOrderCore = errors.New("the profile is of an out-of-order core")
+
+// RefuseOutOfOrder returns an error wrapping ErrOutOfOrderCore, in one
+// line pointing at dcpi me, when a selected host (hosts, or every
+// registered one when nil) is labelled with an out-of-order model
+// (alpha.ModelLabel, recorded by dcpi profile --model ev6).
+func RefuseOutOfOrder(ctx context.Context, db DB, hosts []string) error {
+	nodes, err := db.Nodes(ctx)
+	if err != nil {
+		return fmt.Errorf("node registry: %w", err)
+	}
+	for _, n := range nodes {
+		m, ok := n.Labels[alpha.ModelLabel]
+		if !ok || hosts != nil && !slices.Contains(hosts, n.Host) {
+			continue
+		}
+		if model, err := alpha.ModelByName(m); err == nil && model.OutOfOrder() {
+			return fmt.Errorf("host %s ran the 21264's out-of-order core (%s=%s), which dcpi calc's in-order 21164 schedules do not describe: %w; use dcpi me (ProfileMe) for it",
+				n.Host, alpha.ModelLabel, m, ErrOutOfOrderCore)
+		}
+	}
+	return nil
+}

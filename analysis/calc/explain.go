@@ -154,6 +154,10 @@ type Summary struct {
 	// Execution, so the three add up to 1 by construction. All shares
 	// are 0 when Actual is 0.
 	TotalStall, Execution, NetSamplingError float64
+	// Trust is how far the rows above can be believed: the share at low
+	// confidence and why, whether the culprit rows are withheld, and
+	// what the frequencies came from.
+	Trust Trust
 	// AllSamples is the procedure's CYCLES samples, those of
 	// instructions without a frequency estimate included: Actual /
 	// AllSamples is the share tallied.

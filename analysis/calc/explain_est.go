@@ -117,6 +117,7 @@ func Explain(p *Procedure, f *Frequencies, prof *Profile, opt ExplainOptions) (*
 		}
 	}
 	out.Summary = x.summarize(out.Insns)
+	out.Summary.Trust = trust(p, f, out.Insns)
 	return out, nil
 }
 

@@ -41,9 +41,21 @@ const (
 	// NoSamples: the class holds instructions but none was sampled; its
 	// frequency is taken as 0.
 	NoSamples
+	// ProfileMe: measured, not estimated: the class's ProfileMe retire
+	// samples times the sampling interval S (the ProfileMe paper, sec.
+	// 5.1: E[kS] = N), over its instructions.
+	ProfileMe
+	// SampleBound: the least frequency the class's CYCLES samples allow
+	// (see EstimateFrequencies): samples never sit on code estimated not
+	// to run.
+	SampleBound
+	// LoadLatency: the heuristic's F lowered to the bound the measured
+	// latency of a load its class waits for allows (value sampling; see
+	// EstimateFrequencies).
+	LoadLatency
 )
 
-var methodNames = [...]string{"none", "ratios", "few-samples", "propagated", "no-samples"}
+var methodNames = [...]string{"none", "ratios", "few-samples", "propagated", "no-samples", "profileme", "sample-bound", "load-latency"}
 
 func (m Method) String() string {
 	if int(m) < len(methodNames) {
@@ -81,6 +93,16 @@ type ClassEstimate struct {
 	// Caveat says why Confidence is low where the rules of sec. 6.1.5
 	// alone would rate the estimate higher ("" if they did not).
 	Caveat string
+	// Reason says, when Confidence is Low, what the estimate rests on
+	// ("frequency rests on 1 of 2 issue points; ..."), for the listing
+	// and the summary: a low estimate is never shown without it.
+	Reason string
+	// Check is what measured counts said of a heuristic estimate they
+	// did not replace ("ProfileMe agrees: ..."), "" when there were none.
+	Check string
+	// MeSamples are the ProfileMe retire samples over the class's
+	// instructions (0 without ProfileMe).
+	MeSamples float64
 }
 
 // Known reports whether the class has an estimate.

@@ -49,6 +49,15 @@ type FreqOptions struct {
 	// HighSpread is the widest max/min of the used ratios for high
 	// confidence. Default 1.2.
 	HighSpread float64
+	// MinMeSamples is the fewest ProfileMe retire samples over a class
+	// that replace its heuristic estimate (fewer only check it). Default
+	// 16 (25% relative error, as MinSamplesPerPoint).
+	MinMeSamples float64
+	// MaxStallCycles is the most cycles one execution of an instruction
+	// is taken to stall beyond its M (a memory miss after a DTB miss, a
+	// divide): the least F a class's samples allow is max S/(M +
+	// MaxStallCycles). Default 400.
+	MaxStallCycles float64
 }
 
 func (o FreqOptions) withDefaults() FreqOptions {
@@ -65,6 +74,8 @@ func (o FreqOptions) withDefaults() FreqOptions {
 	def(&o.HighSamples, 400)
 	def(&o.MediumSamples, 180)
 	def(&o.HighSpread, 1.2)
+	def(&o.MinMeSamples, 16)
+	def(&o.MaxStallCycles, 400)
 	return o
 }
 
@@ -78,7 +89,8 @@ func (o FreqOptions) check() error {
 	}{{"ClusterWidth", o.ClusterWidth, 1}, {"MinClusterFraction", o.MinClusterFraction, 0},
 		{"MaxBelowFraction", o.MaxBelowFraction, 0}, {"Sigmas", o.Sigmas, 0},
 		{"MinSamplesPerPoint", o.MinSamplesPerPoint, 0}, {"HighSamples", o.HighSamples, 0},
-		{"MediumSamples", o.MediumSamples, 0}, {"HighSpread", o.HighSpread, 1}} {
+		{"MediumSamples", o.MediumSamples, 0}, {"HighSpread", o.HighSpread, 1},
+		{"MinMeSamples", o.MinMeSamples, 1}, {"MaxStallCycles", o.MaxStallCycles, 1}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < f.min {
 			return fmt.Errorf("%w: %s = %v (at least %v)", ErrBadOptions, f.name, f.v, f.min)
 		}
@@ -105,7 +117,15 @@ func (o FreqOptions) check() error {
 //     included, are never overridden: zero samples over a class's
 //     instructions bound its F·ΣM to a few samples, tighter than a
 //     difference of other estimates.
-//  3. Every estimate gets a confidence (see Confidence's rules below).
+//  3. Every estimate gets a confidence (see Confidence's rules below), and
+//     a low one its Reason.
+//
+// Around the heuristic, measurements in prof replace or bound it
+// (measured_freq.go): ProfileMe's retire counts (useProfileMe, before
+// propagation), value sampling's load latencies (boundByLatency), and,
+// after propagation, the least F a class's own samples allow
+// (boundBySamples), so that samples never sit on code estimated not to
+// run. Each says what it did in the class's Method, Check and Reason.
 //
 // Confidence rules (sec. 6.1.5: issue points used, tightness, propagation,
 // magnitude):
@@ -157,7 +177,10 @@ func EstimateFrequencies(p *Procedure, prof *Profile, opt FreqOptions) (*Frequen
 			f.Class[c] = estimateClass(p, prof, blocks, opt)
 		}
 	}
+	useProfileMe(p, prof, f, byClass, opt)
+	boundByLatency(p, prof, f, byClass, opt)
 	propagate(p, f)
+	boundBySamples(p, prof, f, byClass, opt)
 	return f, nil
 }
 
@@ -213,6 +236,7 @@ func estimateClass(p *Procedure, prof *Profile, blocks []int, opt FreqOptions) C
 		// Poisson draws and all, give F.
 		used, f := consistent(pts, sumS/sumM, opt.Sigmas)
 		est.F, est.Method, est.Confidence = f, FewSamples, Low
+		est.Reason = fmt.Sprintf("%.1f samples per issue point (%.0f wanted): too few to tell stalls from sampling noise", sumS/float64(max(len(pts), 1)), opt.MinSamplesPerPoint)
 		est.Ratios = ratiosOf(pts, used)
 		return est
 	}
@@ -238,8 +262,16 @@ func estimateClass(p *Procedure, prof *Profile, blocks []int, opt FreqOptions) C
 		lo, hi = min(lo, pts[k].v), max(hi, pts[k].v)
 	}
 	switch {
-	case !ok || len(used) < 2 || cs < opt.MediumSamples:
+	case !ok:
 		est.Confidence = Low
+		est.Reason = fmt.Sprintf("no cluster of its %d issue points' ratios agreed; F is the largest group's", len(pts))
+	case len(used) < 2:
+		est.Confidence = Low
+		est.Reason = fmt.Sprintf("frequency rests on 1 of %d issue points (%#x); the others' stalls exceed the static schedule, and if that one stalled too, F is too high and every CPI too low",
+			len(pts), pts[used[0]].PC)
+	case cs < opt.MediumSamples:
+		est.Confidence = Low
+		est.Reason = fmt.Sprintf("frequency rests on %.0f samples at %d issue points (%.0f wanted for 15%%)", cs, len(used), opt.MediumSamples)
 	case below >= 0 && !pts[below].entry:
 		// The point below cannot owe it to an M too large: its M is set
 		// by its own block's schedule. Its ratio is then the one issue
@@ -250,6 +282,7 @@ func estimateClass(p *Procedure, prof *Profile, blocks []int, opt FreqOptions) C
 		est.Confidence = Low
 		fm := est.F * pts[below].M
 		est.Caveat = fmt.Sprintf("issue point %#x ran with S = %.0f where F·M = %.0f: the issue points used all stalled dynamically", pts[below].PC, pts[below].S, fm)
+		est.Reason = est.Caveat
 	case below < 0 && len(used) >= 3 && hi <= opt.HighSpread*lo && cs >= opt.HighSamples:
 		est.Confidence = High
 	default:

@@ -22,6 +22,22 @@ type Profile struct {
 	// Periods are each event's mean sampling period (events per sample);
 	// 0 for an event that was not sampled.
 	Periods [alpha.NumEvents]float64
+	// MeRetired are ProfileMe's retire samples per instruction address
+	// (nil without ProfileMe), and MeInterval S, the mean fetched
+	// instructions per ProfileMe sample: k retire samples estimate k·S
+	// executions (the ProfileMe paper, sec. 5.1).
+	MeRetired  map[uint64]float64
+	MeInterval float64
+	// LoadLatency is value sampling's measured issue-to-data cycles of
+	// each load, by address (nil without load-latency hot lists).
+	LoadLatency map[uint64]Latency
+}
+
+// Latency is a load's measured latency: the mean cycles from issue to
+// data over Samples value samples (Burrows et al., the loadlat module).
+type Latency struct {
+	Mean    float64
+	Samples float64
 }
 
 // At returns pc's samples of event e (0 when none).

@@ -129,8 +129,13 @@ func propagate(p *Procedure, f *Frequencies) {
 		e := &f.Class[u]
 		e.F, e.Method = v, Propagated
 		e.Confidence = Low
-		if conf == High && v >= largest/4 {
+		switch {
+		case conf == High && v >= largest/4:
 			e.Confidence = Medium
+		case conf < High:
+			e.Reason = "propagated (sec. 6.1.4) from estimates of low or medium confidence"
+		default:
+			e.Reason = "propagated as a small difference of larger estimates"
 		}
 		for _, j := range uses[u] {
 			unknown[j]--

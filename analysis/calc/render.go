@@ -2,6 +2,7 @@ package calc
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -41,6 +42,7 @@ func Legend() string {
 		fmt.Fprintf(&b, "%c = %s, ", c.Letter(), c)
 	}
 	fmt.Fprintf(&b, "%c = unexplained\n", unexplainedLetter)
+	b.WriteString("A CPI ending in ? rests on a low-confidence frequency (the block's header says why).\n")
 	return b.String()
 }
 
@@ -193,8 +195,11 @@ func writeCalcListing(bw *bufio.Writer, p *ProcReport, blocks []calcBlock) {
 			head += " (" + m + ")"
 		}
 		fmt.Fprintln(bw, head)
-		if c := p.caveat(b.block); c != "" {
+		if c := p.reason(b.block); c != "" && ins[0].Confidence <= Low {
 			fmt.Fprintf(bw, "*** Low confidence: %s\n", c)
+		}
+		if c := p.check(b.block); c != "" && c != p.reason(b.block) {
+			fmt.Fprintf(bw, "*** Measured: %s\n", c)
 		}
 		fmt.Fprintf(bw, "*** Best-case %s/%d = %.2fCPI\n", num(best), len(ins), best/n)
 		switch {
@@ -228,6 +233,8 @@ func writeCalcListing(bw *bufio.Writer, p *ProcReport, blocks []calcBlock) {
 			switch {
 			case in.M == 0:
 				cpi = "(dual issue)"
+			case in.Known && in.F > 0 && in.Confidence <= Low:
+				cpi = fmt.Sprintf("%.1fcy?", in.CPI) // never printed as confident
 			case in.Known && in.F > 0:
 				cpi = fmt.Sprintf("%.1fcy", in.CPI)
 			}
@@ -312,7 +319,32 @@ func (p *ProcReport) caveat(b int) string {
 	return x.Freq.Block(b).Caveat
 }
 
-// writeCalcSummary prints Figure 4.
+// reason is why block b's estimate is low confidence ("" if it is not,
+// or the explanation does not carry the estimates).
+func (p *ProcReport) reason(b int) string {
+	x := p.Explanation
+	if x.Freq == nil || x.Proc == nil || b < 0 || b >= len(x.Proc.Sched) {
+		return ""
+	}
+	e := x.Freq.Block(b)
+	if e.Confidence > Low {
+		return ""
+	}
+	return cmp.Or(e.Reason, e.Caveat)
+}
+
+// check is what measured counts said of block b's estimate, "" if none.
+func (p *ProcReport) check(b int) string {
+	x := p.Explanation
+	if x.Freq == nil || x.Proc == nil || b < 0 || b >= len(x.Proc.Sched) {
+		return ""
+	}
+	return x.Freq.Block(b).Check
+}
+
+// writeCalcSummary prints Figure 4, after what its frequencies rest on;
+// a summary whose samples are mostly at low confidence withholds its
+// culprit rows (Trust).
 func writeCalcSummary(bw *bufio.Writer, s *Summary) {
 	pct := func(v float64) string { return fmt.Sprintf("%5.1f%%", 100*v) }
 	rng := func(r Range) string { return pct(r.Lo) + " to " + pct(r.Hi) }
@@ -322,9 +354,24 @@ func writeCalcSummary(bw *bufio.Writer, s *Summary) {
 		fmt.Fprintf(bw, "*** No instruction has a frequency estimate: nothing tallied (%s samples)\n", num(s.AllSamples))
 		return
 	}
+	mark := ""
+	if s.Trust.Withheld {
+		mark = " (low confidence)"
+	}
 	fmt.Fprintf(bw, "*** Best-case %s/%s = %.2fCPI,\n", num(s.BestCase), num(s.Instructions), s.BestCase/s.Instructions)
-	fmt.Fprintf(bw, "*** Actual %s/%s = %.2fCPI\n", num(s.Actual), num(s.Instructions), s.Actual/s.Instructions)
+	fmt.Fprintf(bw, "*** Actual %s/%s = %.2fCPI%s\n", num(s.Actual), num(s.Instructions), s.Actual/s.Instructions, mark)
+	for _, l := range s.Trust.lines() {
+		fmt.Fprintf(bw, "*** %s\n", l)
+	}
 	fmt.Fprintln(bw, "***")
+	if s.Trust.Withheld {
+		share := 0.0
+		if s.AllSamples > 0 {
+			share = 100 * s.Actual / s.AllSamples
+		}
+		fmt.Fprintf(bw, "*** (%s tallied, %.1f%% of all samples)\n", num(s.Actual), share)
+		return
+	}
 	for c := range NumCauses {
 		if c == Mispredict {
 			fmt.Fprintln(bw, "***")
@@ -387,6 +434,8 @@ type (
 		Confidence   string   `json:"confidence"`
 		Method       string   `json:"method,omitempty"`
 		Caveat       string   `json:"caveat,omitempty"`
+		Reason       string   `json:"reason,omitempty"`
+		Check        string   `json:"check,omitempty"`
 		BestCaseCPI  float64  `json:"best_case_cpi"`
 		ActualCPI    *float64 `json:"actual_cpi"`
 	}
@@ -444,6 +493,10 @@ type (
 		NetSamplingError float64         `json:"net_sampling_error"`
 		TotalTallied     float64         `json:"total_tallied"`
 		AllSamples       float64         `json:"all_samples"`
+		LowShare         float64         `json:"low_confidence_share"`
+		LowReason        string          `json:"low_confidence_reason,omitempty"`
+		Withheld         bool            `json:"culprits_withheld"`
+		MeasuredShare    float64         `json:"measured_share"`
 	}
 )
 
@@ -510,7 +563,7 @@ func calcProcView(p *ProcReport) calcProcJSON {
 		best, actual, known := blockCPI(ins)
 		n := float64(len(ins))
 		bj := calcBlockJSON{Start: ins[0].PC, End: ins[len(ins)-1].PC + 4, Instructions: len(ins), Confidence: ins[0].Confidence.String(),
-			Method: p.method(b.block), Caveat: p.caveat(b.block), BestCaseCPI: best / n}
+			Method: p.method(b.block), Caveat: p.caveat(b.block), Reason: p.reason(b.block), Check: p.check(b.block), BestCaseCPI: best / n}
 		if ins[0].Known {
 			bj.Frequency = finite(ins[0].F)
 		}
@@ -544,7 +597,8 @@ func calcProcView(p *ProcReport) calcProcJSON {
 		UnexplainedStall: calcRangeJSON{"Unexplained stall", s.UnexplainedStall.Lo, s.UnexplainedStall.Hi},
 		UnexplainedGain:  calcRangeJSON{"Unexplained gain", s.UnexplainedGain.Lo, s.UnexplainedGain.Hi},
 		SubtotalDynamic:  s.SubtotalDynamic, SubtotalStatic: s.SubtotalStatic, TotalStall: s.TotalStall, Execution: s.Execution,
-		NetSamplingError: s.NetSamplingError, TotalTallied: s.TotalStall + s.Execution + s.NetSamplingError, AllSamples: s.AllSamples}
+		NetSamplingError: s.NetSamplingError, TotalTallied: s.TotalStall + s.Execution + s.NetSamplingError, AllSamples: s.AllSamples,
+		LowShare: s.Trust.LowShare, LowReason: s.Trust.LowReason, Withheld: s.Trust.Withheld, MeasuredShare: s.Trust.Measured}
 	if s.Instructions > 0 {
 		sj.BestCaseCPI, sj.ActualCPI = finite(s.BestCase/s.Instructions), finite(s.Actual/s.Instructions)
 	}

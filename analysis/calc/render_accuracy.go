@@ -51,6 +51,11 @@ func (a *ReportAccuracy) WriteText(w io.Writer) error {
 			fmt.Fprintf(bw, "  %-28s %-20s %8.1f%% %7.1f%% to %5.1f%%\n", c.Procedure, c.Row, 100*c.Measured, 100*c.Reported.Lo, 100*c.Reported.Hi)
 		}
 	}
+	fmt.Fprintf(bw, "  summaries that withheld their culprits (low confidence): %.1f%% of the samples\n", 100*a.Withheld)
+	fmt.Fprintf(bw, "  rows blamed (lower bound >= %.0f%%) that the truth gives under a third of it: %d\n", 100*BlameShare, len(a.Misblamed))
+	for _, c := range a.Misblamed {
+		fmt.Fprintf(bw, "  %-28s %-20s %8.1f%% %7.1f%% to %5.1f%%\n", c.Procedure, c.Row, 100*c.Measured, 100*c.Reported.Lo, 100*c.Reported.Hi)
+	}
 	fmt.Fprintf(bw, "\nUnexplained stall: at most %.1f%% of a procedure (%s), %.1f%% overall (paper: under %.0f%% of any procedure, %.1f%% overall)\n",
 		100*a.MaxUnexplained.Share, orDash(a.MaxUnexplained.Procedure), 100*a.OverallUnexplained, 100*paperMaxUnexplained, 100*paperAllUnexplained)
 	return bw.Flush()
@@ -129,6 +134,8 @@ type ReportAccuracyJSON struct {
 	Unexplained        []unexplainedJSON `json:"unexplained"`
 	MaxUnexplained     unexplainedJSON   `json:"max_unexplained"`
 	OverallUnexplained float64           `json:"overall_unexplained"`
+	Misblamed          []causeJSON       `json:"misblamed"`
+	Withheld           float64           `json:"withheld"`
 }
 
 // JSON returns a's JSON form.
@@ -145,6 +152,10 @@ func (a *ReportAccuracy) JSON() ReportAccuracyJSON {
 	}
 	for _, u := range a.Unexplained {
 		v.Unexplained = append(v.Unexplained, unexplainedJSON(u))
+	}
+	v.Misblamed, v.Withheld = []causeJSON{}, a.Withheld
+	for _, c := range a.Misblamed {
+		v.Misblamed = append(v.Misblamed, causeJSON{c.Procedure, c.Image, c.Row, c.Measured, c.Cycles, c.Reported.Lo, c.Reported.Hi, c.In})
 	}
 	v.MaxUnexplained = unexplainedJSON(a.MaxUnexplained)
 	return v

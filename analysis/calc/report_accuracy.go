@@ -49,7 +49,18 @@ type ReportAccuracy struct {
 	Unexplained        []ProcUnexplained
 	MaxUnexplained     ProcUnexplained
 	OverallUnexplained float64
+	// Misblamed are the rows a printed summary blames (not withheld, a
+	// lower bound of at least BlameShare) that the truth gives under a
+	// third of that bound: the summary names a cause that is not there.
+	Misblamed []ProcCauseCheck
+	// Withheld is the share of Samples in procedures whose summary
+	// withheld its culprit rows (Trust.Withheld).
+	Withheld float64
 }
+
+// BlameShare is the least lower bound of a Figure 4 row that reads as
+// the summary blaming its cause.
+const BlameShare = 0.10
 
 // ProcCauseCheck is one procedure's Figure 4 row against the truth.
 type ProcCauseCheck struct {
@@ -112,9 +123,15 @@ func CompareReport(r *Report, truth map[string]*alpha.GroundTruth) (*ReportAccur
 		a.Procedures++
 		a.Samples += p.Samples[alpha.EvCycles.String()]
 		a.Freq.AddAccuracy(x, MeasuredFrom(x.Proc.CFG, TruthTransfers(g)), p.Periods[alpha.EvCycles.String()])
+		if x.Summary.Trust.Withheld {
+			a.Withheld += p.Samples[alpha.EvCycles.String()]
+		}
 		for _, c := range CompareCauses(&x.Summary, stall, head) {
 			if c.Cycles == 0 && c.Reported.Hi == 0 {
 				continue
+			}
+			if !x.Summary.Trust.Withheld && c.Reported.Lo >= BlameShare && c.Measured < c.Reported.Lo/3 {
+				a.Misblamed = append(a.Misblamed, ProcCauseCheck{Procedure: p.Procedure, Image: p.Image, CauseCheck: c, Head: head})
 			}
 			in := c.In(CulpritTolerance)
 			a.Causes = append(a.Causes, ProcCauseCheck{Procedure: p.Procedure, Image: p.Image, CauseCheck: c, Head: head, In: in})
@@ -142,6 +159,9 @@ func CompareReport(r *Report, truth map[string]*alpha.GroundTruth) (*ReportAccur
 	}
 	if a.StallCycles > 0 {
 		a.CulpritScore /= a.StallCycles
+	}
+	if a.Samples > 0 {
+		a.Withheld /= a.Samples
 	}
 	if tallied > 0 {
 		a.OverallUnexplained = unexplained / tallied

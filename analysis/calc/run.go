@@ -14,6 +14,7 @@ import (
 	"dcpi/analysis/symbolize"
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/alpha/disasm"
+	"dcpi/node/valuemod"
 	"dcpi/storage"
 	"dcpi/wire"
 )
@@ -48,10 +49,33 @@ type Query struct {
 	// host's samples are read apart and scaled to one common period
 	// before they are summed (see Run).
 	Periods map[string]map[uint8]float64
+	// Me, when set, reads ProfileMe's samples of the same selection: an
+	// instruction's retire samples times MeInterval (S, the mean fetched
+	// instructions per sample) measure its executions, which replace or
+	// check the frequency heuristic (EstimateFrequencies). nil or a
+	// MeInterval of 0: CYCLES samples alone.
+	Me         MeSource
+	MeInterval float64
+	// Values, when set, reads value sampling's hot lists of the same
+	// selection: the load-latency lists (dcpi profile --values loadlat)
+	// bound the heuristic's frequencies (EstimateFrequencies).
+	Values ValueSource
 	// Static, Freq and Explain are passed to the estimator.
 	Static  StaticOptions
 	Freq    FreqOptions
 	Explain ExplainOptions
+}
+
+// MeSource reads stored ProfileMe sums (storage.DB, the cluster's
+// query service), as profileme.Source.
+type MeSource interface {
+	MeProfile(ctx context.Context, q storage.Query, fn func(r *storage.MeRow) error) error
+}
+
+// ValueSource reads stored value-sampling hot lists (storage.DB), as
+// values.Source.
+type ValueSource interface {
+	ValueLists(ctx context.Context, q storage.ValueQuery) ([]wire.ValueList, error)
 }
 
 // Report is dcpicalc's output as data: each procedure's analysis, in
@@ -362,6 +386,12 @@ type calcImage struct {
 	counts  map[uint64][][alpha.NumEvents]float64
 	periods [][alpha.NumEvents]float64 // per entry of counts' hosts
 	nhosts  int
+	// meRetired are ProfileMe's retire samples per address, summed over
+	// the selected hosts (nil without ProfileMe).
+	meRetired  map[uint64]float64
+	meInterval float64
+	// latency is value sampling's mean load latency per address.
+	latency map[uint64]Latency
 }
 
 // openCalcImage finds and checks row's image, prepares its code and reads
@@ -447,6 +477,44 @@ func openCalcImage(ctx context.Context, syms *symbolize.Symbolizer, q Query, row
 	})
 	if err != nil {
 		return nil, fmt.Errorf("analysis: calc: %s: %w", rec.Path, err)
+	}
+	if q.Me != nil && q.MeInterval > 0 {
+		mq := storage.Query{Epochs: q.Filter.Epochs, Hosts: q.Filter.Hosts, PIDs: q.Filter.PIDs, Images: []wire.ImageKey{row.ImageKey}}
+		err := q.Me.MeProfile(ctx, mq, func(r *storage.MeRow) error {
+			if n := r.Counts[wire.MeRetired]; n > 0 {
+				if im.meRetired == nil {
+					im.meRetired = map[uint64]float64{}
+				}
+				im.meRetired[table.Base+r.Offset] += float64(n)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("analysis: calc: %s: ProfileMe samples: %w", rec.Path, err)
+		}
+		im.meInterval = q.MeInterval
+	}
+	if q.Values != nil {
+		lists, err := q.Values.ValueLists(ctx, storage.ValueQuery{Epochs: q.Filter.Epochs, Hosts: q.Filter.Hosts})
+		if err != nil {
+			return nil, fmt.Errorf("analysis: calc: %s: value samples: %w", rec.Path, err)
+		}
+		for _, l := range lists {
+			if l.Image != row.ImageKey || valuemod.Kind(l.Kind) != valuemod.KindLatency {
+				continue
+			}
+			var n, sum float64
+			for _, e := range l.List.Entries {
+				c := float64(e.Count << l.List.Shift)
+				n, sum = n+c, sum+c*float64(e.Value)
+			}
+			if n > 0 {
+				if im.latency == nil {
+					im.latency = map[uint64]Latency{}
+				}
+				im.latency[table.Base+l.Offset] = Latency{Mean: sum / n, Samples: float64(l.List.N)}
+			}
+		}
 	}
 	return im, nil
 }
@@ -597,6 +665,22 @@ func (im *calcImage) profile(r cfg.Range) (*Profile, error) {
 			}
 		}
 		prof.Samples[addr] = c
+	}
+	for addr, l := range im.latency {
+		if addr >= r.Start && addr < r.End {
+			if prof.LoadLatency == nil {
+				prof.LoadLatency = map[uint64]Latency{}
+			}
+			prof.LoadLatency[addr] = l
+		}
+	}
+	for addr, k := range im.meRetired {
+		if addr >= r.Start && addr < r.End {
+			if prof.MeRetired == nil {
+				prof.MeRetired, prof.MeInterval = map[uint64]float64{}, im.meInterval
+			}
+			prof.MeRetired[addr] = k
+		}
 	}
 	return prof, nil
 }

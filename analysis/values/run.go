@@ -70,6 +70,9 @@ func Run(ctx context.Context, src Source, sym *symbolize.Symbolizer, o Options) 
 		// DCPI's CPI beside each load needs the hosts' periods;
 		// without them (no CYCLES samples) the column stays empty.
 		q.Periods, _ = o.ReadPeriods(ctx)
+		if q.Values == nil {
+			q.Values = src // dcpicalc bounds its estimates with these latencies
+		}
 	}
 	rep, err := Build(ctx, src, sym, q)
 	if err != nil {

@@ -26,6 +26,9 @@ func WriteText(w io.Writer, rep *Report) error {
 			cpi := "-"
 			if r.CPIKnown {
 				cpi = fmt.Sprintf("%.1f", r.CPI)
+				if r.CPILow {
+					cpi += "?" // dcpicalc's low confidence: never printed as confident
+				}
 			}
 			fmt.Fprintf(tw, "\t%d\t%s\t%s\n", r.Cycles, cpi, valueList(r.Values, 6))
 			if r.Truth != nil {

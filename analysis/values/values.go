@@ -76,6 +76,12 @@ type Query struct {
 	// CPI, the cycles it spends at the head of the issue queue per
 	// execution.
 	Periods map[string]map[uint8]float64
+	// Me, MeInterval and Values are passed to dcpicalc (calc.Query's):
+	// ProfileMe's retire counts and the load latencies of these very
+	// lists then replace or bound its frequency heuristic.
+	Me         calc.MeSource
+	MeInterval float64
+	Values     calc.ValueSource
 	// Truth, when set, is hwsim's value truth of the same run by image
 	// path (dcpi profile --values-truth): each row then carries the true
 	// figures beside the estimates, labelled as truth (RowTruth).
@@ -169,6 +175,9 @@ type Row struct {
 	Executions float64 `json:"executions,omitempty"`
 	CPI        float64 `json:"cpi,omitempty"`
 	CPIKnown   bool    `json:"cpi_known"`
+	// CPILow: the frequency behind Executions and CPI is low confidence
+	// (dcpicalc's block header says why); the text marks the CPI "?".
+	CPILow bool `json:"cpi_low_confidence,omitempty"`
 	// Score ranks the semi-invariant view: the top value's share times
 	// Cycles.
 	Score float64 `json:"score,omitempty"`
@@ -274,7 +283,8 @@ func addCPI(ctx context.Context, sym *symbolize.Symbolizer, q Query, rows []Row)
 	var notes []string
 	for _, image := range slices.Sorted(maps.Keys(procs)) {
 		rep, err := calc.Run(ctx, sym, calc.Query{Filter: storage.Query{Epochs: q.Epochs, Hosts: q.Hosts},
-			ImagePaths: []string{image}, Procedures: procs[image], Periods: q.Periods, Files: q.Files})
+			ImagePaths: []string{image}, Procedures: procs[image], Periods: q.Periods, Files: q.Files,
+			Me: q.Me, MeInterval: q.MeInterval, Values: q.Values})
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("%s: %v", image, err))
 			continue
@@ -296,6 +306,7 @@ func addCPI(ctx context.Context, sym *symbolize.Symbolizer, q Query, rows []Row)
 			continue
 		}
 		rows[i].Executions, rows[i].CPI, rows[i].CPIKnown = in.F*period[k], in.CPI, true
+		rows[i].CPILow = in.Confidence <= calc.Low
 	}
 	return strings.Join(notes, "; ")
 }

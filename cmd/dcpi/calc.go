@@ -7,6 +7,7 @@ import (
 
 	"dcpi/analysis/calc"
 	"dcpi/analysis/imagefind"
+	"dcpi/hwsim"
 	"dcpi/profiledb"
 	"dcpi/simhost"
 )
@@ -134,8 +135,12 @@ func (opts *calcOptions) run(cmd *cobra.Command, args []string) error {
 	co.Filter, co.ImagePaths, co.Static.Isolated = sel.Filter, sel.ImagePaths, opts.isolated
 	co.Files, co.Source = newImageFinder(cmd.ErrOrStderr(), o, opts.imageDirs), imagefind.SourceReader(opts.sourceDirs)
 	co.ReadPeriods = func(ctx context.Context) (map[string]map[uint8]float64, error) {
+		if err := profiledb.RefuseOutOfOrder(ctx, o.DB, sel.Filter.Hosts); err != nil {
+			return nil, err
+		}
 		return profiledb.CalcPeriods(ctx, o.DB, sel.Filter.Hosts, opts.periodFlags, cmd.ErrOrStderr())
 	}
+	co.Me, co.MeInterval, co.Values = o.DB, hwsim.DefaultProfileMe().MeanInterval(), o.DB
 	co.Hint = func() string { return o.selectionHint(cmd.Context(), sel) }
 	out, err := calc.Analyze(cmd.Context(), o.src, co)
 	if err != nil {

@@ -24,7 +24,7 @@ func TestCalcCommand(t *testing.T) {
 		t.Errorf("--top 3 printed %d procedures:\n%s", n, out)
 	}
 	for _, want := range []string{"dcpicalc: 3 procedure(s)", "d = D-cache miss", "s = Slotting", "*** Block 0x", "*** Best-case ",
-		"Addr  Instruction", "Samples", "CPI  Culprit", "(dual issue)", "src/stream.c:", "*** D-cache miss", "*** Total tallied",
+		"Addr  Instruction", "Samples", "CPI  Culprit", "(dual issue)", "src/stream.c:", "cy?", "*** LOW CONFIDENCE for ", "*** culprits withheld",
 		"% of all samples)", "in /bin/stream (buildid:"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
@@ -34,7 +34,11 @@ func TestCalcCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(sum, "*** Block") || !strings.Contains(sum, "*** Net sampling error") || strings.Count(sum, "\nProcedure ") != 1 {
+	// A 0.02 s run leaves every block a few samples: the summary says so
+	// and withholds its culprit rows (the rows' shape is
+	// analysis/calc's golden calc_hand.txt).
+	if strings.Contains(sum, "*** Block") || !strings.Contains(sum, "*** culprits withheld") || strings.Contains(sum, "*** D-cache miss") ||
+		strings.Count(sum, "\nProcedure ") != 1 {
 		t.Errorf("--summary (default --top 1):\n%s", sum)
 	}
 	js, _, err := run(t, "calc", "--db", db, "--top", "3", "--json", "--isolated")

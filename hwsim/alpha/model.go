@@ -37,6 +37,15 @@ var (
 	EV67  = Model{Name: "ev67", Ext: ExtBWX | ExtFIX | ExtCIX | ExtMVI | ExtPrecise, Implver: 2}
 )
 
+// ModelLabel is the host label a profile run records an out-of-order
+// core under (model=ev6): the analyses that model the 21164's in-order
+// pipeline (dcpicalc) read it to refuse such a profile.
+const ModelLabel = "model"
+
+// OutOfOrder reports whether the model's core issues out of order (the
+// 21264, IMPLVER 2), which no static in-order schedule describes.
+func (m Model) OutOfOrder() bool { return m.Implver >= 2 }
+
 // Models lists the known CPU models in order of age.
 var Models = []Model{EV5, EV56, PCA56, EV6, EV67}
 

@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,7 @@ import (
 
 	"dcpi/conservation"
 	"dcpi/hwsim"
+	"dcpi/hwsim/alpha"
 	"dcpi/simhost"
 	"dcpi/storage"
 	"dcpi/wire"
@@ -136,8 +138,17 @@ func (r *Run) startHost(sink simhost.LocalSink, i int, name string) (Host, error
 		return h, err
 	}
 	// The node record says how many events a sample stands for, for
-	// dcpi pprof's estimated counts.
-	if err := sink.Register(name, hc.CPUs, nc.Labels, nc.Profile, time.Now()); err != nil {
+	// dcpi pprof's estimated counts, and an out-of-order core's model,
+	// which dcpi calc's in-order schedules do not describe.
+	labels := nc.Labels
+	if hc.Model.OutOfOrder() {
+		labels = maps.Clone(labels)
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[alpha.ModelLabel] = hc.Model.Name
+	}
+	if err := sink.Register(name, hc.CPUs, labels, nc.Profile, time.Now()); err != nil {
 		return h, err
 	}
 	if h.Sim, err = simhost.New(h.Machine, nc, sink.ForHost(name)); err != nil {

@@ -8,6 +8,10 @@
 //
 //	make calc-accuracy
 //	go run ./internal/tools/calcaccuracy [-dcpi BIN] [-hosts 8] [-only sort,stream]
+//	go run ./internal/tools/calcaccuracy -heldout [-print] [-dcpi BIN]
+//
+// -heldout runs the held-out programs (workloads/heldout) instead: one
+// host each, the mux configuration, then the same with ProfileMe.
 package main
 
 import (
@@ -62,7 +66,31 @@ func main() {
 	only := flag.String("only", "", "comma-separated workloads (default: all; the docs are then left alone and the table printed)")
 	doc := flag.String("doc", "docs/dcpicalc.md", "the document whose marked table is rewritten")
 	svg := flag.String("svg", "docs/calc-accuracy-fig8.svg", "Figure 8's SVG")
+	held := flag.Bool("heldout", false, "run the held-out check instead (workloads/heldout, one host, with and without ProfileMe) and rewrite its table")
+	printOnly := flag.Bool("print", false, "with -heldout: print the table, leave the docs alone")
 	flag.Parse()
+	if *held {
+		err := func() error {
+			work, err := os.MkdirTemp("", "calcheldout")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(work)
+			b := *bin
+			if b == "" {
+				b = filepath.Join(work, "dcpi")
+				if out, err := exec.Command("go", "build", "-o", b, "./cmd/dcpi").CombinedOutput(); err != nil {
+					return fmt.Errorf("go build ./cmd/dcpi: %v\n%s", err, out)
+				}
+			}
+			return runHeldout(b, work, *doc, *printOnly)
+		}()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "calcaccuracy:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := mainErr(*bin, *hosts, *only, *doc, *svg); err != nil {
 		fmt.Fprintln(os.Stderr, "calcaccuracy:", err)
 		os.Exit(1)
