@@ -46,6 +46,14 @@ type calcSummary struct {
 	Execution        string
 	NetSamplingError string
 	Share            string // of all the selection's samples
+	// Withheld: most samples rest on low-confidence estimates, so calc
+	// names no cause (LowReason says why); LowShare is that share.
+	Withheld  bool
+	LowShare  string
+	LowReason string
+	// Measured is the share of samples whose frequency was measured
+	// (ProfileMe, load latencies) rather than estimated, "" for none.
+	Measured string
 }
 
 // calcCause is one line of the summary: a cause and its share or range.
@@ -62,6 +70,8 @@ type calcRow struct {
 	Samples    string
 	Freq       string // "" but on a block's first instruction
 	Confidence string
+	// Why is the block's method and, when low, its reason (a tooltip).
+	Why string
 	BlockStart bool
 	CPI        string
 	Culprits   string // static letters, then dynamic candidates
@@ -80,6 +90,8 @@ type (
 				Start      uint64   `json:"start"`
 				Frequency  *float64 `json:"frequency"`
 				Confidence string   `json:"confidence"`
+				Method     string   `json:"method"`
+				Reason     string   `json:"reason"`
 			} `json:"blocks"`
 			Insns []struct {
 				Addr    uint64   `json:"addr"`
@@ -117,6 +129,10 @@ type (
 				TotalStall       float64 `json:"total_stall"`
 				Execution        float64 `json:"execution"`
 				NetSamplingError float64 `json:"net_sampling_error"`
+				LowShare         float64 `json:"low_confidence_share"`
+				LowReason        string  `json:"low_confidence_reason"`
+				Withheld         bool    `json:"culprits_withheld"`
+				MeasuredShare    float64 `json:"measured_share"`
 			} `json:"summary"`
 		} `json:"procedures"`
 	}
@@ -156,6 +172,13 @@ func newCalcPage(r *calc.Report) (*calcPage, error) {
 		if s.AllSamples > 0 {
 			cp.Summary.Share = fmt.Sprintf("%.1f%%", 100*s.Actual/s.AllSamples)
 		}
+		cp.Summary.Withheld, cp.Summary.LowReason = s.Withheld, s.LowReason
+		if s.LowShare > 0 {
+			cp.Summary.LowShare = pct(s.LowShare)
+		}
+		if s.MeasuredShare > 0 {
+			cp.Summary.Measured = pct(s.MeasuredShare)
+		}
 		for _, d := range s.Dynamic {
 			cp.Summary.Dynamic = append(cp.Summary.Dynamic, calcCause{Cause: d.Cause, Share: pct(d.Lo) + " to " + pct(d.Hi), Bar: bar(d.Hi)})
 		}
@@ -180,6 +203,13 @@ func newCalcPage(r *calc.Report) (*calcPage, error) {
 			if bi, ok := blocks[in.Addr]; ok {
 				b := jp.Blocks[bi]
 				row.BlockStart, row.Confidence, row.Freq = true, b.Confidence, "—"
+				row.Why = b.Confidence + " confidence"
+				if b.Method != "" {
+					row.Why += ", by " + b.Method
+				}
+				if b.Reason != "" {
+					row.Why += ": " + b.Reason
+				}
 				if b.Frequency != nil {
 					row.Freq = fmt.Sprintf("%.0f", *b.Frequency)
 				}
