@@ -34,8 +34,11 @@ otherwise. Flags go before PROG; everything after it is the program's.
 The programs' standard input, output and error are passed through, and
 dcpi exits with the program's exit status (128+N if signal N killed it; the
 first nonzero status of several). A program still running at --seconds of
-simulated time is stopped there and counts as status 0, with a note; so
-does one stopped by an interrupt (Ctrl-C), whose profile is written too.
+simulated time is stopped there and counts as status 0, with a note. An
+interrupt (Ctrl-C), SIGTERM or a closed output pipe stops the programs
+too, one waiting for input included; the profile is written and dcpi
+exits 128+N (130 for Ctrl-C). A second Ctrl-C exits at once, the
+unfinished database removed.
 
 When the programs have exited, dcpi profile prints, on standard error,
 the dcpiprof table (procedures by samples), the conservation line (every
@@ -43,9 +46,10 @@ sample the simulated hardware generated is stored or counted in a named
 drop counter: the two sides must be equal), and where the profile went:
 a new profile database, -o (default dcpi-db, where the analysis tools
 look by default, so dcpi prof and dcpi list PROCEDURE work with no flags).
-The database is written aside and renamed into place only when complete,
-so a failed run leaves none half-written (a killed one leaves its
-.NAME.tmp-N beside it, which the next run into NAME removes). A database already there is
+The database is written aside and renamed into place when complete,
+before dcpi prints anything, so a failed run leaves none half-written and
+"| head" loses no profile (SIGKILL alone leaves .NAME.tmp-PID beside it,
+which the next run into NAME removes). A database already there is
 kept as NAME.old (an older NAME.old is removed), as perf keeps
 perf.data.old; anything else there that is not a dcpi profile database
 is refused.
@@ -103,9 +107,10 @@ writes the ground truth of all the hosts summed per instruction.`,
 			if pc.Node, err = o.Features.NodeConfig(cfg.Sim.Hostname, cfg.Node.FlushEvery, pc.Machine.ClockHz); err != nil {
 				return err
 			}
-			// An interrupt stops the machines; the profile of what ran is written.
-			sigs := make(chan os.Signal, 1)
-			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+			// A signal stops the machines; the profile of what ran is written
+			// (localrun.Profile says how a second one forces).
+			sigs := make(chan os.Signal, 4)
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
 			defer signal.Stop(sigs)
 			code, err := localrun.Profile(cmd.Context(), cmd.ErrOrStderr(), pc, sigs)
 			if err == nil && code != 0 {
