@@ -104,7 +104,7 @@ empty there.`,
 				return err
 			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), eps)
+				return writeJSON(cmd.OutOrStdout(), coordinator.EpochsJSON(eps))
 			}
 			return coordinator.WriteEpochs(cmd.OutOrStdout(), eps)
 		},
