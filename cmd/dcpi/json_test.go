@@ -57,7 +57,7 @@ func TestJSONIsSnakeCase(t *testing.T) {
 		"dcpi me skid":       {"me", "skid", "--workloads", "sort", "--run", "sort:2000", "--models", "ev5", "--smear="},
 		"dcpi pp tables":     {"pp", "tables", "tiny"},
 		"dcpi pp oracle":     {"pp", "oracle", "--save", filepath.Join(tmp, "o.pp"), "--json", "--", "tiny"},
-		"dcpi pprof":         {"pprof", "--db", db},
+		"dcpi pprof":         {"pprof", "--db", db, "-o", filepath.Join(tmp, "p.pb.gz")},
 		"dcpi web":           nil,
 		"dcpi pp instrument": nil,
 	}
