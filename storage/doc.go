@@ -51,6 +51,7 @@
 //	'r' host\0 view:1                                   → samples stored or dropped in epochs retention deleted, view 'f' flat, 's' stacks, 'm' ProfileMe (merged)
 //	'm' "schema"                                        → "dcpi-profile-db/2" (Set once)
 //	'm' "logindex"                                      → the Raft log index the database reflects (8 bytes, Set)
+//	'm' "run"                                           → a local run's RunInfo (model, events, ProfileMe's S and W) as JSON (Set once; dcpi profile only)
 //
 // 'c' is the profile proper, with the host dimension (and the PID where the
 // daemon keeps per-process profiles, else 0). 'f' is its roll-up over hosts

@@ -39,6 +39,11 @@ func TestJSONIsSnakeCase(t *testing.T) {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
 	tmp := t.TempDir()
+	// dcpi me reads the pair window the profile recorded: the 21164's 16,
+	// not the 21264's 128 it would otherwise assume.
+	if out, _, err := run(t, "me", "--db", db, "--json"); err != nil || !strings.Contains(out, `"pair_window": 16,`) {
+		t.Errorf("dcpi me on a 21164 profile: %v\n%.200s", err, out)
+	}
 	lines := map[string][]string{
 		"dcpi prof":          {"prof", "--db", db},
 		"dcpi list":          {"list", "--db", db, "sift"},

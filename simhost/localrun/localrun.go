@@ -147,6 +147,9 @@ func Start(c Config) (_ *Run, err error) {
 	if r.db, err = storage.Open(r.tmp, storage.Options{NoSync: true}); err != nil {
 		return nil, err
 	}
+	if err = r.db.PutRunInfo(RunInfo(c)); err != nil {
+		return nil, err
+	}
 	sink := simhost.LocalSink{DB: r.db}
 	for i, name := range r.names {
 		h, err := r.startHost(sink, i, name)
