@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -135,4 +136,18 @@ func EpochsJSON(eps []EpochInfo) []EpochJSON {
 		out = append(out, j)
 	}
 	return out
+}
+
+// EpochList is dcpi epoch list's output: the table (WriteEpochs) or its
+// JSON (EpochsJSON).
+type EpochList []EpochInfo
+
+// WriteText writes the epoch table.
+func (l EpochList) WriteText(w io.Writer) error { return WriteEpochs(w, l) }
+
+// WriteJSON writes the epochs in snake_case JSON, indented.
+func (l EpochList) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(EpochsJSON(l))
 }

@@ -142,10 +142,7 @@ func (opts *meOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if opts.qf.json {
-		return out.WriteJSON(cmd.OutOrStdout())
-	}
-	return out.WriteText(cmd.OutOrStdout())
+	return emit(cmd, opts.qf.json, out)
 }
 
 func (opts *meOptions) register(cmd *cobra.Command) {

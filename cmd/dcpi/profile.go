@@ -35,11 +35,10 @@ otherwise. Flags go before PROG; everything after it is the program's.
 The programs' standard input, output and error are passed through, and
 dcpi exits with the program's exit status (128+N if signal N killed it; the
 first nonzero status of several). A program still running at --seconds of
-simulated time is stopped there and counts as status 0, with a note. An
-interrupt (Ctrl-C), SIGTERM or a closed output pipe stops the programs
-too, one waiting for input included; the profile is written and dcpi
-exits 128+N (130 for Ctrl-C). A second Ctrl-C exits at once, the
-unfinished database removed.
+simulated time is stopped there and counts as status 0, with a note.
+Ctrl-C, SIGTERM or a closed output pipe stops them too (one waiting for
+input included), writes the profile and exits 128+N; a second Ctrl-C
+exits at once, the unfinished database removed.
 
 When the programs have exited, dcpi profile prints, on standard error,
 the dcpiprof table (procedures by samples), the conservation line (every
