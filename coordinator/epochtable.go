@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -93,4 +94,60 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// EpochJSON is an epoch as dcpi epoch list --json prints it, in the
+// snake_case every tool's JSON uses (EpochInfo itself is a wire message
+// between replicas and clients, whose field names stay).
+type EpochJSON struct {
+	Number        uint64     `json:"number"`
+	State         string     `json:"state"`
+	Start         time.Time  `json:"start"`
+	End           *time.Time `json:"end,omitempty"` // absent while open
+	MergedThrough uint64     `json:"merged_through,omitempty"`
+	Acks          []AckJSON  `json:"acks"`
+	Waiting       []string   `json:"waiting"`
+}
+
+// AckJSON is a node's acknowledgement of an epoch's cut in EpochJSON.
+type AckJSON struct {
+	Host    string    `json:"host"`
+	LastSeq []uint64  `json:"last_seq"`
+	At      time.Time `json:"at"`
+	Late    bool      `json:"late"`
+}
+
+// EpochsJSON is eps as dcpi epoch list --json prints them.
+func EpochsJSON(eps []EpochInfo) []EpochJSON {
+	out := make([]EpochJSON, 0, len(eps))
+	for _, e := range eps {
+		j := EpochJSON{Number: e.Number, State: e.State.String(), Start: e.Start, MergedThrough: e.MergedThrough,
+			Acks: []AckJSON{}, Waiting: e.Waiting}
+		if !e.End.IsZero() {
+			end := e.End
+			j.End = &end
+		}
+		if j.Waiting == nil {
+			j.Waiting = []string{}
+		}
+		for _, a := range e.Acks {
+			j.Acks = append(j.Acks, AckJSON{Host: a.Host, LastSeq: a.LastSeq, At: a.At, Late: a.Late})
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// EpochList is dcpi epoch list's output: the table (WriteEpochs) or its
+// JSON (EpochsJSON).
+type EpochList []EpochInfo
+
+// WriteText writes the epoch table.
+func (l EpochList) WriteText(w io.Writer) error { return WriteEpochs(w, l) }
+
+// WriteJSON writes the epochs in snake_case JSON, indented.
+func (l EpochList) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(EpochsJSON(l))
 }

@@ -28,7 +28,7 @@ func OpenDir(dir string) (*storage.DB, error) {
 	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("--db %s: no such directory (write a profile database with: dcpi node --db %s)", dir, dir)
+		return nil, fmt.Errorf("--db %s: no such directory (profile a program into it with: %s; a long-lived host: dcpi node --db %s)", dir, profileCommand(dir), dir)
 	case err != nil:
 		return nil, fmt.Errorf("--db %s: %w", dir, err)
 	case !st.IsDir():
@@ -42,6 +42,16 @@ func OpenDir(dir string) (*storage.DB, error) {
 		return nil, fmt.Errorf("--db %s: cannot read a profile database there: %w", dir, err)
 	}
 	return db, nil
+}
+
+// profileCommand is the dcpi profile command line that writes the
+// database the tools would read at dir (dcpi-db, their default, needs no
+// -o).
+func profileCommand(dir string) string {
+	if dir == "dcpi-db" {
+		return "dcpi profile -- ./prog"
+	}
+	return "dcpi profile -o " + dir + " -- ./prog"
 }
 
 // fleetParentError says, when dir is not a profile database but holds

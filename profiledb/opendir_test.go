@@ -88,7 +88,7 @@ func TestOpenDir(t *testing.T) {
 	os.MkdirAll(filepath.Join(tmp, "sub"), 0o755)
 	os.WriteFile(filepath.Join(tmp, "sub", "junk"), []byte("x"), 0o644)
 	for _, tc := range []struct{ dir, want string }{
-		{filepath.Join(tmp, "missing"), "--db " + filepath.Join(tmp, "missing") + ": no such directory (write a profile database with: dcpi node --db "},
+		{filepath.Join(tmp, "missing"), "--db " + filepath.Join(tmp, "missing") + ": no such directory (profile a program into it with: dcpi profile -o "},
 		{file, "--db " + file + ": not a directory"},
 		{filepath.Join(tmp, "empty"), "empty directory, not a profile database"},
 		{filepath.Join(tmp, "sub"), "cannot read a profile database there"},

@@ -199,3 +199,12 @@ func (c *Cluster) Where() string { return "the cluster" }
 
 // Close does nothing: the caller owns the connection.
 func (c *Cluster) Close() error { return nil }
+
+// RunInfoOf is the run record of a local database dcpi profile wrote
+// (storage.RunInfo); ok is false for a cluster's or an older database.
+func RunInfoOf(db DB) (r storage.RunInfo, ok bool) {
+	if l, isLocal := db.(*Local); isLocal {
+		r, ok, _ = l.DB.RunInfo()
+	}
+	return r, ok
+}

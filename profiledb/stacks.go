@@ -2,6 +2,7 @@ package profiledb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -53,8 +54,19 @@ func Stacks(ctx context.Context, src analysis.Source, sel Selection, o StacksOpt
 	if err != nil {
 		return nil, err
 	}
+	if t.Root.Total == 0 {
+		// None selected: none at all, or the filters' doing (NoStacksNote).
+		all, err := report.Tree(ctx, src, report.TreeQuery{TopDown: true})
+		if err == nil && all.Root.Total == 0 {
+			return nil, ErrNoStacks
+		}
+	}
 	return &StacksReport{Tree: t, Options: o}, nil
 }
+
+// ErrNoStacks is Stacks' refusal of a profile that holds no call stacks,
+// naming the commands that record them.
+var ErrNoStacks = errors.New("this profile holds no call stacks: dcpi profile records them (unless --no-stacks), dcpi node with --stacks")
 
 // WriteText prints the tree pruned by the options (CallTree.WriteText),
 // and NoStacksNote when no stack was selected.

@@ -3,10 +3,12 @@ package profiledb
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"dcpi/analysis"
 	"dcpi/analysis/report"
 	"dcpi/storage"
 	"dcpi/wire"
@@ -220,5 +222,14 @@ func TestStacks(t *testing.T) {
 	}
 	if r.Tree.Root.Total != 0 || !strings.HasSuffix(text.String(), "\n"+NoStacksNote+"\n") {
 		t.Errorf("event 1: total %d\n%s", r.Tree.Root.Total, text.String())
+	}
+}
+
+// TestStacksRefusesAProfileWithout: a profile with no call stacks at all
+// is refused with the commands that record them, not printed as an
+// empty tree.
+func TestStacksRefusesAProfileWithout(t *testing.T) {
+	if _, err := Stacks(t.Context(), analysis.NewMemSource(), Selection{}, StacksOptions{}); !errors.Is(err, ErrNoStacks) {
+		t.Fatalf("got %v, want ErrNoStacks", err)
 	}
 }

@@ -52,6 +52,7 @@
 //	'P' host\0 pid:4 epoch:8                            → process record: wire.ProcessRecord encoding, epoch the first the node saw it in (Set)
 //	'm' "schema"                                        → "dcpi-profile-db/2" (Set once)
 //	'm' "logindex"                                      → the Raft log index the database reflects (8 bytes, Set)
+//	'm' "run"                                           → a local run's RunInfo (model, events, ProfileMe's S and W) as JSON (Set once; dcpi profile only)
 //
 // 'c' is the profile proper, with the host dimension (and the PID where the
 // daemon keeps per-process profiles, else 0). 'f' is its roll-up over hosts

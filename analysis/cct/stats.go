@@ -3,26 +3,28 @@ package cct
 // Stats are the paper's Table 3 figures for one tree.
 type Stats struct {
 	// Size is the bytes the paper's records would take (RecordLayout).
-	Size        uint64
-	Nodes       int     // records, the root excluded
-	AvgNodeSize float64 // Size / Nodes
+	Size        uint64  `json:"size"`
+	Nodes       int     `json:"nodes"`         // records, the root excluded
+	AvgNodeSize float64 `json:"avg_node_size"` // Size / Nodes
 	// AvgOutDegree is the mean, over records with any, of the distinct
 	// callees a record reaches: tree children plus recursive backedges.
-	AvgOutDegree float64
+	AvgOutDegree float64 `json:"avg_out_degree"`
 	// HeightAvg and HeightMax are the depths of the leaves (a root's child
 	// has depth 1).
-	HeightAvg float64
-	HeightMax int
+	HeightAvg float64 `json:"height_avg"`
+	HeightMax int     `json:"height_max"`
 	// MaxReplication is the most records of one procedure, MaxReplicated
 	// that procedure's entry address.
-	MaxReplication int
-	MaxReplicated  uint64
+	MaxReplication int    `json:"max_replication"`
+	MaxReplicated  uint64 `json:"max_replicated"`
 	// CallSitesAll are the call sites of the records' procedures (as
 	// Layout.CallSites says, else the call sites seen used), CallSitesUsed
 	// those with a callee recorded, CallSitesOnePath those used reached by
 	// exactly one of the procedure's paths run in that context (needs
 	// Layout.PathReaches; otherwise 0).
-	CallSitesAll, CallSitesUsed, CallSitesOnePath int
+	CallSitesAll     int `json:"call_sites_all"`
+	CallSitesUsed    int `json:"call_sites_used"`
+	CallSitesOnePath int `json:"call_sites_one_path"`
 }
 
 // Layout describes the records whose size Stats computes and what the tree

@@ -36,34 +36,34 @@ const (
 // the ones worth knowing about. A test of a workload expects the
 // Inconsistent, UnmatchedReturns and UnexpectedResumes counters at zero.
 type Counters struct {
-	KernelEntries uint64 // user->kernel switches (their cycles are charged to nobody)
+	KernelEntries uint64 `json:"kernel_entries"` // user->kernel switches (their cycles are charged to nobody)
 	// UnknownActivations: activations whose paths are unknown (procedure
 	// not numbered, entered mid-procedure, or tracking lost).
-	UnknownActivations uint64
+	UnknownActivations uint64 `json:"unknown_activations"`
 	// EnteredMidProcedure: calls or jumps to an address with no entry edge.
-	EnteredMidProcedure uint64
+	EnteredMidProcedure uint64 `json:"entered_mid_procedure"`
 	// UnknownCode counts instructions run outside every known procedure.
-	UnknownCode uint64
+	UnknownCode uint64 `json:"unknown_code"`
 	// UnmatchedReturns: a ret whose target no frame's return address
 	// matches; the frame is replaced as for a jump.
-	UnmatchedReturns uint64
+	UnmatchedReturns uint64 `json:"unmatched_returns"`
 	// Unwound: frames popped without returning (a return to a frame
 	// further down: longjmp-like).
-	Unwound uint64
+	Unwound uint64 `json:"unwound"`
 	// Longjmps: returns that landed mid-procedure in a frame further
 	// down (its path is cut there; it walks on to its next backedge).
-	Longjmps uint64
+	Longjmps uint64 `json:"longjmps"`
 	// UnexpectedResumes: the kernel resumed a process somewhere other
 	// than where it left (signal delivery); its stack is restarted.
-	UnexpectedResumes uint64
+	UnexpectedResumes uint64 `json:"unexpected_resumes"`
 	// RestartedSyscalls: a blocked system call resumed at its CALL_PAL
 	// to run it again.
-	RestartedSyscalls uint64
+	RestartedSyscalls uint64 `json:"restarted_syscalls"`
 	// Inconsistent: a transfer the block layout cannot explain (a bug in
 	// the CFG or the oracle); the activation's tracking stops.
-	Inconsistent uint64
+	Inconsistent uint64 `json:"inconsistent"`
 	// UnresolvedImages: processes running an image the resolver refused.
-	UnresolvedImages uint64
+	UnresolvedImages uint64 `json:"unresolved_images"`
 }
 
 // PathStat is one path's ground truth.

@@ -15,7 +15,12 @@ import (
 // ground truth: the program image's user-mode cycles, instructions and
 // events, as the paper's counters counted user mode only.
 type Totals struct {
-	Cycles, Instructions, DMiss, IMiss, Mispredicts, WBFull uint64
+	Cycles       uint64 `json:"cycles"`
+	Instructions uint64 `json:"instructions"`
+	DMiss        uint64 `json:"dmiss"`
+	IMiss        uint64 `json:"imiss"`
+	Mispredicts  uint64 `json:"mispredicts"`
+	WBFull       uint64 `json:"wbfull"`
 }
 
 // PerturbationMetrics name Perturbation's ratios, in order: the paper's
@@ -60,9 +65,9 @@ const HotThreshold = 0.01
 
 // Group is a set of paths: how many, and their instructions and misses.
 type Group struct {
-	Num          int
-	Instructions uint64
-	Misses       uint64
+	Num          int    `json:"num"`
+	Instructions uint64 `json:"instructions"`
+	Misses       uint64 `json:"misses"`
 }
 
 // Table4 classifies paths by misses (the paper's Table 4): hot paths take
@@ -71,7 +76,10 @@ type Group struct {
 // larger share of the misses than of the instructions; sparse ones do
 // not; the rest are cold.
 type Table4 struct {
-	All, Dense, Sparse, Cold Group
+	All    Group `json:"all"`
+	Dense  Group `json:"dense"`
+	Sparse Group `json:"sparse"`
+	Cold   Group `json:"cold"`
 }
 
 // HotPaths builds Table 4 from ps with threshold (HotThreshold).
@@ -122,9 +130,9 @@ func classify(insts, misses uint64, all Group, threshold float64) class {
 // ProcGroup is a set of procedures: how many, the paths they executed,
 // and their misses.
 type ProcGroup struct {
-	Num    int
-	Paths  int
-	Misses uint64
+	Num    int    `json:"num"`
+	Paths  int    `json:"paths"`
+	Misses uint64 `json:"misses"`
 }
 
 // PathsPerProc is the average number of paths a procedure of the group
@@ -140,8 +148,10 @@ func (g ProcGroup) PathsPerProc() float64 {
 // 5), with each procedure's misses and instructions summed over its
 // paths.
 type Table5 struct {
-	Dense, Sparse, Cold ProcGroup
-	Misses              uint64 // all procedures'
+	Dense  ProcGroup `json:"dense"`
+	Sparse ProcGroup `json:"sparse"`
+	Cold   ProcGroup `json:"cold"`
+	Misses uint64    `json:"misses"` // all procedures'
 }
 
 // HotProcedures builds Table 5 from ps with threshold.

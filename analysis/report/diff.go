@@ -103,6 +103,14 @@ type DiffTable struct {
 // by the size of the change descending (then image and procedure), so the
 // largest real change comes first and noise last.
 func Diff(ctx context.Context, src analysis.Source, q DiffQuery) (*DiffTable, error) {
+	return DiffOf(ctx, src, src, q)
+}
+
+// DiffOf is Diff of set A in srcA and set B in srcB: two profile
+// databases (dcpi diff OLD NEW, as perf diff compares two perf.data
+// files). A procedure is matched by its image's key (the build ID) and
+// name, so a program rebuilt between the two shows as another image.
+func DiffOf(ctx context.Context, srcA, srcB analysis.Source, q DiffQuery) (*DiffTable, error) {
 	if q.Limit < 0 {
 		return nil, fmt.Errorf("analysis: diff: %w: limit %d is negative", analysis.ErrQuery, q.Limit)
 	}
@@ -113,7 +121,15 @@ func Diff(ctx context.Context, src analysis.Source, q DiffQuery) (*DiffTable, er
 	if z < 0 || math.IsNaN(z) || math.IsInf(z, 0) {
 		return nil, fmt.Errorf("analysis: diff: %w: threshold %v", analysis.ErrQuery, q.Z)
 	}
-	_, names, counts, totals, err := setRows(ctx, src, []analysis.SampleSet{q.A, q.B}, q.Event, q.ImagePaths, q.By)
+	var names []ProfRow
+	var counts [][]uint64
+	var totals []uint64
+	var err error
+	if srcA == srcB {
+		_, names, counts, totals, err = setRows(ctx, srcA, []analysis.SampleSet{q.A, q.B}, q.Event, q.ImagePaths, q.By)
+	} else {
+		names, counts, totals, err = joinRows(ctx, srcA, srcB, q)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("analysis: diff: %w", err)
 	}
@@ -209,4 +225,31 @@ func (t *DiffTable) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(t)
+}
+
+// joinRows is setRows over two sources, set A in srcA and set B in srcB.
+func joinRows(ctx context.Context, srcA, srcB analysis.Source, q DiffQuery) (names []ProfRow, counts [][]uint64, totals []uint64, err error) {
+	index := map[procKey]int{}
+	totals = make([]uint64, 2)
+	for i, side := range []struct {
+		src analysis.Source
+		set analysis.SampleSet
+	}{{srcA, q.A}, {srcB, q.B}} {
+		keys, n, c, t, err := setRows(ctx, side.src, []analysis.SampleSet{side.set}, q.Event, q.ImagePaths, q.By)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		totals[i] = t[0]
+		for k, key := range keys {
+			j, ok := index[key]
+			if !ok {
+				j = len(names)
+				index[key] = j
+				names = append(names, n[k])
+				counts = append(counts, make([]uint64, 2))
+			}
+			counts[j][i] = c[k][0]
+		}
+	}
+	return names, counts, totals, nil
 }

@@ -1,6 +1,7 @@
 package values
 
 import (
+	"dcpi/wire"
 	"fmt"
 	"io"
 	"strings"
@@ -13,7 +14,7 @@ import (
 // accounting, then one row per instruction of the report's view, each
 // followed by the simulator's ground truth when the report has it.
 func WriteText(w io.Writer, rep *Report) error {
-	fmt.Fprintf(w, "value sampling (%s): %s\n\n", strings.Join(rep.Modules, ","), conservation.ValuesLine(rep.Stats, 0))
+	fmt.Fprintf(w, "value sampling (%s): %s\n\n", strings.Join(rep.Modules, ","), conservation.ValuesLine(wire.ValueStats(rep.Stats), 0))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	switch rep.View {
 	case "latency":

@@ -198,12 +198,25 @@ type RowTruth struct {
 	Shares []float64 `json:"shares,omitempty"`
 }
 
+// Stats is value sampling's conservation counts (wire.ValueStats, whose
+// field names are a wire message's) as the report's JSON names them.
+type Stats struct {
+	Interrupts   uint64            `json:"interrupts"`
+	NoContext    uint64            `json:"no_context"`
+	Completed    uint64            `json:"completed"`
+	GaveUp       map[string]uint64 `json:"gave_up"`
+	Steps        uint64            `json:"steps"` // instructions interpreted
+	Values       uint64            `json:"values"`
+	TableFull    uint64            `json:"table_full"`
+	Unattributed uint64            `json:"unattributed"`
+}
+
 // Report is a dcpi values report.
 type Report struct {
-	View    string          `json:"view"`
-	Modules []string        `json:"modules"`
-	Stats   wire.ValueStats `json:"stats"`
-	Rows    []Row           `json:"rows"`
+	View    string   `json:"view"`
+	Modules []string `json:"modules"`
+	Stats   Stats    `json:"stats"`
+	Rows    []Row    `json:"rows"`
 	// CPINote says why DCPI's CPI is missing from rows (dcpicalc's
 	// error for an image), "" when nothing went wrong.
 	CPINote string `json:"cpi_note,omitempty"`
@@ -221,7 +234,7 @@ func Build(ctx context.Context, src Source, sym *symbolize.Symbolizer, q Query) 
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{View: [...]string{"latency", "frequent", "semiinvariant"}[q.View], Modules: mods, Stats: stats}
+	rep := &Report{View: [...]string{"latency", "frequent", "semiinvariant"}[q.View], Modules: mods, Stats: Stats(stats)}
 	cycles := map[wire.ImageKey]map[uint64]uint64{}
 	files := map[wire.ImageKey]*symbolize.ImageFile{}
 	for _, l := range lists {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/cluster"
+	"dcpi/internal/logging"
 )
 
 func newAggregatorCommand() *cobra.Command {
@@ -33,8 +34,8 @@ host merge by Gibbons-Matias's rule before they are proposed.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			log := roleLogger("aggregator: ")
-			tel, err := startRoleTelemetry(cmd, roleLogf(log))
+			log := logging.Role("aggregator: ")
+			tel, err := startRoleTelemetry(cmd, logging.Logf(log))
 			if err != nil {
 				return err
 			}

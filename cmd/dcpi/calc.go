@@ -146,10 +146,7 @@ func (opts *calcOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if opts.qf.json {
-		return out.WriteJSON(cmd.OutOrStdout())
-	}
-	return out.WriteText(cmd.OutOrStdout())
+	return emit(cmd, opts.qf.json, out)
 }
 
 func (opts *calcOptions) register(cmd *cobra.Command) {

@@ -18,7 +18,7 @@ func calcTruth(t *testing.T, dir string, hosts int, workload string, args ...str
 	t.Helper()
 	db := filepath.Join(dir, fmt.Sprintf("%s-%d", workload, hosts))
 	truth := db + ".truth"
-	pargs := append([]string{"profile", "-o", db, "--mux", "--hosts", fmt.Sprint(hosts), "--truth", truth, "--", workload}, args...)
+	pargs := append([]string{"profile", "--no-stacks", "-o", db, "--mux", "--hosts", fmt.Sprint(hosts), "--truth", truth, "--", workload}, args...)
 	if _, stderr, err := run(t, pargs...); err != nil {
 		t.Fatalf("dcpi %v: %v\n%s", pargs, err, stderr)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/cluster/demo"
+	"dcpi/internal/logging"
 	"dcpi/simhost"
 )
 
@@ -69,7 +70,7 @@ aggregator, dcpi node --nats URL (see examples/).`,
 			defer stop()
 			o.ExactReplicas = cmd.Flags().Changed("replicas")
 			if verbose {
-				o.Logger = roleLogger("")
+				o.Logger = logging.Role("")
 			}
 			return demo.Run(ctx, cmd.OutOrStdout(), o)
 		},

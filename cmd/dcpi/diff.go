@@ -18,9 +18,9 @@ func newDiffCommand() *cobra.Command {
 		limit int
 	)
 	cmd := &cobra.Command{
-		Use:   "diff --a SPEC --b SPEC",
+		Use:   "diff [OLD NEW | --a SPEC --b SPEC]",
 		Short: "Two profiles side by side per procedure, with the change in share and its significance",
-		Long: `Compare two profiles — two epochs, two hosts, two labels — per procedure:
+		Long: `Compare two profiles — two databases, two epochs, two hosts, two labels — per procedure:
 each one's samples and share of its profile's samples of the event, the
 change in share (B - A, in percentage points) and its z-score, sorted with the
 significant changes first, largest first.
@@ -34,7 +34,10 @@ standard error sqrt(k)/N, and the change's z-score is
 (a two-proportion z-test with Poisson variances). |z| below --z (default 3)
 is marked "~": not a significant change, whatever its size.
 
---a and --b take dcpi stats --set's SPEC: comma-separated epoch=N, epochs=A-B,
+OLD NEW are two databases (perf diff's perf.data.old perf.data); none and
+no --a, --b mean --db.old --db, what a second dcpi profile leaves. Other
+models or events are refused. --a and --b instead take two sets of one
+database, dcpi stats --set's SPEC: comma-separated epoch=N, epochs=A-B,
 since=D, from=T, to=T (a time range), host=H, label=K=V (cluster), pid=P, each
 replacing the shared flag of its dimension. One event: --event (default cycles).
 
@@ -42,16 +45,24 @@ replacing the shared flag of its dimension. One event: --event (default cycles).
 "rows": [{"procedure", "image", "count_a", "count_b", "share_pct_a",
 "share_pct_b", "delta_pct", "z", "significant"}], "insignificant_rows",
 "omitted_rows"}.`,
-		Example: `  dcpi diff --db /tmp/fleet/c1 --a epoch=1 --b epoch=2
+		Example: `  dcpi diff
+  dcpi diff before.db after.db --limit 10
+  dcpi diff --db /tmp/fleet/c1 --a epoch=1 --b epoch=2
   dcpi diff --db /tmp/fleet/c1 --a from=09:00,to=10:00 --b since=1h --limit 10
   dcpi diff --nats nats://127.0.0.1:4222 --a label=kernel=old --b label=kernel=new --z 4`,
-		Args: cobra.NoArgs,
+		Args: cobra.RangeArgs(0, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sel, err := qf.selection()
 			if err != nil {
 				return err
 			}
-			q, err := profiledb.DiffOptions{A: a, B: b, Z: z, By: by, Limit: limit}.Query(sel)
+			opts := profiledb.DiffOptions{A: a, B: b, Z: z, By: by, Limit: limit}
+			if t, ok, err := profiledb.DiffDatabases(cmd.Context(), args, a+b, qf.dbDir, sel, opts); err != nil {
+				return err
+			} else if ok {
+				return emit(cmd, qf.json, t)
+			}
+			q, err := opts.Query(sel)
 			if err != nil {
 				return err
 			}
@@ -70,10 +81,7 @@ replacing the shared flag of its dimension. One event: --event (default cycles).
 			if err != nil {
 				return err
 			}
-			if qf.json {
-				return t.WriteJSON(cmd.OutOrStdout())
-			}
-			return t.WriteText(cmd.OutOrStdout())
+			return emit(cmd, qf.json, t)
 		},
 	}
 	f := cmd.Flags()

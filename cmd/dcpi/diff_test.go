@@ -37,7 +37,7 @@ func TestDiffCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "give both profiles"},
+		{nil, "no " + db + ".old to compare"}, // two databases: DB.old and DB
 		{[]string{"--a", "epoch=1"}, "give both profiles"},
 		{[]string{"--a", "epoch=1", "--b", "bogus"}, "--b: "},
 		{[]string{"--a", "epoch=1", "--b", "epoch=2", "--z", "0"}, "--z"},

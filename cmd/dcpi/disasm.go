@@ -43,17 +43,9 @@ FILE is a path, or the name of an embedded workload (` + strings.Join(workloads.
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opt := disasm.Options{Sections: sections, NoSymbols: !symbols}
-			switch strings.ToLower(pal) {
-			case "", "none":
-				opt.PAL = disasm.PALNone
-			case "ev4":
-				opt.PAL = disasm.PALEV4
-			case "ev5":
-				opt.PAL = disasm.PALEV5
-			case "ev6":
-				opt.PAL = disasm.PALEV6
-			default:
-				return fmt.Errorf("--pal %q: want none, ev4, ev5 or ev6", pal)
+			var err error
+			if opt.PAL, err = disasm.ParsePAL(pal); err != nil {
+				return fmt.Errorf("--pal %w", err)
 			}
 			data, _, err := simhost.ReadELF(args[0])
 			if err != nil {

@@ -294,6 +294,12 @@ func parseDocArgs(args []string, inline bool) error {
 		return fmt.Errorf("%s: %v", cmd.CommandPath(), err)
 	}
 	pos := cmd.Flags().Args()
+	if cmd.HasSubCommands() && cmd.Args != nil && len(pos) > 0 {
+		// A command that groups others refuses an unknown one (suggest.Install).
+		if err := cmd.Args(cmd, pos); err != nil && strings.HasPrefix(err.Error(), "unknown command") {
+			return fmt.Errorf("%w: %v", errUnknownCommand, err)
+		}
+	}
 	if !cmd.Runnable() {
 		if len(pos) > 0 {
 			return fmt.Errorf("%w: %s has no subcommand %q", errUnknownCommand, cmd.CommandPath(), pos[0])

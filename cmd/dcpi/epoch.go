@@ -103,10 +103,7 @@ empty there.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), eps)
-			}
-			return coordinator.WriteEpochs(cmd.OutOrStdout(), eps)
+			return emit(cmd, asJSON, coordinator.EpochList(eps))
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")

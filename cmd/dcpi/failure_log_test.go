@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"dcpi/internal/logging"
 	"strings"
 	"testing"
 )
@@ -12,7 +13,7 @@ import (
 // quotes inside.
 func TestFailureLogMessage(t *testing.T) {
 	var buf bytes.Buffer
-	l, err := newLogger(&buf, "text", false)
+	l, err := logging.New(&buf, "text", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,10 +77,7 @@ The shared filters select the samples (default: the whole fleet, every epoch);
 				}
 				return err
 			}
-			if qf.json {
-				return l.WriteJSON(cmd.OutOrStdout())
-			}
-			return l.WriteText(cmd.OutOrStdout())
+			return emit(cmd, qf.json, l)
 		},
 	}
 	f := cmd.Flags()

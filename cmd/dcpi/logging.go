@@ -1,19 +1,12 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"log/slog"
-	"strings"
 
 	"github.com/spf13/cobra"
-)
 
-// The process has one logger, log/slog's default, set from --verbose and
-// --log-format before any command runs. Every role's lines, raft's
-// (through coordinator.Config.Logger), the embedded NATS server's (through
-// its Logf) and the standard log package's (slog.SetDefault redirects it)
-// pass through it, so each line carries one timestamp, in one format.
+	"dcpi/internal/logging"
+)
 
 // addLogFlags declares the logging flags, persistent on the root so that
 // every role has them.
@@ -23,46 +16,16 @@ func addLogFlags(root *cobra.Command) {
 	f.String("log-format", "text", "log line format: text (key=value pairs) or json (one object a line)")
 }
 
-// newLogger returns a logger writing to w in format ("text" or "json"),
-// at Debug level when verbose and Info otherwise.
-func newLogger(w io.Writer, format string, verbose bool) (*slog.Logger, error) {
-	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
-	if verbose {
-		opts.Level = slog.LevelDebug
-	}
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("--log-format %q: want text or json", format)
-}
-
 // setupLogging makes the logger the flags of cmd ask for the process's
-// default. A command's own --verbose (dcpi demo's) counts as the root's.
+// default (package logging). A command's own --verbose (dcpi demo's)
+// counts as the root's.
 func setupLogging(cmd *cobra.Command) error {
 	verbose, _ := cmd.Flags().GetBool("verbose")
 	format, _ := cmd.Flags().GetString("log-format")
-	l, err := newLogger(cmd.ErrOrStderr(), format, verbose)
+	l, err := logging.New(cmd.ErrOrStderr(), format, verbose)
 	if err != nil {
 		return err
 	}
 	slog.SetDefault(l)
 	return nil
-}
-
-// roleLogger is the process's logger with the role named by prefix
-// ("node alpha1: ") as the "role" attribute; an empty prefix adds none.
-func roleLogger(prefix string) *slog.Logger {
-	l := slog.Default()
-	if role := strings.TrimSuffix(strings.TrimSpace(prefix), ":"); role != "" {
-		l = l.With("role", role)
-	}
-	return l
-}
-
-// roleLogf adapts l to the func(format, args) the packages take.
-func roleLogf(l *slog.Logger) func(string, ...any) {
-	return func(format string, args ...any) { l.Info(fmt.Sprintf(format, args...)) }
 }

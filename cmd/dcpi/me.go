@@ -1,6 +1,7 @@
 package main
 
 import (
+	"dcpi/profiledb"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -129,6 +130,10 @@ func (opts *meOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	defer o.close()
 	mo.Filter, mo.ImagePaths, mo.Files, mo.Where = sel.Filter, sel.ImagePaths, newImageFinder(nil, o, opts.dirs), o.Where()
+	if ri, ok := profiledb.RunInfoOf(o.DB); ok && ri.MeInterval > 0 { // the profile's S and W, unless given
+		mo.Interval = map[bool]float64{false: ri.MeInterval, true: mo.Interval}[cmd.Flags().Changed("interval")]
+		mo.PairWindow = map[bool]float64{false: ri.MePairWindow, true: mo.PairWindow}[cmd.Flags().Changed("pair-window")]
+	}
 	if opts.pprofOut != "" {
 		return writeMePprof(cmd, o, mo, opts.pprofOut)
 	}
@@ -137,10 +142,7 @@ func (opts *meOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if opts.qf.json {
-		return out.WriteJSON(cmd.OutOrStdout())
-	}
-	return out.WriteText(cmd.OutOrStdout())
+	return emit(cmd, opts.qf.json, out)
 }
 
 func (opts *meOptions) register(cmd *cobra.Command) {
@@ -149,9 +151,9 @@ func (opts *meOptions) register(cmd *cobra.Command) {
 	}
 	f := cmd.Flags()
 	opts.qf.register(f, "ignored (ProfileMe samples are of instructions, not events)")
-	f.Float64Var(&opts.interval, "interval", hwsim.DefaultProfileMe().MeanInterval(), "`S`, the mean fetched instructions per ProfileMe sample")
+	f.Float64Var(&opts.interval, "interval", hwsim.DefaultProfileMe().MeanInterval(), "`S`, the mean fetched instructions per ProfileMe sample (default: the profile's, when dcpi profile recorded it)")
 	f.IntVar(&opts.limit, "limit", 20, "procedures in the summary (0: all)")
-	f.Float64Var(&opts.window, "pair-window", float64(hwsim.DefaultPairWindow(true)), "`W`, the pair window the nodes sampled pairs in (hwsim's default: 128 on the 21264, 16 on the 21164)")
+	f.Float64Var(&opts.window, "pair-window", float64(hwsim.DefaultPairWindow(true)), "`W`, the pair window the nodes sampled pairs in (default: the profile's, when dcpi profile recorded it; hwsim's: 128 on the 21264, 16 on the 21164)")
 	f.Float64Var(&opts.width, "issue-width", 4, "`C`, issue slots per cycle, for wasted slots (4 on the 21264)")
 	f.StringVar(&opts.pprofOut, "pprof", "", "write the selected samples as a gzip'd pprof profile to `FILE` (- for standard output) instead of a report")
 	f.StringSliceVar(&opts.dirs, "image-dir", nil, "with --pprof or --paths, directories to look for image files in")

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/cluster"
+	"dcpi/internal/logging"
 	"dcpi/transport"
 	"dcpi/transport/auth"
 )
@@ -43,8 +44,8 @@ port).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			log := roleLogger("nats-server: ")
-			logf := roleLogf(log)
+			log := logging.Role("nats-server: ")
+			logf := logging.Logf(log)
 			tel, err := startRoleTelemetry(cmd, logf)
 			if err != nil {
 				return err

@@ -19,6 +19,7 @@ type profileOptions struct {
 	localrun.ProfileConfig
 	simhost.Features
 	ProcLabels map[string]string // --proc-label
+	noStacks   bool
 }
 
 func newProfileCommand() *cobra.Command {
@@ -36,8 +37,10 @@ otherwise. Flags go before PROG; everything after it is the program's.
 The programs' standard input, output and error are passed through, and
 dcpi exits with the program's exit status (128+N if signal N killed it; the
 first nonzero status of several). A program still running at --seconds of
-simulated time is stopped there and counts as status 0, with a note; so
-does one stopped by an interrupt (Ctrl-C), whose profile is written too.
+simulated time is stopped there and counts as status 0, with a note.
+Ctrl-C, SIGTERM or a closed output pipe stops them too (one waiting for
+input included), writes the profile and exits 128+N; a second Ctrl-C
+exits at once, the unfinished database removed.
 
 When the programs have exited, dcpi profile prints, on standard error,
 the dcpiprof table (procedures by samples), the conservation line (every
@@ -45,9 +48,10 @@ sample the simulated hardware generated is stored or counted in a named
 drop counter: the two sides must be equal), and where the profile went:
 a new profile database, -o (default dcpi-db, where the analysis tools
 look by default, so dcpi prof and dcpi list PROCEDURE work with no flags).
-The database is written aside and renamed into place only when complete,
-so a failed run leaves none half-written (a killed one leaves its
-.NAME.tmp-N beside it, which the next run into NAME removes). A database already there is
+The database is written aside and renamed into place when complete,
+before dcpi prints anything, so a failed run leaves none half-written and
+"| head" loses no profile (SIGKILL alone leaves .NAME.tmp-PID beside it,
+which the next run into NAME removes). A database already there is
 kept as NAME.old (an older NAME.old is removed), as perf keeps
 perf.data.old; anything else there that is not a dcpi profile database
 is refused.
@@ -93,6 +97,7 @@ writes the ground truth of all the hosts summed per instruction.`,
 				o.Features.Values = cfg.Node.Values
 			}
 			o.Features.Labels, o.Features.PerProcess, o.Features.ProcessLabels = cfg.Node.Labels, cfg.Node.PerProcess, simhost.ProgramLabels(cfg.Node.ProcessLabelMap(), progs, o.ProcLabels)
+			o.Stacks = o.Stacks && !o.noStacks
 			pc := o.ProfileConfig
 			pc.Programs, pc.Seconds, pc.Values = progs, cfg.Node.Seconds, o.Features.Values != ""
 			pc.Views = conservation.Views{Stacks: o.Stacks, ProfileMe: o.ProfileMe}
@@ -105,9 +110,10 @@ writes the ground truth of all the hosts summed per instruction.`,
 			if pc.Node, err = o.Features.NodeConfig(cfg.Sim.Hostname, cfg.Node.FlushEvery, pc.Machine.ClockHz); err != nil {
 				return err
 			}
-			// An interrupt stops the machines; the profile of what ran is written.
-			sigs := make(chan os.Signal, 1)
-			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+			// A signal stops the machines; the profile of what ran is written
+			// (localrun.Profile says how a second one forces).
+			sigs := make(chan os.Signal, 4)
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
 			defer signal.Stop(sigs)
 			code, err := localrun.Profile(cmd.Context(), cmd.ErrOrStderr(), pc, sigs)
 			if err == nil && code != 0 {
@@ -142,7 +148,8 @@ func registerProfileFlags(cmd *cobra.Command, o *profileOptions) {
 	f.IntVar(&o.Limit, "limit", 20, "procedures in the printed table (0: all)")
 	f.BoolVar(&o.Stats, "stats", false, "print Table-4-like driver and daemon figures as well")
 	f.IntVar(&o.Hosts, "hosts", 1, "run the programs on `N` simulated hosts at once (a fleet in one database)")
-	f.BoolVar(&o.Stacks, "stacks", false, "record sampled call stacks beside the flat profile (docs/node.md, \"Call stacks\")")
+	f.BoolVar(&o.Stacks, "stacks", true, "record sampled call stacks beside the flat profile (docs/node.md, \"Call stacks\")")
+	f.BoolVar(&o.noStacks, "no-stacks", false, "record no call stacks (--stacks=false): runs about a third faster, half the database")
 	f.StringVar(&o.Features.Values, "values", "", "value sampling with customization `MODULE` (loadlat, regvals, semiinv; docs/values.md): interpret a few instructions at each interrupt and keep hot lists")
 	f.StringVar(&o.ValuesTruthFile, "values-truth", "", "write value sampling's ground truth (per load its executions by memory level and latency, per instruction its results' and operands' values; docs/groundtruth.md) to `FILE`, for dcpi values --truth")
 	f.BoolVar(&o.ProfileMe, "profileme", false, "sample instructions with ProfileMe beside the counters (docs/profileme.md; dcpi me)")

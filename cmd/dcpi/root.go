@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"github.com/spf13/cobra"
+
+	"dcpi/cmd/dcpi/internal/suggest"
 )
 
 // exitError carries a process exit status out of a command (dcpi sim run
@@ -51,6 +53,7 @@ json (one object a line), one timestamp a line; --verbose adds debug lines.`,
 		root.AddCommand(add())
 	}
 	decorateBuiltins(root)
+	suggest.Install(root)
 	return root
 }
 

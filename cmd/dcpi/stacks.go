@@ -60,10 +60,7 @@ flame graphs, dcpi pprof (which exports the stacks) and go tool pprof -http.`,
 			if err != nil {
 				return err
 			}
-			if qf.json {
-				return r.WriteJSON(cmd.OutOrStdout())
-			}
-			return r.WriteText(cmd.OutOrStdout())
+			return emit(cmd, qf.json, r)
 		},
 	}
 	f := cmd.Flags()
@@ -79,4 +76,19 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// textAndJSON is what a query tool prints: text for people, JSON for
+// machines.
+type textAndJSON interface {
+	WriteText(io.Writer) error
+	WriteJSON(io.Writer) error
+}
+
+// emit writes r as JSON when asJSON, else as text.
+func emit(cmd *cobra.Command, asJSON bool, r textAndJSON) error {
+	if asJSON {
+		return r.WriteJSON(cmd.OutOrStdout())
+	}
+	return r.WriteText(cmd.OutOrStdout())
 }

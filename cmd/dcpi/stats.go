@@ -63,10 +63,7 @@ lists. One event is compared: --event NAME (default cycles).
 			if err != nil {
 				return err
 			}
-			if qf.json {
-				return t.WriteJSON(cmd.OutOrStdout())
-			}
-			return t.WriteText(cmd.OutOrStdout())
+			return emit(cmd, qf.json, t)
 		},
 	}
 	f := cmd.Flags()

@@ -110,10 +110,7 @@ func (opts *valuesOptions) run(cmd *cobra.Command, args []string) error {
 			return fmt.Errorf("--accuracy-plot %s: %w", opts.plotFile, err)
 		}
 	}
-	if opts.qf.json {
-		return res.WriteJSON(cmd.OutOrStdout())
-	}
-	return res.WriteText(cmd.OutOrStdout())
+	return emit(cmd, opts.qf.json, res)
 }
 
 func (opts *valuesOptions) register(cmd *cobra.Command) {

@@ -11,12 +11,16 @@ package localrun
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"dcpi/conservation"
@@ -53,14 +57,22 @@ type Host struct {
 
 // Run is a local profile run, from its start to its database's commit.
 type Run struct {
-	cfg       Config
-	out       string
-	existing  outputState
-	tmp       string
+	cfg      Config
+	out      string
+	existing outputState
+	tmp      string
+	names    []string
+	hosts    []Host
+	stdin    *stopReader // the first host's standard input; nil: none
+
+	// mu orders Commit, Close and Abort: a forced exit never meets a
+	// rename half done, and the database is closed once.
+	mu        sync.Mutex
 	db        *storage.DB
 	committed bool
-	names     []string
-	hosts     []Host
+
+	stopMu sync.Mutex
+	signal os.Signal // the first Stop's
 	// Stopped says an interrupt stopped the machines before their end.
 	Stopped bool
 	// Elapsed is the wall time the machines ran.
@@ -70,21 +82,39 @@ type Run struct {
 	Removed []string
 }
 
-// tmpPrefix begins the name of a run's temporary database beside out.
+// tmpPrefix begins the name of a run's temporary database beside out;
+// the process ID of the run that made it ends it.
 func tmpPrefix(out string) string { return "." + filepath.Base(out) + ".tmp-" }
 
-// removeAbandoned removes the temporary databases beside out that no
-// process holds open (storage.Abandoned): a run killed before its
-// Close. One still open, a concurrent run's, is left alone.
+// removeAbandoned removes the temporary databases beside out of runs
+// killed before their Close (SIGKILL: every other signal's handler
+// removes its own): one no process holds open (storage.Abandoned), or an
+// empty one (killed before the database was opened) whose run's process
+// is gone. One still open, a concurrent run's, is left alone, and so is a
+// directory that is neither.
 func removeAbandoned(out string) []string {
 	found, _ := filepath.Glob(filepath.Join(filepath.Dir(out), tmpPrefix(out)+"*"))
 	var removed []string
 	for _, dir := range found {
-		if storage.Abandoned(dir) && os.RemoveAll(dir) == nil {
+		if (storage.Abandoned(dir) || emptyOfDeadRun(dir, out)) && os.RemoveAll(dir) == nil {
 			removed = append(removed, dir)
 		}
 	}
 	return removed
+}
+
+// emptyOfDeadRun says dir is an empty temporary directory whose name ends
+// with the ID of a process that no longer exists, or of this one (an
+// earlier process with the same ID made it).
+func emptyOfDeadRun(dir, out string) bool {
+	pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(dir), tmpPrefix(out)))
+	if err != nil || pid <= 0 {
+		return false
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) > 0 {
+		return false
+	}
+	return pid == os.Getpid() || errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
 
 // Start checks the output path, opens the new database aside and builds
@@ -102,8 +132,14 @@ func Start(c Config) (_ *Run, err error) {
 		return nil, err
 	}
 	r.Removed = removeAbandoned(r.out)
-	if r.tmp, err = os.MkdirTemp(filepath.Dir(r.out), tmpPrefix(r.out)); err != nil {
+	r.tmp = filepath.Join(filepath.Dir(r.out), tmpPrefix(r.out)+strconv.Itoa(os.Getpid()))
+	if err = os.Mkdir(r.tmp, 0o755); err != nil {
+		r.tmp = ""
 		return nil, fmt.Errorf("-o %s: %w", r.out, err)
+	}
+	if c.Machine.Stdin != nil {
+		r.stdin = newStopReader(c.Machine.Stdin)
+		r.cfg.Machine.Stdin = r.stdin
 	}
 	defer func() {
 		if err != nil {
@@ -111,6 +147,9 @@ func Start(c Config) (_ *Run, err error) {
 		}
 	}()
 	if r.db, err = storage.Open(r.tmp, storage.Options{NoSync: true}); err != nil {
+		return nil, err
+	}
+	if err = r.db.PutRunInfo(RunInfo(c)); err != nil {
 		return nil, err
 	}
 	sink := simhost.LocalSink{DB: r.db}
@@ -165,8 +204,8 @@ func (r *Run) startHost(sink simhost.LocalSink, i int, name string) (Host, error
 }
 
 // Wait runs every host until its programs exit or Seconds of simulated
-// time; a value on stop stops the machines there (what ran is profiled,
-// and Stopped says so).
+// time; a value on stop stops the machines there (Stop: what ran is
+// profiled, and Stopped says so). It returns the first stop's signal.
 func (r *Run) Wait(stop <-chan os.Signal) (os.Signal, error) {
 	ran := make(chan error, len(r.hosts))
 	limit := uint64(r.cfg.Seconds * float64(r.cfg.Machine.ClockHz))
@@ -174,7 +213,6 @@ func (r *Run) Wait(stop <-chan os.Signal) (os.Signal, error) {
 	for i := range r.hosts {
 		go func(sh *simhost.Host) { ran <- sh.Run(limit) }(r.hosts[i].Sim)
 	}
-	var sig os.Signal
 	var runErr error
 	for running := len(r.hosts); running > 0; {
 		select {
@@ -182,16 +220,37 @@ func (r *Run) Wait(stop <-chan os.Signal) (os.Signal, error) {
 			running--
 			runErr = cmp.Or(runErr, err)
 		case s := <-stop:
-			if sig == nil {
-				sig, r.Stopped = s, true
-				for i := range r.hosts {
-					r.hosts[i].Sim.Stop()
-				}
-			}
+			r.Stop(s)
 		}
 	}
 	r.Elapsed = time.Since(start)
-	return sig, runErr
+	return r.Signal(), runErr
+}
+
+// Stop stops the machines at their next look at the clock, a program
+// waiting for input included, as sig asks; what ran is profiled. Only
+// the first call's signal is kept. Any goroutine may call it, before or
+// during Wait.
+func (r *Run) Stop(sig os.Signal) {
+	r.stopMu.Lock()
+	defer r.stopMu.Unlock()
+	if r.signal != nil {
+		return
+	}
+	r.signal, r.Stopped = sig, true
+	if r.stdin != nil {
+		r.stdin.Stop()
+	}
+	for i := range r.hosts {
+		r.hosts[i].Sim.Stop()
+	}
+}
+
+// Signal is the first Stop's signal, nil when none.
+func (r *Run) Signal() os.Signal {
+	r.stopMu.Lock()
+	defer r.stopMu.Unlock()
+	return r.signal
 }
 
 // Hosts are the run's hosts, in order.
@@ -306,6 +365,8 @@ func Totals(db *storage.DB, q storage.Query) (conservation.Totals, error) {
 // Commit closes the database and renames it into place; kept says a
 // database that was there is now Output + ".old".
 func (r *Run) Commit() (kept bool, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	err = r.db.Close()
 	r.db = nil
 	if err != nil {
@@ -321,12 +382,34 @@ func (r *Run) Commit() (kept bool, err error) {
 // Close closes the database and, unless the run was committed, removes
 // what it wrote.
 func (r *Run) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.db != nil {
 		r.db.Close()
 		r.db = nil
 	}
-	if !r.committed && r.tmp != "" {
-		os.RemoveAll(r.tmp) // ours: made by Start, never holds anything else
+	r.removeTemp()
+}
+
+// Abort removes what a run that is not committed wrote, for a process
+// about to exit with the database still open and the machines perhaps
+// still running, and keeps any Commit or Close from running after it: the
+// caller exits next. A Commit under way finishes first, and then nothing
+// is removed.
+func (r *Run) Abort() {
+	r.mu.Lock() // never unlocked: the process ends
+	r.removeTemp()
+}
+
+// removeTemp removes the temporary database unless it was committed;
+// twice if need be, as a writer still running may add a file between
+// RemoveAll's listing and its removal of the directory.
+func (r *Run) removeTemp() {
+	if r.committed || r.tmp == "" {
+		return
+	}
+	if os.RemoveAll(r.tmp) != nil { // ours: made by Start, never holds anything else
+		os.RemoveAll(r.tmp)
 	}
 }
 

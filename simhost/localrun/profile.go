@@ -1,7 +1,10 @@
 package localrun
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,28 +36,87 @@ type ProfileConfig struct {
 }
 
 // Profile runs c's programs until they exit, c.Seconds pass or a signal
-// arrives on stop, then writes the ground truth, prints to w the profile
-// table and the conservation lines, and commits the database (the one
-// it replaces kept as .old). It returns the exit status the command
-// takes: the programs' (ExitCode), or 128+N when signal N stopped them.
-// Nothing is committed when conservation does not balance.
-func Profile(ctx context.Context, w io.Writer, c ProfileConfig, stop <-chan os.Signal) (int, error) {
+// arrives on sigs, then writes the ground truth, commits the database
+// (the one it replaces kept as .old), and only then prints to w the
+// profile table, the conservation lines and where the profile went: a
+// reader that goes away (SIGPIPE) or an interrupt while it prints loses
+// no profile. It returns the exit status the command takes: the
+// programs' (ExitCode), 128+N when signal N stopped them, or 141 when w
+// is a closed pipe. Nothing is committed when conservation does not
+// balance.
+//
+// The first SIGINT, SIGTERM or SIGPIPE on sigs stops the machines, a
+// program waiting for input included, and the run goes on to commit what
+// ran; a second SIGINT or SIGTERM ends the process at once with 128+N,
+// the uncommitted database removed (Abort). A closed pipe never forces:
+// each write to it raises another SIGPIPE.
+func Profile(ctx context.Context, w io.Writer, c ProfileConfig, sigs <-chan os.Signal) (int, error) {
 	r, err := Start(c.Config)
 	if err != nil {
 		return 0, err
 	}
 	defer r.Close()
-	for _, dir := range r.Removed {
-		fmt.Fprintf(w, "note: removed %s, the unfinished database of an earlier run that was killed\n", dir)
+	done := make(chan struct{})
+	defer close(done)
+	go r.watch(sigs, done)
+	var out bytes.Buffer // printed once the database is committed
+	err = r.finish(ctx, &out, c)
+	if _, werr := w.Write(out.Bytes()); errors.Is(werr, syscall.EPIPE) && err == nil {
+		return 128 + int(syscall.SIGPIPE), nil
 	}
-	interrupted, err := r.Wait(stop)
 	if err != nil {
 		return 0, err
 	}
+	if sig, ok := r.Signal().(syscall.Signal); ok {
+		return 128 + int(sig), nil
+	}
+	return r.ExitCode(), nil
+}
+
+// watch stops the run on the first signal of sigs and aborts it, ending
+// the process, on a second SIGINT or SIGTERM, until done is closed.
+func (r *Run) watch(sigs <-chan os.Signal, done <-chan struct{}) {
+	forcing := 0
+	for {
+		select {
+		case <-done:
+			return
+		case s := <-sigs:
+			r.Stop(s)
+			if s == syscall.SIGPIPE {
+				continue
+			}
+			if forcing++; forcing >= 2 {
+				r.Abort()
+				code := 128 + int(syscall.SIGINT)
+				if sig, ok := s.(syscall.Signal); ok {
+					code = 128 + int(sig)
+				}
+				os.Exit(code)
+			}
+		}
+	}
+}
+
+// stopReasons name a stop's signal in the note on programs still running.
+var stopReasons = map[os.Signal]string{
+	syscall.SIGINT: "the interrupt", syscall.SIGTERM: "SIGTERM", syscall.SIGPIPE: "a closed output pipe (SIGPIPE)",
+}
+
+// finish waits for the run, writes its ground truth, results and the
+// notes of the run to w, and commits the database.
+func (r *Run) finish(ctx context.Context, w io.Writer, c ProfileConfig) error {
+	for _, dir := range r.Removed {
+		fmt.Fprintf(w, "note: removed %s, the unfinished database of an earlier run that was killed\n", dir)
+	}
+	stopped, err := r.Wait(nil)
+	if err != nil {
+		return err
+	}
 	for _, u := range r.Unfinished() {
 		why := fmt.Sprintf("the --seconds %g limit", c.Seconds)
-		if interrupted != nil {
-			why = "the interrupt"
+		if stopped != nil {
+			why = cmp.Or(stopReasons[stopped], "signal "+stopped.String())
 		}
 		on := ""
 		if len(r.Hosts()) > 1 {
@@ -63,20 +125,17 @@ func Profile(ctx context.Context, w io.Writer, c ProfileConfig, stop <-chan os.S
 		fmt.Fprintf(w, "note: %s%s was still running at %s (%.3f simulated s); stopped it there\n", u.Program.Given, on, why, u.SimSeconds)
 	}
 	if err := r.WriteTruths(c.TruthFile, c.ValuesTruthFile); err != nil {
-		return 0, err
+		return err
 	}
 	if err := r.writeResults(ctx, w, c); err != nil {
-		return 0, err
+		return err
 	}
 	kept, err := r.Commit()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	r.writeWhere(w, kept)
-	if sig, ok := interrupted.(syscall.Signal); ok {
-		return 128 + int(sig), nil
-	}
-	return r.ExitCode(), nil
+	return nil
 }
 
 // writeResults prints the stats, the profile table and the conservation

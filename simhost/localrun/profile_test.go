@@ -2,11 +2,16 @@ package localrun
 
 import (
 	"bytes"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"dcpi/storage"
 )
@@ -89,8 +94,9 @@ func TestShellQuote(t *testing.T) {
 
 // TestStartRemovesAbandonedTemporaries: a run removes the temporary
 // databases of earlier runs into the same output whose writers are gone
-// (their lock free), and leaves one a live run holds open and a
-// directory that is no database.
+// (their lock free) and an empty one of a process that is gone (killed
+// before it opened the database), and leaves one a live run holds open
+// and a directory that holds something else.
 func TestStartRemovesAbandonedTemporaries(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "p.db")
@@ -116,19 +122,95 @@ func TestStartRemovesAbandonedTemporaries(t *testing.T) {
 	if err := os.Mkdir(notDB, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(notDB, "notes"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	other := mk(".q.db.tmp-444") // another output's
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	early := filepath.Join(dir, ".p.db.tmp-"+strconv.Itoa(gone.Process.Pid))
+	if err := os.Mkdir(early, 0o755); err != nil {
+		t.Fatal(err)
+	}
 
 	r, err := Start(matmulConfig(t, out, 0.001))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if len(r.Removed) != 1 || r.Removed[0] != killed {
-		t.Errorf("removed %v, want only %s", r.Removed, killed)
+	if !slices.Equal(r.Removed, []string{killed, early}) && !slices.Equal(r.Removed, []string{early, killed}) {
+		t.Errorf("removed %v, want %s and %s", r.Removed, killed, early)
 	}
-	for p, want := range map[string]bool{killed: false, live: true, notDB: true, other: true} {
+	for p, want := range map[string]bool{killed: false, early: false, live: true, notDB: true, other: true} {
 		if _, err := os.Stat(p); (err == nil) != want {
 			t.Errorf("%s exists: %v, want %v", p, err == nil, want)
 		}
+	}
+}
+
+// TestStopEndsABlockedRead: a read waiting for input that never comes
+// returns end of file once the reader is stopped, and input read before
+// is passed on whole.
+func TestStopEndsABlockedRead(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	s := newStopReader(pr)
+	go pw.Write([]byte("line\n"))
+	b := make([]byte, 2)
+	var got []byte
+	for len(got) < 5 {
+		n, err := s.Read(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, b[:n]...)
+	}
+	if string(got) != "line\n" {
+		t.Fatalf("read %q", got)
+	}
+	ended := make(chan error, 1)
+	go func() { _, err := s.Read(b); ended <- err }()
+	time.Sleep(10 * time.Millisecond)
+	s.Stop()
+	select {
+	case err := <-ended:
+		if err != io.EOF {
+			t.Fatalf("a stopped read: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a stopped read still waits")
+	}
+}
+
+// TestAbortLeavesNothing: a run aborted with its database open and
+// uncommitted leaves nothing beside the output; one aborted after its
+// commit keeps the database.
+func TestAbortLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "p.db")
+	r, err := Start(matmulConfig(t, out, 0.001))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Abort()
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("an aborted run left %v", ents)
+	}
+	out = filepath.Join(dir, "q.db") // the aborted run's database is still open in this process
+	r, err = Start(matmulConfig(t, out, 0.001))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Wait(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	r.Abort()
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 || ents[0].Name() != "q.db" {
+		t.Fatalf("after a commit and an abort: %v", ents)
 	}
 }

@@ -58,18 +58,19 @@ type Fig7Point struct {
 
 // Figure7 is the figure's data.
 type Figure7 struct {
-	Model, Workload string
-	Interval        float64
-	PairWindow      float64
-	IssueWidth      float64
-	Points          []Fig7Point
+	Model      string      `json:"model"`
+	Workload   string      `json:"workload"`
+	Interval   float64     `json:"interval"`
+	PairWindow float64     `json:"pair_window"`
+	IssueWidth float64     `json:"issue_width"`
+	Points     []Fig7Point `json:"points"`
 	// Spearman is the rank correlation of latency and wasted slots over
 	// the points; Disagree the points whose ranks differ most.
-	Spearman float64
-	Disagree []Fig7Point
+	Spearman float64     `json:"spearman"`
+	Disagree []Fig7Point `json:"disagree"`
 	// TopLatencyWastedRank is the wasted-slot rank of the instruction
 	// with the largest latency.
-	TopLatencyWastedRank int
+	TopLatencyWastedRank int `json:"top_latency_wasted_rank"`
 	// MinSamples is the paired samples a point needed (Fig7Config's),
 	// for the summary; the JSON leaves it out, as it always did.
 	MinSamples uint64 `json:"-"`

@@ -77,11 +77,15 @@ type SkidBin struct {
 
 // SkidDist is a distance's distribution: its histogram and quantiles.
 type SkidDist struct {
-	Bins                []SkidBin `json:"bins"` // by distance
-	Min, Q1, Median, Q3 uint64
-	Max, Mode           uint64
-	ModeShare           float64 `json:"mode_share"`
-	Distinct            int     `json:"distinct"`
+	Bins      []SkidBin `json:"bins"` // by distance
+	Min       uint64    `json:"min"`
+	Q1        uint64    `json:"q1"`
+	Median    uint64    `json:"median"`
+	Q3        uint64    `json:"q3"`
+	Max       uint64    `json:"max"`
+	Mode      uint64    `json:"mode"`
+	ModeShare float64   `json:"mode_share"`
+	Distinct  int       `json:"distinct"`
 }
 
 // IQR is the interquartile range.

@@ -1,0 +1,36 @@
+package suggest
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestClosest(t *testing.T) {
+	names := []string{"limit", "db", "events", "event", "json", "stacks", "no-stacks", "since"}
+	for typed, want := range map[string][]string{
+		"limt":     {"limit"},
+		"lim":      {"limit"},
+		"evnts":    {"events"},
+		"jsno":     {"json"},
+		"stack":    {"stacks"},
+		"xyzzy":    {},
+		"dbb":      {"db"},
+		"nostacks": {"no-stacks"},
+		"stcks":    {"stacks"},
+	} {
+		if got := Closest(typed, names); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Errorf("Closest(%q) = %v, want %v", typed, got, want)
+		}
+	}
+}
+
+func TestDistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		d    int
+	}{{"", "", 0}, {"a", "", 1}, {"limit", "limt", 1}, {"kitten", "sitting", 3}, {"json", "jsno", 2}} {
+		if got := Distance(c.a, c.b); got != c.d {
+			t.Errorf("Distance(%q, %q) = %d, want %d", c.a, c.b, got, c.d)
+		}
+	}
+}
