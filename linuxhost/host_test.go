@@ -3,7 +3,7 @@ package linuxhost
 import (
 	"errors"
 	"os"
-		"testing"
+	"testing"
 	"time"
 
 	"dcpi/node"

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/cluster"
+	"dcpi/internal/slogf"
 )
 
 func newAggregatorCommand() *cobra.Command {
@@ -34,7 +35,7 @@ host merge by Gibbons-Matias's rule before they are proposed.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			log := roleLogger("aggregator: ")
-			tel, err := startRoleTelemetry(cmd, roleLogf(log))
+			tel, err := startRoleTelemetry(cmd, slogf.Printf(log))
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"dcpi/internal/slogf"
 )
 
 // TestFailureLogMessage checks that the failure tests read the roles'
@@ -12,7 +14,7 @@ import (
 // quotes inside.
 func TestFailureLogMessage(t *testing.T) {
 	var buf bytes.Buffer
-	l, err := newLogger(&buf, "text", false)
+	l, err := slogf.New(&buf, "text", false)
 	if err != nil {
 		t.Fatal(err)
 	}

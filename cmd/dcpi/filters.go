@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/spf13/cobra"
@@ -79,7 +80,7 @@ func (qf *queryFlags) open(cmd *cobra.Command, name string, sel *profiledb.Selec
 		return nil, err
 	}
 	o := opened(db, closeConn)
-	if err := profiledb.SelectHosts(cmd.Context(), db, sel); err != nil {
+	if err := cmp.Or(profiledb.RefuseMachines(cmd.Context(), db, name), profiledb.SelectHosts(cmd.Context(), db, sel)); err != nil {
 		o.close()
 		return nil, err
 	}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"dcpi/internal/slogf"
 )
 
 // syncBuffer is a bytes.Buffer the role's goroutines write while the test
@@ -119,7 +121,7 @@ func TestRoleLogsJSONLines(t *testing.T) {
 // other than text or json is an error naming the flag.
 func TestLogFlags(t *testing.T) {
 	var b bytes.Buffer
-	l, err := newLogger(&b, "text", false)
+	l, err := slogf.New(&b, "text", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,12 +131,12 @@ func TestLogFlags(t *testing.T) {
 		t.Errorf("text at Info: %q", got)
 	}
 	b.Reset()
-	l, _ = newLogger(&b, "json", true)
+	l, _ = slogf.New(&b, "json", true)
 	l.Debug("debug")
 	if !strings.Contains(b.String(), `"level":"DEBUG"`) {
 		t.Errorf("json verbose: %q", b.String())
 	}
-	if _, err := newLogger(&b, "xml", false); err == nil || !strings.Contains(err.Error(), "--log-format") {
+	if _, err := slogf.New(&b, "xml", false); err == nil || !strings.Contains(err.Error(), "--log-format") {
 		t.Errorf("xml: %v", err)
 	}
 	if _, _, err := run(t, "disasm", "--log-format", "yaml", "hello"); err == nil || !strings.Contains(err.Error(), "want text or json") {

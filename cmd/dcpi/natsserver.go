@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/cluster"
+	"dcpi/internal/slogf"
 	"dcpi/transport"
 	"dcpi/transport/auth"
 )
@@ -44,7 +45,7 @@ port).`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			log := roleLogger("nats-server: ")
-			logf := roleLogf(log)
+			logf := slogf.Printf(log)
 			tel, err := startRoleTelemetry(cmd, logf)
 			if err != nil {
 				return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -146,7 +147,7 @@ stored apart from instrumented profiles and printed under its own label;
 			}
 			defer closeConn()
 			defer db.Close()
-			if err := profiledb.SelectHosts(cmd.Context(), db, &sel); err != nil {
+			if err := cmp.Or(profiledb.RefuseMachines(cmd.Context(), db, "dcpi-pp-fleet"), profiledb.SelectHosts(cmd.Context(), db, &sel)); err != nil {
 				return err
 			}
 			return fleetpaths.WriteMerged(cmd.Context(), cmd.OutOrStdout(), db, fleetpaths.Options{Sources: srcs, Image: image, Hosts: sel.Filter.Hosts, Top: top})
