@@ -18,6 +18,7 @@ import (
 	"dcpi/linuxhost"
 	"dcpi/profiledb"
 	"dcpi/storage"
+	"dcpi/wire"
 )
 
 // hotWork is hot.c's argument: about a second of one CPU here.
@@ -162,5 +163,51 @@ func TestMachineRecorded(t *testing.T) {
 	t.Log(err)
 	if err := profiledb.RefuseMachines(context.Background(), db, "dcpi-prof"); err != nil {
 		t.Fatalf("prof on a Linux profile: %v", err)
+	}
+}
+
+// fileFinder reads an image at its recorded path.
+type fileFinder struct{}
+
+func (fileFinder) FindImage(_ context.Context, rec *wire.ImageRecord) ([]byte, string, error) {
+	data, err := os.ReadFile(rec.Path)
+	return data, rec.Path, err
+}
+
+// TestListNative: dcpi list of a Linux profile disassembles x86-64 (or
+// arm64) with the samples on its instructions and hot.c's lines.
+func TestListNative(t *testing.T) {
+	bin := buildHot(t)
+	out := filepath.Join(t.TempDir(), "db")
+	if _, err := Profile(context.Background(), io.Discard, Config{Argv: []string{bin, "100000000"}, Output: out, Host: "linux0",
+		Stdout: io.Discard, Stderr: io.Discard}); err != nil {
+		t.Fatal(err)
+	}
+	sdb, err := storage.Open(out, storage.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	l, err := report.List(context.Background(), profiledb.NewLocal(sdb), report.ListQuery{Procedures: []string{"hot_a"}, Files: fileFinder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := l.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", buf.String())
+	p := l.Procedures[0]
+	var insns, sampled uint64
+	for _, ln := range p.Lines {
+		if ln.File == "" {
+			insns++
+			if ln.Counts[0] > 0 {
+				sampled += ln.Counts[0]
+			}
+		}
+	}
+	if !p.HasLines || !strings.Contains(buf.String(), "hot.c:") || insns < 5 || sampled != p.Counts[0] || sampled == 0 {
+		t.Errorf("listing of hot_a: %d instructions, %d of %d samples on them, lines %v", insns, sampled, p.Counts[0], p.HasLines)
 	}
 }
