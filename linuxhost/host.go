@@ -108,10 +108,6 @@ func New(cfg Config) (_ *Host, err error) {
 			h.Close()
 		}
 	}()
-	if h.kernel, err = LoadKernel(); err != nil {
-		return nil, err
-	}
-	h.images = NewImages(h.kernel)
 	for cpu := range runtime.NumCPU() {
 		fd, err := h.open(cpu, true)
 		if errors.Is(err, unix.EINVAL) {
@@ -128,6 +124,11 @@ func New(cfg Config) (_ *Host, err error) {
 		h.byCPU[uint32(cpu)] = len(h.rings)
 		h.rings, h.cpus = append(h.rings, r), append(h.cpus, cpu)
 	}
+	// After the events: a missing permission is the error to report.
+	if h.kernel, err = LoadKernel(); err != nil {
+		return nil, err
+	}
+	h.images = NewImages(h.kernel)
 	return h, nil
 }
 
