@@ -136,11 +136,11 @@ func Profile(ctx context.Context, w io.Writer, c Config) (int, error) {
 			}
 		}
 	}()
-	start := time.Now()
+	start, before := time.Now(), agentCPU()
 	if err := h.Run(n, done, c.FlushEvery); err != nil {
 		return 0, err
 	}
-	elapsed := time.Since(start)
+	elapsed, cpu := time.Since(start), agentCPU()-before
 	table, err := report.Prof(ctx, symbolize.New(a.DB()), report.ProfQuery{Limit: c.Limit})
 	if err != nil {
 		return 0, err
@@ -157,6 +157,12 @@ func Profile(ctx context.Context, w io.Writer, c Config) (int, error) {
 	fmt.Fprintf(w, "\n%s\n", strings.ReplaceAll(strings.Join(lines, "\n"), "the simulated hardware", "the kernel"))
 	if !balanced {
 		return 0, localrun.ErrUnbalanced
+	}
+	if k := h.Counts(); k.Generated > 0 {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		fmt.Fprintf(w, "agent: %.1f ms of CPU for %d samples (%.1f µs a sample, reading, aggregating and storing), %d MiB resident at most\n",
+			cpu.Seconds()*1e3, k.Generated, cpu.Seconds()*1e6/float64(k.Generated), ru.Maxrss>>10)
 	}
 	kept, err := a.Commit()
 	if err != nil {
@@ -181,4 +187,12 @@ func Conservation(db *storage.DB, c linuxhost.Counts, stacks bool) ([]string, bo
 	// what reached the driver, and its drops are its own.
 	lines, ok := conservation.Lines(c.Generated, c.Delivered, t, conservation.Views{Stacks: stacks})
 	return lines, ok, nil
+}
+
+// agentCPU is this process's CPU time so far (user and system): the
+// agent's, the profiled command being a child.
+func agentCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
