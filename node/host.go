@@ -57,6 +57,10 @@ type Sample struct {
 	// the stack is then the PC alone.
 	SP, FP, RA, T9 uint64
 	Mem            unwind.Memory
+	// Chain, when not nil, is the call chain the host already walked
+	// (a Linux kernel's callchain sample), innermost first: the driver
+	// counts it instead of walking.
+	Chain []uint64
 	// Ctx is the interrupted user context for value sampling's
 	// interpreter (values.go); nil when Mem is.
 	Ctx Context
@@ -131,6 +135,11 @@ type ImageFacts struct {
 	Size               uint64 // bytes of the file
 	TextStart, TextEnd uint64
 	Symbols            []wire.Symbol
+	// LinkBase, when set, is the address offset 0 stands for in the
+	// image's own addresses, for a host whose mapping bases are not the
+	// image's (a Linux host reports file offsets: PIE and shared
+	// libraries load anywhere); nil: the mapping's base.
+	LinkBase *uint64
 }
 
 // Publisher receives what a node produces: each image's record once, and

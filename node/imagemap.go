@@ -49,18 +49,20 @@ type ImageMaps struct {
 	// mutex: the daemon resolves kernel samples without locking.
 	kernel atomic.Pointer[Mapping]
 	gen    uint64 // completed full flushes
+	// kernelBase is where kernel addresses begin (Config.KernelBase).
+	kernelBase uint64
 }
 
 // NewImageMaps returns an empty map. The kernel's mapping arrives as a
 // map event like any other image's (Host.Subscribe delivers it first).
 func NewImageMaps() *ImageMaps {
-	return &ImageMaps{procs: make(map[uint32]*procImages), gen: 1}
+	return &ImageMaps{procs: make(map[uint32]*procImages), gen: 1, kernelBase: alpha.KernelBase}
 }
 
 // ProcessEvent applies a loader event (it is a LoaderSink). A map event
 // from alpha.KernelBase up maps the kernel, in every process.
 func (im *ImageMaps) ProcessEvent(e Event) {
-	if e.Kind == EventMap && e.Base >= alpha.KernelBase {
+	if e.Kind == EventMap && e.Base >= im.kernelBase {
 		im.kernel.Store(&Mapping{Base: e.Base, Size: e.Size, Image: e.ImageID, Path: e.Path})
 		return
 	}
@@ -102,7 +104,7 @@ func (im *ImageMaps) ProcessEvent(e Event) {
 // Resolve maps a sample's incarnation and PC to the image it lies in, with
 // the PC's offset from the image's base, and the process's PID.
 func (im *ImageMaps) Resolve(inc uint32, pc uint64) (m Mapping, offset uint64, pid int, ok bool) {
-	if pc >= alpha.KernelBase {
+	if pc >= im.kernelBase {
 		k := im.kernel.Load()
 		if k != nil && pc-k.Base < k.Size {
 			return *k, pc - k.Base, 0, true

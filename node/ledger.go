@@ -79,6 +79,19 @@ func NewLedger(cfg Config, cpus int, im *ImageMaps) (*Ledger, error) {
 	return l, nil
 }
 
+// AddHostDrops counts k samples the host lost before they reached cpu's
+// driver under reason (a Linux ring's lost records): the CPU's next
+// batch reports them, as it reports a predecessor's carried losses.
+func (l *Ledger) AddHostDrops(cpu int, reason string, k uint64) {
+	if cpu < 0 || cpu >= len(l.carried) || k == 0 {
+		return
+	}
+	if l.carried[cpu] == nil {
+		l.carried[cpu] = map[string]uint64{}
+	}
+	l.carried[cpu][reason] += k
+}
+
 // Drained books what cpu's driver handed over in one drain: the entries,
 // the driver's counters and the CPU's time, both read on the CPU when the
 // drain ended. It returns the batch to publish (nil: nothing happened

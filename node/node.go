@@ -41,6 +41,10 @@ type Config struct {
 	PublishEvery uint64
 	// Values turns value sampling on (values.go; zero: off).
 	Values ValuesConfig
+	// KernelBase is where the host's kernel addresses begin: a map event
+	// or sample PC from here up is the kernel's, in every process (0:
+	// alpha.KernelBase; a Linux x86-64 host's is 0xffff800000000000).
+	KernelBase uint64
 	// Carried are, per CPU, drop counters a restarted agent reports for
 	// its predecessor (samples its crash lost) in its first batch. They
 	// are not this run's samples, so its Accounted leaves them out.
@@ -134,6 +138,9 @@ func New(host Host, cfg Config, pub Publisher, images ImageSource) (*Node, error
 	}
 	cpus := host.CPUs()
 	maps := NewImageMaps()
+	if cfg.KernelBase != 0 {
+		maps.kernelBase = cfg.KernelBase
+	}
 	books, err := NewLedger(cfg, cpus, maps)
 	if err != nil {
 		return nil, err
@@ -160,6 +167,7 @@ func New(host Host, cfg Config, pub Publisher, images ImageSource) (*Node, error
 	if cfg.Driver.Stacks.Entries > 0 {
 		src, _ := images.(UnwindSource)
 		n.stacks = newStackSpaces(src)
+		n.stacks.kernelBase = maps.kernelBase
 		sinks = append(sinks, n.stacks)
 	}
 	if pp, ok := pub.(ProcessPublisher); ok {
@@ -218,6 +226,15 @@ func (n *Node) CounterInterrupt(s Sample) uint64 {
 		n.steps.noteWake()
 	}
 	return cost
+}
+
+// HostDropped counts k samples the host lost on cpu before the driver
+// saw them, under reason (wire.DropRingLost); the CPU's next batch
+// carries the count. Safe from any goroutine.
+func (n *Node) HostDropped(cpu int, reason string, k uint64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.books.AddHostDrops(cpu, reason, k)
 }
 
 // Start starts the daemon on its own goroutine. The host must keep
@@ -487,6 +504,9 @@ func (n *Node) imageRecord(m Mapping) (*wire.ImageRecord, error) {
 	}
 	if ok {
 		r.Size, r.TextStart, r.TextEnd, r.Symbols = f.Size, f.TextStart, f.TextEnd, f.Symbols
+		if f.LinkBase != nil {
+			r.Base = *f.LinkBase
+		}
 	}
 	return r, nil
 }

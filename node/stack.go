@@ -141,7 +141,11 @@ func (d *Driver) SampleStack(s Sample, space *unwind.Space) (cost uint64, buffer
 	}
 	sc := &st.scratch
 	var res unwind.Result
-	if s.Mem != nil {
+	if s.Chain != nil {
+		// The host walked it (a Linux kernel's callchain).
+		res.N = copy(sc.frames[:st.depth], s.Chain)
+		res.Truncated = len(s.Chain) > st.depth
+	} else if s.Mem != nil {
 		res = space.Walk(unwind.Regs{PC: s.PC, SP: s.SP, FP: s.FP, RA: s.RA, T9: s.T9}, s.Mem, sc.frames[:st.depth])
 	} else {
 		// Not in user mode: vmunix's PC alone. In a process, the user

@@ -19,14 +19,15 @@ import (
 type stackSpaces struct {
 	cur atomic.Pointer[map[uint32]*unwind.Space]
 
-	mu     sync.Mutex // writers
-	src    UnwindSource
-	tables map[string]*unwind.Table // by image identity: compiled once
-	errs   uint64                   // tables the source failed to compile (walked by heuristic)
+	mu         sync.Mutex // writers
+	src        UnwindSource
+	kernelBase uint64                   // Config.KernelBase: map events from here up are the kernel's
+	tables     map[string]*unwind.Table // by image identity: compiled once
+	errs       uint64                   // tables the source failed to compile (walked by heuristic)
 }
 
 func newStackSpaces(src UnwindSource) *stackSpaces {
-	s := &stackSpaces{src: src, tables: map[string]*unwind.Table{}}
+	s := &stackSpaces{src: src, tables: map[string]*unwind.Table{}, kernelBase: alpha.KernelBase}
 	empty := map[uint32]*unwind.Space{}
 	s.cur.Store(&empty)
 	return s
@@ -38,7 +39,7 @@ func (s *stackSpaces) space(inc uint32) *unwind.Space { return (*s.cur.Load())[i
 
 // ProcessEvent follows a loader event (it is a LoaderSink).
 func (s *stackSpaces) ProcessEvent(e Event) {
-	if e.Kind == EventMap && e.Base >= alpha.KernelBase {
+	if e.Kind == EventMap && e.Base >= s.kernelBase {
 		return // vmunix: no chain is walked in it
 	}
 	s.mu.Lock()

@@ -29,6 +29,11 @@ const (
 	// call stack the driver dropped because both stack overflow buffers
 	// of their CPU were full: the sample may still be in the flat profile.
 	DropStackOverflowFull = "driver.stack_overflow_full"
+	// DropRingLost counts samples a Linux kernel could not write into a
+	// CPU's perf ring buffer because it was full (PERF_RECORD_LOST and
+	// LOST_SAMPLES: the agent read too slowly). With them, every sample
+	// the kernel took is stored or counted.
+	DropRingLost = "host.ring_lost"
 )
 
 // CheckHost reports whether h can name a host: in a Batch, in the profile

@@ -312,16 +312,22 @@ func (b *pprofBuilder) openSource(ctx context.Context, im *pprofImage, rec *wire
 	if err != nil {
 		return
 	}
+	// A real machine's image (dcpi profile --linux) has its offsets from
+	// file offset 0 already: only its DWARF is read.
 	f, err := symbolize.OpenImageFile(rec, data, where)
 	if err != nil {
-		return
+		if _, native, nerr := symbolize.OpenNativeFile(rec, data, where); !native || nerr != nil {
+			return
+		}
 	}
 	if b.q.Found != nil {
 		b.q.Found(rec, data, where)
 	}
-	if seg, ok := f.ELF.SegmentFor(rec.TextStart); ok && seg.Flags&elfimage.PermX != 0 && seg.Vaddr <= im.mapping.Start {
-		m := im.mapping
-		m.Start, m.Limit, m.Offset = seg.Vaddr, max(m.Limit, seg.End()), seg.Offset
+	if f != nil {
+		if seg, ok := f.ELF.SegmentFor(rec.TextStart); ok && seg.Flags&elfimage.PermX != 0 && seg.Vaddr <= im.mapping.Start {
+			m := im.mapping
+			m.Start, m.Limit, m.Offset = seg.Vaddr, max(m.Limit, seg.End()), seg.Offset
+		}
 	}
 	src, err := symbolize.ReadImageSource(data)
 	if !src.HasLines() {

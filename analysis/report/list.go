@@ -148,9 +148,18 @@ func listProcedure(ctx context.Context, syms *symbolize.Symbolizer, q ListQuery,
 	if err != nil {
 		return nil, fmt.Errorf("analysis: list %s in %s: %w", r.Procedure, rec.Path, err)
 	}
-	f, err := symbolize.OpenImageFile(rec, data, where)
+	// A real machine's image (dcpi profile --linux) or a simulated Alpha's.
+	nf, native, err := symbolize.OpenNativeFile(rec, data, where)
+	var f *symbolize.ImageFile
+	if !native && err == nil {
+		f, err = symbolize.OpenImageFile(rec, data, where)
+	}
 	if err != nil {
 		return nil, err
+	}
+	hasLines, lineOf := nf.HasLines, nf.Line
+	if f != nil {
+		hasLines, lineOf = f.HasLines, f.Line
 	}
 	// The image's samples, per offset, from its part of the index.
 	fq := q.Filter
@@ -169,7 +178,7 @@ func listProcedure(ctx context.Context, syms *symbolize.Symbolizer, q ListQuery,
 		// Instructions the symbol covers: those whose lookup names it
 		// (an inner symbol takes its own).
 		p := ListProc{Procedure: s.Name, Image: rec.Path, ImageKey: rec.Key, File: where, Start: s.Addr, End: table.End(i),
-			Counts: make([]uint64, len(events)), HasLines: f.HasLines()}
+			Counts: make([]uint64, len(events)), HasLines: hasLines()}
 		procs = append(procs, p)
 	}
 	if len(procs) == 0 {
@@ -199,11 +208,15 @@ func listProcedure(ctx context.Context, syms *symbolize.Symbolizer, q ListQuery,
 	for i := range procs {
 		p := &procs[i]
 		lastFile, lastLine := "", 0
-		for addr := p.Start &^ 3; addr < p.End; addr += 4 {
+		start, step := p.Start&^3, uint64(4)
+		if f == nil {
+			start = p.Start // variable-length instructions from the symbol's first
+		}
+		for addr := start; addr < p.End; addr += step {
 			if i, _, ok := table.Index(addr - table.Base); !ok || table.Symbol(i).Name != p.Procedure || table.Symbol(i).Addr != p.Start {
 				continue // an inner symbol's instruction
 			}
-			if file, line, ok := f.Line(addr); ok && (file != lastFile || line != lastLine) {
+			if file, line, ok := lineOf(addr); ok && (file != lastFile || line != lastLine) {
 				p.Lines = append(p.Lines, ListLine{File: file, Line: line, Text: src.Line(file, line)})
 				lastFile, lastLine = file, line
 			}
@@ -214,7 +227,16 @@ func listProcedure(ctx context.Context, syms *symbolize.Symbolizer, q ListQuery,
 					p.Counts[j] = satAdd(p.Counts[j], v)
 				}
 			}
-			if w, ok := f.Word(addr); ok {
+			if f == nil {
+				var n int
+				ln.Insn, n, ln.Word = nf.Insn(addr, func(a uint64) (string, uint64) {
+					if i, _, ok := table.Index(a - table.Base); ok {
+						return table.Symbol(i).Name, table.Symbol(i).Addr
+					}
+					return "", 0
+				})
+				step = uint64(max(n, 1))
+			} else if w, ok := f.Word(addr); ok {
 				ln.Word = w
 				ln.Insn = disasm.Insn(w, addr, f.ELF)
 			} else {

@@ -45,6 +45,9 @@ type ImageFinder interface {
 // It parses data as a user program, else as a kernel (vmunix's segments lie
 // above user space), and returns the parsed image.
 func ImageKeyOf(data []byte, path string) (wire.ImageKey, *elfimage.Image, error) {
+	if k, ok := nativeKeyOf(data); ok {
+		return k, nil, nil // a real machine's image: OpenNativeFile reads it
+	}
 	im, err := elfimage.ParseObject(data, path) // a program or a shared object
 	if err != nil {
 		var kerr error
@@ -75,6 +78,9 @@ type ImageFile struct {
 // is rec.Key (ErrImageMismatch otherwise).
 func OpenImageFile(rec *wire.ImageRecord, data []byte, where string) (*ImageFile, error) {
 	k, im, err := ImageKeyOf(data, rec.Path)
+	if err == nil && im == nil {
+		err = fmt.Errorf("not an Alpha image")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("analysis: image %s (%v) from %s: %w", rec.Path, rec.Key, where, err)
 	}

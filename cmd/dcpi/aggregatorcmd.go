@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/cluster"
-	"dcpi/internal/logging"
+	"dcpi/internal/slogf"
 )
 
 func newAggregatorCommand() *cobra.Command {
@@ -34,8 +34,8 @@ host merge by Gibbons-Matias's rule before they are proposed.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			log := logging.Role("aggregator: ")
-			tel, err := startRoleTelemetry(cmd, logging.Logf(log))
+			log := slogf.Role("aggregator: ")
+			tel, err := startRoleTelemetry(cmd, slogf.Printf(log))
 			if err != nil {
 				return err
 			}

@@ -15,7 +15,7 @@ import (
 	"dcpi/cluster"
 	"dcpi/config"
 	"dcpi/coordinator"
-	"dcpi/internal/logging"
+	"dcpi/internal/slogf"
 	"dcpi/profiledb"
 	"dcpi/profiledb/webdb"
 	"dcpi/transport/auth"
@@ -99,8 +99,8 @@ the leader makes the others elect a new one.`,
 }
 
 func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *cluster.Telemetry, httpAddr string) error {
-	log := logging.Role("coordinator " + cfg.Coordinator.ID)
-	logf := logging.Logf(log)
+	log := slogf.Role("coordinator " + cfg.Coordinator.ID)
+	logf := slogf.Printf(log)
 	if u := tel.URL(); u != "" {
 		logf("metrics at %s/metrics, readiness at %s/readyz", u, u)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/cluster/demo"
-	"dcpi/internal/logging"
+	"dcpi/internal/slogf"
 	"dcpi/simhost"
 )
 
@@ -70,7 +70,7 @@ aggregator, dcpi node --nats URL (see examples/).`,
 			defer stop()
 			o.ExactReplicas = cmd.Flags().Changed("replicas")
 			if verbose {
-				o.Logger = logging.Role("")
+				o.Logger = slogf.Role("")
 			}
 			return demo.Run(ctx, cmd.OutOrStdout(), o)
 		},

@@ -2,7 +2,7 @@ package main
 
 import (
 	"bytes"
-	"dcpi/internal/logging"
+	"dcpi/internal/slogf"
 	"strings"
 	"testing"
 )
@@ -13,7 +13,7 @@ import (
 // quotes inside.
 func TestFailureLogMessage(t *testing.T) {
 	var buf bytes.Buffer
-	l, err := logging.New(&buf, "text", false)
+	l, err := slogf.New(&buf, "text", false)
 	if err != nil {
 		t.Fatal(err)
 	}

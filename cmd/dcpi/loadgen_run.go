@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/config"
-	"dcpi/internal/logging"
+	"dcpi/internal/slogf"
 	"dcpi/loadgen/fleet"
 )
 
@@ -64,7 +64,7 @@ three times, and prints each run and the largest sustained count.`,
 			if o.Binary, err = os.Executable(); err != nil {
 				return err
 			}
-			o.Warn, o.Logger = os.Stderr, logging.Role("loadgen: ")
+			o.Warn, o.Logger = os.Stderr, slogf.Role("loadgen: ")
 			return fleet.Run(cmd.Context(), cmd.OutOrStdout(), o)
 		},
 	}

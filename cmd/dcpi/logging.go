@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dcpi/internal/logging"
+	"dcpi/internal/slogf"
 )
 
 // addLogFlags declares the logging flags, persistent on the root so that
@@ -22,7 +22,7 @@ func addLogFlags(root *cobra.Command) {
 func setupLogging(cmd *cobra.Command) error {
 	verbose, _ := cmd.Flags().GetBool("verbose")
 	format, _ := cmd.Flags().GetString("log-format")
-	l, err := logging.New(cmd.ErrOrStderr(), format, verbose)
+	l, err := slogf.New(cmd.ErrOrStderr(), format, verbose)
 	if err != nil {
 		return err
 	}

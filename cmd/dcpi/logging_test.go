@@ -3,7 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"dcpi/internal/logging"
+	"dcpi/internal/slogf"
 	"encoding/json"
 	"fmt"
 	"log"
@@ -120,7 +120,7 @@ func TestRoleLogsJSONLines(t *testing.T) {
 // other than text or json is an error naming the flag.
 func TestLogFlags(t *testing.T) {
 	var b bytes.Buffer
-	l, err := logging.New(&b, "text", false)
+	l, err := slogf.New(&b, "text", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,12 +130,12 @@ func TestLogFlags(t *testing.T) {
 		t.Errorf("text at Info: %q", got)
 	}
 	b.Reset()
-	l, _ = logging.New(&b, "json", true)
+	l, _ = slogf.New(&b, "json", true)
 	l.Debug("debug")
 	if !strings.Contains(b.String(), `"level":"DEBUG"`) {
 		t.Errorf("json verbose: %q", b.String())
 	}
-	if _, err := logging.New(&b, "xml", false); err == nil || !strings.Contains(err.Error(), "--log-format") {
+	if _, err := slogf.New(&b, "xml", false); err == nil || !strings.Contains(err.Error(), "--log-format") {
 		t.Errorf("xml: %v", err)
 	}
 	if _, _, err := run(t, "disasm", "--log-format", "yaml", "hello"); err == nil || !strings.Contains(err.Error(), "want text or json") {

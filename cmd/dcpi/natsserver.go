@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/cluster"
-	"dcpi/internal/logging"
+	"dcpi/internal/slogf"
 	"dcpi/transport"
 	"dcpi/transport/auth"
 )
@@ -44,8 +44,8 @@ port).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			log := logging.Role("nats-server: ")
-			logf := logging.Logf(log)
+			log := slogf.Role("nats-server: ")
+			logf := slogf.Printf(log)
 			tel, err := startRoleTelemetry(cmd, logf)
 			if err != nil {
 				return err

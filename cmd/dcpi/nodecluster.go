@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/cluster"
-	"dcpi/internal/logging"
+	"dcpi/internal/slogf"
 	"dcpi/simhost"
 )
 
@@ -23,7 +23,7 @@ func runClusterNode(cmd *cobra.Command, progs []simhost.Program, events []string
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c := cluster.NodeRoleConfig{Config: cfg, Programs: progs, Events: events, Mux: mux, Telemetry: tel,
-		Logger: logging.Role("node " + cfg.Sim.Hostname + ": "), Out: cmd.OutOrStdout()}
+		Logger: slogf.Role("node " + cfg.Sim.Hostname + ": "), Out: cmd.OutOrStdout()}
 	if progs[0].User() {
 		c.Stdout, c.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 	}

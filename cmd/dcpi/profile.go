@@ -10,6 +10,7 @@ import (
 
 	"dcpi/conservation"
 	"dcpi/hwsim"
+	"dcpi/linuxhost/linuxrun"
 	"dcpi/simhost"
 	"dcpi/simhost/localrun"
 )
@@ -20,6 +21,8 @@ type profileOptions struct {
 	simhost.Features
 	ProcLabels map[string]string // --proc-label
 	noStacks   bool
+	linux      bool
+	lx         linuxrun.Config
 }
 
 func newProfileCommand() *cobra.Command {
@@ -82,6 +85,9 @@ writes the ground truth of all the hosts summed per instruction.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.linux {
+				return profileLinux(cmd, o, args)
+			}
 			progs, err := simhost.SplitPrograms(args)
 			if err != nil {
 				return err
@@ -153,5 +159,23 @@ func registerProfileFlags(cmd *cobra.Command, o *profileOptions) {
 	f.StringVar(&o.Features.Values, "values", "", "value sampling with customization `MODULE` (loadlat, regvals, semiinv; docs/values.md): interpret a few instructions at each interrupt and keep hot lists")
 	f.StringVar(&o.ValuesTruthFile, "values-truth", "", "write value sampling's ground truth (per load its executions by memory level and latency, per instruction its results' and operands' values; docs/groundtruth.md) to `FILE`, for dcpi values --truth")
 	f.BoolVar(&o.ProfileMe, "profileme", false, "sample instructions with ProfileMe beside the counters (docs/profileme.md; dcpi me)")
+	f.BoolVar(&o.linux, "linux", false, "profile a real command and its children on this Linux machine over perf_event_open (docs/linux.md)")
+	f.StringVar(&o.lx.Event, "event", "cpu-clock", "with --linux, the event each CPU samples: cpu-clock, task-clock, or cycles, instructions, cache-misses, branch-misses where a PMU has them")
+	f.Uint64Var(&o.lx.Freq, "freq", 999, "with --linux, samples per second per CPU")
 	f.BoolVar(&o.MePaired, "me-paired", false, "with --profileme, sample instructions in pairs (ProfileMe sec. 4.2; docs/profileme.md)")
+}
+
+// profileLinux is dcpi profile --linux: the flags into linuxrun.Profile.
+func profileLinux(cmd *cobra.Command, o profileOptions, args []string) error {
+	o.lx.Argv, o.lx.Output, o.lx.Stacks, o.lx.Limit = args, o.Output, o.Stacks, o.Limit
+	o.lx.Labels, _ = cmd.Flags().GetStringToString("label")
+	if cmd.Flags().Changed("host") {
+		o.lx.Host, _ = cmd.Flags().GetString("host")
+	}
+	o.lx.Stdin, o.lx.Stdout, o.lx.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	code, err := linuxrun.Profile(cmd.Context(), cmd.ErrOrStderr(), o.lx)
+	if err == nil && code != 0 {
+		err = exitError{code: code}
+	}
+	return err
 }

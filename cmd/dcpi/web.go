@@ -9,7 +9,7 @@ import (
 
 	"dcpi/analysis/web"
 	"dcpi/cluster"
-	"dcpi/internal/logging"
+	"dcpi/internal/slogf"
 	"dcpi/profiledb"
 	"dcpi/profiledb/webdb"
 )
@@ -76,7 +76,7 @@ does dcpi coordinator --http ADDR.`,
 			}
 			defer o.close()
 			b := webdb.New(o.DB, imageDirs, sourceDirs)
-			stopWatch, err := cluster.WatchRegressions(ctx, o.DB, watch, cmd.Flag("metrics").Value.String(), logging.Role("web"))
+			stopWatch, err := cluster.WatchRegressions(ctx, o.DB, watch, cmd.Flag("metrics").Value.String(), slogf.Role("web"))
 			if err != nil {
 				return err
 			}

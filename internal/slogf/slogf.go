@@ -6,12 +6,29 @@ package slogf
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 )
+
+// New returns a logger writing to w in format ("text" or "json", dcpi's
+// --log-format), at Debug level when verbose and Info otherwise.
+func New(w io.Writer, format string, verbose bool) (*slog.Logger, error) {
+	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	if verbose {
+		opts.Level = slog.LevelDebug
+	}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
 
 // Printf logs each message through l at Info level; a nil l discards
 // them.
@@ -80,3 +97,13 @@ func (h *testHandler) WithAttrs(as []slog.Attr) slog.Handler {
 }
 
 func (h *testHandler) WithGroup(string) slog.Handler { return h }
+
+// Role is the default logger with the role named by prefix ("node
+// alpha1: ") as the "role" attribute; an empty prefix adds none.
+func Role(prefix string) *slog.Logger {
+	l := slog.Default()
+	if role := strings.TrimSuffix(strings.TrimSpace(prefix), ":"); role != "" {
+		l = l.With("role", role)
+	}
+	return l
+}
