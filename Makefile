@@ -12,7 +12,16 @@ BENCH ?= .
 PKG   ?= ./...
 COUNT ?= 6
 
-.PHONY: ci test race fuzz-short fuzz-long lint tidy-check vulncheck docs-tool docs-check bench bench-vs calc-accuracy flamegraph week
+.PHONY: release deb deb-test ci test race fuzz-short fuzz-long lint tidy-check vulncheck docs-tool docs-check bench bench-vs calc-accuracy flamegraph week
+
+# A release build: dist/dcpi stamped with VERSION and the commit
+# (dcpi --version), static, paths trimmed: make release VERSION=1.2.3.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -s -w -X dcpi/internal/buildinfo.version=$(VERSION) -X dcpi/internal/buildinfo.commit=$(COMMIT)
+release:
+	mkdir -p dist
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/dcpi ./cmd/dcpi
 
 # The docs' command tests (TestDocsCommands ...) run within test; ci adds
 # only the docs tool, not a second run of them.

@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"github.com/spf13/cobra"
+
+	"dcpi/internal/buildinfo"
 )
 
 // exitError carries a process exit status out of a command (dcpi sim run
@@ -31,6 +33,7 @@ json (one object a line), one timestamp a line; --verbose adds debug lines.`,
   dcpi node --mix default --seconds 0.5 --db /tmp/prof
   dcpi prof --db /tmp/prof --limit 20
   dcpi coordinator --log-format json --verbose`,
+		Version:       buildinfo.Read().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Every command's: EnableTraverseRunHooks runs it before a
@@ -45,6 +48,7 @@ json (one object a line), one timestamp a line; --verbose adds debug lines.`,
 		},
 	}
 	cobra.EnableTraverseRunHooks = true
+	root.SetVersionTemplate("dcpi {{.Version}}\n")
 	root.PersistentFlags().String("config", "", "configuration file (YAML, TOML or JSON)")
 	addLogFlags(root)
 	for _, add := range commands() {
