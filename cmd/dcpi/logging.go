@@ -2,11 +2,12 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"dcpi/internal/slogf"
 )
 
 // The process has one logger, log/slog's default, set from --verbose and
@@ -23,21 +24,8 @@ func addLogFlags(root *cobra.Command) {
 	f.String("log-format", "text", "log line format: text (key=value pairs) or json (one object a line)")
 }
 
-// newLogger returns a logger writing to w in format ("text" or "json"),
-// at Debug level when verbose and Info otherwise.
-func newLogger(w io.Writer, format string, verbose bool) (*slog.Logger, error) {
-	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
-	if verbose {
-		opts.Level = slog.LevelDebug
-	}
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("--log-format %q: want text or json", format)
-}
+// newLogger is slogf.New: the process's logger in --log-format.
+var newLogger = slogf.New
 
 // setupLogging makes the logger the flags of cmd ask for the process's
 // default. A command's own --verbose (dcpi demo's) counts as the root's.

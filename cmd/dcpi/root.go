@@ -87,7 +87,7 @@ func decorateBuiltins(root *cobra.Command) {
 var noConfig = map[string]bool{
 	"dcpi demo": true, "dcpi disasm": true, "dcpi loadgen record": true,
 	"dcpi me figure2": true, "dcpi me figure3": true, "dcpi me figure6": true, "dcpi me figure7": true, "dcpi me skid": true,
-	"dcpi nats-server": true, "dcpi nats-server add-host": true, "dcpi nats-server revoke-host": true,
+	"dcpi nats-server": true, "dcpi enroll": true, "dcpi nats-server add-host": true, "dcpi nats-server revoke-host": true,
 	"dcpi pp instrument": true, "dcpi pp counts": true, "dcpi pp tables": true, "dcpi sim micro": true,
 }
 
@@ -101,6 +101,7 @@ func commands() []func() *cobra.Command {
 		newDemoCommand,
 		newDiffCommand,
 		newDisasmCommand,
+		newEnrollCommand,
 		newEpochCommand,
 		newListCommand,
 		newLoadgenCommand,

@@ -6,12 +6,30 @@ package slogf
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 )
+
+// New returns a logger writing to w in format ("text": key=value pairs,
+// or "json": one object a line), at Debug level when verbose and Info
+// otherwise: the process's logger of dcpi's --log-format and --verbose.
+func New(w io.Writer, format string, verbose bool) (*slog.Logger, error) {
+	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	if verbose {
+		opts.Level = slog.LevelDebug
+	}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
 
 // Printf logs each message through l at Info level; a nil l discards
 // them.
