@@ -23,6 +23,20 @@ release:
 	mkdir -p dist
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/dcpi ./cmd/dcpi
 
+# The Debian package dist/dcpi_<version>_<arch>.deb (packaging/: units,
+# default configs, maintainer scripts), built by nfpm pinned here from
+# the release binary; deb-test installs it on this machine (root; it
+# skips otherwise), checks it and purges it (packaging/test-deb.sh, a
+# minute past the build; not in ci, which would build a release binary).
+NFPM       := $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
+DEB_VERSION = $(shell v='$(VERSION)'; v=$${v#v}; case $$v in ([0-9]*) echo $$v;; (*) echo 0.0.0~$$v;; esac)
+DEB_ARCH    = $(shell $(GO) env GOARCH)
+deb: release
+	cd packaging && VERSION='$(DEB_VERSION)' DEB_ARCH='$(DEB_ARCH)' $(NFPM) package --config nfpm.yaml --packager deb --target ../dist/dcpi_$(DEB_VERSION)_$(DEB_ARCH).deb
+
+deb-test: deb
+	./packaging/test-deb.sh dist/dcpi_$(DEB_VERSION)_$(DEB_ARCH).deb
+
 # The docs' command tests (TestDocsCommands ...) run within test; ci adds
 # only the docs tool, not a second run of them.
 ci: test race fuzz-short lint tidy-check docs-tool
