@@ -62,6 +62,7 @@ json (one object a line), one timestamp a line; --verbose adds debug lines.`,
 // than at Execute, and gives them an example each, as every command has.
 func decorateBuiltins(root *cobra.Command) {
 	root.InitDefaultHelpCmd()
+	root.InitDefaultVersionFlag()
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		switch c.Name() {

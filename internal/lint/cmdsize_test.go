@@ -17,7 +17,7 @@ import (
 // function over 80 lines, help text aside. A new command's logic belongs
 // in a package; what a command adds here, moving code out pays for.
 const (
-	maxCommandLines    = 4070 // non-test Go lines in cmd/dcpi (4,000 the goal: enrollment took 69 over it)
+	maxCommandLines    = 4070 // non-test Go lines in cmd/dcpi; the goal is 4,000 (enrollment and --version went 67 over)
 	maxCommandFuncBody = 80   // lines of one function there, help text aside
 )
 
