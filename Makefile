@@ -12,7 +12,30 @@ BENCH ?= .
 PKG   ?= ./...
 COUNT ?= 6
 
-.PHONY: ci test race fuzz-short fuzz-long lint tidy-check vulncheck docs-tool docs-check bench bench-vs speed-guard calc-accuracy flamegraph week
+.PHONY: release deb deb-test ci test race fuzz-short fuzz-long lint tidy-check vulncheck docs-tool docs-check bench bench-vs speed-guard calc-accuracy flamegraph week
+
+# A release build: dist/dcpi stamped with VERSION and the commit
+# (dcpi --version), static, paths trimmed: make release VERSION=1.2.3.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -s -w -X dcpi/internal/buildinfo.version=$(VERSION) -X dcpi/internal/buildinfo.commit=$(COMMIT)
+release:
+	mkdir -p dist
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/dcpi ./cmd/dcpi
+
+# The Debian package dist/dcpi_<version>_<arch>.deb (packaging/: units,
+# default configs, maintainer scripts), built by nfpm pinned here from
+# the release binary; deb-test installs it on this machine (root; it
+# skips otherwise), checks it and purges it (packaging/test-deb.sh, a
+# minute past the build; not in ci, which would build a release binary).
+NFPM       := $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
+DEB_VERSION = $(shell v='$(VERSION)'; v=$${v#v}; case $$v in ([0-9]*) echo $$v;; (*) echo 0.0.0~$$v;; esac)
+DEB_ARCH    = $(shell $(GO) env GOARCH)
+deb: release
+	cd packaging && VERSION='$(DEB_VERSION)' DEB_ARCH='$(DEB_ARCH)' $(NFPM) package --config nfpm.yaml --packager deb --target ../dist/dcpi_$(DEB_VERSION)_$(DEB_ARCH).deb
+
+deb-test: deb
+	./packaging/test-deb.sh dist/dcpi_$(DEB_VERSION)_$(DEB_ARCH).deb
 
 # The docs' command tests (TestDocsCommands ...) run within test; ci adds
 # only the docs tool, not a second run of them.

@@ -44,6 +44,11 @@ type Config struct {
 	Coordinator Coordinator `mapstructure:"coordinator"`
 	Aggregator  Aggregator  `mapstructure:"aggregator"`
 	Node        Node        `mapstructure:"node"`
+	// Enrollment is a host's installed enrollment (dcpi enroll install
+	// writes /etc/dcpi/enrollment.yaml): its nats.urls, nats.creds,
+	// nats.ca and sim.hostname replace the file's, its node.labels are
+	// added to the file's.
+	Enrollment string `mapstructure:"enrollment"`
 }
 
 // Defaults returns the embedded default configuration.
@@ -82,7 +87,7 @@ func NewLoader() *Loader {
 	for key, val := range map[string]any{
 		// Empty defaults make DCPI_NATS_CREDS and the others reach
 		// Unmarshal: viper's environment covers only keys it knows.
-		"nats.creds": d.NATS.Creds, "nats.ca": d.NATS.CA, "nats.cert": d.NATS.Cert, "nats.key": d.NATS.Key,
+		"enrollment": "", "nats.creds": d.NATS.Creds, "nats.ca": d.NATS.CA, "nats.cert": d.NATS.Cert, "nats.key": d.NATS.Key,
 		"nats.embed_host": d.NATS.EmbedHost, "nats.embed_port": d.NATS.EmbedPort, "nats.stream_replicas": d.NATS.StreamReplicas,
 		"coordinator.id": d.Coordinator.ID, "coordinator.raft_addr": d.Coordinator.RaftAddr,
 		"coordinator.raft_tls": d.Coordinator.RaftTLS, "coordinator.raft_insecure": d.Coordinator.RaftInsecure,
@@ -158,6 +163,9 @@ func (l *Loader) Load(file string) (Config, error) {
 			return Config{}, fmt.Errorf("config: %s: %w", file, err)
 		}
 	}
+	if err := l.mergeEnrollment(l.v.GetString("enrollment")); err != nil {
+		return Config{}, err
+	}
 	if err := l.checkDurations(); err != nil {
 		return Config{}, err
 	}
@@ -169,6 +177,33 @@ func (l *Loader) Load(file string) (Config, error) {
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// enrollmentKeys are the keys an enrollment file may set: the host's
+// identity and its way to the cluster, nothing of what it runs.
+var enrollmentKeys = map[string]bool{"nats.urls": true, "nats.creds": true, "nats.ca": true, "sim.hostname": true}
+
+// mergeEnrollment reads the enrollment file (if any) over the
+// configuration file's values; the environment and flags still win.
+func (l *Loader) mergeEnrollment(file string) error {
+	if file == "" {
+		return nil
+	}
+	ev := viper.New()
+	ev.SetConfigFile(file)
+	ev.SetConfigType("yaml")
+	if err := ev.ReadInConfig(); err != nil {
+		return fmt.Errorf("config: enrollment %s: %w", file, err)
+	}
+	for _, k := range ev.AllKeys() {
+		if !enrollmentKeys[k] && !strings.HasPrefix(k, "node.labels.") {
+			return fmt.Errorf("config: enrollment %s: key %q is not an enrollment's", file, k)
+		}
+	}
+	if err := l.v.MergeConfigMap(ev.AllSettings()); err != nil {
+		return fmt.Errorf("config: enrollment %s: %w", file, err)
+	}
+	return nil
 }
 
 // checkDurations refuses a duration setting that does not parse, in one
@@ -207,7 +242,7 @@ func durationKeys(t reflect.Type, prefix string) []string {
 var known = map[string]bool{
 	"sim.cpus": true, "sim.model": true, "sim.clock_mhz": true, "sim.seed": true,
 	"sim.quantum": true, "sim.time_slice": true, "sim.pid_max": true,
-	"sim.hostname": true, "sim.max_memory_mb": true, "sim.timing": true, "sim.sysroot": true,
+	"sim.hostname": true, "sim.max_memory_mb": true, "sim.timing": true, "sim.sysroot": true, "enrollment": true,
 }
 
 func init() {

@@ -244,3 +244,34 @@ func TestProcessLabels(t *testing.T) {
 		t.Errorf("ProcessLabelMap = %v, want %v", got, want)
 	}
 }
+
+// TestEnrollment: an enrollment file (as dcpi enroll install writes it)
+// sets the host's identity and way to the cluster over the file's; it
+// may set nothing else; flags still win.
+func TestEnrollment(t *testing.T) {
+	dir := t.TempDir()
+	enr := filepath.Join(dir, "enrollment.yaml")
+	os.WriteFile(enr, []byte(`# written by dcpi enroll install
+nats: {"urls":["tls://nats.example:4222"],"creds":"/etc/dcpi/host.nk","ca":"/etc/dcpi/ca.pem"}
+sim: {"hostname":"alpha7"}
+node: {"labels":{"rack":"r2"}}
+`), 0o600)
+	file := filepath.Join(dir, "node.yaml")
+	os.WriteFile(file, []byte("enrollment: "+enr+"\nsim: {hostname: alpha0, cpus: 2}\nnode:\n  mix: default\n  labels: {service: db, rack: r1}\n"), 0o644)
+	c, err := NewLoader().Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Sim.Hostname != "alpha7" || c.Sim.CPUs != 2 || len(c.NATS.URLs) != 1 || c.NATS.URLs[0] != "tls://nats.example:4222" ||
+		c.NATS.Creds != "/etc/dcpi/host.nk" || c.NATS.CA != "/etc/dcpi/ca.pem" || c.Node.Labels["rack"] != "r2" || c.Node.Labels["service"] != "db" {
+		t.Fatalf("%+v %+v %+v", c.Sim, c.NATS, c.Node.Labels)
+	}
+	os.WriteFile(enr, []byte("node: {mix: other}\n"), 0o600)
+	if _, err := NewLoader().Load(file); err == nil || !strings.Contains(err.Error(), "node.mix") {
+		t.Errorf("an enrollment setting node.mix: %v", err)
+	}
+	os.Remove(enr)
+	if _, err := NewLoader().Load(file); err == nil {
+		t.Error("a missing enrollment loaded")
+	}
+}

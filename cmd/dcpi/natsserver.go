@@ -14,6 +14,7 @@ import (
 	"dcpi/internal/slogf"
 	"dcpi/transport"
 	"dcpi/transport/auth"
+	"dcpi/transport/auth/enroll"
 )
 
 func newNATSServerCommand() *cobra.Command {
@@ -77,16 +78,25 @@ port).`,
 }
 
 func newAddHostCommand() *cobra.Command {
-	return keyStoreCommand(cobra.Command{
+	var req enroll.Request
+	var out string
+	cmd := keyStoreCommand(cobra.Command{
 		Use:   "add-host NAME",
 		Short: "Issue a host's NATS credentials (a new key beside any it has)",
 		Long: `Issue a new NKey for host NAME in --dir/auth/hosts/NAME and print its file:
 the node agent of NAME connects with it (nats.creds or DCPI_NATS_CREDS)
 and may publish only NAME's subjects. A running server loads it within a
-second. To rotate: add-host again, restart the agent with the new file,
-then revoke-host NAME --key OLD.`,
-		Example: `  dcpi nats-server add-host alpha1 --dir /var/dcpi/nats`,
+second. With --url, write instead the host's enrollment bundle (-o, mode
+0600): the key, the CA, the URLs and --label's labels in one file, which
+"dcpi enroll" installs on the host (docs/deploy.md). To rotate: add-host
+again, restart the agent with the new key, then revoke-host NAME --key OLD.`,
+		Example: `  dcpi nats-server add-host alpha1 --dir /var/dcpi/nats
+  dcpi nats-server add-host alpha7 --dir /var/lib/dcpi/nats --url tls://nats.example:4222 --label rack=r1`,
 	}, auth.OpenExisting, func(w io.Writer, st *auth.Store, host string) error {
+		if req.URLs != nil {
+			req.Host = host
+			return issueBundle(w, st, req, out)
+		}
 		k, err := st.AddHost(host)
 		if err != nil {
 			return err
@@ -100,6 +110,25 @@ then revoke-host NAME --key OLD.`,
 		}
 		return nil
 	})
+	f := cmd.Flags()
+	f.StringSliceVar(&req.URLs, "url", nil, "write an enrollment bundle for these NATS URL(s) (tls://HOST:PORT beyond loopback)")
+	f.StringToStringVar(&req.Labels, "label", nil, "the bundle's host label `key=value` (node.labels)")
+	f.DurationVar(&req.Valid, "valid", enroll.DefaultValid, "how long the bundle may be installed (the key lasts until revoked)")
+	f.StringVarP(&out, "output", "o", "", "the bundle's file (default NAME.dcpi-bundle; never replaced)")
+	return cmd
+}
+
+// issueBundle issues req's host a key and writes its bundle to out.
+func issueBundle(w io.Writer, st *auth.Store, req enroll.Request, out string) error {
+	if out == "" {
+		out = req.Host + ".dcpi-bundle"
+	}
+	b, err := enroll.IssueFile(st, req, out, time.Now())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "host %s: key %s, bundle %s, to install before %s\n", b.Host, b.Key, out, b.Expires.Format(time.RFC3339))
+	return st.WaitLoaded(b.Key, 3*time.Second)
 }
 
 func newRevokeHostCommand() *cobra.Command {

@@ -58,12 +58,12 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 				return err
 			}
 			defer tel.Close()
-			if len(o.natsURLs) > 0 {
-				return runClusterNode(cmd, progs, o.events, o.mux, tel)
-			}
 			cfg, err := loadRoleConfig(cmd)
 			if err != nil {
 				return err
+			}
+			if len(cfg.NATS.URLs) > 0 { // --nats, or nats.urls in the file or its enrollment
+				return runClusterNode(cmd, progs, o.events, o.mux, tel)
 			}
 			hc, ncfg, err := localrun.Machine(cfg, progs, localrun.MachineOptions{TableEntries: o.entries, Assoc: o.assoc, Policy: o.policy,
 				FlushEvery: o.flushSec, Events: o.events, Mux: o.mux, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()})

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dcpi/cmd/dcpi/internal/suggest"
+	"dcpi/internal/buildinfo"
 )
 
 // exitError carries a process exit status out of a command (dcpi sim run
@@ -33,6 +34,7 @@ json (one object a line), one timestamp a line; --verbose adds debug lines.`,
   dcpi node --mix default --seconds 0.5 --db /tmp/prof
   dcpi prof --db /tmp/prof --limit 20
   dcpi coordinator --log-format json --verbose`,
+		Version:       buildinfo.Read().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Every command's: EnableTraverseRunHooks runs it before a
@@ -47,6 +49,7 @@ json (one object a line), one timestamp a line; --verbose adds debug lines.`,
 		},
 	}
 	cobra.EnableTraverseRunHooks = true
+	root.SetVersionTemplate("dcpi {{.Version}}\n")
 	root.PersistentFlags().String("config", "", "configuration file (YAML, TOML or JSON)")
 	addLogFlags(root)
 	for _, add := range commands() {
@@ -61,6 +64,7 @@ json (one object a line), one timestamp a line; --verbose adds debug lines.`,
 // than at Execute, and gives them an example each, as every command has.
 func decorateBuiltins(root *cobra.Command) {
 	root.InitDefaultHelpCmd()
+	root.InitDefaultVersionFlag()
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		switch c.Name() {
@@ -86,7 +90,7 @@ func decorateBuiltins(root *cobra.Command) {
 var noConfig = map[string]bool{
 	"dcpi demo": true, "dcpi disasm": true, "dcpi loadgen record": true,
 	"dcpi me figure2": true, "dcpi me figure3": true, "dcpi me figure6": true, "dcpi me figure7": true, "dcpi me skid": true,
-	"dcpi nats-server": true, "dcpi nats-server add-host": true, "dcpi nats-server revoke-host": true,
+	"dcpi nats-server": true, "dcpi enroll": true, "dcpi nats-server add-host": true, "dcpi nats-server revoke-host": true,
 	"dcpi pp instrument": true, "dcpi pp counts": true, "dcpi pp tables": true, "dcpi sim micro": true,
 }
 
@@ -100,6 +104,7 @@ func commands() []func() *cobra.Command {
 		newDemoCommand,
 		newDiffCommand,
 		newDisasmCommand,
+		newEnrollCommand,
 		newEpochCommand,
 		newListCommand,
 		newLoadgenCommand,
