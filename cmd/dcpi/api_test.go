@@ -15,7 +15,8 @@ import (
 	"dcpi/storage"
 )
 
-// apiGet is the web's answer to path over the local database at dir.
+// apiGet is the web server's answer to path (a page or the API) over the
+// local database at dir.
 func apiGet(t *testing.T, dir, path string) (int, []byte) {
 	t.Helper()
 	sdb, err := storage.Open(dir, storage.Options{ReadOnly: true})

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,14 +15,11 @@ import (
 
 	"dcpi/analysis/profileme"
 	"dcpi/analysis/symbolize"
-	"dcpi/analysis/web"
 	"dcpi/cluster/clustertest"
 	"dcpi/cluster/demo"
 	"dcpi/conservation"
 	"dcpi/coordinator"
 	"dcpi/hwsim"
-	"dcpi/profiledb"
-	"dcpi/profiledb/webdb"
 	"dcpi/simhost"
 	"dcpi/storage"
 	"dcpi/workloads"
@@ -275,17 +271,10 @@ func TestDemoProfileMeEV6Paired(t *testing.T) {
 // database at dir: what its <pre id="report"> holds, unescaped.
 func webReport(t *testing.T, dir, path string) string {
 	t.Helper()
-	sdb, err := storage.Open(dir, storage.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
+	code, body := apiGet(t, dir, path)
+	m := regexp.MustCompile(`(?s)<pre class="report" id="report">(.*?)</pre>`).FindSubmatch(body)
+	if code != 200 || m == nil {
+		t.Fatalf("%s: status %d, no report:\n%s", path, code, body)
 	}
-	defer sdb.Close()
-	s := web.New(webdb.New(profiledb.NewLocal(sdb), nil, nil), t.Logf)
-	w := httptest.NewRecorder()
-	s.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
-	m := regexp.MustCompile(`(?s)<pre class="report" id="report">(.*?)</pre>`).FindStringSubmatch(w.Body.String())
-	if w.Code != 200 || m == nil {
-		t.Fatalf("%s: status %d, no report:\n%s", path, w.Code, w.Body.String())
-	}
-	return html.UnescapeString(m[1])
+	return html.UnescapeString(string(m[1]))
 }
