@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path"
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"dcpi/analysis"
 	"dcpi/analysis/symbolize"
@@ -214,6 +216,11 @@ func (f *Figures) wasted() float64 {
 type Instr struct {
 	Offset uint64 `json:"offset"`
 	Addr   uint64 `json:"address"`
+	// Insn is the instruction's disassembly, File and Line its source
+	// (DWARF), where the image file was found (Annotate).
+	Insn string `json:"insn,omitempty"`
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
 	Figures
 }
 
@@ -404,13 +411,19 @@ func Write(w io.Writer, rep *Report) error {
 		fmt.Fprintf(w, "%s (%s): %d samples, fetched %s, retired %s, aborted by interrupts %s, by traps %s, squashed %s; mean head %.2f cycles; wasted slots %s; events %s\n\n",
 			p.Procedure, p.Image, p.Samples.Samples, est(p.Samples), est(p.Retired), est(p.AbortInterrupt), est(p.AbortTrap), est(p.AbortSquash),
 			p.MeanHead, wastedText(&p.Figures), topEvents(&p.Figures, 0))
-		fmt.Fprintln(tw, "address\tsamples\tretired\tabort intr\tabort trap\tsquashed\thead cyc\tstalls\tstages\tload lat\twasted slots\tevents\t")
+		fmt.Fprintf(w, "stages, mean cycles: %s\n\n", stageLegend())
+		rows := [][]string{{"address", "samples", "retired", "squashed", "head", "load lat", "wasted", "instruction", "source", "stages", "stalls", "events"}}
+		lastFile, lastLine := "", 0
 		for _, in := range p.Instrs {
-			fmt.Fprintf(tw, "%#x\t%d\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n", in.Addr, in.Samples.Samples, est(in.Retired), est(in.AbortInterrupt),
-				est(in.AbortTrap), est(in.AbortSquash), in.MeanHead, stalls(&in.Figures), stages(&in.Figures), loadLat(&in.Figures),
-				wastedText(&in.Figures), topEvents(&in.Figures, 0))
+			src := ""
+			if in.File != "" && (in.File != lastFile || in.Line != lastLine) {
+				src, lastFile, lastLine = fmt.Sprintf("%s:%d", path.Base(in.File), in.Line), in.File, in.Line
+			}
+			rows = append(rows, []string{fmt.Sprintf("%#x", in.Addr), fmt.Sprint(in.Samples.Samples), est(in.Retired), est(in.AbortSquash),
+				fmt.Sprintf("%.2f", in.MeanHead), loadLat(&in.Figures), wastedText(&in.Figures),
+				strings.ReplaceAll(cmp.Or(in.Insn, "?"), "\t", " "), src, shortStages(&in.Figures), topStalls(&in.Figures, 1), topEvents(&in.Figures, 1)})
 		}
-		if err := tw.Flush(); err != nil {
+		if err := writeColumns(w, rows, 7); err != nil { // the numbers right-aligned, the words left
 			return err
 		}
 	}
@@ -425,19 +438,69 @@ func wastedText(f *Figures) string {
 	return fmt.Sprintf("%.3g ±%.0f%%", f.Pairs.Wasted, 100*f.Pairs.WastedRelErr)
 }
 
-// stages names the mean Table 1 stage cycles in pipeline order, or "-".
-func stages(f *Figures) string {
+// writeColumns prints rows as a table two spaces apart, the first right
+// columns right-aligned (numbers) and the rest left-aligned (words), each
+// line's trailing spaces trimmed.
+func writeColumns(w io.Writer, rows [][]string, right int) error {
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		for i, c := range r {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			if i < right {
+				b.WriteString(pad + c)
+			} else {
+				b.WriteString(c + pad)
+			}
+			b.WriteString("  ")
+		}
+		if _, err := fmt.Fprintln(w, strings.TrimRight(b.String(), " ")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// topStalls is stalls' first n causes (0: all).
+func topStalls(f *Figures, n int) string {
+	s := stalls(f)
+	if parts := strings.Split(s, ", "); n > 0 && len(parts) > n {
+		return strings.Join(parts[:n], ", ") + ", ..."
+	}
+	return s
+}
+
+// stageCodes are the listing's short names of the Table 1 stages.
+var stageCodes = map[string]string{"fetch_map": "fm", "map_ready": "mr", "ready_issue": "ri", "issue_retready": "ir", "retready_retire": "rr"}
+
+// stageLegend names the codes, in pipeline order.
+func stageLegend() string {
+	var parts []string
+	for i := range wire.MeStages {
+		n := strings.TrimPrefix(wire.MeFieldName(wire.MeStage0+i), "stage_")
+		parts = append(parts, cmp.Or(stageCodes[n], n)+" "+strings.ReplaceAll(n, "_", "→"))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// shortStages is stages with the codes: "fm 1.8 mr 0.7 ir 2.7 rr 2.0".
+func shortStages(f *Figures) string {
 	var parts []string
 	for i := range wire.MeStages {
 		n := strings.TrimPrefix(wire.MeFieldName(wire.MeStage0+i), "stage_")
 		if v, ok := f.MeanStages[n]; ok {
-			parts = append(parts, fmt.Sprintf("%s %.1f", n, v))
+			parts = append(parts, fmt.Sprintf("%s %.1f", cmp.Or(stageCodes[n], n), v))
 		}
 	}
 	if len(parts) == 0 {
 		return "-"
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, " ")
 }
 
 func loadLat(f *Figures) string {

@@ -7,7 +7,9 @@ import (
 	"io"
 
 	"dcpi/analysis/symbolize"
+	"dcpi/hwsim/alpha/disasm"
 	"dcpi/storage"
+	"dcpi/wire"
 )
 
 // Options are dcpi me's request: which view of the selection's ProfileMe
@@ -94,7 +96,45 @@ func Run(ctx context.Context, syms *symbolize.Symbolizer, src Source, o Options)
 		}
 		return nil, fmt.Errorf("%s (were the nodes run with --profileme?)", what)
 	}
+	if rep.Listing && o.Files != nil {
+		Annotate(ctx, syms, o.Files, rep)
+	}
 	return rep, nil
+}
+
+// Annotate gives a listing's instructions their disassembly and source
+// lines from the image files files finds, as dcpi list shows them; an
+// image not found leaves its instructions bare (the listing still
+// prints, "?" for the instruction).
+func Annotate(ctx context.Context, syms *symbolize.Symbolizer, files symbolize.ImageFinder, rep *Report) {
+	for pi := range rep.Procs {
+		p := &rep.Procs[pi]
+		key, err := wire.ParseImageKey(p.Key)
+		if err != nil {
+			continue
+		}
+		rec, err := syms.Image(ctx, key)
+		if err != nil {
+			continue
+		}
+		data, where, err := files.FindImage(ctx, rec)
+		if err != nil {
+			continue
+		}
+		f, err := symbolize.OpenImageFile(rec, data, where)
+		if err != nil {
+			continue
+		}
+		for ii := range p.Instrs {
+			in := &p.Instrs[ii]
+			if w, ok := f.Word(in.Addr); ok {
+				in.Insn = disasm.Insn(w, in.Addr, f.ELF)
+			}
+			if file, line, ok := f.Line(in.Addr); ok {
+				in.File, in.Line = file, line
+			}
+		}
+	}
 }
 
 // runAddrs is Run's Addrs view.

@@ -90,7 +90,7 @@ func TestProfileMeEndToEnd(t *testing.T) {
 		t.Fatalf("listing of %s: %d instruction samples, summary says %d", top.Procedure, sum, top.Samples.Samples)
 	}
 	text, _, err := run(t, "me", "--db", db, "--image", top.Image, top.Procedure)
-	if err != nil || !strings.Contains(text, "abort intr") || !strings.Contains(text, "±") {
+	if err != nil || !strings.Contains(text, "squashed") || !strings.Contains(text, "±") || !regexp.MustCompile(`(?m)^0x[0-9a-f]+ .*  (ldq|ldl|stq|addq|lda|bne|beq|br) `).MatchString(text) {
 		t.Fatalf("listing: %v\n%s", err, text)
 	}
 	// The web's ProfileMe page shows what dcpi me prints.
