@@ -71,7 +71,7 @@ type calcRow struct {
 	Freq       string // "" but on a block's first instruction
 	Confidence string
 	// Why is the block's method and, when low, its reason (a tooltip).
-	Why string
+	Why        string
 	BlockStart bool
 	CPI        string
 	Culprits   string // static letters, then dynamic candidates
