@@ -2,7 +2,6 @@ package main
 
 import (
 	"dcpi/profiledb"
-	"encoding/json"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -70,12 +69,6 @@ flame graphs, dcpi pprof (which exports the stacks) and go tool pprof -http.`,
 	f.Float64Var(&minPct, "min", 1, "leave out nodes under `PCT` percent of the samples")
 	f.IntVar(&depth, "depth", 0, "print at most `N` levels (0: all)")
 	return cmd
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // textAndJSON is what a query tool prints: text for people, JSON for
