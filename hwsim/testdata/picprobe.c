@@ -71,7 +71,7 @@ void cstart(long *sp) {
 	if (argc >= 3 && argv[1][0] == 'f') {
 		unsigned long d, i;
 		rdpic(&d, &i);
-		long pid = sys3(312, 17, 0, 0); /* clone(SIGCHLD) */
+		long pid = sys3(312, 20, 0, 0); /* clone(SIGCHLD): 20 on Alpha */
 		if (pid == 0) {
 			unsigned long cd, ci;
 			rdpic(&cd, &ci);
