@@ -25,13 +25,14 @@ import (
 // transport/auth), waiting for the server if it has not started yet
 // (until ctx ends: a role stopped by a signal while it waits stops).
 func ConnectRole(ctx context.Context, c config.NATS, role auth.Role, host, name string, logger *slog.Logger) (*nats.Conn, error) {
-	return Dial(ctx, c, role, host, name, true, logger, nil)
+	return dial(ctx, c, role, host, name, true, logger, nil, nil)
 }
 
-// Dial is ConnectRole that, unless wait, gives up at once when no local
+// dial is ConnectRole that, unless wait, gives up at once when no local
 // server has written its credentials yet (a one-shot command's), and
-// hands onError (if set) each asynchronous error.
-func Dial(ctx context.Context, c config.NATS, role auth.Role, host, name string, wait bool, logger *slog.Logger, onError func(error)) (*nats.Conn, error) {
+// hands onError (if set) each asynchronous error and onFailure (if set)
+// each failed attempt to connect.
+func dial(ctx context.Context, c config.NATS, role auth.Role, host, name string, wait bool, logger *slog.Logger, onError, onFailure func(error)) (*nats.Conn, error) {
 	if len(c.URLs) == 0 {
 		return nil, errors.New("no NATS server: set --nats URL (or nats.urls in the configuration)")
 	}
@@ -40,8 +41,15 @@ func Dial(ctx context.Context, c config.NATS, role auth.Role, host, name string,
 		return nil, err
 	}
 	return transport.Connect(transport.ConnConfig{URLs: c.URLs, Name: name, CredsFile: creds.File,
-		CAFile: creds.CA, CertFile: c.Cert, KeyFile: c.Key, Logger: logger, OnError: onError})
+		CAFile: creds.CA, CertFile: c.Cert, KeyFile: c.Key, Logger: logger, OnError: onError, OnConnectFailure: onFailure})
 }
+
+// A one-shot command waits at least toolPatience for the NATS server, and
+// until at least toolAttempts attempts to connect have failed.
+const (
+	toolPatience = 5 * time.Second
+	toolAttempts = 2
+)
 
 // ConnectTool connects a one-shot command (a query, a cut): unlike the
 // roles, which keep retrying in the background, it waits a few seconds for
@@ -57,18 +65,30 @@ func ConnectTool(ctx context.Context, c config.NATS, role auth.Role, name string
 	}
 	var lastErr atomic.Pointer[error]
 	var refused atomic.Bool
-	nc, err := Dial(ctx, c, role, "", name, false, nil, func(err error) {
+	var failures atomic.Int32
+	nc, err := dial(ctx, c, role, "", name, false, nil, func(err error) {
 		lastErr.Store(&err)
 		if errors.Is(err, nats.ErrPermissionViolation) && refused.CompareAndSwap(false, true) {
 			fmt.Fprintf(warn, "dcpi: the NATS server refused a request: transport: %v (these credentials may not do this; the command needs the %s role's, see docs/security.md)\n", err, role)
 		}
+	}, func(err error) {
+		lastErr.Store(&err)
+		failures.Add(1)
 	})
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	// The tool gives up once toolPatience has passed and toolAttempts
+	// attempts have ended: a server that is absent fails every attempt at
+	// once, while on a loaded machine an attempt still under way is not
+	// counted against a server that is there. The client reports a failed
+	// dial (and the first connection's failure); a retry that dialled and
+	// then failed its handshake (refused credentials) shows only in its
+	// count of connections, which also counts the one under way.
+	deadline := time.Now().Add(toolPatience)
 	for !nc.IsConnected() {
-		if time.Now().After(deadline) {
+		ended := int64(failures.Load()) + int64(nc.Stats().Reconnects) - 1
+		if time.Now().After(deadline) && ended >= toolAttempts {
 			var e error
 			if p := lastErr.Load(); p != nil {
 				e = *p

@@ -38,6 +38,11 @@ type ConnConfig struct {
 	// permissions violation wraps nats.ErrPermissionViolation), for
 	// callers that test errors by identity rather than by their text.
 	OnError func(error)
+	// OnConnectFailure, if set, receives each failed attempt to connect
+	// (the first connection's retries and reconnects alike): a count of
+	// attempts is what a caller waiting for a server can tie its patience
+	// to, where a loaded machine makes wall-clock time a poor measure.
+	OnConnectFailure func(error)
 }
 
 // Connect opens a connection that never gives up: it retries the first
@@ -73,6 +78,11 @@ func Connect(cfg ConnConfig) (*nats.Conn, error) {
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			logf("transport: reconnected to %s", nc.ConnectedUrlRedacted())
+		}),
+		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
+			if cfg.OnConnectFailure != nil {
+				cfg.OnConnectFailure(err)
+			}
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			if cfg.OnError != nil {

@@ -4,7 +4,9 @@
 // every change; with minutes per target it is the longer campaign of
 // docs/fuzzing.md (make fuzz-long). go test accepts one -fuzz target per
 // package per run, which is why a tool lists the targets and runs them
-// one by one.
+// one by one. It builds each package's fuzzing test binary once (go test
+// -c -fuzz) and runs it per target in the package's directory, as go test
+// would: a build per target cost more than a short pass's fuzzing.
 //
 //	go run ./internal/tools/fuzzshort [-fuzztime 3s] [-run regexp] [-parallel n] [-minimizetime 100x] [packages]
 //
@@ -20,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -55,17 +58,32 @@ func main() {
 		os.Exit(2)
 	}
 	opts := runOptions{fuzztime: *fuzztime, parallel: *parallel, minimize: *minimize}
+	bins, err := os.MkdirTemp("", "fuzzshort")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fuzzshort:", err)
+		os.Exit(2)
+	}
+	defer os.RemoveAll(bins)
 	failed := 0
 	var totalExecs int64
+	built := map[string]builtPackage{}
 	for _, t := range targets {
 		start := time.Now()
-		out, err := fuzz(t, opts)
-		if err != nil && spuriousDeadline(out) {
-			// go test -fuzz can fail with "context deadline exceeded" when
-			// -fuzztime ends while a worker is busy with a new input,
-			// having found no failure: run the target once more.
-			fmt.Printf("     %-40s %-24s the fuzzer's own deadline ended the run; again\n", t.pkg, t.name)
-			out, err = fuzz(t, opts)
+		b, ok := built[t.pkg]
+		if !ok {
+			b = build(t.pkg, bins)
+			built[t.pkg] = b
+		}
+		out, err := b.out, b.err
+		if b.err == nil {
+			out, err = fuzz(b, t, opts)
+			if err != nil && spuriousDeadline(out) {
+				// go test -fuzz can fail with "context deadline exceeded" when
+				// -fuzztime ends while a worker is busy with a new input,
+				// having found no failure: run the target once more.
+				fmt.Printf("     %-40s %-24s the fuzzer's own deadline ended the run; again\n", t.pkg, t.name)
+				out, err = fuzz(b, t, opts)
+			}
 		}
 		status := "ok"
 		if err != nil {
@@ -97,23 +115,52 @@ type runOptions struct {
 	minimize string
 }
 
-// fuzz runs one target. Minimizing is bounded by a count, not a time, by
-// default: the fuzzer may otherwise spend a minute shrinking one large
-// interesting input (FuzzOpenImageFile's images are kilobytes), which is
-// not what a short pass is for.
-func fuzz(t target, o runOptions) ([]byte, error) {
-	args := []string{"test", "-run", "^$", "-fuzz", "^" + t.name + "$", "-fuzztime", o.fuzztime.String(),
-		"-fuzzminimizetime", o.minimize}
+// builtPackage is a package's fuzzing test binary, or why it did not
+// build (out is the compiler's output then).
+type builtPackage struct {
+	bin, dir string
+	out      []byte
+	err      error
+}
+
+// build compiles pkg's test binary with the fuzzing instrumentation go
+// test -fuzz adds (-fuzz with -c builds it and runs nothing) into bins.
+func build(pkg, bins string) builtPackage {
+	dir, err := exec.Command("go", "list", "-f", "{{.Dir}}", pkg).Output()
+	if err != nil {
+		return builtPackage{err: fmt.Errorf("go list %s: %w", pkg, err)}
+	}
+	bin := filepath.Join(bins, strings.NewReplacer("/", "_", ".", "_").Replace(pkg)+".test")
+	out, err := exec.Command("go", "test", "-c", "-fuzz", ".", "-o", bin, pkg).CombinedOutput()
+	if err != nil {
+		return builtPackage{out: out, err: fmt.Errorf("go test -c -fuzz %s: %w", pkg, err)}
+	}
+	return builtPackage{bin: bin, dir: strings.TrimSpace(string(dir))}
+}
+
+// fuzz runs one target with its package's binary, in the package's
+// directory (where its corpus is, and where a failing input is written),
+// with the fuzz cache go test gives it. Minimizing is bounded by a count,
+// not a time, by default: the fuzzer may otherwise spend a minute
+// shrinking one large interesting input (FuzzOpenImageFile's images are
+// kilobytes), which is not what a short pass is for.
+func fuzz(b builtPackage, t target, o runOptions) ([]byte, error) {
+	cache, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		return nil, fmt.Errorf("go env GOCACHE: %w", err)
+	}
+	args := []string{"-test.run", "^$", "-test.fuzz", "^" + t.name + "$", "-test.fuzztime", o.fuzztime.String(),
+		"-test.fuzzminimizetime", o.minimize, "-test.paniconexit0",
+		"-test.fuzzcachedir", filepath.Join(strings.TrimSpace(string(cache)), "fuzz", t.pkg)}
 	if o.parallel > 0 {
-		args = append(args, "-parallel", strconv.Itoa(o.parallel))
+		args = append(args, "-test.parallel", strconv.Itoa(o.parallel))
 	}
 	// go test's default 10-minute timeout would cut a long campaign's
 	// target short; the fuzz time itself bounds the run.
-	if o.fuzztime > 5*time.Minute {
-		args = append(args, "-timeout", (o.fuzztime + 10*time.Minute).String())
-	}
-	args = append(args, t.pkg)
-	return exec.Command("go", args...).CombinedOutput()
+	args = append(args, "-test.timeout", (o.fuzztime + 10*time.Minute).String())
+	cmd := exec.Command(b.bin, args...)
+	cmd.Dir = b.dir
+	return cmd.CombinedOutput()
 }
 
 // selectTargets keeps the targets whose name matches only (all of them
