@@ -2,7 +2,8 @@
 # command is; the others are the pieces, runnable alone.
 
 GO        ?= go
-# The concurrent packages, raced in CI.
+# The concurrent packages, raced in CI with -short: the race run is for
+# the concurrent parts, and the long variants of tests run in test.
 RACE_PKGS := ./node/ ./loadgen/... ./simhost/ ./storage/ ./wire/ ./transport/ ./aggregator/ ./coordinator/ ./cluster/...
 FUZZTIME  ?= 2s
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -46,7 +47,7 @@ test:
 	$(GO) test -timeout 14m ./...
 
 race:
-	$(GO) test -race -timeout 14m $(RACE_PKGS)
+	$(GO) test -race -short -timeout 14m $(RACE_PKGS)
 
 # Every fuzz target for FUZZTIME each, over its committed corpus.
 fuzz-short:

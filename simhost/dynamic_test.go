@@ -25,6 +25,7 @@ import (
 // loaded); samples land in libc on procedures its symbol table names, and
 // the unknown profile stays under 1%.
 func TestDynamicImages(t *testing.T) {
+	skipUnderRace(t)
 	if _, err := os.Stat(filepath.Join(hwsim.DefaultSysroot, "lib", "libc.so.6.1")); err != nil {
 		t.Skipf("no Alpha sysroot: %v", err)
 	}

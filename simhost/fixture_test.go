@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"dcpi/hwsim"
+	"dcpi/internal/racedetect"
 )
 
 // workloadMachine is a machine of cpus CPUs (timing on or off) whose
@@ -28,4 +29,16 @@ func busyDriverConfig() Config {
 	ncfg.Profile.Counters[0].PeriodMin, ncfg.Profile.Counters[0].PeriodMax = 3000, 3400
 	ncfg.FlushEvery = 2_000_000
 	return ncfg
+}
+
+// skipUnderRace skips a test of the simulated host's numbers under the
+// race detector, which slows the simulator tenfold: the race run (make
+// race) is for the concurrent parts, which the host's shorter tests
+// (TestConservation, TestCutEpoch, TestPublishWindowAcrossCuts, the
+// Follow tests) run as well.
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if racedetect.Enabled {
+		t.Skip("the simulated host's numbers: not for the race run")
+	}
 }

@@ -33,6 +33,7 @@ func TestConservation(t *testing.T) {
 // four CPUs of the timed 21164, sampled into the same small node. Every
 // sample lands in one batch or a drop counter, attributed to the process.
 func TestConservationThreads(t *testing.T) {
+	skipUnderRace(t)
 	data, err := os.ReadFile("../hwsim/testdata/pthreads")
 	if err != nil {
 		t.Fatal(err)

@@ -55,6 +55,7 @@ func meBooks(t *testing.T, pub *node.MemPublisher) (entries, unknown uint64, dro
 // that its register copies fill and it loses records. The counter
 // profile's own conservation is unchanged beside it.
 func TestProfileMeConservation(t *testing.T) {
+	skipUnderRace(t)
 	for _, tc := range []struct {
 		name     string
 		me       node.MeConfig

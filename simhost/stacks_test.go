@@ -22,7 +22,7 @@ func TestStackConservation(t *testing.T) {
 	// for a part of the run; the plain run takes it to the end.
 	limit := uint64(0)
 	if racedetect.Enabled {
-		limit = 30_000_000
+		limit = 10_000_000
 	}
 	names := []string{"ccdriver", "recurse", "interp", "sort"}
 	m := workloadMachine(t, 2, true, names...)

@@ -44,6 +44,7 @@ func windowProfile(bs []*wire.Batch) (profile map[string]uint64, stacks map[uint
 // profile, drops and stack samples, and each CPU's last batch the same
 // accounting. A drain lost or merged twice changes the sums.
 func TestPublishWindowSameProfile(t *testing.T) {
+	skipUnderRace(t)
 	names := []string{"ccdriver", "sort", "hashdb"}
 	run := func(window uint64) (*Host, []*wire.Batch) {
 		m := workloadMachine(t, 2, false, names...)
@@ -171,6 +172,7 @@ func TestPublishWindowAcrossCuts(t *testing.T) {
 // ProfileMe counts per (CPU, image, offset, PID), the same unknown and
 // drop totals, and every tagged instruction once.
 func TestPublishWindowProfileMe(t *testing.T) {
+	skipUnderRace(t)
 	names := []string{"ccdriver", "sort", "interp"}
 	run := func(window uint64) (*Host, *node.MemPublisher) {
 		m := workloadMachine(t, 2, true, names...)
