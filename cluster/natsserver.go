@@ -1,7 +1,10 @@
 package cluster
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
 
 	"dcpi/internal/datadir"
 	"dcpi/transport"
@@ -41,6 +44,24 @@ func StartNATSServer(c transport.ServerConfig, tel *Telemetry) (*NATSServer, err
 		tel.Ready.Add("nats server", srv.Ready)
 	}
 	return &NATSServer{Server: srv, release: release}, nil
+}
+
+// ServeNATS runs the NATS server role until ctx ends: it starts the
+// server as StartNATSServer does, logs where it serves and how to add a
+// host, prints its client URL alone on out (for scripts), and shuts it
+// down when ctx ends.
+func ServeNATS(ctx context.Context, c transport.ServerConfig, tel *Telemetry, out io.Writer, logf func(string, ...any)) error {
+	srv, err := StartNATSServer(c, tel)
+	if err != nil {
+		return err
+	}
+	logf("serving at %s, JetStream in %s, credentials in %s%s", srv.ClientURL(), c.Dir, srv.Store.Dir(), srv.TLSNote())
+	logf("to add a host: dcpi nats-server add-host NAME --dir %s (then give the host the file it prints)", c.Dir)
+	fmt.Fprintln(out, srv.ClientURL())
+	<-ctx.Done()
+	logf("shutting down")
+	srv.Shutdown()
+	return nil
 }
 
 // TLSNote says how clients reach the server, for its start line.

@@ -13,9 +13,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"dcpi/analysis/web"
 	"dcpi/config"
 	"dcpi/coordinator"
 	"dcpi/internal/datadir"
+	"dcpi/profiledb"
+	"dcpi/profiledb/webdb"
 	"dcpi/transport"
 	"dcpi/transport/auth"
 )
@@ -30,6 +33,9 @@ type ReplicaConfig struct {
 	// and readiness.
 	Telemetry *Telemetry
 	Logger    *slog.Logger
+	// HTTPAddr, if set, is where the replica also serves the web UI over
+	// the cluster's profiles (dcpi coordinator --http).
+	HTTPAddr string
 }
 
 // Replica is a running coordinator replica with its connection and, when
@@ -38,6 +44,7 @@ type Replica struct {
 	r       *coordinator.Replica
 	nc      *nats.Conn
 	srv     *auth.Server
+	web     *web.Served
 	release func()
 	lf      func(string, ...any)
 	stopped bool // Wait shut the replica down
@@ -116,6 +123,12 @@ func StartReplica(ctx context.Context, rc ReplicaConfig) (_ *Replica, err error)
 		mode = "plain TCP"
 	}
 	lf("replica %s serving, Raft at %s (%s), data in %s", c.ID, rp.r.Addr(), mode, c.DataDir)
+	if rc.HTTPAddr != "" {
+		if rp.web, err = web.Start(rc.HTTPAddr, webdb.New(profiledb.NewCluster(rp.nc, false), nil, nil), lf, web.Door{}); err != nil {
+			return nil, fmt.Errorf("--http: %w", err)
+		}
+		lf("web UI at %s", rp.web.URL)
+	}
 	return rp, nil
 }
 
@@ -157,6 +170,15 @@ func (rp *Replica) embedNATS(rc ReplicaConfig) ([]string, error) {
 	return []string{srv.ClientURL()}, nil
 }
 
+// WebURL is the web UI's address (ReplicaConfig.HTTPAddr), "" when it
+// serves none.
+func (rp *Replica) WebURL() string {
+	if rp.web == nil {
+		return ""
+	}
+	return rp.web.URL
+}
+
 // Conn is the replica's connection, with the coordinator role's
 // credentials.
 func (rp *Replica) Conn() *nats.Conn { return rp.nc }
@@ -178,8 +200,12 @@ func (rp *Replica) Wait(ctx context.Context) error {
 }
 
 // Close releases what StartReplica took: the replica (unless Wait has
-// shut it down), the connection, an embedded server, the directory's lock.
+// shut it down), the web UI, the connection, an embedded server, the
+// directory's lock.
 func (rp *Replica) Close() {
+	if rp.web != nil {
+		rp.web.Close()
+	}
 	if rp.r != nil && !rp.stopped {
 		rp.r.Shutdown()
 	}

@@ -3,9 +3,14 @@ package cluster_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"dcpi/cluster"
 	"dcpi/config"
@@ -55,5 +60,53 @@ func TestStartReplicaRaftRefusals(t *testing.T) {
 				t.Errorf("the refused replica made %s: %v", data, err)
 			}
 		})
+	}
+}
+
+// TestReplicaServesTheWebUI: with HTTPAddr a replica serves the web UI
+// over the cluster's profiles (dcpi coordinator --http), whose epochs page
+// lists the replica's first epoch, and Close stops it.
+func TestReplicaServesTheWebUI(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raftAddr := l.Addr().String()
+	l.Close()
+	t.Setenv("DCPI_AUTH_REGISTRY", filepath.Join(t.TempDir(), "registry"))
+	cfg := config.Defaults()
+	cfg.Coordinator = config.Coordinator{ID: "c1", RaftAddr: raftAddr, DataDir: filepath.Join(t.TempDir(), "c1"), Peers: []string{"c1=" + raftAddr}}
+	cfg.NATS.EmbedPort = 0 // chosen by the OS
+	tel, err := cluster.StartTelemetry("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := cluster.StartReplica(t.Context(), cluster.ReplicaConfig{Config: cfg, EmbedNATS: true, Telemetry: tel, HTTPAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := r.WebURL()
+	if url == "" {
+		r.Close()
+		t.Fatal("no web UI URL")
+	}
+	var body []byte
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get(url + "/api/v1/epochs")
+		if err == nil {
+			body, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && strings.Contains(string(body), `"number": 1,`) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			r.Close()
+			t.Fatalf("GET /api/v1/epochs: %v %s", err, body)
+		}
+	}
+	r.Close()
+	if _, err := http.Get(url + "/"); err == nil {
+		t.Errorf("the web UI still answers after Close")
 	}
 }

@@ -81,7 +81,7 @@ func TestCCTMetrics(t *testing.T) {
 	if !slices.Equal(res.Manifest.CCTMetrics, names) {
 		t.Fatalf("manifest CCT metrics %v, want %v", res.Manifest.CCTMetrics, names)
 	}
-	wantOut, _, truth, _, _ := simRun(t, "ptrchase", orig, args)
+	wantOut, _, truth, _, _ := simRunTimed(t, "ptrchase", orig, args)
 	out, p, dump := runForMetrics(t, "ptrchase", res.ELF, args)
 	if !bytes.Equal(out, wantOut) {
 		t.Fatalf("output %q, want the original's %q", out, wantOut)

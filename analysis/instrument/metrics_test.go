@@ -99,7 +99,7 @@ func TestPathMetrics(t *testing.T) {
 	if got := res.Manifest.Metrics; len(got) != 3 || got[0] != "cycles" || got[1] != "dmiss" || got[2] != "imiss" {
 		t.Fatalf("manifest metrics %v", got)
 	}
-	wantOut, _, truth, _, _ := simRun(t, "ptrchase", orig, args)
+	wantOut, _, truth, _, _ := simRunTimed(t, "ptrchase", orig, args)
 	out, p, dump := runForMetrics(t, "ptrchase", res.ELF, args)
 	if !bytes.Equal(out, wantOut) {
 		t.Fatalf("output %q, want the original's %q", out, wantOut)

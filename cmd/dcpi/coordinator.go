@@ -11,13 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dcpi/analysis/web"
 	"dcpi/cluster"
 	"dcpi/config"
 	"dcpi/coordinator"
 	"dcpi/internal/slogf"
-	"dcpi/profiledb"
-	"dcpi/profiledb/webdb"
 	"dcpi/transport/auth"
 )
 
@@ -100,23 +97,14 @@ the leader makes the others elect a new one.`,
 
 func runCoordinator(ctx context.Context, cfg config.Config, embed bool, tel *cluster.Telemetry, httpAddr string) error {
 	log := slogf.Role("coordinator " + cfg.Coordinator.ID)
-	logf := slogf.Printf(log)
 	if u := tel.URL(); u != "" {
-		logf("metrics at %s/metrics, readiness at %s/readyz", u, u)
+		slogf.Printf(log)("metrics at %s/metrics, readiness at %s/readyz", u, u)
 	}
-	r, err := cluster.StartReplica(ctx, cluster.ReplicaConfig{Config: cfg, EmbedNATS: embed, Telemetry: tel, Logger: log})
+	r, err := cluster.StartReplica(ctx, cluster.ReplicaConfig{Config: cfg, EmbedNATS: embed, Telemetry: tel, Logger: log, HTTPAddr: httpAddr})
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	if httpAddr != "" {
-		srv, err := web.Start(httpAddr, webdb.New(profiledb.NewCluster(r.Conn(), false), nil, nil), logf, web.Door{})
-		if err != nil {
-			return fmt.Errorf("--http: %w", err)
-		}
-		defer srv.Close()
-		logf("web UI at %s", srv.URL)
-	}
 	return r.Wait(ctx)
 }
 

@@ -52,18 +52,8 @@ port).`,
 				return err
 			}
 			defer tel.Close()
-			srv, err := cluster.StartNATSServer(transport.ServerConfig{Dir: dir, Host: host, Port: port, Name: "dcpi-nats", Logger: log,
-				SyncAlways: syncAlways, SyncInterval: syncInterval}, tel)
-			if err != nil {
-				return err
-			}
-			logf("serving at %s, JetStream in %s, credentials in %s%s", srv.ClientURL(), dir, srv.Store.Dir(), srv.TLSNote())
-			logf("to add a host: dcpi nats-server add-host NAME --dir %s (then give the host the file it prints)", dir)
-			fmt.Fprintln(cmd.OutOrStdout(), srv.ClientURL())
-			<-ctx.Done()
-			logf("shutting down")
-			srv.Shutdown()
-			return nil
+			return cluster.ServeNATS(ctx, transport.ServerConfig{Dir: dir, Host: host, Port: port, Name: "dcpi-nats", Logger: log,
+				SyncAlways: syncAlways, SyncInterval: syncInterval}, tel, cmd.OutOrStdout(), logf)
 		},
 	}
 	f := cmd.Flags()
@@ -93,22 +83,8 @@ again, restart the agent with the new key, then revoke-host NAME --key OLD.`,
 		Example: `  dcpi nats-server add-host alpha1 --dir /var/dcpi/nats
   dcpi nats-server add-host alpha7 --dir /var/lib/dcpi/nats --url tls://nats.example:4222 --label rack=r1`,
 	}, auth.OpenExisting, func(w io.Writer, st *auth.Store, host string) error {
-		if req.URLs != nil {
-			req.Host = host
-			return issueBundle(w, st, req, out)
-		}
-		k, err := st.AddHost(host)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "host %s: key %s\n%s\n", k.Host, k.PublicKey, k.File)
-		if err := st.WaitLoaded(k.PublicKey, 3*time.Second); err != nil {
-			fmt.Fprintf(w, "not loaded yet: %v\n", err)
-		}
-		if st.HasCA() {
-			fmt.Fprintf(w, "the host verifies the server with %s (nats.ca)\n", st.CAFile())
-		}
-		return nil
+		req.Host = host
+		return enroll.AddHost(w, st, req, out, time.Now())
 	})
 	f := cmd.Flags()
 	f.StringSliceVar(&req.URLs, "url", nil, "write an enrollment bundle for these NATS URL(s) (tls://HOST:PORT beyond loopback)")
@@ -116,19 +92,6 @@ again, restart the agent with the new key, then revoke-host NAME --key OLD.`,
 	f.DurationVar(&req.Valid, "valid", enroll.DefaultValid, "how long the bundle may be installed (the key lasts until revoked)")
 	f.StringVarP(&out, "output", "o", "", "the bundle's file (default NAME.dcpi-bundle; never replaced)")
 	return cmd
-}
-
-// issueBundle issues req's host a key and writes its bundle to out.
-func issueBundle(w io.Writer, st *auth.Store, req enroll.Request, out string) error {
-	if out == "" {
-		out = req.Host + ".dcpi-bundle"
-	}
-	b, err := enroll.IssueFile(st, req, out, time.Now())
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "host %s: key %s, bundle %s, to install before %s\n", b.Host, b.Key, out, b.Expires.Format(time.RFC3339))
-	return st.WaitLoaded(b.Key, 3*time.Second)
 }
 
 func newRevokeHostCommand() *cobra.Command {
