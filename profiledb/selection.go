@@ -13,6 +13,8 @@ import (
 	"dcpi/profiledb/timerange"
 	"dcpi/storage"
 	"dcpi/wire"
+
+	"github.com/spf13/pflag"
 )
 
 // Selection is what the tools' shared filters select.
@@ -48,6 +50,20 @@ type Filters struct {
 	// the label=value pairs of --label: all must match.
 	Select []string
 	Labels map[string]string
+}
+
+// Register adds the filters' flags to f, with their help; eventUsage
+// describes --event for the tool.
+func (qf *Filters) Register(f *pflag.FlagSet, eventUsage string) {
+	f.StringSliceVar(&qf.Epochs, "epoch", nil, "only epoch `N` (repeatable)")
+	f.StringArrayVar(&qf.Ranges, "epochs", nil, "only epochs `A-B`, inclusive (repeatable)")
+	qf.Time.Register(f)
+	f.StringArrayVar(&qf.Hosts, "host", nil, "only host `H` (repeatable)")
+	f.StringArrayVar(&qf.Images, "image", nil, "only the image at `PATH`, with that file name, or with that content key (repeatable)")
+	f.UintSliceVar(&qf.PIDs, "pid", nil, "only process `P`, for images kept per process (repeatable)")
+	f.StringArrayVar(&qf.Events, "event", nil, eventUsage)
+	f.StringArrayVar(&qf.Select, "select", nil, "only hosts whose labels match `SELECTOR`: service=db,version=~\"1\\..*\" (=, !=, =~, !~; repeatable; all must match)")
+	f.StringToStringVar(&qf.Labels, "label", nil, "only hosts registered with label `key=value` (repeatable; all must match)")
 }
 
 // MaxEpochRange bounds --epochs A-B: the range becomes a list in the

@@ -31,6 +31,16 @@ import (
 // Sender sends one upload and says what became of it.
 type Sender func(*wire.PathUpload) (status string, err error)
 
+// OpenLocal opens (creating if needed) the local profile database at dir
+// and returns its LocalSender and the database's close.
+func OpenLocal(dir string) (Sender, func(), error) {
+	db, err := storage.Open(dir, storage.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return LocalSender(db), func() { db.Close() }, nil
+}
+
 // LocalSender applies uploads to a local profile database, by the same
 // rule as the coordinator's.
 func LocalSender(db *storage.DB) Sender {

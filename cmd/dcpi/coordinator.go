@@ -134,27 +134,34 @@ func membershipCommand(meta cobra.Command, nargs int) *cobra.Command {
 		Example: meta.Example,
 		Args:    cobra.ExactArgs(nargs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			use := cmd.Name()
-			nc, err := connectTool(cmd, natsURLs, auth.Coordinator, "dcpi-membership")
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			c := coordinator.NewClient(nc)
-			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
-			defer cancel()
-			if nargs == 2 {
-				err = c.AddVoter(ctx, args[0], args[1])
-			} else {
-				err = c.RemoveServer(ctx, args[0])
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", use, err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s %v: committed\n", use, args)
-			return nil
+			return withCoordinator(cmd, natsURLs, "dcpi-membership", func(ctx context.Context, c *coordinator.Client) (err error) {
+				if nargs == 2 {
+					err = c.AddVoter(ctx, args[0], args[1])
+				} else {
+					err = c.RemoveServer(ctx, args[0])
+				}
+				if err != nil {
+					return fmt.Errorf("%s: %w", cmd.Name(), err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %v: committed\n", cmd.Name(), args)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringSliceVar(&natsURLs, "nats", []string{"nats://127.0.0.1:4222"}, "NATS server(s) of the cluster")
 	return cmd
+}
+
+// withCoordinator runs op with a client of the coordinator, connected
+// through natsURLs with the coordinator role's credentials, under a 30 s
+// deadline: an administrative command's one request.
+func withCoordinator(cmd *cobra.Command, natsURLs []string, name string, op func(context.Context, *coordinator.Client) error) error {
+	nc, err := connectTool(cmd, natsURLs, auth.Coordinator, name)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+	defer cancel()
+	return op(ctx, coordinator.NewClient(nc))
 }

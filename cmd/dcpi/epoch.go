@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"dcpi/coordinator"
-	"dcpi/transport/auth"
 )
 
 func newEpochCommand() *cobra.Command {
@@ -29,13 +27,6 @@ batches are stored; "dcpi coordinator --epoch-every 1h" also cuts hourly.`,
   dcpi prof --nats nats://127.0.0.1:4222 --epoch 1`,
 	}
 	cmd.PersistentFlags().StringSliceVar(&natsURLs, "nats", []string{"nats://127.0.0.1:4222"}, "NATS server(s) of the cluster")
-	client := func(cmd *cobra.Command) (*coordinator.Client, func(), error) {
-		nc, err := connectTool(cmd, natsURLs, auth.Coordinator, "dcpi-epoch")
-		if err != nil {
-			return nil, nil, err
-		}
-		return coordinator.NewClient(nc), nc.Close, nil
-	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "cut",
 		Short: "Close the current epoch and open the next",
@@ -47,19 +38,14 @@ sealed, and the tools' --epoch N selects it.`,
   dcpi epoch cut --nats nats://10.0.0.5:4222`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, closeFn, err := client(cmd)
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
-			defer cancel()
-			next, err := c.CutEpoch(ctx)
-			if err != nil {
-				return fmt.Errorf("epoch cut: %w", err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "epoch %d closing, epoch %d open\n", next-1, next)
-			return nil
+			return withCoordinator(cmd, natsURLs, "dcpi-epoch", func(ctx context.Context, c *coordinator.Client) error {
+				next, err := c.CutEpoch(ctx)
+				if err != nil {
+					return fmt.Errorf("epoch cut: %w", err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "epoch %d closing, epoch %d open\n", next-1, next)
+				return nil
+			})
 		},
 	})
 	cmd.AddCommand(newEpochListCommand())

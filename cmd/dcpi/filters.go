@@ -8,7 +8,6 @@ import (
 
 	"dcpi/analysis/symbolize"
 	"dcpi/profiledb"
-	"dcpi/profiledb/timerange"
 	"dcpi/storage"
 	"dcpi/transport/auth"
 )
@@ -18,19 +17,10 @@ import (
 // selects (--epoch, --epochs, --since, --from, --to, --host, --select,
 // --label, --event, --image, --pid), and --json.
 type queryFlags struct {
-	dbDir  string
-	epochs []string
-	ranges []string
-	when   timerange.Flags
-	hosts  []string
-	images []string
-	pids   []uint
-	events []string
-	json   bool
-
+	filters      profiledb.Filters
+	dbDir        string
+	json         bool
 	nats         []string
-	sel          []string
-	labels       map[string]string
 	linearizable bool
 }
 
@@ -38,26 +28,15 @@ type queryFlags struct {
 // the tool.
 func (qf *queryFlags) register(f *pflag.FlagSet, eventUsage string) {
 	f.StringVar(&qf.dbDir, "db", "dcpi-db", "directory of a local profile database (opened read-only)")
-	f.StringSliceVar(&qf.epochs, "epoch", nil, "only epoch `N` (repeatable)")
-	f.StringArrayVar(&qf.ranges, "epochs", nil, "only epochs `A-B`, inclusive (repeatable)")
-	qf.when.Register(f)
-	f.StringArrayVar(&qf.hosts, "host", nil, "only host `H` (repeatable)")
-	f.StringArrayVar(&qf.images, "image", nil, "only the image at `PATH`, with that file name, or with that content key (repeatable)")
-	f.UintSliceVar(&qf.pids, "pid", nil, "only process `P`, for images kept per process (repeatable)")
-	f.StringArrayVar(&qf.events, "event", nil, eventUsage)
+	qf.filters.Register(f, eventUsage)
 	f.BoolVar(&qf.json, "json", false, "print JSON for machines")
 	f.StringSliceVar(&qf.nats, "nats", nil, "query the cluster through this NATS server instead of a local --db")
-	f.StringArrayVar(&qf.sel, "select", nil, "only hosts whose labels match `SELECTOR`: service=db,version=~\"1\\..*\" (=, !=, =~, !~; repeatable; all must match)")
-	f.StringToStringVar(&qf.labels, "label", nil, "only hosts registered with label `key=value` (repeatable; all must match)")
 	f.BoolVar(&qf.linearizable, "linearizable", false, "read from the Raft leader after it has applied every commit (cluster only)")
 }
 
 // selection turns the flags into a selection, with a clear error for each
 // bad one. Labels are applied later, by open (they need the node registry).
-func (qf *queryFlags) selection() (profiledb.Selection, error) {
-	return profiledb.Filters{Epochs: qf.epochs, Ranges: qf.ranges, Time: qf.when, Hosts: qf.hosts, Images: qf.images, PIDs: qf.pids, Events: qf.events,
-		Select: qf.sel, Labels: qf.labels}.Selection()
-}
+func (qf *queryFlags) selection() (profiledb.Selection, error) { return qf.filters.Selection() }
 
 // openedSource is a profile database opened for a tool, with a symbol
 // cache over it.

@@ -10,7 +10,6 @@ import (
 	"dcpi/analysis/pathupload"
 	"dcpi/cluster"
 	"dcpi/profiledb"
-	"dcpi/storage"
 	"dcpi/transport/auth"
 	"dcpi/wire"
 )
@@ -74,11 +73,7 @@ directly (created if needed), by the same rule as the coordinator's.`,
 // stream, or apply it to a local database.
 func ppUploadTarget(cmd *cobra.Command, natsURLs []string, dbDir string) (pathupload.Sender, func(), error) {
 	if dbDir != "" {
-		db, err := storage.Open(dbDir, storage.Options{})
-		if err != nil {
-			return nil, nil, err
-		}
-		return pathupload.LocalSender(db), func() { db.Close() }, nil
+		return pathupload.OpenLocal(dbDir)
 	}
 	nc, err := connectTool(cmd, natsURLs, auth.Coordinator, "dcpi-pp-upload")
 	if err != nil {

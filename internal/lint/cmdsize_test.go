@@ -17,7 +17,7 @@ import (
 // function over 80 lines, help text aside. A new command's logic belongs
 // in a package; what a command adds here, moving code out pays for.
 const (
-	maxCommandLines    = 4090 // non-test Go lines in cmd/dcpi; the goal is 4,000 (29 November: enrollment, --version, --linux and --proc-label went 87 over; move logic out to come back)
+	maxCommandLines    = 4000 // non-test Go lines in cmd/dcpi
 	maxCommandFuncBody = 80   // lines of one function there, help text aside
 )
 
