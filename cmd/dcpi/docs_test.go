@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -48,7 +49,7 @@ func docsFiles(root string) ([]string, error) {
 // quickSeconds caps the simulated seconds of a documented command run by
 // the check; runSeconds is a demo's whose data later commands read.
 const (
-	quickSeconds = 0.02
+	quickSeconds = 0.01
 	runSeconds   = 0.1
 )
 
@@ -403,72 +404,79 @@ func TestDocsCommands(t *testing.T) {
 	}
 	path := bin + string(os.PathListSeparator) + os.Getenv("PATH")
 	start := time.Now()
-	var ran, parsed int
-	for _, f := range files {
-		text, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rel, _ := filepath.Rel(repo, f)
-		cmds := extractCommands(rel, string(text))
-		if len(cmds) == 0 {
-			continue
-		}
-		dir := docsWorkDir(t, repo)
-		for n, c := range cmds {
-			if err := checkParse(c); err != nil {
-				if errors.Is(err, errUnknownCommand) {
-					t.Errorf("%v\n\tthis dcpi has no such command (%v): a command documented before it exists, or one removed", c, err)
-				} else {
-					t.Errorf("%v\n\t%v", c, err)
-				}
+	var ran, parsed atomic.Int64
+	// Each file's commands run in order in its own directory; the files
+	// run two at a time.
+	t.Run("files", func(t *testing.T) {
+		for _, f := range files {
+			text, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel, _ := filepath.Rel(repo, f)
+			cmds := extractCommands(rel, string(text))
+			if len(cmds) == 0 {
 				continue
 			}
-			if c.mode != docRun {
-				parsed++
-				continue
-			}
-			line, err := forRun(c.text, dir, func(path string) bool {
-				for _, later := range cmds[n+1:] {
-					if later.mode == docRun && strings.Contains(later.text, path) {
-						return true
+			t.Run(rel, func(t *testing.T) {
+				t.Parallel()
+				dir := docsWorkDir(t, repo)
+				for n, c := range cmds {
+					if err := checkParse(c); err != nil {
+						if errors.Is(err, errUnknownCommand) {
+							t.Errorf("%v\n\tthis dcpi has no such command (%v): a command documented before it exists, or one removed", c, err)
+						} else {
+							t.Errorf("%v\n\t%v", c, err)
+						}
+						continue
+					}
+					if c.mode != docRun {
+						parsed.Add(1)
+						continue
+					}
+					line, err := forRun(c.text, dir, func(path string) bool {
+						for _, later := range cmds[n+1:] {
+							if later.mode == docRun && strings.Contains(later.text, path) {
+								return true
+							}
+						}
+						return false
+					})
+					if err != nil {
+						t.Errorf("%v\n\t%v", c, err)
+						continue
+					}
+					t0 := time.Now()
+					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+					sh := exec.CommandContext(ctx, "sh", "-c", line)
+					// On timeout, kill the shell's process group, dcpi with it, and
+					// stop waiting for output it may have left a child holding.
+					sh.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+					sh.Cancel = func() error { return syscall.Kill(-sh.Process.Pid, syscall.SIGKILL) }
+					sh.WaitDelay = 5 * time.Second
+					sh.Dir = dir
+					sh.Env = append(os.Environ(), "PATH="+path)
+					var out bytes.Buffer
+					sh.Stdout, sh.Stderr = &out, &out
+					err = sh.Run()
+					cancel()
+					ran.Add(1)
+					t.Logf("%v (%.1f s)", c, time.Since(t0).Seconds())
+					// A pipe's status is its last command's (| head): an error
+					// dcpi printed counts as well.
+					if err == nil && (strings.HasPrefix(out.String(), "dcpi: ") || strings.Contains(out.String(), "\ndcpi: ")) {
+						err = errors.New("dcpi printed an error")
+					}
+					if err != nil {
+						t.Errorf("%v\n\tran as: %s\n\t%v; output ends:\n%s", c, line, err, tail(out.String(), 15))
 					}
 				}
-				return false
 			})
-			if err != nil {
-				t.Errorf("%v\n\t%v", c, err)
-				continue
-			}
-			t0 := time.Now()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			sh := exec.CommandContext(ctx, "sh", "-c", line)
-			// On timeout, kill the shell's process group, dcpi with it, and
-			// stop waiting for output it may have left a child holding.
-			sh.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			sh.Cancel = func() error { return syscall.Kill(-sh.Process.Pid, syscall.SIGKILL) }
-			sh.WaitDelay = 5 * time.Second
-			sh.Dir = dir
-			sh.Env = append(os.Environ(), "PATH="+path)
-			var out bytes.Buffer
-			sh.Stdout, sh.Stderr = &out, &out
-			err = sh.Run()
-			cancel()
-			ran++
-			t.Logf("%v (%.1f s)", c, time.Since(t0).Seconds())
-			// A pipe's status is its last command's (| head): an error
-			// dcpi printed counts as well.
-			if err == nil && (strings.HasPrefix(out.String(), "dcpi: ") || strings.Contains(out.String(), "\ndcpi: ")) {
-				err = errors.New("dcpi printed an error")
-			}
-			if err != nil {
-				t.Errorf("%v\n\tran as: %s\n\t%v; output ends:\n%s", c, line, err, tail(out.String(), 15))
-			}
 		}
-	}
-	t.Logf("%d documented commands run, %d parsed, in %.1f s", ran, parsed, time.Since(start).Seconds())
-	if ran < 10 || parsed < 10 {
-		t.Errorf("ran %d, parsed %d: the extraction found fewer commands than the documents hold", ran, parsed)
+	})
+	t.Logf("%d documented commands run, %d parsed, in %.1f s", ran.Load(), parsed.Load(), time.Since(start).Seconds())
+	if ran.Load() < 10 || parsed.Load() < 10 {
+		t.Errorf("ran %d, parsed %d: the extraction found fewer commands than the documents hold", ran.Load(), parsed.Load())
 	}
 }
 
