@@ -44,12 +44,21 @@ func (s *stepper) CounterInterrupt(smp hwsim.Sample) uint64 {
 func TestInterruptedStepIsTheProgramsOwnExecution(t *testing.T) {
 	prof := hwsim.ProfileConfig{Counters: []hwsim.CounterSpec{
 		{Events: []alpha.Event{alpha.EvCycles}, PeriodMin: 2000, PeriodMax: 3000}}, InterruptCycles: 214}
-	for _, name := range []string{"ptrchase", "sort"} {
+	// Inputs a quarter of the defaults: every loop still runs, stepped
+	// after thousands of interrupts.
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{{"ptrchase", []string{"16384", "15000"}}, {"sort", []string{"6000"}}} {
+		name := tc.name
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			run := func(h hwsim.CounterHandler) (*hwsim.Machine, int) {
 				m := profiledMachine(t, 1, prof, h, true)
-				p := spawnDefault(t, m, name)
+				p, err := m.Spawn("/bin/"+name, append([]string{"/bin/" + name}, tc.args...), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
 				m.Run(0)
 				return m, p.ExitStatus()
 			}
