@@ -24,6 +24,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -41,7 +42,8 @@ import (
 // Config is one Linux host of a cluster.
 type Config struct {
 	// Config is the process's configuration: nats (the cluster and the
-	// host's credentials), sim.hostname (the host's name) and node (its
+	// host's credentials), sim.hostname (the host's name; left at the
+	// simulated default alpha0, this machine's name) and node (its
 	// labels, stacks, per-process images, process labels, publish
 	// window, heartbeat, buffers). node.seconds and node.flush_every are
 	// wall-clock seconds here.
@@ -52,6 +54,9 @@ type Config struct {
 	Freq  uint64
 	// Labels, when set, replace the configuration's node.labels.
 	Labels map[string]string
+	// Programs are programs the command line named: a Linux host runs
+	// none (it profiles whatever runs), so any is an error.
+	Programs []string
 	// RingPages and Poll are the host's rings and how often they are
 	// read (linuxhost.Config; 0: its defaults).
 	RingPages int
@@ -63,6 +68,18 @@ type Config struct {
 	Logger    *slog.Logger
 	// Out receives the role's report.
 	Out io.Writer
+}
+
+// withHostName is c with the host named after this machine (its dots
+// as dashes, as dcpi profile --linux names it) when the configuration
+// left sim.hostname at the simulated host's default.
+func (c Config) withHostName() Config {
+	if c.Config.Sim.Hostname == config.Defaults().Sim.Hostname {
+		if name, err := os.Hostname(); err == nil && name != "" {
+			c.Config.Sim.Hostname = strings.ReplaceAll(name, ".", "-")
+		}
+	}
+	return c
 }
 
 // defaultFreq is the rate when Config.Freq is 0 (linuxhost's default).
@@ -84,6 +101,10 @@ func (c Config) maxUpload() int64 {
 func (c Config) check() error {
 	n := c.Config.Node
 	switch {
+	case len(c.Programs) > 0:
+		return fmt.Errorf("--linux profiles every process on this machine and runs none: start %s yourself (dcpi profile --linux -- %s profiles one command into a local database)", c.Programs[0], strings.Join(c.Programs, " "))
+	case len(c.Config.NATS.URLs) == 0:
+		return errors.New("--linux joins a cluster: give --nats URL (or nats.urls, or an enrollment; docs/linux.md); dcpi profile --linux profiles one command into a local database")
 	case n.ProfileMe || n.MePaired:
 		return errors.New("--linux: ProfileMe (node.profileme, node.me_paired) is simulated Alpha hardware; a Linux host samples with perf_event_open only")
 	case n.Values != "":
@@ -171,6 +192,61 @@ func (c Config) nodeConfig(epoch uint64, rp simhost.ResumePoint) node.Config {
 		ncfg.Driver.Stacks = node.DefaultStackConfig()
 	}
 	return ncfg
+}
+
+// requestRoom is what a proposal to the coordinator keeps of NATS's
+// payload limit for itself (coordinator.Client.Propose's 64 KiB, and the
+// command's counts and a part's framing), so an image record of at most
+// maxPayload - requestRoom bytes can be proposed.
+const requestRoom = 64<<10 + 1<<10
+
+// recordLimit is the largest image record a proposal carries over a NATS
+// server of maxPayload bytes a message.
+func recordLimit(maxPayload int64) int { return int(maxPayload) - requestRoom }
+
+// kernelRecord is the kernel's image record as the node publishes it.
+func kernelRecord(k *linuxhost.Kernel) (*wire.ImageRecord, error) {
+	key, err := wire.ParseImageKey(k.ID)
+	if err != nil {
+		return nil, err
+	}
+	f := k.Facts()
+	return &wire.ImageRecord{Version: wire.StackVersion, Key: key, Path: linuxhost.KernelPath, Base: *f.LinkBase,
+		TextStart: f.TextStart, TextEnd: f.TextEnd, Symbols: f.Symbols}, nil
+}
+
+// checkKernelFits refuses a cluster whose NATS messages cannot carry
+// the kernel's image record (every sample in the kernel names it, and
+// the aggregator proposes it with them): its samples could never be
+// stored.
+func checkKernelFits(k *linuxhost.Kernel, maxPayload int64) error {
+	r, err := kernelRecord(k)
+	if err != nil {
+		return err
+	}
+	b, err := r.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	if len(b) > recordLimit(maxPayload) {
+		return fmt.Errorf("the kernel's image record (%d symbols from /proc/kallsyms) encodes to %d bytes, more than a proposal over this NATS server can carry (max_payload %d bytes, of which %d for the record): its samples could never be stored; raise the server's max_payload to %d (dcpi nats-server's default)",
+			len(r.Symbols), len(b), maxPayload, recordLimit(maxPayload), transport.DefaultMaxPayload)
+	}
+	return nil
+}
+
+// fitRecord is r as a proposal over a NATS server of maxPayload bytes a
+// message can carry it: r, or when its encoding is larger, a copy
+// without its symbols (its samples are then stored under the image, as
+// unknown_rtn, rather than never). stripped says which.
+func fitRecord(r *wire.ImageRecord, maxPayload int64) (_ *wire.ImageRecord, stripped bool, _ error) {
+	b, err := r.MarshalBinary()
+	if err != nil || len(b) <= recordLimit(maxPayload) {
+		return r, false, err
+	}
+	c := *r
+	c.Symbols = nil
+	return &c, true, nil
 }
 
 // Report is what a Linux host did in its run: what the kernel's rings

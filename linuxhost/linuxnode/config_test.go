@@ -1,7 +1,9 @@
 package linuxnode
 
 import (
+	"fmt"
 	"maps"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -10,12 +12,14 @@ import (
 	"dcpi/linuxhost"
 	"dcpi/profiledb"
 	"dcpi/simhost"
+	"dcpi/transport"
 	"dcpi/wire"
 )
 
 func testConfig() Config {
 	cfg := config.Defaults()
 	cfg.Sim.Hostname = "linux0"
+	cfg.NATS.URLs = []string{"nats://127.0.0.1:4222"}
 	cfg.Node.Labels = map[string]string{"rack": "r1"}
 	return Config{Config: cfg}
 }
@@ -35,6 +39,8 @@ func TestConfigRefuses(t *testing.T) {
 		{"label", func(c *Config) { c.Labels = map[string]string{"dcpi.machine": "x"} }, "--label"},
 		{"seconds", func(c *Config) { c.Config.Node.Seconds = -1 }, "node.seconds"},
 		{"per-process", func(c *Config) { c.Config.Node.PerProcess = []string{""} }, ""},
+		{"programs", func(c *Config) { c.Programs = []string{"./my", "1"} }, "start ./my yourself"},
+		{"nats", func(c *Config) { c.Config.NATS.URLs = nil }, "--nats URL"},
 	} {
 		c := testConfig()
 		tc.set(&c)
@@ -104,6 +110,21 @@ func TestNodeConfig(t *testing.T) {
 	}
 }
 
+// TestHostName: left at the simulated default, the host is named after
+// this machine; a name given is kept.
+func TestHostName(t *testing.T) {
+	c := testConfig()
+	if got := c.withHostName().Config.Sim.Hostname; got != "linux0" {
+		t.Errorf("a given name became %q", got)
+	}
+	c.Config.Sim.Hostname = config.Defaults().Sim.Hostname
+	want, _ := os.Hostname()
+	want = strings.ReplaceAll(want, ".", "-")
+	if got := c.withHostName().Config.Sim.Hostname; got != want {
+		t.Errorf("the default name became %q, want %q", got, want)
+	}
+}
+
 // TestWantsUpload: files on the machine are uploaded; the kernel and
 // pseudo-paths are not.
 func TestWantsUpload(t *testing.T) {
@@ -125,5 +146,40 @@ func TestReportLine(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("report %q does not say %q", s, want)
 		}
+	}
+}
+
+// bigKernel is a kernel image of n symbols.
+func bigKernel(n int) *linuxhost.Kernel {
+	k := &linuxhost.Kernel{Base: linuxhost.KernelBase, Size: uint64(n) * 16, ID: "sha256:" + strings.Repeat("ab", 32)}
+	for i := range n {
+		k.Symbols = append(k.Symbols, wire.Symbol{Name: fmt.Sprintf("kernel_function_%06d", i), Addr: k.Base + uint64(i)*16, Size: 16})
+	}
+	return k
+}
+
+// TestRecordsFitAProposal: a kernel whose image record a proposal over
+// the cluster's NATS cannot carry is refused, saying what to raise; any
+// other image's record too large loses its symbols rather than stall the
+// host's streams.
+func TestRecordsFitAProposal(t *testing.T) {
+	k := bigKernel(100_000) // about 3 MB encoded, as a real kernel's
+	if err := checkKernelFits(k, transport.DefaultMaxPayload); err != nil {
+		t.Errorf("8 MiB: %v", err)
+	}
+	err := checkKernelFits(k, 1<<20)
+	if err == nil || !strings.Contains(err.Error(), "raise the server's max_payload to 8388608") {
+		t.Errorf("1 MiB: %v", err)
+	}
+	r, err := kernelRecord(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit, stripped, err := fitRecord(r, 1<<20)
+	if err != nil || !stripped || len(fit.Symbols) != 0 || fit.Key != r.Key || fit.Base != r.Base || len(r.Symbols) != 100_000 {
+		t.Errorf("1 MiB: stripped %v, %d symbols (the original's %d), %v", stripped, len(fit.Symbols), len(r.Symbols), err)
+	}
+	if fit, stripped, err := fitRecord(r, transport.DefaultMaxPayload); err != nil || stripped || fit != r {
+		t.Errorf("8 MiB: stripped %v, %v", stripped, err)
 	}
 }

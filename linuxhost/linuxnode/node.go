@@ -37,6 +37,7 @@ func Run(ctx context.Context, c Config) error {
 // run is Run, returning the report (its Host empty when the host never
 // started).
 func run(ctx context.Context, c Config) (Report, error) {
+	c = c.withHostName()
 	if err := c.check(); err != nil {
 		return Report{}, err
 	}
@@ -119,6 +120,9 @@ func Start(ctx, startCtx context.Context, nc *nats.Conn, h *linuxhost.Host, c Co
 	}
 	name, nn := c.Config.Sim.Hostname, c.Config.Node
 	lf := logf(c.Logger)
+	if err := checkKernelFits(h.Kernel(), nc.MaxPayload()); err != nil {
+		return nil, fmt.Errorf("host %s: %w", name, err)
+	}
 	coord := coordinator.NewClient(nc)
 	status, err := coord.Heartbeat(startCtx, name)
 	if err != nil {
@@ -138,7 +142,7 @@ func Start(ctx, startCtx context.Context, nc *nats.Conn, h *linuxhost.Host, c Co
 	if max := c.maxUpload(); max > 0 {
 		n.up = newUploader(nc, max, lf)
 	}
-	n.node, err = node.New(h, c.nodeConfig(status.Epoch, rp), publisher{pub, n.procs, n.up}, h.Images())
+	n.node, err = node.New(h, c.nodeConfig(status.Epoch, rp), publisher{pub: pub, procs: n.procs, up: n.up, maxPayload: nc.MaxPayload(), lf: lf}, h.Images())
 	if err != nil {
 		cancel()
 		pub.Close(startCtx)
@@ -249,13 +253,16 @@ func (n *Node) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{n.node.Collector(), n.pub.Collector()}
 }
 
-// publisher is the node's: batches and image records to JetStream,
+// publisher is the node's: batches and image records to JetStream (a
+// record too large for a proposal without its symbols: fitRecord),
 // process records to the coordinator, and each image's file queued for
 // upload.
 type publisher struct {
-	pub   *transport.Publisher
-	procs *cluster.ProcessSender
-	up    *uploader
+	pub        *transport.Publisher
+	procs      *cluster.ProcessSender
+	up         *uploader
+	maxPayload int64
+	lf         func(string, ...any)
 }
 
 func (p publisher) PublishBatch(b *wire.Batch) error { return p.pub.PublishBatch(b) }
@@ -263,7 +270,15 @@ func (p publisher) PublishBatch(b *wire.Batch) error { return p.pub.PublishBatch
 func (p publisher) PublishProcess(r *wire.ProcessRecord) error { return p.procs.PublishProcess(r) }
 
 func (p publisher) PublishImage(r *wire.ImageRecord) error {
-	if err := p.pub.PublishImage(r); err != nil {
+	fit, stripped, err := fitRecord(r, p.maxPayload)
+	if err != nil {
+		return err
+	}
+	if stripped {
+		p.lf("image %s: its record's %d symbols are more than a proposal over this NATS server carries (max_payload %d): recorded without them (its samples count as unknown_rtn; a larger max_payload keeps them)",
+			r.Path, len(r.Symbols), p.maxPayload)
+	}
+	if err := p.pub.PublishImage(fit); err != nil {
 		return err
 	}
 	if p.up != nil {
