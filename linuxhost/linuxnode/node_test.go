@@ -101,9 +101,21 @@ func stored(ctx context.Context, coord *coordinator.Client, q storage.Query) (co
 // in both epochs; the cluster holds exactly what the kernel's rings
 // held, less the named drops, in the flat and the stack views; hot.c's
 // hot_a is its image's hottest procedure; and its file was uploaded.
+// The second run's rings are one page, read every 300 ms at 2,000
+// samples a second per CPU: the kernel loses samples, and each is in
+// the cluster's host.ring_lost.
 func TestLinuxHostInCluster(t *testing.T) {
 	needPerf(t)
 	hot := buildHot(t)
+	// Every process's samples go to the cluster: a low rate keeps a
+	// loaded machine's cluster (and one under the race detector) ahead.
+	t.Run("roomy", func(t *testing.T) { linuxHostInCluster(t, hot, Config{Freq: 99}, false) })
+	t.Run("lossy", func(t *testing.T) {
+		linuxHostInCluster(t, hot, Config{Freq: 2000, RingPages: 1, Poll: 300 * time.Millisecond}, true)
+	})
+}
+
+func linuxHostInCluster(t *testing.T, hot string, c Config, lossy bool) {
 	hotData, err := os.ReadFile(hot)
 	if err != nil {
 		t.Fatal(err)
@@ -127,9 +139,10 @@ func TestLinuxHostInCluster(t *testing.T) {
 	cfg.Node.Labels = map[string]string{"rack": "r9", "service": "bench"}
 	cfg.Node.Stacks = true
 	cfg.Node.PublishEvery, cfg.Node.FlushEvery, cfg.Node.Heartbeat = 0.2, 0.1, 200*time.Millisecond
-	// Every process's samples go to the cluster: a low rate keeps a
-	// loaded machine's cluster (and one under the race detector) ahead.
-	const freq = 99
+	freq := c.Freq
+	// Files up to 4 MiB uploaded (hot.c's, libc): the machine's big
+	// test binaries would only slow the test.
+	c.Config, c.MaxUpload, c.Logger = cfg, 4<<20, slogf.Test(t)
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
@@ -139,9 +152,7 @@ func TestLinuxHostInCluster(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		// Files up to 4 MiB uploaded (hot.c's, libc): the machine's big
-		// test binaries would only slow the test.
-		rep, err := run(runCtx, Config{Config: cfg, Freq: freq, MaxUpload: 4 << 20, Logger: slogf.Test(t)})
+		rep, err := run(runCtx, c)
 		done <- result{rep, err}
 	}()
 	one := func(epochs ...uint64) storage.Query { return storage.Query{Hosts: []string{host}, Epochs: epochs} }
@@ -214,6 +225,9 @@ func TestLinuxHostInCluster(t *testing.T) {
 	}
 	if got.Drops[wire.DropRingLost] != k.Lost {
 		t.Errorf("%s: %d stored, the rings lost %d", wire.DropRingLost, got.Drops[wire.DropRingLost], k.Lost)
+	}
+	if lossy && k.Lost == 0 {
+		t.Errorf("one-page rings read every 300 ms at %d/s lost nothing", freq)
 	}
 	for name := range got.Drops {
 		if name == "" {
