@@ -4,7 +4,7 @@
 GO        ?= go
 # The concurrent packages, raced in CI with -short: the race run is for
 # the concurrent parts, and the long variants of tests run in test.
-RACE_PKGS := ./node/ ./loadgen/... ./simhost/ ./storage/ ./wire/ ./transport/ ./aggregator/ ./coordinator/ ./cluster/...
+RACE_PKGS := ./node/ ./loadgen/... ./simhost/ ./storage/ ./wire/ ./transport/ ./aggregator/ ./coordinator/ ./cluster/... ./linuxhost/linuxnode/
 FUZZTIME  ?= 1s
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHSTAT   := $(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da

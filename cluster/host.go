@@ -66,7 +66,7 @@ type Host struct {
 	name     string
 	sim      *simhost.Host
 	pub      *transport.Publisher
-	procs    *processSender
+	procs    *ProcessSender
 	clock    uint64 // Hz
 	ran      chan error
 	finished chan struct{} // closed when the run has ended
@@ -106,13 +106,13 @@ func StartHost(ctx, startCtx context.Context, nc *nats.Conn, c HostConfig) (*Hos
 	if err != nil {
 		return nil, err
 	}
-	procs := newProcessSender(coord, name, lf)
+	procs := NewProcessSender(coord, name, lf)
 	sh, err := simhost.New(m, ncfg, hostPublisher{pub, procs})
 	if err != nil {
 		pub.Close(ctx)
 		return nil, err
 	}
-	go procs.run(ctx)
+	go procs.Run(ctx)
 	for _, prog := range c.Programs {
 		if err := sh.KeepRunning(prog.Path, prog.Argv); err != nil {
 			pub.Close(ctx)
@@ -169,17 +169,23 @@ func resumeHost(ctx context.Context, coord *coordinator.Client, c HostConfig, nc
 	return rp, nil
 }
 
-// publisherConfig is the host's publisher: bounded, and with Retain the
-// end-to-end acknowledgment, polling the coordinator for what it applied.
+// publisherConfig is the host's publisher (HostPublisherConfig).
 func publisherConfig(c HostConfig, coord *coordinator.Client) transport.PublisherConfig {
-	name := c.Sim.Hostname
-	pcfg := transport.PublisherConfig{Host: name, MaxBufferedBytes: c.MaxBuffer, Logger: c.Logger}
-	if c.Retain > 0 {
-		pcfg.MaxRetainedBytes = c.Retain
+	return HostPublisherConfig(c.Sim.Hostname, c.MaxBuffer, c.Retain, time.Duration(c.PublishEvery*float64(time.Second)), coord, c.Logger)
+}
+
+// HostPublisherConfig is host's publisher: bounded to maxBuffer bytes of
+// batches while NATS is unreachable, and with retain > 0 the end-to-end
+// acknowledgment (batches kept until the coordinator, polled at a pace
+// set by the publish window, reports them applied).
+func HostPublisherConfig(host string, maxBuffer, retain int, publishEvery time.Duration, coord *coordinator.Client, logger *slog.Logger) transport.PublisherConfig {
+	pcfg := transport.PublisherConfig{Host: host, MaxBufferedBytes: maxBuffer, Logger: logger}
+	if retain > 0 {
+		pcfg.MaxRetainedBytes = retain
 		pcfg.Applied = func(ctx context.Context, cpus []uint16) ([]uint64, error) {
-			return coord.AppliedStreams(ctx, name, cpus)
+			return coord.AppliedStreams(ctx, host, cpus)
 		}
-		pcfg.AppliedPoll = transport.AppliedPollFor(time.Duration(c.PublishEvery*float64(time.Second)), 0)
+		pcfg.AppliedPoll = transport.AppliedPollFor(publishEvery, 0)
 	}
 	return pcfg
 }
@@ -259,7 +265,7 @@ func (h *Host) Wait(ctx context.Context, every time.Duration, lf func(string, ..
 
 // FlushProcesses sends the process records still queued for the
 // coordinator, before the host's publisher closes.
-func (h *Host) FlushProcesses(ctx context.Context) error { return h.procs.flush(ctx) }
+func (h *Host) FlushProcesses(ctx context.Context) error { return h.procs.Flush(ctx) }
 
 // Name is the host's name.
 func (h *Host) Name() string { return h.name }

@@ -14,11 +14,11 @@ import (
 // coordinator is unreachable; past it new ones are dropped (and logged).
 const maxQueuedProcesses = 1 << 16
 
-// processSender sends a host's process records to the coordinator as
+// ProcessSender sends a host's process records to the coordinator as
 // host requests, on the host's own credentials, so the coordinator binds
 // them to that host (docs/security.md). The daemon only queues them: a
 // request waits on Raft, which the daemon must not.
-type processSender struct {
+type ProcessSender struct {
 	coord *coordinator.Client
 	host  string
 	lf    func(string, ...any)
@@ -30,12 +30,15 @@ type processSender struct {
 	dropped uint64
 }
 
-func newProcessSender(coord *coordinator.Client, host string, lf func(string, ...any)) *processSender {
-	return &processSender{coord: coord, host: host, lf: lf, wake: make(chan struct{}, 1)}
+// NewProcessSender sends host's process records through coord (a
+// connection on the host's credentials), logging failures to lf; Run
+// sends them.
+func NewProcessSender(coord *coordinator.Client, host string, lf func(string, ...any)) *ProcessSender {
+	return &ProcessSender{coord: coord, host: host, lf: lf, wake: make(chan struct{}, 1)}
 }
 
 // PublishProcess queues r (a node.ProcessPublisher's method).
-func (s *processSender) PublishProcess(r *wire.ProcessRecord) error {
+func (s *ProcessSender) PublishProcess(r *wire.ProcessRecord) error {
 	s.mu.Lock()
 	if len(s.queue) >= maxQueuedProcesses {
 		if s.dropped++; s.dropped == 1 {
@@ -53,16 +56,16 @@ func (s *processSender) PublishProcess(r *wire.ProcessRecord) error {
 	return nil
 }
 
-// run sends what is queued until ctx ends, retrying every second while
+// Run sends what is queued until ctx ends, retrying every second while
 // the coordinator does not take it.
-func (s *processSender) run(ctx context.Context) {
+func (s *ProcessSender) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.wake:
 		}
-		for s.flush(ctx) != nil {
+		for s.Flush(ctx) != nil {
 			select {
 			case <-ctx.Done():
 				return
@@ -72,9 +75,9 @@ func (s *processSender) run(ctx context.Context) {
 	}
 }
 
-// flush sends every record queued; on failure they stay queued, ahead of
+// Flush sends every record queued; on failure they stay queued, ahead of
 // any queued since.
-func (s *processSender) flush(ctx context.Context) error {
+func (s *ProcessSender) Flush(ctx context.Context) error {
 	s.send.Lock()
 	defer s.send.Unlock()
 	s.mu.Lock()
@@ -100,5 +103,5 @@ func (s *processSender) flush(ctx context.Context) error {
 // JetStream, process records to the coordinator.
 type hostPublisher struct {
 	*transport.Publisher
-	*processSender
+	*ProcessSender
 }

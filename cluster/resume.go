@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"dcpi/coordinator"
+	"dcpi/node"
 	"dcpi/simhost"
 	"dcpi/storage"
 	"dcpi/transport"
@@ -104,6 +105,14 @@ type control struct {
 	labels  map[string]string
 	cpus    int
 	periods map[uint8]uint64
+}
+
+// NodeControl is a host's line to the coordinator for node.Follow: it
+// registers the host with labels, its CPUs and its events per sample
+// (periods, by event number), registers again a host the coordinator
+// has forgotten, heartbeats and acknowledges epochs.
+func NodeControl(coord *coordinator.Client, labels map[string]string, cpus int, periods map[uint8]uint64) node.Control {
+	return control{c: coord, labels: labels, cpus: cpus, periods: periods}
 }
 
 func (c control) Register(ctx context.Context, host string, labels map[string]string, cpus int) error {

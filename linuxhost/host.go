@@ -162,6 +162,9 @@ func (h *Host) CPUs() int { return len(h.rings) }
 // Images describes the host's images for the node's image records.
 func (h *Host) Images() *Images { return h.images }
 
+// Kernel is the running kernel as the host describes it.
+func (h *Host) Kernel() *Kernel { return h.kernel }
+
 // Machine is the machine kind a profile records ("linux-amd64").
 func Machine() string { return "linux-" + runtime.GOARCH }
 

@@ -544,6 +544,7 @@ func (n *Node) Stats() (DaemonStats, []DriverStats) {
 	n.mu.Lock()
 	ds := n.books.Stats()
 	ds.FullDrains, ds.BufferDrains, ds.HostNanos = n.drains.FullDrains, n.drains.BufferDrains, n.drains.HostNanos
+	ds.Processes, ds.ProcessesRefused = n.drains.Processes, n.drains.ProcessesRefused
 	n.mu.Unlock()
 	drivers := make([]DriverStats, len(n.drivers))
 	for i, d := range n.drivers {

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"dcpi/config"
+	"dcpi/linuxhost/linuxnode"
 	"dcpi/simhost"
 	"dcpi/simhost/localrun"
 )
@@ -32,6 +33,11 @@ uploaded as well, so dcpi list and dcpi pprof read it from any machine.
 Arguments before -- are an error. For one program, profiled once with its
 output and exit status passed through, see dcpi profile.
 
+--linux --nats URL joins the cluster with this Linux machine instead of a
+simulated host: every process on every CPU sampled over perf_event_open
+(--event, --freq), as root, its host credentials, labels and epochs as a
+simulated host's; --seconds is wall-clock time (0: until interrupted).
+
 --stats prints what Table 4 of the paper reports: samples, the table's
 miss (eviction) rate, the aggregation factor, the handler's modelled cost
 per sample on the hit and miss paths, and the daemon's cost per sample.`,
@@ -39,12 +45,16 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
   dcpi node --workloads ccdriver,sort --db /tmp/prof
   dcpi node --db /tmp/prof -- ./myprog 100 : ./myprog 200
   dcpi node --nats nats://127.0.0.1:4222 --host alpha1 --label rack=r1 --seconds 2
-  dcpi node --nats nats://127.0.0.1:4222 --host alpha2 --seconds 2 -- ./server --port 9`,
+  dcpi node --nats nats://127.0.0.1:4222 --host alpha2 --seconds 2 -- ./server --port 9
+  sudo dcpi node --linux --nats nats://10.0.0.5:4222 --host web1 --label rack=r1`,
 		Args: programsOnlyAfterDash("dcpi node --db D -- ./prog ARGS"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			progs, err := simhost.ChoosePrograms(o.mix, o.names, args)
-			if err != nil {
-				return err
+			var progs []simhost.Program
+			var err error
+			if !o.linux { // a Linux host runs no programs: it profiles what runs
+				if progs, err = simhost.ChoosePrograms(o.mix, o.names, args); err != nil {
+					return err
+				}
 			}
 			if on, _ := cmd.Flags().GetBool("stacks"); on {
 				if err := simhost.CheckStacks(); err != nil {
@@ -62,8 +72,8 @@ per sample on the hit and miss paths, and the daemon's cost per sample.`,
 			if err != nil {
 				return err
 			}
-			if len(cfg.NATS.URLs) > 0 { // --nats, or nats.urls in the file or its enrollment
-				return runClusterNode(cmd, progs, o.events, o.mux, tel)
+			if len(cfg.NATS.URLs) > 0 || o.linux { // --nats, or nats.urls in the file or its enrollment
+				return runClusterNode(cmd, cfg, o, progs, args, tel)
 			}
 			hc, ncfg, err := localrun.Machine(cfg, progs, localrun.MachineOptions{TableEntries: o.entries, Assoc: o.assoc, Policy: o.policy,
 				FlushEvery: o.flushSec, Events: o.events, Mux: o.mux, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()})
@@ -96,6 +106,8 @@ type nodeOptions struct {
 	mux      bool
 	keep     bool
 	natsURLs []string
+	linux    bool
+	lx       linuxnode.Config // --event, --freq
 }
 
 func (o *nodeOptions) register(f *pflag.FlagSet) {
@@ -107,6 +119,9 @@ func (o *nodeOptions) register(f *pflag.FlagSet) {
 	f.StringSliceVar(&o.names, "workloads", nil, "run these embedded workloads (comma-separated)")
 	f.Float64Var(&o.seconds, "seconds", 0, "stop after this much simulated time (0: when the programs finish)")
 	f.StringSliceVar(&o.natsURLs, "nats", nil, "join a cluster: publish to this NATS server and follow its coordinator's epochs (programs restart as they exit)")
+	f.BoolVar(&o.linux, "linux", false, "with --nats, this Linux machine instead of a simulated one: every process on every CPU over perf_event_open (docs/linux.md)")
+	f.StringVar(&o.lx.Event, "event", "cpu-clock", "with --linux, the event each CPU samples: cpu-clock, task-clock, or cycles, instructions, cache-misses, branch-misses where a PMU has them")
+	f.Uint64Var(&o.lx.Freq, "freq", 999, "with --linux, samples per second per CPU")
 	f.StringToString("label", nil, "the host's label `key=value` (service, version, zone, ...) the tools select by (config node.labels; docs/node.md)")
 	f.StringSlice("per-process", nil, "keep these images' profiles per process: `PATH|NAME|all` (config node.per_process; docs/node.md)")
 	f.String("host", "alpha0", "host name (unique in a fleet; a database can hold many)")

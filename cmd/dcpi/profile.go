@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dcpi/conservation"
 	"dcpi/hwsim"
 	"dcpi/linuxhost/linuxrun"
 	"dcpi/simhost"
@@ -88,32 +87,13 @@ writes the ground truth of all the hosts summed per instruction.`,
 			if o.linux {
 				return profileLinux(cmd, o, args)
 			}
-			progs, err := simhost.SplitPrograms(args)
-			if err != nil {
-				return err
-			}
 			cfg, err := loadRoleConfig(cmd)
 			if err != nil {
 				return err
 			}
-			if !cmd.Flags().Changed("cpus") {
-				cfg.Sim.CPUs = min(len(progs), 64)
-			}
-			if !cmd.Flags().Changed("values") {
-				o.Features.Values = cfg.Node.Values
-			}
-			o.Features.Labels, o.Features.PerProcess, o.Features.ProcessLabels = cfg.Node.Labels, cfg.Node.PerProcess, simhost.ProgramLabels(cfg.Node.ProcessLabelMap(), progs, o.ProcLabels)
-			o.Stacks = o.Stacks && !o.noStacks
 			pc := o.ProfileConfig
-			pc.Programs, pc.Seconds, pc.Values = progs, cfg.Node.Seconds, o.Features.Values != ""
-			pc.Views = conservation.Views{Stacks: o.Stacks, ProfileMe: o.ProfileMe}
-			if pc.Machine, err = simhost.MachineConfig(cfg.Sim); err != nil {
-				return err
-			}
-			pc.Machine.Stdin, pc.Machine.Stdout, pc.Machine.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-			pc.Machine.GroundTruth = pc.TruthFile != "" || pc.ValuesTruthFile != ""
-			simhost.InstallPrograms(&pc.Machine, progs)
-			if pc.Node, err = o.Features.NodeConfig(cfg.Sim.Hostname, cfg.Node.FlushEvery, pc.Machine.ClockHz); err != nil {
+			if err := pc.Setup(cfg, args, localrun.ProfileOptions{Features: o.Features, ProcLabels: o.ProcLabels, NoStacks: o.noStacks,
+				CPUsSet: cmd.Flags().Changed("cpus"), ValuesSet: cmd.Flags().Changed("values"), Stdin: cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}); err != nil {
 				return err
 			}
 			// A signal stops the machines; the profile of what ran is written

@@ -405,7 +405,13 @@ func TestNodeRunsUserProgram(t *testing.T) {
 // and a coordinator client.
 func startTestCluster(t *testing.T) (string, *coordinator.Client) {
 	t.Helper()
-	srv := natstest.StartServer(t, natstest.Options{})
+	return startTestClusterWith(t, natstest.Options{})
+}
+
+// startTestClusterWith is startTestCluster on a NATS server of o.
+func startTestClusterWith(t *testing.T, o natstest.Options) (string, *coordinator.Client) {
+	t.Helper()
+	srv := natstest.StartServer(t, o)
 	url := srv.URL()
 	connect := func(name string) *nats.Conn {
 		nc, err := transport.Connect(transport.ConnConfig{URLs: []string{url}, Name: name})
