@@ -13,7 +13,10 @@ import (
 
 // calcTruth profiles workload args on hosts hosts with the mux
 // configuration and ground truth, and returns dcpi calc --truth's JSON
-// report over its image.
+// report over its image. It profiles without call stacks to keep the
+// draws the floors pin: the stack walk's cycles move where every later
+// sample lands, another draw of the same accuracy (docs/dcpicalc.md,
+// Accuracy: "Call stacks do not perturb what dcpicalc reads").
 func calcTruth(t *testing.T, dir string, hosts int, workload string, args ...string) calc.ReportAccuracyJSON {
 	t.Helper()
 	db := filepath.Join(dir, fmt.Sprintf("%s-%d", workload, hosts))
