@@ -208,3 +208,14 @@ func RunInfoOf(db DB) (r storage.RunInfo, ok bool) {
 	}
 	return r, ok
 }
+
+// MeIntervalOf is the ProfileMe sampling interval S the run that wrote db
+// recorded (dcpi profile does), else dflt (the simulated hardware's
+// default, for a cluster's or an older database): every ProfileMe
+// estimate is k·S.
+func MeIntervalOf(db DB, dflt float64) float64 {
+	if ri, ok := RunInfoOf(db); ok && ri.MeInterval > 0 {
+		return ri.MeInterval
+	}
+	return dflt
+}

@@ -2,6 +2,7 @@ package profiledb
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -124,5 +125,32 @@ func TestEmptyHint(t *testing.T) {
 	}
 	if h := EmptyHint(context.Background(), db, storage.Query{Hosts: []string{"alpha1"}, Epochs: []uint64{1}}); h != "" {
 		t.Errorf("everything known, yet %q", h)
+	}
+}
+
+// TestMeIntervalOf: the ProfileMe interval a local profile recorded is
+// the tools' S; a database without one (or a record without ProfileMe)
+// gives the default.
+func TestMeIntervalOf(t *testing.T) {
+	sdb, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := NewLocal(sdb)
+	defer db.Close()
+	if got := MeIntervalOf(db, 4096); got != 4096 {
+		t.Errorf("no run record: S = %v, want the default 4096", got)
+	}
+	if err := sdb.PutRunInfo(storage.RunInfo{Model: "ev5"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := MeIntervalOf(db, 4096); got != 4096 {
+		t.Errorf("a run without ProfileMe: S = %v, want the default 4096", got)
+	}
+	if err := sdb.PutRunInfo(storage.RunInfo{Model: "ev5", MeInterval: 1500}); err != nil {
+		t.Fatal(err)
+	}
+	if got := MeIntervalOf(db, 4096); got != 1500 {
+		t.Errorf("a run that recorded S = 1500: S = %v", got)
 	}
 }

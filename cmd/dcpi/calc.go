@@ -140,7 +140,7 @@ func (opts *calcOptions) run(cmd *cobra.Command, args []string) error {
 		}
 		return profiledb.CalcPeriods(ctx, o.DB, sel.Filter.Hosts, opts.periodFlags, cmd.ErrOrStderr())
 	}
-	co.Me, co.MeInterval, co.Values = o.DB, hwsim.DefaultProfileMe().MeanInterval(), o.DB
+	co.Me, co.MeInterval, co.Values = o.DB, profiledb.MeIntervalOf(o.DB, hwsim.DefaultProfileMe().MeanInterval()), o.DB
 	co.Hint = func() string { return o.selectionHint(cmd.Context(), sel) }
 	out, err := calc.Analyze(cmd.Context(), o.src, co)
 	if err != nil {

@@ -87,7 +87,7 @@ func (opts *valuesOptions) run(cmd *cobra.Command, args []string) error {
 	defer o.close()
 	vo := valuesa.Options{Query: valuesa.Query{View: v, Epochs: sel.Filter.Epochs, Hosts: sel.Filter.Hosts, Images: sel.Filter.Images,
 		Limit: opts.limit, MinSamples: opts.minSamples, Files: newImageFinder(cmd.ErrOrStderr(), o, opts.imageDirs),
-		Me: o.DB, MeInterval: hwsim.DefaultProfileMe().MeanInterval()},
+		Me: o.DB, MeInterval: profiledb.MeIntervalOf(o.DB, hwsim.DefaultProfileMe().MeanInterval())},
 		PlotFile: opts.plotFile, Where: opts.qf.dbDir, Note: cmd.ErrOrStderr(),
 		ReadPeriods: func(ctx context.Context) (map[string]map[uint8]float64, error) {
 			return profiledb.CalcPeriods(ctx, o.DB, sel.Filter.Hosts, nil, io.Discard)

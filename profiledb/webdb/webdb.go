@@ -131,8 +131,12 @@ func (b *Backend) Report(ctx context.Context, r web.ToolReport, sel web.Selectio
 	hint := func() string { return profiledb.SelectionHint(ctx, b.db, b.sym, ps) }
 	switch r.Tool {
 	case "me":
+		window := float64(hwsim.DefaultPairWindow(true))
+		if ri, ok := profiledb.RunInfoOf(b.db); ok && ri.MePairWindow > 0 {
+			window = ri.MePairWindow // the profile's, as dcpi me reads it
+		}
 		out, err := profileme.Run(ctx, b.sym, b.db, profileme.Options{Filter: sel.Filter, ImagePaths: sel.ImagePaths, Procedure: r.Procedure,
-			Interval: hwsim.DefaultProfileMe().MeanInterval(), Limit: 20, PairWindow: float64(hwsim.DefaultPairWindow(true)), IssueWidth: 4,
+			Interval: profiledb.MeIntervalOf(b.db, hwsim.DefaultProfileMe().MeanInterval()), Limit: 20, PairWindow: window, IssueWidth: 4,
 			Files: b.Files(), Where: b.db.Where(), Hint: hint})
 		if err != nil {
 			return err
