@@ -570,11 +570,11 @@ func TestExtractCommands(t *testing.T) {
 		later    bool
 	}{
 		{`dcpi node --seconds 0.5 --db /tmp/prof && dcpi demo --dir "/tmp/a b" | head -3`,
-			`dcpi node --seconds 0.02 --db "/w/tmp/prof" && dcpi demo --seconds 0.02 --dir "/w/tmp/a b" | head -3`, false},
+			`dcpi node --seconds 0.01 --db "/w/tmp/prof" && dcpi demo --seconds 0.01 --dir "/w/tmp/a b" | head -3`, false},
 		{`dcpi demo --dir D`, `dcpi demo --seconds 0.1 --dir D`, true},
 		{`dcpi node tablesim --trace /tmp/p.trace`, `dcpi node tablesim --trace "/w/tmp/p.trace"`, false},
-		{`dcpi node tablesim --mix processes`, `dcpi node tablesim --seconds 0.02 --mix processes`, false},
-		{`dcpi sim run --seconds 0.01 hello`, `dcpi sim run --seconds 0.01 hello`, false},
+		{`dcpi node tablesim --mix processes`, `dcpi node tablesim --seconds 0.01 --mix processes`, false},
+		{`dcpi sim run --seconds 0.005 hello`, `dcpi sim run --seconds 0.005 hello`, false},
 		{`dcpi prof --db D/c1`, `dcpi prof --db D/c1`, false},
 	} {
 		line, err := forRun(c.in, "/w", func(string) bool { return c.later })
