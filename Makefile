@@ -4,7 +4,11 @@
 GO        ?= go
 # The concurrent packages, raced in CI with -short: the race run is for
 # the concurrent parts, and the long variants of tests run in test.
-RACE_PKGS := ./node/ ./loadgen/... ./simhost/ ./storage/ ./wire/ ./transport/ ./aggregator/ ./coordinator/ ./cluster/... ./linuxhost/linuxnode/
+RACE_PKGS := ./node/ ./loadgen/... ./storage/ ./wire/ ./transport/ ./aggregator/ ./coordinator/ ./cluster/... ./linuxhost/linuxnode/
+# simhost starts no goroutine of its own (the driver and daemon it runs
+# are node's): its race run is the tests that drive a host from other
+# goroutines, and its conservation test.
+SIMHOST_RACE := TestConservation$$|Follow|CutEpoch|AcrossCuts|RunStops|RunTwice|FlushOnCommand
 FUZZTIME  ?= 1s
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHSTAT   := $(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
@@ -13,7 +17,7 @@ BENCH ?= .
 PKG   ?= ./...
 COUNT ?= 6
 
-.PHONY: release deb deb-test ci test race fuzz-short fuzz-long lint tidy-check vulncheck docs-tool docs-check bench bench-vs speed-guard calc-accuracy flamegraph week
+.PHONY: release deb deb-test ci test test-long race fuzz-short fuzz-long lint tidy-check vulncheck docs-tool docs-check bench bench-vs speed-guard calc-accuracy flamegraph week
 
 # A release build: dist/dcpi stamped with VERSION and the commit
 # (dcpi --version), static, paths trimmed: make release VERSION=1.2.3.
@@ -46,8 +50,15 @@ test:
 	$(GO) vet ./...
 	$(GO) test -timeout 14m ./...
 
+# The tests' long variants too (internal/longtest): every workload on
+# every model and CPU count, the fleet-sized value-sampling check. Before
+# resolving an issue that touches what they cover; not in ci.
+test-long:
+	DCPI_LONG=1 $(GO) test -timeout 30m ./...
+
 race:
 	$(GO) test -race -short -timeout 14m $(RACE_PKGS)
+	$(GO) test -race -short -timeout 14m -run '$(SIMHOST_RACE)' ./simhost/
 
 # Every fuzz target for FUZZTIME each, over its committed corpus.
 fuzz-short:

@@ -19,6 +19,7 @@ import (
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/elfimage"
 	"dcpi/internal/hotlist"
+	"dcpi/internal/longtest"
 	"dcpi/internal/racedetect"
 	"dcpi/node/valuemod"
 	"dcpi/simhost"
@@ -43,6 +44,7 @@ func TestValuesThroughTheCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a cluster of three timed hosts with ground truth")
 	}
+	longtest.Skip(t, "values' accuracy on one host (simhost TestLoadLatencySharesMatchGroundTruth) and through a cluster (TestValuesResumeAfterRestart)")
 	if racedetect.Enabled {
 		t.Skip("three timed hosts with ground truth take minutes under the race detector; the cluster path's concurrency is raced in its packages' tests")
 	}
