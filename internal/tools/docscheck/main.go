@@ -32,7 +32,12 @@ type pkg struct {
 	ImportPath, Dir, Doc, Name string
 }
 
-type checker struct{ problems []string }
+type checker struct {
+	problems []string
+	// benchNames are each package's benchmark names, listed once: a
+	// listing links the package's test binary.
+	benchNames map[string][]string
+}
 
 func (c *checker) fail(format string, args ...any) {
 	c.problems = append(c.problems, fmt.Sprintf(format, args...))
@@ -230,16 +235,22 @@ func (c *checker) benchmarkExists(pkgPath, pattern, cmd string) {
 		c.fail("README.md: %q: bad -bench pattern: %v", cmd, err)
 		return
 	}
-	out, err := exec.Command("go", "test", "-run", "^$", "-list", "^Benchmark", pkgPath).Output()
-	if err != nil {
-		c.fail("README.md: %q: go test -list %s: %v", cmd, pkgPath, err)
-		return
-	}
-	var names []string
-	for _, l := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(l, "Benchmark") {
-			names = append(names, l)
+	names, listed := c.benchNames[pkgPath]
+	if !listed {
+		out, err := exec.Command("go", "test", "-run", "^$", "-list", "^Benchmark", pkgPath).Output()
+		if err != nil {
+			c.fail("README.md: %q: go test -list %s: %v", cmd, pkgPath, err)
+			return
 		}
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(l, "Benchmark") {
+				names = append(names, l)
+			}
+		}
+		if c.benchNames == nil {
+			c.benchNames = map[string][]string{}
+		}
+		c.benchNames[pkgPath] = names
 	}
 	if !slices.ContainsFunc(names, func(n string) bool { return re.MatchString(strings.TrimPrefix(n, "Benchmark")) || re.MatchString(n) }) {
 		c.fail("README.md: %q: no benchmark in %s matches %q", cmd, pkgPath, top)
