@@ -14,6 +14,7 @@ import (
 	"dcpi/analysis/symbolize"
 	"dcpi/hwsim/alpha"
 	"dcpi/hwsim/alpha/disasm"
+	"dcpi/internal/editdist"
 	"dcpi/node/valuemod"
 	"dcpi/storage"
 	"dcpi/wire"
@@ -346,7 +347,9 @@ func closeNames(want string, names []string, n int) []string {
 	return out
 }
 
-// editDistance is the Levenshtein distance of a and b (bytes).
+// editDistance is the Levenshtein distance of a and b (bytes), or for
+// names over 64 bytes (C++'s), 0 or the longer length: the table would
+// cost more than a suggestion is worth.
 func editDistance(a, b string) int {
 	if len(a) > 64 || len(b) > 64 {
 		if a == b {
@@ -354,23 +357,7 @@ func editDistance(a, b string) int {
 		}
 		return max(len(a), len(b))
 	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return editdist.Distance(a, b)
 }
 
 // calcImage is one image being analyzed: its file, its code, and its

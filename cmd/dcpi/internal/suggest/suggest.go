@@ -6,6 +6,7 @@
 package suggest
 
 import (
+	"dcpi/internal/editdist"
 	"fmt"
 	"sort"
 	"strings"
@@ -105,7 +106,7 @@ func Closest(typed string, names []string) []string {
 			continue
 		}
 		seen[n] = true
-		d := Distance(typed, n)
+		d := editdist.Distance(typed, n)
 		prefix := len(typed) >= 3 && (strings.HasPrefix(n, typed) || strings.HasPrefix(typed, n))
 		if d <= MaxDistance || prefix {
 			out = append(out, cand{n, d})
@@ -124,26 +125,4 @@ func Closest(typed string, names []string) []string {
 		res[i] = c.name
 	}
 	return res
-}
-
-// Distance is the Levenshtein distance between a and b, in edits
-// (insertions, deletions, substitutions of a byte).
-func Distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			sub := prev[j-1]
-			if a[i-1] != b[j-1] {
-				sub++
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, sub)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
