@@ -3,6 +3,7 @@ package linuxhost
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -78,8 +79,12 @@ type Host struct {
 
 	// Reader state (Run's goroutine).
 	pending []Record // read but newer than the last cutoff
-	incs    map[uint32]uint32
+	procs   map[uint32]*process
 	nextInc uint32
+	// lossGen counts the KindLost records applied: a process last
+	// checked against /proc before the latest may have lost the records
+	// of an mmap or exec with them.
+	lossGen uint64
 	dropped func(cpu int, reason string, k uint64)
 
 	mu        sync.Mutex
@@ -102,7 +107,7 @@ func New(cfg Config) (_ *Host, err error) {
 	if cfg.RingPages&(cfg.RingPages-1) != 0 {
 		return nil, fmt.Errorf("linuxhost: ring of %d pages: want a power of two", cfg.RingPages)
 	}
-	h := &Host{cfg: cfg, ev: ev, incs: map[uint32]uint32{}, byCPU: map[uint32]int{}}
+	h := &Host{cfg: cfg, ev: ev, procs: map[uint32]*process{}, byCPU: map[uint32]int{}}
 	defer func() {
 		if err != nil {
 			h.Close()
@@ -225,42 +230,82 @@ func (h *Host) emit(e node.Event) {
 	}
 }
 
+// process is what the host has told its sinks about one live process.
+type process struct {
+	inc uint32
+	// exe is /proc/PID/exe when last read ("" since an exec the rings
+	// reported: unknown until read again).
+	exe  string
+	maps map[ProcMapping]bool // reported mappings of this incarnation
+	// checked is the host's lossGen when the mappings were last known
+	// whole (read from /proc, or followed from records since).
+	checked uint64
+}
+
+func procFile(pid uint32, name string) string {
+	return "/proc/" + strconv.FormatUint(uint64(pid), 10) + "/" + name
+}
+
 // adopt gives pid an incarnation with its mappings from /proc: a process
 // that was running before its records could be read.
-func (h *Host) adopt(pid uint32) uint32 {
+func (h *Host) adopt(pid uint32) *process {
 	h.nextInc++
-	inc := h.nextInc
-	h.incs[pid] = inc
-	text, err := os.ReadFile("/proc/" + strconv.Itoa(int(pid)) + "/maps")
+	p := &process{inc: h.nextInc, maps: map[ProcMapping]bool{}}
+	h.procs[pid] = p
+	h.reread(pid, p)
+	return p
+}
+
+// reread brings p's mappings up to date with /proc/PID: every executable
+// file mapping not yet reported is, and an executable other than the one
+// last read means an exec whose record the kernel lost, so p starts a
+// new incarnation. The rings report what happened in order; /proc says
+// what holds now, which is the best a host can do once records are lost
+// (perf synthesizes the same events the same way at its start).
+func (h *Host) reread(pid uint32, p *process) {
+	p.checked = h.lossGen
+	text, err := os.ReadFile(procFile(pid, "maps"))
 	if err != nil {
-		return inc // gone already, or a kernel thread: its samples are the kernel's
+		return // gone already, or a kernel thread: its samples are the kernel's
+	}
+	if exe, err := os.Readlink(procFile(pid, "exe")); err == nil {
+		if p.exe != "" && exe != p.exe {
+			old := p.inc
+			h.nextInc++
+			p.inc, p.maps = h.nextInc, map[ProcMapping]bool{}
+			h.emit(node.Event{Kind: node.EventExec, PID: int(pid), Incarnation: p.inc, ParentIncarnation: old, Path: exe})
+		}
+		p.exe = exe
 	}
 	for _, m := range ParseProcMaps(text) {
-		h.mapped(pid, inc, m.Start, m.End-m.Start, m.Offset, m.Path, nil)
+		if !p.maps[m] {
+			h.mapped(pid, p, m.Start, m.End-m.Start, m.Offset, m.Path, nil)
+		}
 	}
-	return inc
 }
 
 // mapped reports a file mapping, based at its file offset 0 so that the
 // sample offsets of an image are the same in every process.
-func (h *Host) mapped(pid, inc uint32, addr, length, pgoff uint64, path string, buildID []byte) {
+func (h *Host) mapped(pid uint32, p *process, addr, length, pgoff uint64, path string, buildID []byte) {
 	if len(path) == 0 || path[0] != '/' || pgoff > addr {
 		return // anonymous, [vdso] and the like: no file to describe
 	}
+	p.maps[ProcMapping{Start: addr, End: addr + length, Offset: pgoff, Path: path}] = true
 	id, err := h.images.Identify(path, buildID)
 	if err != nil {
 		return // deleted or unreadable: its samples count as unknown
 	}
-	h.emit(node.Event{Kind: node.EventMap, PID: int(pid), Incarnation: inc, ImageID: id, Path: path, Base: addr - pgoff, Size: length + pgoff})
+	h.emit(node.Event{Kind: node.EventMap, PID: int(pid), Incarnation: p.inc, ImageID: id, Path: path, Base: addr - pgoff, Size: length + pgoff})
 }
 
-// incarnation is pid's current incarnation, adopting an unknown pid.
-func (h *Host) incarnation(pid uint32) uint32 {
+// process is pid's state, adopting an unknown pid; nil for the idle
+// task (pid 0), whose samples are the kernel's.
+func (h *Host) process(pid uint32) *process {
 	if pid == 0 {
-		return 0 // the idle task
+		return nil
 	}
-	if inc, ok := h.incs[pid]; ok {
-		return inc
+	if p, ok := h.procs[pid]; ok {
+		return p
 	}
 	return h.adopt(pid)
 }
@@ -269,7 +314,13 @@ func (h *Host) incarnation(pid uint32) uint32 {
 func (h *Host) apply(r *Record) {
 	switch r.Kind {
 	case KindSample:
-		s := node.Sample{CPU: h.byCPU[r.CPU], Incarnation: h.incarnation(r.PID), PC: r.IP, Event: h.ev.Alpha}
+		s := node.Sample{CPU: h.byCPU[r.CPU], PC: r.IP, Event: h.ev.Alpha}
+		if p := h.process(r.PID); p != nil {
+			if p.checked < h.lossGen {
+				h.reread(r.PID, p)
+			}
+			s.Incarnation = p.inc
+		}
 		if len(r.Chain) > 0 {
 			s.Chain = r.Chain
 		} else {
@@ -283,29 +334,42 @@ func (h *Host) apply(r *Record) {
 		if r.PID == r.PPID {
 			return // a thread: same process, same mappings
 		}
-		parent := h.incarnation(r.PPID)
+		parent := h.process(r.PPID)
 		h.nextInc++
-		h.incs[r.PID] = h.nextInc
-		h.emit(node.Event{Kind: node.EventFork, PID: int(r.PID), Incarnation: h.nextInc, ParentIncarnation: parent})
+		child := &process{inc: h.nextInc, maps: map[ProcMapping]bool{}}
+		var parentInc uint32
+		if parent != nil {
+			parentInc, child.exe, child.checked = parent.inc, parent.exe, parent.checked
+			maps.Copy(child.maps, parent.maps)
+		}
+		h.procs[r.PID] = child
+		h.emit(node.Event{Kind: node.EventFork, PID: int(r.PID), Incarnation: child.inc, ParentIncarnation: parentInc})
 	case KindComm:
 		if !r.Exec {
 			return
 		}
-		old := h.incarnation(r.PID)
+		p := h.process(r.PID)
+		if p == nil {
+			return
+		}
+		old := p.inc
 		h.nextInc++
-		h.incs[r.PID] = h.nextInc
-		h.emit(node.Event{Kind: node.EventExec, PID: int(r.PID), Incarnation: h.nextInc, ParentIncarnation: old})
+		p.inc, p.exe, p.maps = h.nextInc, "", map[ProcMapping]bool{}
+		h.emit(node.Event{Kind: node.EventExec, PID: int(r.PID), Incarnation: p.inc, ParentIncarnation: old})
 	case KindMmap:
-		h.mapped(r.PID, h.incarnation(r.PID), r.Addr, r.Len, r.PgOff, r.File, r.BuildID)
+		if p := h.process(r.PID); p != nil {
+			h.mapped(r.PID, p, r.Addr, r.Len, r.PgOff, r.File, r.BuildID)
+		}
 	case KindExit:
 		if r.PID != r.TID {
 			return // a thread
 		}
-		if inc, ok := h.incs[r.PID]; ok {
-			h.emit(node.Event{Kind: node.EventExit, PID: int(r.PID), Incarnation: inc})
-			delete(h.incs, r.PID)
+		if p, ok := h.procs[r.PID]; ok {
+			h.emit(node.Event{Kind: node.EventExit, PID: int(r.PID), Incarnation: p.inc})
+			delete(h.procs, r.PID)
 		}
 	case KindLost:
+		h.lossGen++
 		cpu := h.byCPU[r.CPU]
 		h.mu.Lock()
 		h.lost += r.Lost
