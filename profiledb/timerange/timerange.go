@@ -111,11 +111,13 @@ func (fl Flags) ParseAs(now time.Time, loc *time.Location, dash string) (Range, 
 		}
 	}
 	if r.From.After(r.To) {
-		end := to + " " + fl.To
+		// The times as parsed: ParseTime trims the space around them,
+		// and the refusal is one line.
+		end := to + " " + strings.TrimSpace(fl.To)
 		if fl.To == "" {
 			end = "now"
 		}
-		return Range{}, badf("%s %s is after %s (%s)", from, fl.From, end, clock(r.To, loc, true))
+		return Range{}, badf("%s %s is after %s (%s)", from, strings.TrimSpace(fl.From), end, clock(r.To, loc, true))
 	}
 	return r, nil
 }
