@@ -20,12 +20,18 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -34,6 +40,8 @@ func main() {
 	run := flag.String("run", "", "fuzz only the targets whose name matches this regexp")
 	parallel := flag.Int("parallel", 0, "fuzzing workers per target (go test -parallel; 0: GOMAXPROCS)")
 	minimize := flag.String("minimizetime", "100x", "go test -fuzzminimizetime: a count (100x) or a duration")
+	budget := flag.Duration("budget", 0, "stop starting packages once this much time has passed (0: fuzz every package); the packages are taken in a rotated order (-rotate), so successive runs cover them all")
+	rotate := flag.String("rotate", "", "with -budget, the key that picks the first package (default: the HEAD commit, else the date)")
 	flag.Parse()
 	pkgs := flag.Args()
 	if len(pkgs) == 0 {
@@ -57,6 +65,16 @@ func main() {
 		fmt.Fprintln(os.Stderr, "fuzzshort: no fuzz targets found")
 		os.Exit(2)
 	}
+	if *budget > 0 {
+		key := *rotate
+		if key == "" {
+			key = rotationKey()
+		}
+		targets = rotatePackages(targets, key)
+		fmt.Printf("fuzzshort: budget %s; packages in the order of rotation key %q, from %s\n", *budget, key, targets[0].pkg)
+	}
+	began := time.Now()
+	var skipped []string
 	opts := runOptions{fuzztime: *fuzztime, parallel: *parallel, minimize: *minimize}
 	bins, err := os.MkdirTemp("", "fuzzshort")
 	if err != nil {
@@ -64,12 +82,18 @@ func main() {
 		os.Exit(2)
 	}
 	defer os.RemoveAll(bins)
-	failed := 0
+	failed, fuzzed := 0, 0
 	var totalExecs int64
 	built := map[string]builtPackage{}
 	for _, t := range targets {
 		start := time.Now()
 		b, ok := built[t.pkg]
+		if !ok && *budget > 0 && len(built) > 0 && start.Sub(began) >= *budget {
+			if len(skipped) == 0 || skipped[len(skipped)-1] != t.pkg {
+				skipped = append(skipped, t.pkg)
+			}
+			continue
+		}
 		if !ok {
 			b = build(t.pkg, bins)
 			built[t.pkg] = b
@@ -85,6 +109,7 @@ func main() {
 				out, err = fuzz(b, t, opts)
 			}
 		}
+		fuzzed++
 		status := "ok"
 		if err != nil {
 			status = "FAIL"
@@ -101,13 +126,42 @@ func main() {
 			os.Stdout.Write(out)
 		}
 	}
-	fmt.Printf("fuzzshort: %d targets, %d failed, %d execs\n", len(targets), failed, totalExecs)
+	fmt.Printf("fuzzshort: %d of %d targets fuzzed, %d failed, %d execs\n", fuzzed, len(targets), failed, totalExecs)
+	if len(skipped) > 0 {
+		fmt.Printf("fuzzshort: the budget of %s was spent; not reached this time (a run with another rotation key starts elsewhere): %s\n", *budget, strings.Join(skipped, " "))
+	}
 	if failed > 0 {
 		os.Exit(1)
 	}
 }
 
 type target struct{ pkg, name string }
+
+// rotatePackages keeps ts grouped by package in their order and starts
+// at the package key picks, wrapping around.
+func rotatePackages(ts []target, key string) []target {
+	var pkgs []string
+	for _, t := range ts {
+		if len(pkgs) == 0 || pkgs[len(pkgs)-1] != t.pkg {
+			pkgs = append(pkgs, t.pkg)
+		}
+	}
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	first := pkgs[h.Sum32()%uint32(len(pkgs))]
+	i := slices.IndexFunc(ts, func(t target) bool { return t.pkg == first })
+	return append(slices.Clone(ts[i:]), ts[:i]...)
+}
+
+// rotationKey is the HEAD commit, so that each change fuzzes from its own
+// starting package and a rerun of one commit repeats its choice; outside
+// a git checkout, the date.
+func rotationKey() string {
+	if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
+		return strings.TrimSpace(string(out))
+	}
+	return time.Now().Format(time.DateOnly)
+}
 
 type runOptions struct {
 	fuzztime time.Duration
@@ -145,13 +199,13 @@ func build(pkg, bins string) builtPackage {
 // shrinking one large interesting input (FuzzOpenImageFile's images are
 // kilobytes), which is not what a short pass is for.
 func fuzz(b builtPackage, t target, o runOptions) ([]byte, error) {
-	cache, err := exec.Command("go", "env", "GOCACHE").Output()
+	cache, err := goCache()
 	if err != nil {
-		return nil, fmt.Errorf("go env GOCACHE: %w", err)
+		return nil, err
 	}
 	args := []string{"-test.run", "^$", "-test.fuzz", "^" + t.name + "$", "-test.fuzztime", o.fuzztime.String(),
 		"-test.fuzzminimizetime", o.minimize, "-test.paniconexit0",
-		"-test.fuzzcachedir", filepath.Join(strings.TrimSpace(string(cache)), "fuzz", t.pkg)}
+		"-test.fuzzcachedir", filepath.Join(cache, "fuzz", t.pkg)}
 	if o.parallel > 0 {
 		args = append(args, "-test.parallel", strconv.Itoa(o.parallel))
 	}
@@ -162,6 +216,14 @@ func fuzz(b builtPackage, t target, o runOptions) ([]byte, error) {
 	cmd.Dir = b.dir
 	return cmd.CombinedOutput()
 }
+
+var goCache = sync.OnceValues(func() (string, error) {
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOCACHE: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+})
 
 // selectTargets keeps the targets whose name matches only (all of them
 // when only is nil).
@@ -221,30 +283,57 @@ func lastProgress(out []byte) (p progress, seen bool) {
 	return p, seen
 }
 
-// listTargets asks go test for the fuzz targets of each package; go test
-// -list prints the matching names, then "ok <pkg> <time>" for each package.
+// listTargets finds the fuzz targets of pkgs in their test files'
+// source: every top-level func FuzzXxx(f *testing.F). go test -list would
+// link and run every package's test binary to print the same names (half
+// a minute here).
 func listTargets(pkgs []string) ([]target, error) {
-	args := append([]string{"test", "-run", "^$", "-list", "^Fuzz"}, pkgs...)
+	args := append([]string{"list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{join .TestGoFiles \" \"}} {{join .XTestGoFiles \" \"}}"}, pkgs...)
 	out, err := exec.Command("go", args...).Output()
 	if err != nil {
-		return nil, fmt.Errorf("go test -list: %w", err)
+		return nil, fmt.Errorf("go list: %w", err)
 	}
-	var names []string
 	var targets []target
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "Fuzz"):
-			names = append(names, line)
-		case strings.HasPrefix(line, "ok "):
-			f := strings.Fields(line)
-			for _, n := range names {
-				targets = append(targets, target{pkg: f[1], name: n})
+		f := strings.Split(sc.Text(), "\t")
+		if len(f) != 3 {
+			continue
+		}
+		for _, file := range strings.Fields(f[2]) {
+			names, err := fuzzTargets(filepath.Join(f[1], file))
+			if err != nil {
+				return nil, err
 			}
-			names = names[:0]
-		case strings.HasPrefix(line, "?"), line == "":
+			for _, n := range names {
+				targets = append(targets, target{pkg: f[0], name: n})
+			}
 		}
 	}
 	return targets, sc.Err()
+}
+
+// fuzzTargets are the fuzz targets a Go test file declares, in order.
+func fuzzTargets(path string) ([]string, error) {
+	file, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, d := range file.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Recv != nil || !strings.HasPrefix(fn.Name.Name, "Fuzz") || len(fn.Type.Params.List) != 1 {
+			continue
+		}
+		star, ok := fn.Type.Params.List[0].Type.(*ast.StarExpr)
+		if !ok {
+			continue
+		}
+		if sel, ok := star.X.(*ast.SelectorExpr); ok && sel.Sel.Name == "F" {
+			if x, ok := sel.X.(*ast.Ident); ok && x.Name == "testing" {
+				names = append(names, fn.Name.Name)
+			}
+		}
+	}
+	return names, nil
 }
