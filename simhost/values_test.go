@@ -8,6 +8,7 @@ import (
 	"dcpi/analysis/values/valuetest"
 	"dcpi/hwsim"
 	"dcpi/hwsim/elfimage"
+	"dcpi/internal/longtest"
 	"dcpi/internal/racedetect"
 	"dcpi/node"
 	"dcpi/node/valuemod"
@@ -106,7 +107,7 @@ func TestValueSamplingUnknownModule(t *testing.T) {
 }
 
 // TestLoadLatencySharesMatchGroundTruth is value sampling's acceptance check:
-// on two hosts running ptrchase and hashdb, the fleet-wide load-latency
+// on a host running ptrchase and hashdb (two with DCPI_LONG=1), the load-latency
 // hot lists (merged across records and hosts by the unbiased rule) give,
 // for every load sampled often enough, shares per memory level that match
 // hwsim's value truth — each load's executions by the level its data came
@@ -122,12 +123,12 @@ func TestValueSamplingUnknownModule(t *testing.T) {
 // the same).
 func TestLoadLatencySharesMatchGroundTruth(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs two timed hosts with ground truth")
+		t.Skip("runs timed hosts with ground truth")
 	}
 	if racedetect.Enabled {
 		t.Skip("checks the simulator's numbers, single-threaded; the race run is for the concurrent parts")
 	}
-	f := runValueFleet(t, "loadlat", 2, "ptrchase", "hashdb")
+	f := runValueFleet(t, "loadlat", valueHosts(), "ptrchase", "hashdb")
 	words := map[string]*elfimage.Image{}
 	for _, name := range []string{"ptrchase", "hashdb"} {
 		data, _ := workloads.Binary(name)
@@ -175,7 +176,7 @@ func TestLoadLatencySharesMatchGroundTruth(t *testing.T) {
 // 30%), and reports the hot lists' memory.
 func TestValueSamplingSlowdown(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs four timed hosts")
+		t.Skip("runs timed hosts to completion")
 	}
 	if racedetect.Enabled {
 		t.Skip("measures simulated time, single-threaded; the race run is for the concurrent parts")
@@ -213,6 +214,9 @@ func TestValueSamplingSlowdown(t *testing.T) {
 	}
 	plain, _ := run("")
 	for _, module := range []string{"loadlat", "regvals"} {
+		if !longtest.Keep(module, "loadlat") { // CI: the module docs/values.md's figure is
+			continue
+		}
 		valued, n := run(module)
 		slow := float64(valued)/float64(plain) - 1
 		t.Logf("%s: %d cycles vs %d with plain sampling: %.1f%% slower; hot-list tables %d KB per CPU",

@@ -12,6 +12,7 @@ import (
 	"dcpi/hwsim"
 	"dcpi/hwsim/alpha"
 	"dcpi/internal/hotlist"
+	"dcpi/internal/longtest"
 	"dcpi/internal/racedetect"
 	"dcpi/node"
 	"dcpi/node/valuemod"
@@ -34,6 +35,16 @@ type valueFleet struct {
 	truth  map[string]*alpha.ValueTruth // by image path
 	pcs    map[string]*alpha.GroundTruth
 	cycles map[valueSite]uint64 // CYCLES samples, by (path, pc); kind 0
+}
+
+// valueHosts is how many hosts the accuracy checks run: one in CI, two,
+// merged fleet-wide by the unbiased rule, with DCPI_LONG=1 (one host's
+// lists are already merged across its records and CPUs by that rule).
+func valueHosts() int {
+	if longtest.Enabled() {
+		return 2
+	}
+	return 1
 }
 
 // runValueFleet runs names with value sampling by module on hosts hosts
@@ -103,7 +114,8 @@ func (f *valueFleet) histogram(k valueSite) *alpha.Histogram {
 }
 
 // TestFrequentValuesMatchGroundTruth holds regvals' frequent values to
-// hwsim's value truth: on two hosts running ptrchase and hashdb, every
+// hwsim's value truth: on a host running ptrchase and hashdb (two with
+// DCPI_LONG=1), every
 // value a fleet-wide result hot list keeps, at an instruction with at
 // least 300 samples, has an estimated share τ·c/N of the samples within
 // 4 of its stated standard deviations plus 0.04 (the sampling's bias:
@@ -113,12 +125,12 @@ func (f *valueFleet) histogram(k valueSite) *alpha.Histogram {
 // instruction; values after those are left out, and counted).
 func TestFrequentValuesMatchGroundTruth(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs two timed hosts with ground truth")
+		t.Skip("runs timed hosts with ground truth")
 	}
 	if racedetect.Enabled {
 		t.Skip("checks the simulator's numbers, single-threaded; the race run is for the concurrent parts")
 	}
-	f := runValueFleet(t, "regvals", 2, "ptrchase", "hashdb")
+	f := runValueFleet(t, "regvals", valueHosts(), "ptrchase", "hashdb")
 	checked, untracked, lists := 0, 0, 0
 	var worst float64
 	for k, l := range f.lists {
@@ -152,7 +164,7 @@ func TestFrequentValuesMatchGroundTruth(t *testing.T) {
 }
 
 // TestSemiInvariantMatchesGroundTruth holds semiinv's finder to the truth:
-// on two hosts running hashdb, an operand is semi-invariant when one value
+// on a host running hashdb (two with DCPI_LONG=1), an operand is semi-invariant when one value
 // holds for at least 90% of its executions (by the truth's exact counts).
 // Every such operand sampled at least 200 times is found: its hot list's
 // top value is the truth's, with an estimated share of at least 0.8. And
@@ -164,12 +176,12 @@ func TestFrequentValuesMatchGroundTruth(t *testing.T) {
 // threshold or above.
 func TestSemiInvariantMatchesGroundTruth(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs two timed hosts with ground truth")
+		t.Skip("runs timed hosts with ground truth")
 	}
 	if racedetect.Enabled {
 		t.Skip("checks the simulator's numbers, single-threaded; the race run is for the concurrent parts")
 	}
-	f := runValueFleet(t, "semiinv", 2, "hashdb")
+	f := runValueFleet(t, "semiinv", valueHosts(), "hashdb")
 	type ranked struct {
 		k     valueSite
 		score float64
