@@ -71,6 +71,9 @@ func TestEV6CyclesSamplesMatchGroundTruth(t *testing.T) {
 	const lo, hi = 9000, 11000
 	mean := float64(lo+hi) / 2
 	for _, name := range []string{"sort", "ptrchase"} {
+		if !longtest.Keep(name, "ptrchase") { // CI: the misses the periods above are about; the 21164's test runs sort
+			continue
+		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			col := &collector{}

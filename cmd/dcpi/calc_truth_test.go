@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"dcpi/analysis/calc"
+	"dcpi/internal/longtest"
 )
 
 // calcTruth profiles workload args on hosts hosts with the mux
@@ -49,7 +50,8 @@ type truthFloor struct {
 }
 
 // TestCalcTruthFloors runs dcpi profile --truth and dcpi calc --truth on
-// two workloads, one host and a fleet of 3, and pins floors on the
+// two workloads, one host and a fleet of 3 (stream's fleet with
+// DCPI_LONG=1), and pins floors on the
 // accuracy report (docs/dcpicalc.md, Accuracy, has the whole table).
 // DCPI_CALC_TRUTH=1 adds longer runs, logged only.
 func TestCalcTruthFloors(t *testing.T) {
@@ -71,6 +73,9 @@ func TestCalcTruthFloors(t *testing.T) {
 		{"matmul", nil, 3, 0.90, 0.90, 0.85},
 		{"stream", nil, 1, 0.33, 0.15, 0.70},
 		{"stream", nil, 3, 0.33, 0.42, 0.50},
+	}
+	if !longtest.Enabled() {
+		floors = floors[:3] // stream on 3 hosts, the longest (9 s), with DCPI_LONG=1
 	}
 	if os.Getenv("DCPI_CALC_TRUTH") != "" {
 		for _, w := range []string{"sort", "hashdb", "interp", "ptrchase"} {

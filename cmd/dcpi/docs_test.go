@@ -335,8 +335,8 @@ func checkParse(c docCommand) error {
 // forRun rewrites a command line to run in dir: /tmp/ paths under dir,
 // and every command with a --seconds flag (demo, node, tablesim) given at
 // most quickSeconds of simulated time, or runSeconds for a demo whose
-// --dir a later command reads (readLater), enough for the procedures
-// those commands name. A tablesim replaying a --trace keeps its own.
+// --dir a later command reads (readLater, false for a demo continuing a
+// fleet), enough for the procedures those commands name. A tablesim replaying a --trace keeps its own.
 func forRun(text, dir string, readLater func(string) bool) (string, error) {
 	words, err := splitShell(text)
 	if err != nil {
@@ -434,7 +434,15 @@ func TestDocsCommands(t *testing.T) {
 						parsed.Add(1)
 						continue
 					}
+					// A demo whose --dir a later command reads runs longer,
+					// unless it continues a fleet an earlier command made:
+					// the data those commands name is that one's.
 					line, err := forRun(c.text, dir, func(path string) bool {
+						for _, earlier := range cmds[:n] {
+							if earlier.mode == docRun && strings.Contains(earlier.text, "--dir "+path) {
+								return false
+							}
+						}
 						for _, later := range cmds[n+1:] {
 							if later.mode == docRun && strings.Contains(later.text, path) {
 								return true
