@@ -218,7 +218,7 @@ func linuxHostInCluster(t *testing.T, hot string, c Config, lossy bool) {
 		}
 		return n >= k.Generated || time.Since(lastChange) > 30*time.Second, nil
 	})
-	lines, balanced := conservation.Lines(k.Generated, k.Delivered, got, conservation.Views{Stacks: true})
+	lines, balanced := conservation.Lines(k.Generated, k.Delivered, got, conservation.Views{Source: conservation.LinuxKernel, Stacks: true})
 	t.Logf("conservation:\n%s", strings.Join(lines, "\n"))
 	if !balanced || got.Stored+got.Dropped() != k.Generated {
 		t.Errorf("conservation: stored %d + dropped %d (%v) != generated %d (%d delivered, %d lost)", got.Stored, got.Dropped(), got.Drops, k.Generated, k.Delivered, k.Lost)

@@ -153,8 +153,7 @@ func Profile(ctx context.Context, w io.Writer, c Config) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	// The counters' line speaks of simulated hardware; here the kernel took the samples.
-	fmt.Fprintf(w, "\n%s\n", strings.ReplaceAll(strings.Join(lines, "\n"), "the simulated hardware", "the kernel"))
+	fmt.Fprintf(w, "\n%s\n", strings.Join(lines, "\n"))
 	if !balanced {
 		return 0, localrun.ErrUnbalanced
 	}
@@ -185,7 +184,7 @@ func Conservation(db *storage.DB, c linuxhost.Counts, stacks bool) ([]string, bo
 	}
 	// A lost sample has no stack either: the stack view's generated is
 	// what reached the driver, and its drops are its own.
-	lines, ok := conservation.Lines(c.Generated, c.Delivered, t, conservation.Views{Stacks: stacks})
+	lines, ok := conservation.Lines(c.Generated, c.Delivered, t, conservation.Views{Source: conservation.LinuxKernel, Stacks: stacks})
 	return lines, ok, nil
 }
 
