@@ -62,8 +62,12 @@ func selectHosts(ctx context.Context, db DB, ls selector.Selector, q *storage.Qu
 // labels, and "host", its name.
 func hostLabel(n storage.Node) func(string) (string, bool) {
 	return func(name string) (string, bool) {
-		if name == "host" {
+		switch name {
+		case "host":
 			return n.Host, true
+		case MachineLabel:
+			kind := machineOf(n)
+			return kind, kind != ""
 		}
 		v, ok := n.Labels[name]
 		return v, ok

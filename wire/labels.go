@@ -22,7 +22,7 @@ const (
 
 // ReservedLabels are the names the selectors give to what every sample
 // already has: a label with one of them as key would be ambiguous.
-var ReservedLabels = []string{"host", "binary", "pid"}
+var ReservedLabels = []string{"host", "binary", "pid", "machine"}
 
 // ErrLabel: a label's key or value breaks the label rule.
 var ErrLabel = errors.New("bad label")

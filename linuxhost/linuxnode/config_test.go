@@ -36,7 +36,7 @@ func TestConfigRefuses(t *testing.T) {
 		{"values", func(c *Config) { c.Config.Node.Values = "loadlat" }, "node.values"},
 		{"event", func(c *Config) { c.Event = "imiss" }, "unknown event"},
 		{"host", func(c *Config) { c.Config.Sim.Hostname = "a.b" }, "host"},
-		{"label", func(c *Config) { c.Labels = map[string]string{"dcpi.machine": "x"} }, "--label"},
+		{"label", func(c *Config) { c.Labels = map[string]string{"machine": "x"} }, "--label"},
 		{"seconds", func(c *Config) { c.Config.Node.Seconds = -1 }, "node.seconds"},
 		{"per-process", func(c *Config) { c.Config.Node.PerProcess = []string{""} }, ""},
 		{"programs", func(c *Config) { c.Programs = []string{"./my", "1"} }, "start ./my yourself"},

@@ -22,6 +22,7 @@ import (
 
 	"dcpi/analysis/report"
 	"dcpi/analysis/symbolize"
+	"dcpi/cluster"
 	"dcpi/cluster/clustertest"
 	"dcpi/config"
 	"dcpi/conservation"
@@ -29,6 +30,8 @@ import (
 	"dcpi/internal/slogf"
 	"dcpi/linuxhost"
 	"dcpi/profiledb"
+	"dcpi/profiledb/selector"
+	"dcpi/simhost"
 	"dcpi/storage"
 	"dcpi/transport"
 	"dcpi/transport/auth"
@@ -167,6 +170,28 @@ func linuxHostInCluster(t *testing.T, hot string, c Config, lossy bool) {
 	}
 	waitFor(ctx, t, "the Linux host's first stored samples", has(one(1)))
 
+	// The roomy run has a simulated Alpha host beside the real one, in
+	// the same epoch, labelled with the same rack: conservation holds
+	// for each kind of host, and fleet queries select them by label.
+	var alpha *cluster.Host
+	if !lossy {
+		progs, err := simhost.EmbeddedPrograms([]string{"hashdb"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hc := clustertest.Host(simHost, 1, 0.05, progs)
+		hc.Labels = map[string]string{"rack": "r9", "service": "sim"}
+		if alpha, err = cl.AddHost(ctx, hc); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cl.Collect(ctx, 0.05, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := alpha.Publisher().Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	busy := exec.Command(hot, "40000000000") // about 100 s of a CPU: killed before
 	if err := busy.Start(); err != nil {
 		t.Fatal(err)
@@ -300,6 +325,10 @@ func linuxHostInCluster(t *testing.T, hot string, c Config, lossy bool) {
 		t.Errorf("hot.c's hottest procedure is not hot_a")
 	}
 
+	if alpha != nil {
+		mixedFleet(ctx, t, db, coord, alpha, host)
+	}
+
 	// hot's file was uploaded under its content key.
 	js, err := jetstream.New(cl.Conn())
 	if err != nil {
@@ -311,6 +340,71 @@ func linuxHostInCluster(t *testing.T, hot string, c Config, lossy bool) {
 	}
 	if rep.Uploads.Uploaded == 0 {
 		t.Errorf("no image files uploaded: %s", rep.Uploads)
+	}
+}
+
+// simHost is the simulated Alpha host beside the Linux one.
+const simHost = "alpha0"
+
+// mixedFleet checks a cluster holding a Linux host (linux) and a
+// simulated one (alpha, run to its end): the simulated host's samples
+// are all stored or counted as dropped, exactly; a label both carry
+// selects both, and their totals add up; the machine label tells the two
+// kinds apart.
+func mixedFleet(ctx context.Context, t *testing.T, db *profiledb.Cluster, coord *coordinator.Client, alpha *cluster.Host, linux string) {
+	t.Helper()
+	var simTot conservation.Totals
+	waitFor(ctx, t, "the simulated host's samples stored", func() (bool, error) {
+		var err error
+		simTot, err = stored(ctx, coord, storage.Query{Hosts: []string{simHost}})
+		return simTot.Stored+simTot.Dropped() >= alpha.Generated(), err
+	})
+	lines, balanced := conservation.Lines(alpha.Generated(), alpha.Generated(), simTot, conservation.Views{})
+	t.Logf("%s: %s", simHost, strings.Join(lines, "; "))
+	if !balanced || simTot.Stored == 0 {
+		t.Errorf("the simulated host beside the Linux one: %s", strings.Join(lines, "; "))
+	}
+	linuxTot, err := stored(ctx, coord, storage.Query{Hosts: []string{linux}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		sel   string
+		hosts []string
+	}{
+		{`rack="r9"`, []string{linux, simHost}},
+		{profiledb.MachineLabel + `="linux-` + runtime.GOARCH + `"`, []string{linux}},
+		{profiledb.MachineLabel + `!="linux-` + runtime.GOARCH + `"`, []string{simHost}},
+		{`service=~"sim|bench"`, []string{linux, simHost}},
+	} {
+		ls, err := selector.Parse(c.sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sel := profiledb.Selection{Labels: ls}
+		if err := profiledb.SelectHosts(ctx, db, &sel); err != nil {
+			t.Fatalf("%s: %v", c.sel, err)
+		}
+		got := slices.Sorted(slices.Values(sel.Filter.Hosts))
+		if !slices.Equal(got, slices.Sorted(slices.Values(c.hosts))) {
+			t.Errorf("%s selects %v, want %v", c.sel, got, c.hosts)
+			continue
+		}
+		tot, err := stored(ctx, coord, sel.Filter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want uint64
+		for _, h := range c.hosts {
+			if h == linux {
+				want += linuxTot.Stored
+			} else {
+				want += simTot.Stored
+			}
+		}
+		if tot.Stored != want {
+			t.Errorf("%s: %d samples stored, want %d (linux %d, simulated %d)", c.sel, tot.Stored, want, linuxTot.Stored, simTot.Stored)
+		}
 	}
 }
 
