@@ -155,6 +155,9 @@ func resumeHost(ctx context.Context, coord *coordinator.Client, c HostConfig, nc
 	if err != nil {
 		return simhost.ResumePoint{}, fmt.Errorf("asking the coordinator for the epoch: %w", err)
 	}
+	if err := coordinator.CheckBatchFormat(c.Sim.Hostname, ncfg.Node.BatchFormat(), status.Reads); err != nil {
+		return simhost.ResumePoint{}, err
+	}
 	ncfg.Node.Epoch = status.Epoch
 	rp, err := Resume(ctx, coord, c.Sim.Hostname, cpus)
 	if err != nil {

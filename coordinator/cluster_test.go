@@ -314,8 +314,8 @@ func TestClusterEpochs(t *testing.T) {
 		}
 	}
 	st, err := cl.Heartbeat(ctx, "a")
-	if err != nil || st.Epoch != 1 || st.State != storage.EpochOpen || !st.Registered {
-		t.Fatalf("heartbeat: %+v %v", st, err)
+	if err != nil || st.Epoch != 1 || st.State != storage.EpochOpen || !st.Registered || st.Reads != wire.Version {
+		t.Fatalf("heartbeat: %+v %v (want the batch format this build reads, %d)", st, err, wire.Version)
 	}
 	if _, err := cl.Propose(ctx, s.deltas(6, 10, 1, "a"), nil); err != nil {
 		t.Fatal(err)

@@ -61,6 +61,27 @@ type EpochStatus struct {
 	Start      time.Time
 	Pending    []uint64 // closing epochs this host has not acknowledged
 	Registered bool     // false: the host must register (again)
+	// Reads is the newest batch format (wire.Version) the leader's build
+	// reads, so that a node newer than the cluster refuses to start
+	// (CheckBatchFormat) rather than publish batches the cluster would
+	// reject. Zero from a leader of an earlier build, which did not say.
+	Reads uint16 `json:",omitempty"`
+}
+
+// ErrNewerNode: a node writes a batch format the cluster's build does not
+// read.
+var ErrNewerNode = errors.New("node newer than the cluster")
+
+// CheckBatchFormat is a node's check, at start, of the batch format it
+// writes (node.Config.BatchFormat) against what the cluster's leader
+// said it reads: an older cluster is refused in one line saying what to
+// upgrade first. A leader that did not say (reads 0) is served: such a
+// cluster predates the check, and its formats are those of its time.
+func CheckBatchFormat(host string, writes, reads uint16) error {
+	if reads == 0 || writes <= reads {
+		return nil
+	}
+	return fmt.Errorf("host %s: %w: its batches take format version %d, the cluster's coordinator reads up to version %d; upgrade the coordinator replicas and the aggregators before the nodes (docs/deploy.md, Upgrade)", host, ErrNewerNode, writes, reads)
 }
 
 // AckRequest acknowledges an epoch (storage.EpochAck).

@@ -3,6 +3,7 @@ package coordinator
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -88,4 +89,35 @@ func FuzzDecodePage(f *testing.F) {
 			t.Fatalf("re-encoded page: %v\n got %+v\nwant %+v", err, again, p)
 		}
 	})
+}
+
+// TestCheckBatchFormat: a node whose batches take a format the leader
+// does not read is refused in one line naming both versions and what to
+// upgrade; the same or an older format is served, and so is any node of
+// a leader that did not say what it reads (an earlier build).
+func TestCheckBatchFormat(t *testing.T) {
+	for _, c := range []struct {
+		writes, reads uint16
+		refused       bool
+	}{
+		{wire.FlatVersion, wire.Version, false},
+		{wire.Version, wire.Version, false},
+		{wire.Version, 0, false},
+		{wire.Version + 1, wire.Version, true},
+		{wire.MeVersion, wire.StackVersion, true},
+	} {
+		err := CheckBatchFormat("alpha0", c.writes, c.reads)
+		if c.refused != (err != nil) {
+			t.Errorf("writes %d, reads %d: %v, want refused %v", c.writes, c.reads, err, c.refused)
+			continue
+		}
+		if err == nil {
+			continue
+		}
+		msg := err.Error()
+		if !errors.Is(err, ErrNewerNode) || strings.Contains(msg, "\n") || !strings.Contains(msg, fmt.Sprintf("version %d", c.writes)) ||
+			!strings.Contains(msg, fmt.Sprintf("up to version %d", c.reads)) || !strings.Contains(msg, "upgrade the coordinator replicas") {
+			t.Errorf("writes %d, reads %d: %q", c.writes, c.reads, msg)
+		}
+	}
 }

@@ -625,7 +625,7 @@ func (l *leaderTerm) heartbeat(ctx context.Context, m *nats.Msg) ([]byte, error)
 	if ok && a.version == version {
 		return json.Marshal(a.status)
 	}
-	var st EpochStatus
+	st := EpochStatus{Reads: wire.Version}
 	err := l.s.view(ctx, "heartbeat", func(db *storage.DB) error {
 		eps, err := db.Epochs()
 		if err != nil {

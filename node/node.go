@@ -552,3 +552,18 @@ func (n *Node) Stats() (DaemonStats, []DriverStats) {
 	}
 	return ds, drivers
 }
+
+// BatchFormat is the newest wire format version the node's batches take
+// with c: wire.MeVersion with a ProfileMe table, wire.StackVersion with
+// a stack table, else wire.FlatVersion (Ledger.DrainedAll). A cluster
+// must read it before the node may publish (a rolling upgrade upgrades
+// the cluster first).
+func (c Config) BatchFormat() uint16 {
+	switch {
+	case c.Driver.Me.Entries > 0:
+		return wire.MeVersion
+	case c.Driver.Stacks.Entries > 0:
+		return wire.StackVersion
+	}
+	return wire.FlatVersion
+}

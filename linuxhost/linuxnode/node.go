@@ -128,6 +128,9 @@ func Start(ctx, startCtx context.Context, nc *nats.Conn, h *linuxhost.Host, c Co
 	if err != nil {
 		return nil, fmt.Errorf("host %s: asking the coordinator for the epoch: %w", name, err)
 	}
+	if err := coordinator.CheckBatchFormat(name, c.nodeConfig(status.Epoch, simhost.ResumePoint{}).BatchFormat(), status.Reads); err != nil {
+		return nil, err
+	}
 	rp, err := cluster.Resume(startCtx, coord, name, h.CPUs())
 	if err != nil {
 		return nil, fmt.Errorf("host %s: %w", name, err)
