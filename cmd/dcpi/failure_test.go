@@ -622,13 +622,13 @@ func (c *failureCluster) waitSealed(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		out, err := c.run(time.Minute, "epoch", "list", "--nats", c.url, "--json")
-		var eps []coordinator.EpochInfo
+		var eps []coordinator.EpochJSON // what dcpi epoch list --json prints
 		if err == nil {
 			err = json.Unmarshal([]byte(out), &eps)
 		}
 		var unsealed []string
 		for i, e := range eps {
-			if i < len(eps)-1 && e.State != storage.EpochSealed {
+			if i < len(eps)-1 && e.State != storage.EpochSealed.String() {
 				unsealed = append(unsealed, fmt.Sprintf("epoch %d %v, waiting for %v", e.Number, e.State, e.Waiting))
 			}
 		}

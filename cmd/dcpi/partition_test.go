@@ -193,7 +193,7 @@ func (c *failureCluster) waitAck(epoch uint64, host string, timeout time.Duratio
 	deadline := time.Now().Add(timeout)
 	for {
 		out, err := c.run(time.Minute, "epoch", "list", "--nats", c.url, "--json")
-		var eps []coordinator.EpochInfo
+		var eps []coordinator.EpochJSON // what dcpi epoch list --json prints
 		if err == nil {
 			err = json.Unmarshal([]byte(out), &eps)
 		}
