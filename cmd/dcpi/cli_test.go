@@ -23,7 +23,8 @@ import (
 // The output is the command's standard output, its standard error after
 // "stderr:", then "error: MESSAGE" or "exit N". $DB names a node database
 // made once for the file, $TMP a fresh directory per file, $SYSPROBE the
-// system-call probe program; the output says them back the same way.
+// system-call probe program, $PTHREADS hwsim's threaded test program; the
+// output says them back the same way.
 // go test -run TestCLI -rewrite rewrites the expected outputs.
 func TestCLI(t *testing.T) {
 	datadriven.Walk(t, "testdata/cli", func(t *testing.T, path string) {
@@ -33,6 +34,9 @@ func TestCLI(t *testing.T) {
 			t.Fatal(err)
 		}
 		vars["$SYSPROBE"] = sysprobe
+		if vars["$PTHREADS"], err = filepath.Abs("../../hwsim/testdata/pthreads"); err != nil {
+			t.Fatal(err)
+		}
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			if d.Cmd != "dcpi" {
 				d.Fatalf(t, "unknown directive %q (want dcpi)", d.Cmd)
