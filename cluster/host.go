@@ -44,6 +44,8 @@ type HostConfig struct {
 	// PerProcess are the images whose profiles the node keeps per
 	// process (node.Config.PerProcess).
 	PerProcess []string
+	// PerThread keeps them per thread instead (node.Config.PerThread).
+	PerThread bool
 	// ProcessLabels are the user's process labels by binary
 	// (node.Config.ProcessLabels), sent with the node's process records.
 	ProcessLabels map[string]map[string]string
@@ -137,7 +139,7 @@ func hostMachine(c HostConfig) (hwsim.Config, simhost.Config, error) {
 	hc.GroundTruth = c.GroundTruth
 	simhost.InstallPrograms(&hc, c.Programs)
 	ncfg, err := simhost.Features{Events: c.Events, Mux: c.Mux, Stacks: c.Stacks, ProfileMe: c.ProfileMe, MePaired: c.MePaired,
-		Values: c.Values, Labels: c.Labels, PerProcess: c.PerProcess, ProcessLabels: c.ProcessLabels}.NodeConfig(c.Sim.Hostname, c.FlushEvery, hc.ClockHz)
+		Values: c.Values, Labels: c.Labels, PerProcess: c.PerProcess, PerThread: c.PerThread, ProcessLabels: c.ProcessLabels}.NodeConfig(c.Sim.Hostname, c.FlushEvery, hc.ClockHz)
 	if err != nil {
 		return hc, ncfg, err
 	}

@@ -91,7 +91,7 @@ func (c NodeRoleConfig) hostConfig(logger *slog.Logger) HostConfig {
 	return HostConfig{Sim: cfg.Sim, Programs: c.Programs, Seconds: cfg.Node.Seconds, FlushEvery: cfg.Node.FlushEvery,
 		PublishEvery: cfg.Node.PublishEvery, Labels: labels, Heartbeat: cfg.Node.Heartbeat, MaxBuffer: cfg.Node.MaxBufferedMB << 20,
 		Retain: cfg.Node.RetainMB << 20, Events: c.Events, Mux: c.Mux, Logger: logger, Stacks: cfg.Node.Stacks,
-		ProfileMe: cfg.Node.ProfileMe, MePaired: cfg.Node.MePaired, Values: cfg.Node.Values, PerProcess: cfg.Node.PerProcess,
+		ProfileMe: cfg.Node.ProfileMe, MePaired: cfg.Node.MePaired, Values: cfg.Node.Values, PerProcess: cfg.Node.PerProcess, PerThread: cfg.Node.PerThread,
 		ProcessLabels: cfg.Node.ProcessLabelMap(), Stdout: c.Stdout, Stderr: c.Stderr}
 }
 

@@ -157,6 +157,9 @@ type Node struct {
 	// process (DCPI sec. 4.3): paths, file names, or "all"
 	// (node.Config.PerProcess).
 	PerProcess []string `mapstructure:"per_process"`
+	// PerThread keeps the per_process images' profiles per thread
+	// instead (node.Config.PerThread; docs/node.md).
+	PerThread bool `mapstructure:"per_thread"`
 	// ProcessLabels are the user's process labels: the processes running
 	// Binary (a path or a file name, as per_process names images) carry
 	// Labels, and their children inherit them (node.Config.ProcessLabels;
@@ -210,7 +213,7 @@ var clusterKeys = []string{
 	"coordinator.retention.full", "coordinator.retention.merge_to", "coordinator.retention.keep",
 	"aggregator.fetch_max", "aggregator.fetch_wait", "aggregator.max_proposal_entries", "aggregator.in_flight", "aggregator.max_pending_entries", "aggregator.fold_hosts",
 	"node.labels", "node.mix", "node.workloads", "node.seconds", "node.flush_every", "node.publish_every", "node.heartbeat", "node.max_buffered_mb", "node.stacks", "node.values", "node.retain_mb",
-	"node.profileme", "node.me_paired", "node.per_process", "node.process_labels",
+	"node.profileme", "node.me_paired", "node.per_process", "node.per_thread", "node.process_labels",
 }
 
 // ParsePeers parses "id=host:port" peers.

@@ -17,6 +17,16 @@ const (
 	EventExec
 	// EventExit: PID exited; its PID may be reused after this.
 	EventExit
+	// EventThread: PID started thread TID (clone with CLONE_THREAD).
+	// Incarnation is the thread's own, which its samples carry as
+	// Sample.ThreadIncarnation; ParentIncarnation is the process's, whose
+	// image maps the thread runs in. A per-thread profiler follows these;
+	// everything else keys samples by process and ignores them.
+	EventThread
+	// EventThreadExit: thread TID of PID ended (not the process's first
+	// thread, whose end is the process's EventExit). Incarnation is the
+	// thread's, as EventThread gave it.
+	EventThreadExit
 )
 
 func (k EventKind) String() string {
@@ -29,6 +39,10 @@ func (k EventKind) String() string {
 		return "exec"
 	case EventExit:
 		return "exit"
+	case EventThread:
+		return "thread"
+	case EventThreadExit:
+		return "thread-exit"
 	}
 	return fmt.Sprintf("event(%d)", k)
 }
@@ -42,6 +56,7 @@ type Event struct {
 	CPU   int
 	PID   int
 	PPID  int // for EventFork
+	TID   int // for EventThread and EventThreadExit
 	// Incarnation names one image of one process: it changes at fork and
 	// at exec and is never reused by a machine, so unlike a PID it says
 	// which mappings a sample was taken under (samples carry it too).
@@ -72,6 +87,8 @@ func (e Event) String() string {
 		return fmt.Sprintf("%d cpu%d exec pid %d %s", e.Cycle, e.CPU, e.PID, e.Path)
 	case EventExit:
 		return fmt.Sprintf("%d cpu%d exit pid %d status %#x", e.Cycle, e.CPU, e.PID, e.Status)
+	case EventThread, EventThreadExit:
+		return fmt.Sprintf("%d cpu%d %s pid %d tid %d", e.Cycle, e.CPU, e.Kind, e.PID, e.TID)
 	}
 	return e.Kind.String()
 }

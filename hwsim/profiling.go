@@ -18,10 +18,14 @@ type Sample struct {
 	TID int
 	// Incarnation is the process image's (Event.Incarnation); 0 when idle.
 	Incarnation uint32
-	PC          uint64
-	Event       alpha.Event
-	Kernel      bool   // the PC is vmunix's
-	Cycle       uint64 // when the interrupt was delivered
+	// ThreadIncarnation names the thread as Incarnation names the
+	// process: Incarnation for the process's first thread, the thread's
+	// own (EventThread) for any other. It is never reused.
+	ThreadIncarnation uint32
+	PC                uint64
+	Event             alpha.Event
+	Kernel            bool   // the PC is vmunix's
+	Cycle             uint64 // when the interrupt was delivered
 
 	// The interrupted user context, for a stack walk: set only when the
 	// CPU was in user mode (Kernel false, a process current). SP is r30,
@@ -220,7 +224,7 @@ func (m *Machine) counterInterrupt(c *cpuState) {
 	start := max(c.cpu.Cycle, deliver)
 	s := Sample{CPU: c.id, PC: c.cpu.PC, Event: ev, Kernel: c.cpu.Kernel, Cycle: start}
 	if c.cur != nil {
-		s.PID, s.TID, s.Incarnation = c.cur.PID, c.cur.TID, c.cur.Incarnation
+		s.PID, s.TID, s.Incarnation, s.ThreadIncarnation = c.cur.PID, c.cur.TID, c.cur.Incarnation, c.cur.threadIncarnation()
 		if !c.cpu.Kernel && c.cpu.AS != nil {
 			s.SP, s.FP, s.RA, s.T9, s.Mem = c.cpu.R[30], c.cpu.R[15], c.cpu.R[26], c.cpu.R[23], c.cpu.AS
 			c.interrupted = Interrupted{m: m, c: c, start: start, live: true}

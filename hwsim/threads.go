@@ -28,6 +28,9 @@ type threadState struct {
 	// waits, unscheduled, until the last of them ends the process.
 	exited bool
 	futex  futexSleep // where the task sleeps in FUTEX_WAIT, if it does
+	// inc is a thread's own incarnation (EventThread), 0 for a process's
+	// first thread, which goes by the process's.
+	inc uint32
 
 	// Per-process state, meaningful on the leader only (mm()).
 	futexes       map[uint64][]*Process // FUTEX_WAIT queues by user address
@@ -48,6 +51,15 @@ func (p *Process) mm() *Process {
 		return g.leader
 	}
 	return p
+}
+
+// threadIncarnation is the incarnation p's samples name the thread by
+// (Sample.ThreadIncarnation).
+func (p *Process) threadIncarnation() uint32 {
+	if p.thread.inc != 0 {
+		return p.thread.inc
+	}
+	return p.Incarnation
 }
 
 // threads is how many threads of p's process are alive.
@@ -102,7 +114,9 @@ func checkCloneFlags(flags uint64) (string, errno) {
 
 // sysCloneThread starts a thread of p's process: a task sharing p's
 // address space, running from the clone's return on newsp with v0 = 0.
-// It emits no process event: the thread lives in its process's image maps.
+// It emits EventThread, with the thread's own incarnation, taken from the
+// process incarnations' counter so that it too is never reused; the
+// thread lives in its process's image maps.
 func (m *Machine) sysCloneThread(c *cpuState, p *Process, flags, newsp, ptid, ctid, tls uint64) (uint64, errno) {
 	tid, ok := m.allocPID()
 	if !ok {
@@ -148,6 +162,10 @@ func (m *Machine) sysCloneThread(c *cpuState, p *Process, flags, newsp, ptid, ct
 	}
 	g.threads = append(g.threads, t)
 	m.procs[tid] = t
+	m.lastInc++
+	t.thread.inc = m.lastInc
+	m.emit(Event{Kind: EventThread, Cycle: m.cycleOf(c), CPU: c.id, PID: t.PID, TID: tid,
+		Incarnation: t.thread.inc, ParentIncarnation: t.Incarnation})
 	m.enqueue(m.leastLoaded(), t)
 	p.ctx.R[20] = 0
 	return uint64(tid), 0
@@ -202,6 +220,8 @@ func (m *Machine) endThread(c *cpuState, t *Process) {
 	}
 	t.state = ProcDead
 	delete(m.procs, t.TID)
+	m.emit(Event{Kind: EventThreadExit, Cycle: t.ExitCycle, CPU: c.id, PID: t.PID, TID: t.TID,
+		Incarnation: t.thread.inc, ParentIncarnation: t.Incarnation})
 }
 
 // endOtherThreads ends every thread of p's process but its leader (exit

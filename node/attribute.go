@@ -18,6 +18,8 @@ type attributor struct {
 	// perProcess names the images whose profiles keep the PID (the
 	// configuration's per-process profiles); others merge all processes.
 	perProcess perProcess
+	// perThread keeps the TID instead (Config.PerThread, perthread.go).
+	perThread bool
 
 	// Images are interned: an entry key holds a small index, so the
 	// counts map hashes 24 bytes, not a 34-byte image key, and the batch
@@ -92,7 +94,7 @@ func (a *attributor) add(b *flatBook, entries []Entry) (newImages []Mapping, err
 	}
 	for _, e := range entries {
 		b.samples += uint64(e.Count)
-		m, off, pid, ok := a.maps.Resolve(e.PID, e.PC)
+		m, off, pid, tid, ok := a.maps.ResolveThread(e.PID, e.PC)
 		path := m.Path
 		if !ok {
 			path = "unknown"
@@ -115,6 +117,9 @@ func (a *attributor) add(b *flatBook, entries []Entry) (newImages []Mapping, err
 		k := entryKey{image: img, offset: off, event: e.Event}
 		if a.perProcess.keeps(m.Path) {
 			k.pid = uint32(pid)
+			if a.perThread {
+				k.pid = uint32(tid)
+			}
 		}
 		b.counts[k] += uint64(e.Count)
 	}

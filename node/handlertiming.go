@@ -44,12 +44,12 @@ func (t *handlerTiming) timedStack(d *Driver, s Sample, space *unwind.Space, clo
 	return cost, full
 }
 
-// timed runs the handler between two clock reads and classifies the call
-// by whether the driver counted a miss.
-func (t *handlerTiming) timed(d *Driver, s Sample, clockNS float64) (uint64, bool) {
+// timed runs the handler, keyed by key, between two clock reads and
+// classifies the call by whether the driver counted a miss.
+func (t *handlerTiming) timed(d *Driver, key uint32, pc uint64, event uint8, clockNS float64) (uint64, bool) {
 	misses := d.stats.Misses
 	start := time.Now()
-	cost, full := d.Sample(s.Incarnation, s.PC, s.Event)
+	cost, full := d.Sample(key, pc, event)
 	ns := max(float64(time.Since(start))-clockNS, 0)
 	if d.stats.Misses != misses {
 		t.missNS[t.misses%timingKeep] = float32(ns)

@@ -48,8 +48,13 @@ type Sample struct {
 	// Incarnation names the process image that was running (0: idle):
 	// the driver's process key, which the daemon's image maps resolve.
 	Incarnation uint32
-	PC          uint64
-	Event       uint8 // an alpha.Event
+	// ThreadIncarnation names the thread as Incarnation names the
+	// process (EventThread): Incarnation for a process's first thread,
+	// the thread's own for any other; 0 from a host that does not tell
+	// threads apart. Only a per-thread node (Config.PerThread) reads it.
+	ThreadIncarnation uint32
+	PC                uint64
+	Event             uint8 // an alpha.Event
 
 	// The interrupted user context, for the stack walk: r30, r15, r26
 	// and r23 (millicode's return address), and the process's memory.
@@ -81,6 +86,13 @@ const (
 	EventExec
 	// EventExit: PID exited; its PID may be reused after this.
 	EventExit
+	// EventThread: PID started thread TID, whose samples carry its own
+	// incarnation (Incarnation; Sample.ThreadIncarnation) and resolve
+	// through its process's (ParentIncarnation) image maps.
+	EventThread
+	// EventThreadExit: thread TID of PID (Incarnation, its own) ended;
+	// a process's first thread ends with the process (EventExit).
+	EventThreadExit
 )
 
 // Event is what DCPI's loader hooks and exec recognizer told the daemon: a
@@ -88,6 +100,7 @@ const (
 type Event struct {
 	Kind EventKind
 	PID  int
+	TID  int // for EventThread and EventThreadExit
 	// Incarnation names one image of one process: it changes at fork and
 	// exec and is never reused, so unlike a PID it says which mappings a
 	// sample was taken under.

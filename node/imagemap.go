@@ -51,6 +51,19 @@ type ImageMaps struct {
 	gen    uint64 // completed full flushes
 	// kernelBase is where kernel addresses begin (Config.KernelBase).
 	kernelBase uint64
+	// threads are the threads of a per-thread node (Config.PerThread),
+	// by their own incarnation (EventThread), the key its driver counts
+	// their samples under; nil when the node is not per-thread.
+	threads map[uint32]*threadOf
+}
+
+// threadOf is one thread of a process incarnation, and whether it has
+// ended (kept, as an ended incarnation is, until no sample of it can
+// remain in a driver).
+type threadOf struct {
+	inc      uint32 // the process's incarnation, whose maps it runs in
+	tid      int
+	endedGen uint64
 }
 
 // NewImageMaps returns an empty map. The kernel's mapping arrives as a
@@ -98,30 +111,66 @@ func (im *ImageMaps) ProcessEvent(e Event) {
 		if p := im.procs[e.Incarnation]; p != nil && p.endedGen == 0 {
 			p.endedGen = im.gen
 		}
+	case EventThread:
+		if im.threads != nil {
+			im.threads[e.Incarnation] = &threadOf{inc: e.ParentIncarnation, tid: e.TID}
+		}
+	case EventThreadExit:
+		if t := im.threads[e.Incarnation]; t != nil && t.endedGen == 0 {
+			t.endedGen = im.gen
+		}
+	}
+}
+
+// followThreads makes im resolve the incarnations of threads
+// (EventThread) as their processes', for a per-thread node.
+func (im *ImageMaps) followThreads() {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	if im.threads == nil {
+		im.threads = map[uint32]*threadOf{}
 	}
 }
 
 // Resolve maps a sample's incarnation and PC to the image it lies in, with
 // the PC's offset from the image's base, and the process's PID.
 func (im *ImageMaps) Resolve(inc uint32, pc uint64) (m Mapping, offset uint64, pid int, ok bool) {
+	m, offset, pid, _, ok = im.ResolveThread(inc, pc)
+	return m, offset, pid, ok
+}
+
+// ResolveThread is Resolve for the key a per-thread driver counts under,
+// a process's incarnation or one of its threads': it also returns the
+// thread's ID (the PID for a process's first thread; 0 in the kernel,
+// whose samples keep no process).
+func (im *ImageMaps) ResolveThread(key uint32, pc uint64) (m Mapping, offset uint64, pid, tid int, ok bool) {
 	if pc >= im.kernelBase {
 		k := im.kernel.Load()
 		if k != nil && pc-k.Base < k.Size {
-			return *k, pc - k.Base, 0, true
+			return *k, pc - k.Base, 0, 0, true
 		}
-		return Mapping{}, 0, 0, false
+		return Mapping{}, 0, 0, 0, false
 	}
 	im.mu.Lock()
 	defer im.mu.Unlock()
+	inc, tid := key, 0
+	if im.threads != nil {
+		if t := im.threads[key]; t != nil {
+			inc, tid = t.inc, t.tid
+		}
+	}
 	p := im.procs[inc]
 	if p == nil {
-		return Mapping{}, 0, 0, false
+		return Mapping{}, 0, 0, 0, false
+	}
+	if tid == 0 {
+		tid = p.pid
 	}
 	i := sort.Search(len(p.maps), func(i int) bool { return p.maps[i].Base > pc }) - 1
 	if i < 0 || pc-p.maps[i].Base >= p.maps[i].Size {
-		return Mapping{}, 0, p.pid, false
+		return Mapping{}, 0, p.pid, tid, false
 	}
-	return p.maps[i], pc - p.maps[i].Base, p.pid, true
+	return p.maps[i], pc - p.maps[i].Base, p.pid, tid, true
 }
 
 // FlushCompleted records that every driver table and buffer has been
@@ -133,6 +182,11 @@ func (im *ImageMaps) FlushCompleted() {
 	for inc, p := range im.procs {
 		if p.endedGen != 0 && p.endedGen < im.gen {
 			delete(im.procs, inc)
+		}
+	}
+	for inc, t := range im.threads {
+		if t.endedGen != 0 && t.endedGen < im.gen {
+			delete(im.threads, inc)
 		}
 	}
 	im.gen++
@@ -155,5 +209,6 @@ func (im *ImageMaps) MemoryBytes() int {
 	for _, p := range im.procs {
 		n += perEntry + int(unsafe.Sizeof(*p)) + cap(p.maps)*int(unsafe.Sizeof(Mapping{}))
 	}
+	n += len(im.threads) * (perEntry + int(unsafe.Sizeof(threadOf{})))
 	return n
 }

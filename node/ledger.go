@@ -67,6 +67,10 @@ func NewLedger(cfg Config, cpus int, im *ImageMaps) (*Ledger, error) {
 		dropsBooked: map[string]uint64{}, stackBooked: map[string]uint64{},
 		meDropsSeen: make([]uint64, cpus), meLostSeen: make([]uint64, cpus), meBooked: map[string]uint64{},
 		meUnmatchedSeen: make([]uint64, cpus), win: make([]window, cpus), publishEvery: cfg.PublishEvery}
+	if cfg.PerThread {
+		l.att.perThread = true
+		im.followThreads()
+	}
 	for cpu := range l.seq {
 		l.seq[cpu] = 1
 		if cpu < len(cfg.FirstSeq) && cfg.FirstSeq[cpu] > 0 {

@@ -21,6 +21,13 @@ type Config struct {
 	// per-process profiles): paths, base names, or PerProcessAll
 	// (CheckPerProcess).
 	PerProcess []string
+	// PerThread keeps the images PerProcess names per thread instead:
+	// their samples carry the thread's ID (TID) where they would carry
+	// the PID, and the process records (wire.ProcessThreadVersion) name
+	// each thread's process (perthread.go). It needs a host that tells
+	// threads apart (Sample.ThreadIncarnation, EventThread: simhost's);
+	// on any other, a process's samples are all its first thread's.
+	PerThread bool
 	// ProcessLabels are the user's process labels, by binary: a path or
 	// a base name (as PerProcess names images) → labels, which every
 	// process running that binary carries, and its children inherit
@@ -175,6 +182,7 @@ func New(host Host, cfg Config, pub Publisher, images ImageSource) (*Node, error
 			return nil, err
 		}
 		n.procs, n.procPub = newProcessBook(cfg.ProcessLabels), pp
+		n.procs.perThread = cfg.PerThread
 		sinks = append(sinks, n.procs)
 	}
 	if len(sinks) == 1 {
@@ -183,7 +191,11 @@ func New(host Host, cfg Config, pub Publisher, images ImageSource) (*Node, error
 		host.Subscribe(sinks)
 	}
 	host.SetIPISync(n.steps.sync)
-	if err := host.StartProfiling(n); err != nil {
+	var handler InterruptHandler = n
+	if cfg.PerThread {
+		handler = perThreadHandler{n}
+	}
+	if err := host.StartProfiling(handler); err != nil {
 		return nil, err
 	}
 	if err := n.startProfileMe(); err != nil {
@@ -196,18 +208,24 @@ func New(host Host, cfg Config, pub Publisher, images ImageSource) (*Node, error
 // driver's hot path, keyed by the process incarnation. One sample in
 // timingStride is timed in host nanoseconds, outside the driver, so the
 // handler itself tests nothing.
-func (n *Node) CounterInterrupt(s Sample) uint64 {
+func (n *Node) CounterInterrupt(s Sample) uint64 { return n.interrupt(s, s.Incarnation) }
+
+// interrupt is the handler with the driver's key given: the process
+// incarnation, or a per-thread node's thread key (perThreadHandler). s
+// is a value, not a pointer: its address taken would move every
+// interrupt's sample to the heap.
+func (n *Node) interrupt(s Sample, key uint32) uint64 {
 	d, t := n.drivers[s.CPU], &n.timing[s.CPU]
 	var cost uint64
 	var full bool
 	switch t.tick++; t.tick % timingStride {
 	case 0:
-		cost, full = t.timed(d, s, n.clockNS)
+		cost, full = t.timed(d, key, s.PC, s.Event, n.clockNS)
 	case timingStride / 2:
 		t.timeClock(n.clockNS)
 		fallthrough
 	default:
-		cost, full = d.Sample(s.Incarnation, s.PC, s.Event)
+		cost, full = d.Sample(key, s.PC, s.Event)
 	}
 	if n.stacks != nil {
 		var c uint64

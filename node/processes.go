@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -54,6 +55,9 @@ func CheckProcessLabels(labels map[string]map[string]string) error {
 // on the host's goroutine, take on the daemon's.
 type processBook struct {
 	cfg map[string]map[string]string // Config.ProcessLabels
+	// perThread (Config.PerThread) publishes a record per thread too,
+	// and every record names its process (wire.ProcessThreadVersion).
+	perThread bool
 
 	mu      sync.Mutex
 	byInc   map[uint32]*procInfo
@@ -62,9 +66,11 @@ type processBook struct {
 }
 
 type procInfo struct {
-	pid    int
+	pid    int // the PID, or a thread's TID
 	binary string
 	labels map[string]string
+	// process is a thread's process's PID (perThread); 0 for a process.
+	process int
 }
 
 func newProcessBook(cfg map[string]map[string]string) *processBook {
@@ -128,6 +134,14 @@ func (b *processBook) ProcessEvent(e Event) {
 	case EventExit:
 		delete(b.byInc, e.Incarnation)
 		delete(b.known, e.PID)
+	case EventThread:
+		// A thread runs its process's binary with its labels; its TID
+		// comes from the PID space, so it cannot be a live process's.
+		if p := b.byInc[e.ParentIncarnation]; p != nil && b.perThread {
+			b.note(&procInfo{pid: e.TID, binary: p.binary, labels: p.labels, process: e.PID})
+		}
+	case EventThreadExit:
+		delete(b.known, e.TID)
 	}
 }
 
@@ -153,8 +167,15 @@ func (b *processBook) take(epoch uint64, now time.Time) []*wire.ProcessRecord {
 	b.mu.Unlock()
 	out := make([]*wire.ProcessRecord, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, &wire.ProcessRecord{Version: wire.ProcessVersion, PID: uint32(p.pid), Epoch: epoch,
-			Start: now.UnixNano(), Binary: p.binary, Labels: p.labels})
+		r := &wire.ProcessRecord{Version: wire.ProcessVersion, PID: uint32(p.pid), Epoch: epoch,
+			Start: now.UnixNano(), Binary: p.binary, Labels: p.labels}
+		if b.perThread {
+			// Every record of a per-thread node names its process, its
+			// first thread's too: the tools then know that the samples
+			// under its PID are that thread's alone.
+			r.Version, r.Process = wire.ProcessThreadVersion, uint32(cmp.Or(p.process, p.pid))
+		}
+		out = append(out, r)
 	}
 	return out
 }

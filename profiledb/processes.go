@@ -28,6 +28,13 @@ import (
 // Only the samples of images kept per process (node.per_process) carry a
 // PID, so a process selector selects those alone and says how many
 // samples it could not place.
+//
+// A per-thread node (node.per_thread) stores a thread's ID where the PID
+// would be and publishes a record per thread naming its process
+// (wire.ProcessThreadVersion): pid is then the record's process, so pid=
+// and --by pid take in every thread of the process, and tid (or thread)
+// is the record's own ID, which --by thread groups by. A record of a node
+// that is not per-thread has no tid: its samples are all its threads'.
 
 // ProcessSource lists the process records of hosts (nil: every host's).
 // Local and Cluster implement it.
@@ -51,7 +58,11 @@ func (c *Cluster) Processes(ctx context.Context, hosts []string) ([]storage.Proc
 }
 
 // processDims are the names that are always a process's.
-var processDims = []string{"binary", "pid"}
+var processDims = []string{"binary", "pid", "tid", "thread"}
+
+// isPerID reports whether a process dimension's values are per host (a
+// PID or TID names a task of one host only).
+func isPerID(label string) bool { return label == "pid" || label == "tid" || label == "thread" }
 
 // processes reads the process records of hosts, or says the database
 // keeps none.
@@ -103,14 +114,21 @@ func splitProcesses(ctx context.Context, db DB, sel *Selection) (selector.Select
 	return hosts, nil
 }
 
-// processLabel reads a process's labels as a selector does: binary, pid,
-// host, its own labels, else its host's.
+// processLabel reads a process's labels as a selector does: binary, pid
+// (a thread's record's process), tid and thread (a thread's record's
+// own ID; none for a process's record), host, its own labels, else its
+// host's.
 func processLabel(p *storage.Process, node storage.Node) func(string) (string, bool) {
 	return func(name string) (string, bool) {
 		switch name {
 		case "binary":
 			return p.Binary, true
 		case "pid":
+			return strconv.FormatUint(uint64(p.ProcessPID()), 10), true
+		case "tid", "thread":
+			if !p.Thread() {
+				return "", false
+			}
 			return strconv.FormatUint(uint64(p.PID), 10), true
 		case "host":
 			return p.Host, true
@@ -260,8 +278,8 @@ func groupBy(ctx context.Context, db DB, src analysis.Source, sel Selection, lab
 }
 
 // procGroups groups sel's samples by a process dimension: a group per
-// value of label over the selected processes (pid: one per host and
-// PID), and the group of "" for samples no process record names — those
+// value of label over the selected processes (pid, tid and thread: one
+// per host and ID), and the group of "" for samples no process record names — those
 // of images not kept per process, and any whose record is gone — so the
 // groups add up to the selection.
 func procGroups(ctx context.Context, db DB, src analysis.Source, sel Selection, label string) (*report.GroupTable, error) {
@@ -294,7 +312,7 @@ func procGroups(ctx context.Context, db DB, src analysis.Source, sel Selection, 
 		}
 		v, _ := processLabel(p, nodes[p.Host])(label)
 		g := group{value: v}
-		if label == "pid" {
+		if isPerID(label) && v != "" {
 			g.host = p.Host
 		}
 		if byValue[g] == nil {

@@ -41,7 +41,7 @@ func (a machine) Subscribe(s node.LoaderSink) { a.m.Subscribe(loaderEvents{s}) }
 type interrupts struct{ h node.InterruptHandler }
 
 func (i interrupts) CounterInterrupt(s hwsim.Sample) uint64 {
-	ns := node.Sample{CPU: s.CPU, Incarnation: s.Incarnation, PC: s.PC, Event: uint8(s.Event),
+	ns := node.Sample{CPU: s.CPU, Incarnation: s.Incarnation, ThreadIncarnation: s.ThreadIncarnation, PC: s.PC, Event: uint8(s.Event),
 		SP: s.SP, FP: s.FP, RA: s.RA, T9: s.T9}
 	if s.Mem != nil { // a nil hwsim.UserMemory must stay a nil unwind.Memory
 		ns.Mem = s.Mem
@@ -88,10 +88,14 @@ func (l loaderEvents) ProcessEvent(e hwsim.Event) {
 		k = node.EventExec
 	case hwsim.EventExit:
 		k = node.EventExit
+	case hwsim.EventThread:
+		k = node.EventThread
+	case hwsim.EventThreadExit:
+		k = node.EventThreadExit
 	default:
 		return // nothing a profiler follows
 	}
-	l.s.ProcessEvent(node.Event{Kind: k, PID: e.PID, Incarnation: e.Incarnation, ParentIncarnation: e.ParentIncarnation,
+	l.s.ProcessEvent(node.Event{Kind: k, PID: e.PID, TID: e.TID, Incarnation: e.Incarnation, ParentIncarnation: e.ParentIncarnation,
 		ImageID: e.ImageID, Path: e.Path, Base: e.Base, Size: e.Size, Bias: e.Bias})
 }
 

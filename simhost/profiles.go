@@ -87,6 +87,8 @@ type Features struct {
 	// PerProcess are the images whose profiles are kept per process
 	// (node.Config.PerProcess: paths, base names or "all").
 	PerProcess []string
+	// PerThread keeps them per thread instead (node.Config.PerThread).
+	PerThread bool
 	// ProcessLabels are the user's process labels by binary
 	// (node.Config.ProcessLabels; ProgramLabels adds the programs').
 	ProcessLabels map[string]map[string]string
@@ -115,6 +117,10 @@ func ProgramLabels(configured map[string]map[string]string, progs []Program, lab
 	return out
 }
 
+// ErrPerThreadNeedsPerProcess refuses per-thread profiles of no image:
+// they are the per-process images' profiles, kept per thread.
+var ErrPerThreadNeedsPerProcess = errors.New("node.per_thread needs node.per_process images (or all) to keep per thread")
+
 // ErrPairedNeedsProfileMe refuses pairs without ProfileMe.
 var ErrPairedNeedsProfileMe = errors.New("--me-paired needs --profileme: pairs are ProfileMe samples")
 
@@ -133,7 +139,10 @@ func (f Features) NodeConfig(host string, flushEvery float64, clockHz uint64) (C
 	if err := node.CheckProcessLabels(f.ProcessLabels); err != nil {
 		return c, fmt.Errorf("--proc-label or node.process_labels: %w", err)
 	}
-	c.Labels, c.Node.PerProcess, c.Node.ProcessLabels = f.Labels, f.PerProcess, f.ProcessLabels
+	if f.PerThread && len(f.PerProcess) == 0 {
+		return c, ErrPerThreadNeedsPerProcess
+	}
+	c.Labels, c.Node.PerProcess, c.Node.PerThread, c.Node.ProcessLabels = f.Labels, f.PerProcess, f.PerThread, f.ProcessLabels
 	if f.Stacks {
 		if err := CheckStacks(); err != nil {
 			return c, err

@@ -26,6 +26,12 @@ import (
 // Only the samples of images kept per process (node.per_process) carry
 // their PID; a record is still published for every process, so a selector
 // can tell a process that exists from one that does not.
+//
+// A per-thread node (node.per_thread) keeps those samples per thread: they
+// carry the thread's ID (TID) where they would carry the PID, and it
+// publishes a record per thread, of ProcessThreadVersion, whose PID is the
+// TID and whose Process is the PID of the thread's process (the first
+// thread's TID is the process's PID, so its record names itself).
 type ProcessRecord struct {
 	Version uint16
 	PID     uint32
@@ -36,11 +42,19 @@ type ProcessRecord struct {
 	Start  int64
 	Binary string            // the main image's path, as the process mapped it
 	Labels map[string]string // the user's process labels (CheckLabels); nil when none
+	// Process is, in a record of ProcessThreadVersion, the PID of the
+	// process whose thread PID is; 0 in a record of ProcessVersion, whose
+	// samples are the whole process's.
+	Process uint32
 }
 
 // ProcessVersion is the version ProcessRecord is written in, versioned apart
 // from Batch and ImageRecord.
 const ProcessVersion = 1
+
+// ProcessThreadVersion is the version of a per-thread node's records: a
+// ProcessVersion record and, after the labels, Process.
+const ProcessThreadVersion = 2
 
 const (
 	processMagic      = "DCPX"
@@ -49,10 +63,23 @@ const (
 )
 
 func checkProcessVersion(what string, v uint16) error {
-	if v < processMinVersion || v > ProcessVersion {
-		return fmt.Errorf("wire: %s: %w %d (this build reads %d to %d)", what, ErrVersion, v, processMinVersion, ProcessVersion)
+	if v < processMinVersion || v > ProcessThreadVersion {
+		return fmt.Errorf("wire: %s: %w %d (this build reads %d to %d)", what, ErrVersion, v, processMinVersion, ProcessThreadVersion)
 	}
 	return nil
+}
+
+// Thread reports whether r is a per-thread node's, whose PID is a thread's
+// (Process is then its process's PID).
+func (r *ProcessRecord) Thread() bool { return r.Version >= ProcessThreadVersion }
+
+// ProcessPID is the PID of r's process: Process for a thread's record,
+// else PID.
+func (r *ProcessRecord) ProcessPID() uint32 {
+	if r.Thread() {
+		return r.Process
+	}
+	return r.PID
 }
 
 // Validate checks every rule of a ProcessRecord; Marshal and Unmarshal
@@ -64,6 +91,12 @@ func (r *ProcessRecord) Validate() error {
 	}
 	if r.PID == 0 {
 		return fmt.Errorf("wire: process record: %w: PID 0", ErrInvalid)
+	}
+	switch {
+	case r.Thread() && r.Process == 0:
+		return fmt.Errorf("wire: process record %d: %w: a thread of process 0", r.PID, ErrInvalid)
+	case !r.Thread() && r.Process != 0:
+		return fmt.Errorf("wire: process record %d: %w: a process (%d) in a version %d record", r.PID, ErrInvalid, r.Process, r.Version)
 	}
 	if err := checkBinaryPath(r.Binary); err != nil {
 		return fmt.Errorf("wire: process record %d: %w", r.PID, err)
@@ -90,7 +123,7 @@ func checkBinaryPath(p string) error {
 }
 
 // MarshalBinary encodes a valid record: header, PID, epoch, start (zigzag),
-// binary, labels in key order, trailer.
+// binary, labels in key order, Process (ProcessThreadVersion), trailer.
 func (r *ProcessRecord) MarshalBinary() ([]byte, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
@@ -103,6 +136,9 @@ func (r *ProcessRecord) MarshalBinary() ([]byte, error) {
 	buf = binary.AppendUvarint(buf, uint64(len(r.Labels)))
 	for _, k := range slices.Sorted(maps.Keys(r.Labels)) {
 		buf = bincodec.AppendString(bincodec.AppendString(buf, k), r.Labels[k])
+	}
+	if r.Thread() {
+		buf = binary.AppendUvarint(buf, uint64(r.Process))
 	}
 	return appendTrailer(buf, 0), nil
 }
@@ -139,6 +175,9 @@ func (r *ProcessRecord) UnmarshalBinary(data []byte) error {
 			nr.Labels = make(map[string]string, n)
 		}
 		nr.Labels[k] = val
+	}
+	if nr.Thread() && d.Err() == nil {
+		nr.Process = uint32(d.UvarintMax("process", 1<<32-1))
 	}
 	d.End()
 	if err := d.Err(); err != nil {

@@ -18,11 +18,21 @@ func sampleProcess() *wire.ProcessRecord {
 		Binary: "/usr/bin/db", Labels: map[string]string{"role": "primary", "shard": "7"}}
 }
 
+// sampleThread is a per-thread node's record of a thread of
+// sampleProcess's process.
+func sampleThread() *wire.ProcessRecord {
+	r := sampleProcess()
+	r.Version, r.PID, r.Process = wire.ProcessThreadVersion, 4250, 4242
+	return r
+}
+
 func TestProcessRecordRoundTrip(t *testing.T) {
 	for _, r := range []*wire.ProcessRecord{
 		sampleProcess(),
 		{Version: 1, PID: 1, Binary: "x"},
 		{Version: 1, PID: 1<<32 - 1, Epoch: 1 << 60, Start: -5, Binary: "/opt/a b/ü", Labels: map[string]string{"empty": ""}},
+		sampleThread(),
+		{Version: wire.ProcessThreadVersion, PID: 9, Binary: "/bin/t", Process: 9},
 	} {
 		data, err := r.MarshalBinary()
 		if err != nil {
@@ -45,7 +55,9 @@ func TestProcessRecordRefused(t *testing.T) {
 		want error
 	}{
 		{"version 0", func(r *wire.ProcessRecord) { r.Version = 0 }, wire.ErrVersion},
-		{"version 2", func(r *wire.ProcessRecord) { r.Version = 2 }, wire.ErrVersion},
+		{"version 3", func(r *wire.ProcessRecord) { r.Version = 3 }, wire.ErrVersion},
+		{"thread of no process", func(r *wire.ProcessRecord) { r.Version = wire.ProcessThreadVersion }, wire.ErrInvalid},
+		{"process in version 1", func(r *wire.ProcessRecord) { r.Process = 7 }, wire.ErrInvalid},
 		{"pid 0", func(r *wire.ProcessRecord) { r.PID = 0 }, wire.ErrInvalid},
 		{"empty binary", func(r *wire.ProcessRecord) { r.Binary = "" }, wire.ErrInvalid},
 		{"long binary", func(r *wire.ProcessRecord) { r.Binary = strings.Repeat("a", wire.MaxPathLen+1) }, wire.ErrTooLarge},
@@ -77,7 +89,7 @@ func TestProcessRecordLabelOrder(t *testing.T) {
 
 func processSeeds() [][]byte {
 	var out [][]byte
-	for _, r := range []*wire.ProcessRecord{sampleProcess(), {Version: 1, PID: 7, Binary: "/bin/sh"}} {
+	for _, r := range []*wire.ProcessRecord{sampleProcess(), {Version: 1, PID: 7, Binary: "/bin/sh"}, sampleThread()} {
 		data, err := r.MarshalBinary()
 		if err != nil {
 			panic(err)
@@ -102,7 +114,7 @@ func FuzzProcessRecord(f *testing.F) {
 func checkProcess(t *testing.T, data []byte) {
 	var r wire.ProcessRecord
 	if err := r.UnmarshalBinary(data); err != nil {
-		if r.Version != 0 || r.Binary != "" || r.Labels != nil {
+		if r.Version != 0 || r.Binary != "" || r.Labels != nil || r.Process != 0 {
 			t.Fatalf("record not zeroed after error %v", err)
 		}
 		return

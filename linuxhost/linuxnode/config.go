@@ -124,6 +124,11 @@ func (c Config) check() error {
 	if err := node.CheckPerProcess(n.PerProcess); err != nil {
 		return err
 	}
+	if n.PerThread {
+		// perf's samples carry the TID, but no thread incarnation: a
+		// per-thread node would count every thread as its process's first.
+		return errors.New("node.per_thread: a Linux host does not tell threads apart (simulated hosts only)")
+	}
 	return node.CheckProcessLabels(n.ProcessLabelMap())
 }
 

@@ -39,7 +39,7 @@ func Machine(cfg config.Config, progs []simhost.Program, o MachineOptions) (hwsi
 	}
 	simhost.InstallPrograms(&hc, progs)
 	ncfg, err := simhost.Features{Events: o.Events, Mux: o.Mux, Stacks: cfg.Node.Stacks, ProfileMe: cfg.Node.ProfileMe,
-		MePaired: cfg.Node.MePaired, Values: cfg.Node.Values, Labels: cfg.Node.Labels, PerProcess: cfg.Node.PerProcess, ProcessLabels: cfg.Node.ProcessLabelMap()}.NodeConfig(cfg.Sim.Hostname, o.FlushEvery, hc.ClockHz)
+		MePaired: cfg.Node.MePaired, Values: cfg.Node.Values, Labels: cfg.Node.Labels, PerProcess: cfg.Node.PerProcess, PerThread: cfg.Node.PerThread, ProcessLabels: cfg.Node.ProcessLabelMap()}.NodeConfig(cfg.Sim.Hostname, o.FlushEvery, hc.ClockHz)
 	if err != nil {
 		return hc, ncfg, err
 	}

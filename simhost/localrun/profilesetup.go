@@ -39,6 +39,7 @@ func (c *ProfileConfig) Setup(cfg config.Config, args []string, o ProfileOptions
 	if !o.ValuesSet {
 		f.Values = cfg.Node.Values
 	}
+	f.PerThread = cfg.Node.PerThread
 	f.Labels, f.PerProcess, f.ProcessLabels = cfg.Node.Labels, cfg.Node.PerProcess, simhost.ProgramLabels(cfg.Node.ProcessLabelMap(), progs, o.ProcLabels)
 	f.Stacks = f.Stacks && !o.NoStacks
 	c.Programs, c.Seconds, c.Values = progs, cfg.Node.Seconds, f.Values != ""
