@@ -43,8 +43,10 @@ type Config struct {
 	// UserStack, when not 0, is how many bytes of the user stack the
 	// kernel copies with each sample, with the user registers, for the
 	// reader's .eh_frame walk (unwind.go; DefaultUserStack is perf's
-	// 8 KiB): a multiple of 8, at most 60 KiB, on amd64 and arm64. 0:
-	// the kernel's frame-pointer chain, and samples of the plain size.
+	// 8 KiB): a multiple of 8, at most 60 KiB, on amd64 and arm64; no
+	// more than a quarter of the ring, so that it holds a few samples
+	// (a smaller ring gets shorter copies). 0: the kernel's
+	// frame-pointer chain, and samples of the plain size.
 	UserStack int
 }
 
@@ -133,9 +135,11 @@ func New(cfg Config) (_ *Host, err error) {
 			return nil, fmt.Errorf("linuxhost: call stacks from stack copies need amd64 or arm64, not %s", runtime.GOARCH)
 		case cfg.UserStack < 0 || cfg.UserStack%8 != 0 || cfg.UserStack > maxUserStack:
 			return nil, fmt.Errorf("linuxhost: user stack copy of %d bytes: want a multiple of 8 up to %d", cfg.UserStack, maxUserStack)
-		case cfg.RingPages*unix.Getpagesize() < 4*(cfg.UserStack+256):
-			return nil, fmt.Errorf("linuxhost: a ring of %d pages holds fewer than 4 samples with %d bytes of stack each", cfg.RingPages, cfg.UserStack)
 		}
+		// A ring must hold a few samples: a small one gets shorter
+		// copies (the walks they cut short are counted truncated).
+		fit := (cfg.RingPages*unix.Getpagesize()/4 - sampleOverhead) &^ 7
+		h.cfg.UserStack = max(min(cfg.UserStack, fit), 8)
 		h.arch, h.layout, h.tables = arch, Layout{Regs: arch.mask}, map[string]*unwind.Table{}
 	}
 	defer func() {

@@ -29,6 +29,10 @@ const DefaultUserStack = 8 << 10
 // maxUserStack bounds Config.UserStack: a record's size is 16 bits.
 const maxUserStack = 60 << 10
 
+// sampleOverhead is a sample's bytes besides its stack copy, at most:
+// the fields, a kernel chain of some depth, the registers.
+const sampleOverhead = 1024
+
 // userArch is what the walk needs of this machine's instruction set: the
 // walk's registers as DWARF numbers them, the perf registers to sample,
 // and where each lands in Record.Regs (in the order of the mask's bits).
