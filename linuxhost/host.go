@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"dcpi/node"
+	"dcpi/node/unwind"
 	"dcpi/wire"
 )
 
@@ -39,6 +40,14 @@ type Config struct {
 	RingPages int
 	// Poll is how often the rings are read (0: 10 ms).
 	Poll time.Duration
+	// UserStack, when not 0, is how many bytes of the user stack the
+	// kernel copies with each sample, with the user registers, for the
+	// reader's .eh_frame walk (unwind.go; DefaultUserStack is perf's
+	// 8 KiB): a multiple of 8, at most 60 KiB, on amd64 and arm64; no
+	// more than a quarter of the ring, so that it holds a few samples
+	// (a smaller ring gets shorter copies). 0: the kernel's
+	// frame-pointer chain, and samples of the plain size.
+	UserStack int
 }
 
 func (c *Config) defaults() {
@@ -70,6 +79,14 @@ type Host struct {
 	images *Images
 	kernel *Kernel
 
+	// With UserStack: the samples' layout, the walk's instruction set,
+	// the images' tables by identity (nil: none), and the copied
+	// stacks of records not yet applied.
+	layout Layout
+	arch   userArch
+	tables map[string]*unwind.Table
+	stacks []byte
+
 	handler node.InterruptHandler
 	sinks   []node.LoaderSink
 	sync    func()
@@ -87,11 +104,14 @@ type Host struct {
 	lossGen uint64
 	dropped func(cpu int, reason string, k uint64)
 
-	mu        sync.Mutex
-	delivered uint64 // samples handed to the node
-	lost      uint64 // samples the kernel lost (DropRingLost)
-	bad       uint64 // records that did not decode
-	byCPU     map[uint32]int
+	mu          sync.Mutex
+	delivered   uint64 // samples handed to the node
+	sampleBytes uint64 // their records' bytes
+	lost        uint64 // samples the kernel lost (DropRingLost)
+	bad         uint64 // records that did not decode
+	byCPU       map[uint32]int
+	walks       WalkCounts
+	tableErrs   uint64 // images whose .eh_frame did not compile
 }
 
 var _ node.Host = (*Host)(nil)
@@ -108,6 +128,20 @@ func New(cfg Config) (_ *Host, err error) {
 		return nil, fmt.Errorf("linuxhost: ring of %d pages: want a power of two", cfg.RingPages)
 	}
 	h := &Host{cfg: cfg, ev: ev, procs: map[uint32]*process{}, byCPU: map[uint32]int{}}
+	if cfg.UserStack != 0 {
+		arch, ok := nativeArch()
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("linuxhost: call stacks from stack copies need amd64 or arm64, not %s", runtime.GOARCH)
+		case cfg.UserStack < 0 || cfg.UserStack%8 != 0 || cfg.UserStack > maxUserStack:
+			return nil, fmt.Errorf("linuxhost: user stack copy of %d bytes: want a multiple of 8 up to %d", cfg.UserStack, maxUserStack)
+		}
+		// A ring must hold a few samples: a small one gets shorter
+		// copies (the walks they cut short are counted truncated).
+		fit := (cfg.RingPages*unix.Getpagesize()/4 - sampleOverhead) &^ 7
+		h.cfg.UserStack = max(min(cfg.UserStack, fit), 8)
+		h.arch, h.layout, h.tables = arch, Layout{Regs: arch.mask}, map[string]*unwind.Table{}
+	}
 	defer func() {
 		if err != nil {
 			h.Close()
@@ -143,7 +177,7 @@ const attrBuildID = 1 << 34
 func (h *Host) open(cpu int, buildID bool) (int, error) {
 	attr := unix.PerfEventAttr{
 		Type: h.ev.Type, Config: h.ev.Config, Size: uint32(unsafeSizeofAttr),
-		Sample: h.cfg.Freq, Sample_type: SampleType,
+		Sample: h.cfg.Freq, Sample_type: h.layout.sampleType(),
 		Bits: unix.PerfBitDisabled | unix.PerfBitFreq | unix.PerfBitSampleIDAll | unix.PerfBitMmap | unix.PerfBitMmap2 |
 			unix.PerfBitComm | unix.PerfBitCommExec | unix.PerfBitTask | unix.PerfBitUseClockID,
 		Clockid:          unix.CLOCK_MONOTONIC,
@@ -151,6 +185,12 @@ func (h *Host) open(cpu int, buildID bool) (int, error) {
 	}
 	if buildID {
 		attr.Bits |= attrBuildID
+	}
+	if h.layout.Regs != 0 {
+		// The walk gives the user frames: the kernel's chain keeps only
+		// its own (perf record --call-graph dwarf does the same).
+		attr.Sample_regs_user, attr.Sample_stack_user = h.layout.Regs, uint32(h.cfg.UserStack)
+		attr.Bits |= unix.PerfBitExcludeCallchainUser
 	}
 	if h.cfg.PID >= 0 {
 		attr.Bits |= unix.PerfBitInherit
@@ -236,7 +276,10 @@ type process struct {
 	// exe is /proc/PID/exe when last read ("" since an exec the rings
 	// reported: unknown until read again).
 	exe  string
-	maps map[ProcMapping]bool // reported mappings of this incarnation
+	maps map[ProcMapping]string // reported mappings of this incarnation: their images' identities ("": unknown)
+	// walk is maps for the stack walk, built at its first need after
+	// they changed (nil).
+	walk *procImages
 	// checked is the host's lossGen when the mappings were last known
 	// whole (read from /proc, or followed from records since).
 	checked uint64
@@ -250,7 +293,7 @@ func procFile(pid uint32, name string) string {
 // that was running before its records could be read.
 func (h *Host) adopt(pid uint32) *process {
 	h.nextInc++
-	p := &process{inc: h.nextInc, maps: map[ProcMapping]bool{}}
+	p := &process{inc: h.nextInc, maps: map[ProcMapping]string{}}
 	h.procs[pid] = p
 	h.reread(pid, p)
 	return p
@@ -272,13 +315,13 @@ func (h *Host) reread(pid uint32, p *process) {
 		if p.exe != "" && exe != p.exe {
 			old := p.inc
 			h.nextInc++
-			p.inc, p.maps = h.nextInc, map[ProcMapping]bool{}
+			p.inc, p.maps, p.walk = h.nextInc, map[ProcMapping]string{}, nil
 			h.emit(node.Event{Kind: node.EventExec, PID: int(pid), Incarnation: p.inc, ParentIncarnation: old, Path: exe})
 		}
 		p.exe = exe
 	}
 	for _, m := range ParseProcMaps(text) {
-		if !p.maps[m] {
+		if _, ok := p.maps[m]; !ok {
 			h.mapped(pid, p, m.Start, m.End-m.Start, m.Offset, m.Path, nil)
 		}
 	}
@@ -290,11 +333,13 @@ func (h *Host) mapped(pid uint32, p *process, addr, length, pgoff uint64, path s
 	if len(path) == 0 || path[0] != '/' || pgoff > addr {
 		return // anonymous, [vdso] and the like: no file to describe
 	}
-	p.maps[ProcMapping{Start: addr, End: addr + length, Offset: pgoff, Path: path}] = true
+	m := ProcMapping{Start: addr, End: addr + length, Offset: pgoff, Path: path}
+	p.maps[m], p.walk = "", nil
 	id, err := h.images.Identify(path, buildID)
 	if err != nil {
 		return // deleted or unreadable: its samples count as unknown
 	}
+	p.maps[m] = id
 	h.emit(node.Event{Kind: node.EventMap, PID: int(pid), Incarnation: p.inc, ImageID: id, Path: path, Base: addr - pgoff, Size: length + pgoff})
 }
 
@@ -315,15 +360,19 @@ func (h *Host) apply(r *Record) {
 	switch r.Kind {
 	case KindSample:
 		s := node.Sample{CPU: h.byCPU[r.CPU], PC: r.IP, Event: h.ev.Alpha}
-		if p := h.process(r.PID); p != nil {
+		p := h.process(r.PID)
+		if p != nil {
 			if p.checked < h.lossGen {
 				h.reread(r.PID, p)
 			}
 			s.Incarnation = p.inc
 		}
-		if len(r.Chain) > 0 {
+		switch {
+		case h.layout.Regs != 0:
+			s.Chain, s.Truncated = h.walk(p, r)
+		case len(r.Chain) > 0:
 			s.Chain = r.Chain
-		} else {
+		default:
 			s.Chain = []uint64{r.IP}
 		}
 		h.handler.CounterInterrupt(s)
@@ -336,7 +385,7 @@ func (h *Host) apply(r *Record) {
 		}
 		parent := h.process(r.PPID)
 		h.nextInc++
-		child := &process{inc: h.nextInc, maps: map[ProcMapping]bool{}}
+		child := &process{inc: h.nextInc, maps: map[ProcMapping]string{}}
 		var parentInc uint32
 		if parent != nil {
 			parentInc, child.exe, child.checked = parent.inc, parent.exe, parent.checked
@@ -354,7 +403,7 @@ func (h *Host) apply(r *Record) {
 		}
 		old := p.inc
 		h.nextInc++
-		p.inc, p.exe, p.maps = h.nextInc, "", map[ProcMapping]bool{}
+		p.inc, p.exe, p.maps, p.walk = h.nextInc, "", map[ProcMapping]string{}, nil
 		h.emit(node.Event{Kind: node.EventExec, PID: int(r.PID), Incarnation: p.inc, ParentIncarnation: old})
 	case KindMmap:
 		if p := h.process(r.PID); p != nil {
@@ -401,7 +450,7 @@ func (h *Host) step(final bool) {
 	for _, r := range h.rings {
 		buf := r.read()
 		if _, err := Split(buf, func(b []byte) {
-			rec, err := Parse(b)
+			rec, err := ParseLayout(b, h.layout)
 			if err != nil {
 				h.mu.Lock()
 				h.bad++
@@ -409,7 +458,11 @@ func (h *Host) step(final bool) {
 				return
 			}
 			if rec.Kind == KindSample {
+				h.mu.Lock()
+				h.sampleBytes += uint64(len(b))
+				h.mu.Unlock()
 				rec.Chain = slices.Clone(rec.Chain)
+				rec.Stack = h.keepStack(rec.Stack)
 			} else {
 				rec.BuildID = slices.Clone(rec.BuildID)
 			}
@@ -440,6 +493,23 @@ func (h *Host) step(final bool) {
 		h.apply(&h.pending[i])
 	}
 	h.pending = append(h.pending[:0], h.pending[n:]...)
+}
+
+// keepStack copies a sample's stack out of the ring's read buffer, which
+// the next read reuses, until the sample is applied: into a slab shared
+// by the records of a read, a new one when it is full (the records not
+// yet applied keep the old one alive), so a read costs one allocation,
+// not one per sample.
+func (h *Host) keepStack(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	if cap(h.stacks)-len(h.stacks) < len(b) {
+		h.stacks = make([]byte, 0, max(len(b), 1<<20))
+	}
+	n := len(h.stacks)
+	h.stacks = append(h.stacks, b...)
+	return h.stacks[n:len(h.stacks):len(h.stacks)]
 }
 
 // ioctlAll runs a perf ioctl on every CPU's event.
@@ -503,13 +573,32 @@ loop:
 // took, Delivered + Lost.
 type Counts struct {
 	Generated, Delivered, Lost, Malformed uint64
+	// SampleBytes is the ring space the delivered samples took.
+	SampleBytes uint64
+	// Walks are the stack walks of the samples' copies (Config.UserStack).
+	Walks WalkCounts
+}
+
+// WalkCounts are the reader's walks of copied user stacks. A truncated
+// walk loses the callers beyond where it stopped: its sample's stack is
+// stored marked truncated, and counted here, never silently.
+type WalkCounts struct {
+	Walked       uint64 // samples whose user stack was walked
+	Frames       uint64 // user frames found
+	Truncated    uint64 // walks that stopped before the outermost frame
+	FramePointer uint64 // frames followed by frame pointer (no .eh_frame row)
+	TableErrors  uint64 // images whose .eh_frame did not compile (walked by frame pointer)
+	Nanos        uint64 // the walks' time, TableNanos included
+	TableNanos   uint64 // compiling the images' tables, once per image
 }
 
 // Counts is safe from any goroutine; exact once Run has returned.
 func (h *Host) Counts() Counts {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return Counts{Generated: h.delivered + h.lost, Delivered: h.delivered, Lost: h.lost, Malformed: h.bad}
+	w := h.walks
+	w.TableErrors = h.tableErrs
+	return Counts{Generated: h.delivered + h.lost, Delivered: h.delivered, Lost: h.lost, Malformed: h.bad, SampleBytes: h.sampleBytes, Walks: w}
 }
 
 // Close releases the events and rings.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // The sample layout this package programs (attr.sample_type): the
@@ -15,10 +16,35 @@ const (
 	sampleCPU       = 1 << 7
 	samplePeriod    = 1 << 8
 	sampleCallchain = 1 << 5
+	sampleRegsUser  = 1 << 12
+	sampleStackUser = 1 << 13
 
-	// SampleType is what every sample record carries.
+	// SampleType is what every sample record carries; a Layout with
+	// stacks adds the user registers and stack copy.
 	SampleType = sampleIP | sampleTID | sampleTime | sampleCallchain | sampleCPU | samplePeriod
 )
+
+// MaxUserRegs bounds the user registers a sample may carry.
+const MaxUserRegs = 8
+
+// Layout is what sample records carry beyond SampleType's fields: with
+// Regs not 0, the user registers of that mask (PERF_SAMPLE_REGS_USER's
+// sample_regs_user, at most MaxUserRegs of them) and a copy of the user
+// stack (PERF_SAMPLE_STACK_USER). The zero Layout is the plain samples.
+type Layout struct {
+	Regs uint64
+}
+
+// sampleType is the attr.sample_type of l.
+func (l Layout) sampleType() uint64 {
+	if l.Regs == 0 {
+		return SampleType
+	}
+	return SampleType | sampleRegsUser | sampleStackUser
+}
+
+// nregs is how many registers a sample of l carries.
+func (l Layout) nregs() int { return bits.OnesCount64(l.Regs) }
 
 // Record types (include/uapi/linux/perf_event.h).
 const (
@@ -78,6 +104,14 @@ type Record struct {
 	Period uint64 // events the sample stands for
 	// Chain is the call chain, innermost first, context markers removed.
 	Chain []uint64
+	// With a Layout's stacks: the interrupted user context. UserABI is
+	// the kernel's PERF_SAMPLE_REGS_ABI (0: none, a kernel thread: no
+	// registers and no stack); Regs holds the Layout's registers in
+	// the order of their bits; Stack is the user stack from the sampled
+	// SP up, as much as the kernel could copy (it aliases the record).
+	UserABI uint64
+	Regs    [MaxUserRegs]uint64
+	Stack   []byte
 
 	// KindFork and KindExit: the parent (fork) or the process itself.
 	PPID, PTID uint32
@@ -181,9 +215,16 @@ func (r *reader) sampleID(rec *Record) {
 	rec.Time, rec.CPU = le.Uint64(t[8:]), le.Uint32(t[16:])
 }
 
-// Parse decodes one whole record (header included, len(b) == its size).
-// BuildID aliases b; Chain is a copy.
-func Parse(b []byte) (Record, error) {
+// Parse decodes one whole record (header included, len(b) == its size)
+// of the plain layout. BuildID aliases b; Chain is a copy.
+func Parse(b []byte) (Record, error) { return ParseLayout(b, Layout{}) }
+
+// ParseLayout decodes one whole record whose samples have layout l.
+// BuildID and Stack alias b; Chain is a copy.
+func ParseLayout(b []byte, l Layout) (Record, error) {
+	if l.nregs() > MaxUserRegs {
+		return Record{}, fmt.Errorf("linuxhost: layout of %d user registers (at most %d)", l.nregs(), MaxUserRegs)
+	}
 	h, err := ParseHeader(b)
 	if err != nil {
 		return Record{}, err
@@ -209,6 +250,11 @@ func Parse(b []byte) (Record, error) {
 		raw := r.bytes(int(n) * 8)
 		rec.Chain = chainOf(raw)
 		rec.Kernel = h.Misc&miscCPUModeMask == miscKernel
+		if l.Regs != 0 {
+			if err := r.userContext(&rec, l.nregs()); err != nil {
+				return Record{}, err
+			}
+		}
 	case recordMmap2:
 		rec.Kind = KindMmap
 		rec.PID, rec.TID = r.u32(), r.u32()
@@ -257,6 +303,33 @@ func Parse(b []byte) (Record, error) {
 		return Record{}, fmt.Errorf("%w: type %d truncated at %d bytes", ErrRecord, h.Type, h.Size)
 	}
 	return rec, nil
+}
+
+// userContext reads PERF_SAMPLE_REGS_USER (u64 abi; u64 regs[n] unless
+// abi is 0) and PERF_SAMPLE_STACK_USER (u64 size; then, unless size is
+// 0, char data[size] and u64 dyn_size, the bytes of data the kernel
+// filled).
+func (r *reader) userContext(rec *Record, n int) error {
+	rec.UserABI = r.u64()
+	if rec.UserABI != 0 {
+		for i := range n {
+			rec.Regs[i] = r.u64()
+		}
+	}
+	size := r.u64()
+	if size == 0 {
+		return nil
+	}
+	if size > uint64(len(r.b)) || size%8 != 0 {
+		return fmt.Errorf("%w: user stack of %d bytes in %d", ErrRecord, size, len(r.b))
+	}
+	data := r.bytes(int(size))
+	dyn := r.u64()
+	if r.bad || dyn > size {
+		return fmt.Errorf("%w: user stack of %d bytes, %d filled", ErrRecord, size, dyn)
+	}
+	rec.Stack = data[:dyn]
+	return nil
 }
 
 // chainOf is raw's frames with the context markers dropped.

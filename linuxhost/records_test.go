@@ -56,6 +56,64 @@ func seeds() [][]byte {
 	}
 }
 
+// amd64Layout is x86-64's stack layout: rbp, rsp, rip.
+var amd64Layout = Layout{Regs: 1<<6 | 1<<7 | 1<<8}
+
+// stackSeeds are samples of amd64Layout: a user sample with its
+// registers and 32 bytes of stack, 24 filled; a kernel thread's (ABI 0,
+// no registers, no stack); a user stack the kernel could not copy (size
+// 0: no data, no dyn_size).
+func stackSeeds() [][]byte {
+	head := []any{uint64(0x401136), uint32(42), uint32(43), uint64(1000), uint32(1), uint32(0), uint64(1_001_001)}
+	stack := make([]byte, 32)
+	binary.LittleEndian.PutUint64(stack, 0x401200)
+	return [][]byte{
+		rec(recordSample, miscUser, append(head, uint64(0), uint64(2), uint64(0x7ffc0010), uint64(0x7ffc0000), uint64(0x401136),
+			uint64(32), stack, uint64(24))...),
+		rec(recordSample, miscKernel, append(head, uint64(2), ctxKernel, uint64(0xffffffff81000010), uint64(0), uint64(0))...),
+		rec(recordSample, miscUser, append(head, uint64(0), uint64(2), uint64(1), uint64(2), uint64(3), uint64(0))...),
+	}
+}
+
+const ctxKernel = ^uint64(0) - 127 // PERF_CONTEXT_KERNEL
+
+func TestParseLayout(t *testing.T) {
+	s := stackSeeds()
+	r, err := ParseLayout(s[0], amd64Layout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.UserABI != 2 || r.Regs[0] != 0x7ffc0010 || r.Regs[1] != 0x7ffc0000 || r.Regs[2] != 0x401136 || len(r.Stack) != 24 ||
+		binary.LittleEndian.Uint64(r.Stack) != 0x401200 || len(r.Chain) != 0 || r.Period != 1_001_001 {
+		t.Errorf("user sample: %+v", r)
+	}
+	r, err = ParseLayout(s[1], amd64Layout)
+	if err != nil || r.UserABI != 0 || r.Stack != nil || !slices.Equal(r.Chain, []uint64{0xffffffff81000010}) || !r.Kernel {
+		t.Errorf("kernel thread: %+v, %v", r, err)
+	}
+	r, err = ParseLayout(s[2], amd64Layout)
+	if err != nil || r.UserABI != 2 || r.Regs[2] != 3 || r.Stack != nil {
+		t.Errorf("no stack copied: %+v, %v", r, err)
+	}
+	// A filled size beyond the copy, a copy beyond the record, a cut
+	// record: refused.
+	bad := slices.Clone(s[0])
+	binary.LittleEndian.PutUint64(bad[len(bad)-8:], 40)
+	cut := slices.Clone(s[0][:len(s[0])-16])
+	binary.LittleEndian.PutUint16(cut[6:], uint16(len(cut)))
+	big := slices.Clone(s[0])
+	binary.LittleEndian.PutUint64(big[len(big)-48:], 1<<20)
+	for i, b := range [][]byte{bad, cut, big} {
+		if _, err := ParseLayout(b, amd64Layout); !errors.Is(err, ErrRecord) {
+			t.Errorf("malformed %d: %v, want ErrRecord", i, err)
+		}
+	}
+	// The plain layout reads the same sample without the user context.
+	if r, err := Parse(s[2]); err != nil || r.UserABI != 0 || r.IP != 0x401136 {
+		t.Errorf("plain parse: %+v, %v", r, err)
+	}
+}
+
 func TestParse(t *testing.T) {
 	s := seeds()
 	tests := []struct {
@@ -110,17 +168,20 @@ func TestSplit(t *testing.T) {
 	}
 }
 
-// FuzzParse: no input from the kernel's ring makes the decoder panic, and
-// what it accepts keeps its call chain within the record.
+// FuzzParse: no input from the kernel's ring makes the decoder panic, in
+// the plain layout or with user registers and stacks, and what it
+// accepts keeps its call chain and stack copy within the record.
 func FuzzParse(f *testing.F) {
-	for _, b := range seeds() {
+	for _, b := range append(seeds(), stackSeeds()...) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		Split(b, func(r []byte) {
-			rec, err := Parse(r)
-			if err == nil && len(rec.Chain)*8 > len(r) {
-				t.Fatalf("chain of %d frames from %d bytes", len(rec.Chain), len(r))
+			for _, l := range []Layout{{}, amd64Layout} {
+				rec, err := ParseLayout(r, l)
+				if err == nil && (len(rec.Chain)*8+len(rec.Stack) > len(r) || (l.Regs == 0 && (rec.Stack != nil || rec.UserABI != 0))) {
+					t.Fatalf("chain of %d frames and %d bytes of stack from %d bytes", len(rec.Chain), len(rec.Stack), len(r))
+				}
 			}
 		})
 		Parse(b)

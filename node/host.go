@@ -66,6 +66,9 @@ type Sample struct {
 	// (a Linux kernel's callchain sample), innermost first: the driver
 	// counts it instead of walking.
 	Chain []uint64
+	// Truncated, with Chain: the host's walk stopped before the
+	// outermost frame (its stack is stored marked truncated).
+	Truncated bool
 	// Ctx is the interrupted user context for value sampling's
 	// interpreter (values.go); nil when Mem is.
 	Ctx Context

@@ -144,7 +144,7 @@ func (d *Driver) SampleStack(s Sample, space *unwind.Space) (cost uint64, buffer
 	if s.Chain != nil {
 		// The host walked it (a Linux kernel's callchain).
 		res.N = copy(sc.frames[:st.depth], s.Chain)
-		res.Truncated = len(s.Chain) > st.depth
+		res.Truncated = len(s.Chain) > st.depth || s.Truncated
 	} else if s.Mem != nil {
 		res = space.Walk(unwind.Regs{PC: s.PC, SP: s.SP, FP: s.FP, RA: s.RA, T9: s.T9}, s.Mem, sc.frames[:st.depth])
 	} else {

@@ -9,9 +9,11 @@ import (
 // Call frame information: the .eh_frame section gcc emits for every
 // procedure (DWARF's call frame information with GNU's encodings; LSB
 // "Exception Frames" and DWARF 4 sec. 6.4), decoded into the rows a stack
-// unwinder needs on Alpha: where the canonical frame address is (the
-// caller's SP), where the return address is, and where the caller's frame
-// pointer (r15) is. Unwinders outside hwsim compile these rows further.
+// unwinder needs: where the canonical frame address is (the caller's SP),
+// where the return address is, and where the caller's frame pointer is
+// (Alpha's r15 for ParseEHFrame; any DWARF register for ParseFrames, such
+// as x86-64's rbp or arm64's x29, since nothing here is Alpha's but that
+// number). Unwinders outside hwsim compile these rows further.
 //
 // Supported: CIE versions 1, 3 and 4 with augmentations z, R, P, L, S and
 // eh; pointer encodings absptr, udata2/4/8, sdata2/4/8, uleb/sleb128,
@@ -55,7 +57,7 @@ type FrameRow struct {
 	Addr uint64
 	CFA  CFARule
 	RA   RegRule // the rule of the CIE's return address column
-	FP   RegRule // the rule of r15
+	FP   RegRule // the rule of the frame pointer (r15 on Alpha)
 }
 
 // FDE is one procedure's call frame information.
@@ -93,14 +95,25 @@ func (im *Image) FrameInfo() ([]FDE, error) {
 	return nil, nil
 }
 
-// ParseEHFrame decodes an .eh_frame section loaded at addr.
+// ParseEHFrame decodes an Alpha .eh_frame section loaded at addr.
 func ParseEHFrame(data []byte, addr uint64, path string) (fdes []FDE, err error) {
+	return ParseFrames(data, addr, path, regFP)
+}
+
+// ParseFrames decodes an .eh_frame section loaded at addr whose rows'
+// FP is the rule of DWARF register fp: the same decoder for any
+// instruction set whose call frame information gcc writes this way
+// (x86-64: fp 6, rbp; arm64: fp 29, x29).
+func ParseFrames(data []byte, addr uint64, path string, fp uint8) (fdes []FDE, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			fdes, err = nil, newErr(path, ErrMalformed, ".eh_frame: internal error while parsing: %v", r)
 		}
 	}()
-	f := &ehParser{data: data, addr: addr, path: path, cies: map[uint64]*cie{}}
+	if fp >= maxRegs {
+		return nil, newErr(path, ErrMalformed, ".eh_frame: frame pointer column %d", fp)
+	}
+	f := &ehParser{data: data, addr: addr, path: path, cies: map[uint64]*cie{}, fp: fp}
 	return f.parse()
 }
 
@@ -118,6 +131,7 @@ type ehParser struct {
 	addr uint64
 	path string
 	cies map[uint64]*cie
+	fp   uint8 // the column FrameRow.FP follows
 }
 
 func (f *ehParser) errf(format string, a ...any) error {
@@ -421,7 +435,7 @@ func (f *ehParser) fde(pos uint64, c *cie, b []byte, at uint64) (FDE, error) {
 		return FDE{}, f.errf("FDE at %#x: truncated", pos)
 	}
 	fde := FDE{Start: start, End: start + n, RAColumn: uint8(c.raCol)}
-	var st cfaState
+	st := cfaState{fp: f.fp}
 	if err := st.run(c, c.initial, start, nil); err != nil {
 		return FDE{}, f.errf("CIE of FDE at %#x: %v", pos, err)
 	}
@@ -453,6 +467,7 @@ type cfaState struct {
 	stack []savedState
 	loc   uint64
 	rows  []FrameRow
+	fp    uint8
 }
 
 type savedState struct {
@@ -461,7 +476,7 @@ type savedState struct {
 }
 
 func (s *cfaState) row(c *cie, at uint64) FrameRow {
-	return FrameRow{Addr: at, CFA: s.cfa, RA: s.regs[c.raCol], FP: s.regs[regFP]}
+	return FrameRow{Addr: at, CFA: s.cfa, RA: s.regs[c.raCol], FP: s.regs[s.fp]}
 }
 
 // run executes instructions from loc; initial is the CIE's rules, for
@@ -587,6 +602,10 @@ func (s *cfaState) run(c *cie, ins []byte, loc uint64, initial *[maxRegs]RegRule
 				set(reg, RegRule{Kind: RuleUnsupported})
 			case 0x2e: // GNU_args_size
 				cur.uleb()
+			case 0x2d: // AARCH64_negate_ra_state (SPARC's GNU_window_save): arm64's
+				// pointer authentication signs the saved return address; the
+				// walk strips the signature, so the rule changes nothing here
+				// (Alpha's and x86-64's gcc never emit it)
 			case 0x2f: // GNU_negative_offset_extended
 				reg := cur.uleb()
 				set(reg, RegRule{Kind: RuleOffset, Offset: -int64(cur.uleb()) * c.dataAlign})

@@ -153,9 +153,16 @@ func (c Config) userLabels() map[string]string {
 	return c.Config.Node.Labels
 }
 
-// hostConfig is the machine's events: system-wide.
+// hostConfig is the machine's events: system-wide, with copies of the
+// user stacks when stacks are wanted.
 func (c Config) hostConfig() linuxhost.Config {
-	return linuxhost.Config{Event: c.event(), Freq: c.freq(), PID: -1, RingPages: c.RingPages, Poll: c.Poll}
+	h := linuxhost.Config{Event: c.event(), Freq: c.freq(), PID: -1, RingPages: c.RingPages, Poll: c.Poll}
+	if c.Config.Node.Stacks {
+		// Stacks walked with .eh_frame from copies of the user stack:
+		// right for the distribution's code, built without frame pointers.
+		h.UserStack = linuxhost.DefaultUserStack
+	}
+	return h
 }
 
 // labels are the host's registry labels: the user's and the machine kind.

@@ -77,8 +77,12 @@ func TestRegistration(t *testing.T) {
 	if p := c.periods(); !maps.Equal(p, map[uint8]uint64{1: 10_000_000}) {
 		t.Errorf("instructions at 100/s: periods %v", p)
 	}
-	if h := c.hostConfig(); h.PID != -1 || h.Event != "instructions" || h.Freq != 100 || h.EnableOnExec {
-		t.Errorf("host %+v: want every process (PID -1), enabled at once", h)
+	if h := c.hostConfig(); h.PID != -1 || h.Event != "instructions" || h.Freq != 100 || h.EnableOnExec || h.UserStack != 0 {
+		t.Errorf("host %+v: want every process (PID -1), enabled at once, no stack copies", h)
+	}
+	c.Config.Node.Stacks = true
+	if h := c.hostConfig(); h.UserStack != linuxhost.DefaultUserStack {
+		t.Errorf("with stacks: host %+v, want user stacks copied", h)
 	}
 }
 

@@ -71,7 +71,13 @@ func Profile(ctx context.Context, w io.Writer, c Config) (int, error) {
 			held.Kill()
 		}
 	}()
-	h, err := linuxhost.New(linuxhost.Config{Event: c.Event, Freq: c.Freq, PID: held.PID(), EnableOnExec: true})
+	hcfg := linuxhost.Config{Event: c.Event, Freq: c.Freq, PID: held.PID(), EnableOnExec: true}
+	if c.Stacks {
+		// Stacks walked with .eh_frame from copies of the user stack:
+		// right for code without frame pointers.
+		hcfg.UserStack = linuxhost.DefaultUserStack
+	}
+	h, err := linuxhost.New(hcfg)
 	if err != nil {
 		return 0, err
 	}
@@ -163,6 +169,9 @@ func Profile(ctx context.Context, w io.Writer, c Config) (int, error) {
 		fmt.Fprintf(w, "agent: %.1f ms of CPU for %d samples (%.1f µs a sample, reading, aggregating and storing), %d MiB resident at most\n",
 			cpu.Seconds()*1e3, k.Generated, cpu.Seconds()*1e6/float64(k.Generated), ru.Maxrss>>10)
 	}
+	if k := h.Counts(); k.Walks.Walked > 0 {
+		fmt.Fprintln(w, StacksLine(k))
+	}
 	kept, err := a.Commit()
 	if err != nil {
 		return 0, err
@@ -172,6 +181,21 @@ func Profile(ctx context.Context, w io.Writer, c Config) (int, error) {
 		return 128 + int(s), nil
 	}
 	return status, nil
+}
+
+// StacksLine says what the walks of the copied user stacks did: how
+// many stopped before the outermost frame (their stacks are stored
+// marked truncated), frames by frame pointer, their cost.
+func StacksLine(c linuxhost.Counts) string {
+	w := c.Walks
+	n := float64(max(w.Walked, 1))
+	line := fmt.Sprintf("stacks: %d walked from %d-byte copies (%.0f ring bytes a sample), %.1f frames each, %d truncated (%.1f%%), %d frames by frame pointer, %.1f µs a walk",
+		w.Walked, linuxhost.DefaultUserStack, float64(c.SampleBytes)/float64(max(c.Delivered, 1)), float64(w.Frames)/n,
+		w.Truncated, 100*float64(w.Truncated)/n, w.FramePointer, float64(w.Nanos-w.TableNanos)/1e3/n)
+	if w.TableErrors > 0 {
+		line += fmt.Sprintf("; %d images' .eh_frame unreadable", w.TableErrors)
+	}
+	return line
 }
 
 // Conservation is the run's conservation lines: every sample the kernel

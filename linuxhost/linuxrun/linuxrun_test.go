@@ -166,6 +166,21 @@ func TestMachineRecorded(t *testing.T) {
 	}
 }
 
+// TestProfileStacks: with stacks, the run walks copied user stacks and
+// says so in its stacks line; conservation holds with the stack view.
+func TestProfileStacks(t *testing.T) {
+	bin := buildHot(t)
+	var buf bytes.Buffer
+	if _, err := Profile(context.Background(), &buf, Config{Argv: []string{bin, "100000000"}, Output: filepath.Join(t.TempDir(), "db"),
+		Host: "linux0", Stacks: true, Stdout: io.Discard, Stderr: io.Discard}); err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	if !strings.Contains(buf.String(), "stacks: ") || !strings.Contains(buf.String(), "walked from 8192-byte copies") {
+		t.Errorf("no stacks line in\n%s", buf.String())
+	}
+	t.Log(buf.String())
+}
+
 // fileFinder reads an image at its recorded path.
 type fileFinder struct{}
 

@@ -2,6 +2,7 @@ package unwind
 
 import (
 	"encoding/binary"
+	"slices"
 	"testing"
 )
 
@@ -141,4 +142,87 @@ func FuzzWalk(f *testing.F) {
 			t.Fatalf("%+v with %d reads made", res, m.reads)
 		}
 	})
+}
+
+// fuzzNativeRows spells rows of arch as fuzzRows does Alpha's, the CFA
+// register among none, arch's SP and FP and another, the register
+// holding the return address among x30, rbp and another.
+func fuzzNativeRows(arch *Arch, b []byte) []Row {
+	rows := fuzzRows(b)
+	for i := range rows {
+		rows[i].CFAReg = []uint8{0, arch.SP, arch.FP, 5}[slices.Index(cfaRegs, rows[i].CFAReg)]
+		rows[i].RAReg = []uint8{30, 6, 29, 3}[slices.Index(raRegs, rows[i].RAReg)]
+	}
+	return rows
+}
+
+// FuzzWalkNative feeds the native walk what a sampled process controls:
+// its registers and its stack's copy, with unwind tables spelled by the
+// input, on x86-64 or arm64. The walk must end, never panic, write at
+// most len(out) frames with out[0] the PC and every return address after
+// it inside an image, read only the copy, and count its reads.
+func FuzzWalkNative(f *testing.F) {
+	le := binary.LittleEndian
+	quads := func(vs ...uint64) []byte {
+		var b []byte
+		for _, v := range vs {
+			b = le.AppendUint64(b, v)
+		}
+		return b
+	}
+	amd := spellRows([]Row{
+		{Start: 0x000, CFAReg: RegSP, CFAOff: 8, RA: AtCFA, RAOff: -8},
+		{Start: 0x100, CFAReg: RegSP, CFAOff: 16, RA: AtCFA, RAOff: -8},
+		{Start: 0x200, CFAReg: RegFP, CFAOff: 16, RA: AtCFA, RAOff: -8, FP: AtCFA, FPOff: -16},
+		{Start: 0x300},
+		{Start: 0x400, CFAReg: RegSP, CFAOff: 8, RA: Undefined},
+	})
+	arm := spellRows([]Row{
+		{Start: 0x000, CFAReg: RegSP, CFAOff: 32, RA: AtCFA, RAOff: -24, FP: AtCFA, FPOff: -32},
+		{Start: 0x100, CFAReg: RegSP, RA: Same, RAReg: RegRA},
+	})
+	stack := quads(base+0x140, 0, base+0x350, 0, 0x1040, base+0x410, 0x1000, base+0x10)
+	f.Add(uint64(base+0x10), uint64(0x1000), uint64(0x1020), uint64(0), amd, stack, uint8(16), false)
+	f.Add(uint64(base+0x310), uint64(0x1000), uint64(0x1020), uint64(0), amd, stack, uint8(16), false)
+	f.Add(uint64(base+0x110), uint64(0x1000), uint64(0x1000), uint64(base+0x44), arm, stack, uint8(8), true)
+	f.Add(uint64(base2+0x10), uint64(0x1000), uint64(0x1030), uint64(0), []byte(nil), stack, uint8(63), true)
+	f.Fuzz(func(t *testing.T, pc, sp, fp, lr uint64, rows, stack []byte, depth uint8, arm64 bool) {
+		if len(stack) > 1<<16 {
+			return
+		}
+		arch := AMD64
+		if arm64 {
+			arch = ARM64
+		}
+		tab, err := NewTableFor(arch, fuzzNativeRows(arch, rows), []Range{{0, 0x800}})
+		if err != nil {
+			tab = nil
+		}
+		s := NewSpace([]Image{{Base: base, Size: imageSize, Table: tab}, {Base: base2, Size: imageSize}})
+		m := &countingCopy{StackCopy: StackCopy{SP: stackBase, Data: stack}}
+		out := make([]uint64, 1+int(depth)%64)
+		res := WalkNative(arch, s, NativeRegs{PC: pc, SP: sp, FP: fp, LR: lr}, m, out)
+		if res.N < 1 || res.N > len(out) || out[0] != pc {
+			t.Fatalf("%d frames of %d, out[0] %#x for PC %#x", res.N, len(out), out[0], pc)
+		}
+		for i, a := range out[1:res.N] {
+			if s.find(a-1) == nil {
+				t.Fatalf("frame %d: return address %#x in no image", i+1, a)
+			}
+		}
+		if res.Reads != m.reads || res.Steps > len(out) || res.FramePointer > res.Steps || res.Reads > 2*res.Steps {
+			t.Fatalf("%+v with %d reads made", res, m.reads)
+		}
+	})
+}
+
+// countingCopy is a stack copy that counts its reads.
+type countingCopy struct {
+	StackCopy
+	reads int
+}
+
+func (c *countingCopy) Read8(a uint64) (uint64, bool) {
+	c.reads++
+	return c.StackCopy.Read8(a)
 }

@@ -1,10 +1,14 @@
-// Package unwind owns the Alpha call-stack walk of the driver's interrupt
-// handler: compact per-image unwind tables (compiled from an image's
-// .eh_frame by whoever reads images; node never reads an image file), the
-// immutable per-process set of them the handler consults without a lock,
-// and the walk itself, with the classic prologue-scanning heuristic as a
-// fallback where a table has no row. It is pure: no goroutines, no I/O, and
-// it imports nothing of the project, so the driver can use it.
+// Package unwind owns the call-stack walks over compact per-image unwind
+// tables (compiled from an image's .eh_frame by whoever reads images;
+// node never reads an image file): the Alpha walk of the driver's
+// interrupt handler over a process's memory, with the immutable
+// per-process set of tables the handler consults without a lock and the
+// classic prologue-scanning heuristic as a fallback where a table has no
+// row; and the native walk (native.go) of a stack a Linux kernel copied
+// with a sample (x86-64, arm64), with the frame pointer as its fallback.
+// The tables, rows and lookups are the same for both; an Arch says which
+// registers a row may name. It is pure: no goroutines, no I/O, and it
+// imports nothing of the project, so the driver can use it.
 package unwind
 
 import (
@@ -62,14 +66,42 @@ type Table struct {
 	starts []uint64 // rows' Starts, searched apart from the rows: fewer lines touched
 	rows   []Row
 	exec   []Range
+	arch   *Arch
 }
+
+// Arch is what a table's rows may name of an instruction set: the DWARF
+// numbers of the registers a CFA is based on, and of those a row may say
+// still hold the return address (RA == Same).
+type Arch struct {
+	Name   string
+	SP, FP uint8
+	RARegs []uint8
+	// AddrMask clears what is not address in a saved return address
+	// (arm64's pointer authentication signs the bits above the virtual
+	// address).
+	AddrMask uint64
+}
+
+// The instruction sets the walks know.
+var (
+	Alpha = &Arch{Name: "alpha", SP: RegSP, FP: RegFP, RARegs: []uint8{RegRA, RegT9, RegFP}, AddrMask: ^uint64(0)}
+	// AMD64: rsp and rbp (DWARF 7 and 6); a call pushes the return
+	// address, so no register holds it.
+	AMD64 = &Arch{Name: "amd64", SP: 7, FP: 6, AddrMask: ^uint64(0)}
+	// ARM64: sp and x29; x30 (the link register) holds the return
+	// address until the callee saves it. Addresses are 48 bits.
+	ARM64 = &Arch{Name: "arm64", SP: 31, FP: 29, RARegs: []uint8{30}, AddrMask: 1<<48 - 1}
+)
 
 // ErrTable is wrapped by NewTable's errors.
 var ErrTable = errors.New("invalid unwind table")
 
-// NewTable builds a table from rows (any order; a row with CFAReg 0 ends
-// the one before it) and the image's executable ranges.
-func NewTable(rows []Row, exec []Range) (*Table, error) {
+// NewTable builds an Alpha table from rows (any order; a row with CFAReg
+// 0 ends the one before it) and the image's executable ranges.
+func NewTable(rows []Row, exec []Range) (*Table, error) { return NewTableFor(Alpha, rows, exec) }
+
+// NewTableFor builds a table of arch's rows, as NewTable does Alpha's.
+func NewTableFor(arch *Arch, rows []Row, exec []Range) (*Table, error) {
 	rows = slices.Clone(rows)
 	slices.SortStableFunc(rows, func(a, b Row) int {
 		switch {
@@ -81,14 +113,14 @@ func NewTable(rows []Row, exec []Range) (*Table, error) {
 		return 0
 	})
 	for i, r := range rows {
-		if r.CFAReg != 0 && r.CFAReg != RegSP && r.CFAReg != RegFP {
-			return nil, fmt.Errorf("unwind: row %d: CFA register r%d: %w", i, r.CFAReg, ErrTable)
+		if r.CFAReg != 0 && r.CFAReg != arch.SP && r.CFAReg != arch.FP {
+			return nil, fmt.Errorf("unwind: row %d: CFA register r%d on %s: %w", i, r.CFAReg, arch.Name, ErrTable)
 		}
 		if r.RA > Unknown || r.FP > Unknown {
 			return nil, fmt.Errorf("unwind: row %d: unknown rule: %w", i, ErrTable)
 		}
-		if r.CFAReg != 0 && r.RA == Same && r.RAReg != RegRA && r.RAReg != RegFP && r.RAReg != RegT9 {
-			return nil, fmt.Errorf("unwind: row %d: return address in r%d: %w", i, r.RAReg, ErrTable)
+		if r.CFAReg != 0 && r.RA == Same && !slices.Contains(arch.RARegs, r.RAReg) {
+			return nil, fmt.Errorf("unwind: row %d: return address in r%d on %s: %w", i, r.RAReg, arch.Name, ErrTable)
 		}
 	}
 	// Keep the last of rows at one Start (a later FDE's row wins).
@@ -106,12 +138,15 @@ func NewTable(rows []Row, exec []Range) (*Table, error) {
 			return nil, fmt.Errorf("unwind: executable range [%#x, %#x): %w", e.Lo, e.Hi, ErrTable)
 		}
 	}
-	t := &Table{rows: slices.Clip(out), exec: exec, starts: make([]uint64, len(out))}
+	t := &Table{rows: slices.Clip(out), exec: exec, starts: make([]uint64, len(out)), arch: arch}
 	for i, r := range t.rows {
 		t.starts[i] = r.Start
 	}
 	return t, nil
 }
+
+// Arch is the instruction set the table's rows are for.
+func (t *Table) Arch() *Arch { return t.arch }
 
 // Rows is the number of rows, for figures.
 func (t *Table) Rows() int {
@@ -226,6 +261,9 @@ type Result struct {
 	Steps     int // frames unwound (table lookups)
 	Reads     int // memory reads: saved registers and, for the heuristic, code
 	Heuristic int // steps that scanned code because no row covered the PC
+	// FramePointer: steps of the native walk that followed the frame
+	// pointer because no row covered the PC.
+	FramePointer int
 }
 
 // Walk writes the call chain of r into out, leaf first: out[0] is r.PC and
