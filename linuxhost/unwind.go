@@ -9,7 +9,7 @@ import (
 
 	"dcpi/hwsim/elfimage"
 	"dcpi/node/unwind"
-	"dcpi/node/unwind/cfi"
+	"dcpi/internal/cfi"
 )
 
 // Call stacks from copies of the user stack: with Config.UserStack, each

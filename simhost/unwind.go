@@ -6,7 +6,7 @@ import (
 	"dcpi/hwsim/elfimage"
 	"dcpi/node"
 	"dcpi/node/unwind"
-	"dcpi/node/unwind/cfi"
+	"dcpi/internal/cfi"
 )
 
 // UnwindTable compiles the .eh_frame of the file m maps into the stack

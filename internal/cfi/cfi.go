@@ -2,7 +2,9 @@
 // from an image's .eh_frame (its FDEs' rows) into the unwind tables of
 // package unwind, for any instruction set an unwind.Arch describes: the
 // simulated Alpha's images (simhost) and a Linux host's native ones
-// (linuxhost, x86-64 and arm64) share it. It is pure.
+// (linuxhost, x86-64 and arm64) share it. It is pure. It lives outside
+// node, which may import nothing of the simulator but its ISA (the
+// parser is hwsim's).
 package cfi
 
 import (
