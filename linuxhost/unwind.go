@@ -8,8 +8,8 @@ import (
 	"sort"
 
 	"dcpi/hwsim/elfimage"
-	"dcpi/node/unwind"
 	"dcpi/internal/cfi"
+	"dcpi/node/unwind"
 )
 
 // Call stacks from copies of the user stack: with Config.UserStack, each

@@ -4,9 +4,9 @@ import (
 	"fmt"
 
 	"dcpi/hwsim/elfimage"
+	"dcpi/internal/cfi"
 	"dcpi/node"
 	"dcpi/node/unwind"
-	"dcpi/internal/cfi"
 )
 
 // UnwindTable compiles the .eh_frame of the file m maps into the stack
