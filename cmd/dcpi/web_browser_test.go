@@ -265,7 +265,19 @@ func TestWebInBrowser(t *testing.T) {
 
 	// Trend: the chart inline (the total and a path per top procedure),
 	// and the epochs' samples summing to dcpi prof's cycles total.
-	do("trend", chromedp.Click(chromedp.CSS("#nav-trend")), chromedp.WaitVisible(chromedp.CSS("#trend-chart svg")))
+	// Since the cut above, a page may reload itself (live.js) while the
+	// test waits on it, and a node found before the reload is gone: try
+	// again, a few times, as a reader would.
+	var trendErr error
+	for range 5 {
+		if trendErr = chromedp.Do(bctx, chromedp.Click(chromedp.CSS("#nav-trend")), chromedp.WaitVisible(chromedp.CSS("#trend-chart svg"))); trendErr == nil {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	if trendErr != nil {
+		t.Fatalf("trend: %v", trendErr)
+	}
 	if n := eval(`String(document.querySelectorAll('#trend-chart svg path').length)`); n != "6" {
 		t.Errorf("the trend chart has %s paths, want 6 (the total and the top 5 procedures)", n)
 	}
