@@ -31,7 +31,7 @@ dpkg -i "$deb" >"$work/dpkg.log" 2>&1 || fail "dpkg -i"
 ok "dpkg -i $(basename "$deb")"
 
 # Files, conffiles, modes.
-units="dcpi-nats dcpi-coordinator dcpi-aggregator dcpi-node"
+units="dcpi-nats dcpi-coordinator dcpi-aggregator dcpi-node dcpi-node-linux"
 for f in /usr/bin/dcpi /etc/dcpi/node.yaml /etc/dcpi/aggregator.yaml /etc/dcpi/coordinator.yaml /usr/share/doc/dcpi/deploy.md; do
 	[ -f "$f" ] || fail "missing $f"
 done
@@ -57,10 +57,21 @@ if command -v systemd-analyze >/dev/null; then
 else
 	echo "test-deb: systemd-analyze not installed: units not verified"
 fi
+linuxcaps="CAP_PERFMON CAP_SYSLOG CAP_SYS_PTRACE CAP_DAC_READ_SEARCH"
 for u in $units; do
-	for opt in User=dcpi NoNewPrivileges=yes ProtectSystem=strict ProtectHome=yes PrivateTmp=yes ReadWritePaths=/var/lib/dcpi CapabilityBoundingSet=; do
+	for opt in User=dcpi NoNewPrivileges=yes ProtectSystem=strict PrivateTmp=yes ReadWritePaths=/var/lib/dcpi; do
 		grep -qx "$opt" "/lib/systemd/system/$u.service" || fail "$u lacks $opt"
 	done
+	if [ "$u" = dcpi-node-linux ]; then
+		# Sampling the whole machine: these four capabilities, no more.
+		for opt in "CapabilityBoundingSet=$linuxcaps" "AmbientCapabilities=$linuxcaps" ProtectHome=read-only; do
+			grep -qx "$opt" "/lib/systemd/system/$u.service" || fail "$u lacks $opt"
+		done
+	else
+		for opt in ProtectHome=yes CapabilityBoundingSet=; do
+			grep -qx "$opt" "/lib/systemd/system/$u.service" || fail "$u lacks $opt"
+		done
+	fi
 done
 ok "hardening options in every unit"
 
@@ -104,11 +115,26 @@ waitlog dcpi-node "[1-9][0-9]* samples published"
 grep -q "register:" "$work/dcpi-node.log" && fail "dcpi-node: $(grep -m1 register: "$work/dcpi-node.log")"
 ok "dcpi-node (host debtest) joined the cluster"
 
+# This machine itself as the host, with the Linux unit's capabilities
+# (as systemd grants them: ambient, to the unit's user), enrolled under
+# a name of its own.
+kill "${pids[-1]}" 2>/dev/null || true
+runuser -u dcpi -- /usr/bin/dcpi nats-server add-host debtestlinux --dir /var/lib/dcpi/nats \
+	--url nats://127.0.0.1:4222 --label rack=r1 -o "$work/issue/debtestlinux.dcpi-bundle" >"$work/issue-linux.log" 2>&1 || fail "add-host debtestlinux"
+/usr/bin/dcpi enroll "$work/issue/debtestlinux.dcpi-bundle" --host debtestlinux >"$work/enroll-linux.log" 2>&1 || fail "dcpi enroll debtestlinux"
+caps=$(echo "$linuxcaps" | tr 'A-Z' 'a-z' | sed 's/cap_/+/g; s/ /,/g')
+cmd=$(sed -n 's/^ExecStart=//p' /lib/systemd/system/dcpi-node-linux.service)
+(cd /var/lib/dcpi && exec setpriv --reuid=dcpi --regid=dcpi --init-groups --inh-caps="$caps" --ambient-caps="$caps" -- $cmd) >"$work/dcpi-node-linux.log" 2>&1 &
+pids+=($!)
+waitlog dcpi-node-linux "publishing to nats://127.0.0.1:4222"
+waitlog dcpi-node-linux "[1-9][0-9]* published"
+ok "dcpi-node-linux (host debtestlinux, as dcpi with $linuxcaps) joined the cluster"
+
 for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 wait 2>/dev/null || true
 pids=()
 dpkg --purge dcpi >"$work/purge.log" 2>&1 || fail "dpkg --purge"
-for f in /usr/bin/dcpi /lib/systemd/system/dcpi-node.service /etc/dcpi /var/lib/dcpi; do
+for f in /usr/bin/dcpi /lib/systemd/system/dcpi-node.service /lib/systemd/system/dcpi-node-linux.service /etc/dcpi /var/lib/dcpi; do
 	[ ! -e "$f" ] || fail "$f left after purge"
 done
 ok "purged: binary, units, /etc/dcpi and /var/lib/dcpi gone (the user dcpi stays, as Debian policy asks)"
